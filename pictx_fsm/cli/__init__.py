@@ -1,0 +1,70 @@
+"""``pictx-fsm``: one subcommand per module in this package.
+
+Each command module exposes ``configure(parser)`` (add its arguments) and
+``run(args) -> int`` (the exit code). User errors are raised as :class:`UsageError` and
+reported in one line with exit code 2; no traceback reaches the user for bad input.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from collections.abc import Sequence
+from types import ModuleType
+
+from pictx_fsm.errors import PictxError
+
+# name -> (module, one-line help). Order is the order of ``pictx-fsm --help``.
+COMMANDS: dict[str, tuple[str, str]] = {
+    "verify": ("pictx_fsm.cli.verify", "explore the lifecycle on the model session and check it"),
+    "replay": ("pictx_fsm.cli.replay", "re-run a trace and report the first differing decision"),
+    "inspect": ("pictx_fsm.cli.inspect", "show the structure and problems of Pi session files"),
+    "audit": ("pictx_fsm.cli.audit", "check Pi session files against the reset lifecycle"),
+    "machines": ("pictx_fsm.cli.machines", "list the declared machines"),
+    "diagram": ("pictx_fsm.cli.diagram", "render the declared machines as diagrams"),
+}
+
+
+def _load(name: str) -> ModuleType | None:
+    module_name, _ = COMMANDS[name]
+    try:
+        return importlib.import_module(module_name)
+    except ModuleNotFoundError as exc:
+        if exc.name == module_name:
+            return None
+        raise
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="pictx-fsm",
+        description="The pi-context lifecycle as declared, verified state machines.",
+    )
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    for name, (_, help_text) in COMMANDS.items():
+        module = _load(name)
+        if module is None:
+            continue
+        command_parser = sub.add_parser(name, help=help_text, description=help_text)
+        module.configure(command_parser)
+        command_parser.set_defaults(_run=module.run)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        code: int = args._run(args)
+    except PictxError as exc:
+        print(f"pictx-fsm {args.command}: {exc}", file=sys.stderr)
+        return exc.exit_code
+    except KeyboardInterrupt:
+        print(f"pictx-fsm {args.command}: interrupted", file=sys.stderr)
+        return 130
+    return code
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,223 @@
+"""Every persisted type name, tag, constant and text of pi-context 0.25 (lifecycle spec §2, §16).
+
+This module is the single owner of these facts: the runtime, the auditor, the model session
+and the tests import them from here. Texts the spec marks uncertain (the 0.25.0
+``RESET_SUMMARY`` and ``CONTINUATION``) are defaults of :class:`Texts`, which an embedder can
+override per runtime.
+"""
+
+from __future__ import annotations
+
+import enum
+from typing import Final
+
+from attrs import frozen
+
+
+class Profile(enum.Enum):
+    """Which pi-context release to reproduce (spec: "Profiles at a glance")."""
+
+    V0_25_0 = "0.25.0"
+    V0_25_1 = "0.25.1"
+
+    @classmethod
+    def parse(cls, value: str | Profile) -> Profile:
+        if isinstance(value, Profile):
+            return value
+        for profile in cls:
+            if profile.value == value:
+                return profile
+        known = ", ".join(p.value for p in cls)
+        raise ValueError(f"unknown profile {value!r}; expected one of: {known}")
+
+    @property
+    def wipe_sends_continuation(self) -> bool:
+        """D2: ``/wipe-memory`` writes the continuation too."""
+        return self is Profile.V0_25_1
+
+    @property
+    def notice_needs_continuation(self) -> bool:
+        """D3: the reset notice waits for the continuation after the boot."""
+        return self is Profile.V0_25_1
+
+    @property
+    def repair_completes_tail(self) -> bool:
+        """D4: repair completes a missing boot and/or continuation (0.25.0: boot only)."""
+        return self is Profile.V0_25_1
+
+
+DEFAULT_PROFILE: Final = Profile.V0_25_1
+
+# -- custom types (R1–R6) ---------------------------------------------------------------------
+MARKER_TYPE: Final = "pi-context/reset-marker"
+BOOT_TYPE: Final = "pi-context/boot"
+CONTINUATION_TYPE: Final = "pi-context/continuation"
+GUIDANCE_TYPE: Final = "pi-context/guidance"
+WARNING_TYPE: Final = "pi-context/warning"
+NOTE_TYPE: Final = "pi-context/note"
+CUSTOM_TYPE_PREFIX: Final = "pi-context/"
+LEGACY_RESET_DETAILS_TAG: Final = "reset-v2"
+
+# -- tags and numbers (§2.2) ------------------------------------------------------------------
+CONTEXT_WINDOW_OPEN_TAG: Final = "<context_window>"
+CONTEXT_WINDOW_CLOSE_TAG: Final = "</context_window>"
+CONTEXT_WINDOW_PROTOCOL_OPEN_TAG: Final = "<context_window_protocol>"
+CONTEXT_WINDOW_PROTOCOL_CLOSE_TAG: Final = "</context_window_protocol>"
+GUIDANCE_OPEN_TAG: Final = "<context_window_guidance>"
+GUIDANCE_CLOSE_TAG: Final = "</context_window_guidance>"
+PI_CONTEXT_SETTINGS_KEY: Final = "pi-context"
+REMINDER_MARGIN_KEY: Final = "reminderMarginTokens"
+DEFAULT_RESERVE_TOKENS: Final = 16384
+DEFAULT_REMINDER_MARGIN_TOKENS: Final = 24576
+WARNING_RUNWAY_TOKENS: Final = 12288
+
+WINDOW_ID_PREFIX: Final = "pcw:"
+ROOT_WINDOW_SUFFIX: Final = ":root"
+
+# -- model-facing texts (§2.3, §2.4, D1) ------------------------------------------------------
+WARNING_PROMPT: Final = (
+    "Your memory is about to be erased. Write the note. NOW. If it already exists, revise it "
+    "with notes_edit (or rewrite it whole): the goal, decisions, progress, learnings, next "
+    "steps, the skills you still need, the window ID and item ID of every relevant user "
+    "request still being solved, and important actions/tool calls for future reference. Do "
+    "not continue any task. Then call wipe_memory IMMEDIATELY — anything not in the note dies "
+    "with the window."
+)
+WARNING_CONTENT: Final = f"{GUIDANCE_OPEN_TAG}\n{WARNING_PROMPT}\n{GUIDANCE_CLOSE_TAG}"
+
+_GUIDANCE_TEMPLATE: Final = (
+    "Your brain is almost out of room — {remaining} tokens left, and then your memory gets "
+    "wiped. The wipe is automatic: there is no final turn to write then. Grab the notebook now "
+    "— the goal, decisions, progress, learnings, next steps, the skills you still need, the "
+    "window ID and item ID of every relevant user request still being solved, and important "
+    "actions/tool calls for future reference. Replacing an older checkpoint? Mark it stale. "
+    "Then call wipe_memory yourself — anything you do after the checkpoint isn't in it."
+)
+
+
+def guidance_content(remaining_tokens: int) -> str:
+    """Guidance text with the remaining count frozen at staging time (R51.4)."""
+    body = _GUIDANCE_TEMPLATE.format(remaining=remaining_tokens)
+    return f"{GUIDANCE_OPEN_TAG}\n{body}\n{GUIDANCE_CLOSE_TAG}"
+
+
+PROTOCOL_BLOCK: Final = "\n".join(
+    (
+        CONTEXT_WINDOW_PROTOCOL_OPEN_TAG,
+        "Your memory resets whenever the context window fills; only what you wrote down "
+        "survives.",
+        "Use get_context_remaining to see how much of the window is left.",
+        "When the window runs low, write the note first; you can call wipe_memory yourself "
+        "instead of waiting for the erase.",
+        "Do not let a window die undocumented.",
+        CONTEXT_WINDOW_PROTOCOL_CLOSE_TAG,
+    )
+)
+
+RESET_SUMMARY_0_24: Final = (
+    "You wake up. Your head is empty — no memories, the past a blank. The memory is gone for "
+    "good. What outlived it: the notes you wrote, and the history that was recorded. They are "
+    "not your memory — read them to rebuild what you need."
+)
+CONTINUATION_0_24: Final = (
+    "Your memory was just erased. Pull only the details you need from history_* and notes_*, "
+    "then get back to work."
+)
+CONTINUATION_0_25_1: Final = (
+    "Your memory was just erased. Your head is blank. Good news: your notes are still here, "
+    "and history remains... searchable. Do try to keep up."
+)
+
+
+@frozen(kw_only=True)
+class Texts:
+    """The texts a profile writes. ``reset_summary`` is ``None`` where reset boots carry no
+    reset line (0.25.1, D1)."""
+
+    continuation: str
+    reset_summary: str | None
+    incomplete_notes_one: str
+    incomplete_notes_many: str
+
+    @classmethod
+    def for_profile(cls, profile: Profile) -> Texts:
+        if profile is Profile.V0_25_0:
+            return cls(
+                continuation=CONTINUATION_0_24,
+                reset_summary=RESET_SUMMARY_0_24,
+                incomplete_notes_one=(
+                    "Notes index incomplete: {labels} home's index was unavailable during "
+                    "boot; notes_list can retry after recovery."
+                ),
+                incomplete_notes_many=(
+                    "Notes index incomplete: {labels} home indexes were unavailable during "
+                    "boot; notes_list can retry after recovery."
+                ),
+            )
+        one = (
+            "Notes index incomplete: index for {labels} unavailable during boot; notes_list "
+            "can retry after recovery."
+        )
+        return cls(
+            continuation=CONTINUATION_0_25_1,
+            reset_summary=None,
+            incomplete_notes_one=one,
+            incomplete_notes_many=one,
+        )
+
+
+# -- tool texts (R16, R17) --------------------------------------------------------------------
+WIPE_MEMORY_TOOL: Final = "wipe_memory"
+WIPE_MEMORY_DESCRIPTION: Final = (
+    "Wipe your in-context memory and start a fresh context window. Your session, notes, and "
+    "history survive."
+)
+GET_CONTEXT_REMAINING_TOOL: Final = "get_context_remaining"
+GET_CONTEXT_REMAINING_DESCRIPTION: Final = (
+    "Return estimated context tokens left before your memory is wiped; null when Pi cannot "
+    "estimate usage."
+)
+WIPE_STATUS_REQUESTED: Final = "rollover_requested"
+WIPE_STATUS_ALREADY_PENDING: Final = "rollover_already_pending"
+WIPE_DISABLED_ERROR: Final = "pi-context is off (/pi-context on to enable)"
+WIPE_MEMORY_COMMAND: Final = "wipe-memory"
+WIPE_MEMORY_COMMAND_DESCRIPTION: Final = "Persist a fresh context window without calling the model"
+PI_CONTEXT_COMMAND: Final = "pi-context"
+PI_CONTEXT_COMMAND_DESCRIPTION: Final = (
+    "Show loaded version/build and toggle pi-context context windows"
+)
+
+# -- human notices (§16) ----------------------------------------------------------------------
+NOTICE_MEMORY_CLEARED: Final = "pi-context: memory cleared · {window_id}"
+NOTICE_RESET_BUILD_FAILED: Final = "pi-context: could not build reset ({error})."
+NOTICE_COMPACT_DISABLED: Final = (
+    "pi-context: /compact is disabled while context windows are active; use /wipe-memory to "
+    "start a fresh window."
+)
+NOTICE_WIPE_NEEDS_ON: Final = "pi-context: /wipe-memory requires /pi-context on."
+NOTICE_TOGGLE_USAGE: Final = "Usage: /pi-context [on|off]"
+NOTICE_TOGGLE_STATUS: Final = "pi-context: {state} · {build} · Pi {pi_version}"
+NOTICE_MISSING_BOOT: Final = (
+    "pi-context: active context window {window_id} has no visible boot; request cancelled "
+    "safely. Use /wipe-memory to start another window."
+)
+NOTICE_TREE_SUMMARY_SKIPPED: Final = (
+    "pi-context: skipped branch summary across a reset window; navigation continues without "
+    "erased history."
+)
+NOTICE_GUIDANCE_RECORDED: Final = (
+    "pi-context: context budget low — checkpoint reminder recorded for the model, kept out of "
+    "the chat view."
+)
+NOTICE_WARNING_RECORDED: Final = (
+    "pi-context: context budget critical — final checkpoint warning recorded for the model."
+)
+NOTICE_NOTES_INCOMPLETE: Final = (
+    "pi-context: notes index incomplete for {labels}; notes_list can retry after recovery."
+)
+NOTICE_INVALID_MARGIN: Final = (
+    "pi-context: pi-context.reminderMarginTokens must be a positive integer; using default "
+    "24576."
+)
+NOTICE_SETTINGS_UNREADABLE: Final = "pi-context: could not read settings; using defaults ({error})."
+UNBUNDLED_BUILD_LABEL: Final = "unbundled source (build unknown)"
