@@ -53,3 +53,13 @@ class AuditChainError(PictxError):
         self.path = path
         self.line = line
         self.reason = reason
+
+
+class SessionWriteError(PictxError):
+    """A session file that cannot be written (exists already on create, missing on append,
+    permission, disk full); names the file."""
+
+    def __init__(self, path: str, reason: str) -> None:
+        super().__init__(f"{path}: {reason}")
+        self.path = path
+        self.reason = reason

@@ -74,6 +74,39 @@ WARNING_RUNWAY_TOKENS: Final = 12288
 WINDOW_ID_PREFIX: Final = "pcw:"
 ROOT_WINDOW_SUFFIX: Final = ":root"
 
+# -- notes homes and the boot notes index (§2.2, §13) -----------------------------------------
+# Layout from src/notes/paths.ts (astrosheep-zero/pi-context@9878f1dd; R70 names the session dir).
+NOTES_HOME_ENV: Final = "PI_NOTES_HOME"
+NOTES_AGENT_ENV: Final = "PI_NOTES_AGENT"
+DEFAULT_NOTES_HOME_PARTS: Final = (".agents", "notes")  # under the user's home directory
+SESSION_NOTES_PARTS: Final = ("pi", "session")  # <notes home>/pi/session/<sessionId>/
+DEFAULT_AGENT_NAME: Final = "root"
+DEFAULT_MODEL_NAME: Final = "default"
+NOTES_MAP_PATH: Final = "MAP.md"
+NOTES_HOME_LABELS: Final = (
+    ("session", "this session"),
+    ("project", "@project"),
+    ("human", "@human"),
+    ("agent", "@self"),
+    ("model", "@model"),
+)
+"""The five homes of one boot snapshot, in boot order (R70), with their notice labels."""
+RESIDENT_MAP_SCOPES: Final = ("human", "project", "agent", "model")
+"""Homes whose fresh ``MAP.md`` body is injected into the boot, broadest first (R72)."""
+POCKET_SESSION_LIMIT: Final = 5
+POCKET_PROJECT_LIMIT: Final = 2
+POCKET_HUMAN_LIMIT: Final = 2
+POCKET_AGENT_LIMIT: Final = 1
+POCKET_MODEL_LIMIT: Final = 1
+POCKET_LIMITS: Final = (
+    ("session", POCKET_SESSION_LIMIT),
+    ("project", POCKET_PROJECT_LIMIT),
+    ("human", POCKET_HUMAN_LIMIT),
+    ("agent", POCKET_AGENT_LIMIT),
+    ("model", POCKET_MODEL_LIMIT),
+)
+"""Pocket seats per home, in pocket order (R72)."""
+
 # -- model-facing texts (§2.3, §2.4, D1) ------------------------------------------------------
 WARNING_PROMPT: Final = (
     "Your memory is about to be erased. Write the note. NOW. If it already exists, revise it "
@@ -129,6 +162,39 @@ CONTINUATION_0_25_1: Final = (
 )
 
 
+# The notes-home paragraph and pocket header of the boot (R72). 0.25.0 texts are from
+# src/context/prompts.ts@5a9d4b49, 0.25.1 texts from src/context/prompts.ts@00b235d8 (D5).
+# The pocket header is a str.format template: {count}, {plural} ("" or "s") and the five limits.
+NOTES_HOME_BLOCK_0_25_0: Final = (
+    "Notes_* addresses have five homes: bare <vpath> is this session, @project/<vpath> is this "
+    "project, @human/<vpath> is the human's cross-project home, @self/<vpath> and "
+    "@agents/<name>/<vpath> are agent homes (current vs named), and @model/<vpath> and "
+    "@models/<name>/<vpath> are model homes. @self and @model resolve to who is running now; "
+    "listings always show resolved names. @ means leaving home; there is no cross-home "
+    "fallback. Anything else after @ — or @ inside a vpath — is a hard error. Any other note "
+    "is a plain file — use the file tools."
+)
+NOTES_HOME_BLOCK_0_25_1: Final = (
+    "Note addresses: bare <vpath> is this session; @project/<vpath> is this project; "
+    "@human/<vpath> is the human's cross-project notes; @self/<vpath> is your own (current "
+    "agent); @model/<vpath> is the current model's. @self and @model resolve to who is running "
+    "now. Any other @ prefix, or @ inside a vpath, is a hard error; there is no fallback "
+    "across prefixes. Anything not matching these is a plain file — use the file tools."
+)
+POCKET_HEADER_0_25_0: Final = (
+    "You find {count} crumpled note{plural} in your pocket (by home, most recent first within "
+    "each: up to {session} from this session, {project} from this project, {human} from "
+    "@human, {agent} from your @self home, {model} from the current @model home). A note's "
+    "content never appears here, so its name has to say what the note is about:"
+)
+POCKET_HEADER_0_25_1: Final = (
+    "You find {count} crumpled note{plural} in your pocket (by prefix, most recent first "
+    "within each: up to {session} from this session, {project} from @project, {human} from "
+    "@human, {agent} from @self, {model} from @model). A note's content never appears here, "
+    "so its name has to say what the note is about:"
+)
+
+
 @frozen(kw_only=True)
 class Texts:
     """The texts a profile writes. ``reset_summary`` is ``None`` where reset boots carry no
@@ -138,6 +204,8 @@ class Texts:
     reset_summary: str | None
     incomplete_notes_one: str
     incomplete_notes_many: str
+    notes_home_block: str = NOTES_HOME_BLOCK_0_25_1
+    pocket_header: str = POCKET_HEADER_0_25_1
 
     @classmethod
     def for_profile(cls, profile: Profile) -> Texts:
@@ -153,6 +221,8 @@ class Texts:
                     "Notes index incomplete: {labels} home indexes were unavailable during "
                     "boot; notes_list can retry after recovery."
                 ),
+                notes_home_block=NOTES_HOME_BLOCK_0_25_0,
+                pocket_header=POCKET_HEADER_0_25_0,
             )
         one = (
             "Notes index incomplete: index for {labels} unavailable during boot; notes_list "

@@ -1,0 +1,110 @@
+"""Firing counts per transition id, read from an audit log or a coverage file.
+
+The overlay only needs ``{transition id: count}``; these readers produce it from the two
+sources the CLI accepts. Both refuse malformed input with the file and line at fault.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections import Counter
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+from pictx_fsm.errors import UnreadableInputError
+from pictx_fsm.machines.document import MachineSpec
+
+
+def counts_from_audit(path: str | os.PathLike[str]) -> dict[str, int]:
+    """Count transition firings in an audit log (JSONL).
+
+    Assumed record shape (the audit writer is aligned to it): one JSON object per line, with a
+    ``transitions`` list of objects each carrying the fired transition's ``id`` (as in
+    :attr:`pictx_fsm.machines.TransitionSpec.id`). Other keys are ignored; blank lines are
+    skipped; a record without ``transitions`` fired nothing. A log in which *no* record has
+    ``transitions`` is refused, since it is probably not an audit log of this shape.
+    """
+    counts: Counter[str] = Counter()
+    seen_transitions = False
+    for line_number, record in _records(Path(path)):
+        if "transitions" not in record:
+            continue
+        seen_transitions = True
+        counts.update(_ids(path, line_number, record["transitions"]))
+    if not seen_transitions:
+        raise UnreadableInputError(
+            str(path), "no record has a 'transitions' list; is this an audit log?"
+        )
+    return dict(sorted(counts.items()))
+
+
+def _records(path: Path) -> Iterable[tuple[int, Mapping[str, Any]]]:
+    try:
+        handle = path.open(encoding="utf-8")
+    except OSError as exc:
+        raise UnreadableInputError(str(path), exc.strerror or str(exc)) from None
+    with handle:
+        try:
+            for line_number, line in enumerate(handle, start=1):
+                if not line.strip():
+                    continue
+                yield line_number, _record(path, line_number, line)
+        except UnicodeDecodeError as exc:
+            raise UnreadableInputError(str(path), f"not UTF-8 ({exc.reason})") from None
+
+
+def _record(path: Path, line_number: int, line: str) -> Mapping[str, Any]:
+    try:
+        record = json.loads(line)
+    except json.JSONDecodeError as exc:
+        raise UnreadableInputError(str(path), f"line {line_number}: not JSON ({exc.msg})") from None
+    if not isinstance(record, dict):
+        raise UnreadableInputError(str(path), f"line {line_number}: a record must be an object")
+    return record
+
+
+def _ids(path: str | os.PathLike[str], line_number: int, transitions: Any) -> list[str]:
+    where = f"line {line_number}: 'transitions'"
+    if not isinstance(transitions, list):
+        raise UnreadableInputError(str(path), f"{where} must be a list")
+    ids = []
+    for item in transitions:
+        if not isinstance(item, dict) or not isinstance(item.get("id"), str):
+            raise UnreadableInputError(str(path), f"{where}: each item needs a string 'id'")
+        ids.append(item["id"])
+    return ids
+
+
+def counts_from_coverage(path: str | os.PathLike[str]) -> dict[str, int]:
+    """Read a coverage file: one JSON object ``{transition_id: count}`` (counts >= 0)."""
+    file = Path(path)
+    try:
+        data = json.loads(file.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise UnreadableInputError(str(file), exc.strerror or str(exc)) from None
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise UnreadableInputError(str(file), f"not a JSON document ({exc})") from None
+    if not isinstance(data, dict):
+        raise UnreadableInputError(str(file), "coverage must be an object {transition_id: count}")
+    for key, value in data.items():
+        if type(value) is not int or value < 0:
+            raise UnreadableInputError(
+                str(file), f"count of {key!r} must be a non-negative integer, got {value!r}"
+            )
+    return dict(sorted(data.items()))
+
+
+def merge_counts(*sources: Mapping[str, int]) -> dict[str, int]:
+    """Sum several count mappings (a trace and a coverage file may both be given)."""
+    total: Counter[str] = Counter()
+    for source in sources:
+        total.update(source)
+    return dict(sorted(total.items()))
+
+
+def undeclared(counts: Mapping[str, int], specs: Iterable[MachineSpec]) -> list[str]:
+    """Counted ids that no declared transition has (the trace came from other models)."""
+    declared = {t.id for spec in specs for t in spec.transitions}
+    return sorted(set(counts) - declared)

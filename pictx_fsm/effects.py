@@ -1,0 +1,258 @@
+"""Effects as data: what the lifecycle asks its host to do, and what a hook handler returns.
+
+Nothing here talks to a host. The runtime returns a :class:`HookResult` per hook event: the
+value Pi's handler would return (boundary drafts with ``continue``, ``cancel``, a replacement
+message list, a tree summary, a tool result) plus the side effects Pi's ``ctx``/``pi`` calls
+would perform, in order (notices, sent messages, appended entries, abort). An adapter applies
+them; the model session applies them exactly as Pi 0.87 does.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from typing import Any, Literal, TypeAlias
+
+from attrs import field, frozen
+
+from pictx_fsm.session.entries import ABSENT
+
+JSON: TypeAlias = Any
+NoticeLevel: TypeAlias = Literal["info", "warning", "error"]
+
+
+def _tuple(items: Sequence[Any]) -> tuple[Any, ...]:
+    return tuple(items)
+
+
+# -- boundary drafts (SessionBoundaryDraft, pi-host §4.1) --------------------------------------
+
+
+@frozen(kw_only=True)
+class CustomDraft:
+    custom_type: str
+    data: JSON = ABSENT
+
+    def to_json(self) -> dict[str, JSON]:
+        out: dict[str, JSON] = {"type": "custom", "customType": self.custom_type}
+        if self.data is not ABSENT:
+            out["data"] = self.data
+        return out
+
+
+@frozen(kw_only=True)
+class CustomMessageDraft:
+    custom_type: str
+    content: JSON
+    display: bool
+    details: JSON = ABSENT
+
+    def to_json(self) -> dict[str, JSON]:
+        out: dict[str, JSON] = {
+            "type": "custom_message",
+            "customType": self.custom_type,
+            "content": self.content,
+            "display": self.display,
+        }
+        if self.details is not ABSENT:
+            out["details"] = self.details
+        return out
+
+
+@frozen(kw_only=True)
+class ContextEditDraft:
+    target_id: str
+    replacement: JSON = None
+
+    def to_json(self) -> dict[str, JSON]:
+        return {"type": "context_edit", "targetId": self.target_id, "replacement": self.replacement}
+
+
+@frozen(kw_only=True)
+class CompactionDraft:
+    summary: str
+    first_kept_entry_id: str | None
+    details: JSON = ABSENT
+
+    def to_json(self) -> dict[str, JSON]:
+        out: dict[str, JSON] = {
+            "type": "compaction",
+            "summary": self.summary,
+            "firstKeptEntryId": self.first_kept_entry_id,
+        }
+        if self.details is not ABSENT:
+            out["details"] = self.details
+        return out
+
+
+Draft: TypeAlias = CustomDraft | CustomMessageDraft | ContextEditDraft | CompactionDraft
+
+
+def draft_from_json(obj: Mapping[str, JSON]) -> Draft:
+    """Read a draft as a host sends it in ``event.entries`` (unknown kinds raise ValueError)."""
+    kind = obj.get("type")
+    if kind == "custom":
+        return CustomDraft(custom_type=str(obj["customType"]), data=obj.get("data", ABSENT))
+    if kind == "custom_message":
+        return CustomMessageDraft(
+            custom_type=str(obj["customType"]),
+            content=obj.get("content", ""),
+            display=bool(obj.get("display", False)),
+            details=obj.get("details", ABSENT),
+        )
+    if kind == "context_edit":
+        return ContextEditDraft(target_id=str(obj["targetId"]), replacement=obj.get("replacement"))
+    if kind == "compaction":
+        kept = obj.get("firstKeptEntryId")
+        return CompactionDraft(
+            summary=str(obj.get("summary", "")),
+            first_kept_entry_id=kept if isinstance(kept, str) else None,
+            details=obj.get("details", ABSENT),
+        )
+    raise ValueError(f"unknown boundary draft type {kind!r}")
+
+
+# -- side effects (ctx.ui.notify, pi.sendMessage, pi.appendEntry, ctx.abort) ------------------
+
+
+@frozen(kw_only=True)
+class Notify:
+    message: str
+    level: NoticeLevel
+
+    def to_json(self) -> dict[str, JSON]:
+        return {"effect": "notify", "message": self.message, "level": self.level}
+
+
+@frozen(kw_only=True)
+class SendMessage:
+    """``pi.sendMessage(message, {triggerTurn})``; idle hosts append at once, streaming hosts
+    hold it until the current tool batch completes (pi-host §5)."""
+
+    custom_type: str
+    content: JSON
+    display: bool
+    details: JSON = ABSENT
+    trigger_turn: bool = False
+
+    def to_json(self) -> dict[str, JSON]:
+        out: dict[str, JSON] = {
+            "effect": "send_message",
+            "customType": self.custom_type,
+            "content": self.content,
+            "display": self.display,
+            "triggerTurn": self.trigger_turn,
+        }
+        if self.details is not ABSENT:
+            out["details"] = self.details
+        return out
+
+
+@frozen(kw_only=True)
+class AppendEntry:
+    """``pi.appendEntry(customType, data)``: a ``custom`` entry, never in model context."""
+
+    custom_type: str
+    data: JSON = ABSENT
+
+    def to_json(self) -> dict[str, JSON]:
+        out: dict[str, JSON] = {"effect": "append_entry", "customType": self.custom_type}
+        if self.data is not ABSENT:
+            out["data"] = self.data
+        return out
+
+
+@frozen(kw_only=True)
+class AbortRun:
+    """``ctx.abort()``: the provider request being built is cancelled (R68)."""
+
+    def to_json(self) -> dict[str, JSON]:
+        return {"effect": "abort"}
+
+
+HostEffect: TypeAlias = Notify | SendMessage | AppendEntry | AbortRun
+
+
+# -- hook return values ------------------------------------------------------------------------
+
+
+@frozen(kw_only=True)
+class BoundaryResult:
+    """``{entries, continue?}`` of ``turn_end`` / ``agent_before_settle``."""
+
+    entries: tuple[Draft, ...] = field(converter=_tuple, default=())
+    continue_: bool = False
+
+    def to_json(self) -> dict[str, JSON]:
+        out: dict[str, JSON] = {"entries": [d.to_json() for d in self.entries]}
+        if self.continue_:
+            out["continue"] = True
+        return out
+
+
+@frozen(kw_only=True)
+class CancelResult:
+    def to_json(self) -> dict[str, JSON]:
+        return {"cancel": True}
+
+
+@frozen(kw_only=True)
+class TreeSummaryResult:
+    """``{summary: {summary}}``: bypasses Pi's summarizer (R75)."""
+
+    summary: str = ""
+
+    def to_json(self) -> dict[str, JSON]:
+        return {"summary": {"summary": self.summary}}
+
+
+@frozen(kw_only=True)
+class MessagesResult:
+    messages: tuple[JSON, ...] = field(converter=_tuple)
+
+    def to_json(self) -> dict[str, JSON]:
+        return {"messages": list(self.messages)}
+
+
+@frozen(kw_only=True)
+class ToolResult:
+    """A tool's result: JSON pretty-printed with two spaces (R16, R17)."""
+
+    payload: JSON
+    terminate: bool = False
+
+    @property
+    def text(self) -> str:
+        return json.dumps(self.payload, indent=2, ensure_ascii=False)
+
+    def to_json(self) -> dict[str, JSON]:
+        out: dict[str, JSON] = {"content": [{"type": "text", "text": self.text}]}
+        if self.terminate:
+            out["terminate"] = True
+        return out
+
+
+HookValue: TypeAlias = (
+    BoundaryResult | CancelResult | TreeSummaryResult | MessagesResult | ToolResult
+)
+
+
+@frozen(kw_only=True)
+class HookResult:
+    """What one handled hook event produced: the handler's return value (``None`` means the
+    handler returned ``undefined``) and the side effects, in order."""
+
+    hook: str
+    value: HookValue | None = None
+    effects: tuple[HostEffect, ...] = field(converter=_tuple, default=())
+
+    def to_json(self) -> dict[str, JSON]:
+        return {
+            "hook": self.hook,
+            "value": None if self.value is None else self.value.to_json(),
+            "effects": [e.to_json() for e in self.effects],
+        }
+
+    @property
+    def notices(self) -> tuple[Notify, ...]:
+        return tuple(e for e in self.effects if isinstance(e, Notify))

@@ -1,0 +1,512 @@
+"""Facts: the named, typed observations every guard reads.
+
+A guard in ``models/`` is a boolean expression over fact names. Facts are computed lazily from
+one immutable snapshot per machine event (the hook event, the host's ``ctx`` facts, the session
+tree, the runtime's memory before the event), so a guard that is not reached is never
+computed — the reducer's "guards evaluated lazily only in the branch that needs them" (D6) —
+and the audit log records exactly the facts a decision used.
+
+The fact catalogue (:data:`FACTS`) is the single owner of how each observation is derived;
+the lifecycle rule each one implements is in its docstring.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Callable, Iterator, Mapping
+from typing import Any, Protocol
+
+from attrs import frozen
+
+from pictx_fsm import overflow, policy
+from pictx_fsm.hooks import (
+    AgentBeforeSettle,
+    AgentEnd,
+    Command,
+    ContextWithSystem,
+    HookEvent,
+    HostContext,
+    SessionBeforeCompact,
+    SessionBeforeTree,
+    TurnEnd,
+)
+from pictx_fsm.protocol import GUIDANCE_TYPE, WARNING_TYPE, Profile
+from pictx_fsm.repair import TailVerdict, classify_tail, tail_kind
+from pictx_fsm.session.projection import project_branch
+from pictx_fsm.session.tree import SessionTree
+from pictx_fsm.session.windows import Window, is_boot_message, is_valid_marker
+
+
+class FactError(LookupError):
+    """A guard asked for a fact this event cannot provide (a model or runtime defect)."""
+
+
+class Memory(Protocol):
+    """The runtime memory facts may read (pre-event, never mutated by facts)."""
+
+    def state_of(self, machine: str, region: str) -> str: ...
+
+    def staged_window(self, kind: str) -> str | None: ...
+
+    def notice_window(self, kind: str) -> str | None: ...
+
+    def pending_reset_ids(self) -> tuple[str, ...]: ...
+
+    def missing_boot_announced(self) -> str | None: ...
+
+
+@frozen(kw_only=True)
+class FactEnv:
+    """Everything a fact may be computed from, for one machine event."""
+
+    event: HookEvent
+    ctx: HostContext
+    tree: SessionTree
+    memory: Memory
+    profile: Profile
+    resolve_policy: Callable[[], policy.Policy]
+    window_usage: Callable[[], policy.Usage | None]
+    extras: Mapping[str, Any]
+    planned_commits: frozenset[str]
+    """Window ids whose complete tail this very hook writes (``/wipe-memory``): Pi appends
+    them synchronously while idle, so the immediate notice check sees them (R59)."""
+
+
+FactFn = Callable[[FactEnv, "Facts"], Any]
+
+
+@frozen(kw_only=True)
+class Fact:
+    name: str
+    compute: FactFn
+    doc: str
+
+
+FACTS: dict[str, Fact] = {}
+
+
+def fact(fn: FactFn) -> FactFn:
+    """Register a fact under its function name; the docstring is its documentation."""
+    FACTS[fn.__name__] = Fact(name=fn.__name__, compute=fn, doc=(fn.__doc__ or "").strip())
+    return fn
+
+
+class Facts:
+    """Lazily computed facts for one machine event; records what was read, in order."""
+
+    def __init__(self, env: FactEnv) -> None:
+        self.env = env
+        self._values: dict[str, Any] = {}
+
+    def __getitem__(self, name: str) -> Any:
+        if name in self._values:
+            return self._values[name]
+        entry = FACTS.get(name)
+        if entry is None:
+            raise FactError(f"unknown fact {name!r}")
+        value = entry.compute(self.env, self)
+        self._values[name] = value
+        return value
+
+    def used(self) -> Mapping[str, Any]:
+        return dict(self._values)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._values)
+
+
+def facts_digest(values: Mapping[str, Any]) -> str:
+    """sha256 of the canonical JSON of the facts a decision used."""
+    text = json.dumps(_jsonable(values), sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def _jsonable(value: Any) -> Any:
+    if isinstance(value, Mapping):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    if isinstance(value, list | tuple | frozenset | set):
+        items = [_jsonable(v) for v in value]
+        return sorted(items, key=repr) if isinstance(value, frozenset | set) else items
+    if hasattr(value, "value") and hasattr(value, "name") and not isinstance(value, str):
+        return value.value  # enums
+    if value is None or isinstance(value, bool | int | float | str):
+        return value
+    return repr(value)
+
+
+def _need(env: FactEnv, kinds: tuple[type[Any], ...], name: str) -> Any:
+    if not isinstance(env.event, kinds):
+        raise FactError(f"fact {name!r} is not available at hook {type(env.event).HOOK!r}")
+    return env.event
+
+
+# -- the lifecycle's own state -----------------------------------------------------------------
+
+
+@fact
+def enabled(env: FactEnv, facts: Facts) -> bool:
+    """``/pi-context`` is on (R60): the toggle machine is in ``on``."""
+    return env.memory.state_of("toggle", "toggle") == "on"
+
+
+@fact
+def active(env: FactEnv, facts: Facts) -> bool:
+    """The lifecycle is active: not between ``session_shutdown`` and ``session_start`` (R19)."""
+    return env.memory.state_of("reset_control", "activity") == "active"
+
+
+# -- window identity (R9–R13) ------------------------------------------------------------------
+
+
+def _window(env: FactEnv) -> Window:
+    return env.tree.current_window
+
+
+@fact
+def window_id(env: FactEnv, facts: Facts) -> str:
+    """R11: the current window id (last valid marker on the active branch, else the root)."""
+    return _window(env).window_id
+
+
+@fact
+def root_window(env: FactEnv, facts: Facts) -> bool:
+    """No valid marker on the active branch (R9)."""
+    return _window(env).is_root
+
+
+@fact
+def marker_on_branch(env: FactEnv, facts: Facts) -> bool:
+    """A valid marker exists on the active branch (R62)."""
+    return not _window(env).is_root
+
+
+@fact
+def guidance_in_window(env: FactEnv, facts: Facts) -> bool:
+    """R13: a guidance message is persisted in the current window on this branch."""
+    return env.tree.has_window_message(GUIDANCE_TYPE)
+
+
+@fact
+def warning_in_window(env: FactEnv, facts: Facts) -> bool:
+    """R13: a final warning is persisted in the current window on this branch."""
+    return env.tree.has_window_message(WARNING_TYPE)
+
+
+# -- usage and policy (R40–R52) ----------------------------------------------------------------
+
+
+@fact
+def usage(env: FactEnv, facts: Facts) -> policy.Usage | None:
+    """R47/R48: the active window's usage (root: the host's; marker: the projected window)."""
+    return env.window_usage()
+
+
+@fact
+def usage_known(env: FactEnv, facts: Facts) -> bool:
+    """R49: remaining tokens can be computed."""
+    return policy.remaining(facts["usage"]) is not None
+
+
+@fact
+def remaining(env: FactEnv, facts: Facts) -> int | None:
+    """R49: ``max(0, contextWindow − tokens)`` of the active window; None when unknown."""
+    return policy.remaining(facts["usage"])
+
+
+@fact
+def automatic(env: FactEnv, facts: Facts) -> bool:
+    """R41: ``compaction.enabled`` — automatic resets are on."""
+    return env.resolve_policy().automatic
+
+
+@fact
+def thresholds(env: FactEnv, facts: Facts) -> policy.Thresholds:
+    """R44: reminder, warning and reserve lines."""
+    return env.resolve_policy().thresholds
+
+
+@fact
+def reset_due(env: FactEnv, facts: Facts) -> bool:
+    """R50: automatic, usage known and ``contextWindow − tokens ≤ reserve``."""
+    if not facts["automatic"]:
+        return False
+    return policy.reset_due(facts["usage"], facts["thresholds"].reserve, True)
+
+
+@fact
+def warning_due(env: FactEnv, facts: Facts) -> bool:
+    """R51.2/R52: remaining at or below the warning line."""
+    return policy.reminder_stage(facts["remaining"], facts["thresholds"]) == "warning"
+
+
+@fact
+def guidance_due(env: FactEnv, facts: Facts) -> bool:
+    """R51.4/R52: remaining at or below the reminder line (and above the warning line)."""
+    return policy.reminder_stage(facts["remaining"], facts["thresholds"]) == "guidance"
+
+
+# -- budget staging (R51–R54) ------------------------------------------------------------------
+
+
+def _staged_here(env: FactEnv, facts: Facts, kind: str) -> bool:
+    return env.memory.staged_window(kind) == facts["window_id"]
+
+
+@fact
+def guidance_staged_here(env: FactEnv, facts: Facts) -> bool:
+    """R51.3: a guidance is staged for the current window."""
+    return _staged_here(env, facts, GUIDANCE_TYPE)
+
+
+@fact
+def warning_staged_here(env: FactEnv, facts: Facts) -> bool:
+    """R51.1: a warning is staged for the current window."""
+    return _staged_here(env, facts, WARNING_TYPE)
+
+
+@fact
+def guidance_window_current(env: FactEnv, facts: Facts) -> bool:
+    """R31/R53: the staged guidance belongs to the window that is current at turn_end."""
+    return _staged_here(env, facts, GUIDANCE_TYPE)
+
+
+@fact
+def warning_window_current(env: FactEnv, facts: Facts) -> bool:
+    """R31/R53: the staged warning belongs to the window that is current at turn_end."""
+    return _staged_here(env, facts, WARNING_TYPE)
+
+
+def _notice_due(env: FactEnv, facts: Facts, kind: str) -> bool:
+    if env.memory.notice_window(kind) != facts["window_id"]:
+        return False
+    return bool(env.tree.has_window_message(kind))
+
+
+@fact
+def guidance_notice_due(env: FactEnv, facts: Facts) -> bool:
+    """R54: the committed guidance is for the current window and present in it."""
+    return _notice_due(env, facts, GUIDANCE_TYPE)
+
+
+@fact
+def warning_notice_due(env: FactEnv, facts: Facts) -> bool:
+    """R54: the committed warning is for the current window and present in it."""
+    return _notice_due(env, facts, WARNING_TYPE)
+
+
+@fact
+def guidance_remaining(env: FactEnv, facts: Facts) -> int:
+    """R51.4: the count frozen into the guidance text, ``max(0, remaining − warning)``."""
+    return policy.tool_remaining(facts["usage"], facts["thresholds"]) or 0
+
+
+@fact
+def tool_remaining(env: FactEnv, facts: Facts) -> int | None:
+    """R17: ``max(0, remaining − warningLine)`` or None; works even when disabled."""
+    return policy.tool_remaining(facts["usage"], facts["thresholds"])
+
+
+# -- the turn (R21, R24–R26, R33, R35) ---------------------------------------------------------
+
+
+@fact
+def aborted(env: FactEnv, facts: Facts) -> bool:
+    """R21 (turn_end), R35 (before_settle) and R37 (agent_end): the run was aborted."""
+    event = _need(env, (TurnEnd, AgentBeforeSettle, AgentEnd), "aborted")
+    if isinstance(event, AgentEnd):
+        return env.ctx.signal_aborted
+    if event.outcome == "aborted" or env.ctx.signal_aborted:
+        return True
+    message = event.message if isinstance(event, TurnEnd) else {}
+    return message.get("role") == "assistant" and message.get("stopReason") == "aborted"
+
+
+@fact
+def overflow_like(env: FactEnv, facts: Facts) -> bool:
+    """R33: the turn's assistant message is a context overflow or a recoverable length stop."""
+    event = _need(env, (TurnEnd,), "overflow_like")
+    return overflow.is_overflow_like(event.message, env.ctx.model)
+
+
+@fact
+def error_outcome(env: FactEnv, facts: Facts) -> bool:
+    """R26: the turn ended with ``outcome == "error"``."""
+    event = _need(env, (TurnEnd,), "error_outcome")
+    return event.outcome == "error"
+
+
+@fact
+def queued(env: FactEnv, facts: Facts) -> bool:
+    """R24/R35: the host already holds the next message (pending or queued user input)."""
+    event = _need(env, (TurnEnd, AgentBeforeSettle), "queued")
+    return event.pending_messages > 0 or env.ctx.has_pending_messages
+
+
+# -- reset notices (R63, D3) -------------------------------------------------------------------
+
+
+@fact
+def committed_pending_resets(env: FactEnv, facts: Facts) -> tuple[str, ...]:
+    """The pending reset notices whose reset the active branch shows committed (R63/D3)."""
+    pending = env.memory.pending_reset_ids()
+    if not pending:
+        return ()
+    committed = set(env.planned_commits)
+    needs_continuation = env.profile.notice_needs_continuation
+    committed |= _committed_windows(env.tree, set(pending), needs_continuation)
+    return tuple(w for w in pending if w in committed)
+
+
+def _committed_windows(tree: SessionTree, wanted: set[str], continuation: bool) -> set[str]:
+    """Window ids among ``wanted`` whose marker, boot (and, with ``continuation``, a
+    continuation after the boot) are on the active branch. O(windows on the branch): each
+    window's last node on the path carries what its tail holds."""
+    leaf = tree.leaf
+    if leaf is None:
+        return set()
+    found: set[str] = set()
+    last = leaf
+    for window in leaf.window.chain():
+        if window.is_root:
+            break
+        if window.window_id in wanted and last.window is window:
+            if last.window_boot_id is not None and (last.window_continued or not continuation):
+                found.add(window.window_id)
+        marker = tree.node(window.marker_id) if window.marker_id else None
+        if marker is None or marker.parent is None:
+            break
+        last = marker.parent
+    return found
+
+
+@fact
+def every_pending_reset_committed(env: FactEnv, facts: Facts) -> bool:
+    pending = env.memory.pending_reset_ids()
+    return bool(pending) and len(facts["committed_pending_resets"]) == len(pending)
+
+
+@fact
+def some_pending_reset_committed(env: FactEnv, facts: Facts) -> bool:
+    return bool(facts["committed_pending_resets"])
+
+
+@fact
+def built_window_id(env: FactEnv, facts: Facts) -> str:
+    """The window id of reset drafts just built (carried by the ``reset_built`` event)."""
+    value = env.extras.get("built_window_id")
+    if not isinstance(value, str):
+        raise FactError("built_window_id is only known for reset_built")
+    return value
+
+
+# -- boot repair (R64–R66, D4) -----------------------------------------------------------------
+
+
+def has_boot_message(tree: SessionTree, window_id: str) -> bool:
+    """R64 step 2: Pi's projection of the active branch shows a boot for ``window_id``."""
+    messages = project_branch(tree.branch()).messages
+    return any(is_boot_message(message, window_id) for message in messages)
+
+
+@fact
+def root_boot_visible(env: FactEnv, facts: Facts) -> bool:
+    """R64 step 2: Pi's projection holds a boot for the current root window id."""
+    return has_boot_message(env.tree, facts["window_id"])
+
+
+@fact
+def tail_verdict(env: FactEnv, facts: Facts) -> TailVerdict:
+    """R65/D4: what the current marker's tail needs (classified once per repair)."""
+    window = _window(env)
+    tail = env.tree.tail_after_marker()
+    kinds = [tail_kind(entry, window.window_id) for entry in tail]
+    visible = False
+    if env.profile is Profile.V0_25_0:
+        visible = has_boot_message(env.tree, window.window_id)
+    return classify_tail(kinds, env.profile, visible)
+
+
+@fact
+def tail_intact(env: FactEnv, facts: Facts) -> bool:
+    return bool(facts["tail_verdict"] is TailVerdict.INTACT)
+
+
+@fact
+def tail_refused(env: FactEnv, facts: Facts) -> bool:
+    return bool(facts["tail_verdict"] is TailVerdict.REFUSED)
+
+
+@fact
+def tail_needs_boot(env: FactEnv, facts: Facts) -> bool:
+    return bool(facts["tail_verdict"].needs_boot)
+
+
+@fact
+def tail_needs_continuation(env: FactEnv, facts: Facts) -> bool:
+    return bool(facts["tail_verdict"].needs_continuation)
+
+
+@fact
+def previous_window_id(env: FactEnv, facts: Facts) -> str | None:
+    """R15: the window before the current one (root id before the first marker)."""
+    return _window(env).previous_window_id
+
+
+# -- projection (R67–R69) ----------------------------------------------------------------------
+
+
+@fact
+def boot_visible(env: FactEnv, facts: Facts) -> bool:
+    """R67: the request's messages hold a boot for the current window."""
+    event = _need(env, (ContextWithSystem,), "boot_visible")
+    wid = facts["window_id"]
+    return any(isinstance(m, Mapping) and is_boot_message(m, wid) for m in event.messages)
+
+
+@fact
+def missing_boot_announced(env: FactEnv, facts: Facts) -> bool:
+    """R68: the missing-boot notice was already given for this window id."""
+    return env.memory.missing_boot_announced() == facts["window_id"]
+
+
+# -- native compaction and tree summaries (R62, R75) ------------------------------------------
+
+
+@fact
+def signal_aborted(env: FactEnv, facts: Facts) -> bool:
+    """R62: the compaction's own signal is already aborted."""
+    event = _need(env, (SessionBeforeCompact,), "signal_aborted")
+    return event.signal_aborted
+
+
+@fact
+def manual_compaction(env: FactEnv, facts: Facts) -> bool:
+    """R62: ``/compact`` (reason ``manual``) rather than threshold or overflow."""
+    event = _need(env, (SessionBeforeCompact,), "manual_compaction")
+    return event.reason == "manual"
+
+
+@fact
+def wants_summary(env: FactEnv, facts: Facts) -> bool:
+    """R75: the user asked Pi to summarize the branch being left."""
+    event = _need(env, (SessionBeforeTree,), "wants_summary")
+    return event.user_wants_summary
+
+
+@fact
+def marker_across(env: FactEnv, facts: Facts) -> bool:
+    """R75: the current branch or the destination branch contains a valid marker."""
+    event = _need(env, (SessionBeforeTree,), "marker_across")
+    if not env.tree.current_window.is_root:
+        return True
+    if event.target_id is None or event.target_id not in env.tree:
+        return False
+    return any(is_valid_marker(e) for e in env.tree.branch(event.target_id))
+
+
+@fact
+def command_args(env: FactEnv, facts: Facts) -> str:
+    """R60: the ``/pi-context`` argument, trimmed and lowercased."""
+    event = _need(env, (Command,), "command_args")
+    return event.args.strip().lower()

@@ -1,0 +1,102 @@
+"""``LifecycleExtension``: plugs a :class:`~pictx_fsm.runtime.LifecycleRuntime` into the
+model session as Pi would load pi-context.
+
+The adapter owns no lifecycle logic: it creates a runtime for the session's tree at bind time
+and again after every runtime replacement (Pi re-runs the factory on fork, resume and reload,
+so the new session gets a fresh runtime that sees ``session_start``), subscribes to the hooks
+the lifecycle reads (lifecycle §6), and forwards tool calls and commands as
+:class:`~pictx_fsm.hooks.ToolCall` / :class:`~pictx_fsm.hooks.Command` events.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Protocol
+
+from pictx_fsm.effects import HookResult
+from pictx_fsm.hooks import Command, HookEvent, HostContext, ToolCall
+from pictx_fsm.hosts.model.extension import (
+    CommandHandler,
+    Reply,
+    ToolHandler,
+    ToolInvocation,
+    ToolOutput,
+)
+from pictx_fsm.protocol import (
+    GET_CONTEXT_REMAINING_TOOL,
+    PI_CONTEXT_COMMAND,
+    WIPE_MEMORY_COMMAND,
+    WIPE_MEMORY_TOOL,
+)
+from pictx_fsm.session.tree import SessionTree
+
+LIFECYCLE_HOOKS: frozenset[str] = frozenset(
+    {
+        "turn_end",
+        "agent_before_settle",
+        "agent_end",
+        "agent_settled",
+        "turn_start",
+        "session_start",
+        "session_tree",
+        "session_before_tree",
+        "session_shutdown",
+        "session_before_compact",
+        "context",
+        "context_with_system",
+        "model_select",
+    }
+)
+
+
+class RuntimeLike(Protocol):
+    """The one method of :class:`~pictx_fsm.runtime.LifecycleRuntime` the host calls."""
+
+    def handle(self, event: HookEvent, ctx: HostContext | None = None) -> HookResult: ...
+
+
+RuntimeFactory = Callable[[SessionTree], RuntimeLike]
+
+
+class LifecycleExtension:
+    """pi-context's hooks, tools and commands, answered by a lifecycle runtime."""
+
+    name = "pi-context"
+    hooks = LIFECYCLE_HOOKS
+
+    def __init__(self, runtime_factory: RuntimeFactory) -> None:
+        self._factory = runtime_factory
+        self.runtimes: list[RuntimeLike] = []
+        """Every runtime created, oldest first (one per bind)."""
+
+    @property
+    def runtime(self) -> RuntimeLike:
+        if not self.runtimes:
+            raise RuntimeError("LifecycleExtension is not bound to a session yet")
+        return self.runtimes[-1]
+
+    @property
+    def tools(self) -> Mapping[str, ToolHandler]:
+        return {WIPE_MEMORY_TOOL: self._tool, GET_CONTEXT_REMAINING_TOOL: self._tool}
+
+    @property
+    def commands(self) -> Mapping[str, CommandHandler]:
+        return {
+            WIPE_MEMORY_COMMAND: self._command(WIPE_MEMORY_COMMAND),
+            PI_CONTEXT_COMMAND: self._command(PI_CONTEXT_COMMAND),
+        }
+
+    def bind(self, tree: SessionTree) -> None:
+        self.runtimes.append(self._factory(tree))
+
+    def handle(self, event: HookEvent, ctx: HostContext) -> Reply:
+        return self.runtime.handle(event, ctx)
+
+    def _tool(self, call: ToolInvocation, ctx: HostContext) -> HookResult | ToolOutput:
+        return self.runtime.handle(ToolCall(name=call.name), ctx)
+
+    def _command(self, name: str) -> CommandHandler:
+        def run(args: str, ctx: HostContext) -> HookResult | None:
+            return self.runtime.handle(Command(name=name, args=args), ctx)
+
+        return run

@@ -1,0 +1,181 @@
+"""The scripted faux provider: each agent request takes the next scripted response.
+
+Like pi-ai's faux provider (pi-host §9) the brain answers from a script and reports usage
+estimated from text length: ``input`` = the estimated tokens of the request, ``output`` = the
+estimated tokens of the reply. A request whose estimate exceeds the model's context window is
+answered with an overflow error *without* consuming the script (the provider rejects the
+prompt before generating), so long generated runs overflow and reset naturally. An empty
+script answers with a short text. Nothing here reads a clock or a global random source.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any, TypeAlias
+
+from attrs import field, frozen
+
+from pictx_fsm.hooks import ModelInfo
+from pictx_fsm.session.estimate import CharsCounter, TokenCounter, host_text
+from pictx_fsm.session.projection import Message
+
+JSON: TypeAlias = Any
+OVERLOADED = "529 overloaded_error: Overloaded"
+"""The retryable provider error of the ``e3`` trace."""
+
+
+def _calls(items: Iterable[Call]) -> tuple[Call, ...]:
+    return tuple(items)
+
+
+@frozen(kw_only=True)
+class Text:
+    """A text-only reply (``stopReason: "stop"``)."""
+
+    text: str = "Done."
+
+
+@frozen(kw_only=True)
+class Call:
+    """One tool call of a batch; ``id`` defaults to ``call_<n>`` (n counts the brain's calls)."""
+
+    name: str
+    arguments: Mapping[str, JSON] = field(factory=dict)
+    id: str | None = None
+
+
+@frozen(kw_only=True)
+class Tools:
+    """One assistant message with several ``toolCall`` blocks (``stopReason: "toolUse"``)."""
+
+    calls: tuple[Call, ...] = field(converter=_calls)
+    text: str = ""
+
+
+@frozen(kw_only=True)
+class ProviderError:
+    """An ordinary provider error (retryable when its text matches Pi's retry patterns)."""
+
+    message: str = OVERLOADED
+
+
+@frozen(kw_only=True)
+class Overflow:
+    """An overflow error ``prompt is too long: N tokens > M maximum``; ``tokens`` defaults to
+    the request estimate (or the window + 1 when that is smaller)."""
+
+    tokens: int | None = None
+
+
+@frozen(kw_only=True)
+class LengthStop:
+    """A reply cut at the output limit (``stopReason: "length"``)."""
+
+    text: str = "Truncated"
+
+
+Response: TypeAlias = Text | Tools | ProviderError | Overflow | LengthStop
+
+
+@frozen(kw_only=True)
+class AssistantReply:
+    """What the provider streamed; the loop turns it into an assistant message."""
+
+    content: tuple[JSON, ...]
+    stop_reason: str
+    usage: Mapping[str, JSON]
+    error_message: str | None = None
+
+    @property
+    def text(self) -> str:
+        return "".join(b.get("text", "") for b in self.content if b.get("type") == "text")
+
+
+def usage_of(input_tokens: int, output_tokens: int) -> dict[str, JSON]:
+    """A pi-ai ``Usage`` object with zero cost."""
+    cost = {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0}
+    return {
+        "input": input_tokens,
+        "output": output_tokens,
+        "cacheRead": 0,
+        "cacheWrite": 0,
+        "totalTokens": input_tokens + output_tokens,
+        "cost": cost,
+    }
+
+
+def overflow_text(tokens: int, window: int) -> str:
+    return f"prompt is too long: {tokens} tokens > {window} maximum"
+
+
+class Brain:
+    """A deterministic scripted model."""
+
+    def __init__(
+        self,
+        script: Iterable[Response] = (),
+        *,
+        counter: TokenCounter | None = None,
+        default_text: str = "Done.",
+    ) -> None:
+        self._script: deque[Response] = deque(script)
+        self.counter: TokenCounter = counter or CharsCounter()
+        self.default_text = default_text
+        self.calls_made = 0
+        self.requests = 0
+
+    def push(self, *responses: Response) -> None:
+        """Append responses to the script."""
+        self._script.extend(responses)
+
+    @property
+    def pending(self) -> int:
+        """Scripted responses not used yet."""
+        return len(self._script)
+
+    def request_tokens(self, messages: Sequence[Message]) -> int:
+        """The estimate of a request: every message counted as the host counts it."""
+        return sum(self.counter.count(host_text(message)) for message in messages)
+
+    def respond(self, messages: Sequence[Message], model: ModelInfo) -> AssistantReply:
+        """Answer one agent request."""
+        self.requests += 1
+        tokens = self.request_tokens(messages)
+        window = model.context_window
+        if window is not None and tokens > window:
+            return self._error(overflow_text(tokens, window), tokens)
+        response = self._script.popleft() if self._script else Text(text=self.default_text)
+        return self._reply(response, tokens, window)
+
+    def _reply(self, response: Response, tokens: int, window: int | None) -> AssistantReply:
+        if isinstance(response, ProviderError):
+            return self._error(response.message, tokens)
+        if isinstance(response, Overflow):
+            limit = window if window is not None else tokens
+            claimed = response.tokens if response.tokens is not None else max(tokens, limit + 1)
+            return self._error(overflow_text(claimed, limit), tokens)
+        if isinstance(response, Tools):
+            blocks = [*_text_block(response.text), *map(self._tool_block, response.calls)]
+            return self._answer(tuple(blocks), "toolUse", tokens)
+        stop = "length" if isinstance(response, LengthStop) else "stop"
+        return self._answer(tuple(_text_block(response.text)), stop, tokens)
+
+    def _answer(self, content: tuple[JSON, ...], stop: str, tokens: int) -> AssistantReply:
+        shown = {"role": "assistant", "content": list(content)}
+        output = self.counter.count(host_text(shown))
+        return AssistantReply(content=content, stop_reason=stop, usage=usage_of(tokens, output))
+
+    def _error(self, message: str, tokens: int) -> AssistantReply:
+        return AssistantReply(
+            content=(), stop_reason="error", usage=usage_of(tokens, 0), error_message=message
+        )
+
+    def _tool_block(self, call: Call) -> JSON:
+        self.calls_made += 1
+        call_id = call.id if call.id is not None else f"call_{self.calls_made}"
+        return {"type": "toolCall", "id": call_id, "name": call.name, "arguments": dict(call.arguments)}
+
+
+def _text_block(text: str) -> list[JSON]:
+    return [{"type": "text", "text": text}] if text else []

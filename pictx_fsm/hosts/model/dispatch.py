@@ -1,0 +1,124 @@
+"""Emitting hooks to extensions and applying what they return (pi-host §3, §5).
+
+Handlers run in extension load order; a handler that raises is recorded as an extension
+error and the chain goes on. Side effects apply as Pi's ``ctx``/``pi`` calls would, right
+after the handler that asked for them: ``Notify`` is recorded, ``AppendEntry`` appends a
+``custom`` entry at once, ``SendMessage`` is appended at once when idle or held while
+streaming, ``AbortRun`` aborts the current run.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any, TypeAlias
+
+from pictx_fsm.effects import AbortRun, AppendEntry, HookResult, HostEffect, Notify, SendMessage
+from pictx_fsm.hooks import HookEvent, HostContext
+from pictx_fsm.hosts.model.extension import Extension, Reply
+from pictx_fsm.hosts.model.messages import custom_message, message_text
+from pictx_fsm.hosts.model.queues import Queued
+from pictx_fsm.hosts.model.records import (
+    DeliveryRecord,
+    EventRecord,
+    ExtensionErrorRecord,
+    NoticeRecord,
+    Step,
+)
+from pictx_fsm.hosts.model.state import HostState
+from pictx_fsm.session.entries import ABSENT
+
+JSON: TypeAlias = Any
+
+
+def record(host: HostState, name: str, **detail: JSON) -> Step:
+    """Log one emitted hook (extensions that would subscribe to it are not modelled)."""
+    host.log.events.append(EventRecord(name=name, turn_index=host.turn_index, detail=detail))
+    return Step(kind="hook", name=name)
+
+
+def subscribers(host: HostState, hook: str) -> list[Extension]:
+    return [ext for ext in host.extensions if hook in ext.hooks]
+
+
+def error(host: HostState, event: str, extension: str, message: str) -> None:
+    host.log.errors.append(ExtensionErrorRecord(event=event, extension=extension, error=message))
+
+
+def call(host: HostState, ext: Extension, event: HookEvent, ctx: HostContext) -> Reply:
+    """One handler call: its reply, with its side effects already applied."""
+    hook = type(event).HOOK
+    try:
+        reply = ext.handle(event, ctx)
+    except Exception as exc:  # an extension error never stops the host (pi-host §3)
+        error(host, hook, ext.name, f"{type(exc).__name__}: {exc}")
+        return None
+    if isinstance(reply, HookResult):
+        apply_effects(host, reply.effects, hook)
+    return reply
+
+
+def emit(host: HostState, event: HookEvent, **detail: JSON) -> list[Reply]:
+    """Log a hook and call every subscriber with the same event (non-chaining hooks)."""
+    hook = type(event).HOOK
+    record(host, hook, **detail)
+    replies = []
+    for ext in subscribers(host, hook):
+        replies.append(call(host, ext, event, host.host_context()))
+    return replies
+
+
+# -- effects -----------------------------------------------------------------------------------
+
+
+def apply_effects(host: HostState, effects: Iterable[HostEffect], source: str) -> None:
+    for effect in effects:
+        if isinstance(effect, Notify):
+            notice = NoticeRecord(source=source, message=effect.message, level=effect.level)
+            host.log.notices.append(notice)
+        elif isinstance(effect, AppendEntry):
+            host.store.custom(effect.custom_type, effect.data)
+        elif isinstance(effect, SendMessage):
+            send_custom(
+                host,
+                effect.custom_type,
+                effect.content,
+                display=effect.display,
+                details=effect.details,
+                trigger_turn=effect.trigger_turn,
+            )
+        elif isinstance(effect, AbortRun):
+            abort(host)
+
+
+def abort(host: HostState) -> None:
+    """``session.abort()``: the current run (if any) is aborted."""
+    if host.run is not None:
+        host.run.aborted = True
+
+
+def send_custom(
+    host: HostState,
+    custom_type: str,
+    content: JSON,
+    *,
+    display: bool = False,
+    details: JSON = ABSENT,
+    trigger_turn: bool = False,
+    deliver_as: str | None = None,
+) -> None:
+    """``pi.sendMessage`` (pi-host §5)."""
+    message = custom_message(custom_type, content, display, details, host.clock())
+    if deliver_as == "nextTurn":
+        host.queues.next_turn.append(Queued(kind="next_turn", message=message))
+    elif host.streaming and not trigger_turn:
+        host.queues.held.append(Queued(kind="held", message=message))
+    elif trigger_turn and host.run is None:
+        host.triggered.append(Queued(kind="prompt", message=message))
+    elif trigger_turn:
+        queue = host.queues.follow_up if deliver_as == "followUp" else host.queues.steering
+        kind = "follow_up" if deliver_as == "followUp" else "steer"
+        queue.append(Queued(kind=kind, message=message))
+    else:
+        entry = host.store.message(message)
+        delivery = DeliveryRecord(kind="sent", text=message_text(message), entry_id=entry.id)
+        host.log.deliveries.append(delivery)

@@ -1,0 +1,96 @@
+"""What the model session records, in order, so a test can check invariants after every step.
+
+The event log holds one :class:`EventRecord` per hook the host emits, whether or not an
+extension subscribes to it (Pi's recording extension in ``../shared/pi-traces`` subscribes to
+everything, so its ``ext`` lines are exactly the host's emission points).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, Literal, TypeAlias
+
+from attrs import define, field, frozen
+
+from pictx_fsm.session.entries import Entry
+
+JSON: TypeAlias = Any
+StepKind: TypeAlias = Literal["hook", "persist", "pause"]
+DeliveryKind: TypeAlias = Literal["prompt", "steer", "follow_up", "next_turn", "held", "sent"]
+
+
+def _empty() -> Mapping[str, JSON]:
+    return {}
+
+
+@frozen(kw_only=True)
+class Step:
+    """Where the host paused: after a hook, after persisting an entry, or inside a wait
+    (``streaming``, ``tools_running``, ``retry_wait``) where a test may abort or queue."""
+
+    kind: StepKind
+    name: str
+
+
+@frozen(kw_only=True)
+class EventRecord:
+    """One emitted hook; ``turn_index`` is the low-level run's turn (``None`` outside)."""
+
+    name: str
+    turn_index: int | None = None
+    detail: Mapping[str, JSON] = field(factory=_empty)
+
+
+@frozen(kw_only=True)
+class ExtensionErrorRecord:
+    """Pi's ``extension_error``: ``extension`` is the extension's name, or ``<boundary>``
+    for a refused continuation."""
+
+    event: str
+    extension: str
+    error: str
+
+
+@frozen(kw_only=True)
+class NoticeRecord:
+    """A ``ctx.ui.notify`` call, with the hook (or ``tool:``/``command:`` name) it came from."""
+
+    source: str
+    message: str
+    level: str
+
+
+@frozen(kw_only=True)
+class ProviderRequestRecord:
+    """One agent request as the provider received it (after ``context``,
+    ``context_with_system`` and ``convertToLlm``); ``tokens`` is the brain's estimate."""
+
+    roles: tuple[str, ...]
+    messages: tuple[JSON, ...]
+    tokens: int
+    turn_index: int
+
+
+@frozen(kw_only=True)
+class DeliveryRecord:
+    """A queued, held or sent message that reached the session as an entry (``sent`` = a
+    ``sendMessage`` appended at once because the host was not streaming)."""
+
+    kind: DeliveryKind
+    text: str
+    entry_id: str
+
+
+@define
+class HostLog:
+    """Everything observable, in order of occurrence."""
+
+    events: list[EventRecord] = field(factory=list)
+    errors: list[ExtensionErrorRecord] = field(factory=list)
+    notices: list[NoticeRecord] = field(factory=list)
+    requests: list[ProviderRequestRecord] = field(factory=list)
+    deliveries: list[DeliveryRecord] = field(factory=list)
+    persisted: list[Entry] = field(factory=list)
+
+    def event_names(self) -> list[str]:
+        return [record.name for record in self.events]

@@ -1,0 +1,44 @@
+"""Settings of the model host: the model and Pi's ``retry`` and ``compaction`` settings.
+
+Defaults are Pi 0.87.1's (pi-host §7): ``retry.{enabled=true, maxRetries=3, baseDelayMs=2000}``,
+``compaction.{enabled=true, reserveTokens=16384, keepRecentTokens=20000}``; the default model
+is the faux model of the SDK traces (context window 200000, max tokens 16384).
+"""
+
+from __future__ import annotations
+
+from attrs import field, frozen
+
+from pictx_fsm.hooks import ModelInfo
+
+FAUX_MODEL = ModelInfo(provider="faux", id="faux-1", context_window=200_000, max_tokens=16_384)
+
+
+@frozen(kw_only=True)
+class RetrySettings:
+    """``retry.*``: host retries of transient provider errors (``e3``)."""
+
+    enabled: bool = True
+    max_retries: int = 3
+    base_delay_ms: int = 2000
+
+
+@frozen(kw_only=True)
+class CompactionSettings:
+    """``compaction.*``: native compaction (threshold, overflow, manual ``/compact``)."""
+
+    enabled: bool = True
+    reserve_tokens: int = 16_384
+    keep_recent_tokens: int = 20_000
+
+
+@frozen(kw_only=True)
+class HostSettings:
+    """Everything the model host is configured with; frozen, so a run is reproducible."""
+
+    model: ModelInfo = FAUX_MODEL
+    thinking_level: str = "off"
+    retry: RetrySettings = field(factory=RetrySettings)
+    compaction: CompactionSettings = field(factory=CompactionSettings)
+    cwd: str = "/workspace"
+    session_dir: str = "/workspace/sessions"

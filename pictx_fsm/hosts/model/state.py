@@ -1,0 +1,81 @@
+"""The model host's mutable state, shared by the loop, the dispatcher and the session API."""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Mapping
+from typing import Any, TypeAlias
+
+from attrs import define, field
+
+from pictx_fsm.hooks import ContextUsage, HostContext, ModelInfo
+from pictx_fsm.hosts.model.brain import Brain
+from pictx_fsm.hosts.model.extension import Extension
+from pictx_fsm.hosts.model.messages import Clock
+from pictx_fsm.hosts.model.queues import Queued, Queues
+from pictx_fsm.hosts.model.records import HostLog
+from pictx_fsm.hosts.model.settings import HostSettings
+from pictx_fsm.hosts.model.store import SessionStore
+from pictx_fsm.session.estimate import TokenCounter
+
+JSON: TypeAlias = Any
+
+
+@define
+class RunState:
+    """One run, from the prompt (or a triggered message) to ``agent_settled``."""
+
+    aborted: bool = False
+    """``abort()`` was called: no recovery, no ``agent_before_settle``."""
+    signal_live: bool = False
+    """A low-level run is active (``agent_start`` … ``agent_end``): ``ctx.signal`` is set and
+    Pi's ``isStreaming`` is true."""
+    turn_index: int | None = None
+    overflow_attempted: bool = False
+    """Pi's single compact-and-retry has been used in the current failure chain."""
+    retry_attempt: int = 0
+    last_message: Mapping[str, JSON] | None = None
+    """The final assistant message of the latest low-level run."""
+
+
+@define
+class HostState:
+    settings: HostSettings
+    model: ModelInfo
+    brain: Brain
+    extensions: list[Extension]
+    store: SessionStore
+    ids: random.Random
+    clock: Clock
+    counter: TokenCounter
+    log: HostLog = field(factory=HostLog)
+    queues: Queues = field(factory=Queues)
+    files: dict[str, SessionStore] = field(factory=dict)
+    run: RunState | None = None
+    triggered: list[Queued] = field(factory=list)
+    """Custom messages that asked for a turn while idle; the session starts their run."""
+
+    @property
+    def streaming(self) -> bool:
+        return self.run is not None and self.run.signal_live
+
+    @property
+    def signal_aborted(self) -> bool:
+        return self.run is not None and self.run.signal_live and self.run.aborted
+
+    @property
+    def turn_index(self) -> int | None:
+        return None if self.run is None else self.run.turn_index
+
+    def host_context(self) -> HostContext:
+        """The ``ctx`` facts a handler reads (lifecycle §1)."""
+        usage = ContextUsage(
+            tokens=self.store.context_tokens(), context_window=self.model.context_window
+        )
+        return HostContext(
+            usage=usage,
+            model=self.model,
+            signal_aborted=self.signal_aborted,
+            has_pending_messages=self.queues.user_pending() > 0,
+            cwd=self.settings.cwd,
+        )

