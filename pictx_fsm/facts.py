@@ -205,13 +205,15 @@ def usage(env: FactEnv, facts: Facts) -> policy.Usage | None:
 @fact
 def usage_known(env: FactEnv, facts: Facts) -> bool:
     """R49: remaining tokens can be computed."""
-    return policy.remaining(facts["usage"]) is not None
+    return facts["remaining"] is not None
 
 
 @fact
 def remaining(env: FactEnv, facts: Facts) -> int | None:
-    """R49: ``max(0, contextWindow − tokens)`` of the active window; None when unknown."""
-    return policy.remaining(facts["usage"])
+    """R49: ``max(0, contextWindow − tokens)`` of the active window; None when unknown
+    (including when the host reports no usage at all, R47)."""
+    usage = facts["usage"]
+    return None if usage is None else policy.remaining(usage)
 
 
 @fact
@@ -229,7 +231,7 @@ def thresholds(env: FactEnv, facts: Facts) -> policy.Thresholds:
 @fact
 def reset_due(env: FactEnv, facts: Facts) -> bool:
     """R50: automatic, usage known and ``contextWindow − tokens ≤ reserve``."""
-    if not facts["automatic"]:
+    if not facts["automatic"] or not facts["usage_known"]:
         return False
     return policy.reset_due(facts["usage"], facts["thresholds"].reserve, True)
 
@@ -298,12 +300,14 @@ def warning_notice_due(env: FactEnv, facts: Facts) -> bool:
 @fact
 def guidance_remaining(env: FactEnv, facts: Facts) -> int:
     """R51.4: the count frozen into the guidance text, ``max(0, remaining − warning)``."""
-    return policy.tool_remaining(facts["usage"], facts["thresholds"]) or 0
+    return facts["tool_remaining"] or 0
 
 
 @fact
 def tool_remaining(env: FactEnv, facts: Facts) -> int | None:
     """R17: ``max(0, remaining − warningLine)`` or None; works even when disabled."""
+    if not facts["usage_known"]:
+        return None
     return policy.tool_remaining(facts["usage"], facts["thresholds"])
 
 

@@ -111,14 +111,9 @@ class SessionBuilder:
         )
 
     def bash(self, command: str = "ls", output: str = "a\nb", **fields: Any) -> str:
+        defaults: dict[str, Any] = {"exitCode": 0, "cancelled": False, "truncated": False}
         return self.message(
-            "bashExecution",
-            command=command,
-            output=output,
-            exitCode=0,
-            cancelled=False,
-            truncated=False,
-            **fields,
+            "bashExecution", command=command, output=output, **{**defaults, **fields}
         )
 
     # -- other entries -----------------------------------------------------------------------

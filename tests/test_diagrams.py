@@ -172,6 +172,18 @@ def test_the_diagram_command_exits_2_when_graphviz_is_missing(
 # --------------------------------------------------------------------------- counts readers
 
 
+def test_counts_from_audit_reads_the_steps_of_records_written_by_the_audit_log(
+    tmp_path: Path,
+) -> None:
+    # Given records shaped like pictx_fsm.audit's: fired transitions per machine step
+    log = tmp_path / "audit.jsonl"
+    step = {"machine": "m", "event": "go", "transitions": [{"id": "m:r:a:go:1"}]}
+    records = [{"seq": 1, "steps": [step, step]}, {"seq": 2, "steps": []}]
+    log.write_text("\n".join(json.dumps(r) for r in records) + "\n")
+    # Then every step's transitions count
+    assert counts_from_audit(log) == {"m:r:a:go:1": 2}
+
+
 def test_counts_from_audit_counts_every_listed_transition_id(tmp_path: Path) -> None:
     # Given an audit log whose records list fired transitions (one record fired none)
     log = tmp_path / "audit.jsonl"
@@ -193,7 +205,9 @@ def test_counts_from_audit_counts_every_listed_transition_id(tmp_path: Path) -> 
         ('{"transitions": [{"name": "x"}]}\n', "line 1: 'transitions': each item needs"),
         ('{"transitions": {"id": "x"}}\n', "line 1: 'transitions' must be a list"),
         ("[1, 2]\n", "line 1: a record must be an object"),
-        ('{"seq": 1}\n', "no record has a 'transitions' list"),
+        ('{"seq": 1}\n', "no record lists fired 'transitions'"),
+        ('{"steps": {"transitions": []}}\n', "line 1: 'steps' must be a list"),
+        ('{"steps": [{"transitions": "x"}]}\n', "line 1: 'transitions' must be a list"),
     ],
 )
 def test_counts_from_audit_refuses_malformed_logs_naming_the_line(

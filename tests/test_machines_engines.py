@@ -6,6 +6,7 @@ their own name as the effect (``remember`` returns two, to pin the order within 
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from pathlib import Path
 
@@ -444,3 +445,29 @@ def test_changing_a_target_in_the_document_changes_both_engines_with_no_python_c
     assert step.after.state("toggle_flat") == "off"
     assert step.effects == ("announce", "remember:1", "remember:2")
     assert reference.send("enable", GuardValues.of(allowed=True)) == (step.after, step.effects)
+
+
+def test_a_json_declaration_runs_alike_on_both_engines(tmp_path: Path) -> None:
+    # Given the parallel fixture rewritten as a JSON document
+    raw = yaml.safe_load((VALID / "control_parallel.yaml").read_text())
+    path = tmp_path / "control_parallel.json"
+    path.write_text(json.dumps(raw))
+    spec = load_machine_document(path)
+    # Then python-statemachine reads it with its JSON reader and both engines agree
+    compiled, reference = engines(spec)
+    events = [("request", GuardValues()), ("turn_end", GuardValues.of(ready=True))]
+    assert drive(compiled, reference, events) == Configuration(
+        states=(("request", "none"), ("overflow", "idle"))
+    )
+
+
+@pytest.mark.parametrize(
+    "states",
+    [(("request", "none"),), (("request", "none"), ("overflow", "nowhere")),
+     (("overflow", "idle"), ("request", "none"))],
+    ids=["missing-region", "unknown-state", "regions-swapped"],
+)  # fmt: skip
+def test_a_configuration_of_another_shape_is_refused(states: tuple[tuple[str, str], ...]) -> None:
+    compiled, _ = engines(PARALLEL)
+    with pytest.raises(ValueError, match="is not a configuration of 'control_parallel'"):
+        compiled.step(Configuration(states=states), "abort", GuardValues())

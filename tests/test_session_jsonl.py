@@ -508,8 +508,8 @@ def test_entry_line_is_compact_with_non_ascii_kept_as_pi_writes() -> None:
     entry = CustomEntry(id="c1", parent_id=None, timestamp=TS, custom_type="t", data={"s": "é😀"})
     # When it is dumped / Then it is one compact line with the characters as is
     assert dumps_entry(entry) == (
-        '{"type":"custom","id":"c1","parentId":null,"timestamp":"' + TS + '",'
-        '"customType":"t","data":{"s":"é😀"}}'
+        '{"type":"custom","customType":"t","data":{"s":"é😀"},'
+        '"id":"c1","parentId":null,"timestamp":"' + TS + '"}'
     )
 
 

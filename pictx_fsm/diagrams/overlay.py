@@ -18,26 +18,41 @@ from pictx_fsm.machines.document import MachineSpec
 
 
 def counts_from_audit(path: str | os.PathLike[str]) -> dict[str, int]:
-    """Count transition firings in an audit log (JSONL).
+    """Count transition firings in an audit log (JSONL, one JSON object per line).
 
-    Assumed record shape (the audit writer is aligned to it): one JSON object per line, with a
-    ``transitions`` list of objects each carrying the fired transition's ``id`` (as in
-    :attr:`pictx_fsm.machines.TransitionSpec.id`). Other keys are ignored; blank lines are
-    skipped; a record without ``transitions`` fired nothing. A log in which *no* record has
-    ``transitions`` is refused, since it is probably not an audit log of this shape.
+    Fired transitions are lists of objects carrying the transition's ``id`` (as in
+    :attr:`pictx_fsm.machines.TransitionSpec.id`), found in either shape: per machine step, as
+    :mod:`pictx_fsm.audit` writes them (``{"steps": [{"transitions": [{"id": ...}]}]}``), or
+    directly on the record (``{"transitions": [{"id": ...}]}``). Other keys are ignored, blank
+    lines skipped, and a record with neither fired nothing. A log in which *no* record has
+    either shape is refused: it is probably not an audit log.
     """
     counts: Counter[str] = Counter()
     seen_transitions = False
     for line_number, record in _records(Path(path)):
-        if "transitions" not in record:
-            continue
-        seen_transitions = True
-        counts.update(_ids(path, line_number, record["transitions"]))
+        for fired in _fired_lists(path, line_number, record):
+            seen_transitions = True
+            counts.update(_ids(path, line_number, fired))
     if not seen_transitions:
         raise UnreadableInputError(
-            str(path), "no record has a 'transitions' list; is this an audit log?"
+            str(path), "no record lists fired 'transitions'; is this an audit log?"
         )
     return dict(sorted(counts.items()))
+
+
+def _fired_lists(
+    path: str | os.PathLike[str], line_number: int, record: Mapping[str, Any]
+) -> list[Any]:
+    lists = [record["transitions"]] if "transitions" in record else []
+    steps = record.get("steps", [])
+    if not isinstance(steps, list):
+        raise UnreadableInputError(str(path), f"line {line_number}: 'steps' must be a list")
+    for step in steps:
+        if not isinstance(step, dict):
+            raise UnreadableInputError(str(path), f"line {line_number}: a step must be an object")
+        if "transitions" in step:
+            lists.append(step["transitions"])
+    return lists
 
 
 def _records(path: Path) -> Iterable[tuple[int, Mapping[str, Any]]]:

@@ -1,7 +1,9 @@
 """The declared machines: load ``models/``, bind guards and actions, run them two ways.
 
-- :mod:`~pictx_fsm.machines.document` reads and validates a declaration into a frozen
-  :class:`MachineSpec`;
+- :mod:`~pictx_fsm.machines.document` reads a declaration, :mod:`~pictx_fsm.machines.builder`
+  validates it into the frozen IR of :mod:`~pictx_fsm.machines.spec` (:class:`MachineSpec`),
+  whose guard conditions are :mod:`~pictx_fsm.machines.conditions` trees;
+- :mod:`~pictx_fsm.machines.analysis` finds completeness gaps and fingerprints documents;
 - :mod:`~pictx_fsm.machines.bindings` supplies guards and actions and checks them against it;
 - :mod:`~pictx_fsm.machines.compiled` runs it as an immutable table with a pure ``step``;
 - :mod:`~pictx_fsm.machines.reference` runs the same document on python-statemachine, to

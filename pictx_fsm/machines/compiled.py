@@ -94,6 +94,7 @@ class _Entry(Generic[F, E]):
     cond: Evaluator | None
     unless: Evaluator | None
     actions: tuple[tuple[str, Callable[[F], tuple[E, ...]]], ...]
+    unguarded: Fired  # the record of this transition when no guard was evaluated
 
 
 # (region index, source state, event) -> candidate transitions in document order
@@ -108,6 +109,7 @@ class CompiledMachine(Generic[F, E]):
     bindings: MachineBindings[F, E]
     table: _Table[F, E] = attrs.field(repr=False)
     region_events: tuple[frozenset[str], ...] = attrs.field(repr=False)
+    region_states: tuple[tuple[str, frozenset[str]], ...] = attrs.field(repr=False)
     events: frozenset[str] = attrs.field(repr=False)
 
     @classmethod
@@ -124,6 +126,7 @@ class CompiledMachine(Generic[F, E]):
             bindings=bindings,
             table=MappingProxyType({key: tuple(entries) for key, entries in table.items()}),
             region_events=tuple(frozenset(spec.region_events(r.name)) for r in spec.regions),
+            region_states=tuple((r.name, frozenset(r.states)) for r in spec.regions),
             events=frozenset(spec.events),
         )
 
@@ -145,11 +148,10 @@ class CompiledMachine(Generic[F, E]):
         effects: list[E] = []
         machine = self.spec.name
         for position, entry, guards in chosen:
-            transition = entry.spec
             for name, action in entry.actions:
                 effects.extend(call_action(machine, name, action, facts))
-            after[position] = (transition.region, transition.target)
-            fired.append(_fired(transition, guards))
+            after[position] = (entry.spec.region, entry.spec.target)
+            fired.append(_with_guards(entry.unguarded, guards) if guards else entry.unguarded)
         return Step(
             machine=machine,
             event=event,
@@ -164,10 +166,13 @@ class CompiledMachine(Generic[F, E]):
     ) -> list[tuple[int, _Entry[F, E], tuple[tuple[str, bool], ...]]]:
         """Every region's decision, made before any action runs."""
         states = configuration.states
-        if len(states) != len(self.region_events):
+        if len(states) != len(self.region_states):
             raise ValueError(f"{configuration} is not a configuration of {self.spec.name!r}")
         chosen = []
         for position, (region, state) in enumerate(states):
+            name, known = self.region_states[position]
+            if region != name or state not in known:
+                raise ValueError(f"{configuration} is not a configuration of {self.spec.name!r}")
             if event not in self.region_events[position]:
                 continue
             candidates = self.table.get((position, state, event), ())
@@ -182,6 +187,8 @@ class CompiledMachine(Generic[F, E]):
     def _select(
         self, candidates: tuple[_Entry[F, E], ...], facts: F
     ) -> tuple[_Entry[F, E] | None, tuple[tuple[str, bool], ...]]:
+        if candidates and candidates[0].cond is None and candidates[0].unless is None:
+            return candidates[0], ()  # the common case: nothing to evaluate
         memo: dict[str, bool] = {}
         guards = self.bindings.guards
         machine = self.spec.name
@@ -207,17 +214,25 @@ def _compile(transition: TransitionSpec, bindings: MachineBindings[F, E]) -> _En
         cond=compile_condition(transition.cond) if transition.cond is not None else None,
         unless=compile_condition(transition.unless) if transition.unless is not None else None,
         actions=tuple((name, bindings.actions[name]) for name in transition.actions),
+        unguarded=Fired(
+            transition=transition.id,
+            region=transition.region,
+            source=transition.source,
+            target=transition.target,
+            guards=(),
+            actions=transition.actions,
+        ),
     )
 
 
-def _fired(transition: TransitionSpec, guards: tuple[tuple[str, bool], ...]) -> Fired:
+def _with_guards(unguarded: Fired, guards: tuple[tuple[str, bool], ...]) -> Fired:
     return Fired(
-        transition=transition.id,
-        region=transition.region,
-        source=transition.source,
-        target=transition.target,
+        transition=unguarded.transition,
+        region=unguarded.region,
+        source=unguarded.source,
+        target=unguarded.target,
         guards=guards,
-        actions=transition.actions,
+        actions=unguarded.actions,
     )
 
 

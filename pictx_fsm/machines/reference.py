@@ -119,6 +119,14 @@ def _model_class(bindings: MachineBindings[Any, Any]) -> type[_ModelBase]:
     return type(f"{bindings.machine}_model", (_ModelBase,), namespace)
 
 
+def _document_order(spec: MachineSpec) -> dict[str, int]:
+    """Every state id (parallel state, regions, atomic states) by pre-order document position."""
+    ids = [] if spec.parallel_state is None else [spec.parallel_state]
+    for region in spec.regions:
+        ids += ([] if spec.parallel_state is None else [region.name]) + list(region.states)
+    return {state: position for position, state in enumerate(ids)}
+
+
 class ReferenceMachine(Generic[F, E]):
     """One running python-statemachine instance of a declared machine (stateful)."""
 
@@ -126,11 +134,14 @@ class ReferenceMachine(Generic[F, E]):
         bind(spec, bindings)
         self.spec = spec
         self._model = _model_class(bindings)()
+        self._order = _document_order(spec)
         self._chart = chart_class(spec)(model=self._model)
         self._in_document_order()
 
     def _in_document_order(self) -> None:
-        active = sorted(self._chart.configuration, key=lambda state: state.document_order)
+        # State.document_order is not usable here: python-statemachine numbers states per
+        # nesting level, so states of different regions tie.
+        active = sorted(self._chart.configuration, key=lambda state: self._order[state.id])
         self._chart.configuration = OrderedSet(active)
 
     def configuration(self) -> Configuration:

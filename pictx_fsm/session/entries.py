@@ -222,6 +222,8 @@ class BaseEntry:
 
     TYPE: ClassVar[str] = ""
     _FIELDS: ClassVar[tuple[tuple[str, str], ...]] = ()
+    _FIELDS_FIRST: ClassVar[bool] = False
+    """Pi spreads the extension's draft before the base keys for custom entries."""
 
     id: str
     parent_id: str | None
@@ -234,16 +236,19 @@ class BaseEntry:
 
     def to_json(self) -> dict[str, JSON]:
         """The JSON object Pi writes for this entry (key order as Pi's ``append*``)."""
-        out: dict[str, JSON] = {
-            "type": self.type,
-            "id": self.id,
-            "parentId": self.parent_id,
-            "timestamp": self.timestamp,
+        out: dict[str, JSON] = {"type": self.type}
+        fields = {
+            json_key: getattr(self, attr_name)
+            for attr_name, json_key in self._FIELDS
+            if getattr(self, attr_name) is not ABSENT
         }
-        for attr_name, json_key in self._FIELDS:
-            value = getattr(self, attr_name)
-            if value is not ABSENT:
-                out[json_key] = value
+        base = {"id": self.id, "parentId": self.parent_id, "timestamp": self.timestamp}
+        if self._FIELDS_FIRST:
+            out.update(fields)
+            out.update(base)
+        else:
+            out.update(base)
+            out.update(fields)
         out.update(self.extra)
         return out
 
@@ -277,6 +282,7 @@ class CustomEntry(BaseEntry):
     _FIELDS: ClassVar[tuple[tuple[str, str], ...]] = _fields(
         ("custom_type", "customType"), ("data", "data")
     )
+    _FIELDS_FIRST: ClassVar[bool] = True
     custom_type: str
     data: JSON = ABSENT
 
@@ -292,6 +298,7 @@ class CustomMessageEntry(BaseEntry):
         ("display", "display"),
         ("details", "details"),
     )
+    _FIELDS_FIRST: ClassVar[bool] = True
     custom_type: str
     content: JSON
     display: JSON = ABSENT
@@ -358,7 +365,12 @@ class ContextEditEntry(BaseEntry):
         ("target_id", "targetId"), ("replacement", "replacement")
     )
     target_id: str
-    replacement: JSON = None
+    replacement: JSON = ABSENT
+
+    @property
+    def hides_target(self) -> bool:
+        """``replacement: null`` (or absent): the target leaves the projection."""
+        return self.replacement is None or self.replacement is ABSENT
 
 
 @frozen(kw_only=True)

@@ -173,16 +173,21 @@ class SessionTree:
                 previous=window,
                 depth=window.depth + 1,
             )
-            types, boot = frozenset(), None
+            types, boot, continued = frozenset(), None, False
         elif (
             boot is None
             and window.marker_id is not None
             and (boot_window_id(entry) == window.window_id)
         ):
             boot = entry_id
-        if opened is None and isinstance(entry, CustomMessageEntry):
-            if entry.custom_type not in types:
-                types = types | {entry.custom_type}
+        elif boot is not None and is_continuation(entry):
+            continued = True
+        if (
+            opened is None
+            and isinstance(entry, CustomMessageEntry)
+            and entry.custom_type not in types
+        ):
+            types = types | {entry.custom_type}
         node = TreeNode(
             entry=entry,
             id=entry_id,
@@ -243,6 +248,9 @@ class SessionTree:
             return self._nodes[entry_id]
         except KeyError:
             raise KeyError(f"no entry {entry_id!r} in session {self.session_id}") from None
+
+    def find(self, entry_id: str) -> TreeNode | None:
+        return self._nodes.get(entry_id)
 
     def get(self, entry_id: str) -> Entry | None:
         node = self._nodes.get(entry_id)

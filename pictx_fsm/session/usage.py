@@ -21,7 +21,7 @@ boot or of a trusted reply, an edit while a reply is discounted by the timestamp
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from pictx_fsm.session.entries import (
     CompactionEntry,
@@ -186,7 +186,7 @@ class UsageIndex:
             return SystemLink(message_of(entry), self._chain(node.parent))
         if isinstance(entry, CompactionEntry):
             checkpoint = entry.system_message
-            return SystemLink(checkpoint, None) if isinstance(checkpoint, dict) else None
+            return SystemLink(checkpoint, None) if isinstance(checkpoint, Mapping) else None
         return self._chain(node.parent)
 
     def _chain(self, node: TreeNode | None) -> SystemLink | None:

@@ -174,7 +174,12 @@ class Brain:
     def _tool_block(self, call: Call) -> JSON:
         self.calls_made += 1
         call_id = call.id if call.id is not None else f"call_{self.calls_made}"
-        return {"type": "toolCall", "id": call_id, "name": call.name, "arguments": dict(call.arguments)}
+        return {
+            "type": "toolCall",
+            "id": call_id,
+            "name": call.name,
+            "arguments": dict(call.arguments),
+        }
 
 
 def _text_block(text: str) -> list[JSON]:

@@ -32,7 +32,15 @@ JSON: TypeAlias = Any
 
 def record(host: HostState, name: str, **detail: JSON) -> Step:
     """Log one emitted hook (extensions that would subscribe to it are not modelled)."""
-    host.log.events.append(EventRecord(name=name, turn_index=host.turn_index, detail=detail))
+    host.log.events.append(
+        EventRecord(
+            name=name,
+            turn_index=host.turn_index,
+            detail=detail,
+            signal=host.signal_state,
+            pending=host.queues.user_pending() > 0,
+        )
+    )
     return Step(kind="hook", name=name)
 
 

@@ -10,8 +10,8 @@ from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any, TypeAlias
 
-from pictx_fsm.hosts.model.brain import AssistantReply, usage_of
 from pictx_fsm.hooks import ModelInfo
+from pictx_fsm.hosts.model.brain import AssistantReply, usage_of
 from pictx_fsm.session.entries import ABSENT
 
 JSON: TypeAlias = Any

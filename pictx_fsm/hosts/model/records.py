@@ -34,11 +34,15 @@ class Step:
 
 @frozen(kw_only=True)
 class EventRecord:
-    """One emitted hook; ``turn_index`` is the low-level run's turn (``None`` outside)."""
+    """One emitted hook; ``turn_index`` is the low-level run's turn (``None`` outside);
+    ``signal`` and ``pending`` are what ``ctx.signal`` (``None``, ``"live"``, ``"aborted"``)
+    and ``ctx.hasPendingMessages()`` showed at that moment."""
 
     name: str
     turn_index: int | None = None
     detail: Mapping[str, JSON] = field(factory=_empty)
+    signal: str | None = None
+    pending: bool = False
 
 
 @frozen(kw_only=True)

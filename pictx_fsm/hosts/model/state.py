@@ -36,6 +36,8 @@ class RunState:
     retry_attempt: int = 0
     last_message: Mapping[str, JSON] | None = None
     """The final assistant message of the latest low-level run."""
+    last_entry_id: str | None = None
+    """The entry that persisted ``last_message`` (what recovery hides)."""
 
 
 @define
@@ -62,6 +64,13 @@ class HostState:
     @property
     def signal_aborted(self) -> bool:
         return self.run is not None and self.run.signal_live and self.run.aborted
+
+    @property
+    def signal_state(self) -> str | None:
+        """``ctx.signal``: absent outside a low-level run, else live or aborted."""
+        if self.run is None or not self.run.signal_live:
+            return None
+        return "aborted" if self.run.aborted else "live"
 
     @property
     def turn_index(self) -> int | None:

@@ -100,7 +100,9 @@ def _result_message(host: HostState, item: _Running) -> dict[str, JSON]:
 
 
 def _start(host: HostState, index: int, call: ToolInvocation) -> _Running:
-    handler = next((ext.tools[call.name] for ext in host.extensions if call.name in ext.tools), None)
+    handler = next(
+        (ext.tools[call.name] for ext in host.extensions if call.name in ext.tools), None
+    )
     if handler is not None:
         try:
             answer = handler(call, host.host_context())

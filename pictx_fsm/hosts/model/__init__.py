@@ -1,0 +1,79 @@
+"""The model session: an executable model of the Pi 0.87.1 host as a context-window
+lifecycle extension observes it (pi-host §3–§8, §11). See ``docs/model-session.md``."""
+
+from pictx_fsm.hosts.model.adapter import LIFECYCLE_HOOKS, LifecycleExtension, RuntimeLike
+from pictx_fsm.hosts.model.brain import (
+    OVERLOADED,
+    Brain,
+    Call,
+    LengthStop,
+    Overflow,
+    ProviderError,
+    Response,
+    Text,
+    Tools,
+)
+from pictx_fsm.hosts.model.compaction import CompactOutcome
+from pictx_fsm.hosts.model.errors import AgentBusyError, ModelHostError
+from pictx_fsm.hosts.model.extension import (
+    BaseExtension,
+    Extension,
+    SuppliedCompaction,
+    ToolInvocation,
+    ToolOutput,
+)
+from pictx_fsm.hosts.model.messages import TickClock
+from pictx_fsm.hosts.model.navigation import NavigationOutcome
+from pictx_fsm.hosts.model.records import (
+    DeliveryRecord,
+    EventRecord,
+    ExtensionErrorRecord,
+    HostLog,
+    NoticeRecord,
+    ProviderRequestRecord,
+    Step,
+)
+from pictx_fsm.hosts.model.session import ModelSession
+from pictx_fsm.hosts.model.settings import (
+    FAUX_MODEL,
+    CompactionSettings,
+    HostSettings,
+    RetrySettings,
+)
+
+__all__ = [
+    "FAUX_MODEL",
+    "LIFECYCLE_HOOKS",
+    "OVERLOADED",
+    "AgentBusyError",
+    "BaseExtension",
+    "Brain",
+    "Call",
+    "CompactOutcome",
+    "CompactionSettings",
+    "DeliveryRecord",
+    "EventRecord",
+    "Extension",
+    "ExtensionErrorRecord",
+    "HostLog",
+    "HostSettings",
+    "LengthStop",
+    "LifecycleExtension",
+    "ModelHostError",
+    "ModelSession",
+    "NavigationOutcome",
+    "NoticeRecord",
+    "Overflow",
+    "ProviderError",
+    "ProviderRequestRecord",
+    "Response",
+    "RetrySettings",
+    "RuntimeLike",
+    "Step",
+    "SuppliedCompaction",
+    "Text",
+    "TickClock",
+    "ToolInvocation",
+    "ToolOutput",
+    "Tools",
+]

@@ -1,0 +1,19 @@
+"""Errors the model session raises on host actions Pi would refuse."""
+
+from __future__ import annotations
+
+from pictx_fsm.errors import PictxError
+
+ALREADY_PROCESSING = (
+    "Agent is already processing. Specify streamingBehavior ('steer' or 'followUp') "
+    "to queue the message."
+)
+"""What Pi's ``prompt()`` throws while a run is active (``f_queue``)."""
+
+
+class ModelHostError(PictxError):
+    """A host action the model session cannot carry out (unknown entry, command, file)."""
+
+
+class AgentBusyError(ModelHostError):
+    """A host action that needs an idle session was attempted during a run."""

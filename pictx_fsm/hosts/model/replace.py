@@ -1,0 +1,118 @@
+"""Session files and runtime replacement: startup, fork, resume (pi-host §2, §7 "Fork",
+"Resume", §8.1).
+
+Each replacement ends the old extension runtime (``session_shutdown``), binds every extension
+to the new tree (Pi re-runs the extension factories) and starts it (``session_start``). A
+resume re-reads the file through the JSONL writer and parser, so the leaf is the last entry in
+file order: a navigation that appended nothing is lost, as in Pi.
+"""
+
+from __future__ import annotations
+
+import random
+import uuid
+from collections.abc import Callable
+
+from pictx_fsm.hooks import SessionShutdown, SessionStart, SessionStartReason
+from pictx_fsm.hosts.model.dispatch import emit, error, record
+from pictx_fsm.hosts.model.errors import ModelHostError
+from pictx_fsm.hosts.model.messages import iso
+from pictx_fsm.hosts.model.settings import HostSettings
+from pictx_fsm.hosts.model.state import HostState
+from pictx_fsm.hosts.model.store import SessionStore
+from pictx_fsm.session.entries import LabelEntry, SessionHeader
+from pictx_fsm.session.jsonl import parse_session
+from pictx_fsm.session.tree import SessionTree
+from pictx_fsm.session.windows import uuid_draws
+
+
+def new_session_id(rng: random.Random) -> str:
+    return str(uuid.UUID(next(iter(uuid_draws(rng)))))
+
+
+def session_path(settings: HostSettings, ms: int, session_id: str) -> str:
+    """``<sessionDir>/<ISO time with ':' and '.' as '-'>_<sessionId>.jsonl``."""
+    stamp = iso(ms).replace(":", "-").replace(".", "-")
+    return f"{settings.session_dir}/{stamp}_{session_id}.jsonl"
+
+
+def new_header(
+    host_settings: HostSettings, session_id: str, ms: int, parent: str | None
+) -> SessionHeader:
+    return SessionHeader(
+        id=session_id, timestamp=iso(ms), cwd=host_settings.cwd, parent_session=parent
+    )
+
+
+def open_store(host: HostState, tree: SessionTree, path: str) -> SessionStore:
+    """Make ``tree`` the session's current file."""
+    store = SessionStore(
+        tree,
+        path=path,
+        ids=host.ids,
+        clock=host.clock,
+        counter=host.counter,
+        on_append=host.log.persisted.append,
+    )
+    host.store = store
+    host.files[path] = store
+    return store
+
+
+def bind(host: HostState, reason: SessionStartReason) -> None:
+    """Bind every extension to the current tree, then ``session_start``."""
+    for ext in host.extensions:
+        try:
+            ext.bind(host.store.tree)
+        except Exception as exc:  # a failing factory is an extension error, not a host crash
+            error(host, "session_start", ext.name, f"{type(exc).__name__}: {exc}")
+    emit(host, SessionStart(reason=reason), reason=reason)
+
+
+def shutdown(host: HostState, reason: str) -> None:
+    emit(host, SessionShutdown(reason=reason), reason=reason)
+
+
+def fork(host: HostState, entry_id: str, position: str) -> str:
+    """``fork(entryId, {position})``: a new file with the path to the fork point."""
+    tree = host.store.tree
+    if entry_id not in tree:
+        raise ModelHostError(f"cannot fork at {entry_id!r}: no such entry in the session")
+    record(host, "session_before_fork", entryId=entry_id, position=position)
+    at = entry_id if position == "at" else tree.node(entry_id).entry.parent_id
+    if at is None:
+        raise ModelHostError(f"cannot fork before {entry_id!r}: it is the first entry")
+    shutdown(host, "fork")
+    now = host.clock()
+    session_id = new_session_id(host.ids)
+    header = new_header(host.settings, session_id, now, parent=host.store.path)
+    forked = tree.fork(at, header, label_entry=_label_factory(host))
+    path = session_path(host.settings, now, session_id)
+    open_store(host, forked, path)
+    bind(host, "fork")
+    return path
+
+
+def _label_factory(host: HostState) -> Callable[[str, str, str | None], LabelEntry]:
+    store = host.store
+
+    def make(target: str, label: str, parent: str | None) -> LabelEntry:
+        stamp = iso(host.clock())
+        return LabelEntry(
+            id=store.mint_id(), parent_id=parent, timestamp=stamp, target_id=target, label=label
+        )
+
+    return make
+
+
+def resume(host: HostState, path: str) -> None:
+    """``switchSession(path)``: re-read the file; the leaf is its last entry."""
+    if path not in host.files:
+        raise ModelHostError(f"no session file {path!r} in this model session")
+    record(host, "session_before_switch", reason="resume", targetSessionFile=path)
+    shutdown(host, "resume")
+    loaded = parse_session(host.files[path].jsonl(), source=path)
+    if loaded.header is None:
+        raise ModelHostError(f"{path}: the session file has no header")
+    open_store(host, SessionTree.from_entries(loaded.header, loaded.entries), path)
+    bind(host, "resume")

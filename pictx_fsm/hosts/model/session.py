@@ -1,0 +1,361 @@
+"""``ModelSession``: an executable model of one Pi 0.87.1 session, driven step by step.
+
+Host actions mirror Pi's SDK (``prompt``, ``steer``, ``follow_up``, ``abort``,
+``send_message``, ``navigate``, ``fork``, ``switch_session``/``reload``, ``compact``,
+``command``, ``set_model``, ``dispose``). A run advances only through :meth:`step` (one hook,
+persistence point or wait at a time) or :meth:`run_until_idle`, so a test can steer, queue or
+abort between any two host steps. Everything observable is in :attr:`log`.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any, TypeAlias
+
+from pictx_fsm.effects import HookResult
+from pictx_fsm.hooks import ModelInfo, ModelSelect, SessionShutdown
+from pictx_fsm.hosts.model import replace
+from pictx_fsm.hosts.model.brain import Brain
+from pictx_fsm.hosts.model.compaction import CompactOutcome, run_compaction
+from pictx_fsm.hosts.model.dispatch import abort, apply_effects, emit, error, record, send_custom
+from pictx_fsm.hosts.model.errors import ALREADY_PROCESSING, AgentBusyError, ModelHostError
+from pictx_fsm.hosts.model.extension import Extension
+from pictx_fsm.hosts.model.messages import (
+    Clock,
+    TickClock,
+    system_message,
+    tool_declaration,
+    user_message,
+)
+from pictx_fsm.hosts.model.navigation import NavigationOutcome, navigate
+from pictx_fsm.hosts.model.queues import Queued
+from pictx_fsm.hosts.model.records import HostLog, Step
+from pictx_fsm.hosts.model.runs import agent_run, check_before_prompt
+from pictx_fsm.hosts.model.settings import HostSettings
+from pictx_fsm.hosts.model.state import HostState
+from pictx_fsm.hosts.model.steps import Steps, drain
+from pictx_fsm.hosts.model.store import SessionStore
+from pictx_fsm.hosts.model.tools import ECHO_TOOL
+from pictx_fsm.protocol import WIPE_MEMORY_COMMAND
+from pictx_fsm.session.entries import ABSENT, Entry
+from pictx_fsm.session.estimate import CharsCounter, TokenCounter
+from pictx_fsm.session.jsonl import parse_session
+from pictx_fsm.session.tree import SessionTree
+
+JSON: TypeAlias = Any
+DEFAULT_MAX_STEPS = 100_000
+
+
+class ModelSession:
+    """A Pi session with scripted model replies and the given extensions, in load order."""
+
+    def __init__(
+        self,
+        extensions: Iterable[Extension] = (),
+        *,
+        brain: Brain | None = None,
+        settings: HostSettings | None = None,
+        rng: random.Random | None = None,
+        clock: Clock | None = None,
+        counter: TokenCounter | None = None,
+        jsonl: str | None = None,
+    ) -> None:
+        """Start a new session (``jsonl=None``) or open an existing file's text; either way
+        the extensions are bound and see ``session_start{startup}``."""
+        settings = settings or HostSettings()
+        rng = rng or random.Random(0)
+        clock = clock or TickClock()
+        counter = counter or CharsCounter()
+        self._host = _new_host(list(extensions), brain or Brain(), settings, rng, clock, counter)
+        self._steps: Steps[None] | None = None
+        self.last_step: Step | None = None
+        if jsonl is None:
+            self._create()
+        else:
+            self._open(jsonl)
+        replace.bind(self._host, "startup")
+
+    def _create(self) -> None:
+        host = self._host
+        now = host.clock()
+        session_id = replace.new_session_id(host.ids)
+        header = replace.new_header(host.settings, session_id, now, parent=None)
+        store = replace.open_store(
+            host, SessionTree(header), replace.session_path(host.settings, now, session_id)
+        )
+        store.model_change(host.model.provider, host.model.id)
+        store.thinking_level(host.settings.thinking_level)
+
+    def _open(self, text: str) -> None:
+        loaded = parse_session(text)
+        if loaded.header is None:
+            raise ModelHostError("the session text has no session header")
+        tree = SessionTree.from_entries(loaded.header, loaded.entries)
+        path = replace.session_path(self._host.settings, self._host.clock(), loaded.header.id)
+        replace.open_store(self._host, tree, path)
+
+    # -- observation --------------------------------------------------------------------------
+
+    @property
+    def log(self) -> HostLog:
+        return self._host.log
+
+    @property
+    def store(self) -> SessionStore:
+        return self._host.store
+
+    @property
+    def tree(self) -> SessionTree:
+        return self._host.store.tree
+
+    @property
+    def entries(self) -> Sequence[Entry]:
+        """The current session file's entries in file order."""
+        return self._host.store.tree.entries
+
+    @property
+    def leaf_id(self) -> str | None:
+        return self._host.store.leaf_id
+
+    @property
+    def session_file(self) -> str:
+        return self._host.store.path
+
+    @property
+    def files(self) -> dict[str, SessionStore]:
+        """Every session file this model session has written, by path."""
+        return dict(self._host.files)
+
+    @property
+    def model(self) -> ModelInfo:
+        return self._host.model
+
+    @property
+    def brain(self) -> Brain:
+        return self._host.brain
+
+    @property
+    def is_idle(self) -> bool:
+        return self._steps is None and not self._host.triggered
+
+    @property
+    def is_streaming(self) -> bool:
+        return self._host.streaming
+
+    @property
+    def pending_messages(self) -> int:
+        """``ctx.hasPendingMessages()`` as a count (queued user texts)."""
+        return self._host.queues.user_pending()
+
+    def jsonl(self) -> str:
+        """The current session file's text."""
+        return self._host.store.jsonl()
+
+    # -- prompting and queues -----------------------------------------------------------------
+
+    def prompt(self, text: str) -> None:
+        """``session.prompt(text)``: starts a run when idle; throws while a run is active."""
+        record(self._host, "input", text=text, source="interactive", streamingBehavior=None)
+        if not self.is_idle:
+            raise AgentBusyError(ALREADY_PROCESSING)
+        self._steps = _prompt_run(self._host, text)
+
+    def steer(self, text: str) -> None:
+        """Queue a steering message (a plain prompt when idle)."""
+        self._queue(text, "steer")
+
+    def follow_up(self, text: str) -> None:
+        """Queue a follow-up message (a plain prompt when idle)."""
+        self._queue(text, "follow_up")
+
+    def _queue(self, text: str, kind: str) -> None:
+        if self.is_idle:
+            self.prompt(text)
+            return
+        host = self._host
+        behavior = "steer" if kind == "steer" else "followUp"
+        record(host, "input", text=text, source="interactive", streamingBehavior=behavior)
+        item = Queued(
+            kind="steer" if kind == "steer" else "follow_up",
+            message=user_message(text, host.clock()),
+        )
+        (host.queues.steering if kind == "steer" else host.queues.follow_up).append(item)
+
+    def send_message(
+        self,
+        custom_type: str,
+        content: JSON,
+        *,
+        display: bool = False,
+        details: JSON = ABSENT,
+        trigger_turn: bool = False,
+        deliver_as: str | None = None,
+    ) -> None:
+        """``pi.sendMessage`` from outside a handler (``deliver_as``: ``steer``,
+        ``followUp`` or ``nextTurn``)."""
+        send_custom(
+            self._host,
+            custom_type,
+            content,
+            display=display,
+            details=details,
+            trigger_turn=trigger_turn,
+            deliver_as=deliver_as,
+        )
+
+    def abort(self) -> None:
+        """``session.abort()``: aborts the active run (no-op when idle)."""
+        abort(self._host)
+
+    # -- stepping -----------------------------------------------------------------------------
+
+    def step(self) -> Step | None:
+        """Advance exactly one host step; ``None`` when the session is idle."""
+        while True:
+            if self._steps is None and not self._start_triggered():
+                return None
+            assert self._steps is not None
+            try:
+                self.last_step = next(self._steps)
+                return self.last_step
+            except StopIteration:
+                self._steps = None
+
+    def _start_triggered(self) -> bool:
+        host = self._host
+        if not host.triggered:
+            return False
+        self._steps = agent_run(host, [host.triggered.pop(0)])
+        return True
+
+    def run_until(
+        self, predicate: Callable[[Step], bool], max_steps: int = DEFAULT_MAX_STEPS
+    ) -> Step:
+        """Step until ``predicate(step)`` holds; raises when the session goes idle first."""
+        for _ in range(max_steps):
+            step = self.step()
+            if step is None:
+                raise ModelHostError("the session went idle before the awaited step")
+            if predicate(step):
+                return step
+        raise ModelHostError(f"no awaited step within {max_steps} steps")
+
+    def run_until_idle(self, max_steps: int = DEFAULT_MAX_STEPS) -> int:
+        """Step until idle; returns the number of steps taken."""
+        for count in range(max_steps + 1):
+            if self.step() is None:
+                return count
+        raise ModelHostError(f"the session is still running after {max_steps} steps")
+
+    def _require_idle(self, action: str) -> None:
+        if not self.is_idle:
+            raise AgentBusyError(f"{action} needs an idle session; a run is active")
+
+    # -- session operations -------------------------------------------------------------------
+
+    def navigate(
+        self, target_id: str, *, summarize: bool = False, label: str | None = None
+    ) -> NavigationOutcome:
+        """``navigateTree(targetId, {summarize, label})``."""
+        self._require_idle("navigate")
+        return navigate(self._host, target_id, summarize=summarize, label=label)
+
+    def fork(self, entry_id: str, position: str = "before") -> str:
+        """``fork(entryId, {position})``; returns the new session file's path."""
+        self._require_idle("fork")
+        return replace.fork(self._host, entry_id, position)
+
+    def switch_session(self, path: str) -> None:
+        """``switchSession(path)``: resume a session file of this model session."""
+        self._require_idle("switch_session")
+        replace.resume(self._host, path)
+
+    def reload(self) -> None:
+        """Write the current file, read it back (leaf = last entry) and resume it."""
+        self.switch_session(self._host.store.path)
+
+    def compact(self) -> CompactOutcome:
+        """``/compact``: aborts an active run first, then a manual compaction."""
+        if not self.is_idle:
+            self.abort()
+            self.run_until_idle()
+        return drain(run_compaction(self._host, "manual", will_retry=False))
+
+    def command(self, name: str, args: str = "") -> None:
+        """``/name args``. ``/wipe-memory`` waits for idle in Pi; the model requires it."""
+        host = self._host
+        handler = next((e.commands[name] for e in host.extensions if name in e.commands), None)
+        if handler is None:
+            raise ModelHostError(f"unknown command /{name}")
+        if name == WIPE_MEMORY_COMMAND:
+            self._require_idle(f"/{name}")
+        try:
+            reply = handler(args, host.host_context())
+        except Exception as exc:  # Pi reports command errors as extension errors
+            error(host, "command", name, f"{type(exc).__name__}: {exc}")
+            return
+        if isinstance(reply, HookResult):
+            apply_effects(host, reply.effects, f"command:{name}")
+
+    def set_model(self, model: ModelInfo) -> None:
+        """``setModel``: a ``model_change`` entry, then ``model_select``."""
+        host = self._host
+        host.model = model
+        host.store.model_change(model.provider, model.id)
+        emit(host, ModelSelect(model=model), source="set")
+
+    def dispose(self) -> None:
+        """``runtime.dispose()``: ``session_shutdown{quit}``."""
+        emit(self._host, SessionShutdown(reason="quit"), reason="quit")
+
+
+def _new_host(
+    extensions: list[Extension],
+    brain: Brain,
+    settings: HostSettings,
+    rng: random.Random,
+    clock: Clock,
+    counter: TokenCounter,
+) -> HostState:
+    placeholder = SessionStore(
+        SessionTree(replace.new_header(settings, "pending", 0, None)),
+        path="",
+        ids=rng,
+        clock=clock,
+        counter=counter,
+        on_append=lambda entry: None,
+    )
+    return HostState(
+        settings=settings,
+        model=settings.model,
+        brain=brain,
+        extensions=extensions,
+        store=placeholder,
+        ids=rng,
+        clock=clock,
+        counter=counter,
+    )
+
+
+def _prompt_run(host: HostState, text: str) -> Steps[None]:
+    """``prompt()`` after ``input``: threshold check, ``before_agent_start``, the run."""
+    yield from check_before_prompt(host)
+    yield record(host, "before_agent_start")
+    prompts = [
+        *_system_prompt(host),
+        Queued(kind="prompt", message=user_message(text, host.clock())),
+    ]
+    yield from agent_run(host, [*prompts, *host.queues.take_next_turn()])
+
+
+def _system_prompt(host: HostState) -> list[Queued]:
+    """The full system message, when the context has none yet (the first request)."""
+    if any(m.get("role") == "system" for m in host.store.context_messages()):
+        return []
+    names = [ECHO_TOOL]
+    for ext in host.extensions:
+        names += [name for name in ext.tools if name not in names]
+    tools = [tool_declaration(name) for name in names]
+    message = system_message(tools, host.settings.cwd, host.clock())
+    return [Queued(kind="prompt", message=message)]

@@ -1,0 +1,219 @@
+"""One low-level agent run (pi-agent-core ``agentLoop``/``runLoop``, pi-host §7 step 1).
+
+``agent_start`` → turns → ``agent_end``. Each turn: ``turn_start`` → pending messages
+(prompts, then one steering message) → ``context`` → ``context_with_system`` → the provider
+request → the assistant message → the tool batch → ``turn_end`` with its boundary drafts →
+held custom messages. The loop goes on while tools ask for more, ``continue`` was honoured,
+or steering is queued; then one follow-up at a time; an error or aborted reply ends the run
+at once. A turn that starts with an aborted signal records ``This operation was aborted``
+without calling the provider (``d2``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, TypeAlias
+
+from pictx_fsm.effects import MessagesResult
+from pictx_fsm.hooks import AgentEnd, Context, ContextWithSystem, HookEvent, TurnEnd, TurnStart
+from pictx_fsm.hooks import Outcome as HookOutcome
+from pictx_fsm.hosts.model.boundary import can_continue, chain, commit
+from pictx_fsm.hosts.model.dispatch import call, emit, error, record, subscribers
+from pictx_fsm.hosts.model.messages import (
+    aborted_before_request,
+    aborted_partial,
+    assistant_message,
+    role_of,
+)
+from pictx_fsm.hosts.model.persist import persist
+from pictx_fsm.hosts.model.queues import Queued
+from pictx_fsm.hosts.model.records import DeliveryRecord, ProviderRequestRecord, Step
+from pictx_fsm.hosts.model.state import HostState, RunState
+from pictx_fsm.hosts.model.steps import Steps
+from pictx_fsm.hosts.model.tools import run_batch, tool_calls
+from pictx_fsm.session.entries import Entry
+from pictx_fsm.session.projection import Message, convert_to_llm
+
+JSON: TypeAlias = Any
+BOUNDARY = "<boundary>"
+UNFINISHED = frozenset({"error", "aborted"})
+
+
+def outcome_of(message: Mapping[str, JSON] | None) -> HookOutcome:
+    stop = None if message is None else message.get("stopReason")
+    if stop == "aborted":
+        return "aborted"
+    return "error" if stop == "error" else "completed"
+
+
+def _run(host: HostState) -> RunState:
+    if host.run is None:
+        raise RuntimeError("the agent loop runs only inside a run")
+    return host.run
+
+
+def low_level_run(host: HostState, prompts: Sequence[Queued]) -> Steps[None]:
+    """``agent_start`` … ``agent_end``."""
+    run = _run(host)
+    run.signal_live = True
+    run.turn_index = None
+    yield record(host, "agent_start")
+    yield from _turns(host, run, [*prompts, *host.queues.take_steering()])
+    emit(host, AgentEnd())
+    yield Step(kind="hook", name="agent_end")
+    run.signal_live = False
+    run.turn_index = None
+
+
+def _turns(host: HostState, run: RunState, pending: list[Queued]) -> Steps[None]:
+    index = -1
+    while True:
+        more = True
+        while more or pending:
+            index += 1
+            more = yield from _turn(host, run, index, pending)
+            if more is None:
+                return
+            pending = host.queues.take_steering()
+        pending = host.queues.take_follow_up()
+        if not pending:
+            return
+
+
+def _turn(host: HostState, run: RunState, index: int, pending: list[Queued]) -> Steps[bool | None]:
+    """One turn; ``None`` when the reply ended the run (error or aborted)."""
+    run.turn_index = index
+    emit(host, TurnStart(turn_index=index), turnIndex=index)
+    yield Step(kind="hook", name="turn_start")
+    yield from deliver(host, pending)
+    message = yield from request(host, run)
+    if message.get("stopReason") in UNFINISHED:
+        yield from finish_turn(host, message)
+        return None
+    calls = tool_calls(message)
+    tools_more = False
+    if calls:
+        _, tools_more = yield from run_batch(host, calls)
+    continued = yield from finish_turn(host, message)
+    return tools_more or continued
+
+
+def deliver(host: HostState, items: Sequence[Queued]) -> Steps[None]:
+    for item in items:
+        host.queues.started(item)
+        entry = yield from persist(host, item.message)
+        if role_of(item.message) != "system":
+            record_delivery(host, item, entry)
+
+
+def record_delivery(host: HostState, item: Queued, entry: Entry) -> None:
+    host.log.deliveries.append(
+        DeliveryRecord(kind=item.kind, text=item.text, entry_id=str(entry.id))
+    )
+
+
+# -- the request -------------------------------------------------------------------------------
+
+
+def request(host: HostState, run: RunState) -> Steps[Mapping[str, JSON]]:
+    """Context hooks, then the provider (unless aborted), then the persisted reply."""
+    messages = host.store.context_messages()
+    system = [m for m in messages if m.get("role") == "system"]
+    rest = [m for m in messages if m.get("role") != "system"]
+    rest = yield from messages_chain(host, "context", lambda ms: Context(messages=ms), rest)
+    full = [*system, *rest]
+    full = yield from messages_chain(
+        host, "context_with_system", lambda ms: ContextWithSystem(messages=ms), full
+    )
+    if run.aborted:
+        message = aborted_before_request(host.model, host.clock())
+        entry = yield from persist(host, message)
+        run.last_entry_id = entry.id
+    else:
+        message = yield from _provider(host, run, convert_to_llm(full))
+    if message.get("stopReason") not in UNFINISHED:
+        run.overflow_attempted = False
+        run.retry_attempt = 0
+    run.last_message = message
+    return message
+
+
+def messages_chain(
+    host: HostState,
+    hook: str,
+    make: Callable[[tuple[Message, ...]], HookEvent],
+    messages: list[Message],
+) -> Steps[list[Message]]:
+    """``context``/``context_with_system``: each handler may replace the list."""
+    record(host, hook, count=len(messages))
+    for ext in subscribers(host, hook):
+        reply = call(host, ext, make(tuple(messages)), host.host_context())
+        value = getattr(reply, "value", None)
+        if isinstance(value, MessagesResult):
+            messages = list(value.messages)
+    yield Step(kind="hook", name=hook)
+    return messages
+
+
+def _provider(host: HostState, run: RunState, llm: list[Message]) -> Steps[Mapping[str, JSON]]:
+    tokens = host.brain.request_tokens(llm)
+    roles = tuple(role_of(m) for m in llm)
+    turn = run.turn_index if run.turn_index is not None else 0
+    host.log.requests.append(
+        ProviderRequestRecord(roles=roles, messages=tuple(llm), tokens=tokens, turn_index=turn)
+    )
+    reply = host.brain.respond(llm, host.model)
+    yield record(host, "message_start", role="assistant")
+    yield Step(kind="pause", name="streaming")
+    if run.aborted:
+        message = aborted_partial(reply, host.model, host.clock())
+    else:
+        message = assistant_message(reply, host.model, host.clock())
+    yield record(host, "message_end", role="assistant", stopReason=message["stopReason"])
+    entry = host.store.message(message)
+    run.last_entry_id = entry.id
+    yield Step(kind="persist", name=entry.type)
+    return message
+
+
+# -- the end of a turn -------------------------------------------------------------------------
+
+
+def finish_turn(host: HostState, message: Mapping[str, JSON]) -> Steps[bool]:
+    """``turn_end``: chain the handlers, commit the drafts, honour ``continue`` only with
+    runnable context, then append the held custom messages."""
+    run = _run(host)
+    index = run.turn_index if run.turn_index is not None else 0
+    outcome = outcome_of(message)
+
+    def event(drafts: tuple[Any, ...]) -> TurnEnd:
+        return TurnEnd(
+            message=message,
+            outcome=outcome,
+            entries=drafts,
+            pending_messages=host.queues.pending_messages(),
+            turn_index=index,
+        )
+
+    boundary = chain(host, "turn_end", event, turnIndex=index, outcome=outcome)
+    yield Step(kind="hook", name="turn_end")
+    yield from commit(host, boundary.entries)
+    continued = boundary.continue_ and message.get("stopReason") not in UNFINISHED
+    if continued and not can_continue(host):
+        error(
+            host,
+            "turn_end",
+            BOUNDARY,
+            "turn_end requested continuation without runnable model context",
+        )
+        continued = False
+    yield from flush_held(host)
+    return continued
+
+
+def flush_held(host: HostState) -> Steps[None]:
+    """Held ``sendMessage`` customs: appended with no extension message events."""
+    for item in host.queues.take_held():
+        entry = host.store.message(item.message)
+        record_delivery(host, item, entry)
+        yield Step(kind="persist", name=entry.type)
