@@ -39,7 +39,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from attrs import frozen
+from attrs import evolve, frozen
 
 from pictx_fsm.effects import (
     AppendEntry,
@@ -384,7 +384,7 @@ def _rpc(player: Player) -> None:
 
 
 def _settings(*, keep: int = 200, retries: int = 3, window: int = 200_000) -> HostSettings:
-    model = FAUX_MODEL if window == FAUX_MODEL.context_window else _window(window)
+    model = evolve(FAUX_MODEL, context_window=window)
     return HostSettings(
         model=model,
         retry=RetrySettings(max_retries=retries, base_delay_ms=5),
@@ -392,16 +392,13 @@ def _settings(*, keep: int = 200, retries: int = 3, window: int = 200_000) -> Ho
     )
 
 
-def _window(window: int) -> Any:
-    from attrs import evolve
-
-    return evolve(FAUX_MODEL, context_window=window)
+DEFAULT_SETTINGS = _settings()
 
 
 @frozen(kw_only=True)
 class Scenario:
     play: Callable[[Player], None]
-    settings: HostSettings = _settings()
+    settings: HostSettings = DEFAULT_SETTINGS
 
 
 SCENARIOS: dict[str, Scenario] = {
@@ -496,17 +493,17 @@ def test_refused_continuation_is_reported_like_pi() -> None:
     assert errors == [("turn_end", "<boundary>", text)]
 
 
-def test_provider_roles_match_the_traced_requests() -> None:
-    # Given the traces whose provider lines record the roles sent
-    for name in ("c_wipe_turn_end", "c4_wipe_compaction_draft", "e_overflow", "f_queue"):
-        trace, session = replay(name)
-        traced = [
-            tuple(e["payload"]["roles"])
-            for e in trace.events
-            if e["src"] == "provider" and e["ev"] == "request"
-        ]
-        # Then the model sent the same roles in every agent request
-        assert [r.roles for r in session.log.requests] == traced, name
+@pytest.mark.parametrize("name", sorted(n for n in SCENARIOS if not n.startswith("cli_")))
+def test_provider_roles_match_the_traced_requests(name: str) -> None:
+    # Given an SDK trace, whose provider lines record the roles of each agent request
+    trace, session = replay(name)
+    traced = [
+        tuple(e["payload"]["roles"])
+        for e in trace.events
+        if e["src"] == "provider" and e["ev"] == "request"
+    ]
+    # Then the model sent the same roles in every agent request
+    assert [r.roles for r in session.log.requests] == traced
 
 
 FACTS = {

@@ -8,6 +8,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 import pytest
+from attrs import evolve
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -478,8 +479,6 @@ def test_abort_run_effect_cancels_the_request_being_built() -> None:
 
 
 def small_model(window: int) -> HostSettings:
-    from attrs import evolve
-
     return HostSettings(
         model=evolve(FAUX_MODEL, context_window=window),
         compaction=CompactionSettings(keep_recent_tokens=10, reserve_tokens=0),
@@ -667,7 +666,7 @@ def entry_where(session: ModelSession, kind: str, index: int = 0) -> Entry:
 
 def test_navigating_to_a_user_message_lands_on_its_parent_and_writes_nothing() -> None:
     # Given two turns
-    session, ext = two_turns()
+    session, _ = two_turns()
     u2 = entry_where(session, "message:user", 1)
     count = len(session.entries)
     # When the user navigates to U2 without a summary
@@ -877,3 +876,23 @@ def test_ctx_reports_model_window_and_host_usage() -> None:
     assert all(c.usage is not None and c.usage.context_window == 200_000 for c in contexts)
     settled = contexts[-1].usage
     assert settled is not None and settled.tokens is not None and settled.tokens > 0
+
+
+def test_the_lifecycle_runtime_resets_after_the_tool_batch_on_the_model() -> None:
+    # Given pi-context's runtime plugged in through the adapter, and a model calling wipe_memory
+    from pictx_fsm.runtime import LifecycleRuntime
+
+    ext = LifecycleExtension(lambda tree: LifecycleRuntime(tree, rng=random.Random(1)))
+    brain = Brain([Tools(calls=[Call(name=WIPE_MEMORY_TOOL)]), Text(text="fresh")])
+    session = run(ModelSession([ext], brain=brain))
+    # Then marker → boot → continuation follow the tool result and one more request runs
+    assert after_prompt(session) == [
+        "message:assistant",
+        "message:toolResult",
+        "custom:pi-context/reset-marker",
+        "custom_message:pi-context/boot",
+        "custom_message:pi-context/continuation",
+        "message:assistant",
+    ]
+    assert session.log.errors == []
+    assert session.log.requests[-1].roles == ("system", "user", "user")

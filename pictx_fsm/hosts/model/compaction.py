@@ -147,7 +147,7 @@ def run_compaction(host: HostState, reason: str, *, will_retry: bool) -> Steps[C
         fields = checkpoint_fields(host, decision.summary, details=decision.details, from_hook=True)
         first_kept = decision.first_kept_entry_id
     else:
-        details = {"readFiles": [], "modifiedFiles": []}
+        details: JSON = {"readFiles": [], "modifiedFiles": []}
         fields = checkpoint_fields(host, default_summary(plan), details=details, from_hook=False)
         first_kept = plan.first_kept_entry_id
     entry = host.store.compaction(fields, first_kept)

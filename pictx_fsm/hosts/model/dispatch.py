@@ -122,11 +122,11 @@ def send_custom(
         host.queues.held.append(Queued(kind="held", message=message))
     elif trigger_turn and host.run is None:
         host.triggered.append(Queued(kind="prompt", message=message))
+    elif trigger_turn and deliver_as == "followUp":
+        host.queues.follow_up.append(Queued(kind="follow_up", message=message))
     elif trigger_turn:
-        queue = host.queues.follow_up if deliver_as == "followUp" else host.queues.steering
-        kind = "follow_up" if deliver_as == "followUp" else "steer"
-        queue.append(Queued(kind=kind, message=message))
+        host.queues.steering.append(Queued(kind="steer", message=message))
     else:
         entry = host.store.message(message)
-        delivery = DeliveryRecord(kind="sent", text=message_text(message), entry_id=entry.id)
+        delivery = DeliveryRecord(kind="sent", text=message_text(message), entry_id=str(entry.id))
         host.log.deliveries.append(delivery)

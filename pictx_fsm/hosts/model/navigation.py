@@ -96,12 +96,12 @@ def _write_summary(
     supplied: TreeSummaryResult | None,
     label: str | None,
 ) -> str:
+    fields: dict[str, JSON]
     if supplied is not None:
         summary, fields = supplied.summary, {"from_hook": True}
     else:
         summary = f"{SUMMARY_PREAMBLE}## Goal\nModel-host summary of {abandoned} entries"
-        details = {"readFiles": [], "modifiedFiles": []}
-        fields = {"details": details, "from_hook": False}
+        fields = {"details": {"readFiles": [], "modifiedFiles": []}, "from_hook": False}
     entry = host.store.branch_summary(old_leaf or "root", summary, fields)
     if label is not None:
         host.store.label(str(entry.id), label)

@@ -68,7 +68,7 @@ def low_level_run(host: HostState, prompts: Sequence[Queued]) -> Steps[None]:
 def _turns(host: HostState, run: RunState, pending: list[Queued]) -> Steps[None]:
     index = -1
     while True:
-        more = True
+        more: bool | None = True
         while more or pending:
             index += 1
             more = yield from _turn(host, run, index, pending)
@@ -125,6 +125,7 @@ def request(host: HostState, run: RunState) -> Steps[Mapping[str, JSON]]:
     full = yield from messages_chain(
         host, "context_with_system", lambda ms: ContextWithSystem(messages=ms), full
     )
+    message: Mapping[str, JSON]
     if run.aborted:
         message = aborted_before_request(host.model, host.clock())
         entry = yield from persist(host, message)
