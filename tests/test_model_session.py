@@ -414,6 +414,17 @@ def test_next_turn_message_goes_out_after_the_next_prompt() -> None:
     assert after_prompt(session)[:1] == ["custom_message:test/next"]
 
 
+def test_a_triggering_send_message_while_idle_starts_a_run_without_input() -> None:
+    # Given an idle session
+    session = ModelSession(brain=Brain([Text(text="answer")]))
+    # When a custom message asks for a turn
+    session.send_message("test/ping", "PING", trigger_turn=True)
+    session.run_until_idle()
+    # Then a run answers it, with no input and no before_agent_start
+    assert hooks(session, "input", "before_agent_start", "agent_start") == ["agent_start"]
+    assert kinds(session.entries)[-2:] == ["custom_message:test/ping", "message:assistant"]
+
+
 # -- aborts ------------------------------------------------------------------------------------
 
 
@@ -574,6 +585,21 @@ def test_retryable_errors_are_hidden_and_retried_up_to_max_retries() -> None:
     ]
     assert hooks(session, "agent_start") == ["agent_start"] * 3
     assert session.log.requests[-1].roles == ("system", "user")
+
+
+def test_an_abort_during_the_retry_backoff_stops_the_run_without_before_settle() -> None:
+    # Given a retryable error and the host waiting to retry
+    session = ModelSession(brain=Brain([ProviderError(), Text()]))
+    session.prompt("go")
+    session.run_until(lambda step: step.name == "retry_wait")
+    # When the user aborts / Then no retry runs and the run settles at once
+    session.abort()
+    session.run_until_idle()
+    assert hooks(session, "agent_start", "agent_before_settle", "agent_settled") == [
+        "agent_start",
+        "agent_settled",
+    ]
+    assert session.brain.pending == 1
 
 
 def test_exhausted_retries_settle_with_the_error_left_in_context() -> None:

@@ -16,6 +16,7 @@ from pictx_fsm.hosts.model.brain import (
 from pictx_fsm.hosts.model.compaction import CompactOutcome
 from pictx_fsm.hosts.model.errors import AgentBusyError, ModelHostError
 from pictx_fsm.hosts.model.extension import (
+    HOST_HOOKS,
     BaseExtension,
     Extension,
     SuppliedCompaction,
@@ -43,6 +44,7 @@ from pictx_fsm.hosts.model.settings import (
 
 __all__ = [
     "FAUX_MODEL",
+    "HOST_HOOKS",
     "LIFECYCLE_HOOKS",
     "OVERLOADED",
     "AgentBusyError",

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable, Iterable, Sequence
-from typing import Any, TypeAlias
+from typing import Any, Literal, TypeAlias
 
 from pictx_fsm.effects import HookResult
 from pictx_fsm.hooks import ModelInfo, ModelSelect, SessionShutdown
@@ -169,18 +169,16 @@ class ModelSession:
         """Queue a follow-up message (a plain prompt when idle)."""
         self._queue(text, "follow_up")
 
-    def _queue(self, text: str, kind: str) -> None:
+    def _queue(self, text: str, kind: Literal["steer", "follow_up"]) -> None:
         if self.is_idle:
             self.prompt(text)
             return
         host = self._host
         behavior = "steer" if kind == "steer" else "followUp"
         record(host, "input", text=text, source="interactive", streamingBehavior=behavior)
-        item = Queued(
-            kind="steer" if kind == "steer" else "follow_up",
-            message=user_message(text, host.clock()),
-        )
-        (host.queues.steering if kind == "steer" else host.queues.follow_up).append(item)
+        item = Queued(kind=kind, message=user_message(text, host.clock()))
+        queue = host.queues.steering if kind == "steer" else host.queues.follow_up
+        queue.append(item)
 
     def send_message(
         self,
