@@ -168,6 +168,7 @@ class AuditLog:
         *,
         hook: str,
         event: Any,
+        ctx: Any = None,
         steps: Sequence[MachineStepRecord],
         result: Any,
         profile: str,
@@ -179,6 +180,7 @@ class AuditLog:
             "seq": self._seq,
             "hook": hook,
             "event": event_json(event),
+            "ctx": json.loads(canonical(ctx)),
             "steps": [s.to_json() for s in steps],
             "result": json.loads(canonical(result)),
             "profile": profile,
@@ -268,12 +270,26 @@ def _verify_line(line: str, number: int, previous: str, seq: int, source: str) -
 
 
 def verify_chain(path: str | os.PathLike[str]) -> ChainReport:
-    """Verify an audit file; the error names the file and the first broken line."""
+    """Verify an audit file; the error names the file and the first broken line.
+
+    Records are split on ``\n`` only, as they were written: a ``\r`` (or any other character
+    ``str.splitlines`` would treat as a break) inside a line is an edit of that record, and a
+    byte that is not ASCII is an edit of the line holding it."""
     try:
-        text = Path(path).read_text(encoding="ascii")
-    except (OSError, UnicodeDecodeError) as error:
+        data = Path(path).read_bytes()
+    except OSError as error:
         raise UnreadableInputError(str(path), str(error)) from error
-    return verify_lines(text.splitlines(), str(path))
+    return verify_lines(_ascii_lines(data, str(path)), str(path))
+
+
+def _ascii_lines(data: bytes, source: str) -> list[str]:
+    lines = []
+    for number, raw in enumerate(data.split(b"\n"), start=1):
+        try:
+            lines.append(raw.decode("ascii"))
+        except UnicodeDecodeError:
+            raise AuditChainError(source, number, "record is not ASCII (edited)") from None
+    return lines
 
 
 def verify_records(records: Sequence[Mapping[str, Any]]) -> ChainReport:

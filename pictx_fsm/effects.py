@@ -256,3 +256,17 @@ class HookResult:
     @property
     def notices(self) -> tuple[Notify, ...]:
         return tuple(e for e in self.effects if isinstance(e, Notify))
+
+
+def compose_entries(
+    incoming: Sequence[Draft], reminders: Sequence[Draft], reset: Sequence[Draft]
+) -> tuple[Draft, ...]:
+    """R22/R28: a boundary's entries — the host's incoming drafts first (other extensions'
+    work, untouched), then the committed reminders, then the reset tail, which therefore
+    always closes the boundary.
+
+    post: __return__[: len(incoming)] == tuple(incoming)
+    post: __return__[len(__return__) - len(reset) :] == tuple(reset)
+    post: len(__return__) == len(incoming) + len(reminders) + len(reset)
+    """
+    return (*incoming, *reminders, *reset)

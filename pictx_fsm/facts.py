@@ -33,6 +33,7 @@ from pictx_fsm.hooks import (
 )
 from pictx_fsm.protocol import GUIDANCE_TYPE, WARNING_TYPE, Profile
 from pictx_fsm.repair import TailVerdict, classify_tail, tail_kind
+from pictx_fsm.session.entries import MessageEntry
 from pictx_fsm.session.projection import project_branch
 from pictx_fsm.session.tree import SessionTree
 from pictx_fsm.session.windows import Window, is_boot_message, is_valid_marker
@@ -309,6 +310,25 @@ def tool_remaining(env: FactEnv, facts: Facts) -> int | None:
     if not facts["usage_known"]:
         return None
     return policy.tool_remaining(facts["usage"], facts["thresholds"])
+
+
+@fact
+def tool_pair_open(env: FactEnv, facts: Facts) -> bool:
+    """FM19: the leaf sits between an assistant's tool calls and their results, so anything
+    appended now would split a tool pair (a navigation can put the leaf there)."""
+    leaf = env.tree.leaf
+    results = 0
+    for node in leaf.ancestors() if leaf is not None else ():
+        entry = node.entry
+        if not isinstance(entry, MessageEntry):
+            return False
+        if entry.message.role == "toolResult":
+            results += 1
+        elif entry.message.role == "assistant":
+            return len(entry.message.tool_calls()) > results
+        else:
+            return False
+    return False
 
 
 # -- the turn (R21, R24–R26, R33, R35) ---------------------------------------------------------

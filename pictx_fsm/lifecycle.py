@@ -115,7 +115,13 @@ class Lifecycle:
         return tuple(t.id for m in self.machines.values() for t in m.spec.transitions)
 
 
-def build_lifecycle(specs: Mapping[str, MachineSpec], directory: Path) -> Lifecycle:
+def build_lifecycle(
+    specs: Mapping[str, MachineSpec],
+    directory: Path,
+    bindings: Mapping[str, tuple[Mapping[str, Any], Mapping[str, Any]]] = LIFECYCLE_BINDINGS,
+) -> Lifecycle:
+    """Bind and compile ``specs`` (``bindings`` defaults to the lifecycle's own table; a
+    planted fault passes a modified copy)."""
     missing = [name for name in MACHINE_NAMES if name not in specs]
     if missing:
         raise ModelDocumentError(
@@ -123,9 +129,9 @@ def build_lifecycle(specs: Mapping[str, MachineSpec], directory: Path) -> Lifecy
         )
     machines: dict[str, LifecycleMachine] = {}
     for name in MACHINE_NAMES:
-        guards, actions = LIFECYCLE_BINDINGS[name]
-        bindings = MachineBindings(machine=name, guards=guards, actions=actions)
-        compiled: CompiledMachine[Facts, Outcome] = CompiledMachine.build(specs[name], bindings)
+        guards, actions = bindings[name]
+        bound = MachineBindings(machine=name, guards=guards, actions=actions)
+        compiled: CompiledMachine[Facts, Outcome] = CompiledMachine.build(specs[name], bound)
         machines[name] = LifecycleMachine(spec=specs[name], compiled=compiled)
     return Lifecycle(
         machines=MappingProxyType(machines),

@@ -23,6 +23,7 @@ from pictx_fsm.protocol import (
     NOTICE_TREE_SUMMARY_SKIPPED,
     NOTICE_WARNING_RECORDED,
     NOTICE_WIPE_NEEDS_ON,
+    NOTICE_WIPE_SPLITS_TOOL_PAIR,
     WARNING_CONTENT,
     WARNING_TYPE,
     WIPE_DISABLED_ERROR,
@@ -55,6 +56,7 @@ RESET_CONTROL_GUARDS = _guards(
     "automatic",
     "every_pending_reset_committed",
     "some_pending_reset_committed",
+    "tool_pair_open",
 )
 
 RESET_CONTROL_ACTIONS: dict[str, Action] = {
@@ -67,6 +69,9 @@ RESET_CONTROL_ACTIONS: dict[str, Action] = {
     "recover_overflow": _const(it.BuildReset(trigger="overflow")),
     "persist_wipe": _const(it.PersistWipe()),
     "report_wipe_needs_on": _const(Notify(message=NOTICE_WIPE_NEEDS_ON, level="error")),
+    "report_wipe_splits_tool_pair": _const(
+        Notify(message=NOTICE_WIPE_SPLITS_TOOL_PAIR, level="error")
+    ),
     "remember_reset_notice": lambda f: (it.RememberResetNotice(window_id=f["built_window_id"]),),
     "announce_committed_resets": lambda f: (
         it.AnnounceResets(window_ids=f["committed_pending_resets"]),
@@ -126,6 +131,7 @@ BUDGET_ACTIONS: dict[str, Action] = {
 
 BOOT_REPAIR_GUARDS = _guards(
     "enabled",
+    "tool_pair_open",
     "root_window",
     "root_boot_visible",
     "tail_intact",

@@ -265,6 +265,11 @@ NOTICE_COMPACT_DISABLED: Final = (
     "start a fresh window."
 )
 NOTICE_WIPE_NEEDS_ON: Final = "pi-context: /wipe-memory requires /pi-context on."
+NOTICE_WIPE_SPLITS_TOOL_PAIR: Final = (
+    "pi-context: /wipe-memory would separate a tool call from its result; continue or navigate "
+    "to a complete turn first."
+)
+"""Not in pi-context 0.25: the one notice of pictx_fsm's own (see docs/decisions.md)."""
 NOTICE_TOGGLE_USAGE: Final = "Usage: /pi-context [on|off]"
 NOTICE_TOGGLE_STATUS: Final = "pi-context: {state} · {build} · Pi {pi_version}"
 NOTICE_MISSING_BOOT: Final = (

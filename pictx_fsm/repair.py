@@ -82,7 +82,7 @@ def classify_tail(
     checks first; 0.25.1 judges the raw tail only (D4).
 
     post: profile is not Profile.V0_25_0 or __return__ in (TailVerdict.INTACT, TailVerdict.NEEDS_BOOT, TailVerdict.REFUSED)
-    post: __return__ is TailVerdict.REFUSED or not any(k in _CONVERSATION for k in kinds)
+    post: not (__return__.needs_boot or __return__.needs_continuation) or not any(k in _CONVERSATION for k in kinds)
     post: __return__ is not TailVerdict.NEEDS_CONTINUATION or TailKind.BOOT in kinds
     """
     if profile is Profile.V0_25_0:
@@ -121,13 +121,22 @@ def _classify_0_25_1(kinds: Sequence[TailKind]) -> TailVerdict:
 
 
 def repaired_tail(kinds: Sequence[TailKind], verdict: TailVerdict) -> list[TailKind]:
-    """The tail after repair appended what ``verdict`` asks for (used to prove idempotence).
-
-    post: classify_tail(__return__, Profile.V0_25_1) is TailVerdict.INTACT or verdict is TailVerdict.REFUSED or TailKind.CONTINUATION in kinds
-    """
+    """The tail after repair appended what ``verdict`` asks for, in order."""
     tail = list(kinds)
     if verdict.needs_boot:
         tail.append(TailKind.BOOT)
     if verdict.needs_continuation:
         tail.append(TailKind.CONTINUATION)
     return tail
+
+
+def repair_twice(kinds: Sequence[TailKind], profile: Profile) -> TailVerdict:
+    """The verdict of a second repair right after a first one ran on ``kinds`` (R64: a
+    reload, or navigating back, appends nothing; D4: "complete tail → nothing").
+
+    post: __return__ in (TailVerdict.INTACT, TailVerdict.REFUSED)
+    post: (__return__ is TailVerdict.REFUSED) == (classify_tail(kinds, profile) is TailVerdict.REFUSED)
+    """
+    first = classify_tail(kinds, profile)
+    # A boot the first repair appended is visible in the projection (0.25.0 checks that).
+    return classify_tail(repaired_tail(kinds, first), profile, boot_visible=first.needs_boot)

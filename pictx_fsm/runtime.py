@@ -19,9 +19,10 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
-from attrs import define, field, frozen
+from attrs import define, field, fields, frozen
 
 from pictx_fsm import intents as it
 from pictx_fsm import policy
@@ -39,6 +40,7 @@ from pictx_fsm.effects import (
     HostEffect,
     MessagesResult,
     Notify,
+    compose_entries,
     SendMessage,
     ToolResult,
     TreeSummaryResult,
@@ -75,14 +77,34 @@ from pictx_fsm.protocol import (
     Texts,
 )
 from pictx_fsm.resets import BootWriter
+from pictx_fsm.session.estimate import TiktokenCounter, TokenCounter
 from pictx_fsm.session.reset_projection import project_reset
 from pictx_fsm.session.tree import SessionTree
-from pictx_fsm.session.estimate import TiktokenCounter, TokenCounter
 from pictx_fsm.session.usage import UsageIndex
 from pictx_fsm.session.windows import mint_window_id, uuid_draws
 
 Clock = Callable[[], int]
 """Milliseconds since the epoch (message timestamps)."""
+
+SettingsFactory = Callable[[HostContext], policy.SettingsSource]
+"""R40's file-backed authority: a settings source built per read from the hook's ``ctx``
+(``cwd`` and ``isProjectTrusted()``), e.g. :func:`pi_file_settings`."""
+
+
+def pi_file_settings(agent_dir: Path, *, strict: bool = False) -> SettingsFactory:
+    """R40: Pi's ``settings.json`` files, read per decision from ``ctx.cwd`` and the agent dir,
+    the project scope only when ``ctx`` says the project is trusted."""
+
+    def source(ctx: HostContext) -> policy.SettingsSource:
+        return policy.FileSettingsSource(
+            agent_dir=agent_dir,
+            cwd=Path(ctx.cwd),
+            project_trusted=ctx.project_trusted,
+            strict=strict,
+        )
+
+    return source
+
 
 # hook -> the machine events it raises, in pi-context's handler registration order (§6).
 HOOK_EVENTS: Mapping[str, tuple[tuple[str, str], ...]] = {
@@ -121,7 +143,17 @@ TOOL_EVENTS: Mapping[str, tuple[str, str]] = {
     GET_CONTEXT_REMAINING_TOOL: ("budget", "query_remaining"),
 }
 # R55: these hooks are transitions for the settings cache (invalidate, forget warnings).
-POLICY_TRANSITIONS = frozenset({"session_start", "session_tree", "model_select", "session_shutdown"})
+POLICY_TRANSITIONS = frozenset(
+    {"session_start", "session_tree", "model_select", "session_shutdown"}
+)
+
+
+TOGGLE_ARGUMENTS: tuple[str, ...] = ("on", "off")
+
+
+def toggle_completions(prefix: str) -> tuple[str, ...]:
+    """R60: ``/pi-context`` argument completions, ``on`` and ``off`` filtered by prefix."""
+    return tuple(arg for arg in TOGGLE_ARGUMENTS if arg.startswith(prefix))
 
 
 def toggle_event(args: str) -> str:
@@ -169,6 +201,24 @@ class Memory:
     def missing_boot_announced(self) -> str | None:
         return self.missing_boot
 
+    def snapshot(self) -> Memory:
+        """A copy of everything a hook may change (the mappings it holds are immutable)."""
+        return Memory(
+            configs=dict(self.configs),
+            staged=dict(self.staged),
+            notices=dict(self.notices),
+            pending_resets=list(self.pending_resets),
+            missing_boot=self.missing_boot,
+            incomplete_notes_notified=set(self.incomplete_notes_notified),
+            policy_cache=self.policy_cache,
+            notified_warnings=set(self.notified_warnings),
+        )
+
+    def restore(self, saved: Memory) -> None:
+        """Put back a :meth:`snapshot` in place (holders of this object see the old state)."""
+        for attribute in fields(Memory):
+            setattr(self, attribute.name, getattr(saved, attribute.name))
+
 
 @define
 class _Turn:
@@ -177,7 +227,8 @@ class _Turn:
     hook: str
     event: HookEvent
     ctx: HostContext
-    drafts: list[Draft] = field(factory=list)
+    reminders: list[Draft] = field(factory=list)
+    reset: list[Draft] = field(factory=list)
     continue_: bool = False
     value: HookValue | None = None
     effects: list[HostEffect] = field(factory=list)
@@ -198,8 +249,8 @@ class LifecycleRuntime:
         *,
         profile: Profile | str = DEFAULT_PROFILE,
         texts: Texts | None = None,
-        settings: policy.SettingsSource | None = None,
-        cache_policy: bool = True,
+        settings: policy.SettingsSource | SettingsFactory | None = None,
+        cache_policy: bool | None = None,
         boot_writer: BootWriter | None = None,
         usage: UsageIndex | None = None,
         counter: TokenCounter | None = None,
@@ -213,7 +264,10 @@ class LifecycleRuntime:
         self.profile = Profile.parse(profile)
         self.texts = texts or Texts.for_profile(self.profile)
         self.settings = settings or policy.StaticSettingsSource(global_settings={})
-        self.cache_policy = cache_policy
+        # R40: an injected settings manager is read live on every decision; the file-backed
+        # default (a factory over ctx) is cached until a transition (R55).
+        from_ctx = not hasattr(self.settings, "read")
+        self.cache_policy = from_ctx if cache_policy is None else cache_policy
         self.boot_writer = boot_writer or BootWriter(texts=self.texts)
         self.usage = usage if usage is not None else UsageIndex(tree, counter or TiktokenCounter())
         self.rng = rng or random.Random(0)
@@ -233,8 +287,20 @@ class LifecycleRuntime:
         return {name: dict(config) for name, config in self.memory.configs.items()}
 
     def handle(self, event: HookEvent, ctx: HostContext | None = None) -> HookResult:
-        """Handle one hook event and return the handler's value and side effects."""
-        ctx = ctx or HostContext()
+        """Handle one hook event and return the handler's value and side effects.
+
+        A hook is all or nothing: when a guard, an action or the carrying out of an intent
+        raises (an illegal event, a notes failure outside a running reset), the error
+        propagates and every machine keeps the configuration it had before the hook; no
+        audit record is written."""
+        saved = self.memory.snapshot()
+        try:
+            return self._handle(event, ctx or HostContext())
+        except BaseException:
+            self.memory.restore(saved)
+            raise
+
+    def _handle(self, event: HookEvent, ctx: HostContext) -> HookResult:
         turn = _Turn(hook=type(event).HOOK, event=event, ctx=ctx)
         turn.active_before = self.memory.state_of("reset_control", "activity") == "active"
         if turn.hook in POLICY_TRANSITIONS:
@@ -250,6 +316,7 @@ class LifecycleRuntime:
             self.audit.record(
                 hook=turn.hook,
                 event=event,
+                ctx=ctx,
                 steps=turn.steps,
                 result=result,
                 profile=self.profile.value,
@@ -320,7 +387,7 @@ class LifecycleRuntime:
         cached = self.memory.policy_cache
         if cached is not None and self.cache_policy:
             return cached
-        resolved = policy.resolve_policy(self.settings, _model_ref(turn.ctx))
+        resolved = policy.resolve_policy(self._settings_source(turn.ctx), _model_ref(turn.ctx))
         for warning in resolved.warnings:
             if warning not in self.memory.notified_warnings:
                 self.memory.notified_warnings.add(warning)
@@ -328,6 +395,12 @@ class LifecycleRuntime:
         if self.cache_policy:
             self.memory.policy_cache = resolved
         return resolved
+
+    def _settings_source(self, ctx: HostContext) -> policy.SettingsSource:
+        settings = self.settings
+        if hasattr(settings, "read"):
+            return settings  # type: ignore[return-value]
+        return settings(ctx)  # type: ignore[operator, no-any-return]
 
     def _window_usage(self, ctx: HostContext) -> policy.Usage | None:
         """R47/R48: root windows use the host's usage; marker windows the projected window."""
@@ -364,13 +437,16 @@ class LifecycleRuntime:
         """R28/R35 (R29 on failure): marker → boot → continuation after the other drafts."""
         try:
             window_id, drafts = self._reset_drafts(turn, facts)
-        except Exception as error:  # noqa: BLE001 - R29 reports any build failure
+        except Exception as error:
             turn.effects.append(
-                Notify(message=NOTICE_RESET_BUILD_FAILED.format(error=_js_string(error)), level="warning")
+                Notify(
+                    message=NOTICE_RESET_BUILD_FAILED.format(error=_js_string(error)),
+                    level="warning",
+                )
             )
             turn.build_failed = True
             return
-        turn.drafts.extend(drafts)
+        turn.reset.extend(drafts)
         turn.continue_ = True
         turn.queue.append(("reset_control", "reset_built", {"built_window_id": window_id}))
 
@@ -446,7 +522,7 @@ class LifecycleRuntime:
         staged = self.memory.staged[intent.kind]
         if staged is None:  # pragma: no cover - the machine only commits from `staged`
             raise AssertionError(f"{intent.kind} committed without staging")
-        turn.drafts.append(
+        turn.reminders.append(
             CustomMessageDraft(custom_type=intent.kind, content=staged.content, display=False)
         )
         self.memory.notices[intent.kind] = staged.window_id
@@ -478,7 +554,9 @@ class LifecycleRuntime:
 
     def _send_continuation(self, turn: _Turn, intent: it.SendContinuation, facts: Facts) -> None:
         turn.effects.append(
-            SendMessage(custom_type=CONTINUATION_TYPE, content=self.texts.continuation, display=False)
+            SendMessage(
+                custom_type=CONTINUATION_TYPE, content=self.texts.continuation, display=False
+            )
         )
 
     def _project(self, turn: _Turn, intent: it.ProjectMessages, facts: Facts) -> None:
@@ -542,7 +620,7 @@ class LifecycleRuntime:
             return None
         if isinstance(event, AgentBeforeSettle) and not (turn.continue_ or turn.build_failed):
             return None
-        entries = (*event.entries, *turn.drafts)
+        entries = compose_entries(event.entries, turn.reminders, turn.reset)
         if not entries and not turn.continue_:
             return None
         return BoundaryResult(entries=entries, continue_=turn.continue_)

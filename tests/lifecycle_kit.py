@@ -136,9 +136,9 @@ class Kit:
             if isinstance(effect, Notify):
                 self.notices.append(effect)
             elif isinstance(effect, AppendEntry):
-                self._append(CustomDraft(custom_type=effect.custom_type, data=effect.data))
+                self.append_draft(CustomDraft(custom_type=effect.custom_type, data=effect.data))
             elif isinstance(effect, SendMessage):
-                self._append(_send_draft(effect))
+                self.append_draft(_send_draft(effect))
             elif isinstance(effect, AbortRun):
                 self.aborts += 1
 
@@ -146,9 +146,10 @@ class Kit:
         value = result.value
         drafts = value.entries if isinstance(value, BoundaryResult) else event.entries
         for draft in drafts:
-            self._append(draft)
+            self.append_draft(draft)
 
-    def _append(self, draft: Draft) -> str:
+    def append_draft(self, draft: Draft) -> str:
+        """Append one draft as Pi commits it (``custom`` or ``custom_message``)."""
         if isinstance(draft, CustomDraft):
             extra = {} if draft.data is ABSENT else {"data": draft.data}
             return self.build.add("custom", customType=draft.custom_type, **extra)
@@ -298,10 +299,13 @@ class Kit:
         self.ctx = attrs.evolve(self.ctx, usage=ContextUsage(tokens=tokens, context_window=WINDOW))
 
     def verify(self) -> None:
-        verify_records(self.audit.records)
-        if self.audit.path is not None:
+        """The kit's audit chain verifies (in memory, or the file it was written to)."""
+        if self.audit.path is None:
+            verify_records(self.audit.records)
+        else:
             self.audit.close()
-            assert verify_chain(self.audit.path).records == len(self.audit.records)
+            # Another runtime may have continued the same file (a resumed session).
+            assert verify_chain(self.audit.path).records >= len(self.audit.records)
 
 
 def _send_draft(effect: SendMessage) -> CustomMessageDraft:

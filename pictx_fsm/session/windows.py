@@ -24,11 +24,7 @@ from pictx_fsm.session.entries import CustomEntry, CustomMessageEntry
 
 
 def is_valid_marker(entry: object) -> bool:
-    """R8: a ``custom`` entry of the marker type whose ``data.windowId`` is a non-empty string.
-
-    pre: True
-    post: __return__ == (window_id_of_marker(entry) is not None)
-    """
+    """R8: a ``custom`` entry of the marker type whose ``data.windowId`` is a non-empty string."""
     return window_id_of_marker(entry) is not None
 
 
@@ -95,8 +91,9 @@ def mint_window_id(session_id: str, draws: Iterable[str], taken: Iterable[str]) 
     """R12: the first candidate, from a stream of random UUID hex draws, that no valid marker on
     the active branch already uses. ``draws`` must eventually yield a free candidate.
 
-    pre: len(session_id) > 0
     post: __return__ not in set(taken)
+    post: __return__.startswith("pcw:" + session_id[:8] + ":")
+    raises: ValueError
     """
     taken_ids = set(taken)
     for draw in draws:

@@ -81,7 +81,12 @@ def emit(host: HostState, event: HookEvent, **detail: JSON) -> list[Reply]:
 def apply_effects(host: HostState, effects: Iterable[HostEffect], source: str) -> None:
     for effect in effects:
         if isinstance(effect, Notify):
-            notice = NoticeRecord(source=source, message=effect.message, level=effect.level)
+            notice = NoticeRecord(
+                source=source,
+                message=effect.message,
+                level=effect.level,
+                leaf_id=host.store.leaf_id,
+            )
             host.log.notices.append(notice)
         elif isinstance(effect, AppendEntry):
             host.store.custom(effect.custom_type, effect.data)

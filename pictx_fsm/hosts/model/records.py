@@ -62,6 +62,8 @@ class NoticeRecord:
     source: str
     message: str
     level: str
+    leaf_id: str | None = None
+    """The session's leaf when the notice was given (what the notice could see)."""
 
 
 @frozen(kw_only=True)
@@ -73,6 +75,8 @@ class ProviderRequestRecord:
     messages: tuple[JSON, ...]
     tokens: int
     turn_index: int
+    leaf_id: str | None = None
+    """The session's leaf when the request was built (its window is the request's window)."""
 
 
 @frozen(kw_only=True)

@@ -161,7 +161,13 @@ def _provider(host: HostState, run: RunState, llm: list[Message]) -> Steps[Mappi
     roles = tuple(role_of(m) for m in llm)
     turn = run.turn_index if run.turn_index is not None else 0
     host.log.requests.append(
-        ProviderRequestRecord(roles=roles, messages=tuple(llm), tokens=tokens, turn_index=turn)
+        ProviderRequestRecord(
+            roles=roles,
+            messages=tuple(llm),
+            tokens=tokens,
+            turn_index=turn,
+            leaf_id=host.store.leaf_id,
+        )
     )
     reply = host.brain.respond(llm, host.model)
     yield record(host, "message_start", role="assistant")

@@ -1,0 +1,116 @@
+"""Running branch checks over every branch of a tree, each entry visited once.
+
+A branch check is a fold over one root→leaf path: ``start`` gives the state before the first
+entry, ``step`` consumes one entry (and may report), ``end`` reports what only the end of a
+path reveals (a tail still open at the leaf). States are immutable, so the state after an
+entry is shared by every branch through it: one depth-first walk checks all branches in
+O(entries × checks) instead of O(leaves × depth), and a finding on a shared prefix is found
+once. Findings are deduplicated by (kind, faulty entry) all the same, because ``end``
+findings of sibling leaves can name the same entry.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable, Iterator, Sequence
+from typing import Any, Protocol
+
+from pictx_fsm.audit_sessions.context import AuditContext
+from pictx_fsm.audit_sessions.findings import Finding
+from pictx_fsm.session.tree import SessionTree, TreeNode
+
+Step = tuple[Any, list[Finding]]
+
+
+class BranchCheck(Protocol):
+    """A fold over one branch. ``state`` values must be immutable (shared by siblings)."""
+
+    def start(self, ctx: AuditContext) -> Any: ...
+
+    def step(self, state: Any, node: TreeNode, ctx: AuditContext) -> Step: ...
+
+    def end(self, state: Any, leaf: TreeNode, ctx: AuditContext) -> list[Finding]: ...
+
+
+class EntryCheck:
+    """A check of one entry that needs nothing but the entry's own node (window, parent)."""
+
+    def start(self, ctx: AuditContext) -> None:
+        return None
+
+    def step(self, state: None, node: TreeNode, ctx: AuditContext) -> Step:
+        return None, self.check(node, ctx)
+
+    def end(self, state: None, leaf: TreeNode, ctx: AuditContext) -> list[Finding]:
+        return []
+
+    def check(self, node: TreeNode, ctx: AuditContext) -> list[Finding]:
+        raise NotImplementedError
+
+
+# --------------------------------------------------------------------------------------------
+# The tree as the walk sees it
+
+
+class Shape:
+    """Every node of a tree with its children in file order.
+
+    ``SessionTree.nodes()`` lists one node per id; a node shadowed by a later duplicate id is
+    still the parent of the entries appended under it, so it is recovered from their parent
+    links and walked too.
+    """
+
+    def __init__(self, tree: SessionTree) -> None:
+        nodes: dict[int, TreeNode] = {}
+        for node in tree.nodes():
+            for ancestor in node.ancestors():
+                if id(ancestor) in nodes:
+                    break
+                nodes[id(ancestor)] = ancestor
+        children: dict[int, list[TreeNode]] = defaultdict(list)
+        roots: list[TreeNode] = []
+        for node in sorted(nodes.values(), key=lambda n: n.order):
+            if node.parent is None:
+                roots.append(node)
+            else:
+                children[id(node.parent)].append(node)
+        self.nodes: list[TreeNode] = sorted(nodes.values(), key=lambda n: n.order)
+        self.roots = roots
+        self._children = dict(children)
+
+    def children(self, node: TreeNode) -> Sequence[TreeNode]:
+        return self._children.get(id(node), ())
+
+    def is_leaf(self, node: TreeNode) -> bool:
+        return id(node) not in self._children
+
+    def leaves(self) -> list[TreeNode]:
+        return [node for node in self.nodes if self.is_leaf(node)]
+
+
+def walk(shape: Shape, checks: Sequence[BranchCheck], ctx: AuditContext) -> Iterator[Finding]:
+    """Every finding of every check on every branch (in depth-first, file order)."""
+    initial = tuple(check.start(ctx) for check in checks)
+    stack: list[tuple[TreeNode, tuple[Any, ...]]] = [(r, initial) for r in reversed(shape.roots)]
+    while stack:
+        node, states = stack.pop()
+        after: list[Any] = []
+        for check, state in zip(checks, states, strict=True):
+            new_state, found = check.step(state, node, ctx)
+            after.append(new_state)
+            yield from found
+        children = shape.children(node)
+        if not children:
+            for check, state in zip(checks, after, strict=True):
+                yield from check.end(state, node, ctx)
+            continue
+        frozen_states = tuple(after)
+        stack.extend((child, frozen_states) for child in reversed(children))
+
+
+def unique(findings: Iterable[Finding]) -> list[Finding]:
+    """The first finding of each (kind, faulty entry) key."""
+    seen: dict[tuple[str, str, int | None], Finding] = {}
+    for finding in findings:
+        seen.setdefault(finding.key, finding)
+    return list(seen.values())

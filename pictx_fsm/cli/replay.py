@@ -1,0 +1,67 @@
+"""``pictx-fsm replay TRACE``: re-run a trace on the current runtime and model session.
+
+Reports the first machine decision that differs from the one recorded in the trace (a
+changed model, guard or action shows up here) and whether the recorded invariant violation
+is reproduced. Exit 0 when the decisions match and no invariant is violated; 1 when a
+decision differs or an invariant is violated (a counterexample reproduces); 2 on an
+unreadable or malformed trace.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+from pictx_fsm.testing.trace import first_difference, load_trace, run_actions
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("trace", metavar="TRACE", help="a trace written by pictx-fsm verify")
+    parser.add_argument("--json", action="store_true", help="machine-readable output")
+
+
+def run(args: argparse.Namespace) -> int:
+    trace = load_trace(args.trace)
+    outcome = run_actions(trace.config, trace.actions)
+    decisions = outcome.world.decisions()
+    difference = None
+    if trace.decisions is not None:
+        difference = first_difference(trace.decisions, decisions)
+    failure = outcome.describe_failure()
+    recorded = (trace.failure or {}).get("message")
+    if args.json:
+        print(
+            json.dumps(
+                {
+                    "trace": args.trace,
+                    "actions": len(trace.actions),
+                    "decisions": len(decisions),
+                    "first_difference": None
+                    if difference is None
+                    else {
+                        "index": difference.index,
+                        "recorded": difference.expected,
+                        "now": difference.actual,
+                    },
+                    "violation": failure,
+                    "reproduces_recorded_failure": recorded is not None and failure == recorded,
+                },
+                indent=1,
+            )
+        )
+    else:
+        fault = f" · planted fault {trace.config.fault}" if trace.config.fault else ""
+        print(f"replay {args.trace}: {len(trace.actions)} actions, profile {trace.config.profile}{fault}")
+        if trace.decisions is None:
+            print("decisions      none recorded in the trace")
+        elif difference is None:
+            print(f"decisions      all {len(decisions)} match the recorded ones")
+        else:
+            print(f"decisions      first difference at {difference.describe()}")
+        if failure is None:
+            print("invariants     all held")
+        else:
+            same = " (reproduces the recorded failure)" if failure == recorded else ""
+            print(f"invariants     violated at action {outcome.failed_at}{same}")
+            print(f"  {failure}")
+    return 1 if (failure is not None or difference is not None) else 0

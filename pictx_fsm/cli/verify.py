@@ -1,0 +1,188 @@
+"""``pictx-fsm verify``: explore the lifecycle on the embedded model session and check it.
+
+Runs, in parallel, the stateful exploration (seed scenarios, then Hypothesis-generated host
+sessions, every invariant checked after every action) and the CrossHair contracts of the
+decision functions; then reports invariants, examples, transition coverage and contracts.
+Exit 0 when everything holds and every declared transition fired (or is exempted with a
+documented reason); 1 on a counterexample (written as a replayable trace), a missing
+transition or a broken contract; 2 on bad options.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import TextIO
+
+from pictx_fsm.errors import UsageError
+from pictx_fsm.lifecycle import load_lifecycle
+from pictx_fsm.protocol import Profile
+from pictx_fsm.testing.contracts import ContractReport, ContractRun
+from pictx_fsm.testing.coverage import EXEMPTIONS_FILE, Coverage
+from pictx_fsm.testing.explore import ExploreOptions, ExploreReport, Progress, explore
+from pictx_fsm.testing.faults import FAULTS
+from pictx_fsm.testing.invariants import INVARIANT_TYPES
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--examples", type=int, default=500, help="generated runs (default 500)")
+    parser.add_argument("--steps", type=int, default=40, help="max actions per run (default 40)")
+    parser.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+    parser.add_argument(
+        "--time-budget", type=float, default=45.0, help="seconds of exploration (default 45)"
+    )
+    parser.add_argument(
+        "--profile",
+        action="append",
+        choices=[p.value for p in Profile],
+        help="profile(s) to explore (default: both)",
+    )
+    parser.add_argument("--fault", choices=sorted(FAULTS), help="plant a deliberate fault")
+    parser.add_argument("--out", default="verify-out", help="where counterexamples go")
+    parser.add_argument("--coverage-out", help="write {transition: count} JSON here")
+    parser.add_argument("--no-contracts", action="store_true", help="skip the CrossHair check")
+    parser.add_argument(
+        "--contract-timeout", type=float, default=2.0, help="CrossHair seconds per condition"
+    )
+    parser.add_argument("--no-scenarios", action="store_true", help="skip the seed scenarios")
+    parser.add_argument("--quiet", action="store_true", help="no progress display")
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.examples < 0 or args.steps < 1 or args.time_budget <= 0:
+        raise UsageError("--examples must be ≥ 0, --steps ≥ 1 and --time-budget > 0")
+    lifecycle = load_lifecycle()
+    options = ExploreOptions(
+        examples=args.examples,
+        steps=args.steps,
+        seed=args.seed,
+        time_budget=args.time_budget,
+        profiles=tuple(args.profile or [p.value for p in Profile]),
+        fault=args.fault,
+        scenarios=not args.no_scenarios,
+    )
+    contracts = None if args.no_contracts else ContractRun(per_condition_timeout=args.contract_timeout)
+    progress = None if args.quiet else _Progress(sys.stderr)
+    try:
+        report = explore(options, lifecycle, progress)
+    except BaseException:
+        if contracts is not None:
+            contracts.cancel()
+        raise
+    if progress is not None:
+        progress.done()
+    if contracts is not None and progress is not None:
+        print("waiting for CrossHair…", file=sys.stderr)
+    contract_report = contracts.result() if contracts is not None else None
+    return _summarise(args, lifecycle.fingerprint, report, contract_report)
+
+
+class _Progress:
+    def __init__(self, stream: TextIO) -> None:
+        self.stream = stream
+        self.tty = stream.isatty()
+        self.last = -1.0
+
+    def __call__(self, p: Progress) -> None:
+        if not self.tty and p.elapsed - self.last < 5.0:
+            return
+        self.last = p.elapsed
+        line = (
+            f"[{p.phase}] {p.examples} runs · {p.actions:,} actions · "
+            f"{p.covered}/{p.declared} transitions · {p.elapsed:.1f}s"
+        )
+        end = "\r" if self.tty else "\n"
+        self.stream.write(f"{line:<100}{end}")
+        self.stream.flush()
+
+    def done(self) -> None:
+        if self.tty:
+            self.stream.write("\n")
+
+
+def _summarise(
+    args: argparse.Namespace,
+    fingerprint: str,
+    report: ExploreReport,
+    contracts: ContractReport | None,
+) -> int:
+    coverage = report.coverage
+    assert coverage is not None
+    failed = False
+    options = report.options
+    print(f"pictx-fsm verify · models {fingerprint[:12]} · profiles {', '.join(options.profiles)}")
+    if options.fault:
+        print(f"planted fault  {options.fault}")
+    print(f"invariants     {len(INVARIANT_TYPES)} checked after every action", end="")
+    if report.failed:
+        failed = True
+        path = _write_counterexample(args, report)
+        print(": VIOLATED")
+        print(f"  {report.violation}")
+        trace = report.counterexample
+        assert trace is not None
+        print(f"  counterexample: {len(trace.actions)} actions, written to {path}")
+        print(f"  reproduce with: pictx-fsm replay {path}")
+    else:
+        print(": all held")
+    budget = " (time budget reached)" if report.budget_exhausted else ""
+    print(
+        f"examples       {report.scenario_runs} scenario runs + {report.examples} generated runs, "
+        f"{report.actions:,} actions, seed {options.seed}{budget}"
+    )
+    failed |= _print_coverage(coverage, report)
+    if args.coverage_out:
+        Path(args.coverage_out).write_text(json.dumps(coverage.counts(), indent=1) + "\n")
+        print(f"               coverage data written to {args.coverage_out}")
+    failed |= _print_contracts(contracts)
+    print(f"result         {'FAILED' if failed else 'OK'} ({report.elapsed:.1f}s exploring)")
+    return 1 if failed else 0
+
+
+def _print_coverage(coverage: Coverage, report: ExploreReport) -> bool:
+    fired = coverage.covered
+    exempt = len(coverage.exempted)
+    print(
+        f"transitions    {fired}/{coverage.declared} declared transitions fired; "
+        f"{exempt} exempted ({EXEMPTIONS_FILE}); {len(coverage.missing)} missing"
+    )
+    for machine, (covered, declared) in coverage.by_machine().items():
+        print(f"  {machine:<14} {covered:>4}/{declared}")
+    if report.failed:
+        return False  # coverage of an interrupted exploration says nothing
+    for row in coverage.missing:
+        print(f"  never fired: {row.transition}")
+    for name in coverage.unknown_exemptions:
+        print(f"  exemption for an undeclared transition: {name}")
+    return not coverage.complete and not report.options.fault
+
+
+def _print_contracts(contracts: ContractReport | None) -> bool:
+    if contracts is None:
+        print("contracts      skipped (--no-contracts)")
+        return False
+    functions = len(contracts.targets)
+    if contracts.passed:
+        print(
+            f"contracts      {contracts.conditions} conditions on {functions} decision functions "
+            "checked with CrossHair: no counterexample"
+        )
+        return False
+    print(f"contracts      BROKEN ({len(contracts.counterexamples)} counterexample(s))")
+    for counterexample in contracts.counterexamples:
+        print(f"  {counterexample}")
+    if not contracts.counterexamples:
+        print(contracts.output.strip())
+    return True
+
+
+def _write_counterexample(args: argparse.Namespace, report: ExploreReport) -> Path:
+    trace = report.counterexample
+    assert trace is not None
+    name = f"counterexample-{report.options.fault or 'seed' + str(report.options.seed)}.json"
+    return trace.save(Path(args.out) / name)
+
+
+__all__ = ["configure", "run"]

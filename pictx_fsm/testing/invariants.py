@@ -1,0 +1,604 @@
+"""The invariants checked after every step of a generated run (issue 4, item 3).
+
+Each invariant names the lifecycle rule or failure mode it guards and is checked against what
+the world *observably* did — the session files, the model session's log (provider requests,
+notices, deliveries, extension errors) and the runtimes' audit logs — never against the
+machines' own state, so a wrong transition cannot excuse itself. Checks are incremental:
+each keeps a cursor into the logs it reads.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any, Protocol
+
+from attrs import frozen
+
+from pictx_fsm.audit import verify_records
+from pictx_fsm.hosts.model import ModelSession
+from pictx_fsm.overflow import is_overflow_like
+from pictx_fsm.protocol import (
+    BOOT_TYPE,
+    CONTINUATION_TYPE,
+    GUIDANCE_TYPE,
+    MARKER_TYPE,
+    NOTICE_GUIDANCE_RECORDED,
+    NOTICE_MEMORY_CLEARED,
+    NOTICE_WARNING_RECORDED,
+    WARNING_TYPE,
+    Profile,
+)
+from pictx_fsm.repair import TailKind, tail_kind
+from pictx_fsm.session.entries import CompactionEntry, CustomMessageEntry, MessageEntry
+from pictx_fsm.session.projection import context_messages, convert_message
+from pictx_fsm.session.tree import SessionTree, TreeNode
+from pictx_fsm.session.windows import boot_window_id, is_continuation, window_id_of_marker
+
+_PREFIX = NOTICE_MEMORY_CLEARED.split("{", 1)[0]
+_BOUNDARY_TYPES = frozenset({BOOT_TYPE, CONTINUATION_TYPE, GUIDANCE_TYPE, WARNING_TYPE})
+
+
+class WorldView(Protocol):
+    """What the invariants read of a world."""
+
+    session: ModelSession
+
+    @property
+    def profile(self) -> Profile: ...
+
+    def audit_records(self) -> list[dict[str, Any]]: ...
+
+
+@frozen(kw_only=True)
+class Violation:
+    invariant: str
+    guards: str
+    message: str
+
+    def __str__(self) -> str:
+        return f"[{self.invariant} · {self.guards}] {self.message}"
+
+
+class Invariant:
+    """An incremental check; ``check`` returns the violations found since the last call."""
+
+    name: str = ""
+    guards: str = ""
+    doc: str = ""
+
+    def check(self, world: WorldView) -> list[Violation]:
+        raise NotImplementedError
+
+    def violation(self, message: str) -> Violation:
+        return Violation(invariant=self.name, guards=self.guards, message=message)
+
+
+def _trees(session: ModelSession) -> list[SessionTree]:
+    seen: dict[int, SessionTree] = {}
+    for store in session.files.values():
+        seen[id(store.tree)] = store.tree
+    seen[id(session.tree)] = session.tree
+    return list(seen.values())
+
+
+def _nodes_since(tree: SessionTree, start: int) -> Iterator[TreeNode]:
+    for entry in tree.entries[start:]:
+        if entry.id is not None:
+            node = tree.find(entry.id)
+            if node is not None and node.entry is entry:
+                yield node
+
+
+class _PerTree(Invariant):
+    """Checks every entry once when it is appended, in every session file of the world.
+
+    A fork copies a path and a reload re-reads a file: their entries keep their ids and were
+    checked when first appended, so copies are only noted (:meth:`copied`), never re-judged.
+    """
+
+    def __init__(self) -> None:
+        self._cursors: dict[int, int] = {}
+        self._checked: set[str] = set()
+
+    def check(self, world: WorldView) -> list[Violation]:
+        found: list[Violation] = []
+        for tree in _trees(world.session):
+            start = self._cursors.get(id(tree), 0)
+            for node in _nodes_since(tree, start):
+                if node.id in self._checked:
+                    self.copied(tree, node)
+                    continue
+                self._checked.add(node.id)
+                found.extend(self.check_node(world, tree, node))
+            self._cursors[id(tree)] = len(tree.entries)
+        return found
+
+    def copied(self, tree: SessionTree, node: TreeNode) -> None:
+        """An entry another file already had (fork, reload)."""
+
+    def check_node(self, world: WorldView, tree: SessionTree, node: TreeNode) -> list[Violation]:
+        raise NotImplementedError
+
+
+def _pending_tool_calls(node: TreeNode) -> tuple[str, int] | None:
+    """The nearest assistant ancestor with tool calls whose results are not all on the path
+    between it and ``node`` (exclusive), as (entry id, missing count)."""
+    results = 0
+    for ancestor in node.ancestors():
+        if ancestor is node:
+            continue
+        entry = ancestor.entry
+        if isinstance(entry, MessageEntry):
+            role = entry.message.role
+            if role == "toolResult":
+                results += 1
+            elif role == "assistant":
+                calls = len(entry.message.tool_calls())
+                missing = calls - results
+                return (ancestor.id, missing) if missing > 0 else None
+            else:
+                return None
+    return None
+
+
+def _is_boundary(entry: object) -> bool:
+    if window_id_of_marker(entry) is not None:
+        return True
+    return isinstance(entry, CustomMessageEntry) and entry.custom_type in _BOUNDARY_TYPES
+
+
+class ResetTail(_PerTree):
+    name = "reset_tail"
+    guards = "R28, R35, R59, D1, D2, FM19 (rank 5)"
+    doc = (
+        "(a) every committed reset is exactly marker → boot (same windowId, hidden) → "
+        "continuation, and no marker, boot, continuation or reminder sits between a tool "
+        "call and its result"
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._parents: set[tuple[int, str]] = set()
+        """(tree, parent id) of every entry that already has a child in that tree."""
+
+    def copied(self, tree: SessionTree, node: TreeNode) -> None:
+        if node.parent is not None:
+            self._parents.add((id(tree), node.parent.id))
+
+    def check_node(self, world: WorldView, tree: SessionTree, node: TreeNode) -> list[Violation]:
+        found: list[Violation] = []
+        entry = node.entry
+        if _is_boundary(entry):
+            pending = _pending_tool_calls(node)
+            if pending is not None:
+                found.append(
+                    self.violation(
+                        f"{entry.type} {node.id} appended while {pending[1]} result(s) of "
+                        f"the tool calls in {pending[0]} were still missing"
+                    )
+                )
+        parent = node.parent
+        if parent is None or (id(tree), parent.id) in self._parents:
+            return found  # a later child is another branch (navigation), not the commit
+        self._parents.add((id(tree), parent.id))
+        window_id = window_id_of_marker(parent.entry)
+        if window_id is not None and not (boot_window_id(entry) == window_id and entry.hidden):  # type: ignore[union-attr]
+            found.append(self.violation(f"marker {parent.id} is followed by {entry.type} {node.id}, not its boot"))
+        grand = parent.parent
+        wants_continuation = world.profile is not Profile.V0_25_0
+        if (
+            wants_continuation
+            and boot_window_id(parent.entry) is not None
+            and grand is not None
+            and window_id_of_marker(grand.entry) == boot_window_id(parent.entry)
+            and not is_continuation(entry)
+        ):
+            found.append(self.violation(f"boot {parent.id} is followed by {entry.type} {node.id}, not the continuation"))
+        return found
+
+
+class OneResetPerBatch(Invariant):
+    name = "one_reset_per_batch"
+    guards = "R30, FM14–16 (rank 3)"
+    doc = "(b) repeated wipe_memory in one tool batch gives one reset: at most one marker per hook"
+
+    def __init__(self) -> None:
+        self._seen = 0
+
+    def check(self, world: WorldView) -> list[Violation]:
+        records = world.audit_records()
+        found = []
+        for record in records[self._seen :]:
+            markers = _markers_written(record)
+            if len(markers) > 1:
+                found.append(
+                    self.violation(f"{record['hook']} #{record['seq']} wrote {len(markers)} markers")
+                )
+        self._seen = len(records)
+        return found
+
+
+def _result(record: Mapping[str, Any]) -> Mapping[str, Any]:
+    result = record.get("result") or {}
+    return result if isinstance(result, Mapping) else {}
+
+
+def _own_drafts(record: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    value = _result(record).get("value") or {}
+    entries = list(value.get("entries", ())) if isinstance(value, Mapping) else []
+    incoming = len(record.get("event", {}).get("entries", ()) or ())
+    return entries[incoming:]
+
+
+def _markers_written(record: Mapping[str, Any]) -> list[str]:
+    drafts = [d for d in _own_drafts(record) if d.get("customType") == MARKER_TYPE]
+    appended = [
+        e
+        for e in _result(record).get("effects", ())
+        if e.get("effect") == "append_entry" and e.get("customType") == MARKER_TYPE
+    ]
+    return [str((d.get("data") or {}).get("windowId")) for d in (*drafts, *appended)]
+
+
+def _continues(record: Mapping[str, Any]) -> bool:
+    value = _result(record).get("value") or {}
+    return isinstance(value, Mapping) and value.get("continue") is True
+
+
+def _aborted_turn(record: Mapping[str, Any]) -> bool:
+    """R21, computed independently of the machines."""
+    event = record.get("event", {})
+    ctx = record.get("ctx") or {}
+    message = event.get("message") or {}
+    return (
+        event.get("outcome") == "aborted"
+        or bool(ctx.get("signal_aborted"))
+        or (message.get("role") == "assistant" and message.get("stopReason") == "aborted")
+    )
+
+
+class NothingAfterAbort(Invariant):
+    name = "nothing_after_abort"
+    guards = "R21–R23, R35"
+    doc = "(c) an aborted turn commits nothing and continues nothing; no settle boundary after it"
+
+    def __init__(self) -> None:
+        self._seen = 0
+
+    def check(self, world: WorldView) -> list[Violation]:
+        records = world.audit_records()
+        found = []
+        for record in records[self._seen :]:
+            if record["hook"] not in ("turn_end", "agent_before_settle"):
+                continue
+            if not _aborted_turn(record):
+                continue
+            if _own_drafts(record) or _continues(record):
+                found.append(
+                    self.violation(
+                        f"{record['hook']} #{record['seq']} of an aborted run added "
+                        f"{len(_own_drafts(record))} draft(s), continue={_continues(record)}"
+                    )
+                )
+        self._seen = len(records)
+        return found
+
+
+def _message_key(message: Any) -> str:
+    return json.dumps(message, sort_keys=True, default=str)
+
+
+class NoErasedHistory(Invariant):
+    name = "no_erased_history"
+    guards = "R67, R68, R61, FM17–18 (rank 4)"
+    doc = (
+        "(d) after a marker, no provider request contains an entry from before it other than "
+        "the folded system prefix — on every path (send, reload, fork, tree, off)"
+    )
+
+    def __init__(self) -> None:
+        self._seen = 0
+
+    def check(self, world: WorldView) -> list[Violation]:
+        session = world.session
+        requests = session.log.requests
+        found = []
+        for index, request in enumerate(requests[self._seen :], start=self._seen):
+            leaf = session.tree.find(request.leaf_id) if request.leaf_id else None
+            if leaf is None or leaf.window.marker_id is None:
+                continue
+            erased = _erased_messages(session.tree, leaf)
+            for message in request.messages:
+                if message.get("role") != "system" and _message_key(message) in erased:
+                    found.append(
+                        self.violation(
+                            f"request {index} in window {leaf.window.window_id} carries erased "
+                            f"{message.get('role')} message from before marker "
+                            f"{leaf.window.marker_id}"
+                        )
+                    )
+                    break
+        self._seen = len(requests)
+        return found
+
+
+def _erased_messages(tree: SessionTree, leaf: TreeNode) -> set[str]:
+    marker = tree.node(leaf.window.marker_id or "")
+    before = marker.path()[:-1]
+    keys = set()
+    for message in context_messages([n.entry for n in before]):
+        if message.get("role") == "system":
+            continue
+        converted = convert_message(message)
+        if converted is not None:
+            keys.add(_message_key(converted))
+    return keys
+
+
+class QueuedOnce(Invariant):
+    name = "queued_once_in_order"
+    guards = "FM10–13 (rank 2), R32"
+    doc = "(e) every queued steer/follow-up message is delivered exactly once, in order"
+
+    def check(self, world: WorldView) -> list[Violation]:
+        log = world.session.log
+        found: list[Violation] = []
+        for kind in ("steer", "follow_up"):
+            queued = [
+                str(e.detail.get("text"))
+                for e in log.events
+                if e.name == "input"
+                and e.detail.get("streamingBehavior") == ("steer" if kind == "steer" else "followUp")
+            ]
+            delivered = [d.text for d in log.deliveries if d.kind == kind]
+            for text in set(delivered):
+                if delivered.count(text) > 1:
+                    found.append(self.violation(f"{kind} {text[:24]!r} delivered {delivered.count(text)} times"))
+            if delivered != queued[: len(delivered)]:
+                found.append(self.violation(f"{kind} messages delivered out of order or unqueued"))
+            if world.session.is_idle and not _aborted_since(log, queued, delivered):
+                if len(delivered) < len(queued) and world.session.pending_messages == 0:
+                    found.append(self.violation(f"{len(queued) - len(delivered)} {kind} message(s) lost"))
+        return found
+
+
+def _aborted_since(log: Any, queued: list[str], delivered: list[str]) -> bool:
+    """Queued texts may wait for the next run after an abort (Pi keeps its queue)."""
+    return any(e.name == "turn_end" and e.detail.get("outcome") == "aborted" for e in log.events)
+
+
+class OverflowBounded(Invariant):
+    name = "overflow_bounded"
+    guards = "R33–R38, FM1–5 (rank 1), FM6"
+    doc = "(f) at most one overflow recovery per failure chain; ordinary errors never reset"
+
+    def __init__(self) -> None:
+        self._seen: dict[int, int] = {}
+        self._chain: dict[int, tuple[bool, int]] = {}
+
+    def check(self, world: WorldView) -> list[Violation]:
+        found: list[Violation] = []
+        runtime_records: dict[int, list[dict[str, Any]]] = {}
+        for index, log in enumerate(getattr(world, "audits", ())):
+            runtime_records[index] = log.records
+        for index, records in runtime_records.items():
+            armed, recoveries = self._chain.get(index, (False, 0))
+            for record in records[self._seen.get(index, 0) :]:
+                armed, recoveries, problem = _overflow_step(record, armed, recoveries)
+                if problem:
+                    found.append(self.violation(problem))
+            self._chain[index] = (armed, recoveries)
+            self._seen[index] = len(records)
+        return found
+
+
+def _overflow_step(record: Mapping[str, Any], armed: bool, recoveries: int) -> tuple[bool, int, str]:
+    hook = record["hook"]
+    event = record.get("event", {})
+    if hook == "turn_end":
+        message = event.get("message") or {}
+        model = (record.get("ctx") or {}).get("model")
+        if _aborted_turn(record):
+            return False, 0, ""
+        if _markers_written(record) and event.get("outcome") == "error":
+            return armed, recoveries, f"turn_end #{record['seq']} reset on an error turn"
+        if is_overflow_like(message, _ModelLimits.of(model)):
+            return True, recoveries, ""
+        if event.get("outcome") != "error":
+            return False, 0, ""
+        return armed, recoveries, ""
+    if hook == "agent_before_settle" and _markers_written(record):
+        if not armed:
+            return armed, recoveries, f"before_settle #{record['seq']} recovered without an overflow"
+        if recoveries >= 1:
+            return armed, recoveries + 1, f"before_settle #{record['seq']} recovered twice in one chain"
+        return armed, recoveries + 1, ""
+    if hook in ("agent_settled", "session_start", "session_tree", "session_shutdown"):
+        return False, 0, ""
+    if hook == "agent_end" and (record.get("ctx") or {}).get("signal_aborted"):
+        return False, 0, ""
+    return armed, recoveries, ""
+
+
+@frozen
+class _ModelLimits:
+    context_window: int | None
+    max_tokens: int | None
+
+    @classmethod
+    def of(cls, model: Any) -> _ModelLimits | None:
+        if not isinstance(model, Mapping):
+            return None
+        return cls(model.get("context_window"), model.get("max_tokens"))
+
+
+class HonestNotices(Invariant):
+    name = "honest_notices"
+    guards = "R54, R56, R63, D3"
+    doc = (
+        "(g) the reset notice only after the tail is committed, once; guidance and warning at "
+        "most once per window per branch, never announced for an uncommitted request"
+    )
+
+    def __init__(self) -> None:
+        self._seen = 0
+        self._announced: set[str] = set()
+
+    def check(self, world: WorldView) -> list[Violation]:
+        session = world.session
+        notices = session.log.notices
+        found: list[Violation] = []
+        for notice in notices[self._seen :]:
+            leaf = session.tree.find(notice.leaf_id) if notice.leaf_id else None
+            found.extend(self._check_notice(world, notice.message, leaf))
+        self._seen = len(notices)
+        return found
+
+    def _check_notice(self, world: WorldView, message: str, leaf: TreeNode | None) -> list[Violation]:
+        if message.startswith(_PREFIX):
+            window_id = message[len(_PREFIX) :]
+            problems = []
+            if window_id in self._announced:
+                problems.append(self.violation(f"reset {window_id} announced twice"))
+            self._announced.add(window_id)
+            if leaf is None or not _tail_committed(leaf, window_id, world.profile):
+                problems.append(self.violation(f"reset {window_id} announced before its tail was committed"))
+            return problems
+        kinds = {NOTICE_GUIDANCE_RECORDED: GUIDANCE_TYPE, NOTICE_WARNING_RECORDED: WARNING_TYPE}
+        kind = kinds.get(message)
+        if kind is not None and (leaf is None or kind not in leaf.window_message_types):
+            return [self.violation(f"{kind} announced but not in the current window")]
+        return []
+
+
+def _tail_committed(leaf: TreeNode, window_id: str, profile: Profile) -> bool:
+    for window in leaf.window.chain():
+        if window.window_id == window_id and not window.is_root:
+            node = leaf
+            while node.window is not window and node.parent is not None:
+                node = node.parent
+            if node.window is not window or node.window_boot_id is None:
+                return False
+            return node.window_continued or not profile.notice_needs_continuation
+    return False
+
+
+class RemindersOncePerWindow(_PerTree):
+    name = "reminders_once_per_window"
+    guards = "R56"
+    doc = "(g) guidance and warning each persist at most once per window per branch"
+
+    def check_node(self, world: WorldView, tree: SessionTree, node: TreeNode) -> list[Violation]:
+        entry = node.entry
+        if not isinstance(entry, CustomMessageEntry):
+            return []
+        if entry.custom_type not in (GUIDANCE_TYPE, WARNING_TYPE):
+            return []
+        parent = node.parent
+        if parent is not None and parent.window is node.window:
+            if entry.custom_type in parent.window_message_types:
+                return [
+                    self.violation(
+                        f"second {entry.custom_type} {node.id} in window {node.window.window_id}"
+                    )
+                ]
+        return []
+
+
+class NarrowRepair(_PerTree):
+    name = "narrow_repair"
+    guards = "R65, D4, FM20 (rank 7)"
+    doc = (
+        "(h) repair is idempotent and narrow: a boot or continuation only ever completes a "
+        "bare tail (never after later work, never twice)"
+    )
+
+    def check_node(self, world: WorldView, tree: SessionTree, node: TreeNode) -> list[Violation]:
+        window = node.window
+        if window.marker_id is None or node.id == window.marker_id:
+            return []
+        entry = node.entry
+        kind = tail_kind(entry, window.window_id)
+        if kind not in (TailKind.BOOT, TailKind.CONTINUATION):
+            return []
+        earlier = [tail_kind(n.entry, window.window_id) for n in node.tail_since_marker()[:-1]]
+        allowed = {TailKind.METADATA} | ({TailKind.BOOT} if kind is TailKind.CONTINUATION else set())
+        extra = [k.value for k in earlier if k not in allowed]
+        if extra:
+            return [self.violation(f"{kind.value} {node.id} appended after {', '.join(extra)} in window {window.window_id}")]
+        return []
+
+
+class OffKeepsBoundary(_PerTree):
+    name = "off_keeps_boundary"
+    guards = "R61, R62"
+    doc = "(i) off never removes a boundary: no native compaction is ever written on a marked branch"
+
+    def check_node(self, world: WorldView, tree: SessionTree, node: TreeNode) -> list[Violation]:
+        if isinstance(node.entry, CompactionEntry) and node.window.marker_id is not None:
+            return [self.violation(f"compaction {node.id} written after marker {node.window.marker_id}")]
+        return []
+
+
+class AuditChains(Invariant):
+    name = "audit_chains"
+    guards = "audit log (issue 3 item 4)"
+    doc = "(j) every runtime's audit chain verifies and names the loaded models' fingerprint"
+
+    def check(self, world: WorldView) -> list[Violation]:
+        found = []
+        for index, log in enumerate(getattr(world, "audits", ())):
+            try:
+                verify_records(log.records)
+            except Exception as error:  # noqa: BLE001 - any break is the violation
+                found.append(self.violation(f"runtime {index}: {error}"))
+        return found
+
+
+class NoLifecycleErrors(Invariant):
+    name = "no_lifecycle_errors"
+    guards = "strict machines (issue 3 item 1)"
+    doc = "the lifecycle never raises in a host (an illegal event would surface here)"
+
+    def __init__(self) -> None:
+        self._seen = 0
+
+    def check(self, world: WorldView) -> list[Violation]:
+        errors = world.session.log.errors
+        found = [
+            self.violation(f"{e.event}: {e.error}")
+            for e in errors[self._seen :]
+            if e.extension == "pi-context" or "continuation without runnable" in e.error
+        ]
+        self._seen = len(errors)
+        return found
+
+
+INVARIANT_TYPES: Sequence[type[Invariant]] = (
+    ResetTail,
+    OneResetPerBatch,
+    NothingAfterAbort,
+    NoErasedHistory,
+    QueuedOnce,
+    OverflowBounded,
+    HonestNotices,
+    RemindersOncePerWindow,
+    NarrowRepair,
+    OffKeepsBoundary,
+    AuditChains,
+    NoLifecycleErrors,
+)
+
+
+class InvariantSuite:
+    """Fresh instances of every invariant for one world."""
+
+    def __init__(self) -> None:
+        self.invariants = [cls() for cls in INVARIANT_TYPES]
+
+    def check(self, world: WorldView) -> list[Violation]:
+        found: list[Violation] = []
+        for invariant in self.invariants:
+            found.extend(invariant.check(world))
+        return found

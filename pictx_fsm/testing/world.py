@@ -1,0 +1,159 @@
+"""A world: the lifecycle runtime plugged into the model session, ready to be driven.
+
+:class:`WorldConfig` is everything that makes a run reproducible (profile, seed, the model's
+context window, the settings that place the reminder, warning and reserve lines, an optional
+planted fault). :class:`World` builds the model session with the lifecycle extension, keeps
+every runtime's audit log (Pi re-creates the extension on fork and resume, so one world has
+several runtimes) and applies host actions.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Mapping
+from typing import Any
+
+import attrs
+from attrs import frozen
+
+from pictx_fsm.audit import AuditLog
+from pictx_fsm.hooks import ModelInfo
+from pictx_fsm.hosts.model import (
+    Brain,
+    CompactionSettings,
+    HostSettings,
+    LifecycleExtension,
+    ModelSession,
+    TickClock,
+)
+from pictx_fsm.lifecycle import Lifecycle, load_lifecycle
+from pictx_fsm.policy import StaticSettingsSource
+from pictx_fsm.protocol import Profile
+from pictx_fsm.runtime import LifecycleRuntime
+from pictx_fsm.session.estimate import CharsCounter
+from pictx_fsm.session.tree import SessionTree
+from pictx_fsm.testing.actions import Action, action_to_json, apply_action
+from pictx_fsm.testing.faults import fault_named, faulty_lifecycle
+
+
+@frozen(kw_only=True)
+class WorldConfig:
+    """The reproducible parameters of one generated run."""
+
+    profile: str = Profile.V0_25_1.value
+    seed: int = 0
+    context_window: int = 32_000
+    max_tokens: int = 4_096
+    reserve_tokens: int = 2_000
+    reminder_margin: int = 4_000
+    automatic: bool = True
+    fault: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return attrs.asdict(self)
+
+    @classmethod
+    def from_json(cls, obj: Mapping[str, Any]) -> WorldConfig:
+        known = {f.name for f in attrs.fields(cls)}
+        unknown = sorted(set(obj) - known)
+        if unknown:
+            raise ValueError(f"unknown world config field(s): {', '.join(unknown)}")
+        return cls(**dict(obj))
+
+    @property
+    def settings(self) -> dict[str, Any]:
+        """Pi-style global settings the runtime reads (R41, R42)."""
+        return {
+            "compaction": {"reserveTokens": self.reserve_tokens, "enabled": self.automatic},
+            "pi-context": {"reminderMarginTokens": self.reminder_margin},
+        }
+
+
+class World:
+    """The model session with the lifecycle extension, and everything needed to check it."""
+
+    def __init__(self, config: WorldConfig, lifecycle: Lifecycle | None = None) -> None:
+        self.config = config
+        fault = fault_named(config.fault) if config.fault else None
+        if lifecycle is None:
+            lifecycle = faulty_lifecycle(fault.name) if fault else load_lifecycle()
+        self.lifecycle = lifecycle
+        self.audits: list[AuditLog] = []
+        self.runtimes: list[LifecycleRuntime] = []
+        self.actions: list[Action] = []
+        self.applied: list[bool] = []
+        self.clock = TickClock()
+        self.extension = LifecycleExtension(self._runtime)
+        model = ModelInfo(
+            provider="faux",
+            id="faux-1",
+            context_window=config.context_window,
+            max_tokens=config.max_tokens,
+        )
+        host = HostSettings(
+            model=model,
+            compaction=CompactionSettings(
+                enabled=config.automatic, reserve_tokens=config.reserve_tokens
+            ),
+        )
+        self.session = ModelSession(
+            [self.extension],
+            brain=Brain(counter=CharsCounter()),
+            settings=host,
+            rng=random.Random(config.seed),
+            clock=self.clock,
+            counter=CharsCounter(),
+        )
+        if fault is not None and fault.host is not None:
+            fault.host(self.session)
+
+    def _runtime(self, tree: SessionTree) -> LifecycleRuntime:
+        index = len(self.runtimes)
+        audit = AuditLog()
+        runtime = LifecycleRuntime(
+            tree,
+            profile=self.config.profile,
+            settings=StaticSettingsSource(global_settings=self.config.settings),
+            rng=random.Random(self.config.seed * 7919 + index),
+            clock=self.clock,
+            lifecycle=self.lifecycle,
+            audit=audit,
+        )
+        self.audits.append(audit)
+        self.runtimes.append(runtime)
+        return runtime
+
+    @property
+    def profile(self) -> Profile:
+        return Profile.parse(self.config.profile)
+
+    def apply(self, action: Action) -> bool:
+        """Apply one host action; returns whether the session's state allowed it."""
+        applied = apply_action(self.session, action, serial=len(self.actions))
+        self.actions.append(action)
+        self.applied.append(applied)
+        return applied
+
+    def audit_records(self) -> list[dict[str, Any]]:
+        return [record for log in self.audits for record in log.records]
+
+    def transition_counts(self) -> dict[str, int]:
+        counts: dict[str, int] = {}
+        for log in self.audits:
+            for key, value in log.transition_counts().items():
+                counts[key] = counts.get(key, 0) + value
+        return counts
+
+    def decisions(self) -> list[dict[str, Any]]:
+        """Every machine decision so far, compact: what replay compares."""
+        out = []
+        for index, log in enumerate(self.audits):
+            for record in log.records:
+                fired = [t["id"] for step in record["steps"] for t in step["transitions"]]
+                out.append(
+                    {"runtime": index, "seq": record["seq"], "hook": record["hook"], "fired": fired}
+                )
+        return out
+
+    def describe_actions(self) -> list[dict[str, Any]]:
+        return [action_to_json(action) for action in self.actions]
