@@ -151,7 +151,10 @@ KINDS: Final[Mapping[FindingKind, KindInfo]] = {
         rule="D1", severity=WARNING, meaning="a pi-context text differs from the profile's"
     ),
     K.MULTIPLE_RESETS_IN_TURN: KindInfo(
-        rule="R30", severity=WARNING, meaning="two resets with no model turn between them"
+        rule="R30",
+        severity=WARNING,
+        meaning="two resets at one turn end: no message between the markers, and the "
+        "continuation turn after both",
     ),
     K.BUDGET_MESSAGE_REPEATED: KindInfo(
         rule="R56",

@@ -13,15 +13,18 @@ follows it in the root window (what ensureBoot appends after a fork). Otherwise 
 
 from __future__ import annotations
 
+from collections import Counter
+from collections.abc import Mapping
+
 from attrs import frozen
 
 from pictx_fsm.audit_sessions.context import AuditContext
 from pictx_fsm.audit_sessions.findings import Finding, FindingKind
 from pictx_fsm.audit_sessions.roles import Role, role_of
-from pictx_fsm.audit_sessions.walk import EntryCheck, Step
+from pictx_fsm.audit_sessions.walk import Step
 from pictx_fsm.protocol import ROOT_WINDOW_SUFFIX, WINDOW_ID_PREFIX
 from pictx_fsm.session.tree import TreeNode
-from pictx_fsm.session.windows import boot_window_id
+from pictx_fsm.session.windows import boot_window_id, window_id_of_marker
 
 K = FindingKind
 
@@ -105,20 +108,34 @@ def _unexplained(state: Inherited, ctx: AuditContext) -> list[Finding]:
     ]
 
 
-class DuplicateWindowIdCheck(EntryCheck):
-    """R12: a minted window id never equals a marker id already on the branch."""
+class DuplicateWindowIdCheck:
+    """R12: a minted window id never equals a marker id already on the branch.
 
-    def check(self, node: TreeNode, ctx: AuditContext) -> list[Finding]:
-        if role_of(node) is not Role.MARKER:
-            return []
-        previous = node.window.previous
+    The state is the number of markers per window id in the whole file, built once: only an
+    id used by several markers needs the walk up its branch's window chain.
+    """
+
+    def start(self, ctx: AuditContext) -> Mapping[str, int]:
+        return Counter(
+            window_id
+            for entry in ctx.tree.entries
+            if (window_id := window_id_of_marker(entry)) is not None
+        )
+
+    def step(self, state: Mapping[str, int], node: TreeNode, ctx: AuditContext) -> Step:
         window_id = node.window.window_id
+        if role_of(node) is not Role.MARKER or state.get(window_id, 0) < 2:
+            return state, []
+        previous = node.window.previous
         if previous is None or window_id not in previous.marker_window_ids():
-            return []
+            return state, []
         earlier = _earlier_marker(node, window_id)
         message = f"marker reuses window id {window_id} of an earlier marker on this branch"
         nodes = [node] if earlier is None else [node, earlier]
-        return [ctx.finding(K.DUPLICATE_WINDOW_ID, message, nodes)]
+        return state, [ctx.finding(K.DUPLICATE_WINDOW_ID, message, nodes)]
+
+    def end(self, state: Mapping[str, int], leaf: TreeNode, ctx: AuditContext) -> list[Finding]:
+        return []
 
 
 def _earlier_marker(node: TreeNode, window_id: str) -> TreeNode | None:

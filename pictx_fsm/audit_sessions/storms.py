@@ -77,13 +77,16 @@ class StormCheck:
 
     def step(self, state: StormState, node: TreeNode, ctx: AuditContext) -> Step:
         found: list[Finding] = []
+        overflow = _is_overflow(node, ctx)
+        if state.episode is None and not overflow:
+            return state, found  # the common case: no timestamp parsing
         when = _time(node)
         if state.episode is not None and _too_late(state.episode, when):
             state, found = _close(state, ctx)
-        if _is_overflow(node, ctx):
+        if overflow:
             if state.episode is None:
-                episode = Episode(members=(node,), overflows=1, boundaries=(), last_time=when)
-                return attrs.evolve(state, episode=episode), found
+                started = Episode(members=(node,), overflows=1, boundaries=(), last_time=when)
+                return attrs.evolve(state, episode=started), found
             return attrs.evolve(state, episode=_join(state.episode, node, when, 1)), found
         episode = state.episode
         if episode is None:

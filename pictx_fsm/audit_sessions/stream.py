@@ -100,7 +100,10 @@ def audit_file(
     *,
     clock: Clock = time.perf_counter,
 ) -> SessionAudit:
-    """Audit one file; never raises on bad input (unreadable files become exit code 2)."""
+    """Audit one file; never raises on bad input (unreadable files become exit code 2).
+
+    Findings come in two groups, each in line order: first the reader's structural problems
+    (and the boundaries they swallow), then the lifecycle findings of every branch."""
     name = os.fspath(path)
     started = clock()
     try:
@@ -116,7 +119,7 @@ def audit_file(
         return SessionAudit(path=name, findings=tuple(structure), error=error)
     ctx = AuditContext(tree=session.tree, profile=Profile.parse(profile), locate=session.locate)
     shape = Shape(session.tree)
-    findings: list[Finding] = sorted([*structure, *audit_shape(shape, ctx)], key=sort_key)
+    findings: list[Finding] = [*sorted(structure, key=sort_key), *audit_shape(shape, ctx)]
     entries = len(session.tree.entries)
     stats = Stats(bytes=session.bytes, entries=entries, seconds=clock() - started)
     return SessionAudit(

@@ -67,15 +67,14 @@ class Shape:
                 if id(ancestor) in nodes:
                     break
                 nodes[id(ancestor)] = ancestor
+        self.nodes: list[TreeNode] = sorted(nodes.values(), key=lambda n: n.order)
         children: dict[int, list[TreeNode]] = defaultdict(list)
-        roots: list[TreeNode] = []
-        for node in sorted(nodes.values(), key=lambda n: n.order):
+        self.roots: list[TreeNode] = []
+        for node in self.nodes:
             if node.parent is None:
-                roots.append(node)
+                self.roots.append(node)
             else:
                 children[id(node.parent)].append(node)
-        self.nodes: list[TreeNode] = sorted(nodes.values(), key=lambda n: n.order)
-        self.roots = roots
         self._children = dict(children)
 
     def children(self, node: TreeNode) -> Sequence[TreeNode]:

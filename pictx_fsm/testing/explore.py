@@ -77,6 +77,15 @@ class _Found(Exception):
     """An invariant broke inside a generated example (Hypothesis shrinks on it)."""
 
 
+class _BudgetSpent(KeyboardInterrupt):
+    """The time budget ran out: stop generating at once.
+
+    Returning early from an example instead would draw less data than an earlier example with
+    the same prefix, which Hypothesis reports as ``FlakyStrategyDefinition`` (a false
+    counterexample). A ``KeyboardInterrupt`` is the one exception Hypothesis's engine treats
+    as an interruption rather than a test outcome, so it stops without recording anything."""
+
+
 def explore(
     options: ExploreOptions,
     lifecycle: Lifecycle,
@@ -169,34 +178,47 @@ def _run_hypothesis(
     @given(data=st.data())
     def example(data: st.DataObject) -> None:
         if not state["failing"] and time.monotonic() > deadline:
-            report.budget_exhausted = True
-            return
-        config = data.draw(configs)
-        world = World(config)
-        suite = InvariantSuite()
-        actions: list[Action] = []
-        state["last"] = (config, actions)
-        count = data.draw(st.integers(min_value=1, max_value=options.steps))
+            raise _BudgetSpent()
         try:
-            for _ in range(count):
-                _act(world, suite, actions, data.draw(host_actions()))
-            _act(world, suite, actions, Settle())
+            _generated_run(data, options, configs, report, state)
         except Exception:
-            state["failing"] = True  # from now on never skip: shrinking must replay
+            state["failing"] = True  # from now on never stop early: shrinking must replay
             raise
         finally:
-            report.counts.update(world.transition_counts())
-            report.examples += 1
-            report.actions += len(actions)
             tick("explore")
 
     try:
         seed(options.seed)(example)()
+    except _BudgetSpent:
+        report.budget_exhausted = True
     except Exception:  # noqa: BLE001 - the minimal failing example is in state["last"]
         if state["last"] is None:
             raise
         config, actions = state["last"]
         _fail(report, config, list(actions))
+
+
+def _generated_run(
+    data: st.DataObject,
+    options: ExploreOptions,
+    configs: st.SearchStrategy[WorldConfig],
+    report: ExploreReport,
+    state: dict[str, Any],
+) -> None:
+    config = data.draw(configs)
+    world = World(config)
+    suite = InvariantSuite()
+    actions: list[Action] = []
+    state["last"] = (config, actions)
+    count = data.draw(st.integers(min_value=1, max_value=options.steps))
+    try:
+        for _ in range(count):
+            _act(world, suite, actions, data.draw(host_actions()))
+        _act(world, suite, actions, Settle())
+    finally:
+        report.counts.update(world.transition_counts())
+        report.examples += 1
+        report.actions += len(actions)
 
 
 def _act(world: World, suite: InvariantSuite, actions: list[Action], action: Action) -> None:
