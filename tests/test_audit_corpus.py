@@ -153,10 +153,13 @@ def test_pi_mono_before_compaction_has_a_compaction_inside_a_tool_pair() -> None
     assert [ref.line for ref in split.entries] == [629, 628]
 
 
-def test_the_lock_file_is_unreadable_input() -> None:
+def test_the_lock_file_is_reported_as_not_a_session() -> None:
+    # Given the stale lock file kept beside a corpus session / When it is audited
     report = audit_file(LOCK)
-    assert report.exit_code == 2
-    assert report.error == "not a Pi session file (no session header and no entry)"
+    # Then it is readable, holds no session, and its problems are findings (exit 1)
+    assert report.exit_code == 1
+    assert report.error is None and report.note == "no session header and no entry"
+    assert any(f.name == "structure/missing_header" for f in report.findings)
 
 
 def test_the_whole_corpus_audits_without_traceback_and_exits_1(
@@ -174,8 +177,11 @@ def test_the_whole_corpus_audits_without_traceback_and_exits_1(
     assert document["stats"]["bytes"] == sum(Path(f).stat().st_size for f in files)
 
 
-def test_the_lock_file_beside_the_corpus_makes_the_run_exit_2(
+def test_the_whole_corpus_folder_including_the_lock_file_exits_1(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    assert main(["audit", str(LOCK), str(SESSION_FILES[0])]) == 2
+    # Given every file of the corpus folder, the lock file included / When audited
+    files = sorted(str(p) for p in CORPUS.glob("*/*") if p.is_file())
+    # Then the run reports findings and exits 1 (nothing is unreadable)
+    assert main(["audit", *files]) == 1
     capsys.readouterr()

@@ -169,17 +169,19 @@ def test_a_directory_exits_2_without_traceback(
         ("blank.jsonl", b"\n\n"),
     ],
 )
-def test_not_a_session_exits_2_without_traceback(
+def test_a_readable_file_with_no_session_is_a_finding_without_traceback(
     capsys: pytest.CaptureFixture[str], tmp_path: Path, name: str, data: bytes
 ) -> None:
-    # Given a file with no session in it
+    # Given a readable file with no session in it
     path = tmp_path / name
     path.write_bytes(data)
     # When it is audited
     code, out, err = run(capsys, str(path))
-    # Then it is unreadable input, reported on stdout
-    assert (code, err) == (2, "")
-    assert "unreadable: not a Pi session file" in out
+    # Then its problems are findings (exit 1), not unreadable input (exit 2 is for files
+    # that cannot be read at all)
+    assert (code, err) == (1, "")
+    assert "not a session: no session header and no entry" in out
+    assert "structure/missing_header" in out
 
 
 def test_a_header_only_session_is_clean(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:

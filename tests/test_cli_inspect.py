@@ -135,7 +135,7 @@ def test_directory_exits_2_without_traceback(
     assert code == 2 and "unreadable: is a directory" in out and "Traceback" not in out + err
 
 
-def test_empty_file_exits_2_as_not_a_session(
+def test_empty_file_exits_1_as_not_a_session(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
     # Given an empty file / When inspected
@@ -143,12 +143,12 @@ def test_empty_file_exits_2_as_not_a_session(
     path.write_text("")
     code, out, _ = run(capsys, str(path))
     # Then it is not a session file, with the missing header reported
-    assert code == 2
-    assert "unreadable: not a Pi session file" in out
+    assert code == 1
+    assert "not a Pi session file" in out and "unreadable" not in out
     assert f"{path}: error: missing_header: file is empty" in out
 
 
-def test_binary_file_exits_2_without_traceback(
+def test_binary_file_exits_1_without_traceback(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
     # Given random binary data with NULs, bad UTF-8 and newlines
@@ -158,12 +158,12 @@ def test_binary_file_exits_2_without_traceback(
     code, out, err = run(capsys, str(path))
     json_code, [report] = run_json(capsys, str(path))
     # Then it is not a session, problems are listed, and no traceback appears
-    assert code == json_code == 2
+    assert code == json_code == 1
     assert "invalid_encoding" in out and "Traceback" not in out + err
-    assert report["error"].startswith("not a Pi session file")
+    assert report["note"].startswith("not a Pi session file")
 
 
-def test_lock_file_is_not_a_session_and_exits_2(
+def test_lock_file_is_not_a_session_and_exits_1(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
     # Given a pretty-printed JSON lock file left next to a session
@@ -171,7 +171,7 @@ def test_lock_file_is_not_a_session_and_exits_2(
     path.write_text('{\n  "pid": 2732,\n  "createdAt": "2026-03-04T15:35:52.631Z"\n}')
     # When inspected / Then it is reported as not a session file
     code, out, _ = run(capsys, str(path))
-    assert code == 2 and "not a Pi session file" in out
+    assert code == 1 and "not a Pi session file" in out
 
 
 def test_header_only_session_is_clean(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:

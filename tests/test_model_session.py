@@ -709,7 +709,7 @@ def test_navigating_to_a_user_message_lands_on_its_parent_and_writes_nothing() -
 
 def test_a_navigation_summary_writes_one_branch_summary_and_a_label() -> None:
     # Given two turns and an extension that supplies the summary
-    supplied = HookResult(hook="session_before_tree", value=TreeSummaryResult(summary=""))
+    supplied = HookResult(hook="session_before_tree", value=TreeSummaryResult(summary="S"))
     session, _ = two_turns()
     session._host.extensions.append(Recorder(on("session_before_tree", lambda e: supplied)))
     a1 = entry_where(session, "message:assistant", 0)
@@ -718,7 +718,21 @@ def test_a_navigation_summary_writes_one_branch_summary_and_a_label() -> None:
     # Then exactly a branch_summary (child of A1) and its label are appended
     assert kinds(session.entries)[-2:] == ["branch_summary", "label"]
     summary = session.entries[-2]
-    assert summary.parent_id == a1.id and summary.to_json()["summary"] == ""
+    assert summary.parent_id == a1.id and summary.to_json()["summary"] == "S"
+
+
+def test_an_empty_supplied_summary_writes_no_branch_summary() -> None:
+    # Given two turns and an extension that suppresses the summary (R75: {summary: ""})
+    supplied = HookResult(hook="session_before_tree", value=TreeSummaryResult(summary=""))
+    session, _ = two_turns()
+    session._host.extensions.append(Recorder(on("session_before_tree", lambda e: supplied)))
+    a1 = entry_where(session, "message:assistant", 0)
+    count = len(session.entries)
+    # When navigating to A1 with a summary requested
+    session.navigate(str(a1.id), summarize=True)
+    # Then, as Pi's navigateTree (`if (summaryText)`), nothing is written; the leaf moves
+    assert len(session.entries) == count
+    assert session.leaf_id == a1.id
 
 
 def test_a_cancelled_navigation_keeps_the_leaf() -> None:

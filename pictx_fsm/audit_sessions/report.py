@@ -94,7 +94,9 @@ class SessionAudit:
     summary: Summary | None = None
     stats: Stats | None = None
     error: str | None = None
-    """Why the file could not be audited (exit code 2)."""
+    """Why the file could not be read at all (exit code 2)."""
+    note: str | None = None
+    """Why a readable file holds no session (its problems are findings, exit code 1)."""
 
     @property
     def exit_code(self) -> int:
@@ -113,6 +115,8 @@ class SessionAudit:
         out: dict[str, Any] = {"path": self.path, "exitCode": self.exit_code}
         if self.error is not None:
             out["error"] = self.error
+        if self.note is not None:
+            out["note"] = self.note
         if self.summary is not None:
             out["summary"] = {**self.summary.to_json(), "findings": self.counts()}
         out["kinds"] = self.kinds()
@@ -157,6 +161,8 @@ def render_text(audit: SessionAudit, *, stats: bool = False) -> Iterator[str]:
     yield f"== {audit.path}"
     if audit.error is not None:
         yield f"unreadable: {audit.error}"
+    if audit.note is not None:
+        yield f"not a session: {audit.note}"
     if audit.summary is not None:
         s = audit.summary
         yield (

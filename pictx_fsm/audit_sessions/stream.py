@@ -115,8 +115,10 @@ def audit_file(
         *damaged_boundaries(session.problems, session.boundaries),
     ]
     if not session.is_session:
-        error = "not a Pi session file (no session header and no entry)"
-        return SessionAudit(path=name, findings=tuple(structure), error=error)
+        # Readable, but nothing in it is a session (a lock file, an empty or binary file):
+        # its problems are the findings; exit code 2 is kept for files that cannot be read.
+        note = "no session header and no entry"
+        return SessionAudit(path=name, findings=tuple(sorted(structure, key=sort_key)), note=note)
     ctx = AuditContext(tree=session.tree, profile=Profile.parse(profile), locate=session.locate)
     shape = Shape(session.tree)
     findings: list[Finding] = [*sorted(structure, key=sort_key), *audit_shape(shape, ctx)]

@@ -7,10 +7,10 @@ R8–R10) with their boots (R14), and every problem with its line number.
 Exit codes, per file, the overall code being the highest:
 
 - 0: clean (only ``info`` problems, such as a migrated v1 file);
-- 1: problems found (any warning or error);
-- 2: unreadable input: the file cannot be read (missing, a directory, no permission), or
-  nothing in it is a session (no header and no entry: an empty file, binary data, a lock
-  file). The other files are still inspected.
+- 1: problems found (any warning or error) — including a readable file in which nothing is a
+  session (no header and no entry: an empty file, binary data, a lock file);
+- 2: unreadable input: the file cannot be read (missing, a directory, no permission). The
+  other files are still inspected.
 """
 
 from __future__ import annotations
@@ -118,6 +118,7 @@ class FileReport:
     path: str
     exit_code: int
     error: str | None = None
+    note: str | None = None
     loaded: LoadedSession | None = None
     structure: Structure | None = None
 
@@ -125,6 +126,8 @@ class FileReport:
         out: dict[str, Any] = {"path": self.path, "exitCode": self.exit_code}
         if self.error is not None:
             out["error"] = self.error
+        if self.note is not None:
+            out["note"] = self.note
         if self.loaded is not None:
             out.update(_loaded_json(self.loaded))
         if self.structure is not None:
@@ -172,10 +175,12 @@ def inspect_file(path: str) -> FileReport:
     except UnreadableInputError as exc:
         return FileReport(path=path, exit_code=EXIT_UNREADABLE, error=exc.reason)
     if not loaded.is_session:
+        # Readable but holding no session (a lock file, an empty or binary file): its
+        # problems are reported (exit 1); exit 2 is kept for files that cannot be read.
         return FileReport(
             path=path,
-            exit_code=EXIT_UNREADABLE,
-            error="not a Pi session file (no session header and no entry)",
+            exit_code=EXIT_PROBLEMS,
+            note="not a Pi session file (no session header and no entry)",
             loaded=loaded,
         )
     code = EXIT_PROBLEMS if loaded.has_defects else EXIT_CLEAN
@@ -273,6 +278,8 @@ def render_text(report: FileReport) -> Iterator[str]:
     yield f"== {report.path}"
     if report.error is not None:
         yield f"unreadable: {report.error}"
+    if report.note is not None:
+        yield report.note
     if report.loaded is not None and report.structure is not None:
         yield from _render_header(report.loaded)
         yield from _render_structure(report.structure, len(report.loaded.entries))

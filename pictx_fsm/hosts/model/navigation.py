@@ -56,7 +56,7 @@ def navigate(
     summary_id = None
     if summarize:
         summary_id = _write_summary(host, old_leaf, abandoned, supplied, label)
-    elif label is not None:
+    if summary_id is None and label is not None:
         host.store.label(target_id, label)
     emit(host, SessionTreeEvent(new_leaf_id=host.store.leaf_id, old_leaf_id=old_leaf))
     return NavigationOutcome(
@@ -95,13 +95,20 @@ def _write_summary(
     abandoned: int,
     supplied: TreeSummaryResult | None,
     label: str | None,
-) -> str:
+) -> str | None:
+    """Pi's ``navigateTree`` writes a ``branch_summary`` only for a non-empty summary text
+    (``if (summaryText)``): an extension's ``{summary: ""}`` (R75) and a branch with nothing
+    to summarise leave no entry."""
     fields: dict[str, JSON]
     if supplied is not None:
         summary, fields = supplied.summary, {"from_hook": True}
+    elif abandoned == 0:
+        return None
     else:
         summary = f"{SUMMARY_PREAMBLE}## Goal\nModel-host summary of {abandoned} entries"
         fields = {"details": {"readFiles": [], "modifiedFiles": []}, "from_hook": False}
+    if not summary:
+        return None
     entry = host.store.branch_summary(old_leaf or "root", summary, fields)
     if label is not None:
         host.store.label(str(entry.id), label)
