@@ -5,7 +5,8 @@ Exit codes, per file, the overall code being the highest (as ``pictx-fsm inspect
 - 0: clean — no finding, or only ``info`` findings (a migrated v1 file, a legacy reset-v2
   compaction, a fork's inherited root boot are facts, not defects);
 - 1: at least one ``warning`` or ``error`` finding;
-- 2: unreadable input — the file cannot be read, or nothing in it is a session.
+- 2: unreadable input — the file cannot be read (missing, a directory, no permission); a
+  readable file in which nothing is a session reports its problems as findings (1).
 """
 
 from __future__ import annotations
