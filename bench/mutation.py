@@ -47,7 +47,9 @@ def main() -> int:
         elapsed = time.perf_counter() - started
         trace = report.counterexample
         if trace is None:
-            rows.append(f"| `{name}` | {fault.description} | **not caught** | – | – | – | {elapsed:.1f} s |")
+            rows.append(
+                f"| `{name}` | {fault.description} | **not caught** | – | – | – | {elapsed:.1f} s |"
+            )
             continue
         replay = run_actions(trace.config, trace.actions)
         reproduced = replay.describe_failure() == report.violation
@@ -72,7 +74,8 @@ def main() -> int:
             f"on {platform.python_implementation()} {platform.python_version()}, "
             f"{platform.machine()}.",
             "",
-            "| fault | what it breaks | caught by | counterexample (actions) | replay reproduces | runs until caught | time |",
+            "| fault | what it breaks | caught by | counterexample (actions) "
+            "| replay reproduces | runs until caught | time |",
             "|---|---|---|---|---|---|---|",
             *rows,
             "",

@@ -27,6 +27,7 @@ from typing import Any
 
 import attrs
 import pytest
+from session_builders import SessionBuilder, usage
 
 from pictx_fsm.audit import AuditLog, verify_chain, verify_records
 from pictx_fsm.effects import (
@@ -65,11 +66,10 @@ from pictx_fsm.hooks import (
 from pictx_fsm.policy import SettingsSource
 from pictx_fsm.protocol import Texts
 from pictx_fsm.resets import BootWriter
-from pictx_fsm.runtime import LifecycleRuntime
+from pictx_fsm.runtime import LifecycleRuntime, SettingsFactory
 from pictx_fsm.session.entries import ABSENT, CustomEntry, CustomMessageEntry, Entry, MessageEntry
 from pictx_fsm.session.projection import project_branch
 from pictx_fsm.session.tree import SessionTree
-from session_builders import SessionBuilder, usage
 
 SESSION_ID = "12345678-abcd"
 ROOT_ID = "pcw:12345678:root"
@@ -100,7 +100,7 @@ class Kit:
         *,
         profile: str = "0.25.1",
         session_id: str = SESSION_ID,
-        settings: SettingsSource | None = None,
+        settings: SettingsSource | SettingsFactory | None = None,
         notes: Any = None,
         texts: Texts | None = None,
         seed: int = 0,
@@ -181,7 +181,7 @@ class Kit:
         **ctx: Any,
     ) -> HookResult:
         """The model answered: append the assistant message, then raise ``turn_end``."""
-        fields = {} if error is None else {"errorMessage": error}
+        fields: dict[str, Any] = {} if error is None else {"errorMessage": error}
         entry_id = self.build.assistant(text, stop=stop, total=total, **fields)
         message = self.message(entry_id)
         kind = outcome or _OUTCOMES.get(stop, "completed")
@@ -277,8 +277,9 @@ class Kit:
         """Labels of the entries appended after the first ``since`` entries of the branch."""
         return self.branch_types()[since:]
 
-    def of_type(self, custom_type: str) -> list[Entry]:
-        """Entries on the active branch whose ``customType`` is ``custom_type``."""
+    def of_type(self, custom_type: str) -> list[Any]:
+        """Entries on the active branch whose ``customType`` is ``custom_type`` (typed ``Any``:
+        tests read ``data`` or ``details`` of custom entries and messages alike)."""
         return [e for e in self.tree.branch() if getattr(e, "custom_type", None) == custom_type]
 
     def notice_texts(self) -> list[str]:

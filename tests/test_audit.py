@@ -4,6 +4,7 @@ append-only JSONL; verification names the first broken record; any edited byte i
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
 from pathlib import Path
 from typing import Any
@@ -54,7 +55,7 @@ def test_one_record_per_handled_hook_with_everything_a_reviewer_needs() -> None:
     assert len(records) == len(kit.results)
     assert [r["seq"] for r in records] == list(range(1, len(records) + 1))
     assert records[0]["prev"] == GENESIS
-    assert all(b["prev"] == a["hash"] for a, b in zip(records, records[1:], strict=False))
+    assert all(b["prev"] == a["hash"] for a, b in itertools.pairwise(records))
     assert {r["profile"] for r in records} == {"0.25.1"}
     assert {r["models"] for r in records} == {kit.runtime.lifecycle.fingerprint}
     assert [r["hook"] for r in records] == [res.hook for res in kit.results]
@@ -68,7 +69,9 @@ def test_each_machine_step_records_event_states_guards_and_a_digest_of_the_facts
     kit.build.user("x")
     kit.tool_turn("wipe_memory")
     record = kit.audit.records[-1]
-    (step,) = [s for s in record["steps"] if s["machine"] == "reset_control" and s["event"] == "turn_end"]
+    (step,) = [
+        s for s in record["steps"] if s["machine"] == "reset_control" and s["event"] == "turn_end"
+    ]
     # Then the step names source and target per region, the guards evaluated and the facts
     assert step["before"]["request"] == "explicit" and step["after"]["request"] == "none"
     request = next(t for t in step["transitions"] if t["region"] == "request")
@@ -132,8 +135,14 @@ def _line_of(data: bytes, position: int) -> int:
     return data.count(b"\n", 0, position) + 1
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(position=st.integers(min_value=0), replacement=st.integers(min_value=0, max_value=255), data=st.data())
+@settings(
+    max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    position=st.integers(min_value=0),
+    replacement=st.integers(min_value=0, max_value=255),
+    data=st.data(),
+)
 def test_changing_any_single_byte_of_a_record_is_detected_at_its_line(
     written_log: bytes, tmp_path_factory: pytest.TempPathFactory, position: int,
     replacement: int, data: Any,

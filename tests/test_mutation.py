@@ -23,8 +23,19 @@ def test_verify_catches_the_planted_fault_and_replay_reproduces_it(
     out = tmp_path / "out"
     # When verify explores it (no contracts: they do not depend on the fault)
     code = main(
-        ["verify", "--fault", fault, "--no-contracts", "--quiet", "--examples", "200",
-         "--time-budget", "30", "--out", str(out)]
+        [
+            "verify",
+            "--fault",
+            fault,
+            "--no-contracts",
+            "--quiet",
+            "--examples",
+            "200",
+            "--time-budget",
+            "30",
+            "--out",
+            str(out),
+        ]
     )
     report = capsys.readouterr().out
     # Then it fails with a short counterexample caught by the intended invariant

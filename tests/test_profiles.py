@@ -69,7 +69,7 @@ def test_d1_0_25_1_reset_boot_has_no_reset_line_and_the_exact_continuation() -> 
         "Your memory was just erased. Your head is blank. Good news: your notes are still here, "
         "and history remains... searchable. Do try to keep up."
     )
-    assert CONTINUATION_0_25_1 == continuation.content
+    assert continuation.content == CONTINUATION_0_25_1
 
 
 def test_d1_0_25_0_defaults_to_the_0_24_candidates_and_lets_both_be_overridden() -> None:
@@ -223,7 +223,10 @@ STEPS: dict[str, Step] = {
 
 
 @settings(max_examples=40, deadline=None)
-@given(steps=st.lists(st.sampled_from(sorted(STEPS)), max_size=12), tokens=st.sampled_from([1_000, WINDOW - 20_000]))
+@given(
+    steps=st.lists(st.sampled_from(sorted(STEPS)), max_size=12),
+    tokens=st.sampled_from([1_000, WINDOW - 20_000]),
+)
 def test_profiles_share_the_request_and_overflow_state_for_any_event_sequence(
     steps: list[str], tokens: int
 ) -> None:

@@ -84,7 +84,9 @@ def test_tail_kind_reduces_each_entry_to_its_role(obj: dict[str, Any], kind: Tai
         ([K.SUMMARY], V.REFUSED, V.REFUSED),
     ],
 )
-def test_classify_tail_decision_table(kinds: list[TailKind], v0: TailVerdict, v1: TailVerdict) -> None:
+def test_classify_tail_decision_table(
+    kinds: list[TailKind], v0: TailVerdict, v1: TailVerdict
+) -> None:
     # 0.25.0 (R65) judges the raw tail when no boot is visible; 0.25.1 (D4) always
     assert classify_tail(kinds, Profile.V0_25_0) is v0
     assert classify_tail(kinds, Profile.V0_25_1) is v1

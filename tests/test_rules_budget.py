@@ -4,6 +4,7 @@ window (R47–R50), guidance and warning staging, commit and notices (R51–R57)
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -133,14 +134,20 @@ def test_r40_file_backed_project_settings_count_only_for_a_trusted_project(tmp_p
 
 def test_r41_reserve_comes_from_compaction_reserve_tokens() -> None:
     # Given reserveTokens 50000 and usage leaving 45000
-    kit = _kit(45_000, settings=StaticSettingsSource(global_settings={"compaction": {"reserveTokens": 50_000}}))
+    kit = _kit(
+        45_000,
+        settings=StaticSettingsSource(global_settings={"compaction": {"reserveTokens": 50_000}}),
+    )
     # Then the turn resets (45000 ≤ 50000)
     assert kit.turn_end("x").value is not None
 
 
 def test_r41_a_model_override_wins_for_the_active_model_only() -> None:
     # Given a global reserve of 50000 overridden to 1000 for faux/faux-1
-    compaction = {"reserveTokens": 50_000, "modelOverrides": {"faux/faux-1": {"reserveTokens": 1_000}}}
+    compaction = {
+        "reserveTokens": 50_000,
+        "modelOverrides": {"faux/faux-1": {"reserveTokens": 1_000}},
+    }
     source = StaticSettingsSource(global_settings={"compaction": compaction})
     # Then faux-1 leaving 45000 does not reset, another model does
     assert _kit(45_000, settings=source).turn_end("x").value is None
@@ -305,7 +312,9 @@ def test_r48_marker_window_usage_is_the_projected_window_estimate() -> None:
     kit = _kit(WINDOW)
     _marker_window(kit)
     # When the remaining count is asked
-    payload = kit.tool_payload("get_context_remaining", usage=ContextUsage(tokens=0, context_window=WINDOW))
+    payload = kit.tool_payload(
+        "get_context_remaining", usage=ContextUsage(tokens=0, context_window=WINDOW)
+    )
     # Then it is computed from the window's own estimate
     tokens = window_tokens_of(kit.tree.branch(), kit.tree.current_window, TiktokenCounter())
     assert tokens is not None and tokens >= WINDOW - 35_000
@@ -395,7 +404,9 @@ def test_r51_guidance_is_staged_silently_with_the_frozen_count() -> None:
     # When the context hook runs, the request is unchanged
     assert kit.context().value is None
     # Then turn_end commits guidance stating max(0, 35000 − 28672) tokens, frozen at staging
-    value = kit.turn_end("x", usage=ContextUsage(tokens=WINDOW - 30_000, context_window=WINDOW)).value
+    value = kit.turn_end(
+        "x", usage=ContextUsage(tokens=WINDOW - 30_000, context_window=WINDOW)
+    ).value
     assert isinstance(value, BoundaryResult)
     assert value.entries[0].content == guidance_content(35_000 - WARNING)  # type: ignore[union-attr]
 
@@ -495,7 +506,7 @@ def test_r54_a_reminder_committed_with_a_reset_is_not_announced() -> None:
 
 # -- R55 -----------------------------------------------------------------------------------------
 
-TRANSITIONS = {
+TRANSITIONS: dict[str, Callable[[Kit], Any]] = {
     "session_start": lambda k: k.start("reload"),
     "session_tree": lambda k: k.navigate(k.tree.leaf_id),
     "model_select": lambda k: k.model_select(),
@@ -516,7 +527,9 @@ def test_r55_transitions_and_settlement_discard_staged_reminders(name: str) -> N
     assert kit.turn_end("x", usage=ContextUsage(tokens=0, context_window=WINDOW)).value is None
 
 
-@pytest.mark.parametrize("name", ["session_start", "session_tree", "model_select", "pi_context_off_on"])
+@pytest.mark.parametrize(
+    "name", ["session_start", "session_tree", "model_select", "pi_context_off_on"]
+)
 def test_r55_transitions_forget_pending_reminder_notices(name: str) -> None:
     # Given a committed guidance not yet announced
     kit = _kit(35_000)

@@ -63,7 +63,9 @@ class CountingNotes:
 
 
 @pytest.mark.parametrize("profile", ["0.25.0", "0.25.1"])
-def test_r58_reset_drafts_are_marker_boot_continuation_from_one_notes_snapshot(profile: str) -> None:
+def test_r58_reset_drafts_are_marker_boot_continuation_from_one_notes_snapshot(
+    profile: str,
+) -> None:
     # Given a session in the root window, with a counting notes source
     notes = CountingNotes()
     kit = _started(profile=profile, notes=notes)
@@ -97,7 +99,8 @@ def test_r58_the_incomplete_notes_notice_is_for_the_new_window() -> None:
     # Then the notes warning is given (once for the new window id)
     assert result.notices == (
         Notify(
-            message="pi-context: notes index incomplete for @human; notes_list can retry after recovery.",
+            message="pi-context: notes index incomplete for @human; notes_list can retry after "
+            "recovery.",
             level="warning",
         ),
     )
@@ -119,7 +122,9 @@ def test_r59_wipe_memory_requires_pi_context_on() -> None:
     assert len(kit.tree.entries) == entries
 
 
-@pytest.mark.parametrize(("profile", "sends"), [("0.25.0", [BOOT_TYPE]), ("0.25.1", [BOOT_TYPE, CONTINUATION_TYPE])])
+@pytest.mark.parametrize(
+    ("profile", "sends"), [("0.25.0", [BOOT_TYPE]), ("0.25.1", [BOOT_TYPE, CONTINUATION_TYPE])]
+)
 def test_r59_wipe_memory_appends_the_marker_sends_the_tail_and_announces(
     profile: str, sends: list[str]
 ) -> None:
@@ -265,7 +270,9 @@ def test_r61_off_stops_boots_reminders_resets_overflow_and_wipe() -> None:
     # Then no boot, no reminder, no automatic or tool reset, no overflow arming, no wipe
     assert kit.of_type(BOOT_TYPE) == []
     assert kit.context().value is None
-    assert kit.tool_payload("wipe_memory") == {"error": "pi-context is off (/pi-context on to enable)"}
+    assert kit.tool_payload("wipe_memory") == {
+        "error": "pi-context is off (/pi-context on to enable)"
+    }
     assert kit.turn_end("x").value is None
     kit.overflow_turn()
     assert kit.before_settle().value is None
@@ -383,4 +390,6 @@ def test_r63_a_runtime_is_per_session_and_shares_no_notice_state() -> None:
     one.tool_turn("wipe_memory")
     # Then the other has nothing to announce
     assert two.turn_start().notices == ()
-    assert isinstance(one.runtime, LifecycleRuntime) and one.runtime.memory is not two.runtime.memory
+    assert (
+        isinstance(one.runtime, LifecycleRuntime) and one.runtime.memory is not two.runtime.memory
+    )

@@ -226,8 +226,16 @@ def test_r24_overflow_turn_arms_recovery_only_when_nothing_is_queued(
         kit.toggle("off")
     kit.tool("wipe_memory")
     # When an overflow-like turn ends
-    result = kit.overflow_turn(has_pending_messages=host_pending) if not pending else kit.turn_end(
-        "", stop="error", error="prompt is too long", pending=pending, has_pending_messages=host_pending
+    result = (
+        kit.overflow_turn(has_pending_messages=host_pending)
+        if not pending
+        else kit.turn_end(
+            "",
+            stop="error",
+            error="prompt is too long",
+            pending=pending,
+            has_pending_messages=host_pending,
+        )
     )
     # Then it never resets at turn_end, and arms iff nothing queued, enabled and automatic
     assert result.value is None
@@ -345,7 +353,10 @@ def test_r29_reset_construction_failure_warns_and_keeps_the_other_drafts() -> No
     result = kit.turn_end("ok", incoming=INCOMING)
     # Then a warning names the error, incoming + guidance drafts survive, no continue, no marker
     assert result.notices == (
-        Notify(message="pi-context: could not build reset (TypeError: notes exploded).", level="warning"),
+        Notify(
+            message="pi-context: could not build reset (TypeError: notes exploded).",
+            level="warning",
+        ),
     )
     assert _types(result) == ["other/ext", GUIDANCE_TYPE] and not _continues(result)
     assert kit.of_type(MARKER_TYPE) == [] and kit.runtime.memory.pending_resets == []

@@ -183,7 +183,9 @@ def test_r6_every_type_the_lifecycle_writes_carries_the_pi_context_prefix() -> N
     _reset_by_tool(kit)
     kit.wipe()
     # Then every custom type on the branch is authored by pi-context ("pi-context/…")
-    types = {e.custom_type for e in kit.tree.branch() if isinstance(e, CustomEntry | CustomMessageEntry)}
+    types = {
+        e.custom_type for e in kit.tree.branch() if isinstance(e, CustomEntry | CustomMessageEntry)
+    }
     assert types and all(t.startswith(CUSTOM_TYPE_PREFIX) for t in types)
     assert NOTE_TYPE.startswith(CUSTOM_TYPE_PREFIX) and NOTE_TYPE not in types
 

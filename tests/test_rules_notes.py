@@ -10,7 +10,7 @@ import pytest
 from lifecycle_kit import Kit, audits_verify  # noqa: F401
 
 from pictx_fsm.effects import BoundaryResult, Notify, SendMessage
-from pictx_fsm.notes import InMemoryNotesSource, NoteRow
+from pictx_fsm.notes import InMemoryNotesSource, NoteRow, Scope
 from pictx_fsm.protocol import (
     BOOT_TYPE,
     CONTINUATION_TYPE,
@@ -20,7 +20,7 @@ from pictx_fsm.protocol import (
 )
 
 NOW = 1_796_000_000_000
-HOMES = ["session", "project", "human", "agent", "model"]
+HOMES: list[Scope] = ["session", "project", "human", "agent", "model"]
 
 
 class NodeError(Exception):
@@ -110,7 +110,9 @@ def test_r71_an_absent_home_is_empty_and_not_unavailable() -> None:
     assert "@human/human-0.md" not in content
 
 
-@pytest.mark.parametrize("failure", [TypeError("bad"), NodeError("ERR_INVALID_ARG_TYPE"), NodeError("eio")])
+@pytest.mark.parametrize(
+    "failure", [TypeError("bad"), NodeError("ERR_INVALID_ARG_TYPE"), NodeError("eio")]
+)
 def test_r71_any_other_failure_propagates(failure: Exception) -> None:
     # Given a home failing with a non-errno error
     kit = Kit.create(notes=InMemoryNotesSource().failing("model", failure))
@@ -175,7 +177,7 @@ def test_r72_reset_boots_carry_the_previous_id_and_the_reset_line_per_profile(pr
     value = kit.tool_turn("wipe_memory").value
     assert isinstance(value, BoundaryResult)
     content = value.entries[1].content  # type: ignore[union-attr]
-    assert ("Previous context window id: pcw:12345678:root" in content)
+    assert "Previous context window id: pcw:12345678:root" in content
     assert content.startswith(RESET_SUMMARY_0_24 + "\n\n<context_window>") is (profile == "0.25.0")
     assert content.startswith("<context_window>") is (profile == "0.25.1")
 
@@ -237,5 +239,5 @@ def test_r74_a_notes_failure_never_cancels_the_reset_commit() -> None:
     kit.build.user("x")
     value = kit.tool_turn("wipe_memory").value
     assert isinstance(value, BoundaryResult) and value.continue_
-    assert [d.custom_type for d in value.entries] == [MARKER_TYPE, BOOT_TYPE, CONTINUATION_TYPE]
-
+    types = [getattr(d, "custom_type", None) for d in value.entries]
+    assert types == [MARKER_TYPE, BOOT_TYPE, CONTINUATION_TYPE]

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+import attrs
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -12,7 +13,7 @@ from lifecycle_kit import MODEL, WINDOW, Kit, audits_verify  # noqa: F401
 
 from pictx_fsm import overflow
 from pictx_fsm.effects import BoundaryResult, CancelResult, CustomDraft, HookResult
-from pictx_fsm.hooks import TurnEnd
+from pictx_fsm.hooks import ModelInfo, Outcome, TurnEnd
 from pictx_fsm.policy import StaticSettingsSource
 from pictx_fsm.protocol import BOOT_TYPE, CONTINUATION_TYPE, GUIDANCE_TYPE, MARKER_TYPE
 
@@ -58,9 +59,9 @@ def test_r33_spec_fixture_prompt_too_long_error_is_overflow() -> None:
 def test_r33_spec_fixture_recoverable_length_stop_is_overflow() -> None:
     # Given a length stop with 1 output token below maxTokens 4096
     kit = _started()
-    model = {"provider": "faux", "id": "faux-1", "context_window": WINDOW, "max_tokens": 4096}
+    model = attrs.evolve(MODEL, max_tokens=4096)
     message = {"role": "assistant", "stopReason": "length", "usage": {"input": 10, "output": 1}}
-    kit.handle(TurnEnd(message=message), model=type(MODEL)(**model))
+    kit.handle(TurnEnd(message=message), model=model)
     # Then recovery is armed
     assert _overflow_state(kit) == "pending"
 
@@ -74,7 +75,11 @@ def test_r33_spec_fixture_rate_limit_is_ordinary() -> None:
 def test_r33_silent_overflow_stop_with_input_past_the_window() -> None:
     # Given a "stop" whose input + cacheRead exceeds the model's window
     kit = _started()
-    message = {"role": "assistant", "stopReason": "stop", "usage": {"input": WINDOW, "cacheRead": 1}}
+    message = {
+        "role": "assistant",
+        "stopReason": "stop",
+        "usage": {"input": WINDOW, "cacheRead": 1},
+    }
     kit.handle(TurnEnd(message=message))
     # Then it is overflow-like
     assert _overflow_state(kit) == "pending"
@@ -104,10 +109,10 @@ def test_r33_the_runtime_arms_exactly_when_pi_s_detector_says_overflow(
     message["provider"] = provider
     if error is not None:
         message["errorMessage"] = error
-    model = type(MODEL)(provider=provider, id="m", context_window=WINDOW, max_tokens=max_tokens)
+    model = ModelInfo(provider=provider, id="m", context_window=WINDOW, max_tokens=max_tokens)
     kit = _started()
     # When a non-aborted turn ends with it
-    outcome = "error" if stop == "error" else "completed"
+    outcome: Outcome = "error" if stop == "error" else "completed"
     kit.handle(TurnEnd(message=message, outcome=outcome), model=model)
     # Then recovery is armed iff Pi's overflow detector classifies the message as overflow
     expected = stop != "aborted" and overflow.is_overflow_like(message, model)
@@ -186,7 +191,9 @@ def test_r35_settle_clears_the_flag_without_reset_when_recovery_is_not_allowed(w
     if why == "disabled":
         kit.runtime.memory.configs["toggle"] = {"toggle": "off"}  # off without its clear
     elif why == "automatic_off":
-        kit.runtime.settings = StaticSettingsSource(global_settings={"compaction": {"enabled": False}})
+        kit.runtime.settings = StaticSettingsSource(
+            global_settings={"compaction": {"enabled": False}}
+        )
     elif why == "aborted_outcome":
         kw["outcome"] = "aborted"
     else:

@@ -141,9 +141,7 @@ def test_r68_a_missing_boot_aborts_with_only_the_system_head_and_one_notice() ->
     # Then each is cancelled with only the folded system head; the human is told once
     assert first == second == (fold_system([SYSTEM]),)
     assert kit.aborts == 2
-    assert kit.notices == [
-        Notify(message=NOTICE_MISSING_BOOT.format(window_id=W), level="error")
-    ]
+    assert kit.notices == [Notify(message=NOTICE_MISSING_BOOT.format(window_id=W), level="error")]
 
 
 def test_r68_without_system_messages_the_cancelled_request_is_empty() -> None:

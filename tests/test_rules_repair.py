@@ -7,10 +7,10 @@ from typing import Any
 
 import pytest
 from lifecycle_kit import ROOT_ID, Kit, audits_verify, boot_ids  # noqa: F401
+from session_builders import SessionBuilder
 
 from pictx_fsm.effects import SendMessage
 from pictx_fsm.protocol import BOOT_TYPE, CONTINUATION_TYPE, RESET_SUMMARY_0_24
-from session_builders import SessionBuilder
 
 W = "pcw:12345678:0badcafe"
 EARLIER = "pcw:12345678:0000beef"

@@ -136,7 +136,9 @@ def test_r17_uses_the_active_window_not_the_pre_reset_global_usage() -> None:
     model = ModelInfo(provider="faux", id="faux-1", context_window=WINDOW)
     # When the model asks
     payload = kit.tool_payload(
-        "get_context_remaining", usage=ContextUsage(tokens=199_000, context_window=WINDOW), model=model
+        "get_context_remaining",
+        usage=ContextUsage(tokens=199_000, context_window=WINDOW),
+        model=model,
     )
     # Then the answer reflects the fresh window (boot and continuation only)
     assert payload["remaining_tokens"] > WINDOW - WARNING_LINE - 2_000
@@ -154,7 +156,7 @@ def test_r18_history_works_with_pi_context_off_and_the_runtime_owns_no_other_too
     # When the history projection is read
     windows = history_windows(kit.tree.branch(), kit.tree.session_id)
     # Then both windows are listed: history does not consult `enabled`
-    assert [w.window_id for w in windows][0] == "pcw:12345678:root" and len(windows) == 2
+    assert windows[0].window_id == "pcw:12345678:root" and len(windows) == 2
     # And the lifecycle runtime gates no history or notes tool (they are not its tools)
     with pytest.raises(UsageError):
         kit.tool("history_list")

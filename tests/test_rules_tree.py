@@ -28,9 +28,7 @@ def _two_branches(*, marker_here: bool, marker_there: bool) -> tuple[Kit, str]:
 
 
 @settings(max_examples=30, deadline=None)
-@given(
-    wants=st.booleans(), here=st.booleans(), there=st.booleans(), enabled=st.booleans()
-)
+@given(wants=st.booleans(), here=st.booleans(), there=st.booleans(), enabled=st.booleans())
 def test_r75_summary_is_skipped_iff_wanted_and_a_marker_is_on_either_branch(
     wants: bool, here: bool, there: bool, enabled: bool
 ) -> None:

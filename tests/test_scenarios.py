@@ -62,7 +62,12 @@ REACH: dict[str, Callable[[Kit], Any]] = {
 }
 # turn kind -> (how to end the turn, resets?, overflow state after, per state before)
 KEEP = {"idle": "idle", "pending": "pending", "spent": "spent", "pending_spent": "pending_spent"}
-ARM = {"idle": "pending", "pending": "pending", "spent": "pending_spent", "pending_spent": "pending_spent"}
+ARM = {
+    "idle": "pending",
+    "pending": "pending",
+    "spent": "pending_spent",
+    "pending_spent": "pending_spent",
+}
 IDLE = dict.fromkeys(KEEP, "idle")
 
 
@@ -236,7 +241,9 @@ def test_scenario_off_keeps_the_boundary_and_on_restores_the_lifecycle() -> None
     # ...but nothing new is written: no reset at the reserve, no reminder, no wipe
     assert _due_turn(kit, "x").value is None
     assert kit.context().value is None
-    assert kit.tool_payload("wipe_memory") == {"error": "pi-context is off (/pi-context on to enable)"}
+    assert kit.tool_payload("wipe_memory") == {
+        "error": "pi-context is off (/pi-context on to enable)"
+    }
     # When switched back on, the lifecycle works again
     kit.toggle("on")
     kit.turn_start()
@@ -396,7 +403,9 @@ def test_scenario_settings_precedence_and_invalid_margin_warnings(tmp_path: Path
     assert _continues(kit.turn_end("b", total=WINDOW - 55_000))
     assert kit.notice_texts().count(NOTICE_INVALID_MARGIN) == 2
     # An untrusted project contributes nothing: the global reserve (20000) applies
-    kit.ctx = attrs.evolve(kit.ctx, model=ModelInfo(provider="faux", id="faux-1"), project_trusted=False)
+    kit.ctx = attrs.evolve(
+        kit.ctx, model=ModelInfo(provider="faux", id="faux-1"), project_trusted=False
+    )
     kit.navigate(kit.tree.leaf_id)
     assert kit.turn_end("c", total=WINDOW - 25_000).value is None
 

@@ -55,7 +55,9 @@ def _facts(kit: Kit) -> Facts:
 # -- illegal events ------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("machine", ["reset_control", "budget", "boot_repair", "projection", "toggle"])
+@pytest.mark.parametrize(
+    "machine", ["reset_control", "budget", "boot_repair", "projection", "toggle"]
+)
 def test_an_unknown_machine_event_raises_illegal_event_error(machine: str) -> None:
     # Given a started runtime
     kit = Kit.create()

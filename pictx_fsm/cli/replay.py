@@ -51,7 +51,8 @@ def run(args: argparse.Namespace) -> int:
         )
     else:
         fault = f" · planted fault {trace.config.fault}" if trace.config.fault else ""
-        print(f"replay {args.trace}: {len(trace.actions)} actions, profile {trace.config.profile}{fault}")
+        actions = len(trace.actions)
+        print(f"replay {args.trace}: {actions} actions, profile {trace.config.profile}{fault}")
         if trace.decisions is None:
             print("decisions      none recorded in the trace")
         elif difference is None:

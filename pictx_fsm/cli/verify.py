@@ -63,7 +63,9 @@ def run(args: argparse.Namespace) -> int:
         fault=args.fault,
         scenarios=not args.no_scenarios,
     )
-    contracts = None if args.no_contracts else ContractRun(per_condition_timeout=args.contract_timeout)
+    contracts = (
+        None if args.no_contracts else ContractRun(per_condition_timeout=args.contract_timeout)
+    )
     progress = None if args.quiet else _Progress(sys.stderr)
     try:
         report = explore(options, lifecycle, progress)

@@ -181,7 +181,7 @@ class SessionTree:
         ):
             boot = entry_id
         elif boot is not None and is_continuation(entry):
-            continued = False
+            continued = True
         if (
             opened is None
             and isinstance(entry, CustomMessageEntry)

@@ -73,7 +73,9 @@ def contract_targets(modules: Sequence[str] = CONTRACT_MODULES) -> tuple[Contrac
             if not inspect.isfunction(value) or value.__module__ != module.__name__:
                 continue
             doc = inspect.getdoc(value) or ""
-            count = sum(1 for line in doc.splitlines() if line.strip().startswith(("post:", "pre:")))
+            count = sum(
+                1 for line in doc.splitlines() if line.strip().startswith(("post:", "pre:"))
+            )
             if any(line.strip().startswith("post:") for line in doc.splitlines()):
                 targets.append(ContractTarget(module=name, function=attr, conditions=count))
     return tuple(targets)

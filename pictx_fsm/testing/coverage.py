@@ -33,7 +33,7 @@ def load_exemptions(directory: Path) -> dict[str, str]:
     if not isinstance(table, dict) or not all(
         isinstance(k, str) and isinstance(v, str) and v.strip() for k, v in table.items()
     ):
-        raise ModelDocumentError(str(path), "exemptions", "expected transition id = \"reason\"")
+        raise ModelDocumentError(str(path), "exemptions", 'expected transition id = "reason"')
     return dict(table)
 
 
