@@ -89,7 +89,6 @@ BUDGET_GUARDS = _guards(
     "warning_in_window",
     "guidance_in_window",
     "warning_staged_here",
-    "guidance_staged_here",
     "warning_due",
     "guidance_due",
     "guidance_window_current",

@@ -27,7 +27,7 @@ from typing import Any
 
 import attrs
 import pytest
-from session_builders import SessionBuilder, usage
+from session_builders import SessionBuilder
 
 from pictx_fsm.audit import AuditLog, verify_chain, verify_records
 from pictx_fsm.effects import (
@@ -109,9 +109,16 @@ class Kit:
         **runtime: Any,
     ) -> Kit:
         build = SessionBuilder(session_id)
-        rt = LifecycleRuntime(build.tree, profile=profile, texts=texts, settings=settings,
-                              rng=random.Random(seed), clock=lambda: 1_796_000_000_000,
-                              audit=AuditLog(audit_path), **runtime)  # fmt: skip
+        rt = LifecycleRuntime(
+            build.tree,
+            profile=profile,
+            texts=texts,
+            settings=settings,
+            rng=random.Random(seed),
+            clock=lambda: 1_796_000_000_000,
+            audit=AuditLog(audit_path),
+            **runtime,
+        )
         if notes is not None:
             rt.boot_writer = BootWriter(texts=rt.texts, notes=notes)
         assert rt.audit is not None
@@ -216,9 +223,13 @@ class Kit:
         return self.handle(AgentEnd(), **ctx)
 
     def before_settle(
-        self, outcome: str = "completed", *, pending: int = 0, incoming: Sequence[Draft] = (),
+        self,
+        outcome: str = "completed",
+        *,
+        pending: int = 0,
+        incoming: Sequence[Draft] = (),
         **ctx: Any,
-    ) -> HookResult:  # fmt: skip
+    ) -> HookResult:
         event = AgentBeforeSettle(outcome=outcome, pending_messages=pending, entries=incoming)  # type: ignore[arg-type]
         return self.handle(event, **ctx)
 
@@ -310,8 +321,12 @@ class Kit:
 
 
 def _send_draft(effect: SendMessage) -> CustomMessageDraft:
-    return CustomMessageDraft(custom_type=effect.custom_type, content=effect.content,
-                              display=effect.display, details=effect.details)  # fmt: skip
+    return CustomMessageDraft(
+        custom_type=effect.custom_type,
+        content=effect.content,
+        display=effect.display,
+        details=effect.details,
+    )
 
 
 def _label(entry: Entry) -> str:
@@ -333,11 +348,6 @@ def boot_ids(content: str) -> dict[str, str]:
             if line.startswith(prefix):
                 ids[key] = line[len(prefix) :]
     return ids
-
-
-def assistant_usage(total: int) -> dict[str, Any]:
-    """An assistant ``usage`` block whose context tokens add up to ``total``."""
-    return usage(total)
 
 
 @pytest.fixture(autouse=True)

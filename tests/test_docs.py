@@ -17,7 +17,11 @@ def python_blocks(text: str) -> list[str]:
     return [match.group(1) for match in FENCE.finditer(text)]
 
 
-PAGES = sorted(p for p in DOCS.glob("*.md") if python_blocks(p.read_text(encoding="utf-8")))
+README = DOCS.parent / "README.md"
+PAGES = [
+    *sorted(p for p in DOCS.glob("*.md") if python_blocks(p.read_text(encoding="utf-8"))),
+    README,
+]
 
 
 def test_the_embedding_guide_has_runnable_examples() -> None:
@@ -30,8 +34,11 @@ def test_python_blocks_are_found_in_order() -> None:
 
 
 @pytest.mark.parametrize("page", PAGES, ids=[p.name for p in PAGES])
-def test_every_python_block_of_the_page_runs(page: Path) -> None:
-    # Given the page's blocks, sharing one namespace in order
+def test_every_python_block_of_the_page_runs(
+    page: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Given the page's blocks, run from the repository root as a reader would
+    monkeypatch.chdir(DOCS.parent)
     namespace: dict[str, object] = {"__name__": f"docs.{page.stem}"}
     for number, block in enumerate(python_blocks(page.read_text(encoding="utf-8")), start=1):
         code = compile(block, f"{page.name} block {number}", "exec")

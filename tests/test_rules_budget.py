@@ -290,6 +290,19 @@ def test_r45_pi_rejecting_a_compaction_value_is_a_read_failure() -> None:
     assert _staged(kit) == GUIDANCE_TYPE
 
 
+def test_r45_unreadable_settings_files_are_diagnostics_never_notices(tmp_path: Path) -> None:
+    # Given a global settings.json Pi cannot parse (Pi treats it as {} and queues a diagnostic)
+    agent = tmp_path / "agent"
+    agent.mkdir()
+    (agent / "settings.json").write_text("{ not json")
+    kit = Kit.create(tokens=WINDOW - REMINDER, settings=pi_file_settings(agent))
+    kit.start()
+    kit.build.user("x")
+    # Then pi-context shows nothing and the defaults apply
+    assert kit.notices == []
+    assert _staged(kit) == GUIDANCE_TYPE
+
+
 # -- R47–R50 -------------------------------------------------------------------------------------
 
 
@@ -438,16 +451,18 @@ def test_r51_a_persisted_guidance_is_not_staged_again_but_the_warning_still_is()
     assert _staged(kit) == WARNING_TYPE
 
 
-def test_r51_the_warning_drops_a_pending_guidance() -> None:
-    # Given guidance staged at one request
+def test_r51_at_the_warning_line_the_warning_supersedes_the_guidance() -> None:
+    # Given a committed guidance, and a later request below the warning line
     kit = _kit(35_000)
+    assert _staged(kit) == GUIDANCE_TYPE
+    kit.turn_start()
+    kit.set_tokens(WINDOW - 20_000)
+    # When that request is staged
     kit.context()
-    # When a second request of the same turn is below the warning line
-    kit.context(usage=ContextUsage(tokens=WINDOW - 20_000, context_window=WINDOW))
     value = kit.turn_end("x").value
-    # Then only the warning commits
+    # Then only the warning commits (no second guidance)
     assert isinstance(value, BoundaryResult)
-    assert [d.custom_type for d in value.entries] == [WARNING_TYPE]  # type: ignore[union-attr]
+    assert [getattr(d, "custom_type", None) for d in value.entries] == [WARNING_TYPE]
 
 
 # -- R53 -----------------------------------------------------------------------------------------
@@ -457,7 +472,8 @@ def test_r53_turn_end_takes_the_staging_and_clears_it() -> None:
     # Given a committed guidance
     kit = _kit(35_000)
     assert _staged(kit) == GUIDANCE_TYPE
-    # Then staging is empty: the next turn_end of a turn without a request commits nothing
+    # Then staging is empty: the next turn (its request's guidance is persisted) commits nothing
+    kit.turn_start()
     assert kit.turn_end("again").value is None
     assert len(kit.of_type(GUIDANCE_TYPE)) == 1
 

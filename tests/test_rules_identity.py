@@ -180,7 +180,9 @@ def test_r6_every_type_the_lifecycle_writes_carries_the_pi_context_prefix() -> N
     kit = _started(tokens=200_000 - 20_000)
     kit.context()
     kit.turn_end("noted")
+    kit.turn_start()
     _reset_by_tool(kit)
+    kit.settled()
     kit.wipe()
     # Then every custom type on the branch is authored by pi-context ("pi-context/…")
     types = {

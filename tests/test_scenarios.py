@@ -217,6 +217,7 @@ def test_scenario_reset_construction_failure_keeps_drafts_warns_and_does_not_con
     )
     assert _types(result) == ["other/ext", WARNING_TYPE] and not _continues(result)
     # And the same failure during overflow recovery is reported the same way
+    kit.turn_start()
     kit.overflow_turn()
     recovery = kit.before_settle(incoming=INCOMING)
     assert _types(recovery) == ["other/ext"] and not _continues(recovery)

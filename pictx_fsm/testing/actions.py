@@ -80,6 +80,17 @@ class Advance:
 
 
 @frozen(kw_only=True)
+class AdvanceTo:
+    """Pi advances until it has passed ``count`` more steps named ``step`` (a hook such as
+    ``turn_end``, a persisted entry type, or a wait), or until it is idle: how a story stops
+    right after a given hook to act there, independently of how many steps lie before it."""
+
+    KIND: ClassVar[str] = "advance_to"
+    step: str
+    count: int = 1
+
+
+@frozen(kw_only=True)
 class Settle:
     """Pi runs until it settles."""
 
@@ -155,10 +166,49 @@ class Compact:
     KIND: ClassVar[str] = "compact"
 
 
+@frozen(kw_only=True)
+class VoidNextBoundary:
+    """Another extension, loaded after pi-context, answers the next ``turn_end`` or
+    ``agent_before_settle`` with an invalid draft, so Pi voids every draft of that boundary
+    and its continue flag (pi-host §4.2 rule 2, trace ``c3b``). See :mod:`.noise`."""
+
+    KIND: ClassVar[str] = "void_next_boundary"
+
+
+@frozen(kw_only=True)
+class HideBoot:
+    """Another extension, loaded after pi-context, hides the current window's boot from the
+    model context at the next ``turn_end`` (a valid ``context_edit`` with replacement
+    ``null``): the case R65 refuses to repair and R68 must catch. See :mod:`.noise`."""
+
+    KIND: ClassVar[str] = "hide_boot"
+
+
+@frozen(kw_only=True)
+class QueueAtSettle:
+    """Another extension, loaded before pi-context, queues a follow-up
+    (``pi.sendUserMessage(text, {deliverAs: "followUp"})``) in its next
+    ``agent_before_settle`` handler, so pi-context's handler sees a queued message (R35).
+    See :mod:`.noise`."""
+
+    KIND: ClassVar[str] = "queue_at_settle"
+    chars: int = 40
+
+
+@frozen(kw_only=True)
+class SetAutomatic:
+    """The user switches ``compaction.enabled`` in the settings pi-context reads live on
+    every decision (R40, R41): automatic resets on or off, possibly mid-run."""
+
+    KIND: ClassVar[str] = "set_automatic"
+    enabled: bool
+
+
 Action: TypeAlias = (
     Prompt
     | Script
     | Advance
+    | AdvanceTo
     | Settle
     | Steer
     | FollowUp
@@ -169,6 +219,10 @@ Action: TypeAlias = (
     | Fork
     | Reload
     | Compact
+    | VoidNextBoundary
+    | HideBoot
+    | QueueAtSettle
+    | SetAutomatic
 )
 ACTION_TYPES: Mapping[str, type[Any]] = {
     cls.KIND: cls
@@ -176,6 +230,7 @@ ACTION_TYPES: Mapping[str, type[Any]] = {
         Prompt,
         Script,
         Advance,
+        AdvanceTo,
         Settle,
         Steer,
         FollowUp,
@@ -186,8 +241,15 @@ ACTION_TYPES: Mapping[str, type[Any]] = {
         Fork,
         Reload,
         Compact,
+        VoidNextBoundary,
+        HideBoot,
+        QueueAtSettle,
+        SetAutomatic,
     )
 }
+WORLD_ACTIONS: tuple[type[Any], ...] = (VoidNextBoundary, HideBoot, QueueAtSettle, SetAutomatic)
+"""Actions on the world around the session (other extensions, settings), applied by
+:meth:`~pictx_fsm.testing.world.World.apply`, not by :func:`apply_action`."""
 _TOOL_NAMES: Mapping[str, str] = {
     "wipe_memory": WIPE_MEMORY_TOOL,
     "get_context_remaining": GET_CONTEXT_REMAINING_TOOL,
@@ -236,7 +298,10 @@ def response_of(script: Script, serial: int) -> Response:
 
 
 def apply_action(session: ModelSession, action: Action, serial: int) -> bool:
-    """Carry out one action on the model session; ``False`` when the state does not allow it."""
+    """Carry out one action on the model session; ``False`` when the state does not allow it
+    (and for :data:`WORLD_ACTIONS`, which need the world around the session)."""
+    if isinstance(action, WORLD_ACTIONS):
+        return False
     try:
         return _apply(session, action, serial)
     except ModelHostError:
@@ -254,6 +319,8 @@ def _apply(session: ModelSession, action: Action, serial: int) -> bool:  # noqa:
         for _ in range(action.steps):
             if session.step() is None:
                 break
+    elif isinstance(action, AdvanceTo):
+        _advance_to(session, action)
     elif isinstance(action, Settle):
         session.run_until_idle()
     elif isinstance(action, Steer | FollowUp):
@@ -274,6 +341,15 @@ def _apply(session: ModelSession, action: Action, serial: int) -> bool:  # noqa:
     else:
         return _apply_session_operation(session, action)
     return True
+
+
+def _advance_to(session: ModelSession, action: AdvanceTo) -> None:
+    passed = 0
+    while passed < action.count:
+        step = session.step()
+        if step is None:
+            return
+        passed += step.name == action.step
 
 
 def _apply_session_operation(session: ModelSession, action: Action) -> bool:

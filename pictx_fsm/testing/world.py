@@ -1,10 +1,11 @@
 """A world: the lifecycle runtime plugged into the model session, ready to be driven.
 
 :class:`WorldConfig` is everything that makes a run reproducible (profile, seed, the model's
-context window, the settings that place the reminder, warning and reserve lines, an optional
-planted fault). :class:`World` builds the model session with the lifecycle extension, keeps
-every runtime's audit log (Pi re-creates the extension on fork and resume, so one world has
-several runtimes) and applies host actions.
+context window, the settings that place the reminder, warning and reserve lines, how much
+native compaction keeps, an optional planted fault). :class:`World` builds the model session
+with the lifecycle extension between two inert noise extensions (:mod:`.noise`), keeps every
+runtime's audit log (Pi re-creates the extension on fork and resume, so one world has several
+runtimes) and applies host actions — the world actions (noise, settings) itself.
 """
 
 from __future__ import annotations
@@ -27,13 +28,23 @@ from pictx_fsm.hosts.model import (
     TickClock,
 )
 from pictx_fsm.lifecycle import Lifecycle, load_lifecycle
-from pictx_fsm.policy import StaticSettingsSource
+from pictx_fsm.policy import SettingsScopes
 from pictx_fsm.protocol import Profile
 from pictx_fsm.runtime import LifecycleRuntime
 from pictx_fsm.session.estimate import CharsCounter
 from pictx_fsm.session.tree import SessionTree
-from pictx_fsm.testing.actions import Action, action_to_json, apply_action
+from pictx_fsm.testing.actions import (
+    Action,
+    HideBoot,
+    QueueAtSettle,
+    SetAutomatic,
+    VoidNextBoundary,
+    action_to_json,
+    apply_action,
+    filler,
+)
 from pictx_fsm.testing.faults import fault_named, faulty_lifecycle
+from pictx_fsm.testing.noise import Arms, EarlyNoise, LateNoise
 
 
 @frozen(kw_only=True)
@@ -47,6 +58,8 @@ class WorldConfig:
     reserve_tokens: int = 2_000
     reminder_margin: int = 4_000
     automatic: bool = True
+    keep_recent_tokens: int = 20_000
+    """Pi's ``compaction.keepRecentTokens``: below it native compaction finds nothing to cut."""
     fault: str | None = None
 
     def to_json(self) -> dict[str, Any]:
@@ -63,10 +76,28 @@ class WorldConfig:
     @property
     def settings(self) -> dict[str, Any]:
         """Pi-style global settings the runtime reads (R41, R42)."""
-        return {
-            "compaction": {"reserveTokens": self.reserve_tokens, "enabled": self.automatic},
-            "pi-context": {"reminderMarginTokens": self.reminder_margin},
-        }
+        return _settings(self, automatic=self.automatic)
+
+
+def _settings(config: WorldConfig, *, automatic: bool) -> dict[str, Any]:
+    return {
+        "compaction": {"reserveTokens": config.reserve_tokens, "enabled": automatic},
+        "pi-context": {"reminderMarginTokens": config.reminder_margin},
+    }
+
+
+class LiveSettings:
+    """The settings manager injected into every runtime, read live on every decision (R40):
+    :class:`~.actions.SetAutomatic` switches ``compaction.enabled`` mid-run."""
+
+    def __init__(self, config: WorldConfig) -> None:
+        self.config = config
+        self.automatic = config.automatic
+
+    def read(self) -> SettingsScopes:
+        return SettingsScopes(
+            global_settings=_settings(self.config, automatic=self.automatic), project_settings={}
+        )
 
 
 class World:
@@ -83,6 +114,8 @@ class World:
         self.actions: list[Action] = []
         self.applied: list[bool] = []
         self.clock = TickClock()
+        self.settings = LiveSettings(config)
+        self.noise = Arms()
         self.extension = LifecycleExtension(self._runtime)
         model = ModelInfo(
             provider="faux",
@@ -93,11 +126,14 @@ class World:
         host = HostSettings(
             model=model,
             compaction=CompactionSettings(
-                enabled=config.automatic, reserve_tokens=config.reserve_tokens
+                enabled=config.automatic,
+                reserve_tokens=config.reserve_tokens,
+                keep_recent_tokens=config.keep_recent_tokens,
             ),
         )
+        early = EarlyNoise(self.noise, self._follow_up)
         self.session = ModelSession(
-            [self.extension],
+            [early, self.extension, LateNoise(self.noise)],
             brain=Brain(counter=CharsCounter()),
             settings=host,
             rng=random.Random(config.seed),
@@ -113,7 +149,7 @@ class World:
         runtime = LifecycleRuntime(
             tree,
             profile=self.config.profile,
-            settings=StaticSettingsSource(global_settings=self.config.settings),
+            settings=self.settings,
             rng=random.Random(self.config.seed * 7919 + index),
             clock=self.clock,
             lifecycle=self.lifecycle,
@@ -129,10 +165,30 @@ class World:
 
     def apply(self, action: Action) -> bool:
         """Apply one host action; returns whether the session's state allowed it."""
-        applied = apply_action(self.session, action, serial=len(self.actions))
+        serial = len(self.actions)
+        applied = self._apply_world(action, serial)
+        if applied is None:
+            applied = apply_action(self.session, action, serial=serial)
         self.actions.append(action)
         self.applied.append(applied)
         return applied
+
+    def _apply_world(self, action: Action, serial: int) -> bool | None:
+        """A world action (noise, settings); ``None`` for a session action."""
+        if isinstance(action, VoidNextBoundary):
+            self.noise.void = True
+        elif isinstance(action, HideBoot):
+            self.noise.hide_boot = True
+        elif isinstance(action, QueueAtSettle):
+            self.noise.queue = filler(f"settle-follow-up-{serial}", action.chars)
+        elif isinstance(action, SetAutomatic):
+            self.settings.automatic = action.enabled
+        else:
+            return None
+        return True
+
+    def _follow_up(self, text: str) -> None:
+        self.session.follow_up(text)
 
     def audit_records(self) -> list[dict[str, Any]]:
         return [record for log in self.audits for record in log.records]
