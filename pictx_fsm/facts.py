@@ -253,7 +253,7 @@ def guidance_due(env: FactEnv, facts: Facts) -> bool:
 
 
 def _staged_here(env: FactEnv, facts: Facts, kind: str) -> bool:
-    return env.memory.staged_window(kind) == facts["window_id"]
+    return bool(env.memory.staged_window(kind) == facts["window_id"])
 
 
 @fact
@@ -357,7 +357,7 @@ def overflow_like(env: FactEnv, facts: Facts) -> bool:
 def error_outcome(env: FactEnv, facts: Facts) -> bool:
     """R26: the turn ended with ``outcome == "error"``."""
     event = _need(env, (TurnEnd,), "error_outcome")
-    return event.outcome == "error"
+    return bool(event.outcome == "error")
 
 
 @fact
@@ -491,7 +491,7 @@ def boot_visible(env: FactEnv, facts: Facts) -> bool:
 @fact
 def missing_boot_announced(env: FactEnv, facts: Facts) -> bool:
     """R68: the missing-boot notice was already given for this window id."""
-    return env.memory.missing_boot_announced() == facts["window_id"]
+    return bool(env.memory.missing_boot_announced() == facts["window_id"])
 
 
 # -- native compaction and tree summaries (R62, R75) ------------------------------------------
@@ -501,21 +501,21 @@ def missing_boot_announced(env: FactEnv, facts: Facts) -> bool:
 def signal_aborted(env: FactEnv, facts: Facts) -> bool:
     """R62: the compaction's own signal is already aborted."""
     event = _need(env, (SessionBeforeCompact,), "signal_aborted")
-    return event.signal_aborted
+    return bool(event.signal_aborted)
 
 
 @fact
 def manual_compaction(env: FactEnv, facts: Facts) -> bool:
     """R62: ``/compact`` (reason ``manual``) rather than threshold or overflow."""
     event = _need(env, (SessionBeforeCompact,), "manual_compaction")
-    return event.reason == "manual"
+    return bool(event.reason == "manual")
 
 
 @fact
 def wants_summary(env: FactEnv, facts: Facts) -> bool:
     """R75: the user asked Pi to summarize the branch being left."""
     event = _need(env, (SessionBeforeTree,), "wants_summary")
-    return event.user_wants_summary
+    return bool(event.user_wants_summary)
 
 
 @fact
@@ -533,4 +533,4 @@ def marker_across(env: FactEnv, facts: Facts) -> bool:
 def command_args(env: FactEnv, facts: Facts) -> str:
     """R60: the ``/pi-context`` argument, trimmed and lowercased."""
     event = _need(env, (Command,), "command_args")
-    return event.args.strip().lower()
+    return str(event.args).strip().lower()

@@ -130,7 +130,9 @@ def build_lifecycle(
     machines: dict[str, LifecycleMachine] = {}
     for name in MACHINE_NAMES:
         guards, actions = bindings[name]
-        bound = MachineBindings(machine=name, guards=guards, actions=actions)
+        bound: MachineBindings[Facts, Outcome] = MachineBindings(
+            machine=name, guards=guards, actions=actions
+        )
         compiled: CompiledMachine[Facts, Outcome] = CompiledMachine.build(specs[name], bound)
         machines[name] = LifecycleMachine(spec=specs[name], compiled=compiled)
     return Lifecycle(

@@ -39,8 +39,18 @@ def _const(*outcomes: it.Outcome) -> Action:
     return lambda facts: outcomes
 
 
+def _guard(name: str) -> Callable[[Facts], bool]:
+    """A guard that is exactly one fact: guards live in the models, facts in facts.py."""
+
+    def guard(facts: Facts) -> bool:
+        return bool(facts[name])
+
+    guard.__name__ = name
+    return guard
+
+
 def _guards(*names: str) -> dict[str, Callable[[Facts], bool]]:
-    return {name: (lambda facts, n=name: bool(facts[n])) for name in names}
+    return {name: _guard(name) for name in names}
 
 
 # -- reset_control -----------------------------------------------------------------------------

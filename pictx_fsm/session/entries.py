@@ -336,7 +336,7 @@ class CompactionEntry(BaseEntry):
     @property
     def retains_nothing(self) -> bool:
         """``firstKeptEntryId`` is the entry itself: nothing before it survives."""
-        return self.first_kept_entry_id == self.id
+        return bool(self.first_kept_entry_id == self.id)
 
 
 @frozen(kw_only=True)
