@@ -286,7 +286,10 @@ def response_of(script: Script, serial: int) -> Response:
     if script.reply == "tools":
         names = script.tools or ("echo",)
         calls = tuple(
-            Call(name=_TOOL_NAMES[name], arguments={"text": f"t{serial}-{i}"} if name == "echo" else {})
+            Call(
+                name=_TOOL_NAMES[name],
+                arguments={"text": f"t{serial}-{i}"} if name == "echo" else {},
+            )
             for i, name in enumerate(names)
         )
         return Tools(calls=calls, text=filler(f"calls-{serial}", min(script.chars, 80)))
@@ -308,7 +311,7 @@ def apply_action(session: ModelSession, action: Action, serial: int) -> bool:
         return False
 
 
-def _apply(session: ModelSession, action: Action, serial: int) -> bool:  # noqa: C901
+def _apply(session: ModelSession, action: Action, serial: int) -> bool:
     if isinstance(action, Prompt):
         if not session.is_idle:
             return False

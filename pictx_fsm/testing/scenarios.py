@@ -3,8 +3,18 @@
 Random exploration finds the unexpected; these make sure every run of ``verify`` also walks
 the lifecycle's main roads at once — the wipe tool and its dedupe, the threshold reset with
 guidance and warning, the overflow chain, queued deferral, aborts, ``/wipe-memory``,
-off/on, ``/compact``, navigation, fork and reload — in both profiles. They are data: each is
-a list of host actions, replayable like any trace.
+off/on, ``/compact``, navigation, fork and reload — in both profiles, and then its corners:
+every outcome of the turn after an overflow, before and after the recovery; reminders that
+are dropped, cleared, voided or superseded by a reset; resets that another extension voids;
+a window whose boot disappears; off with a marker. Together they fire every declared
+transition that Pi can reach (the rest are exempted in ``models/coverage-exemptions.toml``),
+so coverage never depends on how far the random phase got. They are data: each is a list of
+host actions, replayable like any trace.
+
+The numbers assume the scenario world of :func:`~.explore.scenario_config` (a 36 000-token
+window, reserve 2 000, reminder margin 16 000, so the reminder line is at 18 000 tokens
+left and the warning line at 14 288; the root window's usage is Pi's chars/4 estimate):
+a 72 000-character prompt lands in the reminder band, 90 000 in the warning band.
 """
 
 from __future__ import annotations
@@ -17,21 +27,30 @@ from pictx_fsm.testing.actions import (
     Abort,
     Action,
     Advance,
+    AdvanceTo,
     Compact,
     FollowUp,
     Fork,
+    HideBoot,
     Navigate,
     Prompt,
+    QueueAtSettle,
     Reload,
     Script,
+    SetAutomatic,
     Settle,
     Steer,
     Toggle,
+    VoidNextBoundary,
     WipeCommand,
 )
 
 SHORT = 60
 LONG = 40_000
+GUIDANCE_BAND = 72_000
+"""Characters of one prompt that leave the root window in the reminder band."""
+WARNING_BAND = 90_000
+"""Characters of one prompt that leave the root window below the warning line."""
 
 
 @frozen(kw_only=True)
@@ -48,6 +67,87 @@ def _wipe(*tools: str) -> Script:
     return Script(reply="tools", tools=tools or ("wipe_memory",))  # type: ignore[arg-type]
 
 
+OVERFLOW = Script(reply="overflow")
+ERROR = Script(reply="error")
+TEXT = Script(reply="text")
+RETRIES_EXHAUSTED = (ERROR,) * 4
+"""An ordinary error outlasting Pi's three retries, so the run settles on it."""
+
+
+def _after_overflow(*replies: Script, overflows: int = 1, then: Sequence[Action]) -> list[Action]:
+    """A prompt whose first ``overflows`` replies overflow (the second one after pi-context's
+    recovery), stopped right after the last overflowing ``turn_end`` to act (``then``)."""
+    return [
+        *(OVERFLOW,) * overflows,
+        *replies,
+        Prompt(chars=SHORT),
+        AdvanceTo(step="turn_end", count=overflows),
+        *then,
+        Settle(),
+    ]
+
+
+def _chain_outcomes(overflows: int) -> list[Action]:
+    """Every outcome of the turn that follows an armed overflow (R24–R26, R36): a message
+    queued after the overflowing ``turn_end`` makes Pi run another turn before settling (a
+    steer is delivered in it, a follow-up is still queued at its end)."""
+    steer, follow = Steer(chars=SHORT), FollowUp(chars=SHORT)
+    return [
+        *_after_overflow(TEXT, overflows=overflows, then=[steer]),
+        *_after_overflow(OVERFLOW, overflows=overflows, then=[steer]),
+        *_after_overflow(OVERFLOW, overflows=overflows, then=[follow]),
+        *_after_overflow(*RETRIES_EXHAUSTED, overflows=overflows, then=[steer]),
+        *_after_overflow(overflows=overflows, then=[steer, AdvanceTo(step="streaming"), Abort()]),
+    ]
+
+
+def _chain_interruptions(overflows: int) -> list[Action]:
+    """The armed chain meets an abort before and after ``agent_end`` (R37), ``/pi-context
+    off`` (R37), a message queued while ``agent_before_settle`` runs (R35) and automatic
+    resets switched off mid-chain (R35, R39)."""
+    return [
+        *_after_overflow(overflows=overflows, then=[Abort()]),
+        *_after_overflow(overflows=overflows, then=[AdvanceTo(step="agent_end"), Abort()]),
+        *_after_overflow(overflows=overflows, then=[Toggle(arg="off")]),
+        Toggle(arg="on"),
+        *_after_overflow(overflows=overflows, then=[QueueAtSettle(chars=SHORT)]),
+        *_after_overflow(overflows=overflows, then=[SetAutomatic(enabled=False)]),
+        SetAutomatic(enabled=True),
+    ]
+
+
+def _after_recovery(*replies: Script, then: Sequence[Action]) -> list[Action]:
+    """An overflow recovered at ``agent_before_settle``; ``then`` acts right after it."""
+    return [
+        OVERFLOW,
+        *replies,
+        Prompt(chars=SHORT),
+        AdvanceTo(step="agent_before_settle"),
+        *then,
+        Settle(),
+    ]
+
+
+def _reminder_lost(chars: int) -> list[Action]:
+    """A reminder staged and dropped by an abort (R22), committed but voided by another
+    extension (R54), staged then cleared by off (R55), committed then cleared by off."""
+    off_on = (Toggle(arg="off"), Settle(), Toggle(arg="on"))
+    return [
+        Prompt(chars=chars),
+        AdvanceTo(step="streaming"),
+        Abort(),
+        Settle(),
+        VoidNextBoundary(),
+        *_turn(),
+        Prompt(chars=SHORT),
+        AdvanceTo(step="context"),
+        *off_on,
+        Prompt(chars=SHORT),
+        AdvanceTo(step="turn_end"),
+        *off_on,
+    ]
+
+
 SCENARIOS: Sequence[Scenario] = (
     Scenario(name="plain", actions=(*_turn(), *_turn(Script(reply="text", chars=200)))),
     Scenario(
@@ -60,7 +160,11 @@ SCENARIOS: Sequence[Scenario] = (
     ),
     Scenario(
         name="threshold-reset-with-reminders",
-        actions=tuple(a for _ in range(4) for a in _turn(chars=LONG // 2)),
+        actions=(
+            *(a for _ in range(4) for a in _turn(chars=LONG // 2)),
+            *_turn(chars=16_000),
+            *_turn(chars=LONG),
+        ),
     ),
     Scenario(
         name="overflow-chain",
@@ -159,6 +263,114 @@ SCENARIOS: Sequence[Scenario] = (
             *_turn(),
             Toggle(arg="on"),
             *_turn(),
+        ),
+    ),
+    Scenario(name="overflow-pending-outcomes", actions=tuple(_chain_outcomes(overflows=1))),
+    Scenario(name="overflow-pending-interrupted", actions=tuple(_chain_interruptions(overflows=1))),
+    Scenario(name="overflow-spent-outcomes", actions=tuple(_chain_outcomes(overflows=2))),
+    Scenario(name="overflow-spent-interrupted", actions=tuple(_chain_interruptions(overflows=2))),
+    Scenario(
+        name="after-recovery",
+        actions=(
+            *_after_recovery(then=[AdvanceTo(step="streaming"), Abort()]),
+            *_after_recovery(OVERFLOW, then=[FollowUp(chars=SHORT)]),
+            *_after_recovery(*RETRIES_EXHAUSTED, then=[]),
+            *_after_recovery(ERROR, then=[AdvanceTo(step="turn_end"), Abort()]),
+            *_after_recovery(then=[Toggle(arg="off")]),
+            Toggle(arg="on"),
+            # The recovery is committed, then the run is aborted before its next turn: the
+            # settle announces it (R63).
+            *_after_recovery(then=[Abort()]),
+        ),
+    ),
+    Scenario(
+        name="reminders-in-one-window",
+        actions=(
+            *_turn(_wipe("echo"), chars=GUIDANCE_BAND),
+            *_turn(_wipe("echo"), chars=16_000),
+            *_turn(chars=48_000),
+        ),
+    ),
+    Scenario(
+        name="guidance-committed-with-a-reset",
+        actions=tuple(_turn(_wipe(), chars=GUIDANCE_BAND)),
+    ),
+    Scenario(name="guidance-lost", actions=tuple(_reminder_lost(GUIDANCE_BAND))),
+    Scenario(name="warning-lost", actions=tuple(_reminder_lost(WARNING_BAND))),
+    Scenario(
+        name="voided-resets",
+        actions=(
+            # A reset voided by a later extension is never announced (R63, D3) ...
+            VoidNextBoundary(),
+            *_turn(_wipe("wipe_memory", "echo")),
+            # ... even when a second reset commits before the next notice check.
+            VoidNextBoundary(),
+            *_turn(_wipe("wipe_memory", "echo"), _wipe()),
+            # The overflow recovery voided at agent_before_settle.
+            OVERFLOW,
+            Prompt(chars=SHORT),
+            AdvanceTo(step="agent_end"),
+            VoidNextBoundary(),
+            Settle(),
+        ),
+    ),
+    Scenario(
+        name="missing-boots",
+        actions=(
+            *_turn(_wipe()),
+            # Another extension hides the window's boot: every request is cancelled (R68).
+            HideBoot(),
+            *_turn(),
+            *_turn(),
+            *_turn(),
+            # /wipe-memory starts a window with a boot (the notice stays given for the
+            # first window); then that boot is hidden too: a second missing window.
+            WipeCommand(),
+            *_turn(),
+            HideBoot(),
+            *_turn(),
+            *_turn(),
+            Navigate(index=-1),
+            *_turn(),
+        ),
+    ),
+    Scenario(
+        name="tool-pair-guards",
+        actions=(
+            *_turn(_wipe("echo")),
+            # The leaf between a tool call and its result: no repair, no wipe (FM19).
+            Navigate(index=-3),
+            WipeCommand(),
+            Navigate(index=-1),
+            *_turn(),
+        ),
+    ),
+    Scenario(
+        name="toggle-corners",
+        actions=(
+            Toggle(arg="on"),
+            Toggle(arg=""),
+            Toggle(arg="bogus"),
+            *_turn(chars=LONG // 4),
+            Compact(),
+            # The wipe tool ran; off before its turn_end clears the request (R37, R60).
+            _wipe(),
+            Prompt(chars=SHORT),
+            AdvanceTo(step="tool_result"),
+            Toggle(arg="off"),
+            Settle(),
+            Toggle(arg="off"),
+            # Off on a root branch gives /compact back (R61) ...
+            Compact(),
+            Toggle(arg="on"),
+            *_turn(_wipe(), chars=LONG // 4),
+            # ... but not on a marked branch, manual or automatic (R62), and branch summaries
+            # across the reset window stay suppressed (R75).
+            Toggle(arg="off"),
+            Compact(),
+            *_turn(OVERFLOW),
+            Navigate(index=-8, summarize=True),
+            Toggle(arg="on"),
         ),
     ),
 )
