@@ -181,12 +181,13 @@ class BoundaryResult:
     """``{entries, continue?}`` of ``turn_end`` / ``agent_before_settle``."""
 
     entries: tuple[Draft, ...] = field(converter=_tuple, default=())
-    continue_: bool = False
+    continue_: bool | None = None
+    """``None`` = not given (Pi keeps the accumulated flag); a bool replaces it (§4.2)."""
 
     def to_json(self) -> dict[str, JSON]:
         out: dict[str, JSON] = {"entries": [d.to_json() for d in self.entries]}
-        if self.continue_:
-            out["continue"] = True
+        if self.continue_ is not None:
+            out["continue"] = self.continue_
         return out
 
 

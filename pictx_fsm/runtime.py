@@ -623,7 +623,7 @@ class LifecycleRuntime:
         entries = compose_entries(event.entries, turn.reminders, turn.reset)
         if not entries and not turn.continue_:
             return None
-        return BoundaryResult(entries=entries, continue_=turn.continue_)
+        return BoundaryResult(entries=entries, continue_=True if turn.continue_ else None)
 
 
 def _model_ref(ctx: HostContext) -> policy.ModelRef | None:

@@ -251,7 +251,7 @@ class Capture(BaseExtension):
         entries = getattr(event, "entries", ())
         if "entries" in value:
             entries = tuple(draft_from_json(self._ids.draft(d)) for d in value["entries"])
-        result = BoundaryResult(entries=entries, continue_=bool(value.get("continue")))
+        result = BoundaryResult(entries=entries, continue_=value.get("continue"))
         return HookResult(hook=hook, value=result)
 
     @property

@@ -49,7 +49,7 @@ def _types(result: HookResult) -> list[str]:
 
 
 def _continues(result: HookResult) -> bool:
-    return isinstance(result.value, BoundaryResult) and result.value.continue_
+    return isinstance(result.value, BoundaryResult) and result.value.continue_ is True
 
 
 def _recovers(kit: Kit) -> bool:

@@ -38,7 +38,7 @@ def _recovery(kit: Kit, **kw: Any) -> HookResult:
 
 
 def _recovered(result: HookResult) -> bool:
-    return isinstance(result.value, BoundaryResult) and result.value.continue_
+    return isinstance(result.value, BoundaryResult) and result.value.continue_ is True
 
 
 def _overflow_state(kit: Kit) -> str:

@@ -158,6 +158,8 @@ def _print_coverage(coverage: Coverage, report: ExploreReport) -> bool:
         print(f"  never fired: {row.transition}")
     for name in coverage.unknown_exemptions:
         print(f"  exemption for an undeclared transition: {name}")
+    for row in coverage.stale_exemptions:
+        print(f"  exempted as unreachable but fired {row.fired}x: {row.transition}")
     return not coverage.complete and not report.options.fault
 
 

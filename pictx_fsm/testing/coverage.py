@@ -67,8 +67,13 @@ class Coverage:
         return tuple(row for row in self.rows if row.fired == 0 and row.exemption is not None)
 
     @property
+    def stale_exemptions(self) -> tuple[CoverageRow, ...]:
+        """Exempted as unreachable, yet fired: the documented reason is wrong."""
+        return tuple(row for row in self.rows if row.fired > 0 and row.exemption is not None)
+
+    @property
     def complete(self) -> bool:
-        return not self.missing and not self.unknown_exemptions
+        return not self.missing and not self.unknown_exemptions and not self.stale_exemptions
 
     def counts(self) -> dict[str, int]:
         return {row.transition: row.fired for row in self.rows}

@@ -66,7 +66,9 @@ def _merge(state: Boundary, reply: Reply) -> Boundary:
     if not isinstance(reply, HookResult) or not isinstance(reply.value, BoundaryResult):
         return state
     value = reply.value
-    return Boundary(entries=value.entries, continue_=value.continue_ or state.continue_)
+    # §4.2 rule 1: returned entries replace the list; a returned continue replaces the flag.
+    flag = state.continue_ if value.continue_ is None else value.continue_
+    return Boundary(entries=value.entries, continue_=flag)
 
 
 # -- validation --------------------------------------------------------------------------------
