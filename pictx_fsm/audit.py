@@ -41,7 +41,9 @@ class _Step(Protocol):
 
 
 def canonical(obj: Any) -> str:
-    return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=True, default=_default)
+    return json.dumps(
+        obj, sort_keys=True, separators=(",", ":"), ensure_ascii=True, default=_default
+    )
 
 
 def _default(value: Any) -> Any:
@@ -94,7 +96,9 @@ class MachineStepRecord:
     facts: Mapping[str, Any]
 
     @classmethod
-    def of(cls, machine: str, event: str, step: _Step, facts: Mapping[str, Any]) -> MachineStepRecord:
+    def of(
+        cls, machine: str, event: str, step: _Step, facts: Mapping[str, Any]
+    ) -> MachineStepRecord:
         fired = tuple(
             FiredRecord(
                 id=f.transition_id,
@@ -154,9 +158,9 @@ class AuditLog:
     def _resume(self) -> None:
         assert self.path is not None
         if self.path.exists() and self.path.stat().st_size > 0:
-            last = None
-            for last in iter_records(self.path):
-                pass
+            last: dict[str, Any] | None = None
+            for record in iter_records(self.path):
+                last = record
             verify_chain(self.path)
             if last is not None:
                 self._last_hash = last["hash"]
@@ -206,7 +210,9 @@ class AuditLog:
         return transition_counts(self.records)
 
 
-def transition_counts(records: Iterator[Mapping[str, Any]] | Sequence[Mapping[str, Any]]) -> dict[str, int]:
+def transition_counts(
+    records: Iterator[Mapping[str, Any]] | Sequence[Mapping[str, Any]],
+) -> dict[str, int]:
     """How often each declared transition fired in these records."""
     counts: dict[str, int] = {}
     for record in records:

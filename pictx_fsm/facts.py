@@ -394,9 +394,9 @@ def _committed_windows(tree: SessionTree, wanted: set[str], continuation: bool) 
     for window in leaf.window.chain():
         if window.is_root:
             break
-        if window.window_id in wanted and last.window is window:
-            if last.window_boot_id is not None and (last.window_continued or not continuation):
-                found.add(window.window_id)
+        complete = last.window_boot_id is not None and (last.window_continued or not continuation)
+        if window.window_id in wanted and last.window is window and complete:
+            found.add(window.window_id)
         marker = tree.node(window.marker_id) if window.marker_id else None
         if marker is None or marker.parent is None:
             break

@@ -70,7 +70,9 @@ RESET_CONTROL_GUARDS = _guards(
 )
 
 RESET_CONTROL_ACTIONS: dict[str, Action] = {
-    "report_requested": _const(it.ToolReply(payload={"status": WIPE_STATUS_REQUESTED}, terminate=True)),
+    "report_requested": _const(
+        it.ToolReply(payload={"status": WIPE_STATUS_REQUESTED}, terminate=True)
+    ),
     "report_already_pending": _const(
         it.ToolReply(payload={"status": WIPE_STATUS_ALREADY_PENDING}, terminate=True)
     ),
@@ -114,7 +116,9 @@ def _stage_guidance(facts: Facts) -> tuple[it.Outcome, ...]:
 
 
 def _stage_warning(facts: Facts) -> tuple[it.Outcome, ...]:
-    stage = it.StageReminder(kind=WARNING_TYPE, window_id=facts["window_id"], content=WARNING_CONTENT)
+    stage = it.StageReminder(
+        kind=WARNING_TYPE, window_id=facts["window_id"], content=WARNING_CONTENT
+    )
     return (stage, it.InjectWarning(content=WARNING_CONTENT))
 
 
@@ -133,7 +137,9 @@ BUDGET_ACTIONS: dict[str, Action] = {
         Notify(message=NOTICE_WARNING_RECORDED, level="warning"),
         it.ForgetReminderNotice(kind=WARNING_TYPE),
     ),
-    "report_remaining": lambda f: (it.ToolReply(payload={"remaining_tokens": f["tool_remaining"]}),),
+    "report_remaining": lambda f: (
+        it.ToolReply(payload={"remaining_tokens": f["tool_remaining"]}),
+    ),
 }
 
 # -- boot_repair -------------------------------------------------------------------------------
@@ -201,7 +207,9 @@ TOGGLE_ACTIONS: dict[str, Action] = {
     ),
 }
 
-LIFECYCLE_BINDINGS: Mapping[str, tuple[Mapping[str, Callable[[Facts], bool]], Mapping[str, Action]]] = {
+LIFECYCLE_BINDINGS: Mapping[
+    str, tuple[Mapping[str, Callable[[Facts], bool]], Mapping[str, Action]]
+] = {
     "reset_control": (RESET_CONTROL_GUARDS, RESET_CONTROL_ACTIONS),
     "budget": (BUDGET_GUARDS, BUDGET_ACTIONS),
     "boot_repair": (BOOT_REPAIR_GUARDS, BOOT_REPAIR_ACTIONS),

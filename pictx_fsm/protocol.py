@@ -137,8 +137,7 @@ def guidance_content(remaining_tokens: int) -> str:
 PROTOCOL_BLOCK: Final = "\n".join(
     (
         CONTEXT_WINDOW_PROTOCOL_OPEN_TAG,
-        "Your memory resets whenever the context window fills; only what you wrote down "
-        "survives.",
+        "Your memory resets whenever the context window fills; only what you wrote down survives.",
         "Use get_context_remaining to see how much of the window is left.",
         "When the window runs low, write the note first; you can call wipe_memory yourself "
         "instead of waiting for the erase.",
@@ -291,8 +290,7 @@ NOTICE_NOTES_INCOMPLETE: Final = (
     "pi-context: notes index incomplete for {labels}; notes_list can retry after recovery."
 )
 NOTICE_INVALID_MARGIN: Final = (
-    "pi-context: pi-context.reminderMarginTokens must be a positive integer; using default "
-    "24576."
+    "pi-context: pi-context.reminderMarginTokens must be a positive integer; using default 24576."
 )
 NOTICE_SETTINGS_UNREADABLE: Final = "pi-context: could not read settings; using defaults ({error})."
 UNBUNDLED_BUILD_LABEL: Final = "unbundled source (build unknown)"

@@ -73,6 +73,14 @@ _CONVERSATION = frozenset(
 )
 
 
+REFUSED = TailVerdict.REFUSED
+
+
+def _appends(verdict: TailVerdict) -> bool:
+    """Repair would append something (a boot, a continuation or both)."""
+    return verdict.needs_boot or verdict.needs_continuation
+
+
 def classify_tail(
     kinds: Sequence[TailKind], profile: Profile, boot_visible: bool = False
 ) -> TailVerdict:
@@ -81,8 +89,8 @@ def classify_tail(
     ``boot_visible`` is R64 step 2 (a boot for the window in Pi's projection), which 0.25.0
     checks first; 0.25.1 judges the raw tail only (D4).
 
-    post: profile is not Profile.V0_25_0 or __return__ in (TailVerdict.INTACT, TailVerdict.NEEDS_BOOT, TailVerdict.REFUSED)
-    post: not (__return__.needs_boot or __return__.needs_continuation) or not any(k in _CONVERSATION for k in kinds)
+    post: profile is not Profile.V0_25_0 or not __return__.needs_continuation
+    post: not _appends(__return__) or not any(k in _CONVERSATION for k in kinds)
     post: __return__ is not TailVerdict.NEEDS_CONTINUATION or TailKind.BOOT in kinds
     """
     if profile is Profile.V0_25_0:
@@ -135,7 +143,7 @@ def repair_twice(kinds: Sequence[TailKind], profile: Profile) -> TailVerdict:
     reload, or navigating back, appends nothing; D4: "complete tail → nothing").
 
     post: __return__ in (TailVerdict.INTACT, TailVerdict.REFUSED)
-    post: (__return__ is TailVerdict.REFUSED) == (classify_tail(kinds, profile) is TailVerdict.REFUSED)
+    post: (__return__ is TailVerdict.REFUSED) == (classify_tail(kinds, profile) is REFUSED)
     """
     first = classify_tail(kinds, profile)
     # A boot the first repair appended is visible in the projection (0.25.0 checks that).

@@ -13,7 +13,13 @@ from collections.abc import MutableSequence, MutableSet
 from pictx_fsm.boot import BootIdentity, human_incomplete_notice, render_boot
 from pictx_fsm.effects import HostEffect, Notify
 from pictx_fsm.hooks import ModelInfo
-from pictx_fsm.notes import InMemoryNotesSource, NotesSource, agent_slug, load_notes_snapshot, model_slug
+from pictx_fsm.notes import (
+    InMemoryNotesSource,
+    NotesSource,
+    agent_slug,
+    load_notes_snapshot,
+    model_slug,
+)
 from pictx_fsm.protocol import Texts
 
 

@@ -40,10 +40,10 @@ from pictx_fsm.effects import (
     HostEffect,
     MessagesResult,
     Notify,
-    compose_entries,
     SendMessage,
     ToolResult,
     TreeSummaryResult,
+    compose_entries,
 )
 from pictx_fsm.errors import UsageError
 from pictx_fsm.facts import FactEnv, Facts

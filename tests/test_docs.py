@@ -34,9 +34,7 @@ def test_python_blocks_are_found_in_order() -> None:
 
 
 @pytest.mark.parametrize("page", PAGES, ids=[p.name for p in PAGES])
-def test_every_python_block_of_the_page_runs(
-    page: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_every_python_block_of_the_page_runs(page: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     # Given the page's blocks, run from the repository root as a reader would
     monkeypatch.chdir(DOCS.parent)
     namespace: dict[str, object] = {"__name__": f"docs.{page.stem}"}

@@ -386,7 +386,9 @@ class ModelChangeEntry(BaseEntry):
 @frozen(kw_only=True)
 class ThinkingLevelChangeEntry(BaseEntry):
     TYPE: ClassVar[str] = "thinking_level_change"
-    _FIELDS: ClassVar[tuple[tuple[str, str], ...]] = _fields(("thinking_level", "thinkingLevel"),)
+    _FIELDS: ClassVar[tuple[tuple[str, str], ...]] = _fields(
+        ("thinking_level", "thinkingLevel"),
+    )
     thinking_level: str
 
 
@@ -403,7 +405,9 @@ class LabelEntry(BaseEntry):
 @frozen(kw_only=True)
 class SessionInfoEntry(BaseEntry):
     TYPE: ClassVar[str] = "session_info"
-    _FIELDS: ClassVar[tuple[tuple[str, str], ...]] = _fields(("name", "name"),)
+    _FIELDS: ClassVar[tuple[tuple[str, str], ...]] = _fields(
+        ("name", "name"),
+    )
     name: JSON = ABSENT
 
 

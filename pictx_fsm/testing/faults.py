@@ -54,12 +54,19 @@ class Fault:
             (tmp / f"{document}.yaml").write_text(text.replace(old, new, 1), encoding="utf-8")
             specs = dict(load_models(tmp))
             directory = tmp
-        bindings = LIFECYCLE_BINDINGS if self.bindings is None else self.bindings(LIFECYCLE_BINDINGS)
+        bindings = (
+            LIFECYCLE_BINDINGS if self.bindings is None else self.bindings(LIFECYCLE_BINDINGS)
+        )
         return build_lifecycle(specs, directory, bindings)
 
 
-def _with(bindings: Bindings, machine: str, *, guards: Mapping[str, Any] | None = None,
-          actions: Mapping[str, Any] | None = None) -> Bindings:
+def _with(
+    bindings: Bindings,
+    machine: str,
+    *,
+    guards: Mapping[str, Any] | None = None,
+    actions: Mapping[str, Any] | None = None,
+) -> Bindings:
     out = dict(bindings)
     old_guards, old_actions = out[machine]
     out[machine] = ({**old_guards, **(guards or {})}, {**old_actions, **(actions or {})})
@@ -103,7 +110,9 @@ def _announce_early(bindings: Bindings) -> Bindings:
             it.AnnounceResets(window_ids=(window_id,)),
         )
 
-    return _with(bindings, "reset_control", actions={"remember_reset_notice": remember_and_announce})
+    return _with(
+        bindings, "reset_control", actions={"remember_reset_notice": remember_and_announce}
+    )
 
 
 class _DroppingQueues(Queues):
@@ -134,7 +143,7 @@ class _DuplicatingQueues(Queues):
 
 def _swap_queues(kind: type[Queues]) -> Callable[[ModelSession], None]:
     def plant(session: ModelSession) -> None:
-        session._host.queues = kind()  # noqa: SLF001 - a planted host fault
+        session._host.queues = kind()
 
     return plant
 
@@ -201,7 +210,7 @@ FAULTS: Mapping[str, Fault] = {
 }
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def faulty_lifecycle(name: str) -> Lifecycle:
     """The lifecycle with the named fault planted (built once per process)."""
     return fault_named(name).lifecycle()

@@ -184,7 +184,11 @@ class ResetTail(_PerTree):
         self._parents.add((id(tree), parent.id))
         window_id = window_id_of_marker(parent.entry)
         if window_id is not None and not (boot_window_id(entry) == window_id and entry.hidden):  # type: ignore[union-attr]
-            found.append(self.violation(f"marker {parent.id} is followed by {entry.type} {node.id}, not its boot"))
+            found.append(
+                self.violation(
+                    f"marker {parent.id} is followed by {entry.type} {node.id}, not its boot"
+                )
+            )
         grand = parent.parent
         wants_continuation = world.profile is not Profile.V0_25_0
         if (
@@ -194,7 +198,11 @@ class ResetTail(_PerTree):
             and window_id_of_marker(grand.entry) == boot_window_id(parent.entry)
             and not is_continuation(entry)
         ):
-            found.append(self.violation(f"boot {parent.id} is followed by {entry.type} {node.id}, not the continuation"))
+            found.append(
+                self.violation(
+                    f"boot {parent.id} is followed by {entry.type} {node.id}, not the continuation"
+                )
+            )
         return found
 
 
@@ -213,7 +221,9 @@ class OneResetPerBatch(Invariant):
             markers = _markers_written(record)
             if len(markers) > 1:
                 found.append(
-                    self.violation(f"{record['hook']} #{record['seq']} wrote {len(markers)} markers")
+                    self.violation(
+                        f"{record['hook']} #{record['seq']} wrote {len(markers)} markers"
+                    )
                 )
         self._seen = len(records)
         return found
@@ -349,17 +359,24 @@ class QueuedOnce(Invariant):
                 str(e.detail.get("text"))
                 for e in log.events
                 if e.name == "input"
-                and e.detail.get("streamingBehavior") == ("steer" if kind == "steer" else "followUp")
+                and e.detail.get("streamingBehavior")
+                == ("steer" if kind == "steer" else "followUp")
             ]
             delivered = [d.text for d in log.deliveries if d.kind == kind]
             for text in set(delivered):
                 if delivered.count(text) > 1:
-                    found.append(self.violation(f"{kind} {text[:24]!r} delivered {delivered.count(text)} times"))
+                    found.append(
+                        self.violation(
+                            f"{kind} {text[:24]!r} delivered {delivered.count(text)} times"
+                        )
+                    )
             if delivered != queued[: len(delivered)]:
                 found.append(self.violation(f"{kind} messages delivered out of order or unqueued"))
-            if world.session.is_idle and not _aborted_since(log, queued, delivered):
-                if len(delivered) < len(queued) and world.session.pending_messages == 0:
-                    found.append(self.violation(f"{len(queued) - len(delivered)} {kind} message(s) lost"))
+            settled = world.session.is_idle and not _aborted_since(log, queued, delivered)
+            if settled and len(delivered) < len(queued) and world.session.pending_messages == 0:
+                found.append(
+                    self.violation(f"{len(queued) - len(delivered)} {kind} message(s) lost")
+                )
         return found
 
 
@@ -393,7 +410,9 @@ class OverflowBounded(Invariant):
         return found
 
 
-def _overflow_step(record: Mapping[str, Any], armed: bool, recoveries: int) -> tuple[bool, int, str]:
+def _overflow_step(
+    record: Mapping[str, Any], armed: bool, recoveries: int
+) -> tuple[bool, int, str]:
     hook = record["hook"]
     event = record.get("event", {})
     if hook == "turn_end":
@@ -410,9 +429,17 @@ def _overflow_step(record: Mapping[str, Any], armed: bool, recoveries: int) -> t
         return armed, recoveries, ""
     if hook == "agent_before_settle" and _markers_written(record):
         if not armed:
-            return armed, recoveries, f"before_settle #{record['seq']} recovered without an overflow"
+            return (
+                armed,
+                recoveries,
+                f"before_settle #{record['seq']} recovered without an overflow",
+            )
         if recoveries >= 1:
-            return armed, recoveries + 1, f"before_settle #{record['seq']} recovered twice in one chain"
+            return (
+                armed,
+                recoveries + 1,
+                f"before_settle #{record['seq']} recovered twice in one chain",
+            )
         return armed, recoveries + 1, ""
     if hook in ("agent_settled", "session_start", "session_tree", "session_shutdown"):
         return False, 0, ""
@@ -455,7 +482,9 @@ class HonestNotices(Invariant):
         self._seen = len(notices)
         return found
 
-    def _check_notice(self, world: WorldView, message: str, leaf: TreeNode | None) -> list[Violation]:
+    def _check_notice(
+        self, world: WorldView, message: str, leaf: TreeNode | None
+    ) -> list[Violation]:
         if message.startswith(_PREFIX):
             window_id = message[len(_PREFIX) :]
             problems = []
@@ -463,7 +492,9 @@ class HonestNotices(Invariant):
                 problems.append(self.violation(f"reset {window_id} announced twice"))
             self._announced.add(window_id)
             if leaf is None or not _tail_committed(leaf, window_id, world.profile):
-                problems.append(self.violation(f"reset {window_id} announced before its tail was committed"))
+                problems.append(
+                    self.violation(f"reset {window_id} announced before its tail was committed")
+                )
             return problems
         kinds = {NOTICE_GUIDANCE_RECORDED: GUIDANCE_TYPE, NOTICE_WARNING_RECORDED: WARNING_TYPE}
         kind = kinds.get(message)
@@ -496,13 +527,11 @@ class RemindersOncePerWindow(_PerTree):
         if entry.custom_type not in (GUIDANCE_TYPE, WARNING_TYPE):
             return []
         parent = node.parent
-        if parent is not None and parent.window is node.window:
-            if entry.custom_type in parent.window_message_types:
-                return [
-                    self.violation(
-                        f"second {entry.custom_type} {node.id} in window {node.window.window_id}"
-                    )
-                ]
+        if parent is None or parent.window is not node.window:
+            return []
+        if entry.custom_type in parent.window_message_types:
+            window_id = node.window.window_id
+            return [self.violation(f"second {entry.custom_type} {node.id} in window {window_id}")]
         return []
 
 
@@ -523,21 +552,32 @@ class NarrowRepair(_PerTree):
         if kind not in (TailKind.BOOT, TailKind.CONTINUATION):
             return []
         earlier = [tail_kind(n.entry, window.window_id) for n in node.tail_since_marker()[:-1]]
-        allowed = {TailKind.METADATA} | ({TailKind.BOOT} if kind is TailKind.CONTINUATION else set())
+        allowed = {TailKind.METADATA} | (
+            {TailKind.BOOT} if kind is TailKind.CONTINUATION else set()
+        )
         extra = [k.value for k in earlier if k not in allowed]
         if extra:
-            return [self.violation(f"{kind.value} {node.id} appended after {', '.join(extra)} in window {window.window_id}")]
+            return [
+                self.violation(
+                    f"{kind.value} {node.id} appended after {', '.join(extra)} "
+                    f"in window {window.window_id}"
+                )
+            ]
         return []
 
 
 class OffKeepsBoundary(_PerTree):
     name = "off_keeps_boundary"
     guards = "R61, R62"
-    doc = "(i) off never removes a boundary: no native compaction is ever written on a marked branch"
+    doc = (
+        "(i) off never removes a boundary: no native compaction is ever written on a marked branch"
+    )
 
     def check_node(self, world: WorldView, tree: SessionTree, node: TreeNode) -> list[Violation]:
         if isinstance(node.entry, CompactionEntry) and node.window.marker_id is not None:
-            return [self.violation(f"compaction {node.id} written after marker {node.window.marker_id}")]
+            return [
+                self.violation(f"compaction {node.id} written after marker {node.window.marker_id}")
+            ]
         return []
 
 
@@ -551,7 +591,7 @@ class AuditChains(Invariant):
         for index, log in enumerate(getattr(world, "audits", ())):
             try:
                 verify_records(log.records)
-            except Exception as error:  # noqa: BLE001 - any break is the violation
+            except Exception as error:
                 found.append(self.violation(f"runtime {index}: {error}"))
         return found
 

@@ -117,7 +117,7 @@ def run_actions(
     for index, action in enumerate(actions):
         try:
             world.apply(action)
-        except Exception as error:  # noqa: BLE001 - a crash is a finding, reported as such
+        except Exception as error:
             run.crash = f"{type(error).__name__}: {error}"
             run.failed_at = index
             return run
