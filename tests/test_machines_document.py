@@ -385,11 +385,18 @@ def test_a_condition_outside_the_guard_language_is_refused(text: str) -> None:
 # --------------------------------------------------------------------------- models_dir
 
 
-def test_models_dir_is_the_repository_models_in_a_source_checkout(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
+def test_models_dir_holds_the_repository_models(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Given no override / When the package locates its declarations
     monkeypatch.delenv(machines.MODELS_ENV, raising=False)
-    assert models_dir() == Path(__file__).resolve().parents[1] / "models"
+    found = models_dir()
+    # Then it is the repository's models/ (source checkout) or the wheel's copy of it
+    # (installed package): either way the same documents, byte for byte
+    repo = Path(__file__).resolve().parents[1] / "models"
+    assert found == repo or found.name == "_models"
+    names = sorted(p.name for p in repo.iterdir() if p.is_file())
+    assert names == sorted(p.name for p in found.iterdir() if p.is_file())
+    for name in names:
+        assert (found / name).read_bytes() == (repo / name).read_bytes()
 
 
 def test_the_models_environment_variable_overrides_the_location(

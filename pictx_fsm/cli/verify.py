@@ -11,19 +11,24 @@ transition or a broken contract; 2 on bad options.
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import sys
 from pathlib import Path
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
 from pictx_fsm.errors import UsageError
 from pictx_fsm.lifecycle import load_lifecycle
 from pictx_fsm.protocol import Profile
 from pictx_fsm.testing.contracts import ContractReport, ContractRun
 from pictx_fsm.testing.coverage import EXEMPTIONS_FILE, Coverage
-from pictx_fsm.testing.explore import ExploreOptions, ExploreReport, Progress, explore
 from pictx_fsm.testing.faults import FAULTS
 from pictx_fsm.testing.invariants import INVARIANT_TYPES
+
+if TYPE_CHECKING:  # the exploration needs Hypothesis, imported only when verify runs
+    from pictx_fsm.testing.explore import ExploreReport, Progress
+
+EXTRA_HINT = "install the verify extra: pip install '.[verify]' (hypothesis, crosshair-tool)"
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -53,6 +58,15 @@ def configure(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     if args.examples < 0 or args.steps < 1 or args.time_budget <= 0:
         raise UsageError("--examples must be ≥ 0, --steps ≥ 1 and --time-budget > 0")
+    if importlib.util.find_spec("hypothesis") is None:
+        raise UsageError(f"verify explores with Hypothesis, which is not installed; {EXTRA_HINT}")
+    if not args.no_contracts and importlib.util.find_spec("crosshair") is None:
+        raise UsageError(
+            f"the contract check needs CrossHair, which is not installed; {EXTRA_HINT}, "
+            "or run with --no-contracts"
+        )
+    from pictx_fsm.testing.explore import ExploreOptions, explore
+
     lifecycle = load_lifecycle()
     options = ExploreOptions(
         examples=args.examples,
