@@ -11,16 +11,36 @@ The public surface is small; everything else is reached by submodule:
 - :class:`AuditLog` / :func:`verify_chain` — the hash-chained record of every decision.
 """
 
-from pictx_fsm.audit import AuditLog, verify_chain
-from pictx_fsm.effects import HookResult
-from pictx_fsm.hooks import HostContext
-from pictx_fsm.lifecycle import load_lifecycle
-from pictx_fsm.protocol import Profile
-from pictx_fsm.runtime import LifecycleRuntime
-from pictx_fsm.session.jsonl import read_session
-from pictx_fsm.session.tree import SessionTree
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from pictx_fsm.audit import AuditLog, verify_chain
+    from pictx_fsm.effects import HookResult
+    from pictx_fsm.hooks import HostContext
+    from pictx_fsm.lifecycle import load_lifecycle
+    from pictx_fsm.protocol import Profile
+    from pictx_fsm.runtime import LifecycleRuntime
+    from pictx_fsm.session.jsonl import read_session
+    from pictx_fsm.session.tree import SessionTree
 
 __version__ = "0.1.0"
+
+# Imported on first use: importing the lifecycle loads and validates models/, and a command
+# line tool must be able to report a broken model instead of failing on its own import.
+_PUBLIC = {
+    "AuditLog": "pictx_fsm.audit",
+    "verify_chain": "pictx_fsm.audit",
+    "HookResult": "pictx_fsm.effects",
+    "HostContext": "pictx_fsm.hooks",
+    "load_lifecycle": "pictx_fsm.lifecycle",
+    "Profile": "pictx_fsm.protocol",
+    "LifecycleRuntime": "pictx_fsm.runtime",
+    "read_session": "pictx_fsm.session.jsonl",
+    "SessionTree": "pictx_fsm.session.tree",
+}
 
 __all__ = [
     "AuditLog",
@@ -34,3 +54,10 @@ __all__ = [
     "read_session",
     "verify_chain",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    module = _PUBLIC.get(name)
+    if module is None:
+        raise AttributeError(f"module 'pictx_fsm' has no attribute {name!r}")
+    return getattr(importlib.import_module(module), name)

@@ -154,4 +154,9 @@ def load_lifecycle(directory: str | os.PathLike[str] | None = None) -> Lifecycle
     return _load(str(path.resolve()))
 
 
+# Fail at definition time: the package's own declarations are loaded, validated and bound
+# when this module is imported, so a broken model stops the import with a message naming
+# the document, the transition and the reference (style: "fail at definition time").
+load_lifecycle()
+
 __all__ = ["IllegalEventError", "Lifecycle", "LifecycleMachine", "load_lifecycle"]

@@ -127,16 +127,6 @@ class ModelLimits(Protocol):
 
 
 @frozen(kw_only=True)
-class ModelInfo:
-    """The active model as the overflow rule reads it (``ctx.model``)."""
-
-    provider: str
-    id: str
-    context_window: int | None = None
-    max_tokens: int | None = None
-
-
-@frozen(kw_only=True)
 class TurnMessage:
     """The fields of a turn's final message that the detector reads; usage counts are JS
     numbers (NaN when missing)."""

@@ -120,7 +120,7 @@ class ModelRef:
 
 
 class ModelIdentity(Protocol):
-    """Anything naming a model (``ModelRef``, ``overflow.ModelInfo``)."""
+    """Anything naming a model (``ModelRef``, ``hooks.ModelInfo``)."""
 
     @property
     def provider(self) -> str: ...

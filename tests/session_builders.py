@@ -44,12 +44,21 @@ def usage(total: int) -> dict[str, Any]:
     }
 
 
+def _is_hex(text: str) -> bool:
+    return all(c in "0123456789abcdef" for c in text)
+
+
 class SessionBuilder:
     """Appends entries under the current leaf of a :class:`SessionTree`."""
 
     def __init__(self, session_id: str = SESSION_ID, tree: SessionTree | None = None) -> None:
         self.tree = tree if tree is not None else SessionTree(header(session_id))
-        self._serial = len(self.tree.entries)
+        # Continue after the highest serial id already present: a forked tree holds a path,
+        # so its length is no guide, and a reused id would make duplicate entries.
+        self._serial = max(
+            (int(e.id, 16) for e in self.tree.entries if e.id and _is_hex(e.id)),
+            default=len(self.tree.entries),
+        )
 
     # -- plumbing ----------------------------------------------------------------------------
 

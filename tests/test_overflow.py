@@ -11,10 +11,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from pictx_fsm.hooks import ModelInfo
 from pictx_fsm.overflow import (
     PI_0_87,
     PI_MONO_LEGACY,
-    ModelInfo,
     OverflowPatterns,
     is_context_overflow,
     is_overflow_like,

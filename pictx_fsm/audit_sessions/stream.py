@@ -29,7 +29,7 @@ from pictx_fsm.audit_sessions.walk import Shape
 from pictx_fsm.errors import UnreadableInputError
 from pictx_fsm.protocol import DEFAULT_PROFILE, Profile
 from pictx_fsm.session.entries import Entry, SessionHeader
-from pictx_fsm.session.jsonl import SessionParser, iter_session_lines
+from pictx_fsm.session.jsonl import SessionParser, iter_session_lines, os_reason
 from pictx_fsm.session.problems import Problem
 from pictx_fsm.session.tree import SessionTree
 
@@ -72,7 +72,7 @@ def read_streamed(path: str) -> StreamedSession:
                     boundaries[item.line].append(item.entry)
             size = fp.tell()
     except OSError as exc:
-        raise UnreadableInputError(path, _reason(exc)) from exc
+        raise UnreadableInputError(path, os_reason(exc)) from exc
     header = parser.header
     return StreamedSession(
         tree=tree if tree is not None else SessionTree(header or PLACEHOLDER_HEADER),
@@ -82,16 +82,6 @@ def read_streamed(path: str) -> StreamedSession:
         bytes=size,
         is_session=header is not None or tree is not None,
     )
-
-
-def _reason(exc: OSError) -> str:
-    if isinstance(exc, FileNotFoundError):
-        return "no such file"
-    if isinstance(exc, IsADirectoryError):
-        return "is a directory, not a session file"
-    if isinstance(exc, PermissionError):
-        return "permission denied"
-    return exc.strerror or str(exc)
 
 
 def audit_file(

@@ -10,7 +10,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from types import ModuleType
 
 from pictx_fsm.errors import PictxError
@@ -43,17 +43,35 @@ def build_parser() -> argparse.ArgumentParser:
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     for name, (_, help_text) in COMMANDS.items():
-        module = _load(name)
+        command_parser = sub.add_parser(name, help=help_text, description=help_text)
+        try:
+            module = _load(name)
+        except PictxError as exc:
+            # A command that cannot load (a broken model document) reports why when it is
+            # asked for; the other commands keep working.
+            command_parser.add_argument("rest", nargs=argparse.REMAINDER)
+            command_parser.set_defaults(_run=_fail_with(exc))
+            continue
         if module is None:
             continue
-        command_parser = sub.add_parser(name, help=help_text, description=help_text)
         module.configure(command_parser)
         command_parser.set_defaults(_run=module.run)
     return parser
 
 
+def _fail_with(error: PictxError) -> Callable[[argparse.Namespace], int]:
+    def run(args: argparse.Namespace) -> int:
+        raise error
+
+    return run
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
+    try:
+        parser = build_parser()
+    except PictxError as exc:  # e.g. a broken model document, found at import
+        print(f"pictx-fsm: {exc}", file=sys.stderr)
+        return exc.exit_code
     args = parser.parse_args(argv)
     try:
         code: int = args._run(args)

@@ -48,8 +48,13 @@ def run(args: argparse.Namespace) -> int:
 
 
 def select_machines(directory: Path | None, name: str | None) -> list[MachineSpec]:
-    """The machines of ``directory`` (default :func:`models_dir`), or only ``name``."""
-    specs = load_models(directory if directory is not None else models_dir())
+    """The machines of ``directory`` (default :func:`models_dir`), or only ``name``.
+
+    A directory holding the lifecycle's machines is also bound to the lifecycle's guards and
+    actions, so a reference nobody binds is reported here, naming its transition."""
+    root = directory if directory is not None else models_dir()
+    specs = load_models(root)
+    _check_lifecycle_bindings(specs, root)
     if name is None or name == "all":
         if not specs:
             raise UsageError(f"no machine documents in {directory or models_dir()}")
@@ -57,6 +62,13 @@ def select_machines(directory: Path | None, name: str | None) -> list[MachineSpe
     if name not in specs:
         raise UsageError(f"no machine {name!r}; declared: {', '.join(specs) or 'none'}")
     return [specs[name]]
+
+
+def _check_lifecycle_bindings(specs: dict[str, MachineSpec], root: Path) -> None:
+    from pictx_fsm.lifecycle import MACHINE_NAMES, build_lifecycle
+
+    if set(MACHINE_NAMES) <= set(specs):
+        build_lifecycle(specs, root)
 
 
 def describe(spec: MachineSpec) -> dict[str, Any]:

@@ -373,10 +373,11 @@ def read_session(path: str | os.PathLike[str]) -> LoadedSession:
         with open(name, "rb") as fp:
             return parser.result(iter_session_lines(fp, parser))
     except OSError as exc:
-        raise UnreadableInputError(name, _os_reason(exc)) from exc
+        raise UnreadableInputError(name, os_reason(exc)) from exc
 
 
-def _os_reason(exc: OSError) -> str:
+def os_reason(exc: OSError) -> str:
+    """A short, user-facing reason for an unreadable file."""
     if isinstance(exc, FileNotFoundError):
         return "no such file"
     if isinstance(exc, IsADirectoryError):
@@ -510,7 +511,7 @@ class SessionWriter:
         except FileExistsError as exc:
             raise SessionWriteError(self.path, "already exists; append to it instead") from exc
         except OSError as exc:
-            raise SessionWriteError(self.path, _os_reason(exc)) from exc
+            raise SessionWriteError(self.path, os_reason(exc)) from exc
 
     def append(self, entries: Iterable[Entry]) -> tuple[Problem, ...]:
         """Append entries; returns the tail repair made first, if any."""
@@ -523,7 +524,7 @@ class SessionWriter:
                 repaired = self._separate_tail(fp)
                 self._write_lines(fp, lines)
         except OSError as exc:
-            raise SessionWriteError(self.path, _os_reason(exc)) from exc
+            raise SessionWriteError(self.path, os_reason(exc)) from exc
         return repaired
 
     def _separate_tail(self, fp: BinaryIO) -> tuple[Problem, ...]:

@@ -16,6 +16,7 @@ from typing import Any, Protocol
 from attrs import frozen
 
 from pictx_fsm.audit import verify_records
+from pictx_fsm.hooks import ModelInfo
 from pictx_fsm.hosts.model import ModelSession
 from pictx_fsm.overflow import is_overflow_like
 from pictx_fsm.protocol import (
@@ -422,7 +423,7 @@ def _overflow_step(
             return False, 0, ""
         if _markers_written(record) and event.get("outcome") == "error":
             return armed, recoveries, f"turn_end #{record['seq']} reset on an error turn"
-        if is_overflow_like(message, _ModelLimits.of(model)):
+        if is_overflow_like(message, _model_of(model)):
             return True, recoveries, ""
         if event.get("outcome") != "error":
             return False, 0, ""
@@ -448,16 +449,16 @@ def _overflow_step(
     return armed, recoveries, ""
 
 
-@frozen
-class _ModelLimits:
-    context_window: int | None
-    max_tokens: int | None
-
-    @classmethod
-    def of(cls, model: Any) -> _ModelLimits | None:
-        if not isinstance(model, Mapping):
-            return None
-        return cls(model.get("context_window"), model.get("max_tokens"))
+def _model_of(model: Any) -> ModelInfo | None:
+    """The audit record's ``ctx.model`` (JSON) as the classifier reads it."""
+    if not isinstance(model, Mapping):
+        return None
+    return ModelInfo(
+        provider=str(model.get("provider", "")),
+        id=str(model.get("id", "")),
+        context_window=model.get("context_window"),
+        max_tokens=model.get("max_tokens"),
+    )
 
 
 class HonestNotices(Invariant):
