@@ -70,7 +70,8 @@ def main() -> int:
             "`verify` must fail on each with a short counterexample that `replay` reproduces.",
             "",
             f"Measured with `python bench/mutation.py --seed {args.seed} --time-budget "
-            f"{args.time_budget:g}{' --no-scenarios' if args.no_scenarios else ''}` ({phase}) "
+            f"{args.time_budget:g} --examples {args.examples}"
+            f"{' --no-scenarios' if args.no_scenarios else ''}` ({phase}) "
             f"on {platform.python_implementation()} {platform.python_version()}, "
             f"{platform.machine()}.",
             "",
