@@ -11,13 +11,29 @@ from __future__ import annotations
 
 import argparse
 import json
+from collections.abc import Sequence
+from pathlib import Path
 
+from pictx_fsm.audit import AuditLog, canonical
 from pictx_fsm.testing.trace import first_difference, load_trace, run_actions
+
+
+def _write_audits(directory: Path, audits: Sequence[AuditLog]) -> None:
+    """One file per runtime: each is its own hash chain (Pi re-creates the extension)."""
+    directory.mkdir(parents=True, exist_ok=True)
+    for index, log in enumerate(audits):
+        lines = [canonical(record) + "\n" for record in log.records]
+        (directory / f"runtime-{index}.audit.jsonl").write_text("".join(lines), encoding="ascii")
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("trace", metavar="TRACE", help="a trace written by pictx-fsm verify")
     parser.add_argument("--json", action="store_true", help="machine-readable output")
+    parser.add_argument(
+        "--audit-dir",
+        help="write each runtime's audit log here (runtime-<n>.audit.jsonl), e.g. for "
+        "`pictx-fsm diagram --trace`",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -29,6 +45,8 @@ def run(args: argparse.Namespace) -> int:
         difference = first_difference(trace.decisions, decisions)
     failure = outcome.describe_failure()
     recorded = (trace.failure or {}).get("message")
+    if args.audit_dir:
+        _write_audits(Path(args.audit_dir), outcome.world.audits)
     if args.json:
         print(
             json.dumps(

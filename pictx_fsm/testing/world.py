@@ -150,7 +150,7 @@ class World:
             tree,
             profile=self.config.profile,
             settings=self.settings,
-            rng=random.Random(self.config.seed * 7919 + index),
+            rng=random.Random(f"pictx-runtime:{self.config.seed}:{index}"),
             clock=self.clock,
             lifecycle=self.lifecycle,
             audit=audit,
