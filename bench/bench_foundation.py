@@ -5,7 +5,7 @@ for usage, rebuilding Pi's projection of it. pictx_fsm keeps window identity on 
 node and usage in a :class:`UsageIndex`. This benchmark builds realistic sessions of
 several sizes and times both answers to the same questions in the same run.
 
-Run: ``/work/venv/bin/python bench/bench_foundation.py [--sizes 1000 10000 100000]
+Run: ``python bench/bench_foundation.py [--sizes 1000 10000 100000]
 [--out docs/performance.md]``. Timings are medians of batches (``time.perf_counter_ns``);
 the script asserts that both sides give the same answers, never how fast they are.
 """
