@@ -15,7 +15,7 @@ from typing import Any, Protocol
 
 from attrs import frozen
 
-from pictx_fsm.audit import verify_records
+from pictx_fsm.audit import AuditLog, verify_records
 from pictx_fsm.hooks import ModelInfo
 from pictx_fsm.hosts.model import ModelSession
 from pictx_fsm.overflow import is_overflow_like
@@ -44,11 +44,11 @@ class WorldView(Protocol):
     """What the invariants read of a world."""
 
     session: ModelSession
+    audits: list[AuditLog]
+    """One audit log per runtime, oldest first (Pi re-creates the extension on replacement)."""
 
     @property
     def profile(self) -> Profile: ...
-
-    def audit_records(self) -> list[dict[str, Any]]: ...
 
 
 @frozen(kw_only=True)
@@ -207,27 +207,34 @@ class ResetTail(_PerTree):
         return found
 
 
-class OneResetPerBatch(Invariant):
+class _PerRecord(Invariant):
+    """Checks every audit record once, runtime by runtime (each keeps its own cursor)."""
+
+    def __init__(self) -> None:
+        self._cursors: dict[int, int] = {}
+
+    def check(self, world: WorldView) -> list[Violation]:
+        found: list[Violation] = []
+        for index, log in enumerate(world.audits):
+            for record in log.records[self._cursors.get(index, 0) :]:
+                found.extend(self.check_record(record))
+            self._cursors[index] = len(log.records)
+        return found
+
+    def check_record(self, record: Mapping[str, Any]) -> list[Violation]:
+        raise NotImplementedError
+
+
+class OneResetPerBatch(_PerRecord):
     name = "one_reset_per_batch"
     guards = "R30, FM14–16 (rank 3)"
     doc = "(b) repeated wipe_memory in one tool batch gives one reset: at most one marker per hook"
 
-    def __init__(self) -> None:
-        self._seen = 0
-
-    def check(self, world: WorldView) -> list[Violation]:
-        records = world.audit_records()
-        found = []
-        for record in records[self._seen :]:
-            markers = _markers_written(record)
-            if len(markers) > 1:
-                found.append(
-                    self.violation(
-                        f"{record['hook']} #{record['seq']} wrote {len(markers)} markers"
-                    )
-                )
-        self._seen = len(records)
-        return found
+    def check_record(self, record: Mapping[str, Any]) -> list[Violation]:
+        markers = _markers_written(record)
+        if len(markers) <= 1:
+            return []
+        return [self.violation(f"{record['hook']} #{record['seq']} wrote {len(markers)} markers")]
 
 
 def _result(record: Mapping[str, Any]) -> Mapping[str, Any]:
@@ -269,31 +276,22 @@ def _aborted_turn(record: Mapping[str, Any]) -> bool:
     )
 
 
-class NothingAfterAbort(Invariant):
+class NothingAfterAbort(_PerRecord):
     name = "nothing_after_abort"
     guards = "R21–R23, R35"
     doc = "(c) an aborted turn commits nothing and continues nothing; no settle boundary after it"
 
-    def __init__(self) -> None:
-        self._seen = 0
-
-    def check(self, world: WorldView) -> list[Violation]:
-        records = world.audit_records()
-        found = []
-        for record in records[self._seen :]:
-            if record["hook"] not in ("turn_end", "agent_before_settle"):
-                continue
-            if not _aborted_turn(record):
-                continue
-            if _own_drafts(record) or _continues(record):
-                found.append(
-                    self.violation(
-                        f"{record['hook']} #{record['seq']} of an aborted run added "
-                        f"{len(_own_drafts(record))} draft(s), continue={_continues(record)}"
-                    )
-                )
-        self._seen = len(records)
-        return found
+    def check_record(self, record: Mapping[str, Any]) -> list[Violation]:
+        if record["hook"] not in ("turn_end", "agent_before_settle"):
+            return []
+        if not _aborted_turn(record) or not (_own_drafts(record) or _continues(record)):
+            return []
+        return [
+            self.violation(
+                f"{record['hook']} #{record['seq']} of an aborted run added "
+                f"{len(_own_drafts(record))} draft(s), continue={_continues(record)}"
+            )
+        ]
 
 
 def _message_key(message: Any) -> str:
@@ -398,7 +396,7 @@ class OverflowBounded(Invariant):
     def check(self, world: WorldView) -> list[Violation]:
         found: list[Violation] = []
         runtime_records: dict[int, list[dict[str, Any]]] = {}
-        for index, log in enumerate(getattr(world, "audits", ())):
+        for index, log in enumerate(world.audits):
             runtime_records[index] = log.records
         for index, records in runtime_records.items():
             armed, recoveries = self._chain.get(index, (False, 0))
@@ -589,7 +587,7 @@ class AuditChains(Invariant):
 
     def check(self, world: WorldView) -> list[Violation]:
         found = []
-        for index, log in enumerate(getattr(world, "audits", ())):
+        for index, log in enumerate(world.audits):
             try:
                 verify_records(log.records)
             except Exception as error:

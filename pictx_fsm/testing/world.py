@@ -190,9 +190,6 @@ class World:
     def _follow_up(self, text: str) -> None:
         self.session.follow_up(text)
 
-    def audit_records(self) -> list[dict[str, Any]]:
-        return [record for log in self.audits for record in log.records]
-
     def transition_counts(self) -> dict[str, int]:
         counts: dict[str, int] = {}
         for log in self.audits:
