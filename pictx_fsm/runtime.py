@@ -22,7 +22,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from attrs import define, field, fields, frozen
+from attrs import define, field
 
 from pictx_fsm import intents as it
 from pictx_fsm import policy
@@ -58,6 +58,7 @@ from pictx_fsm.hooks import (
     TurnEnd,
 )
 from pictx_fsm.lifecycle import Lifecycle, load_lifecycle
+from pictx_fsm.memory import Memory, Staged
 from pictx_fsm.protocol import (
     BOOT_TYPE,
     CONTINUATION_TYPE,
@@ -160,64 +161,6 @@ def toggle_event(args: str) -> str:
     """R60: ``/pi-context`` argument (trimmed, lowercased) → toggle machine event."""
     arg = args.strip().lower()
     return {"on": "switch_on", "off": "switch_off", "": "status"}.get(arg, "invalid")
-
-
-@frozen(kw_only=True)
-class Staged:
-    window_id: str
-    content: str
-
-
-@define
-class Memory:
-    """The runtime's mutable memory: machine configurations plus the data their states hold."""
-
-    configs: dict[str, Mapping[str, str]]
-    staged: dict[str, Staged | None] = field(
-        factory=lambda: {GUIDANCE_TYPE: None, WARNING_TYPE: None}
-    )
-    notices: dict[str, str | None] = field(
-        factory=lambda: {GUIDANCE_TYPE: None, WARNING_TYPE: None}
-    )
-    pending_resets: list[str] = field(factory=list)
-    missing_boot: str | None = None
-    incomplete_notes_notified: set[str] = field(factory=set)
-    policy_cache: policy.Policy | None = None
-    notified_warnings: set[str] = field(factory=set)
-
-    def state_of(self, machine: str, region: str) -> str:
-        return self.configs[machine][region]
-
-    def staged_window(self, kind: str) -> str | None:
-        staged = self.staged[kind]
-        return None if staged is None else staged.window_id
-
-    def notice_window(self, kind: str) -> str | None:
-        return self.notices[kind]
-
-    def pending_reset_ids(self) -> tuple[str, ...]:
-        return tuple(self.pending_resets)
-
-    def missing_boot_announced(self) -> str | None:
-        return self.missing_boot
-
-    def snapshot(self) -> Memory:
-        """A copy of everything a hook may change (the mappings it holds are immutable)."""
-        return Memory(
-            configs=dict(self.configs),
-            staged=dict(self.staged),
-            notices=dict(self.notices),
-            pending_resets=list(self.pending_resets),
-            missing_boot=self.missing_boot,
-            incomplete_notes_notified=set(self.incomplete_notes_notified),
-            policy_cache=self.policy_cache,
-            notified_warnings=set(self.notified_warnings),
-        )
-
-    def restore(self, saved: Memory) -> None:
-        """Put back a :meth:`snapshot` in place (holders of this object see the old state)."""
-        for attribute in fields(Memory):
-            setattr(self, attribute.name, getattr(saved, attribute.name))
 
 
 @define
