@@ -76,13 +76,6 @@ class CommitReminder:
 
 
 @frozen(kw_only=True)
-class AnnounceReminder:
-    """Tell the human a reminder was recorded (R54); forgets the pending notice."""
-
-    kind: ReminderKind
-
-
-@frozen(kw_only=True)
 class ForgetReminderNotice:
     kind: ReminderKind
 
@@ -158,7 +151,6 @@ Intent: TypeAlias = (
     | StageReminder
     | DropReminder
     | CommitReminder
-    | AnnounceReminder
     | ForgetReminderNotice
     | SendBoot
     | SendContinuation
