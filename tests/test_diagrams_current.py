@@ -48,3 +48,10 @@ def test_committed_svg_diagram_is_current(machine: str) -> None:
         pytest.skip(f"SVG was drawn by Graphviz {drawn_by.group(1).decode()}, this is {installed}")
     # When it is drawn again / Then the bytes are the same
     assert render(SPECS[machine], "svg") == committed
+
+
+def test_the_readme_shows_the_generated_toggle_diagram() -> None:
+    # Given the README's Mermaid block / Then it is the committed generated diagram itself
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    block = readme.split("```mermaid\n", 1)[1].split("```", 1)[0]
+    assert block == (DIAGRAMS / "toggle.mmd").read_text(encoding="utf-8")
