@@ -130,8 +130,11 @@ def test_a_malformed_request_gets_an_error_line_and_the_server_goes_on(
 
 
 def _kind(entry: Any) -> str:
+    """A message's role, a custom entry's customType, else the entry type."""
     custom = getattr(entry, "custom_type", None)
-    return str(custom) if custom else str(entry.message.role)
+    if custom:
+        return str(custom)
+    return str(entry.message.role) if entry.type == "message" else str(entry.type)
 
 
 def _pi_home() -> Path | None:
@@ -142,14 +145,14 @@ def _pi_home() -> Path | None:
     return home if node.exists() and cli.exists() else None
 
 
-def test_real_pi_runs_the_lifecycle_through_the_bridge(tmp_path: Path) -> None:
-    # Given Pi 0.87.1 offline with a faux model that calls wipe_memory twice, then answers
+def _run_pi(tmp_path: Path, script: list[dict[str, Any]], prompt: str) -> tuple[list[str], Path]:
+    """Run Pi 0.87.1 once, offline, with the faux model and the bridge; return the kinds of
+    the written session's entries and the audit log."""
     home = _pi_home()
     if home is None:
         pytest.skip("Pi 0.87.1 is not installed (.ci/run installs it into .pi-node/)")
     sessions, audit, workspace = tmp_path / "sessions", tmp_path / "audit", tmp_path / "ws"
     workspace.mkdir()
-    script = [{"tools": [{"name": "wipe_memory"}, {"name": "wipe_memory"}]}, {"text": "Fresh."}]
     env = {
         **os.environ,
         "PI_CODING_AGENT_DIR": str(tmp_path / "agent"),
@@ -167,25 +170,52 @@ def test_real_pi_runs_the_lifecycle_through_the_bridge(tmp_path: Path) -> None:
         str(home / "@earendil-works" / "pi-coding-agent" / "dist" / "bundle" / "cli.js"),
         "--no-extensions", "-ns", "-np", "-nc", "-e", str(faux), "-e", str(EXTENSION),
         "--provider", "faux", "--model", "faux-1", "--thinking", "off",
-        "--session-dir", str(sessions), "-p", "please wipe your memory",
+        "--session-dir", str(sessions), "-p", prompt,
     ]  # fmt: skip
-    # When Pi runs one prompt
     result = subprocess.run(
         command, cwd=workspace, env=env, capture_output=True, text=True, timeout=120, check=False
     )
     assert result.returncode == 0, result.stderr
-    assert "Fresh." in result.stdout
-    # Then the session file holds one reset (R30): marker → boot → continuation right after
-    # both tool results, then the continuation turn's reply
     [path] = list(sessions.glob("*.jsonl"))
-    loaded = read_session(path)
-    kinds = [
-        _kind(e) for e in loaded.entries if e.type not in ("model_change", "thinking_level_change")
-    ]
-    assert kinds[:1] == [BOOT_TYPE]  # the root boot of session_start
+    skip = ("model_change", "thinking_level_change")
+    kinds = [_kind(e) for e in read_session(path).entries if e.type not in skip]
+    [log] = list(audit.glob("*.audit.jsonl"))
+    return kinds, log
+
+
+def test_real_pi_commits_one_reset_for_two_wipe_calls_through_the_bridge(tmp_path: Path) -> None:
+    # Given Pi 0.87.1 offline with a faux model that calls wipe_memory twice, then answers
+    script = [{"tools": [{"name": "wipe_memory"}, {"name": "wipe_memory"}]}, {"text": "Fresh."}]
+    # When Pi runs one prompt through the bridge
+    kinds, log = _run_pi(tmp_path, script, "please wipe your memory")
+    # Then the root boot came at startup, and one reset (R30) follows both tool results:
+    # marker → boot → continuation, then the continuation turn's reply
+    assert kinds[0] == BOOT_TYPE
     assert kinds[-6:] == [
         "toolResult", "toolResult", MARKER_TYPE, BOOT_TYPE, CONTINUATION_TYPE, "assistant",
     ]  # fmt: skip
     # And every decision was audited in a chain that verifies
-    [log] = list(audit.glob("*.audit.jsonl"))
+    assert verify_chain(log).records >= 10
+
+
+def test_real_pi_recovers_an_overflow_once_through_the_bridge(tmp_path: Path) -> None:
+    # Given a faux model whose first reply is a context overflow, the retry an answer
+    script = [
+        {"error": "prompt is too long: 213462 tokens > 200000 maximum"},
+        {"text": "Recovered."},
+    ]
+    # When Pi runs the prompt
+    kinds, log = _run_pi(tmp_path, script, "one")
+    # Then Pi hides the failed reply, the lifecycle's settle boundary commits the one
+    # recovery (R35) and the retry runs in the new window
+    assert kinds[-6:] == [
+        "assistant", "context_edit", MARKER_TYPE, BOOT_TYPE, CONTINUATION_TYPE, "assistant",
+    ]  # fmt: skip
+    fired = [
+        t["id"]
+        for record in map(json.loads, log.read_text().splitlines())
+        for step in record["steps"]
+        for t in step["transitions"]
+    ]
+    assert "reset_control:overflow:pending:before_settle:3" in fired  # the recovery
     assert verify_chain(log).records >= 10
