@@ -131,14 +131,34 @@ class MachineStepRecord:
         }
 
 
+def message_list_digest(messages: Sequence[Any]) -> dict[str, Any]:
+    """A provider message list in an audit record: its length and sha256, not its text.
+
+    ``context`` hooks carry the whole conversation on every request; writing it again each
+    time would make a record cost O(session) and the log grow quadratically."""
+    return {"count": len(messages), "sha256": _digest(canonical(list(messages)))}
+
+
 def event_json(event: Any) -> dict[str, Any]:
-    """A hook event as JSON (attrs fields; drafts and messages as Pi writes them)."""
+    """A hook event as JSON (attrs fields; drafts as Pi writes them; message lists digested)."""
     import attrs
 
     out: dict[str, Any] = {"hook": type(event).HOOK}
     for attribute in attrs.fields(type(event)):
         value = getattr(event, attribute.name)
-        out[attribute.name] = json.loads(canonical(value))
+        if attribute.name == "messages":
+            out["messages"] = message_list_digest(value)
+        else:
+            out[attribute.name] = json.loads(canonical(value))
+    return out
+
+
+def result_json(result: Any) -> Any:
+    """A hook result as JSON, with a returned message list digested like the event's."""
+    out = json.loads(canonical(result))
+    value = out.get("value") if isinstance(out, dict) else None
+    if isinstance(value, dict) and isinstance(value.get("messages"), list):
+        value["messages"] = message_list_digest(value["messages"])
     return out
 
 
@@ -186,7 +206,7 @@ class AuditLog:
             "event": event_json(event),
             "ctx": json.loads(canonical(ctx)),
             "steps": [s.to_json() for s in steps],
-            "result": json.loads(canonical(result)),
+            "result": result_json(result),
             "profile": profile,
             "models": fingerprint,
             "prev": self._last_hash,

