@@ -15,11 +15,13 @@ from typing import Any
 import pytest
 
 from pictx_fsm.audit import verify_chain
+from pictx_fsm.hosts.model import Call, Overflow, Text, Tools
 from pictx_fsm.hosts.pi import EXTENSION, serve
 from pictx_fsm.protocol import BOOT_TYPE, CONTINUATION_TYPE, MARKER_TYPE
 from pictx_fsm.runtime import LifecycleRuntime
 from pictx_fsm.session.jsonl import read_session
 from pictx_fsm.session.tree import SessionTree
+from pictx_fsm.testing.world import World, WorldConfig
 
 ROOT = Path(__file__).resolve().parents[1]
 HEADER = {
@@ -145,6 +147,10 @@ def _pi_home() -> Path | None:
     return home if node.exists() and cli.exists() else None
 
 
+def _decisions(records: Any) -> list[tuple[str, list[str]]]:
+    return [(r["hook"], [t["id"] for s in r["steps"] for t in s["transitions"]]) for r in records]
+
+
 def _run_pi(tmp_path: Path, script: list[dict[str, Any]], prompt: str) -> tuple[list[str], Path]:
     """Run Pi 0.87.1 once, offline, with the faux model and the bridge; return the kinds of
     the written session's entries and the audit log."""
@@ -219,3 +225,37 @@ def test_real_pi_recovers_an_overflow_once_through_the_bridge(tmp_path: Path) ->
     ]
     assert "reset_control:overflow:pending:before_settle:3" in fired  # the recovery
     assert verify_chain(log).records >= 10
+
+
+DIFFERENTIAL = {
+    "plain": ([Text(text="Hello.")], [{"text": "Hello."}]),
+    "two-wipes": (
+        [Tools(calls=(Call(name="wipe_memory"), Call(name="wipe_memory"))), Text(text="Fresh.")],
+        [{"tools": [{"name": "wipe_memory"}, {"name": "wipe_memory"}]}, {"text": "Fresh."}],
+    ),
+    "overflow": (
+        [Overflow(), Text(text="Recovered.")],
+        [{"error": "prompt is too long: 213462 tokens > 200000 maximum"}, {"text": "Recovered."}],
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(DIFFERENTIAL))
+def test_the_model_session_drives_the_lifecycle_exactly_as_the_real_pi_does(
+    name: str, tmp_path: Path
+) -> None:
+    # Given the same scripted model replies on the model session and on the real Pi 0.87.1
+    responses, script = DIFFERENTIAL[name]
+    world = World(WorldConfig(context_window=200_000, max_tokens=16_384, reserve_tokens=16_384))
+    world.session.brain.push(*responses)
+    # When one prompt runs on each (and the session is disposed, as Pi's print mode does)
+    world.session.prompt("please")
+    world.session.run_until_idle()
+    world.session.dispose()
+    real_kinds, log = _run_pi(tmp_path, script, "please")
+    # Then both write the same entries and the lifecycle takes the same decisions — every
+    # hook, every fired transition, in the same order
+    skip = ("model_change", "thinking_level_change")
+    assert [_kind(e) for e in world.session.entries if e.type not in skip] == real_kinds
+    model_records = [r for audit in world.audits for r in audit.records]
+    assert _decisions(model_records) == _decisions(map(json.loads, log.read_text().splitlines()))
