@@ -557,6 +557,56 @@ def test_a_cancelled_overflow_compaction_settles_without_a_host_retry() -> None:
     assert len(session.log.requests) == 2
 
 
+def threshold_host(window: int = 1_000, reserve: int = 400) -> HostSettings:
+    """A window whose compaction threshold (window − reserve) one long reply crosses."""
+    return HostSettings(
+        model=evolve(FAUX_MODEL, context_window=window),
+        compaction=CompactionSettings(keep_recent_tokens=10, reserve_tokens=reserve),
+    )
+
+
+def compaction_reasons(session: ModelSession) -> list[tuple[str, bool]]:
+    events = [r.detail for r in session.log.events if r.name == "session_before_compact"]
+    return [(d["reason"], d["willRetry"]) for d in events]
+
+
+def test_a_reply_crossing_the_threshold_mid_run_is_compacted_before_the_next_turn() -> None:
+    # Given a long reply (~700 tokens, threshold 600) that calls a tool, then a short answer
+    long_call = Tools(calls=[Call(name="echo", arguments={"text": "x"})], text="w " * 1_400)
+    session = ModelSession(brain=Brain([long_call, Text(text="ok")]), settings=threshold_host())
+    # When one prompt runs
+    run(session)
+    # Then Pi's prepareNextTurn check compacts between that turn's end and the next turn's
+    # start (reason threshold, no retry), before the second request
+    names = hooks(session, "turn_end", "session_before_compact", "turn_start")
+    assert names[:4] == ["turn_start", "turn_end", "session_before_compact", "turn_start"]
+    assert compaction_reasons(session)[0] == ("threshold", False)
+    assert "compaction" in after_prompt(session)[:4]
+
+
+def test_a_reply_crossing_the_threshold_at_the_end_of_a_run_is_compacted_after_it() -> None:
+    # Given one long text reply that ends the run above the threshold
+    session = ModelSession(brain=Brain([Text(text="w " * 1_400)]), settings=threshold_host())
+    # When one prompt runs
+    run(session)
+    # Then the post-run check compacts once after agent_end (reason threshold, no retry)
+    names = hooks(session, "agent_end", "session_before_compact", "turn_start")
+    assert names == ["turn_start", "agent_end", "session_before_compact"]
+    assert compaction_reasons(session) == [("threshold", False)]
+
+
+def test_replies_below_the_threshold_are_never_compacted() -> None:
+    # Given short replies on the same window, one of them with a tool call
+    short_call = Tools(calls=[Call(name="echo", arguments={"text": "x"})], text="short")
+    session = ModelSession(
+        brain=Brain([short_call, Text(text="ok"), Text(text="again")]), settings=threshold_host()
+    )
+    # When two prompts run
+    run(run(session), "more")
+    # Then no check point (next turn, end of run, before the prompt) compacts
+    assert compaction_reasons(session) == []
+
+
 def test_the_brain_overflows_when_a_request_exceeds_the_window_without_using_the_script() -> None:
     # Given a tiny window and a scripted reply
     session = ModelSession(brain=Brain([Text(text="kept")]), settings=small_model(10))

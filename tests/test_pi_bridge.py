@@ -159,6 +159,8 @@ def _run_pi(tmp_path: Path, script: list[dict[str, Any]], prompt: str) -> tuple[
         pytest.skip("Pi 0.87.1 is not installed (.ci/run installs it into .pi-node/)")
     sessions, audit, workspace = tmp_path / "sessions", tmp_path / "audit", tmp_path / "ws"
     workspace.mkdir()
+    script_file = tmp_path / "faux-script.json"
+    script_file.write_text(json.dumps(script))
     env = {
         **os.environ,
         "PI_CODING_AGENT_DIR": str(tmp_path / "agent"),
@@ -168,7 +170,7 @@ def _run_pi(tmp_path: Path, script: list[dict[str, Any]], prompt: str) -> tuple[
         "PI_NOTES_HOME": str(tmp_path / "notes"),
         "PICTX_FSM_PYTHON": sys.executable,
         "PICTX_FSM_AUDIT_DIR": str(audit),
-        "PICTX_FAUX_SCRIPT": json.dumps(script),
+        "PICTX_FAUX_SCRIPT_FILE": str(script_file),
     }
     faux = ROOT / "tests" / "fixtures" / "pi" / "faux-provider.mjs"
     command = [
@@ -227,6 +229,9 @@ def test_real_pi_recovers_an_overflow_once_through_the_bridge(tmp_path: Path) ->
     assert verify_chain(log).records >= 10
 
 
+LONG_REPLY = "word " * 152_000
+"""A reply of ~190k estimated tokens: alone it crosses the reserve of a 200k window."""
+
 DIFFERENTIAL = {
     "plain": ([Text(text="Hello.")], [{"text": "Hello."}]),
     "two-wipes": (
@@ -236,6 +241,12 @@ DIFFERENTIAL = {
     "overflow": (
         [Overflow(), Text(text="Recovered.")],
         [{"error": "prompt is too long: 213462 tokens > 200000 maximum"}, {"text": "Recovered."}],
+    ),
+    # A long reply with a tool call: the automatic reset at the reserve (R27, R50) commits at
+    # turn_end, then Pi's own mid-run threshold check offers a compaction the lifecycle cancels
+    "long-reply": (
+        [Tools(calls=(Call(name="get_context_remaining"),), text=LONG_REPLY), Text(text="ok")],
+        [{"text": LONG_REPLY, "tools": [{"name": "get_context_remaining"}]}, {"text": "ok"}],
     ),
 }
 

@@ -7,6 +7,10 @@ brain's script is only consumed by agent requests). The cut point follows Pi's
 once ``keepRecentTokens`` is reached, keep from the closest valid cut point at or after that
 entry (any message but a tool result or system message, a custom message, a branch summary).
 Nothing to summarize before the cut → "Nothing to compact (session too small)" (``cli_rpc``).
+
+Inside a run Pi also checks the threshold before each next turn (``prepareNextTurn`` →
+``_compactBeforeNextAssistantResponse``) on the projected estimate, so a reply that crosses
+the reserve mid-run is compacted (or the compaction cancelled) before the next ``turn_start``.
 """
 
 from __future__ import annotations
@@ -126,6 +130,21 @@ def default_summary(plan: CompactionPlan) -> str:
 
 
 # -- running a compaction ----------------------------------------------------------------------
+
+
+def compact_before_next_turn(host: HostState) -> Steps[None]:
+    """Pi's threshold check before the next turn of a run: the projected estimate (the usage
+    figure, or a plain estimate while a compaction hides the last usage) above
+    ``contextWindow − reserveTokens`` runs a threshold compaction."""
+    settings = host.settings.compaction
+    window = host.model.context_window
+    if not settings.enabled or window is None or window <= 0:
+        return
+    tokens = host.store.context_tokens()
+    if tokens is None:
+        tokens = estimate_host(host.store.context_messages(), host.counter)
+    if tokens > window - settings.reserve_tokens:
+        yield from run_compaction(host, "threshold", will_retry=False)
 
 
 def run_compaction(host: HostState, reason: str, *, will_retry: bool) -> Steps[CompactOutcome]:

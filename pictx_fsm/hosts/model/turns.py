@@ -1,6 +1,7 @@
 """One low-level agent run (pi-agent-core ``agentLoop``/``runLoop``, pi-host §7 step 1).
 
-``agent_start`` → turns → ``agent_end``. Each turn: ``turn_start`` → pending messages
+``agent_start`` → turns → ``agent_end``. Each turn after the first begins with Pi's threshold
+check (``prepareNextTurn``). Each turn: ``turn_start`` → pending messages
 (prompts, then one steering message) → ``context`` → ``context_with_system`` → the provider
 request → the assistant message → the tool batch → ``turn_end`` with its boundary drafts →
 held custom messages. The loop goes on while tools ask for more, ``continue`` was honoured,
@@ -18,6 +19,7 @@ from pictx_fsm.effects import MessagesResult
 from pictx_fsm.hooks import AgentEnd, Context, ContextWithSystem, HookEvent, TurnEnd, TurnStart
 from pictx_fsm.hooks import Outcome as HookOutcome
 from pictx_fsm.hosts.model.boundary import can_continue, chain, commit
+from pictx_fsm.hosts.model.compaction import compact_before_next_turn
 from pictx_fsm.hosts.model.dispatch import call, emit, error, record, subscribers
 from pictx_fsm.hosts.model.messages import (
     aborted_before_request,
@@ -83,6 +85,8 @@ def _turns(host: HostState, run: RunState, pending: list[Queued]) -> Steps[None]
 def _turn(host: HostState, run: RunState, index: int, pending: list[Queued]) -> Steps[bool | None]:
     """One turn; ``None`` when the reply ended the run (error or aborted)."""
     run.turn_index = index
+    if index > 0:
+        yield from compact_before_next_turn(host)
     emit(host, TurnStart(turn_index=index), turnIndex=index)
     yield Step(kind="hook", name="turn_start")
     yield from deliver(host, pending)
