@@ -20,6 +20,7 @@ from pictx_fsm.effects import (
     CustomDraft,
     CustomMessageDraft,
     HookResult,
+    MessagesResult,
     Notify,
     SendMessage,
     ToolResult,
@@ -388,6 +389,45 @@ def test_held_send_message_is_appended_after_the_turn_end_drafts() -> None:
     ]
     custom_events = [r for r in session.log.events if r.detail.get("role") == "custom"]
     assert custom_events == []
+
+
+class EarlySender(BaseExtension):
+    """Sends one custom message before the first prompt (as a root boot is)."""
+
+    @property
+    def commands(self) -> Mapping[str, Any]:
+        effect = SendMessage(custom_type="test/early", content="EARLY", display=False)
+        return {"send": lambda args, ctx: HookResult(hook="command", effects=(effect,))}
+
+
+def test_an_unchanged_conversation_keeps_the_system_message_in_transcript_order() -> None:
+    # Given a custom message appended before the first prompt declares the system message,
+    # and a context handler that leaves the conversation alone
+    session = ModelSession([EarlySender(), Recorder()], brain=Brain([Text(text="ok")]))
+    session.command("send")
+    # When the prompt runs
+    run(session)
+    # Then the provider sees the transcript order: the early message before the system message
+    # (Pi's restoreSystemMessages keeps every system message in place)
+    assert session.log.requests[0].roles[:3] == ("user", "system", "user")
+
+
+def test_a_changed_conversation_gets_the_current_system_message_as_its_one_head() -> None:
+    # Given the same early message, and a context handler that returns a new list
+    def reversed_list(event: HookEvent) -> Reply:
+        messages = tuple(reversed(getattr(event, "messages", ())))
+        return HookResult(hook="context", value=MessagesResult(messages=messages))
+
+    ext = Recorder(on("context", reversed_list))
+    session = ModelSession([EarlySender(), ext], brain=Brain([Text(text="ok")]))
+    session.command("send")
+    # When the prompt runs
+    run(session)
+    # Then the folded system message leads, followed by the handler's list
+    request = session.log.requests[0]
+    assert request.roles[0] == "system"
+    assert [m.get("role") for m in request.messages[1:]] == ["user", "user"]
+    assert "EARLY" in str(request.messages[-1])
 
 
 def test_send_message_while_idle_is_appended_at_once() -> None:

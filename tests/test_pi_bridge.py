@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from pictx_fsm.audit import verify_chain
-from pictx_fsm.hosts.model import Call, Overflow, Text, Tools
+from pictx_fsm.hosts.model import OVERLOADED, Call, Overflow, ProviderError, Response, Text, Tools
 from pictx_fsm.hosts.pi import EXTENSION, serve
 from pictx_fsm.protocol import BOOT_TYPE, CONTINUATION_TYPE, MARKER_TYPE
 from pictx_fsm.runtime import LifecycleRuntime
@@ -229,10 +229,20 @@ def test_real_pi_recovers_an_overflow_once_through_the_bridge(tmp_path: Path) ->
     assert verify_chain(log).records >= 10
 
 
-LONG_REPLY = "word " * 152_000
-"""A reply of ~190k estimated tokens: alone it crosses the reserve of a 200k window."""
+def _words(tokens: int) -> str:
+    """A reply of about ``tokens`` estimated tokens (chars / 4)."""
+    return "word " * (tokens * 4 // 5)
 
-DIFFERENTIAL = {
+
+def _long_call(tokens: int) -> tuple[list[Response], list[dict[str, Any]]]:
+    """A long reply with a tool call, then two short answers (the run may continue)."""
+    text, tool = _words(tokens), "get_context_remaining"
+    model = [Tools(calls=(Call(name=tool),), text=text), Text(text="ok"), Text(text="fresh")]
+    real = [{"text": text, "tools": [{"name": tool}]}, {"text": "ok"}, {"text": "fresh"}]
+    return model, real
+
+
+DIFFERENTIAL: dict[str, tuple[list[Response], list[dict[str, Any]]]] = {
     "plain": ([Text(text="Hello.")], [{"text": "Hello."}]),
     "two-wipes": (
         [Tools(calls=(Call(name="wipe_memory"), Call(name="wipe_memory"))), Text(text="Fresh.")],
@@ -242,13 +252,37 @@ DIFFERENTIAL = {
         [Overflow(), Text(text="Recovered.")],
         [{"error": "prompt is too long: 213462 tokens > 200000 maximum"}, {"text": "Recovered."}],
     ),
-    # A long reply with a tool call: the automatic reset at the reserve (R27, R50) commits at
-    # turn_end, then Pi's own mid-run threshold check offers a compaction the lifecycle cancels
-    "long-reply": (
-        [Tools(calls=(Call(name="get_context_remaining"),), text=LONG_REPLY), Text(text="ok")],
-        [{"text": LONG_REPLY, "tools": [{"name": "get_context_remaining"}]}, {"text": "ok"}],
+    "retry": (
+        [ProviderError(), Text(text="ok")],
+        [{"error": OVERLOADED}, {"text": "ok"}],
     ),
+    # Long replies (window 200k, reserve 16384, reminder margin 24576): the faux model counts
+    # the uncached prompt twice, so the second request of each run is above the reserve and
+    # the automatic reset (R27, R50) commits; Pi's own mid-run threshold check then offers a
+    # compaction the lifecycle cancels. Before that, the first reply's turn_end stages the
+    # low-budget guidance (~35k left) or the final warning (~25k left) for the next turn.
+    "long-reply": _long_call(190_000),
+    "guidance": _long_call(165_000),
+    "warning": _long_call(175_000),
 }
+
+EXERCISES = {
+    "plain": set(),
+    "two-wipes": {"reset_control:request:explicit:turn_end:3"},  # the explicit reset (R30)
+    "overflow": {"reset_control:overflow:pending:before_settle:3"},  # the recovery (R35)
+    "retry": {"reset_control:request:none:turn_end:2"},  # an error turn: no reset (R26)
+    "long-reply": {"reset_control:request:none:turn_end:3", "toggle:toggle:on:compact:4"},
+    "guidance": {
+        "budget:guidance:guidance_staged:turn_end:2",
+        "reset_control:request:none:turn_end:3",
+    },
+    "warning": {
+        "budget:warning:warning_staged:turn_end:2",
+        "reset_control:request:none:turn_end:3",
+    },
+}
+"""A transition each scenario must fire, so that a scenario cannot silently stop exercising
+its rule (``reset_control:request:none:turn_end:3`` is the automatic reset at the reserve)."""
 
 
 @pytest.mark.parametrize("name", sorted(DIFFERENTIAL))
@@ -257,7 +291,15 @@ def test_the_model_session_drives_the_lifecycle_exactly_as_the_real_pi_does(
 ) -> None:
     # Given the same scripted model replies on the model session and on the real Pi 0.87.1
     responses, script = DIFFERENTIAL[name]
-    world = World(WorldConfig(context_window=200_000, max_tokens=16_384, reserve_tokens=16_384))
+    # (the model's brain with the faux provider's usage arithmetic, as the real Pi reports it)
+    config = WorldConfig(
+        context_window=200_000,
+        max_tokens=16_384,
+        reserve_tokens=16_384,
+        reminder_margin=24_576,
+        usage="faux",
+    )
+    world = World(config)
     world.session.brain.push(*responses)
     # When one prompt runs on each (and the session is disposed, as Pi's print mode does)
     world.session.prompt("please")
@@ -269,4 +311,7 @@ def test_the_model_session_drives_the_lifecycle_exactly_as_the_real_pi_does(
     skip = ("model_change", "thinking_level_change")
     assert [_kind(e) for e in world.session.entries if e.type not in skip] == real_kinds
     model_records = [r for audit in world.audits for r in audit.records]
-    assert _decisions(model_records) == _decisions(map(json.loads, log.read_text().splitlines()))
+    real = _decisions(map(json.loads, log.read_text().splitlines()))
+    assert _decisions(model_records) == real
+    # And the scenario exercised its rule
+    assert EXERCISES[name] <= {transition for _, fired in real for transition in fired}

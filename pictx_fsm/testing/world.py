@@ -27,6 +27,7 @@ from pictx_fsm.hosts.model import (
     ModelSession,
     TickClock,
 )
+from pictx_fsm.hosts.model.provider_usage import FauxCacheUsage
 from pictx_fsm.lifecycle import Lifecycle, load_lifecycle
 from pictx_fsm.policy import SettingsScopes
 from pictx_fsm.protocol import Profile
@@ -46,6 +47,8 @@ from pictx_fsm.testing.actions import (
 from pictx_fsm.testing.faults import fault_named, faulty_lifecycle
 from pictx_fsm.testing.noise import Arms, EarlyNoise, LateNoise
 
+USAGE_ACCOUNTINGS = ("estimated", "faux")
+
 
 @frozen(kw_only=True)
 class WorldConfig:
@@ -61,6 +64,9 @@ class WorldConfig:
     keep_recent_tokens: int = 20_000
     """Pi's ``compaction.keepRecentTokens``: below it native compaction finds nothing to cut."""
     fault: str | None = None
+    usage: str = attrs.field(default="estimated", validator=attrs.validators.in_(USAGE_ACCOUNTINGS))
+    """The brain's usage figures: ``estimated`` (a real provider's total) or ``faux`` (pi-ai's
+    faux provider, cache arithmetic included: what real-Pi runs on the faux model report)."""
 
     def to_json(self) -> dict[str, Any]:
         return attrs.asdict(self)
@@ -132,9 +138,10 @@ class World:
             ),
         )
         early = EarlyNoise(self.noise, self._follow_up)
+        accounting = FauxCacheUsage() if config.usage == "faux" else None
         self.session = ModelSession(
             [early, self.extension, LateNoise(self.noise)],
-            brain=Brain(counter=CharsCounter()),
+            brain=Brain(counter=CharsCounter(), usage=accounting),
             settings=host,
             rng=random.Random(config.seed),
             clock=self.clock,

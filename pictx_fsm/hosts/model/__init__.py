@@ -25,6 +25,12 @@ from pictx_fsm.hosts.model.extension import (
 )
 from pictx_fsm.hosts.model.messages import TickClock
 from pictx_fsm.hosts.model.navigation import NavigationOutcome
+from pictx_fsm.hosts.model.provider_usage import (
+    EstimatedUsage,
+    FauxCacheUsage,
+    ProviderRequest,
+    UsageAccounting,
+)
 from pictx_fsm.hosts.model.records import (
     DeliveryRecord,
     EventRecord,
@@ -54,9 +60,11 @@ __all__ = [
     "CompactOutcome",
     "CompactionSettings",
     "DeliveryRecord",
+    "EstimatedUsage",
     "EventRecord",
     "Extension",
     "ExtensionErrorRecord",
+    "FauxCacheUsage",
     "HostLog",
     "HostSettings",
     "LengthStop",
@@ -67,6 +75,7 @@ __all__ = [
     "NoticeRecord",
     "Overflow",
     "ProviderError",
+    "ProviderRequest",
     "ProviderRequestRecord",
     "Response",
     "RetrySettings",
@@ -78,4 +87,5 @@ __all__ = [
     "ToolInvocation",
     "ToolOutput",
     "Tools",
+    "UsageAccounting",
 ]

@@ -1,11 +1,12 @@
 """The scripted faux provider: each agent request takes the next scripted response.
 
 Like pi-ai's faux provider (pi-host §9) the brain answers from a script and reports usage
-estimated from text length: ``input`` = the estimated tokens of the request, ``output`` = the
-estimated tokens of the reply. A request whose estimate exceeds the model's context window is
-answered with an overflow error *without* consuming the script (the provider rejects the
-prompt before generating), so long generated runs overflow and reset naturally. An empty
-script answers with a short text. Nothing here reads a clock or a global random source.
+estimated from text length, by default ``input`` = the estimated tokens of the request and
+``output`` = those of the reply (:mod:`pictx_fsm.hosts.model.provider_usage` also offers the
+faux provider's own cache arithmetic). A request whose estimate exceeds the model's context
+window is answered with an overflow error *without* consuming the script (the provider
+rejects the prompt before generating), so long generated runs overflow and reset naturally.
+An empty script answers with a short text. Nothing here reads a clock or a global random source.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from typing import Any, TypeAlias
 from attrs import field, frozen
 
 from pictx_fsm.hooks import ModelInfo
+from pictx_fsm.hosts.model.provider_usage import EstimatedUsage, ProviderRequest, UsageAccounting
 from pictx_fsm.session.estimate import CharsCounter, TokenCounter, host_text
 from pictx_fsm.session.projection import Message
 
@@ -92,19 +94,6 @@ class AssistantReply:
         return "".join(b.get("text", "") for b in self.content if b.get("type") == "text")
 
 
-def usage_of(input_tokens: int, output_tokens: int) -> dict[str, JSON]:
-    """A pi-ai ``Usage`` object with zero cost."""
-    cost = {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0}
-    return {
-        "input": input_tokens,
-        "output": output_tokens,
-        "cacheRead": 0,
-        "cacheWrite": 0,
-        "totalTokens": input_tokens + output_tokens,
-        "cost": cost,
-    }
-
-
 def overflow_text(tokens: int, window: int) -> str:
     return f"prompt is too long: {tokens} tokens > {window} maximum"
 
@@ -118,9 +107,11 @@ class Brain:
         *,
         counter: TokenCounter | None = None,
         default_text: str = "Done.",
+        usage: UsageAccounting | None = None,
     ) -> None:
         self._script: deque[Response] = deque(script)
         self.counter: TokenCounter = counter or CharsCounter()
+        self.accounting: UsageAccounting = usage or EstimatedUsage(self.counter)
         self.default_text = default_text
         self.calls_made = 0
         self.requests = 0
@@ -138,38 +129,44 @@ class Brain:
         """The estimate of a request: every message counted as the host counts it."""
         return sum(self.counter.count(host_text(message)) for message in messages)
 
-    def respond(self, messages: Sequence[Message], model: ModelInfo) -> AssistantReply:
-        """Answer one agent request."""
+    def respond(
+        self, messages: Sequence[Message], model: ModelInfo, session_id: str = ""
+    ) -> AssistantReply:
+        """Answer one agent request of session ``session_id`` (the faux cache's key)."""
         self.requests += 1
         tokens = self.request_tokens(messages)
+        request = ProviderRequest(messages=messages, tokens=tokens, session_id=session_id)
         window = model.context_window
-        if window is not None and tokens > window:
-            return self._error(overflow_text(tokens, window), tokens)
+        if window is not None and request.tokens > window:
+            return self._error(overflow_text(request.tokens, window), request)
         response = self._script.popleft() if self._script else Text(text=self.default_text)
-        return self._reply(response, tokens, window)
+        return self._reply(response, request, window)
 
-    def _reply(self, response: Response, tokens: int, window: int | None) -> AssistantReply:
+    def _reply(
+        self, response: Response, request: ProviderRequest, window: int | None
+    ) -> AssistantReply:
+        tokens = request.tokens
         if isinstance(response, ProviderError):
-            return self._error(response.message, tokens)
+            return self._error(response.message, request)
         if isinstance(response, Overflow):
             limit = window if window is not None else tokens
             claimed = response.tokens if response.tokens is not None else max(tokens, limit + 1)
-            return self._error(overflow_text(claimed, limit), tokens)
+            return self._error(overflow_text(claimed, limit), request)
         if isinstance(response, Tools):
             blocks = [*_text_block(response.text), *map(self._tool_block, response.calls)]
-            return self._answer(tuple(blocks), "toolUse", tokens)
+            return self._answer(tuple(blocks), "toolUse", request)
         stop = "length" if isinstance(response, LengthStop) else "stop"
-        return self._answer(tuple(_text_block(response.text)), stop, tokens)
+        return self._answer(tuple(_text_block(response.text)), stop, request)
 
-    def _answer(self, content: tuple[JSON, ...], stop: str, tokens: int) -> AssistantReply:
-        shown = {"role": "assistant", "content": list(content)}
-        output = self.counter.count(host_text(shown))
-        return AssistantReply(content=content, stop_reason=stop, usage=usage_of(tokens, output))
+    def _answer(
+        self, content: tuple[JSON, ...], stop: str, request: ProviderRequest
+    ) -> AssistantReply:
+        usage = self.accounting.usage(request, content)
+        return AssistantReply(content=content, stop_reason=stop, usage=usage)
 
-    def _error(self, message: str, tokens: int) -> AssistantReply:
-        return AssistantReply(
-            content=(), stop_reason="error", usage=usage_of(tokens, 0), error_message=message
-        )
+    def _error(self, message: str, request: ProviderRequest) -> AssistantReply:
+        usage = self.accounting.usage(request, ())
+        return AssistantReply(content=(), stop_reason="error", usage=usage, error_message=message)
 
     def _tool_block(self, call: Call) -> JSON:
         self.calls_made += 1

@@ -11,7 +11,8 @@ from datetime import UTC, datetime
 from typing import Any, TypeAlias
 
 from pictx_fsm.hooks import ModelInfo
-from pictx_fsm.hosts.model.brain import AssistantReply, usage_of
+from pictx_fsm.hosts.model.brain import AssistantReply
+from pictx_fsm.hosts.model.provider_usage import usage_of
 from pictx_fsm.session.entries import ABSENT
 
 JSON: TypeAlias = Any

@@ -34,7 +34,7 @@ from pictx_fsm.hosts.model.state import HostState, RunState
 from pictx_fsm.hosts.model.steps import Steps
 from pictx_fsm.hosts.model.tools import run_batch, tool_calls
 from pictx_fsm.session.entries import Entry
-from pictx_fsm.session.projection import Message, convert_to_llm
+from pictx_fsm.session.projection import Message, convert_to_llm, fold_system
 
 JSON: TypeAlias = Any
 BOUNDARY = "<boundary>"
@@ -121,11 +121,7 @@ def record_delivery(host: HostState, item: Queued, entry: Entry) -> None:
 
 def request(host: HostState, run: RunState) -> Steps[Mapping[str, JSON]]:
     """Context hooks, then the provider (unless aborted), then the persisted reply."""
-    messages = host.store.context_messages()
-    system = [m for m in messages if m.get("role") == "system"]
-    rest = [m for m in messages if m.get("role") != "system"]
-    rest = yield from messages_chain(host, "context", lambda ms: Context(messages=ms), rest)
-    full = [*system, *rest]
+    full = yield from context_chain(host, host.store.context_messages())
     full = yield from messages_chain(
         host, "context_with_system", lambda ms: ContextWithSystem(messages=ms), full
     )
@@ -143,13 +139,36 @@ def request(host: HostState, run: RunState) -> Steps[Mapping[str, JSON]]:
     return message
 
 
+def context_chain(host: HostState, messages: list[Message]) -> Steps[list[Message]]:
+    """``context``: each handler sees the conversation only (no system messages). A handler
+    that changes it gets the current system message as the one leading message; an unchanged
+    conversation keeps every system message in place (Pi's ``restoreSystemMessages``), so a
+    root boot appended before the first system message stays first in the request."""
+    current = list(messages)
+    record(host, "context", count=sum(1 for m in current if m.get("role") != "system"))
+    for ext in subscribers(host, "context"):
+        visible = [m for m in current if m.get("role") != "system"]
+        reply = call(host, ext, Context(messages=tuple(visible)), host.host_context())
+        value = getattr(reply, "value", None)
+        if isinstance(value, MessagesResult) and not _same(value.messages, visible):
+            head = fold_system(current)
+            current = [*([head] if head is not None else []), *value.messages]
+    yield Step(kind="hook", name="context")
+    return current
+
+
+def _same(left: Sequence[Message], right: Sequence[Message]) -> bool:
+    """Pi's ``sameMessages``: the same message objects in the same order."""
+    return len(left) == len(right) and all(a is b for a, b in zip(left, right, strict=True))
+
+
 def messages_chain(
     host: HostState,
     hook: str,
     make: Callable[[tuple[Message, ...]], HookEvent],
     messages: list[Message],
 ) -> Steps[list[Message]]:
-    """``context``/``context_with_system``: each handler may replace the list."""
+    """``context_with_system``: each handler may replace the list."""
     record(host, hook, count=len(messages))
     for ext in subscribers(host, hook):
         reply = call(host, ext, make(tuple(messages)), host.host_context())
@@ -173,7 +192,7 @@ def _provider(host: HostState, run: RunState, llm: list[Message]) -> Steps[Mappi
             leaf_id=host.store.leaf_id,
         )
     )
-    reply = host.brain.respond(llm, host.model)
+    reply = host.brain.respond(llm, host.model, host.store.header.id)
     yield record(host, "message_start", role="assistant")
     yield Step(kind="pause", name="streaming")
     if run.aborted:
