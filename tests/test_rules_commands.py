@@ -21,6 +21,7 @@ from pictx_fsm.effects import (
     Notify,
     SendMessage,
 )
+from pictx_fsm.hook_events import toggle_completions
 from pictx_fsm.hooks import TurnEnd
 from pictx_fsm.notes import InMemoryNotesSource, NoteRow
 from pictx_fsm.protocol import (
@@ -33,7 +34,7 @@ from pictx_fsm.protocol import (
     NOTICE_WIPE_NEEDS_ON,
     RESET_SUMMARY_0_24,
 )
-from pictx_fsm.runtime import LifecycleRuntime, toggle_completions
+from pictx_fsm.runtime import LifecycleRuntime
 
 
 def _started(**kw: Any) -> Kit:
