@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from attrs import frozen
 
 from pictx_fsm.audit import verify_chain
 from pictx_fsm.hosts.model import OVERLOADED, Call, Overflow, ProviderError, Response, Text, Tools
@@ -151,9 +152,10 @@ def _decisions(records: Any) -> list[tuple[str, list[str]]]:
     return [(r["hook"], [t["id"] for s in r["steps"] for t in s["transitions"]]) for r in records]
 
 
-def _run_pi(tmp_path: Path, script: list[dict[str, Any]], prompt: str) -> tuple[list[str], Path]:
-    """Run Pi 0.87.1 once, offline, with the faux model and the bridge; return the kinds of
-    the written session's entries and the audit log."""
+def _run_pi(tmp_path: Path, script: list[dict[str, Any]], *inputs: str) -> tuple[list[str], Path]:
+    """Run Pi 0.87.1 once in print mode (each input a prompt or a ``/command``, in order),
+    offline, with the faux model and the bridge; return the kinds of the written session's
+    entries and the audit log."""
     home = _pi_home()
     if home is None:
         pytest.skip("Pi 0.87.1 is not installed (.ci/run installs it into .pi-node/)")
@@ -178,7 +180,7 @@ def _run_pi(tmp_path: Path, script: list[dict[str, Any]], prompt: str) -> tuple[
         str(home / "@earendil-works" / "pi-coding-agent" / "dist" / "bundle" / "cli.js"),
         "--no-extensions", "-ns", "-np", "-nc", "-e", str(faux), "-e", str(EXTENSION),
         "--provider", "faux", "--model", "faux-1", "--thinking", "off",
-        "--session-dir", str(sessions), "-p", prompt,
+        "--session-dir", str(sessions), "-p", *inputs,
     ]  # fmt: skip
     result = subprocess.run(
         command, cwd=workspace, env=env, capture_output=True, text=True, timeout=120, check=False
@@ -234,55 +236,107 @@ def _words(tokens: int) -> str:
     return "word " * (tokens * 4 // 5)
 
 
-def _long_call(tokens: int) -> tuple[list[Response], list[dict[str, Any]]]:
+@frozen(kw_only=True)
+class Differential:
+    """One scenario run on both hosts: the model's script, the faux script with the same
+    replies, the inputs (prompts and ``/commands``) and the transitions it must fire, so that
+    it cannot silently stop exercising its rule."""
+
+    responses: tuple[Response, ...]
+    script: tuple[dict[str, Any], ...]
+    inputs: tuple[str, ...] = ("please",)
+    exercises: frozenset[str] = frozenset()
+
+
+def _texts(*texts: str) -> dict[str, Any]:
+    return {
+        "responses": tuple(Text(text=t) for t in texts),
+        "script": tuple({"text": t} for t in texts),
+    }
+
+
+def _long_call(tokens: int, *exercises: str) -> Differential:
     """A long reply with a tool call, then two short answers (the run may continue)."""
     text, tool = _words(tokens), "get_context_remaining"
-    model = [Tools(calls=(Call(name=tool),), text=text), Text(text="ok"), Text(text="fresh")]
-    real = [{"text": text, "tools": [{"name": tool}]}, {"text": "ok"}, {"text": "fresh"}]
-    return model, real
+    return Differential(
+        responses=(Tools(calls=(Call(name=tool),), text=text), Text(text="ok"), Text(text="fresh")),
+        script=({"text": text, "tools": [{"name": tool}]}, {"text": "ok"}, {"text": "fresh"}),
+        exercises=frozenset(exercises),
+    )
 
 
-DIFFERENTIAL: dict[str, tuple[list[Response], list[dict[str, Any]]]] = {
-    "plain": ([Text(text="Hello.")], [{"text": "Hello."}]),
-    "two-wipes": (
-        [Tools(calls=(Call(name="wipe_memory"), Call(name="wipe_memory"))), Text(text="Fresh.")],
-        [{"tools": [{"name": "wipe_memory"}, {"name": "wipe_memory"}]}, {"text": "Fresh."}],
+AUTOMATIC_RESET = "reset_control:request:none:turn_end:3"
+"""The automatic reset at the reserve (R27, R50)."""
+
+DIFFERENTIAL: dict[str, Differential] = {
+    "plain": Differential(**_texts("Hello.")),
+    "two-wipes": Differential(
+        responses=(
+            Tools(calls=(Call(name="wipe_memory"), Call(name="wipe_memory"))),
+            Text(text="Fresh."),
+        ),
+        script=({"tools": [{"name": "wipe_memory"}, {"name": "wipe_memory"}]}, {"text": "Fresh."}),
+        exercises=frozenset({"reset_control:request:explicit:turn_end:3"}),  # R30
     ),
-    "overflow": (
-        [Overflow(), Text(text="Recovered.")],
-        [{"error": "prompt is too long: 213462 tokens > 200000 maximum"}, {"text": "Recovered."}],
+    "overflow": Differential(
+        responses=(Overflow(), Text(text="Recovered.")),
+        script=(
+            {"error": "prompt is too long: 213462 tokens > 200000 maximum"},
+            {"text": "Recovered."},
+        ),
+        exercises=frozenset({"reset_control:overflow:pending:before_settle:3"}),  # R35
     ),
-    "retry": (
-        [ProviderError(), Text(text="ok")],
-        [{"error": OVERLOADED}, {"text": "ok"}],
+    "retry": Differential(
+        responses=(ProviderError(), Text(text="ok")),
+        script=({"error": OVERLOADED}, {"text": "ok"}),
+        exercises=frozenset({"reset_control:request:none:turn_end:2"}),  # error turn (R26)
     ),
     # Long replies (window 200k, reserve 16384, reminder margin 24576): the faux model counts
     # the uncached prompt twice, so the second request of each run is above the reserve and
-    # the automatic reset (R27, R50) commits; Pi's own mid-run threshold check then offers a
-    # compaction the lifecycle cancels. Before that, the first reply's turn_end stages the
+    # the automatic reset commits; Pi's own mid-run threshold check then offers a compaction
+    # the lifecycle cancels (R62). Before that, the first reply's turn_end stages the
     # low-budget guidance (~35k left) or the final warning (~25k left) for the next turn.
-    "long-reply": _long_call(190_000),
-    "guidance": _long_call(165_000),
-    "warning": _long_call(175_000),
+    "long-reply": _long_call(190_000, AUTOMATIC_RESET, "toggle:toggle:on:compact:4"),
+    "guidance": _long_call(165_000, AUTOMATIC_RESET, "budget:guidance:guidance_staged:turn_end:2"),
+    "warning": _long_call(175_000, AUTOMATIC_RESET, "budget:warning:warning_staged:turn_end:2"),
+    # Commands between prompts (print mode runs them in order)
+    "wipe-command": Differential(
+        **_texts("one", "two"),
+        inputs=("hello", "/wipe-memory", "again"),
+        exercises=frozenset({"reset_control:request:none:wipe:3"}),  # /wipe-memory (R59)
+    ),
+    "toggle": Differential(
+        **_texts("one", "two"),
+        inputs=(
+            "/pi-context off",
+            "hello",
+            "/wipe-memory",
+            "/pi-context",
+            "/pi-context on",
+            "again",
+        ),
+        exercises=frozenset(
+            {
+                "toggle:toggle:on:switch_off:1",  # R60
+                "reset_control:request:none:wipe:1",  # /wipe-memory while off (R61)
+                "toggle:toggle:off:status:1",
+                "toggle:toggle:off:switch_on:1",
+                "boot_repair:boot_repair:standby:repair:3",  # switching on ensures a boot (R60)
+            }
+        ),
+    ),
 }
 
-EXERCISES = {
-    "plain": set(),
-    "two-wipes": {"reset_control:request:explicit:turn_end:3"},  # the explicit reset (R30)
-    "overflow": {"reset_control:overflow:pending:before_settle:3"},  # the recovery (R35)
-    "retry": {"reset_control:request:none:turn_end:2"},  # an error turn: no reset (R26)
-    "long-reply": {"reset_control:request:none:turn_end:3", "toggle:toggle:on:compact:4"},
-    "guidance": {
-        "budget:guidance:guidance_staged:turn_end:2",
-        "reset_control:request:none:turn_end:3",
-    },
-    "warning": {
-        "budget:warning:warning_staged:turn_end:2",
-        "reset_control:request:none:turn_end:3",
-    },
-}
-"""A transition each scenario must fire, so that a scenario cannot silently stop exercising
-its rule (``reset_control:request:none:turn_end:3`` is the automatic reset at the reserve)."""
+
+def _drive(world: World, inputs: tuple[str, ...]) -> None:
+    """Each input as Pi's print mode takes it: ``/name args`` runs a command, else a prompt."""
+    for text in inputs:
+        if text.startswith("/"):
+            name, _, args = text[1:].partition(" ")
+            world.session.command(name, args)
+        else:
+            world.session.prompt(text)
+        world.session.run_until_idle()
 
 
 @pytest.mark.parametrize("name", sorted(DIFFERENTIAL))
@@ -290,7 +344,7 @@ def test_the_model_session_drives_the_lifecycle_exactly_as_the_real_pi_does(
     name: str, tmp_path: Path
 ) -> None:
     # Given the same scripted model replies on the model session and on the real Pi 0.87.1
-    responses, script = DIFFERENTIAL[name]
+    scenario = DIFFERENTIAL[name]
     # (the model's brain with the faux provider's usage arithmetic, as the real Pi reports it)
     config = WorldConfig(
         context_window=200_000,
@@ -300,12 +354,11 @@ def test_the_model_session_drives_the_lifecycle_exactly_as_the_real_pi_does(
         usage="faux",
     )
     world = World(config)
-    world.session.brain.push(*responses)
-    # When one prompt runs on each (and the session is disposed, as Pi's print mode does)
-    world.session.prompt("please")
-    world.session.run_until_idle()
+    world.session.brain.push(*scenario.responses)
+    # When the same inputs run on each (and the session is disposed, as print mode does)
+    _drive(world, scenario.inputs)
     world.session.dispose()
-    real_kinds, log = _run_pi(tmp_path, script, "please")
+    real_kinds, log = _run_pi(tmp_path, list(scenario.script), *scenario.inputs)
     # Then both write the same entries and the lifecycle takes the same decisions — every
     # hook, every fired transition, in the same order
     skip = ("model_change", "thinking_level_change")
@@ -314,4 +367,4 @@ def test_the_model_session_drives_the_lifecycle_exactly_as_the_real_pi_does(
     real = _decisions(map(json.loads, log.read_text().splitlines()))
     assert _decisions(model_records) == real
     # And the scenario exercised its rule
-    assert EXERCISES[name] <= {transition for _, fired in real for transition in fired}
+    assert scenario.exercises <= {transition for _, fired in real for transition in fired}
