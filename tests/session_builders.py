@@ -17,7 +17,6 @@ from pictx_fsm.session.tree import SessionTree
 
 SESSION_ID = "01a22a68-d3ef-7474-9fd4-4c634fe3ee81"
 START = datetime(2026, 11, 30, 3, 4, 2, tzinfo=UTC)
-SHARED = Path(__file__).resolve().parents[1].parent / "shared"
 
 
 def header(session_id: str = SESSION_ID) -> SessionHeader:

@@ -9,13 +9,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from shared_paths import CORPUS, SHARED, TRACES
 
 from pictx_fsm.audit_sessions import Finding, SessionAudit, audit_file
 from pictx_fsm.cli import main
-
-SHARED = Path(__file__).resolve().parents[1].parent / "shared"
-CORPUS = SHARED / "corpora" / "pi-sessions"
-TRACES = SHARED / "pi-traces"
 
 if not (CORPUS / "index.json").is_file() or not TRACES.is_dir():
     pytest.skip(f"no shared corpora at {SHARED}", allow_module_level=True)

@@ -8,16 +8,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from shared_paths import CORPUS, SHARED, TRACES
 
 from pictx_fsm.cli import main
 from pictx_fsm.cli.inspect import inspect_file
 from pictx_fsm.session.entries import ENTRY_TYPES, CompactionEntry, MessageEntry
 from pictx_fsm.session.jsonl import LoadedSession, dumps_entry, read_session
 from pictx_fsm.session.problems import ProblemKind
-
-SHARED = Path(__file__).resolve().parents[1].parent / "shared"
-CORPUS = SHARED / "corpora" / "pi-sessions"
-TRACES = SHARED / "pi-traces"
 
 if not (CORPUS / "index.json").is_file() or not TRACES.is_dir():
     pytest.skip(f"no shared corpora at {SHARED}", allow_module_level=True)

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import pytest
-from session_builders import SESSION_ID, SHARED, SessionBuilder
+from session_builders import SESSION_ID, SessionBuilder
+from shared_paths import TRACES
 
 from pictx_fsm.protocol import GUIDANCE_TYPE
 from pictx_fsm.session.history import HistoryItem, history_items, history_windows
@@ -163,7 +164,7 @@ def test_r77_items_carry_the_entry_timestamp() -> None:
 
 @pytest.mark.corpus
 def test_history_of_a_traced_wipe_run() -> None:
-    path = SHARED / "pi-traces" / "c_wipe_turn_end.session.jsonl"
+    path = TRACES / "c_wipe_turn_end.session.jsonl"
     if not path.exists():
         pytest.skip(f"{path} is absent")
     loaded = read_session(path)

@@ -40,6 +40,7 @@ from typing import Any
 
 import pytest
 from attrs import evolve, frozen
+from shared_paths import TRACES
 
 from pictx_fsm.effects import (
     AppendEntry,
@@ -69,9 +70,6 @@ from pictx_fsm.hosts.model.brain import Call
 from pictx_fsm.hosts.model.extension import HOST_HOOKS, Reply
 from pictx_fsm.hosts.model.settings import FAUX_MODEL
 from pictx_fsm.session.entries import ABSENT, Entry
-
-SHARED = Path(__file__).resolve().parents[1].parent / "shared"
-TRACES = SHARED / "pi-traces"
 
 if not TRACES.is_dir():
     pytest.skip(f"no Pi traces at {TRACES}", allow_module_level=True)

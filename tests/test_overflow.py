@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from shared_paths import SHARED
 
 from pictx_fsm.hooks import ModelInfo
 from pictx_fsm.overflow import (
@@ -22,7 +23,6 @@ from pictx_fsm.overflow import (
 )
 from pictx_fsm.session.entries import AgentMessage
 
-SHARED = Path(__file__).resolve().parents[1].parent / "shared"
 MODEL = ModelInfo(provider="anthropic", id="claude", context_window=200_000, max_tokens=4096)
 
 

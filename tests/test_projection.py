@@ -8,7 +8,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from session_builders import SHARED, SessionBuilder
+from session_builders import SessionBuilder
+from shared_paths import TRACES
 
 from pictx_fsm.session.jsonl import read_session
 from pictx_fsm.session.projection import (
@@ -23,8 +24,6 @@ from pictx_fsm.session.projection import (
     project_branch,
 )
 from pictx_fsm.session.tree import SessionTree
-
-TRACES = SHARED / "pi-traces"
 
 
 def roles(messages: Any) -> list[str]:

@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from shared_paths import TRACES
 
 from pictx_fsm.hosts.model import EstimatedUsage, FauxCacheUsage
 from pictx_fsm.hosts.model.provider_usage import (
@@ -21,7 +22,6 @@ from pictx_fsm.session.jsonl import read_session
 from pictx_fsm.session.projection import context_messages, convert_to_llm, iso_to_epoch_ms
 from pictx_fsm.session.tree import SessionTree
 
-TRACES = Path(__file__).resolve().parents[1].parent / "shared" / "pi-traces"
 SYSTEM = {"role": "system", "content": "", "sections": {"preamble": "You are pi."}}
 PROMPT = {"role": "user", "content": [{"type": "text", "text": "Say hello"}]}
 REPLY = ({"type": "text", "text": "Hello there."},)

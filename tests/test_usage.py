@@ -10,7 +10,8 @@ import attrs
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from session_builders import SHARED, SessionBuilder
+from session_builders import SessionBuilder
+from shared_paths import TRACES
 
 from pictx_fsm.protocol import GUIDANCE_TYPE
 from pictx_fsm.session.entries import AgentMessage, Entry, MessageEntry
@@ -37,7 +38,6 @@ from pictx_fsm.session.usage import (
 
 CHARS = CharsCounter()
 W1 = "pcw:01a22a68:00000001"
-TRACES = SHARED / "pi-traces"
 
 
 @cache
