@@ -17,37 +17,15 @@ import random
 import statistics
 import sys
 import time
-from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from pictx_fsm.errors import IllegalEventError
 from pictx_fsm.lifecycle import MACHINE_NAMES, load_lifecycle
-from pictx_fsm.lifecycle_actions import LIFECYCLE_BINDINGS
-from pictx_fsm.machines import MachineBindings
-from pictx_fsm.machines.reference import ReferenceMachine
-from pictx_fsm.repair import TailVerdict
 from pictx_fsm.runtime import LifecycleRuntime
+from pictx_fsm.testing.engines import ChosenFacts, reference_machine
 from pictx_fsm.testing.scenarios import SCENARIOS
 from pictx_fsm.testing.world import World, WorldConfig
-
-ACTION_FACTS: Mapping[str, Any] = {
-    "window_id": "pcw:12345678:0badcafe",
-    "previous_window_id": "pcw:12345678:root",
-    "guidance_remaining": 4096,
-    "tool_remaining": 512,
-    "committed_pending_resets": ("pcw:12345678:0badcafe",),
-    "built_window_id": "pcw:12345678:0badcafe",
-    "tail_verdict": TailVerdict.INTACT,
-}
-
-
-class Facts:
-    def __init__(self, guards: Mapping[str, bool]) -> None:
-        self.guards = guards
-
-    def __getitem__(self, name: str) -> Any:
-        return self.guards[name] if name in self.guards else ACTION_FACTS[name]
 
 
 def engines(events: int, seed: int) -> list[tuple[str, float, float, int]]:
@@ -55,16 +33,13 @@ def engines(events: int, seed: int) -> list[tuple[str, float, float, int]]:
     rows = []
     for name in MACHINE_NAMES:
         machine = lifecycle.machines[name]
-        guards, actions = LIFECYCLE_BINDINGS[name]
-        reference = ReferenceMachine(
-            machine.spec, MachineBindings(machine=name, guards=guards, actions=actions)
-        )
+        reference = reference_machine(lifecycle, name)
         rng = random.Random(seed)
         names = sorted(machine.spec.guard_names)
         plan = [
             (
                 rng.choice(sorted(machine.spec.events)),
-                Facts({g: rng.random() < 0.5 for g in names}),
+                ChosenFacts({g: rng.random() < 0.5 for g in names}),
             )
             for _ in range(events)
         ]

@@ -4,44 +4,15 @@ covers combinations the runtime may never produce as well as those it does."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
-
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pictx_fsm.errors import IllegalEventError
 from pictx_fsm.lifecycle import MACHINE_NAMES, load_lifecycle
-from pictx_fsm.lifecycle_actions import LIFECYCLE_BINDINGS
-from pictx_fsm.machines import MachineBindings
-from pictx_fsm.machines.reference import ReferenceMachine
-from pictx_fsm.repair import TailVerdict
+from pictx_fsm.testing.engines import ChosenFacts, reference_machine
 
 LIFECYCLE = load_lifecycle()
-
-# Values the actions read besides guards (window ids, counts); constant per example.
-ACTION_FACTS: Mapping[str, Any] = {
-    "window_id": "pcw:12345678:0badcafe",
-    "previous_window_id": "pcw:12345678:root",
-    "guidance_remaining": 4096,
-    "tool_remaining": 512,
-    "committed_pending_resets": ("pcw:12345678:0badcafe",),
-    "built_window_id": "pcw:12345678:0badcafe",
-    "tail_verdict": TailVerdict.INTACT,
-}
-
-
-class GeneratedFacts:
-    """A stand-in for :class:`pictx_fsm.facts.Facts`: guard values drawn by Hypothesis."""
-
-    def __init__(self, guards: Mapping[str, bool]) -> None:
-        self._guards = guards
-
-    def __getitem__(self, name: str) -> Any:
-        if name in self._guards:
-            return self._guards[name]
-        return ACTION_FACTS[name]
 
 
 def _events(machine: str) -> list[str]:
@@ -69,14 +40,10 @@ def test_compiled_and_reference_engines_agree_on_every_lifecycle_machine(
 ) -> None:
     # Given one lifecycle machine on both engines and a generated run of events and facts
     compiled = LIFECYCLE.machines[machine].compiled
-    guards, actions = LIFECYCLE_BINDINGS[machine]
-    reference = ReferenceMachine(
-        LIFECYCLE.machines[machine].spec,
-        MachineBindings(machine=machine, guards=guards, actions=actions),
-    )
+    reference = reference_machine(LIFECYCLE, machine)
     config = compiled.initial()
     for event, values in data.draw(event_runs(machine)):
-        facts = GeneratedFacts(values)
+        facts = ChosenFacts(values)
         # When the compiled engine accepts the event
         try:
             step = compiled.step(config, event, facts)

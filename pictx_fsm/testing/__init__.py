@@ -8,7 +8,8 @@
 - :class:`LifecycleStateMachine` — the stateful test for your own suite;
 - :class:`InvariantSuite` — the invariants checked after every step;
 - :mod:`~pictx_fsm.testing.trace` — replayable traces; :mod:`~pictx_fsm.testing.faults` —
-  planted faults; :mod:`~pictx_fsm.testing.contracts` — the CrossHair check.
+  planted faults; :mod:`~pictx_fsm.testing.contracts` — the CrossHair check;
+- :mod:`~pictx_fsm.testing.engines` — a machine on both engines with chosen guard values.
 
 The names that need Hypothesis are imported on first use, so the kit's other parts (traces,
 replay) work without it.
