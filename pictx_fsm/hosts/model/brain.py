@@ -125,17 +125,15 @@ class Brain:
         """Scripted responses not used yet."""
         return len(self._script)
 
-    def request_tokens(self, messages: Sequence[Message]) -> int:
-        """The estimate of a request: every message counted as the host counts it."""
-        return sum(self.counter.count(host_text(message)) for message in messages)
+    def request(self, messages: Sequence[Message], session_id: str = "") -> ProviderRequest:
+        """One agent request of session ``session_id`` (the faux cache's key), with its
+        estimate: every message counted as the host counts it."""
+        tokens = sum(self.counter.count(host_text(message)) for message in messages)
+        return ProviderRequest(messages=messages, tokens=tokens, session_id=session_id)
 
-    def respond(
-        self, messages: Sequence[Message], model: ModelInfo, session_id: str = ""
-    ) -> AssistantReply:
-        """Answer one agent request of session ``session_id`` (the faux cache's key)."""
+    def respond(self, request: ProviderRequest, model: ModelInfo) -> AssistantReply:
+        """Answer one agent request."""
         self.requests += 1
-        tokens = self.request_tokens(messages)
-        request = ProviderRequest(messages=messages, tokens=tokens, session_id=session_id)
         window = model.context_window
         if window is not None and request.tokens > window:
             return self._error(overflow_text(request.tokens, window), request)

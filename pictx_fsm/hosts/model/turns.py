@@ -180,19 +180,19 @@ def messages_chain(
 
 
 def _provider(host: HostState, run: RunState, llm: list[Message]) -> Steps[Mapping[str, JSON]]:
-    tokens = host.brain.request_tokens(llm)
+    request = host.brain.request(llm, host.store.header.id)
     roles = tuple(role_of(m) for m in llm)
     turn = run.turn_index if run.turn_index is not None else 0
     host.log.requests.append(
         ProviderRequestRecord(
             roles=roles,
             messages=tuple(llm),
-            tokens=tokens,
+            tokens=request.tokens,
             turn_index=turn,
             leaf_id=host.store.leaf_id,
         )
     )
-    reply = host.brain.respond(llm, host.model, host.store.header.id)
+    reply = host.brain.respond(request, host.model)
     yield record(host, "message_start", role="assistant")
     yield Step(kind="pause", name="streaming")
     if run.aborted:
