@@ -36,6 +36,7 @@ class Differential:
 
 
 def _texts(*texts: str) -> dict[str, Any]:
+    """Text replies as both scripts (``responses`` for the model, ``script`` for faux)."""
     return {
         "responses": tuple(Text(text=t) for t in texts),
         "script": tuple({"text": t} for t in texts),
@@ -122,23 +123,21 @@ def _prompts(*messages: str) -> tuple[dict[str, Any], ...]:
 def _long_text(tokens: int, *texts: str) -> dict[str, Any]:
     """A first reply of about ``tokens`` tokens, then short ones: enough history above Pi's
     ``keepRecentTokens`` (20,000) for a manual compaction to find something to summarize."""
-    replies = (_words(tokens), *texts)
-    return {
-        "responses": tuple(Text(text=t) for t in replies),
-        "script": tuple({"text": t} for t in replies),
-    }
+    return _texts(_words(tokens), *texts)
 
+
+LONG_HISTORY = _long_text(30_000, "two")
 
 RPC: dict[str, Differential] = {
     # /compact while on: cancelled with the "compaction disabled" notice (R62)
     "compact-on": Differential(
-        **_long_text(30_000, "two"),
+        **LONG_HISTORY,
         rpc=(*_prompts("hello", "again"), {"type": "compact"}),
         exercises=frozenset({"toggle:toggle:on:compact:3"}),
     ),
     # /compact while off on a branch with a reset marker: still cancelled (R61, R62)
     "compact-off-marked": Differential(
-        **_long_text(30_000, "two"),
+        **LONG_HISTORY,
         rpc=(
             *_prompts("hello", "/wipe-memory", "again", "/pi-context off"),
             {"type": "compact"},
@@ -149,8 +148,8 @@ RPC: dict[str, Differential] = {
     # Pi the faux model writes the summary — two requests, since the cut splits the last
     # turn (history + turn prefix) — the model session writes a deterministic one.
     "compact-off-unmarked": Differential(
-        responses=_long_text(30_000, "two")["responses"],
-        script=(*_long_text(30_000, "two")["script"], *[{"text": "## Goal\nsummary"}] * 2),
+        responses=LONG_HISTORY["responses"],
+        script=(*LONG_HISTORY["script"], *[{"text": "## Goal\nsummary"}] * 2),
         rpc=(*_prompts("/pi-context off", "hello", "again"), {"type": "compact"}),
         exercises=frozenset({"toggle:toggle:off:compact:5"}),
     ),
