@@ -22,8 +22,8 @@ from pictx_fsm.machines.document import (
     TransitionSpec,
     completeness_gaps,
     fingerprint,
-    load_models,
 )
+from pictx_fsm.machines.families import ROOT_FAMILY, load_families
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -48,13 +48,17 @@ def run(args: argparse.Namespace) -> int:
 
 
 def select_machines(directory: Path | None, name: str | None) -> list[MachineSpec]:
-    """The machines of ``directory`` (default :func:`models_dir`), or only ``name``.
+    """The machines of every family under ``directory`` (default :func:`models_dir`), or only
+    ``name``.
 
     A directory holding the lifecycle's machines is also bound to the lifecycle's guards and
     actions, so a reference nobody binds is reported here, naming its transition."""
     root = directory if directory is not None else models_dir()
-    specs = load_models(root)
-    _check_lifecycle_bindings(specs, root)
+    specs: dict[str, MachineSpec] = {}
+    for family in load_families(root):
+        if family.name == ROOT_FAMILY:
+            _check_lifecycle_bindings(family.machines, root)
+        specs.update(family.machines)
     if name is None or name == "all":
         if not specs:
             raise UsageError(f"no machine documents in {directory or models_dir()}")
