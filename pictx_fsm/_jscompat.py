@@ -299,7 +299,9 @@ def _stringify(value: Any, indent: int | None, level: int, out: list[str]) -> No
         number = to_number(value)
         out.append(number_string(number) if math.isfinite(number) else "null")
     elif isinstance(value, Mapping):
-        items = [(quote(str(key)), item) for key, item in value.items()]
+        items: list[tuple[str | None, Any]] = [
+            (quote(str(key)), item) for key, item in value.items()
+        ]
         _container(items, "{", "}", indent, level, out)
     else:
         _container([(None, item) for item in value], "[", "]", indent, level, out)
