@@ -172,6 +172,24 @@ class NotesPlace:
             raise OutsideNotesRoot(what)
 
 
+LEGACY_HOME_CONFLICT: Final = (
+    "pi-context: both personal/ and human/ exist under the notes home; migrate by hand, no "
+    "automatic merge"
+)
+
+
+def migrate_legacy_homes(root: Path) -> str | None:
+    """N16 (once, at activation): rename a legacy ``personal/`` home to ``human/``; with both
+    present nothing moves and the warning to show is returned."""
+    legacy, modern = root / "personal", root / "human"
+    if not os.path.lexists(legacy):
+        return None
+    if os.path.lexists(modern):
+        return LEGACY_HOME_CONFLICT
+    os.rename(legacy, modern)
+    return None
+
+
 # -- the walk (N42) and namespaces (N40) ---------------------------------------------------------
 
 
