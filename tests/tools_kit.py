@@ -118,6 +118,7 @@ class Read:
 
 def read_result(outcome: ToolOutcome) -> Read:
     assert outcome.status == "ok", outcome
+    assert len(outcome.text.encode("utf-8", errors="surrogatepass")) <= 32 * 1024
     match = _HEADER.match(outcome.text)
     assert match is not None, outcome.text[:300]
     fields = dict(line.split(": ", 1) for line in match["fields"].splitlines())
