@@ -15,7 +15,7 @@ import math
 import re
 import threading
 from collections.abc import Mapping
-from datetime import UTC, datetime, tzinfo
+from datetime import UTC, datetime, timedelta, tzinfo
 from typing import Any, Final, TypeGuard
 
 import icu
@@ -213,9 +213,10 @@ def parse_date_ms(text: str, zone: tzinfo | None = UTC) -> int | None:
             parsed = parsed.replace(tzinfo=UTC if date_only else zone)
         else:
             parsed = parsed.astimezone()
-    return math.floor(parsed.timestamp() * 1000)
+    return (parsed - _EPOCH) // timedelta(milliseconds=1)
 
 
+_EPOCH: Final = datetime(1970, 1, 1, tzinfo=UTC)
 _MAX_TIME_MS: Final = 8.64e15
 _DAY_MS: Final = 86_400_000
 _CYCLE_MS: Final = 146_097 * _DAY_MS
@@ -348,8 +349,23 @@ def to_utf8(text: str) -> bytes:
 
 
 def parse_json_value(text: str) -> Any:
-    """``JSON.parse`` with JS numbers: an integer beyond 2**53 becomes a double, as in V8."""
-    return json.loads(text, parse_constant=_reject_constant, parse_int=_js_int)
+    """``JSON.parse`` with JS values: an integer beyond 2**53 becomes a double, and an
+    object lists its array-index keys first, ascending (JS property order)."""
+    return json.loads(
+        text, parse_constant=_reject_constant, parse_int=_js_int, object_pairs_hook=_js_object
+    )
+
+
+def _js_object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    value = dict(pairs)
+    indices = sorted((key for key in value if _is_array_index(key)), key=int)
+    if not indices:
+        return value
+    return {**{key: value[key] for key in indices}, **value}
+
+
+def _is_array_index(key: str) -> bool:
+    return key.isascii() and key.isdigit() and str(int(key)) == key and int(key) < 2**32 - 1
 
 
 def _js_int(text: str) -> int | float:
