@@ -25,6 +25,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "machines": ("pictx_fsm.cli.machines", "list the declared machines"),
     "diagram": ("pictx_fsm.cli.diagram", "render the declared machines as diagrams"),
     "pi": ("pictx_fsm.cli.pi", "the bridge to the real Pi (extension path, server)"),
+    "notes": ("pictx_fsm.cli.notes", "list, read and search a notes home (what a model wrote)"),
 }
 
 

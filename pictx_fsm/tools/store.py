@@ -286,10 +286,10 @@ class NotesStore:
         if normalized is not None:
             matcher = glob_regex(resolve_pattern(normalized, identity.agent, identity.model))
         if homes is None:
-            homes = self._homes_for(normalized)
+            homes = self.homes_for(normalized)
         return homes, matcher
 
-    def _homes_for(self, pattern: str | None) -> list[HomeRef]:
+    def homes_for(self, pattern: str | None) -> list[HomeRef]:
         """N40: the homes a pattern scans, decided on the pattern as given."""
         if pattern is None or not pattern.startswith("@"):
             return [HomeRef(scope=scope) for scope in SCOPES]
