@@ -23,18 +23,10 @@ from pathlib import Path
 
 from pictx_fsm import _jscompat as js
 from pictx_fsm.errors import UsageError
-from pictx_fsm.protocol import NOTES_AGENT_ENV
+from pictx_fsm.protocol import NOTES_AGENT_ENV, NOTES_HOME_ENV
 from pictx_fsm.tools.address import AddressError, decode_address
-from pictx_fsm.tools.context import wall_clock_ms
-from pictx_fsm.tools.homes import (
-    NotesIdentity,
-    NotesPlace,
-    agent_slug,
-    default_notes_home,
-    model_slug,
-    project_key,
-    read_note_text,
-)
+from pictx_fsm.tools.context import ToolContext
+from pictx_fsm.tools.homes import read_note_text
 from pictx_fsm.tools.store import HomeRef, NoteError, NoteRow, NotesStore, SearchRow
 
 
@@ -76,16 +68,23 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _store(args: argparse.Namespace) -> NotesStore:
-    root = args.home or default_notes_home(os.environ, Path.home())
-    identity = NotesIdentity(
+    env = dict(os.environ)
+    if args.home is not None:
+        env[NOTES_HOME_ENV] = str(args.home)
+    if args.agent is not None:
+        env[NOTES_AGENT_ENV] = args.agent
+    context = ToolContext.for_host(
+        env=env,
+        user_home=Path.home(),
+        cwd=args.cwd,
         session_id=args.session or "",
-        project_key=project_key(args.cwd),
-        agent=agent_slug(args.agent if args.agent is not None else os.environ.get(NOTES_AGENT_ENV)),
-        model=model_slug(args.model),
+        model_id=args.model,
     )
-    if not Path(root).is_dir():
-        raise UsageError(f"{root}: no notes home there (set --home or $PI_NOTES_HOME)")
-    return NotesStore(place=NotesPlace(root=Path(root), identity=identity), clock=wall_clock_ms)
+    if not context.notes_root.is_dir():
+        raise UsageError(
+            f"{context.notes_root}: no notes home there (set --home or $PI_NOTES_HOME)"
+        )
+    return context.store
 
 
 def _homes(store: NotesStore, pattern: str | None) -> list[HomeRef]:

@@ -7,8 +7,7 @@ pi-context 0.25.0 (astrosheep-zero/pi-context@5a9d4b49).
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any, Final
+from typing import Final
 
 from pictx_fsm import _jscompat as js
 from pictx_fsm.session.history import HistoryItem, HistoryWindow, history_windows
@@ -17,6 +16,8 @@ from pictx_fsm.tools.context import ToolContext
 from pictx_fsm.tools.outcome import JsonReply, RawReply, Reply
 from pictx_fsm.tools.output import (
     HISTORY_PREVIEW_CHARS,
+    JSON,
+    ItemFits,
     earliest_match_offset,
     middle_truncate,
     page,
@@ -26,9 +27,6 @@ from pictx_fsm.tools.output import (
     read_window_text,
     with_keys,
 )
-
-JSON = Any
-Fits = Callable[[JSON], bool]
 
 UNKNOWN_ITEM: Final = "unknown item_id or window_id"
 ITEM_SUBJECT: Final = "item"
@@ -190,7 +188,7 @@ def _page(items: list[dict[str, JSON]], args: Arguments) -> Reply:
     return JsonReply(value=page(items, cursor, "items", args.integer("limit"), _fit_item))
 
 
-def _fit_item(item: dict[str, JSON], fits: Fits) -> dict[str, JSON]:
+def _fit_item(item: dict[str, JSON], fits: ItemFits) -> dict[str, JSON]:
     """``truncateHistoryItem``: cut the content to a prefix; if even an empty prefix is too
     big, middle-truncate ``tool_name`` instead, then both."""
     if fits(item):

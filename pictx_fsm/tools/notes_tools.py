@@ -8,8 +8,7 @@ Source: ``src/notes/tools.ts`` of pi-context 0.25.0.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any, Final
+from typing import Final
 
 from pictx_fsm import _jscompat as js
 from pictx_fsm.tools.address import decode_address
@@ -17,6 +16,8 @@ from pictx_fsm.tools.arguments import Arguments, search_queries
 from pictx_fsm.tools.context import ToolContext
 from pictx_fsm.tools.outcome import JsonReply, RawReply, Reply
 from pictx_fsm.tools.output import (
+    JSON,
+    ItemFits,
     middle_truncate,
     page,
     past_end_error,
@@ -26,9 +27,6 @@ from pictx_fsm.tools.output import (
     with_keys,
 )
 from pictx_fsm.tools.store import NOT_FOUND, NoteError, SearchRow
-
-JSON = Any
-Fits = Callable[[JSON], bool]
 
 NOTE_SUBJECT: Final = "note"
 
@@ -104,7 +102,7 @@ def notes_list(args: Arguments, context: ToolContext) -> Reply:
     return JsonReply(value=page(files, cursor, "files", limit, _fit_row))
 
 
-def _fit_row(row: dict[str, JSON], fits: Fits) -> dict[str, JSON]:
+def _fit_row(row: dict[str, JSON], fits: ItemFits) -> dict[str, JSON]:
     """A row alone over the budget keeps a middle-truncated address (N43)."""
     if fits(row):
         return row
@@ -143,7 +141,7 @@ def _search_entry(hit: SearchRow, per_file: int | None, context: ToolContext) ->
     }
 
 
-def _fit_file(file: dict[str, JSON], fits: Fits) -> dict[str, JSON]:
+def _fit_file(file: dict[str, JSON], fits: ItemFits) -> dict[str, JSON]:
     """N46: the longest prefix of >= 1 matches; else one match cut to a prefix; else the
     address middle-truncated too. ``matches_total`` is never reduced."""
     matches = file["matches"]
@@ -162,11 +160,4 @@ def _fit_file(file: dict[str, JSON], fits: Fits) -> dict[str, JSON]:
     def cut(text: str) -> dict[str, JSON]:
         return with_keys(file, matches=[with_keys(matches[0], text=text, truncated=True)])
 
-    prefix = cut(prefix_fit(matches[0]["text"], lambda text: fits(cut(text))))
-    if fits(prefix):
-        return prefix
-    address = middle_truncate(
-        prefix["address"],
-        lambda candidate: fits(with_keys(prefix, address=candidate, address_truncated=True)),
-    )
-    return with_keys(prefix, address=address, address_truncated=True)
+    return _fit_row(cut(prefix_fit(matches[0]["text"], lambda text: fits(cut(text)))), fits)

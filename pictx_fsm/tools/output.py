@@ -25,7 +25,9 @@ HISTORY_PREVIEW_CHARS: Final = 1200
 READ_WINDOW_HEADER: Final = "--- READ WINDOW ---"
 
 Fits: TypeAlias = Callable[[str], bool]
-ItemFit: TypeAlias = Callable[[Any, Callable[[Any], bool]], Any]
+ItemFits: TypeAlias = Callable[[Any], bool]
+"""Whether one candidate page item fits the page alone."""
+ItemFit: TypeAlias = Callable[[Any, ItemFits], Any]
 """Shrinks one page item that alone exceeds the budget; gets a ``fits(candidate)`` test."""
 
 
@@ -150,7 +152,7 @@ def page(
     return {key: selected, "next_cursor": next_cursor}
 
 
-def _single_fits(key: str, next_cursor: int | None) -> Callable[[JSON], bool]:
+def _single_fits(key: str, next_cursor: int | None) -> ItemFits:
     def fits(candidate: JSON) -> bool:
         return _page_bytes(key, [_Sized.of(candidate)], next_cursor) <= TOOL_OUTPUT_MAX_BYTES
 
