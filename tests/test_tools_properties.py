@@ -403,3 +403,31 @@ def test_two_writer_processes_never_leave_a_torn_or_mixed_note(tmp_path: Path) -
     assert observed <= {True}
     assert parse_note(path.read_text(encoding="utf-8"), 0)[1] in bodies
     assert [p.name for p in path.parent.iterdir()] == ["shared.md"]
+
+
+def test_a_boot_isolates_homes_that_resolve_outside_the_root(tmp_path: Path) -> None:
+    # Given the planted root, read by the boot's notes index
+    from pictx_fsm.notes import FileNotesSource, load_notes_snapshot
+    from pictx_fsm.tools import NotesIdentity
+
+    notes, outside = planted(tmp_path)
+    before = snapshot(outside)
+    identity = NotesIdentity(session_id=SESSION, project_key="repo-0a1b2c3d", agent="faye")
+    source = FileNotesSource(home=notes.root, identity=identity)
+    boot = load_notes_snapshot(source, lambda: 0)
+    # Then the escaping homes are unavailable (R71), the session shows its real note only
+    assert boot.unavailable_labels == ("@human", "@self")
+    assert [note.address for note in boot.home("session").recent] == ["inside.md"]
+    assert snapshot(outside) == before
+
+
+def test_a_file_name_that_is_not_utf8_is_listed_as_node_shows_it(tmp_path: Path) -> None:
+    notes = Notes(root=tmp_path)
+    directory = notes.session_dir()
+    directory.mkdir(parents=True)
+    with open(os.fsencode(directory) + b"/caf\xe9.md", "wb") as handle:
+        handle.write(b"body")
+    (row,) = notes.ok("notes_list")["files"]
+    assert row["address"] == "caf\ufffd.md"
+    (hit,) = notes.ok("notes_search", query="body")["files"]
+    assert hit["address"] == "caf\ufffd.md"
