@@ -102,7 +102,7 @@ def test_a_batch_runs_in_call_order(tmp_path: Path) -> None:
     assert json.loads(outcomes[2].text)["files"][0]["address"] == "batch.md"
 
 
-def test_concurrent_calls_in_one_process_never_interleave_store_work(tmp_path: Path) -> None:
+def test_n49_concurrent_calls_in_one_process_never_interleave_store_work(tmp_path: Path) -> None:
     # Given many threads editing one note by appending a line each
     notes = Notes(root=tmp_path)
     notes.ok("notes_write", address="n.md", content="start")
