@@ -18,6 +18,7 @@ from pictx_fsm.tools.homes import (
     OutsideNotesRoot,
     agent_slug,
     default_notes_home,
+    migrate_legacy_homes,
     model_slug,
     project_key,
 )
@@ -60,6 +61,7 @@ __all__ = [
     "decode_address",
     "default_notes_home",
     "execute_tool",
+    "migrate_legacy_homes",
     "model_slug",
     "project_key",
     "run_tools",
