@@ -43,7 +43,7 @@ def engines(events: int, seed: int) -> list[tuple[str, float, float, int]]:
             )
             for _ in range(events)
         ]
-        compiled = machine.compiled
+        compiled = machine
         config = compiled.initial()
         steps, compiled_ns, reference_ns = 0, 0, 0
         for event, facts in plan:

@@ -11,11 +11,14 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from typing import Any, Literal, TypeAlias
+from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
 from attrs import field, frozen
 
 from pictx_fsm.session.entries import ABSENT
+
+if TYPE_CHECKING:
+    from pictx_fsm.machines import Step
 
 JSON: TypeAlias = Any
 NoticeLevel: TypeAlias = Literal["info", "warning", "error"]
@@ -241,11 +244,13 @@ HookValue: TypeAlias = (
 @frozen(kw_only=True)
 class HookResult:
     """What one handled hook event produced: the handler's return value (``None`` means the
-    handler returned ``undefined``) and the side effects, in order."""
+    handler returned ``undefined``), the side effects in order, and the machine steps that
+    decided them (what the audit records; not part of the host's JSON)."""
 
     hook: str
     value: HookValue | None = None
     effects: tuple[HostEffect, ...] = field(converter=_tuple, default=())
+    steps: tuple[Step[str], ...] = field(converter=_tuple, default=())
 
     def to_json(self) -> dict[str, JSON]:
         return {

@@ -2,7 +2,8 @@
 
 The table is pi-context's handler registration order: for one hook the machines are stepped
 in this order, so a reset committed by ``reset_control`` at ``turn_end`` follows the
-reminders ``budget`` staged at the same hook.
+reminders ``budget`` staged at the same hook. Its keys are exactly :data:`~pictx_fsm.hooks.HOOKS`
+(checked on import).
 """
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from pictx_fsm.errors import UsageError
-from pictx_fsm.hooks import Command, HookEvent, ToolCall
+from pictx_fsm.hooks import HOOKS, Command, HookEvent, ToolCall
 from pictx_fsm.protocol import (
     GET_CONTEXT_REMAINING_TOOL,
     PI_CONTEXT_COMMAND,
@@ -50,6 +51,9 @@ HOOK_EVENTS: Mapping[str, tuple[tuple[str, str], ...]] = {
     "context": (("budget", "context"),),
     "context_with_system": (("projection", "project"),),
 }
+if set(HOOK_EVENTS) != set(HOOKS):  # pragma: no cover - a definition-time check
+    raise AssertionError(f"HOOK_EVENTS covers {sorted(HOOK_EVENTS)}, the hooks are {HOOKS}")
+
 TOOL_EVENTS: Mapping[str, tuple[str, str]] = {
     WIPE_MEMORY_TOOL: ("reset_control", "request"),
     GET_CONTEXT_REMAINING_TOOL: ("budget", "query_remaining"),
@@ -59,6 +63,15 @@ POLICY_TRANSITIONS = frozenset(
     {"session_start", "session_tree", "model_select", "session_shutdown"}
 )
 
+__all__ = [
+    "HOOK_EVENTS",
+    "POLICY_TRANSITIONS",
+    "TOGGLE_ARGUMENTS",
+    "TOOL_EVENTS",
+    "machine_events",
+    "toggle_completions",
+    "toggle_event",
+]
 
 TOGGLE_ARGUMENTS: tuple[str, ...] = ("on", "off")
 
