@@ -137,6 +137,19 @@ class NotesIdentity:
     agent: str = DEFAULT_AGENT_NAME
     model: str = DEFAULT_MODEL_NAME
 
+    @classmethod
+    def of_session(
+        cls, session_id: str, cwd: str | Path, *, agent: str | None = None, model: str | None = None
+    ) -> NotesIdentity:
+        """The identity of a session: its id, the project of ``cwd`` (the repository root's
+        key), the configured agent name and the model id, slugged as pi-context does."""
+        return cls(
+            session_id=session_id,
+            project_key=project_key(Path(cwd)),
+            agent=agent_slug(agent),
+            model=model_slug(model),
+        )
+
     def home_parts(self, scope: Scope) -> tuple[str, ...]:
         """The home's directory below the notes home."""
         if scope == "session":
@@ -292,6 +305,23 @@ class FileNotesSource:
 
     home: Path
     identity: NotesIdentity
+
+    @classmethod
+    def for_session(
+        cls,
+        session_id: str,
+        cwd: str | Path,
+        *,
+        home: Path | None = None,
+        agent: str | None = None,
+        model: str | None = None,
+    ) -> FileNotesSource:
+        """The notes of a session: ``home`` (default ``$PI_NOTES_HOME`` or
+        ``~/.agents/notes``) read with :meth:`NotesIdentity.of_session`."""
+        if home is None:
+            home = default_notes_home(os.environ, Path.home())
+        identity = NotesIdentity.of_session(session_id, cwd, agent=agent, model=model)
+        return cls(home=home, identity=identity)
 
     def home_dir(self, scope: Scope) -> Path:
         return Path(self.home).joinpath(*self.identity.home_parts(scope))

@@ -262,11 +262,21 @@ def deep_merge(base: Mapping[str, JSON], overrides: Mapping[str, JSON]) -> dict[
 
 @frozen(kw_only=True)
 class CompactionSettings:
-    """What ``getCompactionSettings(model)`` returns that pi-context reads."""
+    """``compaction.*`` as ``getCompactionSettings(model)`` returns it: what pi-context reads
+    (R41) and what a host's native compaction runs on — one value for both. Defaults are
+    Pi 0.87.1's."""
 
-    enabled: bool
-    reserve_tokens: int
-    keep_recent_tokens: int
+    enabled: bool = True
+    reserve_tokens: int = DEFAULT_RESERVE_TOKENS
+    keep_recent_tokens: int = DEFAULT_KEEP_RECENT_TOKENS
+
+    def to_json(self) -> dict[str, JSON]:
+        """The ``compaction`` object of a ``settings.json`` holding these values."""
+        return {
+            "enabled": self.enabled,
+            "reserveTokens": self.reserve_tokens,
+            "keepRecentTokens": self.keep_recent_tokens,
+        }
 
 
 def compaction_settings(

@@ -20,11 +20,9 @@ from pictx_fsm.protocol import Profile, Texts
 from pictx_fsm.resets import BootWriter
 from pictx_fsm.session.tree import SessionTree
 from pictx_fsm.session.usage import UsageIndex
+from pictx_fsm.session.writer import Clock
 
 __all__ = ["Clock", "Services", "SettingsFactory", "pi_file_settings"]
-
-Clock = Callable[[], int]
-"""Milliseconds since the epoch (message timestamps)."""
 
 SettingsFactory = Callable[[HostContext], policy.SettingsSource]
 """R40's file-backed authority: a settings source built per read from the hook's ``ctx``
@@ -72,7 +70,7 @@ class Services:
 
     def resolve_policy(self, ctx: HostContext) -> policy.Policy:
         """R40–R45: read the settings once and derive the policy for ``ctx.model``."""
-        model = None if ctx.model is None else policy.ModelRef(**_model_fields(ctx))
+        model = ctx.model and policy.ModelRef(provider=ctx.model.provider, id=ctx.model.id)
         return policy.resolve_policy(self.settings_source(ctx), model)
 
     def window_usage(self, ctx: HostContext) -> policy.Usage | None:
@@ -90,8 +88,3 @@ class Services:
         if tokens is None:
             return None
         return policy.Usage(tokens=tokens, context_window=context_window)
-
-
-def _model_fields(ctx: HostContext) -> dict[str, str]:
-    assert ctx.model is not None
-    return {"provider": ctx.model.provider, "id": ctx.model.id}
