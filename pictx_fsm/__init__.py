@@ -218,7 +218,6 @@ __all__ = [
 ]
 
 
-
 def __getattr__(name: str) -> Any:
     module = _PUBLIC.get(name)
     if module is None:

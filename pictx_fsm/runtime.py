@@ -25,11 +25,11 @@ from pictx_fsm.lifecycle import (
     LifecycleState,
     Services,
     SettingsFactory,
+    in_state,
     load_lifecycle,
     pi_file_settings,
     step,
 )
-from pictx_fsm.lifecycle._facts import in_state
 from pictx_fsm.machines import Configuration
 from pictx_fsm.protocol import DEFAULT_PROFILE, UNBUNDLED_BUILD_LABEL, Profile, Texts
 from pictx_fsm.resets import BootWriter

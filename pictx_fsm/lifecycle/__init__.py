@@ -17,7 +17,15 @@ from __future__ import annotations
 
 from pictx_fsm.hooks import HOOKS
 from pictx_fsm.lifecycle._actions import ACTIONS, Action
-from pictx_fsm.lifecycle._facts import FACTS, STATE_FACTS, Fact, FactEnv, FactError, Facts
+from pictx_fsm.lifecycle._facts import (
+    FACTS,
+    STATE_FACTS,
+    Fact,
+    FactEnv,
+    FactError,
+    Facts,
+    in_state,
+)
 from pictx_fsm.lifecycle._hooks import (
     HOOK_EVENTS,
     TOOL_EVENTS,
@@ -59,6 +67,7 @@ __all__ = [
     "Staged",
     "Turn",
     "build_lifecycle",
+    "in_state",
     "load_lifecycle",
     "machine_events",
     "pi_file_settings",
