@@ -124,7 +124,7 @@ def main() -> int:
         f"The runtime inside the model session: the seed scenarios (no invariant checks) handle "
         f"{hooks:,} hooks in {scenarios_s:.2f} s (median of 3 runs): {per_hook:.0f} µs per hook "
         f"for host and lifecycle together, of which {runtime_us:.0f} µs in "
-        "`LifecycleRuntime.handle` (facts, machine steps, intents, boots, the hash-chained "
+        "`LifecycleRuntime.handle` (the pure step: facts, machine steps, actions, boots; and the "
         "audit record). Best of 3 runs.",
         "",
     ]

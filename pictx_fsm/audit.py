@@ -25,6 +25,25 @@ from attrs import frozen
 
 from pictx_fsm.errors import AuditChainError, UnreadableInputError
 
+__all__ = [
+    "AUDIT_FORMAT",
+    "GENESIS",
+    "AuditLog",
+    "ChainReport",
+    "canonical",
+    "configuration_json",
+    "event_json",
+    "fired_json",
+    "iter_records",
+    "message_list_digest",
+    "result_json",
+    "step_json",
+    "transition_counts",
+    "verify_chain",
+    "verify_lines",
+    "verify_records",
+]
+
 if TYPE_CHECKING:
     from pictx_fsm.effects import HookResult
     from pictx_fsm.machines import Configuration, Fired, Step

@@ -17,6 +17,29 @@ from attrs import field, frozen
 
 from pictx_fsm.session.entries import ABSENT
 
+__all__ = [
+    "AbortRun",
+    "AppendEntry",
+    "BoundaryResult",
+    "CancelResult",
+    "CompactionDraft",
+    "ContextEditDraft",
+    "CustomDraft",
+    "CustomMessageDraft",
+    "Draft",
+    "HookResult",
+    "HookValue",
+    "HostEffect",
+    "MessagesResult",
+    "NoticeLevel",
+    "Notify",
+    "SendMessage",
+    "ToolResult",
+    "TreeSummaryResult",
+    "compose_entries",
+    "draft_from_json",
+]
+
 if TYPE_CHECKING:
     from pictx_fsm.machines import Step
 

@@ -16,6 +16,33 @@ from attrs import field, frozen
 
 from pictx_fsm.effects import Draft
 
+__all__ = [
+    "HOOKS",
+    "HOOK_EVENT_TYPES",
+    "AgentBeforeSettle",
+    "AgentEnd",
+    "AgentSettled",
+    "Command",
+    "CompactReason",
+    "Context",
+    "ContextUsage",
+    "ContextWithSystem",
+    "HookEvent",
+    "HostContext",
+    "ModelInfo",
+    "ModelSelect",
+    "Outcome",
+    "SessionBeforeCompact",
+    "SessionBeforeTree",
+    "SessionShutdown",
+    "SessionStart",
+    "SessionStartReason",
+    "SessionTreeEvent",
+    "ToolCall",
+    "TurnEnd",
+    "TurnStart",
+]
+
 JSON: TypeAlias = Any
 Outcome: TypeAlias = Literal["completed", "aborted", "error"]
 

@@ -46,6 +46,33 @@ from pictx_fsm.protocol import (
     SESSION_NOTES_PARTS,
 )
 
+__all__ = [
+    "NOTES_HOMES",
+    "FileNotesSource",
+    "HomeSnapshot",
+    "InMemoryNotesSource",
+    "NoteRow",
+    "NoteSummary",
+    "NotesHome",
+    "NotesIdentity",
+    "NotesSnapshot",
+    "NotesSource",
+    "Scope",
+    "agent_slug",
+    "default_notes_home",
+    "errno_error",
+    "home_snapshot",
+    "isolated_failure",
+    "load_notes_snapshot",
+    "model_slug",
+    "note_file",
+    "note_row",
+    "parse_note",
+    "project_key",
+    "slugify",
+    "sorted_rows",
+]
+
 Scope = Literal["session", "project", "human", "agent", "model"]
 
 _ERRNO_CODE: Final = re.compile(r"E[A-Z0-9_]+")

@@ -47,6 +47,41 @@ from pictx_fsm.protocol import (
 )
 from pictx_fsm.session.entries import ABSENT
 
+__all__ = [
+    "DEFAULT_KEEP_RECENT_TOKENS",
+    "DEFAULT_THRESHOLDS",
+    "PI_AGENT_DIR_ENV",
+    "PI_CONFIG_DIR_NAME",
+    "PI_SETTINGS_FILE",
+    "CompactionSettings",
+    "FileSettingsSource",
+    "ModelIdentity",
+    "ModelRef",
+    "Policy",
+    "ReminderStage",
+    "SettingsReadError",
+    "SettingsScopes",
+    "SettingsSource",
+    "SettingsValueError",
+    "StaticSettingsSource",
+    "Thresholds",
+    "Usage",
+    "compaction_settings",
+    "deep_merge",
+    "default_agent_dir",
+    "default_policy",
+    "derive_thresholds",
+    "guidance_count",
+    "pi_context_settings",
+    "read_settings_file",
+    "remaining",
+    "reminder_stage",
+    "reset_due",
+    "resolve_policy",
+    "tool_remaining",
+    "validate_margin",
+]
+
 JSON = Any
 
 # Pi host facts (pi-coding-agent 0.87.1 config.js / settings-manager.js).

@@ -26,12 +26,6 @@ from pictx_fsm.lifecycle._facts import (
     Facts,
     in_state,
 )
-from pictx_fsm.lifecycle._hooks import (
-    HOOK_EVENTS,
-    TOOL_EVENTS,
-    machine_events,
-    toggle_completions,
-)
 from pictx_fsm.lifecycle._machines import (
     MACHINE_NAMES,
     Lifecycle,
@@ -41,7 +35,13 @@ from pictx_fsm.lifecycle._machines import (
 )
 from pictx_fsm.lifecycle._services import Clock, Services, SettingsFactory, pi_file_settings
 from pictx_fsm.lifecycle._state import LifecycleState, Staged
-from pictx_fsm.lifecycle._step import step
+from pictx_fsm.lifecycle._step import (
+    HOOK_EVENTS,
+    TOOL_EVENTS,
+    machine_events,
+    step,
+    toggle_completions,
+)
 from pictx_fsm.lifecycle._turn import Raised, Turn
 
 __all__ = [
