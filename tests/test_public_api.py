@@ -91,3 +91,17 @@ def test_the_embedding_guide_imports_from_the_root_package_only() -> None:
     # Then the only pictx_fsm module it imports is the root
     assert "pictx_fsm" in modules
     assert {m for m in modules if m.startswith("pictx_fsm")} == {"pictx_fsm"}
+
+
+def test_the_hook_list_lives_in_one_place() -> None:
+    # Given the one list of host hooks
+    from pictx_fsm.hooks import HOOK_EVENT_TYPES, Command, ToolCall
+    from pictx_fsm.hosts.model import HOST_HOOKS, LIFECYCLE_HOOKS
+    from pictx_fsm.lifecycle import HOOK_EVENTS
+
+    hooks = pictx_fsm.HOOKS
+    # Then it is the hook events' own names, and every other list is derived from it
+    assert hooks == tuple(t.HOOK for t in HOOK_EVENT_TYPES if t not in (ToolCall, Command))
+    assert len(set(hooks)) == len(hooks) == 13
+    assert set(HOOK_EVENTS) == set(hooks)
+    assert LIFECYCLE_HOOKS == HOST_HOOKS == frozenset(hooks)
