@@ -175,6 +175,23 @@ class FileNotesSource:
     identity: NotesIdentity
     zone: tzinfo | None = None
 
+    @classmethod
+    def for_session(
+        cls,
+        session_id: str,
+        cwd: str | Path,
+        *,
+        home: Path | None = None,
+        agent: str | None = None,
+        model: str | None = None,
+    ) -> FileNotesSource:
+        """The notes of a session: ``home`` (default ``$PI_NOTES_HOME`` or
+        ``~/.agents/notes``) read with :meth:`NotesIdentity.of_session`."""
+        if home is None:
+            home = default_notes_home(os.environ, Path.home())
+        identity = NotesIdentity.of_session(session_id, cwd, agent=agent, model=model)
+        return cls(home=home, identity=identity)
+
     def home_dir(self, scope: Scope) -> Path:
         return self.place.home_dir(scope)
 

@@ -16,6 +16,8 @@ from types import ModuleType
 
 from pictx_fsm.errors import PictxError
 
+__all__ = ["COMMANDS", "build_parser", "main"]
+
 # name -> (module, one-line help). Order is the order of ``pictx-fsm --help``.
 COMMANDS: dict[str, tuple[str, str]] = {
     "verify": ("pictx_fsm.cli.verify", "explore the lifecycle on the model session and check it"),

@@ -1,7 +1,8 @@
 """Planted faults: deliberate bugs that ``pictx-fsm verify`` must catch (issue 4, item 7).
 
-Each fault changes one guard, action or model transition — the way a real regression would
-— or, for the two queue faults, the host itself. A fault names the invariant expected to
+Each fault changes one fact (what a guard reads), one action (a reducer a transition names) or
+one model transition — the way a real regression would — or, for the two queue faults, the
+host itself. A fault names the invariant expected to
 catch it. ``bench/mutation.py`` and ``tests/test_mutation.py`` run ``verify`` on each and
 require exit 1 with a short counterexample that ``pictx-fsm replay`` reproduces.
 """
@@ -14,17 +15,28 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from attrs import frozen
+from attrs import field, frozen
 
-from pictx_fsm import intents as it
-from pictx_fsm.facts import Facts
+from pictx_fsm.effects import Notify
 from pictx_fsm.hosts.model import ModelSession
 from pictx_fsm.hosts.model.queues import Queued, Queues
-from pictx_fsm.lifecycle import Lifecycle, build_lifecycle, load_lifecycle
-from pictx_fsm.lifecycle_actions import LIFECYCLE_BINDINGS
+from pictx_fsm.lifecycle import (
+    ACTIONS,
+    FACTS,
+    Action,
+    Fact,
+    FactEnv,
+    Facts,
+    Lifecycle,
+    Turn,
+    build_lifecycle,
+    load_lifecycle,
+)
 from pictx_fsm.machines import load_models
+from pictx_fsm.protocol import NOTICE_MEMORY_CLEARED
+from pictx_fsm.repair import TailVerdict
 
-Bindings = Mapping[str, tuple[Mapping[str, Any], Mapping[str, Any]]]
+__all__ = ["FAULTS", "Fault", "fault_named", "faulty_lifecycle"]
 
 
 @frozen(kw_only=True)
@@ -33,7 +45,10 @@ class Fault:
     description: str
     caught_by: str
     """The invariant expected to report it."""
-    bindings: Callable[[Bindings], Bindings] | None = None
+    facts: Mapping[str, Callable[[FactEnv, Facts], Any]] = field(factory=dict)
+    """Facts replaced by name (every guard reading one sees the replacement)."""
+    actions: Mapping[str, Action] = field(factory=dict)
+    """Actions replaced by name."""
     model_patch: tuple[str, str, str] | None = None
     """(document, old text, new text): an edit of one model document."""
     host: Callable[[ModelSession], None] | None = None
@@ -54,65 +69,36 @@ class Fault:
             (tmp / f"{document}.yaml").write_text(text.replace(old, new, 1), encoding="utf-8")
             specs = dict(load_models(tmp))
             directory = tmp
-        bindings = (
-            LIFECYCLE_BINDINGS if self.bindings is None else self.bindings(LIFECYCLE_BINDINGS)
-        )
-        return build_lifecycle(specs, directory, bindings)
+        facts = {**FACTS, **{n: _fact(n, fn) for n, fn in self.facts.items()}}
+        return build_lifecycle(specs, directory, facts=facts, actions={**ACTIONS, **self.actions})
 
 
-def _with(
-    bindings: Bindings,
-    machine: str,
-    *,
-    guards: Mapping[str, Any] | None = None,
-    actions: Mapping[str, Any] | None = None,
-) -> Bindings:
-    out = dict(bindings)
-    old_guards, old_actions = out[machine]
-    out[machine] = ({**old_guards, **(guards or {})}, {**old_actions, **(actions or {})})
-    return out
+def _fact(name: str, compute: Callable[[FactEnv, Facts], Any]) -> Fact:
+    return Fact(name=name, compute=compute, doc=f"planted fault: {name}")
 
 
-def _never(facts: Facts) -> bool:
+def _never(env: FactEnv, facts: Facts) -> bool:
     return False
 
 
-def _duplicate_reset(bindings: Bindings) -> Bindings:
-    build = it.BuildReset(trigger="turn_end")
-    return _with(bindings, "reset_control", actions={"commit_reset": lambda f: (build, build)})
+def _repair_refused(env: FactEnv, facts: Facts) -> bool:
+    verdict = facts["tail_verdict"]
+    return bool(verdict.needs_boot or verdict is TailVerdict.REFUSED)
 
 
-def _ignore_abort(bindings: Bindings) -> Bindings:
-    out = _with(bindings, "reset_control", guards={"aborted": _never})
-    return _with(out, "budget", guards={"aborted": _never})
+def _build_reset_twice(facts: Facts, turn: Turn) -> Turn:
+    build = ACTIONS["commit_reset"]
+    return build(facts, build(facts, turn))
 
 
-def _repair_anything(bindings: Bindings) -> Bindings:
-    return _with(
-        bindings,
-        "boot_repair",
-        guards={
-            "tail_refused": _never,
-            "tail_needs_boot": lambda f: bool(f["tail_verdict"].needs_boot or f["tail_refused"]),
-        },
-    )
+def _leave_request_unprojected(facts: Facts, turn: Turn) -> Turn:
+    return turn
 
 
-def _leak_history(bindings: Bindings) -> Bindings:
-    return _with(bindings, "projection", actions={"project_reset_window": lambda f: ()})
-
-
-def _announce_early(bindings: Bindings) -> Bindings:
-    def remember_and_announce(facts: Facts) -> tuple[it.Outcome, ...]:
-        window_id = facts["built_window_id"]
-        return (
-            it.RememberResetNotice(window_id=window_id),
-            it.AnnounceResets(window_ids=(window_id,)),
-        )
-
-    return _with(
-        bindings, "reset_control", actions={"remember_reset_notice": remember_and_announce}
-    )
+def _announce_when_built(facts: Facts, turn: Turn) -> Turn:
+    """Tells the human at once instead of remembering the notice until the commit."""
+    message = NOTICE_MEMORY_CLEARED.format(window_id=facts["built_window_id"])
+    return turn.emit(Notify(message=message, level="info"))
 
 
 class _DroppingQueues(Queues):
@@ -155,13 +141,13 @@ FAULTS: Mapping[str, Fault] = {
             name="skip-dedupe",
             description="commit_reset builds the reset twice: two resets for one tool batch",
             caught_by="one_reset_per_batch",
-            bindings=_duplicate_reset,
+            actions={"commit_reset": _build_reset_twice},
         ),
         Fault(
             name="continue-after-abort",
             description="the aborted guard is always false: aborted turns commit and continue",
             caught_by="nothing_after_abort",
-            bindings=_ignore_abort,
+            facts={"aborted": _never},
         ),
         Fault(
             name="recover-twice",
@@ -180,7 +166,7 @@ FAULTS: Mapping[str, Fault] = {
             name="repair-after-later-work",
             description="a refused tail is repaired anyway: a boot after later conversation",
             caught_by="narrow_repair",
-            bindings=_repair_anything,
+            facts={"tail_refused": _never, "tail_needs_boot": _repair_refused},
         ),
         Fault(
             name="drop-queued-message",
@@ -198,13 +184,13 @@ FAULTS: Mapping[str, Fault] = {
             name="leak-pre-marker",
             description="the reset projection returns nothing: erased history reaches the model",
             caught_by="no_erased_history",
-            bindings=_leak_history,
+            actions={"project_reset_window": _leave_request_unprojected},
         ),
         Fault(
             name="announce-uncommitted",
             description="the reset notice is given when the drafts are built, before commit",
             caught_by="honest_notices",
-            bindings=_announce_early,
+            actions={"remember_reset_notice": _announce_when_built},
         ),
     )
 }

@@ -122,6 +122,19 @@ class NotesIdentity:
     agent: str = DEFAULT_AGENT_NAME
     model: str = DEFAULT_MODEL_NAME
 
+    @classmethod
+    def of_session(
+        cls, session_id: str, cwd: str | Path, *, agent: str | None = None, model: str | None = None
+    ) -> NotesIdentity:
+        """The identity of a session: its id, the project of ``cwd`` (the repository root's
+        key), the configured agent name and the model id, slugged as pi-context does."""
+        return cls(
+            session_id=session_id,
+            project_key=project_key(Path(cwd)),
+            agent=agent_slug(agent),
+            model=model_slug(model),
+        )
+
     def name(self, scope: Scope, who: str | None = None) -> str:
         """The agent/model home's name: ``who`` when named, else the current one."""
         if who is not None:
