@@ -1,7 +1,8 @@
 """``ModelSession``: an executable model of one Pi 0.87.1 session, driven step by step.
 
 Host actions mirror Pi's SDK (``prompt``, ``steer``, ``follow_up``, ``abort``,
-``send_message``, ``navigate``, ``fork``, ``switch_session``/``reload``, ``compact``,
+``send_message``, ``navigate``, ``fork``, ``switch_session``/``reload``,
+``reload_extensions``, ``compact``,
 ``command``, ``set_model``, ``dispose``). A run advances only through :meth:`step` (one hook,
 persistence point or wait at a time) or :meth:`run_until_idle`, so a test can steer, queue or
 abort between any two host steps. Everything observable is in :attr:`log`.
@@ -272,6 +273,12 @@ class ModelSession:
     def reload(self) -> None:
         """Write the current file, read it back (leaf = last entry) and resume it."""
         self.switch_session(self._host.store.path)
+
+    def reload_extensions(self) -> None:
+        """Pi's ``/reload``: ``session_shutdown{reload}``, the extensions bind again,
+        ``session_start{reload}``; the session (and its leaf) stays as it is."""
+        self._require_idle("reload_extensions")
+        replace.reload(self._host)
 
     def compact(self) -> CompactOutcome:
         """``/compact``: aborts an active run first, then a manual compaction."""
