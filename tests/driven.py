@@ -99,9 +99,11 @@ def run_driven(
     commands: Sequence[str],
     acts: Sequence[Act],
     known: frozenset[str],
+    tokens_per_second: int | None = None,
 ) -> Observed:
     """The real Pi in RPC mode with the driver: each command (a prompt or a ``/command``) is
-    awaited before the next; then stdin closes and Pi shuts down."""
+    awaited before the next; then stdin closes and Pi shuts down. ``tokens_per_second``
+    slows the faux stream, so that an abort while streaming cuts the reply."""
     command, env = _pi(tmp_path, script)
     plan, log, requests = (tmp_path / name for name in ("plan.json", "driver.log", "requests"))
     plan.write_text(json.dumps({"acts": [act.to_json() for act in acts]}))
@@ -109,6 +111,7 @@ def run_driven(
         "PICTX_DRIVER_PLAN_FILE": str(plan),
         "PICTX_DRIVER_LOG_FILE": str(log),
         "PICTX_FAUX_REQUEST_LOG": str(requests),
+        "PICTX_FAUX_TOKENS_PER_SECOND": str(tokens_per_second or ""),
     }
     proc = subprocess.Popen(
         [*command, "-e", str(DRIVER), "--mode", "rpc"],

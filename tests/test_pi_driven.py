@@ -48,6 +48,8 @@ class Driven:
     summaries: tuple[int, ...] = ()
     """Script positions of the summary replies Pi's ``/tree`` summarization asks for."""
     exercises: Mapping[str, frozenset[str]] = field(factory=dict)
+    tokens_per_second: int | None = None
+    """Slows the real Pi's faux stream (an abort while streaming must find it streaming)."""
 
     def script(self) -> list[dict[str, Any]]:
         steps = [_script_of(r) for r in self.responses]
@@ -65,9 +67,73 @@ class Driven:
 WIPE = Tools(calls=(Call(name="wipe_memory"),))
 
 DRIVEN: dict[str, Driven] = {
+    # The wipe_memory batch ends with `terminate`, and the reset boundary asks to continue:
+    # a follow-up queued during the batch is delivered *instead of* the context-only turn
+    # (pi-agent-core runLoop), so two requests, not three.
     "follow-up-in-wipe-batch": Driven(
         responses=(WIPE, Text(text="Fresh, with the follow-up.")),
         acts=(Act(on="tool_call", do="follow_up", text="and then this"),),
+    ),
+    "steer-in-wipe-batch": Driven(
+        responses=(WIPE, Text(text="Fresh, steered.")),
+        acts=(Act(on="tool_call", do="steer", text="steer this way"),),
+    ),
+    "steer-while-streaming": Driven(
+        responses=(Text(text="first answer"), Text(text="steered answer")),
+        acts=(Act(on="message_start:assistant", do="steer", text="steer this way"),),
+    ),
+    "follow-up-while-streaming": Driven(
+        responses=(Text(text="first answer"), Text(text="follow-up answer")),
+        acts=(Act(on="message_start:assistant", do="follow_up", text="and then this"),),
+    ),
+    "abort-while-streaming": Driven(
+        responses=(Text(text="an answer that is cut " * 20), Text(text="after the abort")),
+        commands=("please", "again"),
+        acts=(Act(on="message_start:assistant", do="abort"),),
+        tokens_per_second=50,
+    ),
+    # Aborted while the wipe_memory call is being prepared: the call never runs
+    "abort-before-boundary": Driven(
+        responses=(WIPE, Text(text="after the abort")),
+        commands=("please", "again"),
+        acts=(Act(on="tool_call", do="abort"),),
+    ),
+    # Aborted when the continuation turn after a committed reset starts
+    "abort-after-boundary": Driven(
+        responses=(WIPE, Text(text="after the abort")),
+        commands=("please", "again"),
+        acts=(Act(on="turn_start", nth=2, do="abort"),),
+    ),
+    "tree-without-summary": Driven(
+        responses=(Text(text="one"), Text(text="two"), Text(text="three")),
+        commands=("first", "second", "/drive-tree user 2", "third"),
+    ),
+    "tree-with-summary": Driven(
+        responses=(Text(text="one"), Text(text="two"), Text(text="three")),
+        commands=("first", "second", "/drive-tree user 2 summarize", "third"),
+        summaries=(2,),
+    ),
+    "tree-across-a-reset-with-summary": Driven(
+        responses=(WIPE, Text(text="fresh"), Text(text="two"), Text(text="three")),
+        commands=("first", "second", "/drive-tree user 1 summarize", "third"),
+    ),
+    "fork-after-a-reset": Driven(
+        responses=(WIPE, Text(text="fresh"), Text(text="two"), Text(text="three")),
+        commands=("first", "second", "/drive-fork user 2", "third"),
+    ),
+    "reload-after-navigation": Driven(
+        responses=(Text(text="one"), Text(text="two"), Text(text="three")),
+        commands=("first", "second", "/drive-tree user 2", "/drive-reload", "third"),
+    ),
+    "reload-after-a-reset": Driven(
+        responses=(WIPE, Text(text="fresh"), Text(text="two")),
+        commands=("first", "/drive-reload", "second"),
+    ),
+    "nested-wipe": Driven(
+        responses=(
+            Tools(calls=(Call(name="call_tools", arguments={"calls": [{"name": "wipe_memory"}]}),)),
+            Text(text="after the script"),
+        ),
     ),
 }
 
@@ -79,6 +145,7 @@ def test_model_session_agrees_with_the_real_pi_at_exact_hooks(
     # Given one scenario on both hosts, the model session in the Pi version's host profile
     scenario = DRIVEN[name]
     config = WorldConfig(
+        host=pi_install.host_profile,
         context_window=200_000,
         max_tokens=16_384,
         reserve_tokens=16_384,
@@ -88,7 +155,14 @@ def test_model_session_agrees_with_the_real_pi_at_exact_hooks(
     known = scenario.known()
     # When both run it
     _, model = drive_model(config, scenario.responses, scenario.commands, scenario.acts, known)
-    real = run_driven(tmp_path, scenario.script(), scenario.commands, scenario.acts, known)
+    real = run_driven(
+        tmp_path,
+        scenario.script(),
+        scenario.commands,
+        scenario.acts,
+        known,
+        scenario.tokens_per_second,
+    )
     # Then they write the same files, send the same requests and decide the same
     assert model.files == real.files
     assert model.requests == real.requests

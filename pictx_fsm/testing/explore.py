@@ -22,6 +22,7 @@ from attrs import define, field, frozen
 from hypothesis import HealthCheck, Phase, Verbosity, given, seed, settings
 from hypothesis import strategies as st
 
+from pictx_fsm.hosts.model.profiles import DEFAULT_HOST_PROFILE, HOST_PROFILES
 from pictx_fsm.lifecycle import Lifecycle
 from pictx_fsm.protocol import Profile
 from pictx_fsm.testing.actions import Action, Settle
@@ -41,6 +42,8 @@ class ExploreOptions:
     seed: int = 0
     time_budget: float = 45.0
     profiles: tuple[str, ...] = tuple(p.value for p in Profile)
+    hosts: tuple[str, ...] = tuple(HOST_PROFILES)
+    """The Pi versions (host profiles) the model session behaves as, each explored."""
     fault: str | None = None
     scenarios: bool = True
 
@@ -122,7 +125,9 @@ def explore(
     return report
 
 
-def scenario_config(profile: str, seed: int = 0, fault: str | None = None) -> WorldConfig:
+def scenario_config(
+    profile: str, seed: int = 0, fault: str | None = None, host: str = DEFAULT_HOST_PROFILE.name
+) -> WorldConfig:
     """The world every seed scenario runs in (the numbers of :mod:`.scenarios` assume it):
     native compaction keeps only 1 000 tokens, so ``/compact`` and overflow compaction find
     something to cut in a short story and reach ``session_before_compact``."""
@@ -134,15 +139,17 @@ def scenario_config(profile: str, seed: int = 0, fault: str | None = None) -> Wo
         reminder_margin=16_000,
         keep_recent_tokens=1_000,
         fault=fault,
+        host=host,
     )
 
 
 def _run_scenarios(
     options: ExploreOptions, report: ExploreReport, tick: Callable[[str], None]
 ) -> None:
+    runs = [(p, h) for p in options.profiles for h in options.hosts]
     for scenario in SCENARIOS:
-        for profile in options.profiles:
-            config = scenario_config(profile, options.seed, options.fault)
+        for profile, host in runs:
+            config = scenario_config(profile, options.seed, options.fault, host)
             run = run_actions(config, scenario.actions)
             report.counts.update(run.world.transition_counts())
             report.scenario_runs += 1
@@ -169,7 +176,7 @@ def _run_hypothesis(
 ) -> None:
     state: dict[str, Any] = {"failing": False, "last": None}
     deadline = started + options.time_budget
-    configs = world_configs(options.profiles, options.fault)
+    configs = world_configs(options.profiles, options.fault, options.hosts)
 
     @settings(
         max_examples=options.examples,

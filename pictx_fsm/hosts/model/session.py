@@ -37,7 +37,7 @@ from pictx_fsm.hosts.model.settings import HostSettings
 from pictx_fsm.hosts.model.state import HostState
 from pictx_fsm.hosts.model.steps import Steps, drain
 from pictx_fsm.hosts.model.store import SessionStore
-from pictx_fsm.hosts.model.tools import ECHO_TOOL
+from pictx_fsm.hosts.model.tools import ECHO_TOOL, NESTING_TOOL
 from pictx_fsm.protocol import WIPE_MEMORY_COMMAND
 from pictx_fsm.session.entries import ABSENT, Entry
 from pictx_fsm.session.estimate import CharsCounter, TokenCounter
@@ -358,7 +358,7 @@ def _system_prompt(host: HostState) -> list[Queued]:
     """The full system message, when the context has none yet (the first request)."""
     if any(m.get("role") == "system" for m in host.store.context_messages()):
         return []
-    names = [ECHO_TOOL]
+    names = [ECHO_TOOL, *([NESTING_TOOL] if host.settings.profile.nested_tool_calls else [])]
     for ext in host.extensions:
         names += [name for name in ext.tools if name not in names]
     tools = [tool_declaration(name) for name in names]

@@ -1,6 +1,7 @@
 """Settings of the model host: the model and Pi's ``retry`` and ``compaction`` settings.
 
-Defaults are Pi 0.87.1's (pi-host §7): ``retry.{enabled=true, maxRetries=3, baseDelayMs=2000}``,
+Defaults are Pi 0.87.1's (pi-host §7; the host profile ``pi-0.87``):
+``retry.{enabled=true, maxRetries=3, baseDelayMs=2000}``,
 ``compaction.{enabled=true, reserveTokens=16384, keepRecentTokens=20000}``; the default model
 is the faux model of the SDK traces (context window 200000, max tokens 16384).
 """
@@ -10,6 +11,7 @@ from __future__ import annotations
 from attrs import field, frozen
 
 from pictx_fsm.hooks import ModelInfo
+from pictx_fsm.hosts.model.profiles import DEFAULT_HOST_PROFILE, HostProfile
 
 FAUX_MODEL = ModelInfo(provider="faux", id="faux-1", context_window=200_000, max_tokens=16_384)
 
@@ -42,3 +44,5 @@ class HostSettings:
     compaction: CompactionSettings = field(factory=CompactionSettings)
     cwd: str = "/workspace"
     session_dir: str = "/workspace/sessions"
+    profile: HostProfile = DEFAULT_HOST_PROFILE
+    """The Pi version the session behaves as (:mod:`~pictx_fsm.hosts.model.profiles`)."""

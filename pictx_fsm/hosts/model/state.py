@@ -87,4 +87,5 @@ class HostState:
             signal_aborted=self.signal_aborted,
             has_pending_messages=self.queues.user_pending() > 0,
             cwd=self.settings.cwd,
+            pi_version=self.settings.profile.pi_version,
         )
