@@ -50,9 +50,7 @@ class PiInstall:
         return installed_version(self.home) == self.version
 
     def skip_reason(self) -> str:
-        return (
-            f"Pi {self.version} is not installed (.ci/run installs it into {self.directory}/)"
-        )
+        return f"Pi {self.version} is not installed (.ci/run installs it into {self.directory}/)"
 
 
 INSTALLS: tuple[PiInstall, ...] = (
