@@ -30,7 +30,7 @@ from real_pi import (
 )
 
 from pictx_fsm.hosts.model import ModelSession, Response
-from pictx_fsm.session.entries import Entry
+from pictx_fsm.session.entries import Entry, MessageEntry
 from pictx_fsm.session.jsonl import read_session
 from pictx_fsm.testing.world import World, WorldConfig
 
@@ -62,10 +62,40 @@ class Observed:
     files: tuple[Shape, ...]
     requests: tuple[Request, ...]
     decisions: tuple[tuple[str, tuple[str, ...]], ...]
+    summaries: int
+    """Summarization requests (compaction, branch summaries) the provider received."""
+    aborted: tuple[str, ...]
+    """The text each reply aborted while streaming kept, in file order."""
+    first_prompt: int | None
+    """The prompt tokens the first reply's ``usage`` reports (input + cache read + write)."""
 
     @property
     def fired(self) -> set[str]:
         return {transition for _, fired in self.decisions for transition in fired}
+
+
+COMPARED = ("files", "requests", "decisions", "summaries", "aborted", "first_prompt")
+"""Everything a driven run compares; a listed deliberate difference names one of them."""
+
+
+def differences(model: Observed, real: Observed) -> frozenset[str]:
+    """Where the model session and the real Pi disagree."""
+    return frozenset(name for name in COMPARED if getattr(model, name) != getattr(real, name))
+
+
+def _soft(files: Iterable[Sequence[Entry]]) -> tuple[tuple[str, ...], int | None]:
+    """The aborted texts and the first reply's prompt tokens of these files."""
+    replies = [
+        e.message.raw
+        for entries in files
+        for e in entries
+        if isinstance(e, MessageEntry) and e.message.role == "assistant"
+    ]
+    aborted = tuple(_text(m) for m in replies if m.get("stopReason") == "aborted")
+    usage = replies[0].get("usage") if replies else None
+    if not isinstance(usage, Mapping):
+        return aborted, None
+    return aborted, sum(int(usage.get(k) or 0) for k in ("input", "cacheRead", "cacheWrite"))
 
 
 def shape(entries: Iterable[Entry]) -> Shape:
@@ -151,10 +181,15 @@ def _observed_real(tmp_path: Path, log: Path, requests: Path, known: frozenset[s
         for line in (logs / f"{session_id}.audit.jsonl").read_text().splitlines()
     ]
     sent = [json.loads(line) for line in requests.read_text().splitlines()]
+    entries = [read_session(files[s]).entries for s in order if s in files]
+    aborted, first_prompt = _soft(entries)
     return Observed(
-        files=tuple(shape(read_session(files[s]).entries) for s in order if s in files),
+        files=tuple(shape(file) for file in entries),
         requests=tuple(labelled(r["messages"], known) for r in sent if not r["summary"]),
         decisions=_frozen(decisions(records)),
+        summaries=sum(1 for r in sent if r["summary"]),
+        aborted=aborted,
+        first_prompt=first_prompt,
     )
 
 
@@ -197,10 +232,15 @@ def drive_model(
         for r in session.log.requests
     )
     records = [record for audit in world.audits for record in audit.records]
+    entries = [store.tree.entries for store in session.files.values()]
+    aborted, first_prompt = _soft(entries)
     observed = Observed(
-        files=tuple(shape(store.tree.entries) for store in session.files.values()),
+        files=tuple(shape(file) for file in entries),
         requests=requests,
         decisions=_frozen(decisions(records)),
+        summaries=0,  # the model writes summaries without a request (docs/model-session.md)
+        aborted=aborted,
+        first_prompt=first_prompt,
     )
     return world, observed
 

@@ -97,9 +97,12 @@ def assistant_message(reply: AssistantReply, model: ModelInfo, ms: int) -> dict[
     return message
 
 
-def aborted_partial(reply: AssistantReply, model: ModelInfo, ms: int) -> dict[str, JSON]:
-    """A reply aborted mid-stream: the first half of its text, no tool calls (``d``)."""
-    text = reply.text[: len(reply.text) // 2]
+def aborted_partial(
+    reply: AssistantReply, model: ModelInfo, ms: int, *, streamed: bool = True
+) -> dict[str, JSON]:
+    """A reply aborted mid-stream: the first half of its text, no tool calls (``d``); aborted
+    before anything streamed (in ``message_start``): no content at all."""
+    text = reply.text[: len(reply.text) // 2] if streamed else ""
     partial = AssistantReply(
         content=({"type": "text", "text": text},) if text else (),
         stop_reason="aborted",

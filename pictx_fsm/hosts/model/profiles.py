@@ -32,6 +32,13 @@ class HostProfile:
     """pi-ai's faux provider reports every prompt token as cache read or cache write and
     ``input: 0`` (1.5); 0.87's faux counts the uncached part twice (``input`` and
     ``cacheWrite``). Only the faux accounting (``FauxCacheUsage``) reads it."""
+    custom_runs_start_like_prompts: bool
+    """A run started by ``sendMessage(..., {triggerTurn: true})`` while idle fires
+    ``before_agent_start`` (``messageType: "custom"``) like a prompt (1.2)."""
+    settled_reports_aborted: bool
+    """``agent_settled`` carries ``aborted`` (1.1)."""
+    replies_record_thinking_level: bool
+    """Assistant messages record the requested ``thinkingLevel`` (1.x)."""
 
 
 PI_0_87: Final = HostProfile(
@@ -40,6 +47,9 @@ PI_0_87: Final = HostProfile(
     nested_tool_calls=False,
     aborted_calls_get_results=False,
     faux_input_counted_once=False,
+    custom_runs_start_like_prompts=False,
+    settled_reports_aborted=False,
+    replies_record_thinking_level=False,
 )
 PI_1_6: Final = HostProfile(
     name="pi-1.6",
@@ -47,6 +57,9 @@ PI_1_6: Final = HostProfile(
     nested_tool_calls=True,
     aborted_calls_get_results=True,
     faux_input_counted_once=True,
+    custom_runs_start_like_prompts=True,
+    settled_reports_aborted=True,
+    replies_record_thinking_level=True,
 )
 HOST_PROFILES: Final = {profile.name: profile for profile in (PI_0_87, PI_1_6)}
 """Every host profile by name, oldest Pi first."""

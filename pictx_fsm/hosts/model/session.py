@@ -225,7 +225,7 @@ class ModelSession:
         host = self._host
         if not host.triggered:
             return False
-        self._steps = agent_run(host, [host.triggered.pop(0)])
+        self._steps = _triggered_run(host, host.triggered.pop(0))
         return True
 
     def run_until(
@@ -352,6 +352,14 @@ def _prompt_run(host: HostState, text: str) -> Steps[None]:
         Queued(kind="prompt", message=user_message(text, host.clock())),
     ]
     yield from agent_run(host, [*prompts, *host.queues.take_next_turn()])
+
+
+def _triggered_run(host: HostState, message: Queued) -> Steps[None]:
+    """A run a custom message started while idle (no ``input``; ``before_agent_start`` only
+    where the Pi version starts such runs like prompts)."""
+    if host.settings.profile.custom_runs_start_like_prompts:
+        yield record(host, "before_agent_start", messageType="custom")
+    yield from agent_run(host, [message])
 
 
 def _system_prompt(host: HostState) -> list[Queued]:

@@ -207,11 +207,14 @@ def _provider(host: HostState, run: RunState, llm: list[Message]) -> Steps[Mappi
     )
     reply = host.brain.respond(request, host.model)
     yield record(host, "message_start", role="assistant")
+    streamed = not run.aborted  # aborted in message_start: nothing has streamed yet
     yield Step(kind="pause", name="streaming")
     if run.aborted:
-        message = aborted_partial(reply, host.model, host.clock())
+        message = aborted_partial(reply, host.model, host.clock(), streamed=streamed)
     else:
         message = assistant_message(reply, host.model, host.clock())
+    if host.settings.profile.replies_record_thinking_level:
+        message = {**message, "thinkingLevel": host.settings.thinking_level}
     yield record(host, "message_end", role="assistant", stopReason=message["stopReason"])
     entry = host.store.message(message)
     run.last_entry_id = entry.id
