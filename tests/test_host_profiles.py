@@ -149,7 +149,9 @@ def test_pi_1_6_answers_every_call_of_an_aborted_batch() -> None:
 
 
 @PROFILES
-def test_an_abort_before_the_wipe_call_runs_requests_no_reset(profile: HostProfile) -> None:
+def test_an_abort_before_the_wipe_call_runs_requests_no_reset_and_ends_the_next_turn(
+    profile: HostProfile,
+) -> None:
     # Given a wipe_memory call aborted while it is prepared
     session = _session(profile, WIPE, Text(text="after"))
     session.prompt("please")
@@ -161,6 +163,9 @@ def test_an_abort_before_the_wipe_call_runs_requests_no_reset(profile: HostProfi
     assert _results(session) == [(WIPE_MEMORY_TOOL, "Operation aborted")]
     assert not any("reset-marker" in str(e.to_json()) for e in session.entries)
     assert len(session.log.requests) == 1
+    # recorded as an error by Pi 0.87 (d2), as aborted by Pi 1.6
+    replies = [e for e in session.entries if e.type == "message" and e.message.role == "assistant"]
+    assert replies[-1].message.raw["stopReason"] == profile.aborted_turn_stop_reason
 
 
 @PROFILES
@@ -241,7 +246,7 @@ def test_replies_record_the_thinking_level_where_the_version_does(profile: HostP
     session.prompt("please")
     session.run_until_idle()
     [reply] = [e for e in session.entries if e.type == "message" and e.message.role == "assistant"]
-    assert ("thinkingLevel" in reply.message.raw) is profile.replies_record_thinking_level
+    assert ("thinkingLevel" in reply.message.raw) is profile.replies_record_run_details
 
 
 @given(st.lists(st.text(max_size=300), min_size=1, max_size=5))

@@ -37,8 +37,12 @@ class HostProfile:
     ``before_agent_start`` (``messageType: "custom"``) like a prompt (1.2)."""
     settled_reports_aborted: bool
     """``agent_settled`` carries ``aborted`` (1.1)."""
-    replies_record_thinking_level: bool
-    """Assistant messages record the requested ``thinkingLevel`` (1.x)."""
+    replies_record_run_details: bool
+    """Assistant messages record ``durationMs`` and the requested ``thinkingLevel`` (1.x)."""
+    aborted_turn_stop_reason: str
+    """The ``stopReason`` of the reply Pi records, without a request, for a turn that starts
+    with an aborted signal (``errorMessage: "This operation was aborted"``): ``error`` in
+    0.87 (trace ``d2``), ``aborted`` in 1.6 — so that turn's ``turn_end`` outcome too."""
 
 
 PI_0_87: Final = HostProfile(
@@ -49,7 +53,8 @@ PI_0_87: Final = HostProfile(
     faux_input_counted_once=False,
     custom_runs_start_like_prompts=False,
     settled_reports_aborted=False,
-    replies_record_thinking_level=False,
+    replies_record_run_details=False,
+    aborted_turn_stop_reason="error",
 )
 PI_1_6: Final = HostProfile(
     name="pi-1.6",
@@ -59,7 +64,8 @@ PI_1_6: Final = HostProfile(
     faux_input_counted_once=True,
     custom_runs_start_like_prompts=True,
     settled_reports_aborted=True,
-    replies_record_thinking_level=True,
+    replies_record_run_details=True,
+    aborted_turn_stop_reason="aborted",
 )
 HOST_PROFILES: Final = {profile.name: profile for profile in (PI_0_87, PI_1_6)}
 """Every host profile by name, oldest Pi first."""

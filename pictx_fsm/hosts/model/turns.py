@@ -140,7 +140,8 @@ def request(host: HostState, run: RunState) -> Steps[Mapping[str, JSON]]:
     )
     message: Mapping[str, JSON]
     if run.aborted:
-        message = aborted_before_request(host.model, host.clock())
+        stop = host.settings.profile.aborted_turn_stop_reason
+        message = _with_run_details(host, aborted_before_request(host.model, host.clock(), stop))
         entry = yield from persist(host, message)
         run.last_entry_id = entry.id
     else:
@@ -210,16 +211,23 @@ def _provider(host: HostState, run: RunState, llm: list[Message]) -> Steps[Mappi
     streamed = not run.aborted  # aborted in message_start: nothing has streamed yet
     yield Step(kind="pause", name="streaming")
     if run.aborted:
-        message = aborted_partial(reply, host.model, host.clock(), streamed=streamed)
+        built = aborted_partial(reply, host.model, host.clock(), streamed=streamed)
     else:
-        message = assistant_message(reply, host.model, host.clock())
-    if host.settings.profile.replies_record_thinking_level:
-        message = {**message, "thinkingLevel": host.settings.thinking_level}
+        built = assistant_message(reply, host.model, host.clock())
+    message = _with_run_details(host, built)
     yield record(host, "message_end", role="assistant", stopReason=message["stopReason"])
     entry = host.store.message(message)
     run.last_entry_id = entry.id
     yield Step(kind="persist", name=entry.type)
     return message
+
+
+def _with_run_details(host: HostState, message: Mapping[str, JSON]) -> Mapping[str, JSON]:
+    """Pi 1.x records the requested thinking level and the request's duration (0: the model
+    host has no wall clock) on every reply."""
+    if not host.settings.profile.replies_record_run_details:
+        return message
+    return {**message, "durationMs": 0, "thinkingLevel": host.settings.thinking_level}
 
 
 # -- the end of a turn -------------------------------------------------------------------------
