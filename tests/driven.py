@@ -287,3 +287,57 @@ def _operate(session: ModelSession, text: str) -> None:
         session.navigate(target, summarize=args[2:] == ["summarize"])
     else:
         session.fork(target, "at" if args[2:] == ["at"] else "before")
+
+
+# -- the listed deliberate differences ---------------------------------------------------------
+
+DOC = Path(__file__).resolve().parents[1] / "docs" / "model-session.md"
+TABLE_MARK = "<!-- differences observed by tests/test_pi_driven.py -->"
+EVERY = "every driven scenario"
+
+
+@frozen(kw_only=True)
+class Listed:
+    """One row of the documented differences: which compared dimension differs, on which Pi
+    versions, in which driven scenarios (``None``: in every one)."""
+
+    compared: str
+    versions: frozenset[str]
+    shown_by: frozenset[str] | None
+
+    def expected(self, scenario: str, version: str) -> bool:
+        shown = self.shown_by is None or scenario in self.shown_by
+        return version in self.versions and shown
+
+
+def listed_differences(text: str) -> tuple[Listed, ...]:
+    """The table after :data:`TABLE_MARK` in ``docs/model-session.md``: a header naming the
+    Pi versions, then one row per difference (``| what | `dimension` | yes/no… | shown by |``)."""
+    lines = text.split(TABLE_MARK, 1)[1].strip().splitlines()
+    rows = [_cells(line) for line in lines if line.startswith("|")]
+    if len(rows) < 2:
+        raise ValueError(f"{DOC.name}: the differences table after {TABLE_MARK} is missing")
+    versions = rows[0][2:-1]
+    out = []
+    for row in rows[2:]:
+        compared, marks, shown = row[1].strip("`"), row[2:-1], row[-1]
+        out.append(
+            Listed(
+                compared=compared,
+                versions=frozenset(
+                    v for v, mark in zip(versions, marks, strict=True) if mark == "yes"
+                ),
+                shown_by=None
+                if shown == EVERY
+                else frozenset(s.strip("` ") for s in shown.split(",")),
+            )
+        )
+    return tuple(out)
+
+
+def _cells(line: str) -> list[str]:
+    return [cell.strip() for cell in line.strip().strip("|").split("|")]
+
+
+def expected_differences(listed: Iterable[Listed], scenario: str, version: str) -> frozenset[str]:
+    return frozenset(row.compared for row in listed if row.expected(scenario, version))
