@@ -1,6 +1,7 @@
 """The exploration behind ``pictx-fsm verify``: seed scenarios, then Hypothesis.
 
-Phase 1 runs every seed scenario (:mod:`~pictx_fsm.testing.scenarios`) in each profile.
+Phase 1 runs every seed scenario (:mod:`~pictx_fsm.testing.scenarios`) in each profile, the
+host profiles (Pi versions) alternating.
 Phase 2 lets Hypothesis generate worlds and action sequences, checking every invariant after
 every action; on a failure Hypothesis shrinks the sequence and the last example it runs is
 the minimal one, which becomes the counterexample trace. Coverage counts every declared
@@ -146,9 +147,11 @@ def scenario_config(
 def _run_scenarios(
     options: ExploreOptions, report: ExploreReport, tick: Callable[[str], None]
 ) -> None:
-    runs = [(p, h) for p in options.profiles for h in options.hosts]
-    for scenario in SCENARIOS:
-        for profile, host in runs:
+    for number, scenario in enumerate(SCENARIOS):
+        for index, profile in enumerate(options.profiles):
+            # Hosts alternate, so each scenario meets every host over the profiles while the
+            # phase costs one run per scenario and profile.
+            host = options.hosts[(number + index) % len(options.hosts)]
             config = scenario_config(profile, options.seed, options.fault, host)
             run = run_actions(config, scenario.actions)
             report.counts.update(run.world.transition_counts())
