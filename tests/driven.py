@@ -12,22 +12,13 @@ received (roles, and which known texts it carried), and every lifecycle decision
 from __future__ import annotations
 
 import json
-import subprocess
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from attrs import frozen
-from real_pi import (
-    RPC_TIMEOUT,
-    SKIPPED_ENTRIES,
-    _await,
-    _pi,
-    _reader,
-    decisions,
-    entry_kind,
-)
+from real_pi import SKIPPED_ENTRIES, _pi, decisions, drive_rpc, entry_kind
 
 from pictx_fsm.hosts.model import ModelSession, Response
 from pictx_fsm.session.entries import Entry, MessageEntry
@@ -143,26 +134,8 @@ def run_driven(
         "PICTX_FAUX_REQUEST_LOG": str(requests),
         "PICTX_FAUX_TOKENS_PER_SECOND": str(tokens_per_second or ""),
     }
-    proc = subprocess.Popen(
-        [*command, "-e", str(DRIVER), "--mode", "rpc"],
-        cwd=tmp_path / "ws",
-        env=env,
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    assert proc.stdin is not None and proc.stdout is not None
-    lines = _reader(proc.stdout)
-    try:
-        for number, text in enumerate(commands):
-            request = {"id": f"c{number}", "type": "prompt", "message": text}
-            proc.stdin.write(json.dumps(request) + "\n")
-            proc.stdin.flush()
-            _await(lines, request)
-    finally:
-        proc.stdin.close()
-        proc.wait(timeout=RPC_TIMEOUT)
+    prompts = [{"type": "prompt", "message": text} for text in commands]
+    drive_rpc(tmp_path, [*command, "-e", str(DRIVER)], env, prompts)
     return _observed_real(tmp_path, log, requests, known)
 
 

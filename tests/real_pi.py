@@ -88,6 +88,14 @@ def run_rpc(
     """Pi's RPC mode: each command is awaited — its response, and for a prompt that starts a
     run, the ``agent_settled`` that ends it — before the next is sent; then stdin closes."""
     command, env = _pi(tmp_path, script)
+    drive_rpc(tmp_path, command, env, commands)
+    return _collect(tmp_path)
+
+
+def drive_rpc(
+    tmp_path: Path, command: list[str], env: dict[str, str], commands: Sequence[dict[str, Any]]
+) -> None:
+    """Run ``command`` in RPC mode and send ``commands``, each awaited (see :func:`run_rpc`)."""
     proc = subprocess.Popen(
         [*command, "--mode", "rpc"],
         cwd=tmp_path / "ws",
@@ -108,7 +116,6 @@ def run_rpc(
     finally:
         proc.stdin.close()
         proc.wait(timeout=RPC_TIMEOUT)
-    return _collect(tmp_path)
 
 
 def _await(lines: Iterator[dict[str, Any]], request: dict[str, Any]) -> None:
