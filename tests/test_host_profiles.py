@@ -13,6 +13,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from pictx_fsm.cli import main
 from pictx_fsm.hooks import HostContext
 from pictx_fsm.hosts.model import (
     HOST_PROFILES,
@@ -34,7 +35,8 @@ from pictx_fsm.hosts.model.extension import ToolInvocation, ToolOutput
 from pictx_fsm.hosts.model.provider_usage import ProviderRequest
 from pictx_fsm.protocol import PI_CONTEXT_COMMAND, WIPE_MEMORY_TOOL, WIPE_STATUS_REQUESTED
 from pictx_fsm.runtime import LifecycleRuntime
-from pictx_fsm.testing.world import WorldConfig
+from pictx_fsm.testing.strategies import world_configs
+from pictx_fsm.testing.world import World, WorldConfig
 
 WIPE = Tools(calls=(Call(name=WIPE_MEMORY_TOOL),))
 PROFILES = pytest.mark.parametrize("profile", list(HOST_PROFILES.values()), ids=list(HOST_PROFILES))
@@ -289,3 +291,38 @@ def test_reload_extensions_rebinds_and_keeps_an_unpersisted_leaf(profile: HostPr
     reasons = [e.detail.get("reason") for e in session.log.events if e.name.startswith("session_")]
     assert reasons[-2:] == ["reload", "reload"]
     assert session.leaf_id == first.id
+
+
+# -- selecting profiles in verify and the testing kit -------------------------------------------
+
+
+def test_verify_explores_the_chosen_host_profile(capsys: pytest.CaptureFixture[str]) -> None:
+    # When verify runs in the Pi 1.6 profile only
+    code = main(
+        [
+            *("verify", "--host-profile", "pi-1.6", "--no-contracts", "--no-scenarios"),
+            *("--quiet", "--examples", "5", "--time-budget", "20"),
+        ]
+    )
+    report = capsys.readouterr().out
+    # Then the report names it and every invariant held
+    assert "hosts pi-1.6\n" in report and "all held" in report, report
+    assert code in (0, 1)  # coverage is judged by the full default run
+
+
+def test_an_unknown_host_profile_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exit_:
+        main(["verify", "--host-profile", "pi-9"])
+    assert exit_.value.code == 2
+    assert "invalid choice: 'pi-9'" in capsys.readouterr().err
+
+
+@given(world_configs(hosts=("pi-1.6",)))
+def test_generated_worlds_take_the_host_profile_they_are_given(config: WorldConfig) -> None:
+    # Given a world drawn for Pi 1.6 / Then its session behaves as Pi 1.6 and the config
+    # survives its JSON form (traces replay in the same profile)
+    assert config.host == "pi-1.6"
+    session = World(config).session
+    session.command(PI_CONTEXT_COMMAND, "")
+    assert session.log.notices[-1].message.endswith("Pi 1.6.0")
+    assert WorldConfig.from_json(config.to_json()) == config
