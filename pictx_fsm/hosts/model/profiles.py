@@ -42,7 +42,7 @@ class HostProfile:
     aborted_turn_stop_reason: str
     """The ``stopReason`` of the reply Pi records, without a request, for a turn that starts
     with an aborted signal (``errorMessage: "This operation was aborted"``): ``error`` in
-    0.87 (trace ``d2``), ``aborted`` in 1.6 — so that turn's ``turn_end`` outcome too."""
+    0.87 (trace ``d2``), ``aborted`` since 1.5.1 (pi#8409) — so that turn's outcome too."""
 
 
 PI_0_87: Final = HostProfile(
