@@ -1,0 +1,122 @@
+"""A scripted generator for pi-context-management's model calls (notes, checkpoints,
+handoff packages): each request takes the next scripted reply kind.
+
+Kinds: ``valid`` (a correct candidate: the carried notes plus one note citing the batch),
+``invalid_shape`` (not the required JSON), ``bad_boundary`` (confirms the wrong source),
+``over_capacity`` (notes far over the byte budget; a following repair request is answered
+validly), ``repair_invalid`` (over capacity, and the repair resolves an open item the first
+candidate did not), ``slow`` (valid, but 400 s), ``failing`` (a provider error),
+``incomplete`` (the stream stopped early), ``aborted`` (the user's cancel). An empty script
+answers ``valid``. Usage is estimated from the JSON sizes (bytes / 4).
+"""
+
+from __future__ import annotations
+
+import json
+from collections import deque
+from collections.abc import Iterable
+from typing import Final, Literal, TypeAlias
+
+from pictx_fsm.context_management.generation import GenerationReply, GenerationRequest
+
+ReplyKind: TypeAlias = Literal[
+    "valid",
+    "invalid_shape",
+    "bad_boundary",
+    "over_capacity",
+    "repair_invalid",
+    "slow",
+    "failing",
+    "incomplete",
+    "aborted",
+]
+REPLY_KINDS: Final[tuple[str, ...]] = (
+    "valid",
+    "invalid_shape",
+    "bad_boundary",
+    "over_capacity",
+    "repair_invalid",
+    "slow",
+    "failing",
+    "incomplete",
+    "aborted",
+)
+FAST_MS: Final = 2_000
+SLOW_MS: Final = 400_000
+
+
+class ScriptedGenerator:
+    """Deterministic replies from a script of kinds."""
+
+    def __init__(self, script: Iterable[str] = ()) -> None:
+        self.script: deque[str] = deque(script)
+        self.requests: list[GenerationRequest] = []
+        self._repair_kind: str | None = None
+
+    def push(self, *kinds: str) -> None:
+        for kind in kinds:
+            if kind not in REPLY_KINDS:
+                raise ValueError(f"unknown reply kind {kind!r}; known: {', '.join(REPLY_KINDS)}")
+        self.script.extend(kinds)
+
+    def generate(self, request: GenerationRequest) -> GenerationReply:
+        self.requests.append(request)
+        if request.repair:
+            kind = "valid" if self._repair_kind != "repair_invalid" else "resolve_open"
+        else:
+            kind = self.script.popleft() if self.script else "valid"
+            self._repair_kind = kind
+        return _reply(kind, request)
+
+
+def _notes(request: GenerationRequest) -> list[dict[str, object]]:
+    notes = request.notes.to_json()
+    if request.pieces:
+        first = request.pieces[0]
+        notes.append(
+            {
+                "key": f"batch-{request.job}-{request.batch}",
+                "kind": "open_item",
+                "status": "active",
+                "text": f"Continue from the {first.role} message {first.id}.",
+                "sources": [first.id],
+                "inferred": True,
+            }
+        )
+    return notes
+
+
+def _text(notes: list[dict[str, object]], through: str | None) -> str:
+    return json.dumps({"notes": notes, "throughEntryId": through}, separators=(",", ":"))
+
+
+def _reply(kind: str, request: GenerationRequest) -> GenerationReply:
+    size = request.size
+    if kind in ("failing", "aborted", "incomplete"):
+        kinds = {"failing": "error", "aborted": "aborted", "incomplete": "incomplete"}
+        return GenerationReply(kind=kinds[kind], input_tokens=size // 4, output_tokens=0, duration_ms=FAST_MS)  # type: ignore[arg-type]
+    notes = _notes(request)
+    through = request.boundary
+    if kind == "invalid_shape":
+        text = "I could not produce the notes."
+    elif kind == "bad_boundary":
+        text = _text(notes, "not-a-source")
+    elif kind in ("over_capacity", "repair_invalid"):
+        text = _text(notes + _padding(request), through)
+    elif kind == "resolve_open":
+        text = _text([{**n, "status": "resolved"} if n.get("kind") == "open_item" else n for n in notes], through)
+    else:
+        text = _text(notes, through)
+    duration = SLOW_MS if kind == "slow" else FAST_MS
+    return GenerationReply(
+        kind="ok", text=text, input_tokens=size // 4, output_tokens=len(text) // 4, duration_ms=duration
+    )
+
+
+def _padding(request: GenerationRequest) -> list[dict[str, object]]:
+    source = request.pieces[0].id if request.pieces else "none"
+    text = "x" * 600
+    return [
+        {"key": f"pad-{request.job}-{i}", "kind": "decision", "status": "active", "text": text, "sources": [source]}
+        for i in range(40)
+    ]
