@@ -41,7 +41,7 @@ def commit_background(f: CmFacts) -> tuple[Intent, ...]:
         last_usage=(run.input_tokens, run.output_tokens),
         last_codes=(),
     )
-    return (update(background=background), Raise(machine="notes_store", event="background_committed"))
+    return (update(background=background), Raise(machine="notes_store", event="notes_committed"))
 
 
 def discard_stale_background(f: CmFacts) -> tuple[Intent, ...]:

@@ -271,9 +271,7 @@ def fail_timeout(f: CmFacts) -> tuple[Intent, ...]:
 
 
 def fail_request(f: CmFacts) -> tuple[Intent, ...]:
-    event = f.event
-    aborted = isinstance(event, GenerationReplied) and event.reply.kind == "aborted"
-    return _fail(f, gen.ABORTED if aborted else gen.REQUEST_FAILED)
+    return _fail(f, gen.REQUEST_FAILED)
 
 
 def fail_incomplete(f: CmFacts) -> tuple[Intent, ...]:
@@ -299,7 +297,7 @@ def fail_storage(f: CmFacts) -> tuple[Intent, ...]:
 
 def cancel_generation(f: CmFacts) -> tuple[Intent, ...]:
     """M35: abort or branch switch: nothing saved; a compaction is cancelled, no fallback."""
-    run = evolve(f.generation, failure=gen.ABORTED)
+    run = evolve(_with_reply(f), failure=gen.ABORTED)
     intents: list[Intent] = [
         Emit(effect=AbortGeneration(job=run.job)),
         update(generation=run),

@@ -118,28 +118,27 @@ def build_package(f: CmFacts) -> tuple[Intent, ...]:
     }
     text = json.dumps(package, separators=(",", ":"), sort_keys=True, ensure_ascii=False)
     built = evolve(handoff, package=text, display=_display(notes))
-    return (update(handoff=built), Raise(machine="handoff", event="packaged"))
+    return (
+        Raise(machine="notes_store", event="notes_committed"),
+        update(handoff=built),
+        Raise(machine="handoff", event="packaged"),
+    )
 
 
 def save_package(f: CmFacts) -> tuple[Intent, ...]:
-    """M46 step 3: the generated notes and the package are saved in the source."""
-    run = f.generation
+    """M46 step 3: the package is saved in the source (its notes were just committed)."""
     handoff = f.state.handoff
     assert handoff is not None
-    branch = f.state.branch
-    version = branch.state_version + 1
-    notes = notes_data(run.notes, origin="handoff", through=run.through, state=version, retired=())
     package = {
         "version": NOTE_STATE_VERSION,
         "mode": handoff.mode,
         "package": json.loads(handoff.package),
         "display": handoff.display,
     }
-    memory = evolve(branch, notes=run.notes, state_version=version, notes_through=run.through, has_notes_entry=True, handoff_saved=True)
+    memory = evolve(f.state.branch, handoff_saved=True)
     return (
-        Emit(effect=AppendEntry(custom_type=NOTES_TYPE, data=notes)),
         Emit(effect=AppendEntry(custom_type=HANDOFF_TYPE, data=package)),
-        update(branch=memory, pending_bytes=pending_bytes(f.branch, run.through)),
+        update(branch=memory),
         Raise(machine="handoff", event="saved"),
     )
 

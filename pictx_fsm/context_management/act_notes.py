@@ -111,12 +111,14 @@ def accept_write(f: CmFacts) -> tuple[Intent, ...]:
     )
 
 
-def commit_background_notes(f: CmFacts) -> tuple[Intent, ...]:
-    """M40: the job's notes, coverage advanced to the prefix end."""
+def commit_generated_notes(f: CmFacts) -> tuple[Intent, ...]:
+    """M40, M46 step 1: a background job's or a handoff's notes; coverage advances to the
+    end of what the run read."""
     run = f.generation
     branch = f.state.branch
     version = branch.state_version + 1
-    data = notes_data(run.notes, origin="background", through=run.through, state=version, retired=())
+    origin = "background" if run.kind == "background" else "handoff"
+    data = notes_data(run.notes, origin=origin, through=run.through, state=version, retired=())
     memory = evolve(
         branch,
         notes=run.notes,
@@ -158,7 +160,7 @@ NOTES_ACTIONS: Final[Mapping[str, Action]] = {
     "refuse_kind": refuse_kind,
     "refuse_budget": refuse_budget,
     "accept_write": accept_write,
-    "commit_background_notes": commit_background_notes,
+    "commit_generated_notes": commit_generated_notes,
     "commit_checkpoint": commit_checkpoint,
     "mark_storage_failed": mark_storage_failed,
     "rebuild_index": rebuild_index,

@@ -105,9 +105,14 @@ def deadline_passed(f: CmFacts) -> bool:
     return f.now >= f.generation.deadline
 
 
+def response_aborted(f: CmFacts) -> bool:
+    reply = _reply(f)
+    return reply is not None and reply.kind == "aborted"
+
+
 def response_failed(f: CmFacts) -> bool:
     reply = _reply(f)
-    return reply is not None and reply.kind in ("error", "aborted")
+    return reply is not None and reply.kind == "error"
 
 
 def response_complete(f: CmFacts) -> bool:
@@ -153,6 +158,7 @@ CHECKPOINT: Final[Mapping[str, Guard]] = {
     "fixed_input_over_budget": fixed_input_over_budget,
     "nothing_to_generate": nothing_to_generate,
     "deadline_passed": deadline_passed,
+    "response_aborted": response_aborted,
     "response_failed": response_failed,
     "response_complete": response_complete,
     "candidate_valid": candidate_valid,
@@ -256,8 +262,12 @@ def forecast_reached(f: CmFacts) -> bool:
 
 def recheck_ok(f: CmFacts) -> bool:
     """M57: after waitForIdle nothing changed: usage, model, session, pending input."""
+    return rechecked(f, cooling=f.cooling())
+
+
+def rechecked(f: CmFacts, *, cooling: bool) -> bool:
     trigger = f.state.trigger
-    if trigger is None or f.ctx.pending_input or f.cooling():
+    if trigger is None or f.ctx.pending_input or cooling:
         return False
     auto = f.state.auto
     if not auto.enabled or auto.paused:

@@ -72,7 +72,7 @@ def checkpoint_details(
     }
 
 
-def event_data(event: str, code: str, time: int, budget: Mapping[str, int] | None) -> JSON:
+def event_data(event: str, code: str, time: int, budget: Mapping[str, JSON] | None) -> JSON:
     out: dict[str, JSON] = {"version": NOTE_STATE_VERSION, "event": event, "code": code}
     out["time"] = time
     if budget is not None:
@@ -213,7 +213,7 @@ class Failure:
 
     code: str
     time: int
-    budget: tuple[tuple[str, int], ...] | None = None
+    budget: tuple[tuple[str, JSON], ...] | None = None
 
     def to_json(self) -> dict[str, JSON]:
         out: dict[str, JSON] = {"code": self.code, "time": self.time}
@@ -280,9 +280,7 @@ def _fold_event(memory: BranchMemory, data: Mapping[str, JSON]) -> BranchMemory:
     failure = Failure(
         code=str(data.get("code", "")),
         time=int(data.get("time", 0)),
-        budget=tuple((str(k), int(v)) for k, v in budget.items())
-        if isinstance(budget, Mapping)
-        else None,
+        budget=tuple((str(k), v) for k, v in budget.items()) if isinstance(budget, Mapping) else None,
     )
     failed = memory.failed_attempts + (data.get("event") == "checkpoint_failed")
     return _evolve(memory, failed_attempts=failed, last_failure=failure)

@@ -112,6 +112,8 @@ class ContextMemoryRuntime:
     results: list[tuple[ev.CmEvent, CmResult]] = field(factory=list, init=False)
     """Every step's event and result, oldest first (coverage, traces, invariants)."""
     on_step: Callable[[ev.CmEvent, CmState, CmResult], None] | None = None
+    on_rollback: Callable[[], None] | None = None
+    """Called when a step's appends failed and its state was dropped (M15)."""
 
     def __attrs_post_init__(self) -> None:
         self.state = initial_state(self.flags, self.host.context().now, self.machines)
@@ -132,6 +134,8 @@ class ContextMemoryRuntime:
                 follow = self._carry_out(effect)
             except StorageError:
                 self.state = before
+                if self.on_rollback is not None:
+                    self.on_rollback()
                 return self.handle(ev.StorageFailed(during=_during(event)))
             if follow is not None and follow.answered:
                 value, answered = follow.value, True

@@ -22,6 +22,7 @@ from attrs import define, field
 from pictx_fsm.context_management import events as ev
 from pictx_fsm.context_management.effects import CheckpointCompaction, CmResult
 from pictx_fsm.context_management.generation import GenerationReply
+from pictx_fsm.context_management.machines import CmMachines, load_machines
 from pictx_fsm.context_management.policy import PARENT_READ_CAP
 from pictx_fsm.context_management.records import RECEIPT_TYPE
 from pictx_fsm.context_management.runtime import ContextMemoryRuntime, Generator, StorageError
@@ -92,6 +93,7 @@ class ContextMemoryExtension:
     clock: ManualClock
     generator: Generator
     flags: Flags = field(factory=Flags)
+    machines: CmMachines = field(factory=load_machines)
     files: MemoryFiles = field(factory=MemoryFiles)
     name: str = "pi-context-management"
     runtimes: list[ContextMemoryRuntime] = field(factory=list)
@@ -101,6 +103,12 @@ class ContextMemoryExtension:
     """A disk that refuses writes (M44)."""
     veto_switches: bool = False
     """Another extension cancels ``session_before_switch`` (M49)."""
+    hide_parents: bool = False
+    """Parent session files cannot be read (moved or deleted, M24, M49)."""
+    fail_takeover: bool = False
+    """The takeover prompt fails to start (M50)."""
+    fail_create: bool = False
+    """New session files cannot be created (the exclusive create fails, M46 step 4)."""
     status: str = ""
     session: ModelSession | None = None
     _startup: bool = False
@@ -125,7 +133,12 @@ class ContextMemoryExtension:
             return  # M1: the factory returns at once
         host = _Host(self, tree)
         runtime = ContextMemoryRuntime(
-            tree=tree, host=host, generator=self.generator, parents=host, flags=self.flags
+            tree=tree,
+            host=host,
+            generator=self.generator,
+            parents=host,
+            flags=self.flags,
+            machines=self.machines,
         )
         self.runtimes.append(runtime)
         self.pending.clear()
@@ -223,7 +236,7 @@ class ContextMemoryExtension:
         if text is None:
             return
         session = self._session()
-        if not session.is_idle:
+        if self.fail_takeover or not session.is_idle:
             self.runtime.handle(ev.HandoffReplied(outcome="takeover_failed"))
             return
         session.prompt(text)
@@ -320,6 +333,8 @@ class _Host:
         self.ext.idle_waits += 1
 
     def create_session(self, receipt: object) -> str | None:
+        if self.ext.fail_create:
+            return None
         return replacement.create_handoff_session(self.ext._session()._host, RECEIPT_TYPE, receipt)
 
     def switch_session(self, path: str) -> bool:
@@ -339,7 +354,7 @@ class _Host:
     def parent_branch(self, path: str, leaf: str) -> Sequence[Entry] | None:
         """M24: the direct parent's file, read fresh from its text (≤ 32 MiB)."""
         session = self.ext.session
-        if session is None or path not in session._host.files:
+        if session is None or self.ext.hide_parents or path not in session._host.files:
             return None
         text = session._host.files[path].jsonl()
         if len(text.encode()) > PARENT_READ_CAP:

@@ -4,7 +4,7 @@ handoff packages): each request takes the next scripted reply kind.
 Kinds: ``valid`` (a correct candidate: the carried notes plus one note citing the batch),
 ``invalid_shape`` (not the required JSON), ``bad_boundary`` (confirms the wrong source),
 ``over_capacity`` (notes far over the byte budget; a following repair request is answered
-validly), ``repair_invalid`` (over capacity, and the repair resolves an open item the first
+validly), ``stubborn`` (over capacity, and the repair too), ``repair_invalid`` (over capacity, and the repair resolves an open item the first
 candidate did not), ``slow`` (valid, but 400 s), ``failing`` (a provider error),
 ``incomplete`` (the stream stopped early), ``aborted`` (the user's cancel). An empty script
 answers ``valid``. Usage is estimated from the JSON sizes (bytes / 4).
@@ -24,6 +24,7 @@ ReplyKind: TypeAlias = Literal[
     "invalid_shape",
     "bad_boundary",
     "over_capacity",
+    "stubborn",
     "repair_invalid",
     "slow",
     "failing",
@@ -35,6 +36,7 @@ REPLY_KINDS: Final[tuple[str, ...]] = (
     "invalid_shape",
     "bad_boundary",
     "over_capacity",
+    "stubborn",
     "repair_invalid",
     "slow",
     "failing",
@@ -62,7 +64,8 @@ class ScriptedGenerator:
     def generate(self, request: GenerationRequest) -> GenerationReply:
         self.requests.append(request)
         if request.repair:
-            kind = "valid" if self._repair_kind != "repair_invalid" else "resolve_open"
+            repairs = {"repair_invalid": "resolve_open", "stubborn": "over_capacity"}
+            kind = repairs.get(self._repair_kind or "", "valid")
         else:
             kind = self.script.popleft() if self.script else "valid"
             self._repair_kind = kind
@@ -101,7 +104,7 @@ def _reply(kind: str, request: GenerationRequest) -> GenerationReply:
         text = "I could not produce the notes."
     elif kind == "bad_boundary":
         text = _text(notes, "not-a-source")
-    elif kind in ("over_capacity", "repair_invalid"):
+    elif kind in ("over_capacity", "stubborn", "repair_invalid"):
         text = _text(notes + _padding(request), through)
     elif kind == "resolve_open":
         text = _text([{**n, "status": "resolved"} if n.get("kind") == "open_item" else n for n in notes], through)
