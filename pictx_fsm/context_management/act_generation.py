@@ -305,6 +305,10 @@ def cancel_generation(f: CmFacts) -> tuple[Intent, ...]:
     ]
     if run.kind == "compaction":
         intents.append(Answer(value=CancelResult()))
+    elif run.kind == "background":
+        intents.append(Raise(machine="background_notes", event="cancel"))
+    else:
+        intents.append(Raise(machine="handoff", event="generation_failed"))
     intents.append(Raise(machine="checkpoint", event="settle"))
     return tuple(intents)
 

@@ -207,6 +207,7 @@ def report_no_switch(f: CmFacts) -> tuple[Intent, ...]:
         Emit(effect=Notify(message=NOTICE_NO_SWITCH.format(code=code), level="warning")),
         log("handoff_phase", time=f.now, phase="failed_no_switch", result=code),
         Raise(machine="auto_handoff", event="preparation_failed"),
+        Raise(machine="auto_handoff", event="switch_failed"),
         Raise(machine="handoff", event="settle"),
     )
 

@@ -53,6 +53,11 @@ def fits_after_retirement(f: CmFacts) -> bool:
     return write is not None and write_outcome(f, write).fitted is not None
 
 
+def generated_notes(f: CmFacts) -> bool:
+    """The committed run produced at least one note."""
+    return bool(f.generation.notes)
+
+
 def checkpoint_on_branch(f: CmFacts) -> bool:
     """M36: a plugin checkpoint exists on the branch."""
     return f.memo_branch_memory().checkpoint_id is not None
@@ -67,6 +72,7 @@ NOTES_STORE: Final[Mapping[str, Guard]] = {
     "sources_in_scope": sources_in_scope,
     "kind_change_allowed": kind_change_allowed,
     "fits_after_retirement": fits_after_retirement,
+    "generated_notes": generated_notes,
     "checkpoint_on_branch": checkpoint_on_branch,
     "notes_on_branch": notes_on_branch,
 }

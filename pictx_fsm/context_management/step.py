@@ -231,10 +231,10 @@ class _Run:
 
     def _on_SessionEnding(self, event: ev.SessionEnding) -> None:
         self.send(
-            ("checkpoint", "abort"),
             ("background_notes", "shutdown"),
             ("auto_handoff", "shutdown"),
             ("handoff", "shutdown"),
+            ("checkpoint", "abort"),
         )
 
     def _on_ToolCalled(self, event: ev.ToolCalled) -> None:
@@ -273,12 +273,7 @@ class _Run:
 
     def _on_StorageFailed(self, event: ev.StorageFailed) -> None:
         """M44: whatever this step wrote did not reach the disk."""
-        self.send(
-            ("notes_store", "storage_failed"),
-            ("checkpoint", "storage_failed"),
-        )
-        if self.state.state_of("background_notes") == "running":
-            self.send(("background_notes", "storage_failed"))
+        self.send(("notes_store", "storage_failed"), ("checkpoint", "storage_failed"))
 
     def _on_HandoffReplied(self, event: ev.HandoffReplied) -> None:
         names = {

@@ -103,10 +103,14 @@ class ContextMemoryExtension:
     """A disk that refuses writes (M44)."""
     veto_switches: bool = False
     """Another extension cancels ``session_before_switch`` (M49)."""
+    veto_returns: bool = False
+    """Another extension cancels only switches back to a source session (M49)."""
     hide_parents: bool = False
     """Parent session files cannot be read (moved or deleted, M24, M49)."""
     fail_takeover: bool = False
     """The takeover prompt fails to start (M50)."""
+    saved: bool = True
+    """``False``: an ephemeral session (``--no-session``): no file, no log, no handoff (M45)."""
     fail_create: bool = False
     """New session files cannot be created (the exclusive create fails, M46 step 4)."""
     status: str = ""
@@ -230,6 +234,16 @@ class ContextMemoryExtension:
         self._flush_takeover()
         return True
 
+    def pass_time(self, ms: int) -> None:
+        """Let ``ms`` pass: every reply or deadline due meanwhile arrives at its time, and
+        an idle wait resolves (time does not pass for the extension in one jump)."""
+        target = self.clock.peek() + ms
+        while self.idle_waits and self._session().is_idle:
+            self.deliver()
+        while self.pending and min(min(p.due, p.deadline) for p in self.pending) <= target:
+            self.deliver()
+        self.clock.advance_to(target)
+
     def _flush_takeover(self) -> None:
         """M46 step 7: the takeover prompt, once the switch is complete."""
         text, self._takeover = self._takeover, None
@@ -252,6 +266,8 @@ class ContextMemoryExtension:
         parent = host.store.path
         if host.files[path].tree.header.parent_session == parent:
             replacement.switch_to_new(host, path)
+        elif self.veto_returns:
+            return False
         else:
             replacement.return_to(host, path)
         self._flush_takeover()
@@ -295,7 +311,7 @@ class _Host:
             model=_model_name(ctx.model),
             pending_input=ctx.has_pending_messages,
             idle=session.is_idle,
-            session_file=host.store.path if host.store.tree is self.tree else None,
+            session_file=host.store.path if self._live() and ext.saved else None,
             cwd=ctx.cwd,
         )
 

@@ -48,27 +48,30 @@ SLOW_MS: Final = 400_000
 
 
 class ScriptedGenerator:
-    """Deterministic replies from a script of kinds."""
+    """Deterministic replies from a script of (first reply, repair reply) kinds."""
 
     def __init__(self, script: Iterable[str] = ()) -> None:
-        self.script: deque[str] = deque(script)
+        self.script: deque[tuple[str, str]] = deque()
         self.requests: list[GenerationRequest] = []
-        self._repair_kind: str | None = None
+        self._repair = "valid"
+        self.push(*script)
 
-    def push(self, *kinds: str) -> None:
-        for kind in kinds:
+    def push(self, *kinds: str, repair: str | None = None) -> None:
+        """Queue replies; ``repair`` answers the repair request that follows a capacity
+        failure (default: ``stubborn`` repairs over capacity again, ``repair_invalid``
+        resolves an open item, anything else repairs validly)."""
+        for kind in (*kinds, *([] if repair is None else [repair])):
             if kind not in REPLY_KINDS:
                 raise ValueError(f"unknown reply kind {kind!r}; known: {', '.join(REPLY_KINDS)}")
-        self.script.extend(kinds)
+        defaults = {"repair_invalid": "resolve_open", "stubborn": "over_capacity"}
+        for kind in kinds:
+            self.script.append((kind, repair or defaults.get(kind, "valid")))
 
     def generate(self, request: GenerationRequest) -> GenerationReply:
         self.requests.append(request)
         if request.repair:
-            repairs = {"repair_invalid": "resolve_open", "stubborn": "over_capacity"}
-            kind = repairs.get(self._repair_kind or "", "valid")
-        else:
-            kind = self.script.popleft() if self.script else "valid"
-            self._repair_kind = kind
+            return _reply(self._repair, request)
+        kind, self._repair = self.script.popleft() if self.script else ("valid", "valid")
         return _reply(kind, request)
 
 

@@ -36,6 +36,8 @@ class CmTool:
     status: str = "active"
     source: SourcePick = "user"
     chars: int = 40
+    handoff: bool = False
+    """Search or read with ``scope: "handoff"`` (the captured parent, M24)."""
 
 
 @frozen(kw_only=True)
@@ -44,10 +46,13 @@ class Generate:
 
     KIND: ClassVar[str] = "generate"
     reply: str = "valid"
+    repair: str | None = None
+    """The reply to a repair request after a capacity failure (default: by ``reply``)."""
 
     def __attrs_post_init__(self) -> None:
-        if self.reply not in REPLY_KINDS:
-            raise ValueError(f"unknown generator reply {self.reply!r}")
+        for kind in (self.reply, self.repair or "valid"):
+            if kind not in REPLY_KINDS:
+                raise ValueError(f"unknown generator reply {kind!r}")
 
 
 @frozen(kw_only=True)
@@ -66,8 +71,19 @@ class Drain:
 
 
 @frozen(kw_only=True)
+class Turn:
+    """A whole round: the user prompts, the run settles, and the host delivers what it owes
+    (a background job's replies, an automatic handoff's idle wait and preparation), letting
+    any run that starts (a takeover prompt) settle too."""
+
+    KIND: ClassVar[str] = "turn"
+    chars: int
+
+
+@frozen(kw_only=True)
 class Wait:
-    """Time passes (cooldowns, deadlines, the rolling hour)."""
+    """Time passes (cooldowns, deadlines, the rolling hour); whatever the host owes the
+    extension meanwhile arrives at its time."""
 
     KIND: ClassVar[str] = "wait"
     ms: int
@@ -122,6 +138,25 @@ class FailTakeover:
 
 
 @frozen(kw_only=True)
+class VetoReturn:
+    """Another extension cancels only the switch back to a source session (M49)."""
+
+    KIND: ClassVar[str] = "veto_return"
+    on: bool
+
+
+@frozen(kw_only=True)
+class NavigateTo:
+    """``/tree`` to a landmark of the current file: ``first_user`` (before any note),
+    ``first_notes`` / ``notes`` (the first / last notes entry), ``checkpoint`` (the last
+    compaction), optionally with a branch summary."""
+
+    KIND: ClassVar[str] = "navigate_to"
+    mark: Literal["first_user", "first_notes", "notes", "checkpoint"]
+    summarize: bool = False
+
+
+@frozen(kw_only=True)
 class FailCreate:
     """New session files cannot be created (or can again, M46 step 4)."""
 
@@ -142,6 +177,7 @@ CmAction: TypeAlias = (
     | Generate
     | Deliver
     | Drain
+    | Turn
     | Wait
     | CtxMemory
     | FailDisk
@@ -150,6 +186,8 @@ CmAction: TypeAlias = (
     | HideParent
     | FailTakeover
     | FailCreate
+    | VetoReturn
+    | NavigateTo
     | ForeignMessage
 )
 CM_ACTION_TYPES: Mapping[str, type[Any]] = {
@@ -159,6 +197,7 @@ CM_ACTION_TYPES: Mapping[str, type[Any]] = {
         Generate,
         Deliver,
         Drain,
+        Turn,
         Wait,
         CtxMemory,
         FailDisk,
@@ -167,6 +206,8 @@ CM_ACTION_TYPES: Mapping[str, type[Any]] = {
         HideParent,
         FailTakeover,
         FailCreate,
+        VetoReturn,
+        NavigateTo,
         ForeignMessage,
     )
 }
@@ -220,10 +261,11 @@ def _call(action: CmTool, ids: Mapping[str, list[str]]) -> tuple[str, dict[str, 
         return NOTES_TOOL, arguments
     if action.tool == "notes_read":
         return NOTES_TOOL, {"action": "read"}
+    scope = {"scope": "handoff"} if action.handoff else {}
     if action.tool == "search":
-        return SEARCH_TOOL, {"query": "prompt-"}
+        return SEARCH_TOOL, {"query": "prompt-", **scope}
     if action.tool == "read":
-        return READ_TOOL, {"sourceId": _pick(action, ids), "offset": 0}
+        return READ_TOOL, {"sourceId": _pick(action, ids), "offset": 0, **scope}
     return STATUS_TOOL, {}
 
 

@@ -128,7 +128,8 @@ def _count(report: CmExploreReport, world: CmWorld, actions: int) -> None:
 def _run_scenarios(options: CmExploreOptions, report: CmExploreReport, tick: Callable[[str], None]) -> None:
     for scenario in SCENARIOS:
         for with_pi_context in options.settings:
-            config = CmWorldConfig(seed=options.seed, pi_context=with_pi_context, fault=options.fault)
+            base = CmWorldConfig(seed=options.seed, pi_context=with_pi_context, fault=options.fault)
+            config = scenario.world(base)
             run = run_cm_actions(config, scenario.actions)
             _count(report, run.world, len(scenario.actions))
             report.scenario_runs += 1

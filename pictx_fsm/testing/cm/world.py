@@ -62,6 +62,8 @@ class CmWorldConfig:
     child: bool = False
     pi_context: bool = False
     """Load pi-context first, as a user who installed both would."""
+    saved: bool = True
+    """``False``: an ephemeral session without a file (M45, M64)."""
     fault: str | None = None
 
     def to_json(self) -> dict[str, Any]:
@@ -145,6 +147,7 @@ class CmWorld:
             generator=self.generator,
             flags=config.flags,
             machines=self.machines,
+            saved=config.saved,
         )
         model = self.model_info(0)
         host = HostSettings(
@@ -215,14 +218,24 @@ class CmWorld:
         if isinstance(action, cm.CmTool):
             session.brain.push(cm.tool_reply(action, self.message_ids(), serial), cm.closing_text(serial))
         elif isinstance(action, cm.Generate):
-            self.generator.push(action.reply)
+            self.generator.push(action.reply, repair=action.repair)
         elif isinstance(action, cm.Deliver):
             return ext.deliver()
+        elif isinstance(action, cm.Turn):
+            if not session.is_idle:
+                return False
+            session.prompt(shared.filler(f"turn-{serial}", action.chars))
+            session.run_until_idle()
+            for _ in range(40):
+                if not ext.deliverable():
+                    break
+                ext.deliver()
+                session.run_until_idle()
         elif isinstance(action, cm.Drain):
             delivered = [ext.deliver() for _ in range(action.limit) if ext.deliverable()]
             return any(delivered)
         elif isinstance(action, cm.Wait):
-            self.clock.advance(action.ms)
+            ext.pass_time(action.ms)
         elif isinstance(action, cm.CtxMemory):
             session.command("ctx-memory", action.args)
         elif isinstance(action, cm.FailDisk):
@@ -236,6 +249,10 @@ class CmWorld:
             ext.fail_takeover = action.on
         elif isinstance(action, cm.FailCreate):
             ext.fail_create = action.on
+        elif isinstance(action, cm.VetoReturn):
+            ext.veto_returns = action.on
+        elif isinstance(action, cm.NavigateTo):
+            return self._navigate_to(action)
         elif isinstance(action, cm.ForeignMessage):
             if not session.is_idle:
                 return False
@@ -247,6 +264,26 @@ class CmWorld:
             session.set_model(self.model_info(action.index))
         else:
             return shared.apply_action(session, action, serial)
+        return True
+
+    def _navigate_to(self, action: cm.NavigateTo) -> bool:
+        from pictx_fsm.context_management.records import NOTES_TYPE
+        from pictx_fsm.session.entries import CompactionEntry, CustomEntry
+
+        session = self.session
+        if not session.is_idle:
+            return False
+        entries = list(session.tree.entries)
+        if action.mark == "first_user":
+            found = [e for e in entries if isinstance(e, MessageEntry) and e.message.role == "user"][:1]
+        elif action.mark in ("notes", "first_notes"):
+            notes = [e for e in entries if isinstance(e, CustomEntry) and e.custom_type == NOTES_TYPE]
+            found = notes[:1] if action.mark == "first_notes" else notes[-1:]
+        else:
+            found = [e for e in entries if isinstance(e, CompactionEntry)][-1:]
+        if not found or found[0].id == session.leaf_id:
+            return False
+        session.navigate(found[0].id, summarize=action.summarize)
         return True
 
     def message_ids(self) -> dict[str, list[str]]:
