@@ -79,7 +79,11 @@ class ContextMemoryCheck:
         if entry.custom_type == AUTO_TYPE:
             return _auto(seen, data, ref)
         if entry.custom_type == TAKEOVER_TYPE:
-            found = [] if seen.takeovers == 0 else [_finding(K.CM_TAKEOVER_REPEATED, "a second takeover prompt mark", ref)]
+            found = (
+                []
+                if seen.takeovers == 0
+                else [_finding(K.CM_TAKEOVER_REPEATED, "a second takeover prompt mark", ref)]
+            )
             return evolve(seen, takeovers=seen.takeovers + 1), found
         return seen, []
 
@@ -108,7 +112,9 @@ def _notes(seen: _Seen, data: Mapping[str, JSON], ref: EntryRef) -> tuple[_Seen,
     through = data.get("notesThroughEntryId")
     previous, known = seen.notes_through
     if data.get("origin") == "tool" and known and through != previous:
-        found.append(_finding(K.CM_COVERAGE_MOVED_BY_WRITE, f"coverage moved {previous} → {through}", ref))
+        found.append(
+            _finding(K.CM_COVERAGE_MOVED_BY_WRITE, f"coverage moved {previous} → {through}", ref)
+        )
     return evolve(seen, notes_through=(through, True)), found
 
 
@@ -133,9 +139,19 @@ def _auto(seen: _Seen, data: Mapping[str, JSON], ref: EntryRef) -> tuple[_Seen, 
     for attempt in fresh:
         if seen.next_eligible is not None and attempt < seen.next_eligible:
             gap = seen.next_eligible - attempt
-            found.append(_finding(K.CM_HANDOFF_COOLDOWN, f"an automatic attempt {gap} ms before nextEligibleAt", ref))
+            found.append(
+                _finding(
+                    K.CM_HANDOFF_COOLDOWN,
+                    f"an automatic attempt {gap} ms before nextEligibleAt",
+                    ref,
+                )
+            )
         if _crowded(setting.attempts, attempt):
-            found.append(_finding(K.CM_HANDOFF_HOURLY_LIMIT, "more than 3 automatic handoffs within an hour", ref))
+            found.append(
+                _finding(
+                    K.CM_HANDOFF_HOURLY_LIMIT, "more than 3 automatic handoffs within an hour", ref
+                )
+            )
     seen = evolve(seen, attempts=setting.attempts, next_eligible=setting.next_eligible_at)
     return seen, found
 
@@ -173,7 +189,11 @@ class ChainLink:
 
 def receipt_link(path: str, entries: Iterable[Entry], locate: Any) -> ChainLink | None:
     for entry in entries:
-        if isinstance(entry, CustomEntry) and entry.custom_type == RECEIPT_TYPE and isinstance(entry.data, Mapping):
+        if (
+            isinstance(entry, CustomEntry)
+            and entry.custom_type == RECEIPT_TYPE
+            and isinstance(entry.data, Mapping)
+        ):
             receipt = receipt_from_json(entry.data)
             if receipt is None:
                 return None
@@ -216,7 +236,9 @@ def chain_findings(links: Sequence[ChainLink]) -> dict[str, list[Finding]]:
             if _crowded(times, link.captured_at):
                 ref = EntryRef(id=link.entry, line=link.line)
                 message = "the session chain has more than 3 automatic handoffs within an hour"
-                found.setdefault(link.path, []).append(_finding(K.CM_HANDOFF_HOURLY_LIMIT, message, ref))
+                found.setdefault(link.path, []).append(
+                    _finding(K.CM_HANDOFF_HOURLY_LIMIT, message, ref)
+                )
     return found
 
 

@@ -32,7 +32,11 @@ def replay_cm(args: argparse.Namespace) -> int:
                     "decisions": len(decisions),
                     "first_difference": None
                     if difference is None
-                    else {"index": difference.index, "recorded": difference.expected, "now": difference.actual},
+                    else {
+                        "index": difference.index,
+                        "recorded": difference.expected,
+                        "now": difference.actual,
+                    },
                     "violation": failure,
                     "reproduces_recorded_failure": recorded is not None and failure == recorded,
                 },

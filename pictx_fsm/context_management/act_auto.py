@@ -48,7 +48,10 @@ def observe_baseline(f: CmFacts) -> tuple[Intent, ...]:
     tokens = f.ctx.tokens
     assert tokens is not None
     base = Observation(
-        session_id=f.state.session_id, model=f.ctx.model, compactions=f.state.compactions, tokens=tokens
+        session_id=f.state.session_id,
+        model=f.ctx.model,
+        compactions=f.state.compactions,
+        tokens=tokens,
     )
     return (update(baseline=base),)
 

@@ -55,7 +55,11 @@ def _failure(f: CmFacts, *, block: bool) -> tuple[Intent, ...]:
     background = f.state.background
     blocked = background.blocked | {run.key} if block else background.blocked
     codes = (*background.last_codes, run.failure or "")[-4:]
-    return (update(background=evolve(background, blocked=blocked, last_failure_at=f.now, last_codes=codes)),)
+    return (
+        update(
+            background=evolve(background, blocked=blocked, last_failure_at=f.now, last_codes=codes)
+        ),
+    )
 
 
 def block_background_key(f: CmFacts) -> tuple[Intent, ...]:

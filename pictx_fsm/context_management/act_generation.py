@@ -208,7 +208,12 @@ def _commit(f: CmFacts, run: GenRun) -> tuple[Intent, ...]:
         owner.append(Raise(machine="background_notes", event="succeeded"))
     else:
         owner.append(Raise(machine="handoff", event="notes_ready"))
-    return (update(generation=run), _end(f, run, "ok"), *owner, Raise(machine="checkpoint", event="settle"))
+    return (
+        update(generation=run),
+        _end(f, run, "ok"),
+        *owner,
+        Raise(machine="checkpoint", event="settle"),
+    )
 
 
 def commit_generation(f: CmFacts) -> tuple[Intent, ...]:
@@ -222,7 +227,9 @@ def carry_and_commit(f: CmFacts) -> tuple[Intent, ...]:
     return _commit(f, evolve(_with_reply(f), notes=notes))
 
 
-def _fail(f: CmFacts, code: str, budget: BudgetFailure | None = None, *, native: bool = False) -> tuple[Intent, ...]:
+def _fail(
+    f: CmFacts, code: str, budget: BudgetFailure | None = None, *, native: bool = False
+) -> tuple[Intent, ...]:
     """Nothing is saved (M28, M29, M32); the owner hears of it."""
     run = evolve(_with_reply(f), failure=code, failure_budget=budget)
     intents: list[Intent] = [update(generation=run), _end(f, run, code)]
@@ -241,9 +248,15 @@ def _native_fallback(f: CmFacts, run: GenRun) -> tuple[Intent, ...]:
     branch, one ``native_compaction`` summary record."""
     code = run.failure or gen.SHAPE
     budget = run.failure_budget
-    failure = Failure(code=code, time=f.now, budget=None if budget is None else tuple(budget.to_json().items()))
-    data = event_data("checkpoint_failed", code, f.now, None if budget is None else budget.to_json())
-    memory = evolve(f.state.branch, failed_attempts=f.state.branch.failed_attempts + 1, last_failure=failure)
+    failure = Failure(
+        code=code, time=f.now, budget=None if budget is None else tuple(budget.to_json().items())
+    )
+    data = event_data(
+        "checkpoint_failed", code, f.now, None if budget is None else budget.to_json()
+    )
+    memory = evolve(
+        f.state.branch, failed_attempts=f.state.branch.failed_attempts + 1, last_failure=failure
+    )
     return (
         Answer(value=None),
         Emit(effect=Notify(message=NOTICE_FALLBACK.format(code=code), level="warning")),
@@ -321,7 +334,7 @@ def close_generation(f: CmFacts) -> tuple[Intent, ...]:
     return (update(generation=None),)
 
 
-GENERATION_ACTIONS: Final[Mapping[str, Action]] = {
+_ACTIONS: Final[Mapping[str, Action]] = {
     "open_generation": open_generation,
     "fail_unsupported": fail_unsupported,
     "fail_batch_limit": fail_batch_limit,
@@ -349,4 +362,4 @@ def validate_reply(f: CmFacts) -> tuple[Intent, ...]:
     return (update(generation=_with_reply(f)), Raise(machine="checkpoint", event="check"))
 
 
-GENERATION_ACTIONS = {**GENERATION_ACTIONS, "validate_reply": validate_reply}
+GENERATION_ACTIONS: Final[Mapping[str, Action]] = {**_ACTIONS, "validate_reply": validate_reply}

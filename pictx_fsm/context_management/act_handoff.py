@@ -24,15 +24,12 @@ from pictx_fsm.context_management.facts import CmFacts
 from pictx_fsm.context_management.notes import NoteSet
 from pictx_fsm.context_management.policy import AUTO_COOLDOWN_MS, NOTE_STATE_VERSION
 from pictx_fsm.context_management.records import (
-    HANDOFF_TYPE,
-    NOTES_TYPE,
-    TAKEOVER_TYPE,
     AUTO_TYPE,
+    HANDOFF_TYPE,
+    TAKEOVER_TYPE,
     Receipt,
     branch_digest,
-    notes_data,
 )
-from pictx_fsm.context_management.sources import pending_bytes
 from pictx_fsm.context_management.texts import (
     NOTICE_HANDOFF_REFUSED,
     NOTICE_NO_SWITCH,
@@ -172,7 +169,14 @@ def switch_to_target(f: CmFacts) -> tuple[Intent, ...]:
     intents: list[Intent] = [update(handoff=evolve(handoff, target=target))]
     if handoff.mode == "automatic":
         intents.append(Raise(machine="auto_handoff", event="switch_started"))
-    intents.append(log("handoff_phase", time=f.now, phase="switching", flowDurationMs=f.now - handoff.started_at))
+    intents.append(
+        log(
+            "handoff_phase",
+            time=f.now,
+            phase="switching",
+            flowDurationMs=f.now - handoff.started_at,
+        )
+    )
     intents.append(Emit(effect=SwitchSession(path=target)))
     return tuple(intents)
 

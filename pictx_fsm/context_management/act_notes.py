@@ -49,7 +49,9 @@ def tool_error(code: str, message: str, budget: BudgetFailure | None = None) -> 
     return Answer(value=ToolResult(payload=payload))
 
 
-def _refusal(f: CmFacts, code: str, message: str, budget: BudgetFailure | None = None) -> tuple[Intent, ...]:
+def _refusal(
+    f: CmFacts, code: str, message: str, budget: BudgetFailure | None = None
+) -> tuple[Intent, ...]:
     fields: dict[str, JSON] = {"time": f.now, "result": code}
     if budget is not None:
         fields["budget"] = budget.to_json()
@@ -58,7 +60,11 @@ def _refusal(f: CmFacts, code: str, message: str, budget: BudgetFailure | None =
         time=f.now,
         budget=None if budget is None else tuple(budget.to_json().items()),
     )
-    return (tool_error(code, message, budget), update(last_failure=failure), log("note_write", **fields))
+    return (
+        tool_error(code, message, budget),
+        update(last_failure=failure),
+        log("note_write", **fields),
+    )
 
 
 def refuse_storage(f: CmFacts) -> tuple[Intent, ...]:
@@ -93,7 +99,11 @@ def accept_write(f: CmFacts) -> tuple[Intent, ...]:
     branch = f.state.branch
     version = branch.state_version + 1
     data = notes_data(
-        fitted.notes, origin="tool", through=branch.notes_through, state=version, retired=fitted.retired
+        fitted.notes,
+        origin="tool",
+        through=branch.notes_through,
+        state=version,
+        retired=fitted.retired,
     )
     memory = evolve(
         branch,
@@ -101,7 +111,12 @@ def accept_write(f: CmFacts) -> tuple[Intent, ...]:
         state_version=version,
         has_notes_entry=True,
     )
-    payload = {"ok": True, "key": write.key, "retired": list(fitted.retired), "notes": len(fitted.notes)}
+    payload = {
+        "ok": True,
+        "key": write.key,
+        "retired": list(fitted.retired),
+        "notes": len(fitted.notes),
+    }
     return (
         Emit(effect=AppendEntry(custom_type=NOTES_TYPE, data=data)),
         update(branch=memory),

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable, Mapping
 from typing import Final
 
 from pictx_fsm.context_management.effects import (
@@ -50,7 +51,10 @@ def _notes(f: CmFacts) -> tuple[Intent, ...]:
     notes = f.state.branch.notes
     if not notes:
         return (_say(NOTES_EMPTY),)
-    lines = [f"{n.key} [{n.kind}/{n.status}] {n.text} (sources: {', '.join(n.sources)})" for n in notes.notes]
+    lines = [
+        f"{n.key} [{n.kind}/{n.status}] {n.text} (sources: {', '.join(n.sources)})"
+        for n in notes.notes
+    ]
     return (_say("\n".join(lines)),)
 
 
@@ -62,11 +66,20 @@ def _cancel(f: CmFacts) -> tuple[Intent, ...]:
     """M41, M48, M71: a background job or a handoff preparation; saved notes stay."""
     state = f.state
     if state.state_of("background_notes") == "running":
-        return (Raise(machine="background_notes", event="cancel", strict=True), _say(NOTICE_CANCELLED.format(what="background notes")))
+        return (
+            Raise(machine="background_notes", event="cancel", strict=True),
+            _say(NOTICE_CANCELLED.format(what="background notes")),
+        )
     if state.state_of("auto_handoff") in ("pending", "preparing"):
-        return (Raise(machine="auto_handoff", event="cancel", strict=True), _say(NOTICE_CANCELLED.format(what="handoff preparation")))
+        return (
+            Raise(machine="auto_handoff", event="cancel", strict=True),
+            _say(NOTICE_CANCELLED.format(what="handoff preparation")),
+        )
     if state.state_of("handoff") == "filling_notes":
-        return (Raise(machine="handoff", event="cancel", strict=True), _say(NOTICE_CANCELLED.format(what="handoff preparation")))
+        return (
+            Raise(machine="handoff", event="cancel", strict=True),
+            _say(NOTICE_CANCELLED.format(what="handoff preparation")),
+        )
     return (_say(NOTICE_NOTHING_TO_CANCEL),)
 
 
@@ -85,7 +98,7 @@ def _handoff(f: CmFacts) -> tuple[Intent, ...]:
     return (update(handoff=run), Raise(machine="handoff", event="begin", strict=True))
 
 
-def _auto(on: bool) -> object:
+def _auto(on: bool) -> Callable[[CmFacts], tuple[Intent, ...]]:
     def run(f: CmFacts) -> tuple[Intent, ...]:
         return (Raise(machine="auto_handoff", event="auto_on" if on else "auto_off", strict=True),)
 
@@ -109,10 +122,12 @@ def _export(f: CmFacts) -> tuple[Intent, ...]:
     receipt = f.receipt if f.state.receipt_verified else None
     parent = receipt.parent_file if receipt is not None else None
     captured = receipt.captured_at if receipt is not None else None
-    return (Emit(effect=ExportReport(session_file=session, parent_file=parent, captured_at=captured)),)
+    return (
+        Emit(effect=ExportReport(session_file=session, parent_file=parent, captured_at=captured)),
+    )
 
 
-_COMMANDS = {
+_COMMANDS: Mapping[str, Callable[[CmFacts], tuple[Intent, ...]]] = {
     "status": _status,
     "notes": _notes,
     "compact": _compact,

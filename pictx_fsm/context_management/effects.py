@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, TypeAlias
 
-from attrs import field, frozen
+from attrs import frozen
 
 from pictx_fsm.context_management.generation import GenerationRequest
 from pictx_fsm.effects import AppendEntry, CancelResult, Notify, ToolResult
@@ -170,5 +170,5 @@ class CmResult:
     value: Value = None
     answered: bool = False
     """Whether the step decided the hook's value (``None`` included: Pi's default)."""
-    effects: tuple[HostEffect, ...] = field(default=(), converter=tuple)
-    fired: tuple[str, ...] = field(default=(), converter=tuple)
+    effects: tuple[HostEffect, ...] = ()
+    fired: tuple[str, ...] = ()

@@ -59,7 +59,7 @@ class CompactionStarting:
 
     reason: str
     first_kept: str | None
-    files: FileRecord = FileRecord()
+    files: FileRecord = field(factory=FileRecord)
     custom_instructions: bool = False
     signal_aborted: bool = False
 

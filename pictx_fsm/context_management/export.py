@@ -39,7 +39,9 @@ def report_path(session_file: str) -> str:
     return session_file + REPORT_SUFFIX
 
 
-def _session_records(files: LogFiles, session_file: str, role: str) -> tuple[list[dict[str, JSON]], int, list[str]]:
+def _session_records(
+    files: LogFiles, session_file: str, role: str
+) -> tuple[list[dict[str, JSON]], int, list[str]]:
     """Oldest first: ``.2``, ``.1``, primary (M67); ``missing`` names the absent primary."""
     primary = log_path(session_file)
     records: list[dict[str, JSON]] = []

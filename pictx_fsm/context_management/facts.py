@@ -21,7 +21,7 @@ from pictx_fsm.context_management.events import (
     GenerationReplied,
     ToolCalled,
 )
-from pictx_fsm.context_management.generation import GenRun
+from pictx_fsm.context_management.generation import Candidate, GenRun, validate
 from pictx_fsm.context_management.policy import (
     AUTO_MAX_PER_HOUR,
     BG_SELECT_BYTES,
@@ -29,8 +29,13 @@ from pictx_fsm.context_management.policy import (
     HOUR_MS,
     Budgets,
 )
-from pictx_fsm.context_management.generation import Candidate, validate
-from pictx_fsm.context_management.records import BranchMemory, Receipt, inherited_notes, read_branch, read_session
+from pictx_fsm.context_management.records import (
+    BranchMemory,
+    Receipt,
+    inherited_notes,
+    read_branch,
+    read_session,
+)
 from pictx_fsm.context_management.sources import Source, after, branch_sources, closed_prefix
 from pictx_fsm.context_management.state import CmState
 from pictx_fsm.session.entries import Entry
@@ -187,5 +192,3 @@ class CmFacts:
     def leaf_descends_from(self, entry_id: str | None) -> bool:
         """``entry_id`` is the leaf or one of its ancestors (plain appends keep it so)."""
         return entry_id is None or entry_id in self.branch_ids
-
-

@@ -13,7 +13,7 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any, Final, Literal, TypeAlias
 
-from attrs import evolve, frozen
+from attrs import evolve, field, frozen
 
 from pictx_fsm.context_management.notes import (
     KINDS,
@@ -131,7 +131,7 @@ class GenRun:
     batch: int = 0
     requests: int = 0
     repair_used: bool = False
-    notes: NoteSet = NoteSet()
+    notes: NoteSet = field(factory=NoteSet)
     """The validated notes carried into the next batch (M27)."""
     first: NoteSet | None = None
     """This batch's first candidate (M30 compares the repair with it)."""
@@ -143,7 +143,7 @@ class GenRun:
     """The last source the run covers (the new coverage position)."""
     archived_through: str | None = None
     first_kept: str | None = None
-    files: FileRecord = FileRecord()
+    files: FileRecord = field(factory=FileRecord)
     failure: str | None = None
     failure_budget: BudgetFailure | None = None
     input_tokens: int = 0
@@ -328,9 +328,11 @@ def repair_breaks_rules(run: GenRun, text: str) -> bool:
         note = note_from_json(item)
         before = run.notes.get(note.key)
         proposed = first.get(note.key)
-        if before is not None and (before.status == "active" or before.kind in PROTECTED_KINDS):
-            if note.kind != before.kind:
-                return True
+        kept_kind = before is not None and (
+            before.status == "active" or before.kind in PROTECTED_KINDS
+        )
+        if kept_kind and before is not None and note.kind != before.kind:
+            return True
         if note.status == "resolved" and (before is None or before.status != "resolved"):
             if proposed is None or proposed.status != "resolved":
                 return True

@@ -44,7 +44,9 @@ def sources_in_scope(f: CmFacts) -> bool:
 def kind_change_allowed(f: CmFacts) -> bool:
     """M13: an existing constraint or failed attempt keeps its kind."""
     write = parse_write(f.tool_arguments)
-    return write is not None and not kind_change_refused(f.state.branch.notes, write.key, write.kind)
+    return write is not None and not kind_change_refused(
+        f.state.branch.notes, write.key, write.kind
+    )
 
 
 def fits_after_retirement(f: CmFacts) -> bool:

@@ -56,8 +56,8 @@ def _digest(text: str) -> str:
 
 
 def make_cursor(query: str, scope: Scope, position: int) -> str:
-    body = {"q": _digest(query), "s": scope.name, "i": scope.session_id, "l": scope.leaf}
-    body["p"] = position
+    body: dict[str, JSON] = {"q": _digest(query), "s": scope.name, "i": scope.session_id}
+    body.update(l=scope.leaf, p=position)
     raw = json.dumps(body, separators=(",", ":")).encode("utf-8")
     return CURSOR_PREFIX + base64.urlsafe_b64encode(raw).decode("ascii")
 
@@ -73,7 +73,9 @@ def read_cursor(cursor: str, query: str, scope: Scope) -> int:
         same = (body["q"], body["s"], body["i"]) == (_digest(query), scope.name, scope.session_id)
         leaf = body["l"]
     except (ValueError, KeyError, TypeError, binascii.Error, json.JSONDecodeError):
-        raise HistoryError(code=INVALID_ARGUMENTS, message="cursor is not a search cursor") from None
+        raise HistoryError(
+            code=INVALID_ARGUMENTS, message="cursor is not a search cursor"
+        ) from None
     if not same or (leaf is not None and leaf not in scope.ancestors):
         raise HistoryError(code=STALE_SCOPE, message="query, scope, branch or session changed")
     return position
@@ -140,7 +142,9 @@ def _inside_character(data: bytes, index: int) -> bool:
     return 0 < index < len(data) and (data[index] & 0xC0) == 0x80
 
 
-def scope_of(name: str, session_id: str, leaf: str | None, sources: Sequence[Source], ids: Sequence[str]) -> Scope:
+def scope_of(
+    name: str, session_id: str, leaf: str | None, sources: Sequence[Source], ids: Sequence[str]
+) -> Scope:
     return Scope(
         name=name,
         session_id=session_id,

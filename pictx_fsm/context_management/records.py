@@ -25,7 +25,7 @@ import hashlib
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Final, TypeAlias
 
-from attrs import frozen
+from attrs import evolve, field, frozen
 
 from pictx_fsm.context_management.notes import FileRecord, Note, NoteSet, note_from_json
 from pictx_fsm.context_management.policy import NOTE_STATE_VERSION
@@ -226,12 +226,12 @@ class Failure:
 class BranchMemory:
     """Everything the branch says about notes (M15, M33, M36)."""
 
-    notes: NoteSet = NoteSet()
+    notes: NoteSet = field(factory=NoteSet)
     state_version: int = 0
     notes_through: str | None = None
     through: str | None = None
     checkpoint_id: str | None = None
-    files: FileRecord = FileRecord()
+    files: FileRecord = field(factory=FileRecord)
     has_notes_entry: bool = False
     last_compaction_origin: str | None = None
     unreconciled_native: str | None = None
@@ -242,9 +242,11 @@ class BranchMemory:
     handoff_saved: bool = False
 
 
-def read_branch(branch: Sequence[Entry], inherited: NoteSet = NoteSet()) -> BranchMemory:
-    """Replay the branch, oldest first (M15): the last snapshot wins."""
-    memory = BranchMemory(notes=inherited, has_notes_entry=bool(inherited))
+def read_branch(branch: Sequence[Entry], inherited: NoteSet | None = None) -> BranchMemory:
+    """Replay the branch, oldest first (M15): the last snapshot wins; a handoff target
+    starts from its inherited notes."""
+    start = inherited or NoteSet()
+    memory = BranchMemory(notes=start, has_notes_entry=bool(start))
     for entry in branch:
         memory = _fold(memory, entry)
     return memory
@@ -280,7 +282,9 @@ def _fold_event(memory: BranchMemory, data: Mapping[str, JSON]) -> BranchMemory:
     failure = Failure(
         code=str(data.get("code", "")),
         time=int(data.get("time", 0)),
-        budget=tuple((str(k), v) for k, v in budget.items()) if isinstance(budget, Mapping) else None,
+        budget=tuple((str(k), v) for k, v in budget.items())
+        if isinstance(budget, Mapping)
+        else None,
     )
     failed = memory.failed_attempts + (data.get("event") == "checkpoint_failed")
     return _evolve(memory, failed_attempts=failed, last_failure=failure)
@@ -311,8 +315,6 @@ def _fold_compaction(memory: BranchMemory, entry: CompactionEntry) -> BranchMemo
 
 
 def _evolve(memory: BranchMemory, **changes: JSON) -> BranchMemory:
-    from attrs import evolve
-
     return evolve(memory, **changes)
 
 

@@ -124,7 +124,9 @@ class ContextMemoryRuntime:
     def handle(self, event: ev.CmEvent) -> CmResult:
         """One event and everything it sets in motion; the hook's final value."""
         before = self.state
-        self.state, result = step(before, event, self.host.context(), self.services(), self.machines)
+        self.state, result = step(
+            before, event, self.host.context(), self.services(), self.machines
+        )
         self.results.append((event, result))
         if self.on_step is not None:
             self.on_step(event, self.state, result)

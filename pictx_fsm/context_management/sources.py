@@ -78,7 +78,9 @@ def source_of(entry: Entry) -> Source | None:
         return _message_source(entry)
     if isinstance(entry, CustomMessageEntry) and not entry.custom_type.startswith(OWN_PREFIX):
         text, other = _text_blocks(entry.content)
-        return None if other else Source(id=entry.id, role="custom", time=entry.timestamp, text=text)
+        return (
+            None if other else Source(id=entry.id, role="custom", time=entry.timestamp, text=text)
+        )
     if isinstance(entry, CompactionEntry):
         return Source(id=entry.id, role="summary", time=entry.timestamp, text=entry.summary)
     return None
@@ -91,9 +93,11 @@ def _message_source(entry: MessageEntry) -> Source | None:
         return None
     text, _ = _text_blocks(raw.get("content"))
     content = raw.get("content")
-    calls = [b for b in content if isinstance(b, Mapping) and b.get("type") == "toolCall"] if (
-        isinstance(content, list)
-    ) else []
+    calls = (
+        [b for b in content if isinstance(b, Mapping) and b.get("type") == "toolCall"]
+        if (isinstance(content, list))
+        else []
+    )
     if calls:
         text = "\n".join([text, *(_call_text(b) for b in calls)]).strip("\n")
     call_id = raw.get("toolCallId")
@@ -221,7 +225,9 @@ def pieces(sources: Sequence[Source], limit: int) -> list[Piece]:
         overhead = whole.size - len(source.text.encode("utf-8"))
         room = max(1, limit - overhead - 16)
         for start, text in split_text(source.text, room):
-            out.append(Piece(id=source.id, role=source.role, time=source.time, text=text, start=start))
+            out.append(
+                Piece(id=source.id, role=source.role, time=source.time, text=text, start=start)
+            )
     return out
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from attrs import evolve, frozen
+from attrs import evolve, field, frozen
 
 from pictx_fsm.context_management.generation import GenRun
 from pictx_fsm.context_management.records import AutoSetting, BranchMemory, Failure
@@ -98,7 +98,7 @@ class CmState:
     flags: Flags
     loaded_at: int
     session_id: str = ""
-    branch: BranchMemory = BranchMemory()
+    branch: BranchMemory = field(factory=BranchMemory)
     seen_entries: int = 0
     pending_bytes: int = 0
     """Bytes of source after the coverage position, kept incrementally (M38)."""
@@ -110,10 +110,10 @@ class CmState:
     compactions: int = 0
     """Compactions observed by this instance (baselines and triggers compare it, M55)."""
     model: str | None = None
-    auto: AutoSetting = AutoSetting()
+    auto: AutoSetting = field(factory=AutoSetting)
     baseline: Observation | None = None
     trigger: Trigger | None = None
-    background: BackgroundVars = BackgroundVars()
+    background: BackgroundVars = field(factory=BackgroundVars)
     generation: GenRun | None = None
     next_job: int = 1
     handoff: HandoffRun | None = None

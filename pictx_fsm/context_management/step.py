@@ -201,7 +201,9 @@ class _Run:
 
     def _on_TurnStarted(self, event: ev.TurnStarted) -> None:
         """M23: a new assistant turn's quota; M57/M59: input revokes a scheduled handoff."""
-        self.state = evolve(self.state, turns=self.state.turns + 1, recall_used=0, turn_started_at=self.ctx.now)
+        self.state = evolve(
+            self.state, turns=self.state.turns + 1, recall_used=0, turn_started_at=self.ctx.now
+        )
         if self.state.state_of("auto_handoff") in ("pending", "preparing"):
             self.send(("auto_handoff", "revoke"))
 
@@ -297,7 +299,10 @@ class _Run:
         if isinstance(self.event, ev.ToolCalled) and not self.answered and self.event.name in TOOLS:
             value = ToolResult(payload={"ok": False, "error": "internal", "message": "no answer"})
         result = CmResult(
-            value=value, answered=self.answered, effects=tuple(self.effects), fired=tuple(self.fired)
+            value=value,
+            answered=self.answered,
+            effects=tuple(self.effects),
+            fired=tuple(self.fired),
         )
         return self.state, result
 

@@ -34,7 +34,9 @@ NOTICE_STORAGE_FAILED: Final = (
     "Context memory could not write to the session file (storage_failed). "
     "Reopen the session from disk; /reload is not enough."
 )
-NOTICE_FALLBACK: Final = "Context memory checkpoint failed ({code}); Pi's default compaction is used."
+NOTICE_FALLBACK: Final = (
+    "Context memory checkpoint failed ({code}); Pi's default compaction is used."
+)
 NOTICE_NO_SWITCH: Final = "Handoff stopped before switching ({code}); this session continues."
 NOTICE_RESUME: Final = (
     "The new session could not be initialized and switching back was cancelled. "
@@ -55,8 +57,7 @@ NOTICE_EXPORTED: Final = "Context memory report written to {path}"
 NOTICE_EXPORT_UNSAVED: Final = "Context memory: this session is not saved; nothing to export."
 NOTICE_PANEL_CLOSED: Final = "Context memory panel closed."
 NOTES_EMPTY: Final = (
-    "No context notes yet. Notes are written by context_notes, background notes and "
-    "checkpoints."
+    "No context notes yet. Notes are written by context_notes, background notes and checkpoints."
 )
 USAGE: Final = (
     "Usage: /ctx-memory status | notes | compact | cancel | handoff | auto on | auto off | "
@@ -80,7 +81,7 @@ NOTES_GUIDELINES: Final = (
     "update fails, say so and stop retrying.",
 )
 SEARCH_DESCRIPTION: Final = (
-    "Search this branch's history (scope \"handoff\": the parent session captured at handoff) "
+    'Search this branch\'s history (scope "handoff": the parent session captured at handoff) '
     "for a case-sensitive literal substring. Returns source ids, roles, times and excerpts; "
     "pass the cursor back for the next page."
 )

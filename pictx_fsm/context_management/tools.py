@@ -63,7 +63,11 @@ TOOL_SCHEMAS: Final[Mapping[str, Mapping[str, JSON]]] = {
         "description": SEARCH_DESCRIPTION,
         "parameters": {
             "type": "object",
-            "properties": {"query": {"type": "string"}, "cursor": {"type": "string"}, "scope": _SCOPE},
+            "properties": {
+                "query": {"type": "string"},
+                "cursor": {"type": "string"},
+                "scope": _SCOPE,
+            },
             "required": ["query"],
         },
     },
@@ -80,7 +84,10 @@ TOOL_SCHEMAS: Final[Mapping[str, Mapping[str, JSON]]] = {
             "required": ["sourceId"],
         },
     },
-    STATUS_TOOL: {"description": STATUS_DESCRIPTION, "parameters": {"type": "object", "properties": {}}},
+    STATUS_TOOL: {
+        "description": STATUS_DESCRIPTION,
+        "parameters": {"type": "object", "properties": {}},
+    },
 }
 
 
@@ -101,7 +108,9 @@ def answer_tool(f: CmFacts, name: str) -> tuple[Intent, ...] | None:
         if name == SEARCH_TOOL:
             query, cursor = args.get("query"), args.get("cursor")
             if not isinstance(query, str) or not (cursor is None or isinstance(cursor, str)):
-                raise history.HistoryError(code=history.INVALID_ARGUMENTS, message="query must be a string")
+                raise history.HistoryError(
+                    code=history.INVALID_ARGUMENTS, message="query must be a string"
+                )
             return _recall(f, history.search(scope, query, cursor))
         source, offset = args.get("sourceId"), args.get("offset", 0)
         limit = args.get("maxBytes", READ_MAX_BYTES)
@@ -121,7 +130,10 @@ def _recall(f: CmFacts, payload: Mapping[str, JSON]) -> tuple[Intent, ...]:
     size = history.result_bytes(payload)
     if f.ctx.tokens is None or size > recall_left(f.state, f.ctx):
         return (tool_error(RECALL_BUDGET, RECALL_ADVICE),)
-    return (update(recall_used=f.state.recall_used + size), Answer(value=ToolResult(payload=payload)))
+    return (
+        update(recall_used=f.state.recall_used + size),
+        Answer(value=ToolResult(payload=payload)),
+    )
 
 
 def _scope(f: CmFacts, name: JSON) -> history.Scope:
@@ -129,12 +141,20 @@ def _scope(f: CmFacts, name: JSON) -> history.Scope:
     if name == "session":
         return history.scope_of("session", f.state.session_id, leaf, f.sources, list(f.branch_ids))
     if name != "handoff":
-        raise history.HistoryError(code=history.INVALID_ARGUMENTS, message="scope must be 'session' or 'handoff'")
+        raise history.HistoryError(
+            code=history.INVALID_ARGUMENTS, message="scope must be 'session' or 'handoff'"
+        )
     receipt = f.receipt
     if receipt is None:
-        raise history.HistoryError(code=HANDOFF_UNAVAILABLE, message="this session has no handoff parent")
+        raise history.HistoryError(
+            code=HANDOFF_UNAVAILABLE, message="this session has no handoff parent"
+        )
     branch = f.services.parents.parent_branch(receipt.parent_file, receipt.captured_leaf)
     ids = [e.id for e in branch or () if e.id is not None]
     if branch is None or branch_digest(ids) != receipt.digest:
-        raise history.HistoryError(code=HANDOFF_UNAVAILABLE, message="the parent session is missing or modified")
-    return history.scope_of("handoff", receipt.parent_session, receipt.captured_leaf, branch_sources(branch), ids)
+        raise history.HistoryError(
+            code=HANDOFF_UNAVAILABLE, message="the parent session is missing or modified"
+        )
+    return history.scope_of(
+        "handoff", receipt.parent_session, receipt.captured_leaf, branch_sources(branch), ids
+    )

@@ -105,7 +105,11 @@ def _roles(f: CmFacts) -> dict[str, str]:
     """Raw message entries of the branch by id, with the role they can support (M9)."""
     roles: dict[str, str] = {}
     for entry in f.branch:
-        if isinstance(entry, MessageEntry) and entry.message.role in ("user", "assistant", "toolResult"):
+        if isinstance(entry, MessageEntry) and entry.message.role in (
+            "user",
+            "assistant",
+            "toolResult",
+        ):
             roles[entry.id] = entry.message.role
         elif isinstance(entry, CustomMessageEntry):
             roles[entry.id] = "custom"

@@ -189,9 +189,13 @@ class ContextMemoryExtension:
 
     def _compaction(self, event: SessionBeforeCompact) -> ev.CmEvent:
         host = self._session()._host
-        plan = plan_compaction(host.store.branch(), host.settings.compaction.keep_recent_tokens, host.counter)
+        plan = plan_compaction(
+            host.store.branch(), host.settings.compaction.keep_recent_tokens, host.counter
+        )
         kept = plan.first_kept_entry_id if plan is not None else None
-        return ev.CompactionStarting(reason=event.reason, first_kept=kept, signal_aborted=event.signal_aborted)
+        return ev.CompactionStarting(
+            reason=event.reason, first_kept=kept, signal_aborted=event.signal_aborted
+        )
 
     def _tool(self, call: ToolInvocation, ctx: HostContext) -> ToolOutput:
         result = self.runtime.handle(ev.ToolCalled(name=call.name, arguments=call.arguments))
@@ -282,7 +286,9 @@ def _reply(result: CmResult, event: HookEvent) -> Reply:
     value = result.value
     if isinstance(value, CheckpointCompaction):
         return SuppliedCompaction(
-            summary=value.summary, first_kept_entry_id=value.first_kept_entry_id, details=dict(value.details)
+            summary=value.summary,
+            first_kept_entry_id=value.first_kept_entry_id,
+            details=dict(value.details),
         )
     if isinstance(value, CancelResult):
         return HookResult(hook=type(event).HOOK, value=value)
@@ -329,7 +335,9 @@ class _Host:
     def notify(self, message: str, level: str) -> None:
         session = self.ext._session()
         host = session._host
-        record = NoticeRecord(source=self.ext.name, message=message, level=level, leaf_id=host.store.leaf_id)  # type: ignore[arg-type]
+        record = NoticeRecord(
+            source=self.ext.name, message=message, level=level, leaf_id=host.store.leaf_id
+        )  # type: ignore[arg-type]
         host.log.notices.append(record)
 
     def set_status(self, text: str) -> None:

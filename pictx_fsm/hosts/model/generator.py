@@ -4,9 +4,10 @@ handoff packages): each request takes the next scripted reply kind.
 Kinds: ``valid`` (a correct candidate: the carried notes plus one note citing the batch),
 ``invalid_shape`` (not the required JSON), ``bad_boundary`` (confirms the wrong source),
 ``over_capacity`` (notes far over the byte budget; a following repair request is answered
-validly), ``stubborn`` (over capacity, and the repair too), ``repair_invalid`` (over capacity, and the repair resolves an open item the first
-candidate did not), ``slow`` (valid, but 400 s), ``failing`` (a provider error),
-``incomplete`` (the stream stopped early), ``aborted`` (the user's cancel). An empty script
+validly), ``stubborn`` (over capacity, and the repair too), ``repair_invalid`` (over
+capacity, and the repair resolves an open item the first candidate did not), ``slow``
+(valid, but 400 s), ``failing`` (a provider error), ``incomplete`` (the stream stopped
+early), ``aborted`` (the user's cancel). An empty script
 answers ``valid``. Usage is estimated from the JSON sizes (bytes / 4).
 """
 
@@ -18,6 +19,7 @@ from collections.abc import Iterable
 from typing import Final, Literal, TypeAlias
 
 from pictx_fsm.context_management.generation import GenerationReply, GenerationRequest
+from pictx_fsm.context_management.generation import ReplyKind as GenReplyKind
 
 ReplyKind: TypeAlias = Literal[
     "valid",
@@ -43,6 +45,16 @@ REPLY_KINDS: Final[tuple[str, ...]] = (
     "incomplete",
     "aborted",
 )
+_FAILURES: Final[dict[str, GenReplyKind]] = {
+    "failing": "error",
+    "aborted": "aborted",
+    "incomplete": "incomplete",
+}
+_FAILURES: Final[dict[str, GenReplyKind]] = {
+    "failing": "error",
+    "aborted": "aborted",
+    "incomplete": "incomplete",
+}
 FAST_MS: Final = 2_000
 SLOW_MS: Final = 400_000
 
@@ -98,9 +110,11 @@ def _text(notes: list[dict[str, object]], through: str | None) -> str:
 
 def _reply(kind: str, request: GenerationRequest) -> GenerationReply:
     size = request.size
-    if kind in ("failing", "aborted", "incomplete"):
-        kinds = {"failing": "error", "aborted": "aborted", "incomplete": "incomplete"}
-        return GenerationReply(kind=kinds[kind], input_tokens=size // 4, output_tokens=0, duration_ms=FAST_MS)  # type: ignore[arg-type]
+    failure = _FAILURES.get(kind)
+    if failure is not None:
+        return GenerationReply(
+            kind=failure, input_tokens=size // 4, output_tokens=0, duration_ms=FAST_MS
+        )
     notes = _notes(request)
     through = request.boundary
     if kind == "invalid_shape":
@@ -110,12 +124,19 @@ def _reply(kind: str, request: GenerationRequest) -> GenerationReply:
     elif kind in ("over_capacity", "stubborn", "repair_invalid"):
         text = _text(notes + _padding(request), through)
     elif kind == "resolve_open":
-        text = _text([{**n, "status": "resolved"} if n.get("kind") == "open_item" else n for n in notes], through)
+        text = _text(
+            [{**n, "status": "resolved"} if n.get("kind") == "open_item" else n for n in notes],
+            through,
+        )
     else:
         text = _text(notes, through)
     duration = SLOW_MS if kind == "slow" else FAST_MS
     return GenerationReply(
-        kind="ok", text=text, input_tokens=size // 4, output_tokens=len(text) // 4, duration_ms=duration
+        kind="ok",
+        text=text,
+        input_tokens=size // 4,
+        output_tokens=len(text) // 4,
+        duration_ms=duration,
     )
 
 
@@ -123,6 +144,12 @@ def _padding(request: GenerationRequest) -> list[dict[str, object]]:
     source = request.pieces[0].id if request.pieces else "none"
     text = "x" * 600
     return [
-        {"key": f"pad-{request.job}-{i}", "kind": "decision", "status": "active", "text": text, "sources": [source]}
+        {
+            "key": f"pad-{request.job}-{i}",
+            "kind": "decision",
+            "status": "active",
+            "text": text,
+            "sources": [source],
+        }
         for i in range(40)
     ]

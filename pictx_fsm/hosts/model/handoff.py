@@ -51,7 +51,7 @@ def create_handoff_session(host: HostState, custom_type: str, receipt: JSON) -> 
 
 
 def switch_to_new(host: HostState, path: str) -> None:
-    """``newSession`` for an existing in-memory file: the new runtime sees ``session_start{new}``."""
+    """``newSession`` for an in-memory file: the new runtime sees ``session_start{new}``."""
     record(host, "session_before_switch", reason="new", targetSessionFile=path)
     replace.shutdown(host, "new")
     store = host.files[path]

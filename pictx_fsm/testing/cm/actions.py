@@ -211,7 +211,17 @@ CM_ACTION_TYPES: Mapping[str, type[Any]] = {
         ForeignMessage,
     )
 }
-SHARED_KINDS = ("prompt", "script", "advance", "settle", "follow_up", "abort", "navigate", "reload", "compact")
+SHARED_KINDS = (
+    "prompt",
+    "script",
+    "advance",
+    "settle",
+    "follow_up",
+    "abort",
+    "navigate",
+    "reload",
+    "compact",
+)
 Action: TypeAlias = Any
 
 

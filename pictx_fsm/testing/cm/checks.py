@@ -53,8 +53,10 @@ class CmInvariant:
     def check_world(self, world: CmWorld) -> list[CmViolation]:
         return []
 
-    def violation(self, message: str) -> CmViolation:
-        return CmViolation(invariant=self.name, rule=self.rule, message=message)
+    def violation(self, message: str, record: StepRecord | None = None) -> CmViolation:
+        """A violation; with the step that showed it named after the message."""
+        where = "" if record is None else f" ({describe(record)})"
+        return CmViolation(invariant=self.name, rule=self.rule, message=message + where)
 
 
 def branch_at(record: StepRecord) -> Sequence[Entry]:

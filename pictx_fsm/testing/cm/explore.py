@@ -125,7 +125,9 @@ def _count(report: CmExploreReport, world: CmWorld, actions: int) -> None:
     report.actions += actions
 
 
-def _run_scenarios(options: CmExploreOptions, report: CmExploreReport, tick: Callable[[str], None]) -> None:
+def _run_scenarios(
+    options: CmExploreOptions, report: CmExploreReport, tick: Callable[[str], None]
+) -> None:
     for scenario in SCENARIOS:
         for with_pi_context in options.settings:
             base = CmWorldConfig(seed=options.seed, pi_context=with_pi_context, fault=options.fault)

@@ -29,7 +29,13 @@ class CmFault:
     bindings: Callable[[Bindings], Bindings]
 
 
-def _with(bindings: Bindings, machine: str, *, guards: Mapping[str, Any] | None = None, actions: Mapping[str, Any] | None = None) -> Bindings:
+def _with(
+    bindings: Bindings,
+    machine: str,
+    *,
+    guards: Mapping[str, Any] | None = None,
+    actions: Mapping[str, Any] | None = None,
+) -> Bindings:
     out = dict(bindings)
     old_guards, old_actions = out[machine]
     out[machine] = ({**old_guards, **(guards or {})}, {**old_actions, **(actions or {})})
@@ -74,8 +80,17 @@ def _background_in_cooldown(bindings: Bindings) -> Bindings:
 
 def _refuse_but_write(f: CmFacts) -> tuple[Intent, ...]:
     branch = f.state.branch
-    data = notes_data(branch.notes, origin="tool", through=branch.notes_through, state=branch.state_version + 1, retired=())
-    return (*act_notes.refuse_sources(f), Emit(effect=AppendEntry(custom_type=NOTES_TYPE, data=data)))
+    data = notes_data(
+        branch.notes,
+        origin="tool",
+        through=branch.notes_through,
+        state=branch.state_version + 1,
+        retired=(),
+    )
+    return (
+        *act_notes.refuse_sources(f),
+        Emit(effect=AppendEntry(custom_type=NOTES_TYPE, data=data)),
+    )
 
 
 def _refused_write(bindings: Bindings) -> Bindings:
@@ -87,7 +102,7 @@ CM_FAULTS: Mapping[str, CmFault] = {
     for fault in (
         CmFault(
             name="fourth-handoff",
-            description="the cooling guard forgets the hourly limit: a 4th automatic handoff within an hour",
+            description="the cooling guard forgets the hourly limit: a 4th handoff within an hour",
             caught_by="hourly_limit",
             bindings=_fourth_handoff,
         ),

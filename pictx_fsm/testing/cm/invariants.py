@@ -15,7 +15,6 @@ from pictx_fsm.context_management.diaglog import check_record
 from pictx_fsm.context_management.effects import CheckpointCompaction, RequestGeneration
 from pictx_fsm.context_management.events import ReplyEnded, ToolCalled, TurnStarted
 from pictx_fsm.context_management.notes import (
-    NOTE_MAX_ITEMS,
     PROTECTED_KINDS,
     FileRecord,
     NoteSet,
@@ -29,6 +28,7 @@ from pictx_fsm.context_management.policy import (
     BG_SELECT_BYTES,
     BG_SUCCESS_COOLDOWN_MS,
     GEN_TIMEOUT_MS,
+    NOTE_MAX_ITEMS,
     REPAIRS_PER_GENERATION,
     request_cap,
 )
@@ -41,7 +41,6 @@ from pictx_fsm.testing.cm.checks import (
     CmViolation,
     branch_at,
     budgets,
-    describe,
     logs,
     snapshots,
     tool_payload,
@@ -70,9 +69,9 @@ class OneBackgroundJob(CmInvariant):
         if not _fired(record, "background_notes:background_notes:idle:reply_end:1"):
             return []
         if not isinstance(record.event, ReplyEnded):
-            return [self.violation(f"a background job started outside a reply end ({describe(record)})")]
+            return [self.violation("a background job started outside a reply end", record)]
         if record.before.generation is not None:
-            return [self.violation(f"a background job started beside another run ({describe(record)})")]
+            return [self.violation("a background job started beside another run", record)]
         return []
 
 
@@ -91,15 +90,19 @@ class BackgroundStartGuard(CmInvariant):
         self.keys: dict[tuple[int, str], tuple[str, ...]] = {}
 
     def check_step(self, world: CmWorld, record: StepRecord) -> list[CmViolation]:
-        found = self._judge_start(record) if _fired(
-            record, "background_notes:background_notes:idle:reply_end:1"
-        ) else []
+        found = (
+            self._judge_start(record)
+            if _fired(record, "background_notes:background_notes:idle:reply_end:1")
+            else []
+        )
         self._learn(record)
         return found
 
     def _key(self, record: StepRecord) -> tuple[str, ...]:
         branch = branch_at(record)
-        prefix = closed_prefix(branch_sources(after(branch, record.before.branch.notes_through)), BG_SELECT_BYTES)
+        prefix = closed_prefix(
+            branch_sources(after(branch, record.before.branch.notes_through)), BG_SELECT_BYTES
+        )
         ends = (prefix[0].id, prefix[-1].id) if prefix else ("", "")
         return (*ends, str(record.before.branch.state_version), record.ctx.model or "")
 
@@ -125,7 +128,7 @@ class BackgroundStartGuard(CmInvariant):
         self.keys[(runtime, str(record.after.next_job - 1))] = key[1]
         if not problems:
             return []
-        return [self.violation(f"a background job started although {'; '.join(problems)} ({describe(record)})")]
+        return [self.violation(f"a background job started although {'; '.join(problems)}", record)]
 
     def _learn(self, record: StepRecord) -> None:
         for data in snapshots(record):
@@ -137,7 +140,11 @@ class BackgroundStartGuard(CmInvariant):
             self.failure[record.runtime] = record.ctx.now
             job = str(end.get("id", "")).rsplit(":", 1)[-1]
             key = self.keys.get((record.runtime, job))
-            if key is not None and end.get("result") in ("note_bytes", "note_count", "file_tracking"):
+            if key is not None and end.get("result") in (
+                "note_bytes",
+                "note_count",
+                "file_tracking",
+            ):
                 self.blocked.add((record.runtime, key))
 
 
@@ -151,7 +158,7 @@ class BackgroundCommitCurrent(CmInvariant):
             return []
         run = record.before.generation
         if run is None:
-            return [self.violation(f"a background commit without a job ({describe(record)})")]
+            return [self.violation("a background commit without a job", record)]
         ids = {e.id for e in branch_at(record)}
         problems = []
         if run.start_leaf is not None and run.start_leaf not in ids:
@@ -160,7 +167,11 @@ class BackgroundCommitCurrent(CmInvariant):
             problems.append("the model changed")
         if run.note_state != record.before.branch.state_version:
             problems.append("the note state changed")
-        return [self.violation(f"background commit although {', '.join(problems)} ({describe(record)})")] if problems else []
+        return (
+            [self.violation(f"background commit although {', '.join(problems)}", record)]
+            if problems
+            else []
+        )
 
 
 class GenerationBounds(CmInvariant):
@@ -184,7 +195,9 @@ class GenerationBounds(CmInvariant):
         for end in logs(record, "operation_end"):
             begun = self.started.get(str(end.get("id")))
             if begun is not None and int(end.get("time", 0)) - begun > GEN_TIMEOUT_MS:
-                found.append(self.violation(f"run {end.get('id')} ended after {int(end['time']) - begun} ms"))
+                found.append(
+                    self.violation(f"run {end.get('id')} ended after {int(end['time']) - begun} ms")
+                )
         committed = [d for d in snapshots(record) if d.get("origin") != "tool"]
         if isinstance(record.result.value, CheckpointCompaction):
             committed.append({})
@@ -192,7 +205,11 @@ class GenerationBounds(CmInvariant):
         if committed and run is not None:
             key = (record.runtime, run.job)
             self.commits[key] = self.commits.get(key, 0) + len(committed)
-            if self.commits[key] > 1 and run.kind != "handoff_manual" and run.kind != "handoff_auto":
+            if (
+                self.commits[key] > 1
+                and run.kind != "handoff_manual"
+                and run.kind != "handoff_auto"
+            ):
                 found.append(self.violation(f"run {run.job} committed {self.commits[key]} times"))
         return found
 
@@ -209,12 +226,16 @@ class GenerationBounds(CmInvariant):
             problems.append("a second repair")
         if not problems:
             return []
-        return [self.violation(f"{request.kind} run {request.job}: {', '.join(problems)} ({describe(record)})")]
+        return [self.violation(f"{request.kind} run {request.job}: {', '.join(problems)}", record)]
 
 
 def _is_update(record: StepRecord) -> bool:
     event = record.event
-    return isinstance(event, ToolCalled) and event.name == NOTES_TOOL and event.arguments.get("action") == "update"
+    return (
+        isinstance(event, ToolCalled)
+        and event.name == NOTES_TOOL
+        and event.arguments.get("action") == "update"
+    )
 
 
 class RefusedWriteUnchanged(CmInvariant):
@@ -225,16 +246,27 @@ class RefusedWriteUnchanged(CmInvariant):
     def check_step(self, world: CmWorld, record: StepRecord) -> list[CmViolation]:
         found: list[CmViolation] = []
         payload = tool_payload(record)
-        if _is_update(record) and payload is not None and payload.get("ok") is not True:
-            if snapshots(record) or record.after.branch.notes != record.before.branch.notes:
-                found.append(self.violation(f"a refused write ({payload.get('error')}) changed the notes ({describe(record)})"))
+        refused = _is_update(record) and payload is not None and payload.get("ok") is not True
+        changed = snapshots(record) or record.after.branch.notes != record.before.branch.notes
+        if refused and changed and payload is not None:
+            message = f"a refused write ({payload.get('error')}) changed the notes"
+            found.append(self.violation(message, record))
         limits = budgets(record)
         for data in snapshots(record):
             notes = _note_set(data)
             if len(notes) > NOTE_MAX_ITEMS or note_bytes(notes) > limits.note_max_bytes:
-                found.append(self.violation(f"a stored note set of {len(notes)} items, {note_bytes(notes)} bytes ({describe(record)})"))
+                found.append(
+                    self.violation(
+                        f"a stored note set of {len(notes)} items, {note_bytes(notes)} bytes",
+                        record,
+                    )
+                )
             elif checkpoint_bytes(notes, record.before.branch.files) > limits.checkpoint_max_bytes:
-                found.append(self.violation(f"a stored checkpoint over {limits.checkpoint_max_bytes} bytes ({describe(record)})"))
+                found.append(
+                    self.violation(
+                        f"a stored checkpoint over {limits.checkpoint_max_bytes} bytes", record
+                    )
+                )
         return found
 
 
@@ -253,9 +285,15 @@ class RetirementBounded(CmInvariant):
             for note in before.notes:
                 kept = after_set.get(note.key)
                 if kept is None and (not note.retirable or note.key == written):
-                    found.append(self.violation(f"note {note.key!r} ({note.kind}, {note.status}) left the set ({describe(record)})"))
+                    found.append(
+                        self.violation(
+                            f"note {note.key!r} ({note.kind}, {note.status}) left the set", record
+                        )
+                    )
                 if kept is not None and note.kind in PROTECTED_KINDS and kept.kind != note.kind:
-                    found.append(self.violation(f"protected note {note.key!r} became {kept.kind} ({describe(record)})"))
+                    found.append(
+                        self.violation(f"protected note {note.key!r} became {kept.kind}", record)
+                    )
         return found
 
 
@@ -276,11 +314,25 @@ class CitedSources(CmInvariant):
                     continue
                 missing = [s for s in note.sources if s not in roles]
                 if missing:
-                    found.append(self.violation(f"note {note.key!r} cites {missing} outside the branch ({describe(record)})"))
-                elif note.kind == "constraint" and not note.inferred and "user" not in {roles[s] for s in note.sources}:
-                    found.append(self.violation(f"explicit constraint {note.key!r} cites no user message ({describe(record)})"))
+                    found.append(
+                        self.violation(
+                            f"note {note.key!r} cites {missing} outside the branch", record
+                        )
+                    )
+                elif (
+                    note.kind == "constraint"
+                    and not note.inferred
+                    and "user" not in {roles[s] for s in note.sources}
+                ):
+                    found.append(
+                        self.violation(
+                            f"explicit constraint {note.key!r} cites no user message", record
+                        )
+                    )
         receipt = read_session(record.tree.entries).receipt
-        if receipt is not None and any(not n.inferred for n in inherited_notes(receipt.package).notes):
+        if receipt is not None and any(
+            not n.inferred for n in inherited_notes(receipt.package).notes
+        ):
             found.append(self.violation("an inherited note is not inferred"))
         return found
 
@@ -309,9 +361,11 @@ class CoverageMonotonic(CmInvariant):
         for data in snapshots(record):
             new = data.get("notesThroughEntryId")
             if data.get("origin") == "tool" and new != old:
-                found.append(self.violation(f"a context_notes write moved coverage {old} → {new} ({describe(record)})"))
+                found.append(
+                    self.violation(f"a context_notes write moved coverage {old} → {new}", record)
+                )
             elif old is not None and old in order and order.get(new, -1) < order[old]:
-                found.append(self.violation(f"coverage moved back {old} → {new} ({describe(record)})"))
+                found.append(self.violation(f"coverage moved back {old} → {new}", record))
         return found
 
 
@@ -331,9 +385,11 @@ class CheckpointStateDerived(CmInvariant):
         state = record.after.state_of("notes_store")
         found = []
         if state != derived:
-            found.append(self.violation(f"checkpointState is {state}, the branch says {derived} ({describe(record)})"))
+            found.append(
+                self.violation(f"checkpointState is {state}, the branch says {derived}", record)
+            )
         if notes.to_json() != record.after.branch.notes.to_json():
-            found.append(self.violation(f"the notes in memory differ from the branch's ({describe(record)})"))
+            found.append(self.violation("the notes in memory differ from the branch's", record))
         return found
 
 
@@ -355,7 +411,9 @@ class RecallQuota(CmInvariant):
         payload = tool_payload(record)
         if not isinstance(event, ToolCalled) or payload is None or "error" in payload:
             return []
-        recall = event.name in (SEARCH_TOOL, READ_TOOL) or (event.name == NOTES_TOOL and event.arguments.get("action") == "read")
+        recall = event.name in (SEARCH_TOOL, READ_TOOL) or (
+            event.name == NOTES_TOOL and event.arguments.get("action") == "read"
+        )
         if not recall:
             return []
         from pictx_fsm.context_management.history import result_bytes
@@ -364,7 +422,7 @@ class RecallQuota(CmInvariant):
         self.used[record.runtime] = total
         limit = budgets(record).recall_turn_bytes(record.ctx.tokens)
         if total > limit and record.ctx.context_window:
-            return [self.violation(f"{total} recall bytes in one turn, limit {limit} ({describe(record)})")]
+            return [self.violation(f"{total} recall bytes in one turn, limit {limit}", record)]
         return []
 
 
@@ -394,7 +452,7 @@ class LogBounded(CmInvariant):
             try:
                 check_record(entry)
             except ValueError as error:
-                found.append(self.violation(f"{error} ({describe(record)})"))
+                found.append(self.violation(f"{error}", record))
         return found
 
 

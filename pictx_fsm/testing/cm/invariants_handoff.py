@@ -10,9 +10,14 @@ from typing import Any, TypeAlias
 from pictx_fsm.context_management.effects import RequestGeneration
 from pictx_fsm.context_management.events import CommandIssued
 from pictx_fsm.context_management.policy import AUTO_COOLDOWN_MS, AUTO_MAX_PER_HOUR, HOUR_MS
-from pictx_fsm.context_management.records import AUTO_TYPE, HANDOFF_TYPE, auto_from_json, read_session
+from pictx_fsm.context_management.records import (
+    AUTO_TYPE,
+    HANDOFF_TYPE,
+    auto_from_json,
+    read_session,
+)
 from pictx_fsm.session.entries import CustomEntry
-from pictx_fsm.testing.cm.checks import CmInvariant, CmViolation, appended, budgets, describe, logs
+from pictx_fsm.testing.cm.checks import CmInvariant, CmViolation, appended, budgets, logs
 from pictx_fsm.testing.cm.invariants import NOTES_INVARIANTS
 from pictx_fsm.testing.cm.world import CmWorld, StepRecord
 
@@ -48,7 +53,7 @@ class HourlyLimit(CmInvariant):
         self.starts.append(now)
         recent = [t for t in self.starts if now - t < HOUR_MS]
         if len(recent) > AUTO_MAX_PER_HOUR:
-            return [self.violation(f"automatic handoff #{len(recent)} within one hour ({describe(record)})")]
+            return [self.violation(f"automatic handoff #{len(recent)} within one hour", record)]
         return []
 
 
@@ -69,7 +74,7 @@ class CooldownRespected(CmInvariant):
         if _PREPARE in record.result.fired and self.verified is not None:
             gap = record.ctx.now - self.verified
             if gap < AUTO_COOLDOWN_MS:
-                return [self.violation(f"an automatic handoff {gap} ms after the last one ({describe(record)})")]
+                return [self.violation(f"an automatic handoff {gap} ms after the last one", record)]
         return []
 
 
@@ -79,8 +84,11 @@ class FlagsRespected(CmInvariant):
     name, rule = "flags_respected", "§12.13 M1 M3"
 
     def check_step(self, world: CmWorld, record: StepRecord) -> list[CmViolation]:
-        if world.config.no_auto_handoff and record.after.state_of("auto_handoff") in ("pending", "preparing"):
-            return [self.violation(f"automatic handoff scheduled despite the flag ({describe(record)})")]
+        if world.config.no_auto_handoff and record.after.state_of("auto_handoff") in (
+            "pending",
+            "preparing",
+        ):
+            return [self.violation("automatic handoff scheduled despite the flag", record)]
         return []
 
     def check_world(self, world: CmWorld) -> list[CmViolation]:
@@ -103,9 +111,11 @@ class PauseBeforeRequest(CmInvariant):
             data = getattr(effect, "data", None)
             if getattr(effect, "custom_type", None) == AUTO_TYPE and isinstance(data, Mapping):
                 current = bool(data.get("paused"))
-            if isinstance(effect, RequestGeneration) and effect.request.kind == "handoff_auto":
-                if effect.request.batch == 1 and not effect.request.repair and current is not True:
-                    return [self.violation(f"an automatic preparation asked the model before pausing ({describe(record)})")]
+            request = effect.request if isinstance(effect, RequestGeneration) else None
+            first = request is not None and request.batch == 1 and not request.repair
+            if first and request is not None and request.kind == "handoff_auto" and not current:
+                message = "an automatic preparation asked the model before pausing"
+                return [self.violation(message, record)]
         return []
 
 
@@ -119,13 +129,18 @@ class PausePersists(CmInvariant):
         paused = _persisted_pause(record)
         found = []
         if record.after.state_of("auto_handoff") == "paused" and paused is not True:
-            found.append(self.violation(f"paused in memory, not in the session ({describe(record)})"))
+            found.append(self.violation("paused in memory, not in the session", record))
         cleared = any(not d.get("paused") for d in appended(record, AUTO_TYPE))
         before = record.before.auto
-        allowed = isinstance(record.event, CommandIssued) and record.event.args.split() == ["auto", "on"]
+        allowed = isinstance(record.event, CommandIssued) and record.event.args.split() == [
+            "auto",
+            "on",
+        ]
         allowed = allowed or _ADOPT in record.result.fired
         if cleared and before.paused and not allowed:
-            found.append(self.violation(f"the pause was cleared by {type(record.event).__name__} ({describe(record)})"))
+            found.append(
+                self.violation(f"the pause was cleared by {type(record.event).__name__}", record)
+            )
         return found
 
 
@@ -141,8 +156,11 @@ class AutoOnKeepsLimits(CmInvariant):
         before = record.before.auto
         for data in appended(record, AUTO_TYPE):
             after = auto_from_json(data)
-            if after.attempts != before.attempts or after.next_eligible_at != before.next_eligible_at:
-                return [self.violation(f"auto on reset the counters ({describe(record)})")]
+            if (
+                after.attempts != before.attempts
+                or after.next_eligible_at != before.next_eligible_at
+            ):
+                return [self.violation("auto on reset the counters", record)]
         return []
 
 
@@ -164,8 +182,9 @@ class NoSwitchAfterInput(CmInvariant):
             if switch.pending_input or switch.turns_since_begin:
                 found.append(
                     self.violation(
-                        f"{switch.mode} handoff switched with input pending={switch.pending_input}, "
-                        f"{switch.turns_since_begin} turn(s) since it began (action {switch.action})"
+                        f"{switch.mode} handoff switched with input "
+                        f"pending={switch.pending_input}, {switch.turns_since_begin} turn(s) since "
+                        f"it began (action {switch.action})"
                     )
                 )
         self._switches = len(world.journal.switches)
@@ -188,16 +207,28 @@ class SwitchOnlyWhenComplete(CmInvariant):
             if switch.returning:
                 continue
             store = world.session.files[switch.source]
-            packages = [e.data for e in store.tree.entries if isinstance(e, CustomEntry) and e.custom_type == HANDOFF_TYPE]
+            packages = [
+                e.data
+                for e in store.tree.entries
+                if isinstance(e, CustomEntry) and e.custom_type == HANDOFF_TYPE
+            ]
             if not packages:
-                found.append(self.violation(f"switched without a saved package (action {switch.action})"))
+                found.append(
+                    self.violation(f"switched without a saved package (action {switch.action})")
+                )
                 continue
             last = packages[-1]
-            size = len(json.dumps(last.get("package"), separators=(",", ":"), sort_keys=True, ensure_ascii=False).encode())
+            size = len(
+                json.dumps(
+                    last.get("package"), separators=(",", ":"), sort_keys=True, ensure_ascii=False
+                ).encode()
+            )
             display = len(str(last.get("display", "")).encode())
             limit = budgets(world.journal.steps[-1]).handoff_max_bytes if world.journal.steps else 0
             if size > limit or display > limit:
-                found.append(self.violation(f"switched with a {size}/{display}-byte package (limit {limit})"))
+                found.append(
+                    self.violation(f"switched with a {size}/{display}-byte package (limit {limit})")
+                )
         self._switches = len(world.journal.switches)
         return found
 
@@ -212,7 +243,7 @@ class ForecastBaseline(CmInvariant):
         found = []
         for trigger in logs(record, "auto_trigger"):
             if record.ctx.tokens is None:
-                found.append(self.violation(f"a trigger on unknown usage ({describe(record)})"))
+                found.append(self.violation("a trigger on unknown usage", record))
             if trigger.get("reason") != "forecast":
                 continue
             base = record.before.baseline
@@ -222,7 +253,7 @@ class ForecastBaseline(CmInvariant):
                 record.before.compactions,
             )
             if not valid:
-                found.append(self.violation(f"a forecast without a valid baseline ({describe(record)})"))
+                found.append(self.violation("a forecast without a valid baseline", record))
         return found
 
 
@@ -235,7 +266,9 @@ class TakeoverOnce(CmInvariant):
         counts: dict[str, int] = {}
         for path, _ in world.journal.takeovers:
             counts[path] = counts.get(path, 0) + 1
-        return [self.violation(f"{n} takeover prompts in {path}") for path, n in counts.items() if n > 1]
+        return [
+            self.violation(f"{n} takeover prompts in {path}") for path, n in counts.items() if n > 1
+        ]
 
 
 HANDOFF_INVARIANTS: tuple[type[CmInvariant], ...] = (

@@ -41,7 +41,9 @@ def cm_configs(settings: tuple[bool, ...], fault: str | None) -> st.SearchStrate
 def _tool() -> st.SearchStrategy[Any]:
     return st.builds(
         cm.CmTool,
-        tool=st.sampled_from(("notes_update", "notes_update", "notes_read", "search", "read", "status")),
+        tool=st.sampled_from(
+            ("notes_update", "notes_update", "notes_read", "search", "read", "status")
+        ),
         key=st.integers(min_value=0, max_value=6),
         kind=st.sampled_from(("goal", "constraint", "decision", "failed_attempt", "open_item")),
         status=st.sampled_from(("active", "resolved")),

@@ -144,7 +144,11 @@ def _lifecycle_suite(config: CmWorldConfig) -> Any:
 
 
 def _as_cm(violation: Any) -> CmViolation:
-    return CmViolation(invariant=f"pi-context:{violation.invariant}", rule=violation.guards, message=violation.message)
+    return CmViolation(
+        invariant=f"pi-context:{violation.invariant}",
+        rule=violation.guards,
+        message=violation.message,
+    )
 
 
 def record_cm_trace(config: CmWorldConfig, actions: Sequence[Action]) -> tuple[CmTrace, CmRun]:
@@ -152,12 +156,20 @@ def record_cm_trace(config: CmWorldConfig, actions: Sequence[Action]) -> tuple[C
     kept = tuple(actions[: run.failed_at + 1]) if run.failed_at is not None else tuple(actions)
     failure = None
     if run.failed:
-        failure = {"at_action": run.failed_at, "invariant": run.invariant, "message": run.describe_failure()}
-    trace = CmTrace(config=config, actions=kept, decisions=tuple(run.world.decisions()), failure=failure)
+        failure = {
+            "at_action": run.failed_at,
+            "invariant": run.invariant,
+            "message": run.describe_failure(),
+        }
+    trace = CmTrace(
+        config=config, actions=kept, decisions=tuple(run.world.decisions()), failure=failure
+    )
     return trace, run
 
 
-def shrink_cm_actions(config: CmWorldConfig, actions: Sequence[Action], invariant: str) -> list[Action]:
+def shrink_cm_actions(
+    config: CmWorldConfig, actions: Sequence[Action], invariant: str
+) -> list[Action]:
     """Delta-debug: drop chunks, then single actions, while the same invariant still fails."""
     current = list(actions)
     chunk = max(1, len(current) // 2)

@@ -79,7 +79,9 @@ class CmWorldConfig:
 
     @property
     def flags(self) -> Flags:
-        return Flags(child=self.child, no_background=self.no_background, no_auto_handoff=self.no_auto_handoff)
+        return Flags(
+            child=self.child, no_background=self.no_background, no_auto_handoff=self.no_auto_handoff
+        )
 
 
 @frozen(kw_only=True)
@@ -216,7 +218,9 @@ class CmWorld:
     def _apply(self, action: Any, serial: int) -> bool:
         session, ext = self.session, self.extension
         if isinstance(action, cm.CmTool):
-            session.brain.push(cm.tool_reply(action, self.message_ids(), serial), cm.closing_text(serial))
+            session.brain.push(
+                cm.tool_reply(action, self.message_ids(), serial), cm.closing_text(serial)
+            )
         elif isinstance(action, cm.Generate):
             self.generator.push(action.reply, repair=action.repair)
         elif isinstance(action, cm.Deliver):
@@ -274,10 +278,15 @@ class CmWorld:
         if not session.is_idle:
             return False
         entries = list(session.tree.entries)
+        found: list[Any]
         if action.mark == "first_user":
-            found = [e for e in entries if isinstance(e, MessageEntry) and e.message.role == "user"][:1]
+            found = [
+                e for e in entries if isinstance(e, MessageEntry) and e.message.role == "user"
+            ][:1]
         elif action.mark in ("notes", "first_notes"):
-            notes = [e for e in entries if isinstance(e, CustomEntry) and e.custom_type == NOTES_TYPE]
+            notes = [
+                e for e in entries if isinstance(e, CustomEntry) and e.custom_type == NOTES_TYPE
+            ]
             found = notes[:1] if action.mark == "first_notes" else notes[-1:]
         else:
             found = [e for e in entries if isinstance(e, CompactionEntry)][-1:]
@@ -374,6 +383,7 @@ class _Extension(ContextMemoryExtension):
         switched = super().switch(path)
         if switched and world is not None:
             receipt_side = run is None
+            mode = "return" if run is None else run.mode
             world.journal.switches.append(
                 SwitchRecord(
                     source=source,
@@ -381,7 +391,7 @@ class _Extension(ContextMemoryExtension):
                     time=self.clock.peek(),
                     pending_input=pending,
                     turns_since_begin=0 if run is None else state.turns - run.turns,
-                    mode="return" if receipt_side else run.mode,
+                    mode=mode,
                     returning=receipt_side,
                     action=len(world.actions) - 1,
                 )
@@ -390,5 +400,7 @@ class _Extension(ContextMemoryExtension):
 
     def _flush_takeover(self) -> None:
         if self._takeover is not None and self.world is not None and self.session is not None:
-            self.world.journal.takeovers.append((self.session.session_file, len(self.world.actions) - 1))
+            self.world.journal.takeovers.append(
+                (self.session.session_file, len(self.world.actions) - 1)
+            )
         super()._flush_takeover()
