@@ -50,11 +50,6 @@ _FAILURES: Final[dict[str, GenReplyKind]] = {
     "aborted": "aborted",
     "incomplete": "incomplete",
 }
-_FAILURES: Final[dict[str, GenReplyKind]] = {
-    "failing": "error",
-    "aborted": "aborted",
-    "incomplete": "incomplete",
-}
 FAST_MS: Final = 2_000
 SLOW_MS: Final = 400_000
 
