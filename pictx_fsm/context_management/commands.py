@@ -11,6 +11,7 @@ from pictx_fsm.context_management.effects import (
     Emit,
     ExportReport,
     Intent,
+    PanelRefresh,
     Raise,
     update,
 )
@@ -111,7 +112,7 @@ def _session(f: CmFacts) -> tuple[Intent, ...]:
 
 
 def _session_close(f: CmFacts) -> tuple[Intent, ...]:
-    return (update(panel_open=False), _say(NOTICE_PANEL_CLOSED))
+    return (update(panel_open=False), Emit(effect=PanelRefresh(text="")), _say(NOTICE_PANEL_CLOSED))
 
 
 def _export(f: CmFacts) -> tuple[Intent, ...]:

@@ -32,6 +32,7 @@ KINDS: Final = frozenset(
         "auto_trigger",
         "background_discard",
         "handoff_phase",
+        "tool_call",
     }
 )
 FIELDS: Final = frozenset(

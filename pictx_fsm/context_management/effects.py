@@ -87,6 +87,14 @@ class ExportReport:
 
 
 @frozen(kw_only=True)
+class PanelRefresh:
+    """M62–M63: the open panel shows this snapshot (one per event: refreshes coalesce);
+    an empty text closes it."""
+
+    text: str
+
+
+@frozen(kw_only=True)
 class LogRecord:
     """One diagnostics record (M64–M66): a kind and whitelisted enum/number/id fields."""
 
@@ -119,6 +127,7 @@ HostEffect: TypeAlias = (
     | SendTakeover
     | CompactNow
     | ExportReport
+    | PanelRefresh
     | LogRecord
 )
 Value: TypeAlias = ToolResult | CheckpointCompaction | CancelResult | None

@@ -43,6 +43,17 @@ class TurnStarted:
 
 
 @frozen(kw_only=True)
+class TurnEnded:
+    """A foreground reply ended (``turn_end``): its usage for the diagnostics (M64, M70);
+    ``None`` fields are usage the provider did not report."""
+
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+    cost: float = 0.0
+    stop_reason: str = "stop"
+
+
+@frozen(kw_only=True)
 class BranchMoved:
     """Tree navigation moved the leaf (``session_tree``)."""
 
@@ -118,6 +129,7 @@ CmEvent: TypeAlias = (
     SessionStarted
     | ReplyEnded
     | TurnStarted
+    | TurnEnded
     | BranchMoved
     | ModelSelected
     | CompactionStarting

@@ -100,7 +100,19 @@ def metrics(records: Sequence[Mapping[str, JSON]]) -> dict[str, JSON]:
         "cancelled": cancels,
         "unfinished": len(started - ended),
         "nativeCompactions": sum(1 for r in records if r.get("kind") == "native_compaction"),
+        "suspectedRepeatedTools": _repeats(records),
     }
+
+
+def _repeats(records: Sequence[Mapping[str, JSON]]) -> int:
+    """M70: repeats of a successful call with identical arguments in one instance (the
+    fingerprint key is per instance, so equal fingerprints are the same instance)."""
+    seen: dict[JSON, int] = {}
+    for record in records:
+        if record.get("kind") == "tool_call" and record.get("result") == "ok":
+            key = record.get("fingerprint")
+            seen[key] = seen.get(key, 0) + 1
+    return sum(count - 1 for count in seen.values() if count > 1)
 
 
 def build_report(

@@ -13,6 +13,7 @@ an event through ``handle``.
 
 from __future__ import annotations
 
+import secrets
 from collections.abc import Callable
 from typing import Protocol
 
@@ -28,6 +29,7 @@ from pictx_fsm.context_management.effects import (
     ExportReport,
     HostEffect,
     LogRecord,
+    PanelRefresh,
     RequestGeneration,
     ScheduleHandoff,
     SendTakeover,
@@ -70,6 +72,9 @@ class CmHost(Protocol):
 
     def set_status(self, text: str) -> None: ...
 
+    def show_panel(self, text: str) -> None:
+        """M62: the widget (``ctx.ui.setWidget``), never another extension's footer."""
+
     def advance(self, ms: int) -> None:
         """Let ``ms`` of host time pass (a synchronous model request)."""
 
@@ -108,6 +113,8 @@ class ContextMemoryRuntime:
     parents: ev.ParentFiles = field(factory=ev.NoParents)
     flags: Flags = field(factory=Flags)
     machines: CmMachines = field(factory=load_machines)
+    tool_key: Callable[[], str] = field(default=lambda: secrets.token_hex(16))
+    """M66: a random key per instance for tool-call fingerprints, never stored."""
     state: CmState = field(init=False)
     results: list[tuple[ev.CmEvent, CmResult]] = field(factory=list, init=False)
     """Every step's event and result, oldest first (coverage, traces, invariants)."""
@@ -116,7 +123,8 @@ class ContextMemoryRuntime:
     """Called when a step's appends failed and its state was dropped (M15)."""
 
     def __attrs_post_init__(self) -> None:
-        self.state = initial_state(self.flags, self.host.context().now, self.machines)
+        now = self.host.context().now
+        self.state = initial_state(self.flags, now, self.machines, self.tool_key())
 
     def services(self) -> ev.CmServices:
         return ev.CmServices(tree=self.tree, parents=self.parents)
@@ -151,6 +159,8 @@ class ContextMemoryRuntime:
             host.notify(effect.message, effect.level)
         elif isinstance(effect, SetStatus):
             host.set_status(effect.text)
+        elif isinstance(effect, PanelRefresh):
+            host.show_panel(effect.text)
         elif isinstance(effect, LogRecord):
             self._log(effect)
         elif isinstance(effect, RequestGeneration):

@@ -125,6 +125,8 @@ class CmState:
     last_failure: Failure | None = None
     status: str = ""
     panel_open: bool = False
+    tool_key: str = ""
+    """M66: the per-instance key of tool-call fingerprints; held in memory, never stored."""
 
     def config(self, machine: str) -> Configuration:
         return dict(self.configs)[machine]

@@ -134,6 +134,28 @@ def _time_of(f: CmFacts, entry_id: str | None) -> str | None:
     return None if entry is None else entry.timestamp
 
 
+def panel_text(f: CmFacts) -> str:
+    """M62: the panel — sessions, usage, auto handoff, note counts, checks, statistics —
+    rendered from the same fields as ``status`` (a snapshot is never stale: it is computed
+    from the state of the event that refreshed it)."""
+    import json
+
+    fields = status_fields(f)
+    notes = f.state.branch.notes
+    panel = {
+        "session": f.state.session_id,
+        "sourceSession": f.receipt.parent_session if f.receipt is not None else None,
+        "usage": {"tokens": f.ctx.tokens, "contextWindow": f.ctx.context_window},
+        "autoHandoff": fields["autoHandoff"],
+        "goals": notes.count_kind("goal"),
+        "constraints": notes.count_kind("constraint"),
+        "openItems": notes.count_kind("open_item"),
+        "checkpointState": fields["checkpointState"],
+        "failedAttempts": fields["failedAttempts"],
+    }
+    return json.dumps(panel, indent=2, ensure_ascii=False)
+
+
 def context_status(f: CmFacts) -> dict[str, JSON]:
     """M23: the context estimate, the checkpoint and the remaining recall quota."""
     return {

@@ -14,13 +14,16 @@ Host events reach the three schedulers (``notes_store``, ``background_notes``,
 
 from __future__ import annotations
 
+import hashlib
+import hmac
+import json
 from collections import deque
 from collections.abc import Sequence
 
 from attrs import evolve
 
 from pictx_fsm.context_management import events as ev
-from pictx_fsm.context_management.act_notes import tool_error
+from pictx_fsm.context_management.act_notes import log, tool_error
 from pictx_fsm.context_management.commands import command_intents
 from pictx_fsm.context_management.effects import (
     Answer,
@@ -28,6 +31,8 @@ from pictx_fsm.context_management.effects import (
     Emit,
     HostEffect,
     Intent,
+    LogRecord,
+    PanelRefresh,
     Raise,
     SetStatus,
     Update,
@@ -37,6 +42,7 @@ from pictx_fsm.context_management.effects import (
 from pictx_fsm.context_management.facts import CmFacts
 from pictx_fsm.context_management.machines import CmMachines, load_machines
 from pictx_fsm.context_management.records import (
+    AUTO_TYPE,
     CHECKPOINT_KEY,
     NOTES_TYPE,
     AutoSetting,
@@ -44,18 +50,21 @@ from pictx_fsm.context_management.records import (
 )
 from pictx_fsm.context_management.sources import source_of
 from pictx_fsm.context_management.state import CmState, Flags
-from pictx_fsm.context_management.status import status_bar
+from pictx_fsm.context_management.status import panel_text, status_bar
 from pictx_fsm.context_management.texts import NOTES_TOOL, TOOLS
 from pictx_fsm.context_management.tools import answer_tool
 from pictx_fsm.context_management.writes import parse_write
-from pictx_fsm.effects import ToolResult
+from pictx_fsm.effects import AppendEntry, ToolResult
 from pictx_fsm.session.entries import CompactionEntry, CustomEntry, Entry
 
 
-def initial_state(flags: Flags, now: int, machines: CmMachines | None = None) -> CmState:
-    """A fresh instance (Pi runs the extension factory per runtime)."""
+def initial_state(
+    flags: Flags, now: int, machines: CmMachines | None = None, tool_key: str = ""
+) -> CmState:
+    """A fresh instance (Pi runs the extension factory per runtime); ``tool_key`` is its
+    random fingerprint key (M66)."""
     machines = machines or load_machines()
-    return CmState(configs=machines.initial(), flags=flags, loaded_at=now)
+    return CmState(configs=machines.initial(), flags=flags, loaded_at=now, tool_key=tool_key)
 
 
 def step(
@@ -95,6 +104,7 @@ class _Run:
         self.answered = False
         self.fired: list[str] = []
         self.status_before = state.status
+        self.start_panel = state.panel_open
 
     # -- facts and intents ---------------------------------------------------------------------
 
@@ -207,6 +217,31 @@ class _Run:
         if self.state.state_of("auto_handoff") in ("pending", "preparing"):
             self.send(("auto_handoff", "revoke"))
 
+    def _on_TurnEnded(self, event: ev.TurnEnded) -> None:
+        """M64: a foreground reply, timed from its turn's start; tools excluded."""
+        started = self.state.turn_started_at
+        job = f"{self.state.session_id[:8]}:r{self.state.turns}"
+        usage = None
+        if event.input_tokens is not None and event.output_tokens is not None:
+            usage = {"input": event.input_tokens, "output": event.output_tokens}
+        begin = self.ctx.now if started is None else started
+        self.apply(
+            (
+                log("operation_start", id=job, type="reply", model=self.ctx.model, time=begin),
+                log(
+                    "operation_end",
+                    id=job,
+                    type="reply",
+                    model=self.ctx.model,
+                    time=self.ctx.now,
+                    durationMs=self.ctx.now - begin,
+                    result="ok" if event.stop_reason in ("stop", "toolUse") else event.stop_reason,
+                    usage=usage,
+                    cost=event.cost,
+                ),
+            )
+        )
+
     def _on_BranchMoved(self, event: ev.BranchMoved) -> None:
         """M15, M35, M41, M59: rebuild; cancel the job, the preparation, the generation."""
         self.send(
@@ -247,6 +282,18 @@ class _Run:
             self.apply(intents)
         elif event.name == NOTES_TOOL:
             self._write()
+        self._fingerprint(event)
+
+    def _fingerprint(self, event: ev.ToolCalled) -> None:
+        """M66, M70: an HMAC of a successful call under the instance's key, never the
+        arguments themselves."""
+        value = self.value
+        ok = isinstance(value, ToolResult) and "error" not in value.payload
+        if not ok or not self.state.tool_key:
+            return
+        body = json.dumps([event.name, dict(event.arguments)], sort_keys=True).encode()
+        mark = hmac.new(self.state.tool_key.encode(), body, hashlib.sha256).hexdigest()[:16]
+        self.apply((log("tool_call", time=self.ctx.now, fingerprint=mark, result="ok"),))
 
     def _write(self) -> None:
         if parse_write(self.facts().tool_arguments) is None:
@@ -290,7 +337,22 @@ class _Run:
 
     # -- result -----------------------------------------------------------------------------------
 
+    def _refresh_due(self) -> bool:
+        """M63: an operation ended, notes were committed, the auto setting changed, a
+        compaction, branch or model change happened — or the panel was just opened."""
+        if isinstance(self.event, ev.BranchMoved | ev.ModelSelected | ev.CompactionStarting):
+            return True
+        kinds = {"operation_end", "native_compaction"}
+        for effect in self.effects:
+            if isinstance(effect, LogRecord) and effect.kind in kinds:
+                return True
+            if isinstance(effect, AppendEntry) and effect.custom_type in (NOTES_TYPE, AUTO_TYPE):
+                return True
+        return self.state.panel_open and not self.start_panel
+
     def finish(self) -> tuple[CmState, CmResult]:
+        if self.state.panel_open and self._refresh_due():
+            self.effects.append(PanelRefresh(text=panel_text(self.facts())))
         text = status_bar(self.state)
         if text != self.status_before:
             self.state = evolve(self.state, status=text)

@@ -14,6 +14,7 @@ model and files).
 
 from __future__ import annotations
 
+import random
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TypeAlias
 
@@ -38,6 +39,7 @@ from pictx_fsm.hooks import (
     SessionShutdown,
     SessionStart,
     SessionTreeEvent,
+    TurnEnd,
     TurnStart,
 )
 from pictx_fsm.hosts.model import handoff as replacement
@@ -59,6 +61,7 @@ CM_HOOKS: frozenset[str] = frozenset(
         "session_start",
         "agent_settled",
         "turn_start",
+        "turn_end",
         "session_tree",
         "model_select",
         "session_before_compact",
@@ -114,6 +117,10 @@ class ContextMemoryExtension:
     fail_create: bool = False
     """New session files cannot be created (the exclusive create fails, M46 step 4)."""
     status: str = ""
+    panel: str | None = None
+    """What the panel widget shows (``/ctx-memory session``)."""
+    seed: int = 0
+    """Seeds the per-instance fingerprint keys (the model host is deterministic)."""
     session: ModelSession | None = None
     _startup: bool = False
     _takeover: str | None = None
@@ -143,6 +150,7 @@ class ContextMemoryExtension:
             parents=host,
             flags=self.flags,
             machines=self.machines,
+            tool_key=_key_source(self.seed, len(self.runtimes)),
         )
         self.runtimes.append(runtime)
         self.pending.clear()
@@ -177,6 +185,8 @@ class ContextMemoryExtension:
             return ev.ReplyEnded()
         if isinstance(event, TurnStart):
             return ev.TurnStarted()
+        if isinstance(event, TurnEnd):
+            return _turn_ended(event)
         if isinstance(event, SessionTreeEvent):
             return ev.BranchMoved()
         if isinstance(event, ModelSelect):
@@ -278,6 +288,27 @@ class ContextMemoryExtension:
         return True
 
 
+def _key_source(seed: int, index: int) -> Any:
+    """A deterministic per-instance key (the real runtime draws a random one)."""
+    rng = random.Random(f"cm-key:{seed}:{index}")
+    return lambda: f"{rng.getrandbits(128):032x}"
+
+
+def _turn_ended(event: TurnEnd) -> ev.TurnEnded:
+    usage = event.message.get("usage")
+    usage = usage if isinstance(usage, Mapping) else {}
+    cost = usage.get("cost")
+    total = cost.get("total", 0) if isinstance(cost, Mapping) else 0
+    tokens = usage.get("input"), usage.get("output")
+    known = all(isinstance(t, int) for t in tokens)
+    return ev.TurnEnded(
+        input_tokens=tokens[0] if known else None,
+        output_tokens=tokens[1] if known else None,
+        cost=float(total or 0),
+        stop_reason=str(event.message.get("stopReason", "stop")),
+    )
+
+
 def _model_name(model: Any) -> str | None:
     return None if model is None else f"{model.provider}/{model.id}"
 
@@ -342,6 +373,9 @@ class _Host:
 
     def set_status(self, text: str) -> None:
         self.ext.status = text
+
+    def show_panel(self, text: str) -> None:
+        self.ext.panel = text or None
 
     def advance(self, ms: int) -> None:
         self.ext.clock.advance(ms)

@@ -150,6 +150,7 @@ class CmWorld:
             flags=config.flags,
             machines=self.machines,
             saved=config.saved,
+            seed=config.seed,
         )
         model = self.model_info(0)
         host = HostSettings(
