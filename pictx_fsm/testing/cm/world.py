@@ -381,11 +381,13 @@ class _Extension(ContextMemoryExtension):
         state = self.runtime.state
         run = state.handoff
         pending = session.pending_messages > 0
+        position = len(world.journal.switches) if world is not None else 0
         switched = super().switch(path)
         if switched and world is not None:
             receipt_side = run is None
             mode = "return" if run is None else run.mode
-            world.journal.switches.append(
+            world.journal.switches.insert(
+                position,
                 SwitchRecord(
                     source=source,
                     target=path,
@@ -395,7 +397,7 @@ class _Extension(ContextMemoryExtension):
                     mode=mode,
                     returning=receipt_side,
                     action=len(world.actions) - 1,
-                )
+                ),
             )
         return switched
 
