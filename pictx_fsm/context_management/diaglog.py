@@ -70,7 +70,7 @@ FIELDS: Final = frozenset(
         "fingerprint",
     }
 )
-_TOKEN = re.compile(r"^[A-Za-z0-9_.:/@+-]{0,160}$")
+_TOKEN = re.compile(r"[A-Za-z0-9_.:/@+-]{0,160}")
 
 
 class RecordError(ValueError):
@@ -95,7 +95,7 @@ def _check_value(name: str, value: JSON) -> None:
     if value is None or isinstance(value, bool | int | float):
         return
     if isinstance(value, str):
-        if not _TOKEN.match(value):
+        if not _TOKEN.fullmatch(value):
             raise RecordError(f"field {name!r} holds text, not an enum or id")
         return
     if isinstance(value, Mapping):

@@ -8,7 +8,7 @@ class MemoryFiles:
     """A tiny file system: path → bytes."""
 
     def __init__(self) -> None:
-        self.data: dict[str, bytes] = {}
+        self.data: dict[str, bytearray] = {}
         self.fail_writes = False
 
     def _check(self) -> None:
@@ -20,7 +20,7 @@ class MemoryFiles:
 
     def append(self, path: str, data: bytes) -> None:
         self._check()
-        self.data[path] = self.data.get(path, b"") + data
+        self.data.setdefault(path, bytearray()).extend(data)
 
     def rename(self, source: str, target: str) -> None:
         self._check()
@@ -31,8 +31,9 @@ class MemoryFiles:
         self.data.pop(path, None)
 
     def read(self, path: str) -> bytes | None:
-        return self.data.get(path)
+        data = self.data.get(path)
+        return None if data is None else bytes(data)
 
     def write(self, path: str, data: bytes) -> None:
         self._check()
-        self.data[path] = data
+        self.data[path] = bytearray(data)

@@ -195,6 +195,7 @@ class CmWorld:
             clock=self.clock,
             lifecycle=load_lifecycle(),
             audit=audit,
+            counter=CharsCounter(),
         )
         self.audits.append(audit)
         self.lifecycle_runtimes.append(runtime)
