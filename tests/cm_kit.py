@@ -19,9 +19,8 @@ from pictx_fsm.context_management.records import (
     RECEIPT_TYPE,
     TAKEOVER_TYPE,
 )
-from pictx_fsm.context_management.state import CmState
+from pictx_fsm.context_management.state import CmState, Flags
 from pictx_fsm.context_management.step import initial_state, step
-from pictx_fsm.context_management.state import Flags
 from pictx_fsm.effects import ToolResult
 from pictx_fsm.session.entries import CompactionEntry, CustomEntry, MessageEntry
 from pictx_fsm.session.tree import SessionTree
@@ -149,7 +148,9 @@ def messages(w: CmWorld, role: str) -> list[MessageEntry]:
 def bare_tree() -> SessionTree:
     from pictx_fsm.session.entries import SessionHeader
 
-    return SessionTree(SessionHeader(id="s0000000-0000", timestamp="2026-01-01T00:00:00.000Z", cwd="/w"))
+    return SessionTree(
+        SessionHeader(id="s0000000-0000", timestamp="2026-01-01T00:00:00.000Z", cwd="/w")
+    )
 
 
 def started(tree: SessionTree, *, now: int = 1_000_000, flags: Flags | None = None) -> CmState:

@@ -27,7 +27,10 @@ def _cm_kinds(path: str) -> list[str]:
 def test_files_the_extension_wrote_audit_clean(tmp_path: Path) -> None:
     # Given a session chain with notes, a checkpoint and an automatic handoff
     w = play(world(), P(chars=200), S, *tool(tool="notes_update"), *fill(2), T(chars=100_000))
-    paths = [_write(tmp_path, f"s{i}.jsonl", store.jsonl()) for i, store in enumerate(w.session.files.values())]
+    paths = [
+        _write(tmp_path, f"s{i}.jsonl", store.jsonl())
+        for i, store in enumerate(w.session.files.values())
+    ]
     # Then the audit finds nothing of this extension to report
     assert all(_cm_kinds(p) == [] for p in paths)
 
@@ -43,7 +46,9 @@ def _mutated(w: object, path: str, custom_type: str, change: object) -> str:
 
 
 def test_notes_over_capacity_and_coverage_moved_by_a_write(tmp_path: Path) -> None:
-    w = play(world(), P(chars=200), S, *tool(tool="notes_update"), *tool(tool="notes_update", key=2))
+    w = play(
+        world(), P(chars=200), S, *tool(tool="notes_update"), *tool(tool="notes_update", key=2)
+    )
     path = w.session.session_file
 
     seen: list[int] = []
@@ -77,9 +82,27 @@ def test_handoffs_inside_the_cooldown_or_past_three_an_hour(tmp_path: Path) -> N
     assert "cm_handoff_hourly_limit" in kinds and "cm_handoff_cooldown" in kinds
 
 
-def test_a_chain_of_files_over_the_hourly_limit(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_chain_of_files_over_the_hourly_limit(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     # Given four automatic handoffs whose receipts are within an hour (counters reset)
-    w = play(world(), P(chars=300), S, C(args="handoff"), D, S, C(args="handoff"), D, S, C(args="handoff"), D, S, C(args="handoff"), D, S)
+    w = play(
+        world(),
+        P(chars=300),
+        S,
+        C(args="handoff"),
+        D,
+        S,
+        C(args="handoff"),
+        D,
+        S,
+        C(args="handoff"),
+        D,
+        S,
+        C(args="handoff"),
+        D,
+        S,
+    )
     files = list(w.session.files.values())
     paths = []
     for i, store in enumerate(files):

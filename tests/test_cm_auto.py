@@ -28,7 +28,6 @@ from tests.cm_kit import (
     play,
     shared,
     started,
-    state,
     wait,
     world,
 )
@@ -56,7 +55,10 @@ def test_m52_on_by_default_persisted_and_resumed_without_clearing_limits() -> No
     resumed = customs(w, AUTO_TYPE)[-1]
     # Then the pause is cleared but attempts and nextEligibleAt are kept
     assert paused["paused"] and not resumed["paused"]
-    assert resumed["attempts"] == paused["attempts"] and resumed["nextEligibleAt"] == paused["nextEligibleAt"]
+    assert (
+        resumed["attempts"] == paused["attempts"]
+        and resumed["nextEligibleAt"] == paused["nextEligibleAt"]
+    )
     play(w, C(args="auto off"), shared.Reload())
     assert machine(w, "auto_handoff") == "off"
 
@@ -65,13 +67,25 @@ def _facts(tokens: int | None, *, window: int = 64_000, baseline: int | None = N
     tree = bare_tree()
     state0 = started(tree)
     if baseline is not None:
-        state0 = evolve(state0, baseline=Observation(session_id=state0.session_id, model="faux/faux-1", compactions=0, tokens=baseline))
-    return CmFacts(state=state0, event=ev.ReplyEnded(), ctx=ctx(tokens=tokens, context_window=window), services=ev.CmServices(tree=tree))
+        state0 = evolve(
+            state0,
+            baseline=Observation(
+                session_id=state0.session_id, model="faux/faux-1", compactions=0, tokens=baseline
+            ),
+        )
+    return CmFacts(
+        state=state0,
+        event=ev.ReplyEnded(),
+        ctx=ctx(tokens=tokens, context_window=window),
+        services=ev.CmServices(tree=tree),
+    )
 
 
 def test_m53_unknown_usage_never_triggers() -> None:
     assert not guards.usage_known(_facts(None))
-    assert not guards.threshold_reached(_facts(None)) and not guards.forecast_reached(_facts(None, baseline=1))
+    assert not guards.threshold_reached(_facts(None)) and not guards.forecast_reached(
+        _facts(None, baseline=1)
+    )
 
 
 @given(st.integers(0, 64_000), st.integers(0, 64_000))
@@ -100,9 +114,19 @@ def test_m55_a_baseline_from_another_model_is_no_baseline() -> None:
 def test_m56_no_handoff_inside_the_cooldown_or_past_three_an_hour() -> None:
     facts = _facts(60_000)
     auto = facts.state.auto
-    cooling = evolve(facts, state=evolve(facts.state, auto=evolve(auto, next_eligible_at=facts.now + 1)))
-    crowded = evolve(facts, state=evolve(facts.state, auto=evolve(auto, attempts=(facts.now - 10, facts.now - 20, facts.now - 30))))
-    aged = evolve(facts, state=evolve(facts.state, auto=evolve(auto, attempts=(facts.now - HOUR_MS,) * 3)))
+    cooling = evolve(
+        facts, state=evolve(facts.state, auto=evolve(auto, next_eligible_at=facts.now + 1))
+    )
+    crowded = evolve(
+        facts,
+        state=evolve(
+            facts.state,
+            auto=evolve(auto, attempts=(facts.now - 10, facts.now - 20, facts.now - 30)),
+        ),
+    )
+    aged = evolve(
+        facts, state=evolve(facts.state, auto=evolve(auto, attempts=(facts.now - HOUR_MS,) * 3))
+    )
     assert guards.cooling(cooling) and guards.cooling(crowded) and not guards.cooling(aged)
 
 
@@ -113,7 +137,10 @@ def test_m57_scheduling_waits_for_idle_and_a_changed_session_revokes() -> None:
     # When another extension changes the context before idle is reached
     play(w, cm.ForeignMessage(chars=400), cm.Deliver())
     # Then the re-check fails and nothing started
-    assert "auto_handoff:auto_handoff:pending:idle_reached:2" in fired(w) and machine(w, "auto_handoff") == "armed"
+    assert (
+        "auto_handoff:auto_handoff:pending:idle_reached:2" in fired(w)
+        and machine(w, "auto_handoff") == "armed"
+    )
 
 
 def test_m58_the_pause_is_persisted_before_the_first_request() -> None:

@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 
 from pictx_fsm.context_management.policy import BG_SELECT_BYTES
 from pictx_fsm.context_management.sources import Source, closed_prefix
-from pictx_fsm.context_management.texts import NOTICE_STORAGE_FAILED, NOTES_TOOL, STATUS_REOPEN
+from pictx_fsm.context_management.texts import NOTES_TOOL, NOTICE_STORAGE_FAILED, STATUS_REOPEN
 from tests.cm_kit import (
     NOTES_TYPE,
     C,
@@ -68,17 +68,29 @@ def test_m38_an_unreconciled_native_summary_defers_background_notes() -> None:
 
 
 def _source(i: int, size: int, calls: tuple[str, ...] = (), answers: str | None = None) -> Source:
-    return Source(id=f"s{i}", role="assistant" if calls else "tool" if answers else "user", time="t", text="x" * size, tool_calls=calls, tool_call_id=answers)
+    return Source(
+        id=f"s{i}",
+        role="assistant" if calls else "tool" if answers else "user",
+        time="t",
+        text="x" * size,
+        tool_calls=calls,
+        tool_call_id=answers,
+    )
 
 
 @settings(max_examples=60, deadline=None)
 @given(st.lists(st.tuples(st.integers(1, 40_000), st.booleans()), min_size=1, max_size=20))
-def test_m39_the_prefix_never_separates_a_call_from_its_result(shape: list[tuple[int, bool]]) -> None:
+def test_m39_the_prefix_never_separates_a_call_from_its_result(
+    shape: list[tuple[int, bool]],
+) -> None:
     # Given sources where some assistant messages call a tool answered by the next source
     sources: list[Source] = []
     for i, (size, calls) in enumerate(shape):
         if calls:
-            sources += [_source(2 * i, size, calls=(f"c{i}",)), _source(2 * i + 1, 10, answers=f"c{i}")]
+            sources += [
+                _source(2 * i, size, calls=(f"c{i}",)),
+                _source(2 * i + 1, 10, answers=f"c{i}"),
+            ]
         else:
             sources.append(_source(2 * i, size))
     prefix = closed_prefix(sources, BG_SELECT_BYTES)
@@ -100,7 +112,10 @@ def test_m40_the_job_is_asynchronous_capped_and_advances_coverage() -> None:
     requests = [r for r in w.generator.requests if r.kind == "background"]
     assert 1 <= len(requests) <= 4
     data = customs(w, NOTES_TYPE)[-1]
-    assert data["origin"] == "background" and data["notesThroughEntryId"] == state(w).branch.notes_through
+    assert (
+        data["origin"] == "background"
+        and data["notesThroughEntryId"] == state(w).branch.notes_through
+    )
 
 
 @pytest.mark.parametrize(
@@ -113,7 +128,9 @@ def test_m40_the_job_is_asynchronous_capped_and_advances_coverage() -> None:
         ("a reload", (shared.Reload(),), "running:shutdown:1"),
     ],
 )
-def test_m41_a_running_job_is_cancelled_by(cause: str, actions: tuple[object, ...], transition: str) -> None:
+def test_m41_a_running_job_is_cancelled_by(
+    cause: str, actions: tuple[object, ...], transition: str
+) -> None:
     # Given a running job
     w = play(world(), P(chars=12_000), S)
     assert machine(w, "background_notes") == "running"
@@ -140,7 +157,9 @@ def test_m43_two_tries_per_key_for_transient_failures() -> None:
 
 
 def test_m43_a_capacity_failure_blocks_the_key_at_once() -> None:
-    w = play(world(), cm.Generate(reply="stubborn"), P(chars=70_000), S, D, wait(1.1), P(chars=200), S)
+    w = play(
+        world(), cm.Generate(reply="stubborn"), P(chars=70_000), S, D, wait(1.1), P(chars=200), S
+    )
     assert _starts(w) == 1 and state(w).background.blocked
 
 

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import json
+
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pictx_fsm.context_management import events as ev
 from pictx_fsm.context_management import generation as gen
 from pictx_fsm.context_management.effects import CheckpointCompaction, RequestGeneration
-from pictx_fsm.context_management.notes import NoteSet, Note
+from pictx_fsm.context_management.notes import Note, NoteSet
 from pictx_fsm.context_management.policy import GEN_TIMEOUT_MS, Budgets
 from pictx_fsm.context_management.records import CHECKPOINT_KEY
 from pictx_fsm.context_management.sources import Source, pieces, utf16_length
@@ -68,7 +70,10 @@ def test_m26_a_native_summary_is_part_of_the_next_input() -> None:
 
 
 @settings(max_examples=50, deadline=None)
-@given(st.text(alphabet=st.sampled_from(["a", "é", "中", "😀"]), min_size=1, max_size=3000), st.integers(200, 900))
+@given(
+    st.text(alphabet=st.sampled_from(["a", "é", "中", "😀"]), min_size=1, max_size=3000),
+    st.integers(200, 900),
+)
 def test_m27_an_overlong_message_is_split_on_character_boundaries(text: str, limit: int) -> None:
     # Given one source longer than a batch allows
     source = Source(id="s1", role="user", time="t", text=text)
@@ -105,20 +110,34 @@ def test_m28_a_reply_after_the_deadline_is_a_timeout() -> None:
     tree = bare_tree()
     for i, role in enumerate(["user", "assistant"] * 3):
         raw = {"role": role, "content": [{"type": "text", "text": f"m{i} " * 400}]}
-        tree.append(MessageEntry(id=f"e{i}", parent_id=tree.leaf_id, timestamp="t", message=AgentMessage(role=role, raw=raw)))
+        tree.append(
+            MessageEntry(
+                id=f"e{i}",
+                parent_id=tree.leaf_id,
+                timestamp="t",
+                message=AgentMessage(role=role, raw=raw),
+            )
+        )
     services = ev.CmServices(tree=tree)
     s0 = started(tree)
     s1, r1 = step(s0, ev.CompactionStarting(reason="manual", first_kept="e5"), ctx(), services)
     job = next(e.request.job for e in r1.effects if isinstance(e, RequestGeneration))
     late = ctx(now=1_000_000 + GEN_TIMEOUT_MS)
-    _, r2 = step(s1, ev.GenerationReplied(job=job, reply=gen.GenerationReply(kind="ok", text="{}")), late, services)
+    _, r2 = step(
+        s1,
+        ev.GenerationReplied(job=job, reply=gen.GenerationReply(kind="ok", text="{}")),
+        late,
+        services,
+    )
     # Then the reply is not judged: the run failed on its deadline
     assert "checkpoint:checkpoint:generating:response:1" in r2.fired
 
 
 def test_m29_one_repair_after_a_capacity_failure() -> None:
     # Given a first candidate over capacity, then a repaired one
-    w = play(world(), *COMPACTABLE, cm.Generate(reply="over_capacity"), shared.Compact(), P(chars=200), S)
+    w = play(
+        world(), *COMPACTABLE, cm.Generate(reply="over_capacity"), shared.Compact(), P(chars=200), S
+    )
     repairs = [r for r in w.generator.requests if r.repair]
     # Then exactly one repair was asked for, with the actual value and limit, and it saved
     assert len(repairs) == 1 and repairs[0].feedback is not None
@@ -134,19 +153,32 @@ def _note(key: str, kind: str, status: str, sources: tuple[str, ...]) -> Note:
     return Note(key=key, kind=kind, status=status, text="t", sources=sources, inferred=False)
 
 
+def _reply(kind: str, status: str, text: str) -> str:
+    note = {"key": "open", "kind": kind, "status": status, "text": text, "sources": ["a"]}
+    return json.dumps({"notes": [note], "throughEntryId": "b1"})
+
+
 def test_m30_the_repair_may_not_resolve_what_the_first_candidate_kept_open() -> None:
     # Given a batch whose first candidate kept an open item active
     from pictx_fsm.context_management.sources import Piece
 
     run = gen.GenRun(
-        job=1, kind="compaction", started_at=0, deadline=1, cap=16, start_leaf=None, model=None,
-        note_state=0, batches=((Piece(id="b1", role="user", time="t", text="x"),),), batch=1,
+        job=1,
+        kind="compaction",
+        started_at=0,
+        deadline=1,
+        cap=16,
+        start_leaf=None,
+        model=None,
+        note_state=0,
+        batches=((Piece(id="b1", role="user", time="t", text="x"),),),
+        batch=1,
         notes=NoteSet(notes=(_note("open", "open_item", "active", ("a",)),)),
         first=NoteSet(notes=(_note("open", "open_item", "active", ("a",)),)),
     )
-    resolve = '{"notes":[{"key":"open","kind":"open_item","status":"resolved","text":"t","sources":["a"]}],"throughEntryId":"b1"}'
-    rekind = '{"notes":[{"key":"open","kind":"decision","status":"active","text":"t","sources":["a"]}],"throughEntryId":"b1"}'
-    keep = '{"notes":[{"key":"open","kind":"open_item","status":"active","text":"s","sources":["a"]}],"throughEntryId":"b1"}'
+    resolve = _reply("open_item", "resolved", "t")
+    rekind = _reply("decision", "active", "t")
+    keep = _reply("open_item", "active", "s")
     # Then resolving it or changing an active item's kind breaks M30; a shorter text does not
     assert gen.repair_breaks_rules(run, resolve) and gen.repair_breaks_rules(run, rekind)
     assert not gen.repair_breaks_rules(run, keep)
@@ -167,7 +199,9 @@ def test_m31_validation_codes() -> None:
 def test_m32_a_commit_holds_the_full_boundary_and_the_summed_usage() -> None:
     w = play(world(), P(chars=4_000), S, P(chars=60_000), S, P(chars=60_000), S, shared.Compact())
     (entry,) = checkpoints(w)
-    end = [r for r in log_records(w) if r["kind"] == "operation_end" and r["type"] == "compaction"][-1]
+    end = [r for r in log_records(w) if r["kind"] == "operation_end" and r["type"] == "compaction"][
+        -1
+    ]
     requests = [r for r in w.generator.requests if r.kind == "compaction"]
     # Then one entry, kept boundary = Pi's, and usage summed over every request
     assert entry.first_kept_entry_id is not None and end["requests"] == len(requests) > 1
@@ -186,15 +220,30 @@ def test_m33_archived_and_noted_positions_may_differ() -> None:
 
 def test_m34_native_fallback_with_a_warning() -> None:
     # Given an unsupported branch summary in the archived range
-    w = play(world(), *COMPACTABLE, cm.NavigateTo(mark="first_user", summarize=True), *COMPACTABLE, shared.Compact())
+    w = play(
+        world(),
+        *COMPACTABLE,
+        cm.NavigateTo(mark="first_user", summarize=True),
+        *COMPACTABLE,
+        shared.Compact(),
+    )
     # Then the plugin falls back to Pi's compaction with a warning
-    assert any(n.startswith("Context memory checkpoint failed (unsupported_context)") for n in notices(w))
+    assert any(
+        n.startswith("Context memory checkpoint failed (unsupported_context)") for n in notices(w)
+    )
     records = [r for r in log_records(w) if r["kind"] == "native_compaction"]
     assert records and records[-1]["result"] == "unsupported_context"
 
 
 def test_m34_a_window_too_small_for_any_batch_falls_back() -> None:
-    w = play(world(context_window=20_000, reserve_tokens=1_000, keep_recent_tokens=1_000), P(chars=12_000), S, P(chars=9_000), S, shared.Compact())
+    w = play(
+        world(context_window=20_000, reserve_tokens=1_000, keep_recent_tokens=1_000),
+        P(chars=12_000),
+        S,
+        P(chars=9_000),
+        S,
+        shared.Compact(),
+    )
     assert customs(w, EVENT_TYPE)[-1]["code"] == "checkpoint_input_budget"
 
 

@@ -39,7 +39,9 @@ def test_m71_notes_explains_only_when_there_are_none() -> None:
 
 
 def test_m71_cancel_keeps_saved_notes_and_later_history_triggers_again() -> None:
-    w = play(world(), P(chars=200), S, *tool(tool="notes_update"), P(chars=12_000), S, C(args="cancel"))
+    w = play(
+        world(), P(chars=200), S, *tool(tool="notes_update"), P(chars=12_000), S, C(args="cancel")
+    )
     assert notices(w)[-1] == "Context memory: background notes cancelled; saved notes stay."
     assert state(w).branch.notes
     from tests.cm_kit import wait
@@ -61,7 +63,16 @@ def test_m71_no_subcommand_means_status() -> None:
 
 def test_m71_every_subcommand_is_understood() -> None:
     w = play(world(), T(chars=12_000))
-    for args in ("status", "notes", "auto off", "auto on", "session", "session close", "session export", "handoff"):
+    for args in (
+        "status",
+        "notes",
+        "auto off",
+        "auto on",
+        "session",
+        "session close",
+        "session export",
+        "handoff",
+    ):
         play(w, C(args=args))
         assert notices(w)[-1] != USAGE, args
     assert fired(w)
@@ -73,6 +84,13 @@ def test_m72_status_names_every_field_of_the_readme() -> None:
     assert set(status) == STATUS_FIELDS
     assert set(status["memory"]) == {"savedNotes", "lastSaveTime", "lastNoteFailure", "coverage"}
     assert set(status["memory"]["coverage"]) == {"coveredThrough", "coveredTime", "laterMessages"}
-    assert set(status["autoHandoff"]) >= {"enabled", "paused", "pending", "attemptsInHour", "nextEligibleAt", "lastFailure"}
+    assert set(status["autoHandoff"]) >= {
+        "enabled",
+        "paused",
+        "pending",
+        "attemptsInHour",
+        "nextEligibleAt",
+        "lastFailure",
+    }
     assert status["budgets"]["generationTimeoutMs"] == 300_000
     assert status["checkpointState"] == "notes_only" and status["background"]["enabled"] is True

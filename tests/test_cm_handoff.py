@@ -78,7 +78,10 @@ def test_m47_the_package_holds_inferred_cited_notes_and_its_binding() -> None:
     source = w.session.files[switch.source].tree
     captured = source.branch(package["capturedLeafId"])
     assert package["branchDigest"] == branch_digest(e.id for e in captured)
-    assert "Re-check the files and the Git status" in TAKEOVER_PROMPT and "no authority" in TAKEOVER_PROMPT
+    assert (
+        "Re-check the files and the Git status" in TAKEOVER_PROMPT
+        and "no authority" in TAKEOVER_PROMPT
+    )
 
 
 def test_m48_no_switch_when_generation_fails_or_the_preparation_is_cancelled() -> None:
@@ -92,13 +95,33 @@ def test_m48_a_package_over_the_limit_never_switches() -> None:
     # Given a branch whose checkpoint tracks many files (the package carries them)
     tree = bare_tree()
     user = {"role": "user", "content": [{"type": "text", "text": "go"}]}
-    tree.append(MessageEntry(id="u1", parent_id=None, timestamp="t", message=AgentMessage(role="user", raw=user)))
+    tree.append(
+        MessageEntry(
+            id="u1", parent_id=None, timestamp="t", message=AgentMessage(role="user", raw=user)
+        )
+    )
     details = {
         "readFiles": [f"/src/a-long-directory-name/file-{i}.py" for i in range(400)],
         "modifiedFiles": [],
-        CHECKPOINT_KEY: {"version": 2, "notes": [], "throughEntryId": "u1", "notesThroughEntryId": "c1", "stateVersion": 1},
+        CHECKPOINT_KEY: {
+            "version": 2,
+            "notes": [],
+            "throughEntryId": "u1",
+            "notesThroughEntryId": "c1",
+            "stateVersion": 1,
+        },
     }
-    tree.append(CompactionEntry(id="c1", parent_id="u1", timestamp="t", summary="s", first_kept_entry_id="u1", details=details, from_hook=True))
+    tree.append(
+        CompactionEntry(
+            id="c1",
+            parent_id="u1",
+            timestamp="t",
+            summary="s",
+            first_kept_entry_id="u1",
+            details=details,
+            from_hook=True,
+        )
+    )
     services = ev.CmServices(tree=tree)
     s0 = started(tree)
     # When a manual handoff runs
@@ -117,8 +140,19 @@ def test_m49_a_failed_initialization_returns_to_the_source() -> None:
 
 
 def test_m49_a_cancelled_return_tells_the_user_to_resume() -> None:
-    w = play(world(), P(chars=300), S, cm.HideParent(on=True), cm.VetoReturn(on=True), C(args="handoff"), D)
-    assert any(n.startswith("The new session could not be initialized and switching back") for n in notices(w))
+    w = play(
+        world(),
+        P(chars=300),
+        S,
+        cm.HideParent(on=True),
+        cm.VetoReturn(on=True),
+        C(args="handoff"),
+        D,
+    )
+    assert any(
+        n.startswith("The new session could not be initialized and switching back")
+        for n in notices(w)
+    )
     assert "handoff:handoff:returning:return_cancelled:1" in fired(w)
 
 
@@ -130,7 +164,9 @@ def test_m50_a_failed_takeover_keeps_the_file_and_a_reopen_never_resends() -> No
     # When the target is reopened / Then the package is restored and no prompt is sent
     play(w, cm.FailTakeover(on=False), shared.Reload(), S)
     assert len(customs(w, TAKEOVER_TYPE)) == 1 and not messages(w, "user")
-    assert state(w).receipt_package is not None and "handoff:handoff:idle:session_start:2" in fired(w)
+    assert state(w).receipt_package is not None and "handoff:handoff:idle:session_start:2" in fired(
+        w
+    )
 
 
 def test_m51_a_manual_handoff_carries_the_auto_setting_and_its_limits() -> None:

@@ -28,7 +28,9 @@ def _scope(*texts: str, leaf: str | None = "m9") -> history.Scope:
 
 def test_m19_sibling_branches_are_never_searched() -> None:
     # Given a prompt on one branch, then navigation back to before it and another prompt
-    w = play(world(), P(chars=300), S, P(chars=300), S, shared.Navigate(index=3), *tool(tool="search"))
+    w = play(
+        world(), P(chars=300), S, P(chars=300), S, shared.Navigate(index=3), *tool(tool="search")
+    )
     # Then the search sees only this branch's prompts (each hit is a source on the branch)
     hits = tool_payloads(w, SEARCH_TOOL)[-1]["hits"]
     branch = {e.id for e in w.session.tree.branch()}
@@ -38,15 +40,21 @@ def test_m19_sibling_branches_are_never_searched() -> None:
 
 def _message(role: str, content: object, **extra: object) -> MessageEntry:
     raw = {"role": role, "content": content, **extra}
-    return MessageEntry(id="e1", parent_id=None, timestamp="t", message=AgentMessage(role=role, raw=raw))
+    return MessageEntry(
+        id="e1", parent_id=None, timestamp="t", message=AgentMessage(role=role, raw=raw)
+    )
 
 
 def test_m20_what_is_indexed_and_what_is_not() -> None:
     # Given entries of every kind
     user = _message("user", [{"type": "text", "text": "hi"}, {"type": "image", "data": "..."}])
-    thinking = _message("assistant", [{"type": "thinking", "thinking": "secret"}, {"type": "text", "text": "ok"}])
+    thinking = _message(
+        "assistant", [{"type": "thinking", "thinking": "secret"}, {"type": "text", "text": "ok"}]
+    )
     shell = _message("toolResult", "output", excludeFromContext=True)
-    foreign = CustomMessageEntry(id="c", parent_id=None, timestamp="t", custom_type="other", content="note", display=False)
+    foreign = CustomMessageEntry(
+        id="c", parent_id=None, timestamp="t", custom_type="other", content="note", display=False
+    )
     plain = CustomEntry(id="p", parent_id=None, timestamp="t", custom_type="other", data={})
     summary = BranchSummaryEntry(id="b", parent_id=None, timestamp="t", from_id="x", summary="s")
     # Then user text (not pixels), assistant text (not thinking) and hidden foreign custom
@@ -59,7 +67,9 @@ def test_m20_what_is_indexed_and_what_is_not() -> None:
 
 def test_m21_search_is_a_case_sensitive_literal_with_short_excerpts() -> None:
     # Given sources with a path, CJK text and a different case
-    scope = _scope("read /src/a.py now", "中文路径 /src/a.py", "READ /SRC/A.PY", "x" * 5000 + "/src/a.py")
+    scope = _scope(
+        "read /src/a.py now", "中文路径 /src/a.py", "READ /SRC/A.PY", "x" * 5000 + "/src/a.py"
+    )
     # When searching the literal
     page = history.search(scope, "/src/a.py", None)
     # Then exact matches only, each with id, role, time and an excerpt within 1100 bytes
@@ -89,7 +99,9 @@ def test_m21_cursors_page_survive_appends_and_go_stale_on_change() -> None:
 @given(st.text(alphabet=st.sampled_from(["a", "é", "中", "😀", "\n"]), min_size=1, max_size=4000))
 def test_m22_read_pages_never_split_a_character(text: str) -> None:
     # Given any text read page by page from offset 0
-    scope = history.scope_of("session", "s", None, [Source(id="x", role="user", time="t", text=text)], ["x"])
+    scope = history.scope_of(
+        "session", "s", None, [Source(id="x", role="user", time="t", text=text)], ["x"]
+    )
     offset: int | None = 0
     pieces = []
     while offset is not None:

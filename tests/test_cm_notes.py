@@ -6,11 +6,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pictx_fsm.context_management.notes import (
-    NoteSet,
-    Note,
-    FileRecord,
     BudgetFailure,
+    FileRecord,
     Fitted,
+    Note,
+    NoteSet,
     fit,
     kind_change_refused,
     note_bytes,
@@ -52,7 +52,13 @@ def _set(*notes: Note) -> NoteSet:
 
 def test_m8_updating_a_key_keeps_a_version_relation() -> None:
     # Given a note written twice under one key
-    w = play(world(), P(chars=200), S, *tool(tool="notes_update", key=1), *tool(tool="notes_update", key=1, chars=80))
+    w = play(
+        world(),
+        P(chars=200),
+        S,
+        *tool(tool="notes_update", key=1),
+        *tool(tool="notes_update", key=1, chars=80),
+    )
     # Then the second snapshot holds revision 2 of the key, with its kind, status and sources
     note = customs(w, NOTES_TYPE)[-1]["notes"][0]
     assert note["key"] == "k1" and note["revision"] == 2
@@ -69,7 +75,9 @@ def test_m9_sources_must_be_messages_of_this_branch() -> None:
 
 def test_m9_an_explicit_constraint_must_cite_a_user_message() -> None:
     # Given an explicit (non-inferred) constraint citing only an assistant reply
-    w = play(world(), P(chars=200), S, *tool(tool="notes_update", kind="constraint", source="assistant"))
+    w = play(
+        world(), P(chars=200), S, *tool(tool="notes_update", kind="constraint", source="assistant")
+    )
     # Then it is refused; citing the user's message is accepted
     assert tool_payloads(w, NOTES_TOOL)[-1]["error"] == "invalid_sources"
     play(w, *tool(tool="notes_update", kind="constraint", source="user"))
@@ -91,7 +99,12 @@ def test_m9_notes_citing_a_summary_are_inferred() -> None:
 
 
 @settings(max_examples=40, deadline=None)
-@given(st.lists(st.tuples(st.integers(0, 40), st.sampled_from(["active", "resolved"]), st.integers(1, 900)), max_size=45))
+@given(
+    st.lists(
+        st.tuples(st.integers(0, 40), st.sampled_from(["active", "resolved"]), st.integers(1, 900)),
+        max_size=45,
+    )
+)
 def test_m10_after_every_accepted_write_the_set_fits(writes: list[tuple[int, str, int]]) -> None:
     # Given any sequence of writes judged by fit
     notes = NoteSet()
@@ -143,7 +156,9 @@ def test_m11_the_note_being_written_is_never_retired() -> None:
 
 def test_m12_resolving_a_note_frees_no_space() -> None:
     # Given 32 notes, one resolved
-    notes = _set(*(_note(f"n{i}", size=1) for i in range(31)), _note("done", status="resolved", size=1))
+    notes = _set(
+        *(_note(f"n{i}", size=1) for i in range(31)), _note("done", status="resolved", size=1)
+    )
     wide = Budgets(context_window=200_000)
     # Then the resolved note still counts toward 32 until a write needs its room
     assert len(notes) == NOTE_MAX_ITEMS and over_budget(notes, FileRecord(), wide) is None
@@ -206,7 +221,9 @@ def test_m16_a_tool_write_answers_ok_keeps_coverage_and_cancels_the_job() -> Non
     # Then ok=true, coverage did not move, and the job was cancelled
     assert tool_payloads(w, NOTES_TOOL)[-1]["ok"] is True
     assert customs(w, NOTES_TYPE)[0]["notesThroughEntryId"] == through
-    assert "background_notes:background_notes:running:cancel:1" in [t for r in w.journal.steps for t in r.result.fired]
+    assert "background_notes:background_notes:running:cancel:1" in [
+        t for r in w.journal.steps for t in r.result.fired
+    ]
 
 
 def test_m17_the_wrap_up_rule_travels_in_the_tool_prompt_hints() -> None:
@@ -225,5 +242,10 @@ def test_m18_generation_requests_carry_the_prompt_policy() -> None:
     # Then its payload states the priorities and never-rewrite policy
     policy = request.payload()["policy"]
     assert policy == GENERATION_POLICY_TEXT
-    for phrase in ("current goal", "active constraints", "pending approvals", "freshness to be verified"):
+    for phrase in (
+        "current goal",
+        "active constraints",
+        "pending approvals",
+        "freshness to be verified",
+    ):
         assert phrase in policy

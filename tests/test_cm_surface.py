@@ -125,7 +125,11 @@ def test_m6_schedulers_run_only_at_the_reply_end() -> None:
     assert machine(w, "background_notes") == "idle"
     # When it settles (agent_settled) / Then the job starts at that reply end
     play(w, S)
-    starts = [r for r in w.journal.steps if "background_notes:background_notes:idle:reply_end:1" in r.result.fired]
+    starts = [
+        r
+        for r in w.journal.steps
+        if "background_notes:background_notes:idle:reply_end:1" in r.result.fired
+    ]
     assert starts and all(isinstance(r.event, ReplyEnded) for r in starts)
 
 

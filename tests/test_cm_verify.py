@@ -40,9 +40,7 @@ def test_every_planted_fault_is_caught_and_replayed(
     assert "reproduces the recorded failure" in capsys.readouterr().out
 
 
-@pytest.mark.parametrize(
-    "with_pi_context", [False, pytest.param(True, marks=pytest.mark.slow)]
-)
+@pytest.mark.parametrize("with_pi_context", [False, pytest.param(True, marks=pytest.mark.slow)])
 def test_the_seed_scenarios_hold_every_invariant(with_pi_context: bool) -> None:
     # Given the unfaulted machines, alone and after pi-context
     report = explore_cm(CmExploreOptions(examples=0, settings=(with_pi_context,)))
@@ -54,7 +52,9 @@ def test_the_seed_scenarios_hold_every_invariant(with_pi_context: bool) -> None:
         assert coverage is not None and coverage.complete, [r.transition for r in coverage.missing]
 
 
-def test_replay_of_a_clean_trace_matches(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_replay_of_a_clean_trace_matches(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     from pictx_fsm.testing.cm.scenarios import SCENARIOS
     from pictx_fsm.testing.cm.trace import record_cm_trace
     from pictx_fsm.testing.cm.world import CmWorldConfig
@@ -71,7 +71,11 @@ def test_both_extensions_on_one_host_keep_their_invariants() -> None:
     from pictx_fsm.testing.cm.trace import run_cm_actions
     from pictx_fsm.testing.cm.world import CmWorldConfig
 
-    chosen = [s for s in SCENARIOS if s.name.startswith(("manual handoff: success", "compaction: a checkpoint"))]
+    chosen = [
+        s
+        for s in SCENARIOS
+        if s.name.startswith(("manual handoff: success", "compaction: a checkpoint"))
+    ]
     for scenario in chosen:
         # When a handoff and a series of compactions run / Then both suites hold
         run = run_cm_actions(CmWorldConfig(pi_context=True), scenario.actions)
