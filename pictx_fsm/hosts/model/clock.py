@@ -7,18 +7,11 @@ between two host actions or while a model request runs.
 
 from __future__ import annotations
 
+from pictx_fsm.hosts.model.messages import TickClock
 
-class ManualClock:
+
+class ManualClock(TickClock):
     """Milliseconds since the epoch, advanced by readings and by :meth:`advance`."""
-
-    def __init__(self, start: int = 1_796_007_840_000, step: int = 1) -> None:
-        self._now = start
-        self._step = step
-
-    def __call__(self) -> int:
-        now = self._now
-        self._now += self._step
-        return now
 
     def peek(self) -> int:
         """The current time without moving it."""

@@ -191,7 +191,8 @@ class GenerationBounds(CmInvariant):
             if isinstance(effect, RequestGeneration):
                 found.extend(self._request(record, effect.request))
         for start in logs(record, "operation_start"):
-            self.started[str(start.get("id"))] = int(start.get("time", 0))
+            if start.get("type") != "reply":  # a foreground reply is not a generation run
+                self.started[str(start.get("id"))] = int(start.get("time", 0))
         for end in logs(record, "operation_end"):
             begun = self.started.get(str(end.get("id")))
             if begun is not None and int(end.get("time", 0)) - begun > GEN_TIMEOUT_MS:
