@@ -16,7 +16,6 @@ from pictx_fsm.context_management import act_notes, guards
 from pictx_fsm.context_management.effects import Emit, Intent
 from pictx_fsm.context_management.facts import CmFacts
 from pictx_fsm.context_management.machines import Bindings, CmMachines, with_bindings
-from pictx_fsm.context_management.policy import AUTO_MAX_PER_HOUR, HOUR_MS
 from pictx_fsm.context_management.records import NOTES_TYPE, notes_data
 from pictx_fsm.effects import AppendEntry
 
@@ -142,4 +141,4 @@ def plant(name: str) -> CmMachines:
     return with_bindings(cm_fault(name).bindings)
 
 
-__all__ = ["AUTO_MAX_PER_HOUR", "CM_FAULTS", "HOUR_MS", "CmFault", "cm_fault", "guards", "plant"]
+__all__ = ["CM_FAULTS", "CmFault", "cm_fault", "plant"]
