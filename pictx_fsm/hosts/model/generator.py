@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 from collections import deque
 from collections.abc import Iterable
-from typing import Final, Literal, TypeAlias
+from typing import Final, Literal, TypeAlias, get_args
 
 from pictx_fsm.context_management.generation import GenerationReply, GenerationRequest
 from pictx_fsm.context_management.generation import ReplyKind as GenReplyKind
@@ -33,18 +33,7 @@ ReplyKind: TypeAlias = Literal[
     "incomplete",
     "aborted",
 ]
-REPLY_KINDS: Final[tuple[str, ...]] = (
-    "valid",
-    "invalid_shape",
-    "bad_boundary",
-    "over_capacity",
-    "stubborn",
-    "repair_invalid",
-    "slow",
-    "failing",
-    "incomplete",
-    "aborted",
-)
+REPLY_KINDS: Final[tuple[str, ...]] = get_args(ReplyKind)
 _FAILURES: Final[dict[str, GenReplyKind]] = {
     "failing": "error",
     "aborted": "aborted",

@@ -19,7 +19,7 @@ from pictx_fsm.context_management.records import (
 from pictx_fsm.session.entries import CustomEntry
 from pictx_fsm.testing.cm.checks import CmInvariant, CmViolation, appended, budgets, logs
 from pictx_fsm.testing.cm.invariants import NOTES_INVARIANTS
-from pictx_fsm.testing.cm.world import CmWorld, StepRecord
+from pictx_fsm.testing.cm.world import CmWorld, StepRecord, SwitchRecord
 
 JSON: TypeAlias = Any
 _PREPARE = "auto_handoff:auto_handoff:pending:idle_reached:1"
@@ -164,73 +164,67 @@ class AutoOnKeepsLimits(CmInvariant):
         return []
 
 
-class NoSwitchAfterInput(CmInvariant):
+class _PerSwitch(CmInvariant):
+    """Judges every forward handoff switch of the host's journal once."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._switches = 0
+
+    def check_world(self, world: CmWorld) -> list[CmViolation]:
+        found: list[CmViolation] = []
+        for switch in world.journal.switches[self._switches :]:
+            if not switch.returning:
+                found.extend(self.check_switch(world, switch))
+        self._switches = len(world.journal.switches)
+        return found
+
+    def check_switch(self, world: CmWorld, switch: SwitchRecord) -> list[CmViolation]:
+        raise NotImplementedError
+
+
+class NoSwitchAfterInput(_PerSwitch):
     """§12.17: never a switch while user input is pending or after input arrived since the
     handoff began."""
 
     name, rule = "no_switch_after_input", "§12.17 M48 M57"
 
-    def __init__(self) -> None:
-        super().__init__()
-        self._switches = 0
-
-    def check_world(self, world: CmWorld) -> list[CmViolation]:
-        found = []
-        for switch in world.journal.switches[self._switches :]:
-            if switch.returning:
-                continue
-            if switch.pending_input or switch.turns_since_begin:
-                found.append(
-                    self.violation(
-                        f"{switch.mode} handoff switched with input "
-                        f"pending={switch.pending_input}, {switch.turns_since_begin} turn(s) since "
-                        f"it began (action {switch.action})"
-                    )
-                )
-        self._switches = len(world.journal.switches)
-        return found
+    def check_switch(self, world: CmWorld, switch: SwitchRecord) -> list[CmViolation]:
+        if not (switch.pending_input or switch.turns_since_begin):
+            return []
+        message = (
+            f"{switch.mode} handoff switched with input pending={switch.pending_input}, "
+            f"{switch.turns_since_begin} turn(s) since it began (action {switch.action})"
+        )
+        return [self.violation(message)]
 
 
-class SwitchOnlyWhenComplete(CmInvariant):
-    """§12.18: a switch only after a successful generation and a package and display text
-    within ``HANDOFF_MAX_BYTES``."""
+class SwitchOnlyWhenComplete(_PerSwitch):
+    """§12.18: a switch only after a saved package — which only a successful generation
+    produces — with package and display text within ``HANDOFF_MAX_BYTES``."""
 
     name, rule = "switch_only_when_complete", "§12.18 M46 M48"
 
-    def __init__(self) -> None:
-        super().__init__()
-        self._switches = 0
-
-    def check_world(self, world: CmWorld) -> list[CmViolation]:
-        found = []
-        for switch in world.journal.switches[self._switches :]:
-            if switch.returning:
-                continue
-            store = world.session.files[switch.source]
-            packages = [
-                e.data
-                for e in store.tree.entries
-                if isinstance(e, CustomEntry) and e.custom_type == HANDOFF_TYPE
-            ]
-            if not packages:
-                found.append(
-                    self.violation(f"switched without a saved package (action {switch.action})")
-                )
-                continue
-            last = packages[-1]
-            size = len(
-                json.dumps(
-                    last.get("package"), separators=(",", ":"), sort_keys=True, ensure_ascii=False
-                ).encode()
-            )
-            display = len(str(last.get("display", "")).encode())
-            limit = budgets(world.journal.steps[-1]).handoff_max_bytes if world.journal.steps else 0
-            if size > limit or display > limit:
-                found.append(
-                    self.violation(f"switched with a {size}/{display}-byte package (limit {limit})")
-                )
-        self._switches = len(world.journal.switches)
-        return found
+    def check_switch(self, world: CmWorld, switch: SwitchRecord) -> list[CmViolation]:
+        store = world.session.files[switch.source]
+        packages = [
+            e.data
+            for e in store.tree.entries
+            if isinstance(e, CustomEntry) and e.custom_type == HANDOFF_TYPE
+        ]
+        if not packages:
+            return [self.violation(f"switched without a saved package (action {switch.action})")]
+        last = packages[-1]
+        text = json.dumps(
+            last.get("package"), separators=(",", ":"), sort_keys=True, ensure_ascii=False
+        )
+        size = len(text.encode())
+        display = len(str(last.get("display", "")).encode())
+        limit = budgets(world.journal.steps[-1]).handoff_max_bytes if world.journal.steps else 0
+        if size > limit or display > limit:
+            message = f"switched with a {size}/{display}-byte package (limit {limit})"
+            return [self.violation(message)]
+        return []
 
 
 class ForecastBaseline(CmInvariant):
