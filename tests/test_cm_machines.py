@@ -62,3 +62,21 @@ def test_the_compiled_engine_agrees_with_python_statemachine(data: st.DataObject
             break
         assert after == stepped.after and tuple(effects) == stepped.effects
         config = stepped.after
+
+
+def test_a_broken_reference_in_the_family_is_refused_at_load(
+    tmp_path: Any, capsys: Any
+) -> None:
+    # Given a copy of the models whose notes_store names an action nobody binds
+    import shutil
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1] / "models"
+    target = Path(str(tmp_path)) / "models"
+    shutil.copytree(root, target)
+    doc = target / "context_management" / "notes_store.yaml"
+    doc.write_text(doc.read_text().replace("before: refuse_kind}", "before: refuse_knd}"))
+    # When the machines are listed / Then exit 2 names the document, transition and name
+    assert main(["machines", "--models", str(target)]) == 2
+    err = capsys.readouterr().err
+    assert "notes_store.yaml" in err and "write:3" in err and "'refuse_knd' is not bound" in err
