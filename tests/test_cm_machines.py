@@ -64,9 +64,7 @@ def test_the_compiled_engine_agrees_with_python_statemachine(data: st.DataObject
         config = stepped.after
 
 
-def test_a_broken_reference_in_the_family_is_refused_at_load(
-    tmp_path: Any, capsys: Any
-) -> None:
+def test_a_broken_reference_in_the_family_is_refused_at_load(tmp_path: Any, capsys: Any) -> None:
     # Given a copy of the models whose notes_store names an action nobody binds
     import shutil
     from pathlib import Path
