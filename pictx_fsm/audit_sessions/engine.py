@@ -18,6 +18,7 @@ from pictx_fsm.audit_sessions.boundaries import (
 )
 from pictx_fsm.audit_sessions.budget import BudgetRepeatCheck, MultipleResetsCheck
 from pictx_fsm.audit_sessions.context import AuditContext, Locator, no_lines
+from pictx_fsm.audit_sessions.context_management import check_entries
 from pictx_fsm.audit_sessions.findings import Finding, sort_key
 from pictx_fsm.audit_sessions.forks import out_of_band_forks
 from pictx_fsm.audit_sessions.identity import BootIdentityCheck, DuplicateWindowIdCheck
@@ -61,4 +62,5 @@ def audit_tree(
 
 def audit_shape(shape: Shape, ctx: AuditContext) -> list[Finding]:
     found = [*walk(shape, BRANCH_CHECKS, ctx), *out_of_band_forks(shape, ctx)]
+    found += check_entries(ctx.tree.entries, ctx)  # pi-context-management's entries
     return sorted(unique(found), key=sort_key)

@@ -15,6 +15,8 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from pictx_fsm.audit import AuditLog, canonical
+from pictx_fsm.cli.replay_cm import replay_cm
+from pictx_fsm.testing.cm.trace import is_cm_trace
 from pictx_fsm.testing.trace import first_difference, load_trace, run_actions
 
 
@@ -37,6 +39,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    if is_cm_trace(args.trace):  # a pi-context-management counterexample
+        return replay_cm(args)
     trace = load_trace(args.trace)
     outcome = run_actions(trace.config, trace.actions)
     decisions = outcome.world.decisions()

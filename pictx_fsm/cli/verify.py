@@ -17,10 +17,12 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
+from pictx_fsm.cli.verify_cm import run_cm
 from pictx_fsm.errors import UsageError
 from pictx_fsm.hosts.model.profiles import HOST_PROFILES
 from pictx_fsm.lifecycle import load_lifecycle
 from pictx_fsm.protocol import Profile
+from pictx_fsm.testing.cm.faults import CM_FAULTS
 from pictx_fsm.testing.contracts import ContractReport, ContractRun
 from pictx_fsm.testing.coverage import EXEMPTIONS_FILE, Coverage
 from pictx_fsm.testing.faults import FAULTS
@@ -51,7 +53,16 @@ def configure(parser: argparse.ArgumentParser) -> None:
         choices=list(HOST_PROFILES),
         help="Pi version(s) the model session behaves as (default: all)",
     )
-    parser.add_argument("--fault", choices=sorted(FAULTS), help="plant a deliberate fault")
+    parser.add_argument(
+        "--fault", choices=sorted({*FAULTS, *CM_FAULTS}), help="plant a deliberate fault"
+    )
+    parser.add_argument(
+        "--extension",
+        choices=["pi-context", "context-management", "both", "all"],
+        default="all",
+        help="what to explore: pi-context, pi-context-management alone, both on one host, "
+        "or all of these (default)",
+    )
     parser.add_argument("--out", default="verify-out", help="where counterexamples go")
     parser.add_argument("--coverage-out", help="write {transition: count} JSON here")
     parser.add_argument("--no-contracts", action="store_true", help="skip the CrossHair check")
@@ -72,6 +83,18 @@ def run(args: argparse.Namespace) -> int:
             f"the contract check needs CrossHair, which is not installed; {EXTRA_HINT}, "
             "or run with --no-contracts"
         )
+    extension = args.extension
+    if args.fault in CM_FAULTS and extension in ("pi-context", "all"):
+        extension = "context-management"  # a context-management fault is planted there
+    code = 0
+    if extension in ("pi-context", "all"):
+        code = _run_pi_context(args)
+    if extension != "pi-context" and (args.fault is None or args.fault in CM_FAULTS):
+        code = max(code, run_cm(args, extension))
+    return code
+
+
+def _run_pi_context(args: argparse.Namespace) -> int:
     from pictx_fsm.testing.explore import ExploreOptions, explore
 
     lifecycle = load_lifecycle()

@@ -1,0 +1,185 @@
+"""pi-context-management traces: a world configuration, the actions, the decisions.
+
+``pictx-fsm verify`` writes a shrunk counterexample as a trace (format
+``pictx-fsm/cm-trace/1``); ``pictx-fsm replay`` recognises the format and re-runs it on the
+current machines and model session, reporting the first differing decision and whether the
+recorded violation reproduces.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from attrs import define, field, frozen
+
+from pictx_fsm.errors import PictxError, UnreadableInputError
+from pictx_fsm.testing.cm.actions import Action, action_from_json, action_to_json
+from pictx_fsm.testing.cm.checks import CmViolation
+from pictx_fsm.testing.cm.invariants_handoff import CmInvariantSuite
+from pictx_fsm.testing.cm.world import CmWorld, CmWorldConfig
+
+CM_TRACE_FORMAT = "pictx-fsm/cm-trace/1"
+
+
+class CmTraceError(PictxError):
+    """A trace file that cannot be used; names the file and the field."""
+
+
+@frozen(kw_only=True)
+class CmTrace:
+    config: CmWorldConfig
+    actions: tuple[Action, ...]
+    decisions: tuple[Mapping[str, Any], ...] | None = None
+    failure: Mapping[str, Any] | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "format": CM_TRACE_FORMAT,
+            "config": self.config.to_json(),
+            "actions": [action_to_json(a) for a in self.actions],
+            "decisions": None if self.decisions is None else list(self.decisions),
+            "failure": None if self.failure is None else dict(self.failure),
+        }
+
+    def save(self, path: str | Path) -> Path:
+        target = Path(path)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(json.dumps(self.to_json(), indent=1) + "\n", encoding="utf-8")
+        return target
+
+
+def is_cm_trace(path: str | Path) -> bool:
+    """Whether ``path`` holds a pi-context-management trace (cheap: reads the JSON once)."""
+    try:
+        obj = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+        return False
+    return isinstance(obj, Mapping) and obj.get("format") == CM_TRACE_FORMAT
+
+
+def load_cm_trace(path: str | Path) -> CmTrace:
+    source = str(path)
+    try:
+        obj = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError) as error:
+        raise UnreadableInputError(source, str(error)) from error
+    except json.JSONDecodeError as error:
+        raise CmTraceError(f"{source}:{error.lineno}: not JSON ({error.msg})") from None
+    if not isinstance(obj, Mapping) or obj.get("format") != CM_TRACE_FORMAT:
+        raise CmTraceError(f"{source}: field 'format' must be {CM_TRACE_FORMAT!r}")
+    try:
+        config = CmWorldConfig.from_json(obj.get("config") or {})
+    except (TypeError, ValueError) as error:
+        raise CmTraceError(f"{source}: field 'config': {error}") from None
+    actions = []
+    for index, item in enumerate(obj.get("actions") or ()):
+        try:
+            actions.append(action_from_json(item))
+        except (ValueError, AttributeError, TypeError) as error:
+            raise CmTraceError(f"{source}: field 'actions[{index}]': {error}") from None
+    decisions = obj.get("decisions")
+    return CmTrace(
+        config=config,
+        actions=tuple(actions),
+        decisions=None if decisions is None else tuple(decisions),
+        failure=obj.get("failure"),
+    )
+
+
+@define
+class CmRun:
+    world: CmWorld
+    violation: CmViolation | None = None
+    crash: str | None = None
+    failed_at: int | None = None
+    violations: list[CmViolation] = field(factory=list)
+
+    @property
+    def failed(self) -> bool:
+        return self.violation is not None or self.crash is not None
+
+    def describe_failure(self) -> str | None:
+        return str(self.violation) if self.violation is not None else self.crash
+
+    @property
+    def invariant(self) -> str | None:
+        if self.violation is not None:
+            return self.violation.invariant
+        return "crash" if self.crash is not None else None
+
+
+def run_cm_actions(config: CmWorldConfig, actions: Sequence[Action]) -> CmRun:
+    """Build the world and apply the actions, checking every invariant after each."""
+    world = CmWorld(config)
+    run = CmRun(world=world)
+    suite = CmInvariantSuite()
+    extra = _lifecycle_suite(config)
+    for index, action in enumerate(actions):
+        try:
+            world.apply(action)
+        except Exception as error:
+            run.crash, run.failed_at = f"{type(error).__name__}: {error}", index
+            return run
+        found: list[Any] = suite.check(world)
+        if extra is not None:
+            found += [_as_cm(v) for v in extra.check(world)]
+        if found:
+            run.violations.extend(found)
+            run.violation, run.failed_at = found[0], index
+            return run
+    return run
+
+
+def _lifecycle_suite(config: CmWorldConfig) -> Any:
+    """With pi-context loaded, its own invariants are checked too (both extensions on one
+    host must each keep their guarantees)."""
+    if not config.pi_context:
+        return None
+    from pictx_fsm.testing.invariants import InvariantSuite
+
+    return InvariantSuite()
+
+
+def _as_cm(violation: Any) -> CmViolation:
+    return CmViolation(
+        invariant=f"pi-context:{violation.invariant}",
+        rule=violation.guards,
+        message=violation.message,
+    )
+
+
+def record_cm_trace(config: CmWorldConfig, actions: Sequence[Action]) -> tuple[CmTrace, CmRun]:
+    run = run_cm_actions(config, actions)
+    kept = tuple(actions[: run.failed_at + 1]) if run.failed_at is not None else tuple(actions)
+    failure = None
+    if run.failed:
+        failure = {
+            "at_action": run.failed_at,
+            "invariant": run.invariant,
+            "message": run.describe_failure(),
+        }
+    trace = CmTrace(
+        config=config, actions=kept, decisions=tuple(run.world.decisions()), failure=failure
+    )
+    return trace, run
+
+
+def shrink_cm_actions(
+    config: CmWorldConfig, actions: Sequence[Action], invariant: str
+) -> list[Action]:
+    """Delta-debug: drop chunks, then single actions, while the same invariant still fails."""
+    current = list(actions)
+    chunk = max(1, len(current) // 2)
+    while chunk >= 1:
+        index = 0
+        while index < len(current):
+            candidate = current[:index] + current[index + chunk :]
+            if candidate and run_cm_actions(config, candidate).invariant == invariant:
+                current = candidate
+            else:
+                index += chunk
+        chunk //= 2
+    return current
