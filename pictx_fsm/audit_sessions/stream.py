@@ -29,7 +29,7 @@ from pictx_fsm.audit_sessions.walk import Shape
 from pictx_fsm.errors import UnreadableInputError
 from pictx_fsm.protocol import DEFAULT_PROFILE, Profile
 from pictx_fsm.session.entries import Entry, SessionHeader
-from pictx_fsm.session.jsonl import SessionParser, iter_session_lines, os_reason
+from pictx_fsm.session.jsonl import SessionParser, iter_session_lines, open_regular, os_reason
 from pictx_fsm.session.problems import Problem
 from pictx_fsm.session.tree import SessionTree
 
@@ -62,7 +62,7 @@ def read_streamed(path: str) -> StreamedSession:
     lines: dict[int, int] = {}
     boundaries: defaultdict[int, list[Entry]] = defaultdict(list)
     try:
-        with open(path, "rb") as fp:
+        with open_regular(path) as fp:
             for item in iter_session_lines(fp, parser):
                 if tree is None:
                     tree = SessionTree(parser.header or PLACEHOLDER_HEADER)

@@ -68,7 +68,17 @@ def _fail_with(error: PictxError) -> Callable[[argparse.Namespace], int]:
     return run
 
 
+def _tolerate_lone_surrogates() -> None:
+    """Pi writes cut emoji as lone UTF-16 surrogates (``"\\ud83d"``); such a string cannot
+    be encoded, so it is printed as the escape ``\\ud83d`` (valid inside JSON output)."""
+    for stream in (sys.stdout, sys.stderr):
+        reconfigure = getattr(stream, "reconfigure", None)
+        if reconfigure is not None:
+            reconfigure(errors="backslashreplace")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    _tolerate_lone_surrogates()
     try:
         parser = build_parser()
     except PictxError as exc:  # e.g. a broken model document, found at import

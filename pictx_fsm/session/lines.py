@@ -27,23 +27,54 @@ HEADER_TYPE: Final = "session"
 # Physical lines
 
 
+MAX_LINE_BYTES: Final = 64 * 1024 * 1024
+"""The longest line read into memory. Longer lines are skipped in bounded chunks and reported
+(``oversized_line``): a reader's memory stays bounded by this, whatever the file holds. Real
+Pi lines stay far below (the largest in the corpus is 0.4 MB; an image block is a few MB)."""
+_SKIP_CHUNK: Final = 1024 * 1024
+OVERSIZED_PREVIEW: Final = 200
+"""How much of an oversized line is kept in its problem's ``raw``."""
+
+
 @frozen(kw_only=True)
 class PhysicalLine:
     """One ``\\n``-separated line of the file, decoded. ``undecodable`` keeps the original
-    bytes (backslash-escaped) when the line was not UTF-8."""
+    bytes (backslash-escaped) when the line was not UTF-8; ``oversized`` is the byte length
+    of a line longer than :data:`MAX_LINE_BYTES` (then ``text`` is only its start)."""
 
     number: int
     text: str
     terminated: bool
     undecodable: str | None = None
+    oversized: int | None = None
 
 
-def iter_physical_lines(fp: BinaryIO) -> Iterator[PhysicalLine]:
-    """Lines split on ``\\n`` only (never on ``\\r`` or Unicode separators, as Pi splits)."""
-    for number, data in enumerate(fp, start=1):
+def iter_physical_lines(
+    fp: BinaryIO, max_line_bytes: int = MAX_LINE_BYTES
+) -> Iterator[PhysicalLine]:
+    """Lines split on ``\\n`` only (never on ``\\r`` or Unicode separators, as Pi splits),
+    each at most ``max_line_bytes`` in memory."""
+    number = 0
+    while data := fp.readline(max_line_bytes + 1):
+        number += 1
         terminated = data.endswith(b"\n")
+        if len(data) > max_line_bytes and not terminated:
+            yield _oversized(number, data, fp)
+            continue
         body = data[:-1] if terminated else data
         yield _decode(number, body, terminated)
+
+
+def _oversized(number: int, start: bytes, fp: BinaryIO) -> PhysicalLine:
+    """Skip the rest of a too-long line in bounded chunks; keep only its start."""
+    size, terminated = len(start), False
+    while chunk := fp.readline(_SKIP_CHUNK):
+        terminated = chunk.endswith(b"\n")
+        size += len(chunk) - terminated
+        if terminated:
+            break
+    preview = start[:OVERSIZED_PREVIEW].decode("utf-8", "backslashreplace")
+    return PhysicalLine(number=number, text=preview, terminated=terminated, oversized=size)
 
 
 def _decode(number: int, body: bytes, terminated: bool) -> PhysicalLine:
@@ -94,6 +125,10 @@ def _js_int(text: str) -> int | float:
 # JavaScript's ``JSON.parse`` (and so Pi) rejects ``NaN``/``Infinity`` and reads numbers as
 # doubles; this decoder does the same.
 _DECODER: Final = json.JSONDecoder(parse_constant=_reject_constant, parse_int=_js_int)
+_FAST_DECODER: Final = json.JSONDecoder(parse_constant=_reject_constant)
+"""Python's own integers: the same values as :data:`_DECODER` for every integer of at most 15
+digits, without a Python call per number (the common line has no longer digit run)."""
+_LONG_DIGITS: Final = re.compile(r"\d{16}")
 _LITERALS: Final = ("true", "false", "null")
 _RESTART_TYPES: Final = "|".join(re.escape(t) for t in sorted({*ENTRY_TYPES, HEADER_TYPE}))
 _ENTRY_START: Final = re.compile(r'\{\s*"type"\s*:\s*"(?:' + _RESTART_TYPES + r')"')
@@ -121,8 +156,9 @@ def split_line(text: str) -> list[Piece]:
     after it from which objects tile to the end of the line (a torn fragment followed by a
     complete append). Anything left is one junk segment.
     """
+    decoder = _DECODER if _LONG_DIGITS.search(text) else _FAST_DECODER
     try:
-        return [Piece(text=text.strip(JSON_WHITESPACE), value=_DECODER.decode(text))]
+        return [Piece(text=text.strip(JSON_WHITESPACE), value=decoder.decode(text))]
     except (ValueError, RecursionError):
         pass
     start = len(text) - len(text.lstrip(JSON_WHITESPACE))
