@@ -38,7 +38,18 @@ def _load(name: str) -> ModuleType | None:
         raise
 
 
-def build_parser() -> argparse.ArgumentParser:
+def selected_command(argv: Sequence[str]) -> str | None:
+    """The subcommand named on the command line (the first word), if any."""
+    for arg in argv:
+        if not arg.startswith("-"):
+            return arg if arg in COMMANDS else None
+    return None
+
+
+def build_parser(selected: str | None = None) -> argparse.ArgumentParser:
+    """The parser with every command listed, but only ``selected`` imported and configured:
+    ``pictx-fsm --help`` imports no command, ``pictx-fsm audit …`` only the audit (the
+    lifecycle and its model documents load only for the commands that run them)."""
     parser = argparse.ArgumentParser(
         prog="pictx-fsm",
         description="The pi-context lifecycle as declared, verified state machines.",
@@ -46,19 +57,24 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     for name, (_, help_text) in COMMANDS.items():
         command_parser = sub.add_parser(name, help=help_text, description=help_text)
-        try:
-            module = _load(name)
-        except PictxError as exc:
-            # A command that cannot load (a broken model document) reports why when it is
-            # asked for; the other commands keep working.
-            command_parser.add_argument("rest", nargs=argparse.REMAINDER)
-            command_parser.set_defaults(_run=_fail_with(exc))
-            continue
-        if module is None:
-            continue
-        module.configure(command_parser)
-        command_parser.set_defaults(_run=module.run)
+        if name == selected:
+            _configure(name, command_parser)
     return parser
+
+
+def _configure(name: str, command_parser: argparse.ArgumentParser) -> None:
+    try:
+        module = _load(name)
+    except PictxError as exc:
+        # A command that cannot load (a broken model document) reports why when it is
+        # asked for; the other commands keep working.
+        command_parser.add_argument("rest", nargs=argparse.REMAINDER)
+        command_parser.set_defaults(_run=_fail_with(exc))
+        return
+    if module is None:
+        return
+    module.configure(command_parser)
+    command_parser.set_defaults(_run=module.run)
 
 
 def _fail_with(error: PictxError) -> Callable[[argparse.Namespace], int]:
@@ -79,14 +95,15 @@ def _tolerate_lone_surrogates() -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     _tolerate_lone_surrogates()
+    arguments = sys.argv[1:] if argv is None else list(argv)
+    parser = build_parser(selected_command(arguments))
+    args = parser.parse_args(arguments)
+    run = getattr(args, "_run", None)
+    if run is None:  # an optional dependency of this command is not installed
+        print(f"pictx-fsm {args.command}: not available in this installation", file=sys.stderr)
+        return 2
     try:
-        parser = build_parser()
-    except PictxError as exc:  # e.g. a broken model document, found at import
-        print(f"pictx-fsm: {exc}", file=sys.stderr)
-        return exc.exit_code
-    args = parser.parse_args(argv)
-    try:
-        code: int = args._run(args)
+        code: int = run(args)
     except PictxError as exc:
         print(f"pictx-fsm {args.command}: {exc}", file=sys.stderr)
         return exc.exit_code
