@@ -33,7 +33,7 @@ from pictx_fsm.audit_sessions.roles import (
     role_of,
 )
 from pictx_fsm.audit_sessions.walk import EntryCheck, Step
-from pictx_fsm.session.entries import BranchSummaryEntry, CompactionEntry, MessageEntry
+from pictx_fsm.session.entries import BranchSummaryEntry, CompactionEntry, Entry, MessageEntry
 from pictx_fsm.session.tree import TreeNode
 
 K = FindingKind
@@ -72,11 +72,11 @@ class BranchSummaryCheck(EntryCheck):
         return [ctx.finding(K.BRANCH_SUMMARY_ACROSS_RESET, message, [node], severity=WARNING)]
 
 
-class LegacyResetCheck(EntryCheck):
+class LegacyResetCheck:
     """R6/§19: ``reset-v2`` compactions are reported, never interpreted."""
 
-    def check(self, node: TreeNode, ctx: AuditContext) -> list[Finding]:
-        if not is_legacy_reset(node.entry):
+    def check(self, entry: Entry, node: TreeNode, ctx: AuditContext) -> list[Finding]:
+        if not is_legacy_reset(entry):
             return []
         message = "legacy reset-v2 compaction (pi-context ≤0.24); not interpreted"
         return [ctx.finding(K.LEGACY_RESET_COMPACTION, message, [node])]

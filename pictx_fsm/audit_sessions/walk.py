@@ -17,6 +17,7 @@ from typing import Any, Protocol
 
 from pictx_fsm.audit_sessions.context import AuditContext
 from pictx_fsm.audit_sessions.findings import Finding
+from pictx_fsm.session.entries import Entry
 from pictx_fsm.session.tree import SessionTree, TreeNode
 
 Step = tuple[Any, list[Finding]]
@@ -30,6 +31,15 @@ class BranchCheck(Protocol):
     def step(self, state: Any, node: TreeNode, ctx: AuditContext) -> Step: ...
 
     def end(self, state: Any, leaf: TreeNode, ctx: AuditContext) -> list[Finding]: ...
+
+
+class ContentCheck(Protocol):
+    """A check of one entry's own content (texts, flags, data keys), with its node for the
+    window it is in. It runs once per entry while a file is read, on the whole entry; the
+    walk then only hands out what it found (the tree keeps no content). Plug new content
+    checks in :data:`~pictx_fsm.audit_sessions.engine.CONTENT_CHECKS`."""
+
+    def check(self, entry: Entry, node: TreeNode, ctx: AuditContext) -> list[Finding]: ...
 
 
 class EntryCheck:

@@ -404,7 +404,8 @@ class SessionParser:
         self._report(
             ProblemKind.PARENT_CYCLE,
             self._id_lines[first],
-            "parentId cycle " + " → ".join(loop) + " (Pi's getBranch never ends)",
+            "parentId cycle " + " → ".join(loop) + ": no root above these entries (a getBranch "
+            "from them never ends)",
             entry_id=first,
             field="parentId",
         )

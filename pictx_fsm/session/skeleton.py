@@ -1,0 +1,222 @@
+"""The structure of a session file without its content: what ``inspect`` and ``audit`` keep.
+
+A session's text (messages, tool results, summaries, boots) is most of its bytes, and neither
+command needs it after an entry was read: the checks that look at content run once per entry
+while it is read (:meth:`SkeletonReader.entries` hands each over whole), and everything after that
+works on the tree. So each entry is kept as its *skeleton* (:func:`slim_entry`): the same
+entry class with ids, parent, type, custom type, role, timestamp, tool-call ids, the stop
+reason and error of a failed reply, a marker's or boot's window id, a compaction's
+``tokensBefore`` and legacy tag — and no content. Lines are kept as a compact array by file
+position. Memory is then proportional to the number of entries, not to the file's size, and
+a line is in memory only while it is read.
+"""
+
+from __future__ import annotations
+
+import os
+from array import array
+from collections.abc import Callable, Iterator, Mapping
+from types import MappingProxyType
+from typing import Any, Final
+
+import attrs
+from attrs import frozen
+
+from pictx_fsm.errors import UnreadableInputError
+from pictx_fsm.protocol import BOOT_TYPE, MARKER_TYPE
+from pictx_fsm.session.entries import (
+    ABSENT,
+    JSON,
+    AgentMessage,
+    BranchSummaryEntry,
+    CompactionEntry,
+    ContextEditEntry,
+    CustomEntry,
+    CustomMessageEntry,
+    Entry,
+    KnownEntry,
+    MessageEntry,
+    OpaqueEntry,
+    SessionHeader,
+    UsageEntry,
+)
+from pictx_fsm.session.jsonl import SessionParser, iter_session_lines, open_regular, os_reason
+from pictx_fsm.session.problems import Problem
+from pictx_fsm.session.tree import SessionTree, TreeNode
+
+NO_EXTRA: Final[Mapping[str, JSON]] = MappingProxyType({})
+PLACEHOLDER_HEADER: Final = SessionHeader(id="", timestamp="", cwd="")
+"""Stands in for a missing header so the entries still form a tree (root ``pcw::root``)."""
+
+_MESSAGE_KEYS: Final = ("role", "stopReason", "provider", "model", "toolCallId", "toolName")
+_OPAQUE_KEYS: Final = ("type", "id", "parentId", "timestamp")
+
+
+# --------------------------------------------------------------------------------------------
+# One entry's skeleton
+
+
+def slim_entry(entry: Entry) -> Entry:
+    """``entry`` without its content: what the tree, the audit's branch checks and
+    ``inspect`` read of it, and nothing else (module docstring)."""
+    slim = _SLIMMERS.get(type(entry))
+    if slim is not None:
+        return slim(entry)
+    known: KnownEntry = entry  # type: ignore[assignment]  # OpaqueEntry has a slimmer
+    return attrs.evolve(known, extra=NO_EXTRA)
+
+
+def _message(entry: MessageEntry) -> Entry:
+    raw = entry.message.raw
+    kept: dict[str, JSON] = {key: raw[key] for key in _MESSAGE_KEYS if key in raw}
+    if raw.get("stopReason") == "error" and "errorMessage" in raw:
+        kept["errorMessage"] = raw["errorMessage"]
+    calls = entry.message.tool_calls()
+    if calls:
+        kept["content"] = [{"type": "toolCall", "id": call.id} for call in calls]
+    message = AgentMessage(role=entry.message.role, raw=kept)
+    return attrs.evolve(entry, message=message, extra=NO_EXTRA)
+
+
+def _custom(entry: CustomEntry) -> Entry:
+    data = _only(entry.data, "windowId") if entry.custom_type == MARKER_TYPE else ABSENT
+    return attrs.evolve(entry, data=data, extra=NO_EXTRA)
+
+
+def _custom_message(entry: CustomMessageEntry) -> Entry:
+    details = _only(entry.details, "windowId") if entry.custom_type == BOOT_TYPE else ABSENT
+    return attrs.evolve(entry, content="", details=details, extra=NO_EXTRA)
+
+
+def _compaction(entry: CompactionEntry) -> Entry:
+    return CompactionEntry(
+        id=entry.id,
+        parent_id=entry.parent_id,
+        timestamp=entry.timestamp,
+        summary="",
+        first_kept_entry_id=entry.first_kept_entry_id,
+        tokens_before=entry.tokens_before,
+        details=_only(entry.details, "piContext"),
+    )
+
+
+def _branch_summary(entry: BranchSummaryEntry) -> Entry:
+    """The summary text stays: R75 tells an empty suppressed summary from a real one."""
+    return BranchSummaryEntry(
+        id=entry.id,
+        parent_id=entry.parent_id,
+        timestamp=entry.timestamp,
+        from_id=entry.from_id,
+        summary=entry.summary,
+    )
+
+
+def _context_edit(entry: ContextEditEntry) -> Entry:
+    replacement = entry.replacement if entry.hides_target else {}
+    return attrs.evolve(entry, replacement=replacement, extra=NO_EXTRA)
+
+
+def _usage(entry: UsageEntry) -> Entry:
+    return attrs.evolve(entry, usage=ABSENT, note=ABSENT, extra=NO_EXTRA)
+
+
+def _opaque(entry: OpaqueEntry) -> Entry:
+    return OpaqueEntry(raw={key: entry.raw[key] for key in _OPAQUE_KEYS if key in entry.raw})
+
+
+def _only(value: JSON, key: str) -> JSON:
+    """``{key: value[key]}`` of a mapping that has the key, else absent: all the window and
+    legacy predicates read of ``data`` and ``details`` (their shape is checked on the whole
+    entry, while it is read)."""
+    return {key: value[key]} if isinstance(value, Mapping) and key in value else ABSENT
+
+
+_SLIMMERS: Final[Mapping[type[Any], Callable[[Any], Entry]]] = {
+    MessageEntry: _message,
+    CustomEntry: _custom,
+    CustomMessageEntry: _custom_message,
+    CompactionEntry: _compaction,
+    BranchSummaryEntry: _branch_summary,
+    ContextEditEntry: _context_edit,
+    UsageEntry: _usage,
+    OpaqueEntry: _opaque,
+}
+
+
+# --------------------------------------------------------------------------------------------
+# A file's skeleton
+
+
+@frozen(kw_only=True)
+class Skeleton:
+    """A session file as ``inspect`` and ``audit`` keep it (module docstring)."""
+
+    header: SessionHeader | None
+    original_version: int | None
+    tree: SessionTree
+    """Every entry's skeleton in file order (``tree.entries``), the tree over them."""
+    lines: array[int]
+    """``lines[i]`` is the 1-based line of ``tree.entries[i]`` (a node's ``order``)."""
+    problems: tuple[Problem, ...]
+    bytes: int
+
+    @property
+    def is_session(self) -> bool:
+        """Anything session-like was found: a header or at least one entry."""
+        return self.header is not None or len(self.tree) > 0
+
+    @property
+    def has_defects(self) -> bool:
+        return any(problem.is_defect for problem in self.problems)
+
+    def line_of(self, node: TreeNode) -> int:
+        return self.lines[node.order]
+
+
+class SkeletonReader:
+    """Reads one file into its skeleton: :meth:`entries` yields each whole entry with its
+    node and line as it is read (``tree`` and :meth:`line_of` already answer for it), then
+    :meth:`skeleton` is the result."""
+
+    def __init__(self, path: str | os.PathLike[str]) -> None:
+        self.path = os.fspath(path)
+        self.parser = SessionParser(self.path)
+        self.tree: SessionTree | None = None
+        self._lines = array("I")
+        self._bytes = 0
+
+    def entries(self) -> Iterator[tuple[Entry, TreeNode | None, int]]:
+        """Raises :class:`UnreadableInputError` only when the file cannot be opened or read."""
+        try:
+            with open_regular(self.path) as fp:
+                for item in iter_session_lines(fp, self.parser):
+                    if self.tree is None:
+                        self.tree = SessionTree(self.parser.header or PLACEHOLDER_HEADER)
+                    node = self.tree.add(slim_entry(item.entry))
+                    self._lines.append(item.line)
+                    yield item.entry, node, item.line
+                self._bytes = fp.tell()
+        except OSError as exc:
+            raise UnreadableInputError(self.path, os_reason(exc)) from exc
+
+    def line_of(self, node: TreeNode) -> int:
+        return self._lines[node.order]
+
+    def skeleton(self) -> Skeleton:
+        header = self.parser.header
+        return Skeleton(
+            header=header,
+            original_version=self.parser.original_version,
+            tree=self.tree if self.tree is not None else SessionTree(header or PLACEHOLDER_HEADER),
+            lines=self._lines,
+            problems=self.parser.problems,
+            bytes=self._bytes,
+        )
+
+
+def read_skeleton(path: str | os.PathLike[str]) -> Skeleton:
+    """Read one file into its skeleton (see :class:`SkeletonReader`)."""
+    reader = SkeletonReader(path)
+    for _ in reader.entries():
+        pass
+    return reader.skeleton()
