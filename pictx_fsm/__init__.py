@@ -14,9 +14,11 @@ The public surface is small; everything else is reached by submodule:
 from __future__ import annotations
 
 import importlib
-from typing import TYPE_CHECKING, Any
 
+TYPE_CHECKING = False  # not ``typing.TYPE_CHECKING``: ``pictx-fsm --help`` need not import typing
 if TYPE_CHECKING:
+    from typing import Any
+
     from pictx_fsm.audit import AuditLog, verify_chain
     from pictx_fsm.effects import HookResult
     from pictx_fsm.hooks import HostContext

@@ -125,10 +125,6 @@ def _js_int(text: str) -> int | float:
 # JavaScript's ``JSON.parse`` (and so Pi) rejects ``NaN``/``Infinity`` and reads numbers as
 # doubles; this decoder does the same.
 _DECODER: Final = json.JSONDecoder(parse_constant=_reject_constant, parse_int=_js_int)
-_FAST_DECODER: Final = json.JSONDecoder(parse_constant=_reject_constant)
-"""Python's own integers: the same values as :data:`_DECODER` for every integer of at most 15
-digits, without a Python call per number (the common line has no longer digit run)."""
-_LONG_DIGITS: Final = re.compile(r"\d{16}")
 _LITERALS: Final = ("true", "false", "null")
 _RESTART_TYPES: Final = "|".join(re.escape(t) for t in sorted({*ENTRY_TYPES, HEADER_TYPE}))
 _ENTRY_START: Final = re.compile(r'\{\s*"type"\s*:\s*"(?:' + _RESTART_TYPES + r')"')
@@ -156,9 +152,8 @@ def split_line(text: str) -> list[Piece]:
     after it from which objects tile to the end of the line (a torn fragment followed by a
     complete append). Anything left is one junk segment.
     """
-    decoder = _DECODER if _LONG_DIGITS.search(text) else _FAST_DECODER
     try:
-        return [Piece(text=text.strip(JSON_WHITESPACE), value=decoder.decode(text))]
+        return [Piece(text=text.strip(JSON_WHITESPACE), value=_DECODER.decode(text))]
     except (ValueError, RecursionError):
         pass
     start = len(text) - len(text.lstrip(JSON_WHITESPACE))

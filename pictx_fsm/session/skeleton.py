@@ -14,6 +14,7 @@ a line is in memory only while it is read.
 from __future__ import annotations
 
 import os
+import sys
 from array import array
 from collections.abc import Callable, Iterator, Mapping
 from types import MappingProxyType
@@ -56,42 +57,61 @@ _OPAQUE_KEYS: Final = ("type", "id", "parentId", "timestamp")
 # One entry's skeleton
 
 
-def slim_entry(entry: Entry) -> Entry:
+def slim_entry(entry: Entry, parent_id: str | None = None) -> Entry:
     """``entry`` without its content: what the tree, the audit's branch checks and
-    ``inspect`` read of it, and nothing else (module docstring)."""
+    ``inspect`` read of it, and nothing else (module docstring). ``parent_id``, when given,
+    is an equal string to share (the parent's own id object)."""
+    parent = entry.parent_id if parent_id is None else parent_id
     slim = _SLIMMERS.get(type(entry))
     if slim is not None:
-        return slim(entry)
+        return slim(entry, parent)
     known: KnownEntry = entry  # type: ignore[assignment]  # OpaqueEntry has a slimmer
-    return attrs.evolve(known, extra=NO_EXTRA)
+    return attrs.evolve(known, parent_id=parent, extra=NO_EXTRA)
 
 
-def _message(entry: MessageEntry) -> Entry:
+def _intern(value: JSON) -> JSON:
+    """One object for each of the few distinct roles, stop reasons, models and types."""
+    return sys.intern(value) if type(value) is str else value
+
+
+def _message(entry: MessageEntry, parent: str | None) -> Entry:
     raw = entry.message.raw
-    kept: dict[str, JSON] = {key: raw[key] for key in _MESSAGE_KEYS if key in raw}
+    kept: dict[str, JSON] = {key: _intern(raw[key]) for key in _MESSAGE_KEYS if key in raw}
     if raw.get("stopReason") == "error" and "errorMessage" in raw:
         kept["errorMessage"] = raw["errorMessage"]
     calls = entry.message.tool_calls()
     if calls:
         kept["content"] = [{"type": "toolCall", "id": call.id} for call in calls]
-    message = AgentMessage(role=entry.message.role, raw=kept)
-    return attrs.evolve(entry, message=message, extra=NO_EXTRA)
+    message = AgentMessage(role=kept["role"], raw=kept)
+    return MessageEntry(
+        id=entry.id, parent_id=parent, timestamp=entry.timestamp, message=message, extra=NO_EXTRA
+    )
 
 
-def _custom(entry: CustomEntry) -> Entry:
+def _custom(entry: CustomEntry, parent: str | None) -> Entry:
     data = _only(entry.data, "windowId") if entry.custom_type == MARKER_TYPE else ABSENT
-    return attrs.evolve(entry, data=data, extra=NO_EXTRA)
+    custom_type = _intern(entry.custom_type)
+    return attrs.evolve(entry, parent_id=parent, custom_type=custom_type, data=data, extra=NO_EXTRA)
 
 
-def _custom_message(entry: CustomMessageEntry) -> Entry:
+def _custom_message(entry: CustomMessageEntry, parent: str | None) -> Entry:
     details = _only(entry.details, "windowId") if entry.custom_type == BOOT_TYPE else ABSENT
-    return attrs.evolve(entry, content="", details=details, extra=NO_EXTRA)
+    return CustomMessageEntry(
+        id=entry.id,
+        parent_id=parent,
+        timestamp=entry.timestamp,
+        custom_type=_intern(entry.custom_type),
+        content="",
+        display=entry.display if isinstance(entry.display, bool) else ABSENT,
+        details=details,
+        extra=NO_EXTRA,
+    )
 
 
-def _compaction(entry: CompactionEntry) -> Entry:
+def _compaction(entry: CompactionEntry, parent: str | None) -> Entry:
     return CompactionEntry(
         id=entry.id,
-        parent_id=entry.parent_id,
+        parent_id=parent,
         timestamp=entry.timestamp,
         summary="",
         first_kept_entry_id=entry.first_kept_entry_id,
@@ -100,27 +120,27 @@ def _compaction(entry: CompactionEntry) -> Entry:
     )
 
 
-def _branch_summary(entry: BranchSummaryEntry) -> Entry:
+def _branch_summary(entry: BranchSummaryEntry, parent: str | None) -> Entry:
     """The summary text stays: R75 tells an empty suppressed summary from a real one."""
     return BranchSummaryEntry(
         id=entry.id,
-        parent_id=entry.parent_id,
+        parent_id=parent,
         timestamp=entry.timestamp,
         from_id=entry.from_id,
         summary=entry.summary,
     )
 
 
-def _context_edit(entry: ContextEditEntry) -> Entry:
+def _context_edit(entry: ContextEditEntry, parent: str | None) -> Entry:
     replacement = entry.replacement if entry.hides_target else {}
-    return attrs.evolve(entry, replacement=replacement, extra=NO_EXTRA)
+    return attrs.evolve(entry, parent_id=parent, replacement=replacement, extra=NO_EXTRA)
 
 
-def _usage(entry: UsageEntry) -> Entry:
-    return attrs.evolve(entry, usage=ABSENT, note=ABSENT, extra=NO_EXTRA)
+def _usage(entry: UsageEntry, parent: str | None) -> Entry:
+    return attrs.evolve(entry, parent_id=parent, usage=ABSENT, note=ABSENT, extra=NO_EXTRA)
 
 
-def _opaque(entry: OpaqueEntry) -> Entry:
+def _opaque(entry: OpaqueEntry, parent: str | None) -> Entry:
     return OpaqueEntry(raw={key: entry.raw[key] for key in _OPAQUE_KEYS if key in entry.raw})
 
 
@@ -131,7 +151,7 @@ def _only(value: JSON, key: str) -> JSON:
     return {key: value[key]} if isinstance(value, Mapping) and key in value else ABSENT
 
 
-_SLIMMERS: Final[Mapping[type[Any], Callable[[Any], Entry]]] = {
+_SLIMMERS: Final[Mapping[type[Any], Callable[[Any, str | None], Entry]]] = {
     MessageEntry: _message,
     CustomEntry: _custom,
     CustomMessageEntry: _custom_message,
@@ -169,6 +189,11 @@ class Skeleton:
     def has_defects(self) -> bool:
         return any(problem.is_defect for problem in self.problems)
 
+    @staticmethod
+    def _slim(tree: SessionTree, entry: Entry) -> Entry:
+        parent = tree.find(entry.parent_id) if entry.parent_id else None
+        return slim_entry(entry, None if parent is None else parent.id)
+
     def line_of(self, node: TreeNode) -> int:
         return self.lines[node.order]
 
@@ -192,12 +217,17 @@ class SkeletonReader:
                 for item in iter_session_lines(fp, self.parser):
                     if self.tree is None:
                         self.tree = SessionTree(self.parser.header or PLACEHOLDER_HEADER)
-                    node = self.tree.add(slim_entry(item.entry))
+                    node = self.tree.add(self._slim(self.tree, item.entry))
                     self._lines.append(item.line)
                     yield item.entry, node, item.line
                 self._bytes = fp.tell()
         except OSError as exc:
             raise UnreadableInputError(self.path, os_reason(exc)) from exc
+
+    @staticmethod
+    def _slim(tree: SessionTree, entry: Entry) -> Entry:
+        parent = tree.find(entry.parent_id) if entry.parent_id else None
+        return slim_entry(entry, None if parent is None else parent.id)
 
     def line_of(self, node: TreeNode) -> int:
         return self._lines[node.order]
