@@ -22,6 +22,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "replay": ("pictx_fsm.cli.replay", "re-run a trace and report the first differing decision"),
     "inspect": ("pictx_fsm.cli.inspect", "show the structure and problems of Pi session files"),
     "audit": ("pictx_fsm.cli.audit", "check Pi session files against the reset lifecycle"),
+    "log": ("pictx_fsm.cli.log", "verify audit logs (hash chain, segments, seals)"),
     "machines": ("pictx_fsm.cli.machines", "list the declared machines"),
     "diagram": ("pictx_fsm.cli.diagram", "render the declared machines as diagrams"),
     "pi": ("pictx_fsm.cli.pi", "the bridge to the real Pi (extension path, server)"),

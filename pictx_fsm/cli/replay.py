@@ -14,16 +14,16 @@ import json
 from collections.abc import Sequence
 from pathlib import Path
 
-from pictx_fsm.audit import AuditLog, canonical
+from pictx_fsm.audit import AuditLog
+from pictx_fsm.audit_store import write_sealed
 from pictx_fsm.testing.trace import first_difference, load_trace, run_actions
 
 
 def _write_audits(directory: Path, audits: Sequence[AuditLog]) -> None:
-    """One file per runtime: each is its own hash chain (Pi re-creates the extension)."""
+    """One sealed file per runtime: each is its own hash chain (Pi re-creates the extension)."""
     directory.mkdir(parents=True, exist_ok=True)
     for index, log in enumerate(audits):
-        lines = [canonical(record) + "\n" for record in log.records]
-        (directory / f"runtime-{index}.audit.jsonl").write_text("".join(lines), encoding="ascii")
+        write_sealed(directory / f"runtime-{index}.audit.jsonl", log.records)
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
