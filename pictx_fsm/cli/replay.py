@@ -16,6 +16,8 @@ from pathlib import Path
 
 from pictx_fsm.audit import AuditLog
 from pictx_fsm.audit_store import write_sealed
+from pictx_fsm.errors import UsageError
+from pictx_fsm.session.jsonl import os_reason
 from pictx_fsm.testing.trace import first_difference, load_trace, run_actions
 
 
@@ -46,7 +48,10 @@ def run(args: argparse.Namespace) -> int:
     failure = outcome.describe_failure()
     recorded = (trace.failure or {}).get("message")
     if args.audit_dir:
-        _write_audits(Path(args.audit_dir), outcome.world.audits)
+        try:
+            _write_audits(Path(args.audit_dir), outcome.world.audits)
+        except OSError as error:
+            raise UsageError(f"--audit-dir {args.audit_dir}: {os_reason(error)}") from None
     if args.json:
         print(
             json.dumps(
