@@ -44,7 +44,8 @@ def read_json_file(path: str | os.PathLike[str]) -> Any:
     source = os.fspath(path)
     try:
         with open_regular(source) as fp:
-            data = fp.read(MAX_DOCUMENT_BYTES + 1)
+            size = os.fstat(fp.fileno()).st_size
+            data = fp.read(min(size, MAX_DOCUMENT_BYTES) + 1)  # no buffer beyond the file
     except OSError as error:
         raise UnreadableInputError(source, os_reason(error)) from None
     if len(data) > MAX_DOCUMENT_BYTES:
