@@ -25,6 +25,7 @@ from pictx_fsm.audit_sessions.shapes import EntryShapeCheck, TextCheck
 from pictx_fsm.audit_sessions.storms import EmptySummaryCheck, StormCheck
 from pictx_fsm.audit_sessions.tail import TailCheck
 from pictx_fsm.audit_sessions.walk import (
+    READS_ALL,
     BranchCheck,
     ContentCheck,
     EntryCheck,
@@ -65,7 +66,18 @@ Found = Mapping[int, tuple[TreeNode, Sequence[Finding]]]
 def content_findings(
     entry: Entry, node: TreeNode, ctx: AuditContext, checks: Sequence[ContentCheck]
 ) -> list[Finding]:
-    return [finding for check in checks for finding in check.check(entry, node, ctx)]
+    kind = entry.type
+    return [
+        finding
+        for check in checks
+        if kind in check.entry_types
+        for finding in check.check(entry, node, ctx)
+    ]
+
+
+def whole_types(checks: Sequence[ContentCheck]) -> frozenset[str]:
+    """The entry types the content checks read, so a reader keeps those whole."""
+    return frozenset().union(*(check.entry_types for check in checks))
 
 
 class ContentStep(EntryCheck):
@@ -75,6 +87,12 @@ class ContentStep(EntryCheck):
     def __init__(self, checks: Sequence[ContentCheck], found: Found | None = None) -> None:
         self._checks = checks
         self._found = found
+        # the walk steps this check only on nodes of the classes that have findings
+        self.reads = (
+            READS_ALL
+            if found is None
+            else frozenset(type(node.entry) for node, _ in found.values())
+        )
 
     def check(self, node: TreeNode, ctx: AuditContext) -> list[Finding]:
         if self._found is None:

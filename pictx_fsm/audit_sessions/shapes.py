@@ -48,6 +48,8 @@ _GUIDANCE_RE: Final = re.compile(
 class EntryShapeCheck:
     """R1–R8: markers that are not markers, flags, details and data keys."""
 
+    entry_types: Final = frozenset({CustomEntry.TYPE, CustomMessageEntry.TYPE})
+
     def check(self, entry: Entry, node: TreeNode, ctx: AuditContext) -> list[Finding]:
         if isinstance(entry, CustomEntry) and entry.custom_type == MARKER_TYPE:
             return _marker(node, entry, ctx)
@@ -94,6 +96,8 @@ def _boot_details(details: object) -> list[str]:
 
 class TextCheck:
     """D1/§2.3 texts, profile 0.25.1 only."""
+
+    entry_types: Final = frozenset({CustomMessageEntry.TYPE})
 
     def check(self, entry: Entry, node: TreeNode, ctx: AuditContext) -> list[Finding]:
         if ctx.profile is not Profile.V0_25_1 or not isinstance(entry, CustomMessageEntry):

@@ -255,6 +255,8 @@ def is_empty_summary(summary: str) -> bool:
 class EmptySummaryCheck:
     """Every native compaction keeps a real summary (module docstring)."""
 
+    entry_types: Final = frozenset({CompactionEntry.TYPE})
+
     def check(self, entry: Entry, node: TreeNode, ctx: AuditContext) -> list[Finding]:
         if not is_native_compaction(entry) or not isinstance(entry, CompactionEntry):
             return []

@@ -23,6 +23,7 @@ from pictx_fsm.audit_sessions.engine import (
     Found,
     audit_shape,
     content_findings,
+    whole_types,
 )
 from pictx_fsm.audit_sessions.findings import Finding, sort_key
 from pictx_fsm.audit_sessions.report import SessionAudit, Stats, Summary
@@ -54,7 +55,7 @@ def audit_file(
     (and the boundaries they swallow), then the lifecycle findings of every branch."""
     name = os.fspath(path)
     started = clock()
-    reader = SkeletonReader(name)
+    reader = SkeletonReader(name, whole=whole_types(content_checks))
     try:
         found, boundaries = _read(reader, Profile.parse(profile), content_checks)
     except UnreadableInputError as exc:

@@ -24,7 +24,10 @@ Step = tuple[Any, list[Finding]]
 
 
 class BranchCheck(Protocol):
-    """A fold over one branch. ``state`` values must be immutable (shared by siblings)."""
+    """A fold over one branch. ``state`` values must be immutable (shared by siblings).
+
+    A check may declare ``reads``, the entry classes whose nodes can change its state or
+    report (see :data:`READS_ALL`); the walk then steps it only on those."""
 
     def start(self, ctx: AuditContext) -> Any: ...
 
@@ -36,8 +39,12 @@ class BranchCheck(Protocol):
 class ContentCheck(Protocol):
     """A check of one entry's own content (texts, flags, data keys), with its node for the
     window it is in. It runs once per entry while a file is read, on the whole entry; the
-    walk then only hands out what it found (the tree keeps no content). Plug new content
-    checks in :data:`~pictx_fsm.audit_sessions.engine.CONTENT_CHECKS`."""
+    walk then only hands out what it found (the tree keeps no content). ``entry_types`` are
+    the entry types (``"custom_message"``…) it reads: only those are built whole for it. Plug
+    new content checks in :data:`~pictx_fsm.audit_sessions.engine.CONTENT_CHECKS`."""
+
+    @property
+    def entry_types(self) -> frozenset[str]: ...
 
     def check(self, entry: Entry, node: TreeNode, ctx: AuditContext) -> list[Finding]: ...
 
@@ -73,10 +80,10 @@ class Shape:
     def __init__(self, tree: SessionTree) -> None:
         nodes: dict[int, TreeNode] = {}
         for node in tree.nodes():
-            for ancestor in node.ancestors():
-                if id(ancestor) in nodes:
-                    break
+            ancestor: TreeNode | None = node
+            while ancestor is not None and id(ancestor) not in nodes:
                 nodes[id(ancestor)] = ancestor
+                ancestor = ancestor.parent
         self.nodes: list[TreeNode] = sorted(nodes.values(), key=lambda n: n.order)
         children: dict[int, list[TreeNode]] = defaultdict(list)
         self.roots: list[TreeNode] = []
@@ -100,21 +107,39 @@ class Shape:
 def walk(shape: Shape, checks: Sequence[BranchCheck], ctx: AuditContext) -> Iterator[Finding]:
     """Every finding of every check on every branch (in depth-first, file order)."""
     initial = tuple(check.start(ctx) for check in checks)
+    plans: dict[type[Any], tuple[int, ...]] = {}
     stack: list[tuple[TreeNode, tuple[Any, ...]]] = [(r, initial) for r in reversed(shape.roots)]
     while stack:
         node, states = stack.pop()
-        after: list[Any] = []
-        for check, state in zip(checks, states, strict=True):
-            new_state, found = check.step(state, node, ctx)
-            after.append(new_state)
-            yield from found
+        kind = type(node.entry)
+        plan = plans.get(kind)
+        if plan is None:
+            plan = plans[kind] = _plan(checks, kind)
+        if plan:
+            after = list(states)
+            for index in plan:
+                after[index], found = checks[index].step(states[index], node, ctx)
+                yield from found
+            states = tuple(after)
         children = shape.children(node)
         if not children:
-            for check, state in zip(checks, after, strict=True):
+            for check, state in zip(checks, states, strict=True):
                 yield from check.end(state, node, ctx)
             continue
-        frozen_states = tuple(after)
-        stack.extend((child, frozen_states) for child in reversed(children))
+        stack.extend((child, states) for child in reversed(children))
+
+
+READS_ALL: Any = None
+"""``reads`` of a check that must see every node (the default)."""
+
+
+def _plan(checks: Sequence[BranchCheck], kind: type[Any]) -> tuple[int, ...]:
+    """The checks a node of this entry class can concern, by index."""
+    return tuple(
+        index
+        for index, check in enumerate(checks)
+        if (reads := getattr(check, "reads", READS_ALL)) is READS_ALL or kind in reads
+    )
 
 
 def unique(findings: Iterable[Finding]) -> list[Finding]:

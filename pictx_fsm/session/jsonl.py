@@ -29,7 +29,7 @@ import os
 import re
 import stat
 from collections import Counter
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any, BinaryIO, Final
 
 from attrs import frozen
@@ -51,6 +51,7 @@ from pictx_fsm.session.lines import (
     PhysicalLine,
     Piece,
     classify_junk,
+    is_blank,
     iter_physical_lines,
     iter_text_lines,
     split_line,
@@ -65,6 +66,7 @@ from pictx_fsm.session.migrate import (
 from pictx_fsm.session.problems import MAX_PROBLEMS_PER_KIND, Problem, ProblemKind
 
 _log = logging.getLogger(__name__)
+EntryBuilder = Callable[[Mapping[str, Any]], tuple[Entry, Sequence[FieldProblem]]]
 _JSON_KIND_NAMES: Final = {
     list: "array",
     str: "string",
@@ -129,8 +131,18 @@ class SessionParser:
     string id. Unlike Pi, entries are still returned when it is not (the caller decides).
     """
 
-    def __init__(self, source: str = "<memory>") -> None:
+    def __init__(
+        self,
+        source: str = "<memory>",
+        build: EntryBuilder = entry_from_json,
+        split: Callable[[str], list[Piece]] = split_line,
+    ) -> None:
+        """``build`` makes each entry from its object and ``split`` decodes a line; a reader
+        that keeps less than the whole entry may do less, as long as it reports the same
+        problems and keeps the same values."""
         self.source = source
+        self._build = build
+        self._split = split
         self.header: SessionHeader | None = None
         self.original_version: int | None = None
         self._problems: list[Problem] = []
@@ -169,12 +181,14 @@ class SessionParser:
                 "line is not valid UTF-8; read with replacement characters",
                 raw=line.undecodable,
             )
-        if not line.text.strip(JSON_WHITESPACE):
+        if is_blank(line.text):
             start, count = self._blank_run or (line.number, 0)
             self._blank_run = (start, count + 1)
             return []
         self._end_blank_run()
-        pieces = split_line(line.text)
+        pieces = self._split(line.text)
+        if len(pieces) == 1 and not pieces[0].junk:  # the common line: one object
+            return self._take(pieces[0], line.number)
         objects = [p for p in pieces if not p.junk]
         if len(objects) > 1:
             self._report(
@@ -227,7 +241,7 @@ class SessionParser:
         if not isinstance(value, dict):
             kind_name = _JSON_KIND_NAMES.get(type(value), "value")
             message = f"JSON {kind_name}, not an object"
-            self._report(ProblemKind.NOT_AN_OBJECT, line, message, raw=piece.text)
+            self._report(ProblemKind.NOT_AN_OBJECT, line, message, raw=_shown(piece))
             if index == 0:
                 self._report(
                     ProblemKind.NOT_SESSION_HEADER,
@@ -235,14 +249,14 @@ class SessionParser:
                     "first JSON value is not a session header (Pi treats the file as empty)",
                 )
             return []
-        if index == 0 and self._take_header(value, piece.text, line):
+        if index == 0 and self._take_header(value, _shown(piece), line):
             return []
         if value.get("type") == HEADER_TYPE:
             self._report(
                 ProblemKind.EXTRA_HEADER,
                 line,
                 "a session header after the first object; not an entry (Pi ignores it)",
-                raw=piece.text,
+                raw=_shown(piece),
             )
             return []
         return [EntryLine(entry=self._entry(value, index, line), line=line)]
@@ -305,9 +319,10 @@ class SessionParser:
         if self._migration is not None:
             obj, migration_problems = self._migration.migrate(obj, index)
             self._field_problems(migration_problems, line, obj.get("id"))
-        entry, field_problems = entry_from_json(obj)
+        entry, field_problems = self._build(obj)
         entry_id = entry.id
-        self._field_problems(field_problems, line, entry_id)
+        if field_problems:
+            self._field_problems(field_problems, line, entry_id)
         kind = obj.get("type")
         if isinstance(kind, str) and kind not in ENTRY_TYPES:
             self._report(
@@ -431,6 +446,10 @@ class SessionParser:
             source=self.source,
             original_version=self.original_version,
         )
+
+
+def _shown(piece: Piece) -> str:
+    return piece.text.strip(JSON_WHITESPACE)
 
 
 def iter_session(lines: Iterable[PhysicalLine], parser: SessionParser) -> Iterator[EntryLine]:

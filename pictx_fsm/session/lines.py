@@ -118,8 +118,16 @@ _MAX_SAFE_INTEGER: Final = 2**53 - 1
 def _js_int(text: str) -> int | float:
     """An integer literal as JavaScript reads it: every number is a double, so an integer
     beyond 2**53 becomes the nearest float (what Pi holds, and what it writes back)."""
-    value = int(text)
-    return value if -_MAX_SAFE_INTEGER <= value <= _MAX_SAFE_INTEGER else float(text)
+    value: int | float = js_number_value(int(text))
+    return value
+
+
+def js_number_value(value: Any) -> Any:
+    """An already decoded value as JavaScript would hold it (integers beyond 2**53 become
+    the nearest float; anything else is returned as is)."""
+    if type(value) is int and not -_MAX_SAFE_INTEGER <= value <= _MAX_SAFE_INTEGER:
+        return float(value)
+    return value
 
 
 # JavaScript's ``JSON.parse`` (and so Pi) rejects ``NaN``/``Infinity`` and reads numbers as
@@ -135,9 +143,18 @@ _MAX_RESTARTS: Final = 1000
 """Bounds the work on an adversarial line (each failed restart may scan to the line's end)."""
 
 
+def is_blank(text: str) -> bool:
+    """Only JSON whitespace (or nothing): decided at the first other character, no copy."""
+    return _BLANK.match(text) is not None
+
+
+_BLANK: Final = re.compile(r"[ \t\r\n]*\Z")
+
+
 @frozen(kw_only=True)
 class Piece:
-    """A parsed JSON value with its exact text, or a junk segment (``value`` unused)."""
+    """A parsed JSON value with its text (surrounding whitespace included for a whole line),
+    or a junk segment (``value`` unused)."""
 
     text: str
     value: Any = None
@@ -153,7 +170,7 @@ def split_line(text: str) -> list[Piece]:
     complete append). Anything left is one junk segment.
     """
     try:
-        return [Piece(text=text.strip(JSON_WHITESPACE), value=_DECODER.decode(text))]
+        return [Piece(text=text, value=_DECODER.decode(text))]  # text stripped when shown
     except (ValueError, RecursionError):
         pass
     start = len(text) - len(text.lstrip(JSON_WHITESPACE))
