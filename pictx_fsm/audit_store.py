@@ -15,6 +15,10 @@ file so that the file survives crashes and misuse and every damage stays visible
 - **Unusable place.** A log that cannot be opened or written (its directory is a file, no
   permission, a full disk) keeps its records in memory; the lifecycle goes on, and what
   happened is said once (:attr:`AuditFile.notice`, and on stderr).
+- **One writer.** A writer holds an exclusive lock on the file while it is open, so the next
+  process (Pi re-creates the extension on resume and fork) resumes only after the previous
+  one sealed its segment; a log still locked after :data:`LOCK_WAIT_SECONDS` is treated as
+  unusable.
 - **Verification** (:func:`verify_chain`, ``pictx-fsm log verify``) reads line by line in
   bounded memory. A record must be the canonical serialisation of its content (sorted keys,
   compact, ASCII), chain to the previous hash and carry the next sequence number; a blank line
@@ -25,10 +29,13 @@ file so that the file survives crashes and misuse and every damage stays visible
 from __future__ import annotations
 
 import atexit
+import errno
+import fcntl
 import hashlib
 import json
 import os
 import sys
+import time
 from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import IO, Any, BinaryIO, Final
@@ -44,6 +51,7 @@ GENESIS: Final = "0" * 64
 AUDIT_FORMAT: Final = "pictx-fsm/audit/1"
 SEAL: Final = "seal"
 SEGMENT: Final = "segment"
+LOCK_WAIT_SECONDS: Final = 3.0
 MAX_RECORD_BYTES: Final = 64 * 1024 * 1024
 """The longest line read as a record: a longer one is damage, read past in bounded chunks."""
 
@@ -354,9 +362,15 @@ class AuditFile:
     damaged or unusable log: :attr:`notice` says what happened, once."""
 
     def __init__(
-        self, path: str | os.PathLike[str], *, fsync: bool = False, warn: IO[str] | None = None
+        self,
+        path: str | os.PathLike[str],
+        *,
+        fsync: bool = False,
+        warn: IO[str] | None = None,
+        lock_wait: float = LOCK_WAIT_SECONDS,
     ) -> None:
         self.path = Path(path)
+        self._lock_wait = lock_wait
         self.notice: str | None = None
         self.last_hash = GENESIS
         self.seq = 0
@@ -382,14 +396,19 @@ class AuditFile:
 
     def _open(self) -> None:
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        if self.path.exists() and self.path.stat().st_size > 0:
+        fp = self.path.open("a", encoding="ascii")
+        try:
+            _lock(fp, self._lock_wait)
+        except BaseException:
+            fp.close()
+            raise
+        self._fp = fp
+        if self.path.stat().st_size > 0:
             self._resume()
-        else:
-            self._fp = self.path.open("a", encoding="ascii")
 
     def _resume(self) -> None:
         verifier, unterminated = scan(self.path)
-        self._fp = self.path.open("a", encoding="ascii")
+        assert self._fp is not None
         if unterminated:
             self._fp.write("\n")  # never glue a record onto a cut line
         self.last_hash, self.seq = verifier.previous, verifier.seq
@@ -441,6 +460,20 @@ class AuditFile:
         if self._fp is not None:
             self._fp.close()
             self._fp = None
+
+
+def _lock(fp: IO[str], wait: float) -> None:
+    """Hold an exclusive lock on the log, waiting up to ``wait`` seconds for a previous
+    writer to seal and exit; ``OSError`` when it does not."""
+    deadline = time.monotonic() + wait
+    while True:
+        try:
+            fcntl.flock(fp.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return
+        except BlockingIOError:
+            if time.monotonic() >= deadline:
+                raise OSError(errno.EWOULDBLOCK, "another process is writing this log") from None
+            time.sleep(0.05)
 
 
 def write_sealed(path: str | os.PathLike[str], records: Iterable[Mapping[str, Any]]) -> None:

@@ -59,9 +59,7 @@ def test_resuming_a_log_whose_last_record_lost_its_newline_appends_on_a_new_line
     tmp_path: Path,
 ) -> None:
     # Given a log whose last record is whole but has no final newline (a crash just before it)
-    path = tmp_path / "audit.jsonl"
-    kit = Kit.create(audit_path=path)
-    _session(kit)
+    path = _closed_log(tmp_path)
     path.write_bytes(path.read_bytes().rstrip(b"\n"))
     # When a second runtime resumes it and records a hook
     again = Kit.create(audit_path=path)
@@ -271,3 +269,18 @@ def test_a_log_file_that_cannot_be_written_later_falls_back_to_memory(tmp_path: 
     log.append({"hash": "0" * 64, "seq": 1})
     assert not log.writable
     assert log.notice is not None and "No space left" in log.notice
+
+
+def test_a_second_writer_waits_for_the_first_then_keeps_records_in_memory(
+    tmp_path: Path,
+) -> None:
+    # Given a log held open by one writer (the previous process has not sealed and exited)
+    path = tmp_path / "audit.jsonl"
+    first = AuditFile(path)
+    # When a second writer opens it and the first does not let go in time
+    second = AuditFile(path, lock_wait=0.1, warn=io.StringIO())
+    # Then the second keeps its records in memory and says why; the first goes on and seals
+    assert not second.writable
+    assert second.notice is not None and "another process is writing this log" in second.notice
+    first.close()
+    assert verify_chain(path).sealed
