@@ -98,10 +98,11 @@ def _write_copy(out: TextIO, entries: tuple[Entry, ...], copy: int) -> int:
 
 
 class LargeSessionMaker(SessionMaker):
-    """``SessionMaker`` with tool results and replies of the corpus's size (~2 KB a line)."""
+    """``SessionMaker`` with texts six times longer: lines of ~2.3 KB on average, as in the
+    real corpus (17 MB in 7,640 lines)."""
 
     def text(self, low: int, high: int) -> str:
-        return super().text(low * 4, high * 4)
+        return super().text(low * 6, high * 6)
 
 
 def build_generated(target: Path, size: int) -> int:
@@ -149,10 +150,18 @@ def loads_loop(path: Path, loads: Callable[[bytes], Any]) -> None:
                 loads(line)
 
 
-def audit_in_process(path: Path) -> None:
+def audit_in_process(path: Path, *, orjson: bool = True) -> None:
+    """``pictx-fsm audit``'s work on one file (orjson used where installed, unless not)."""
     from pictx_fsm.audit_sessions import audit_file
+    from pictx_fsm.session import skeleton
 
-    audit_file(path)
+    installed = skeleton._FAST_LOADS
+    if not orjson:
+        skeleton._FAST_LOADS = None
+    try:
+        audit_file(path)
+    finally:
+        skeleton._FAST_LOADS = installed
 
 
 def peak_rss(args: list[str]) -> int:
@@ -193,23 +202,36 @@ def interpreter_time(runs: int) -> float:
 
 
 def speed_rows(name: str, path: Path, entries: int, runs: int) -> list[str]:
+    """Each side's best of ``runs``, the sides interleaved so load hits them alike."""
     size = path.stat().st_size
-    audit = best_of(runs, lambda: audit_in_process(path))
-    plain = best_of(runs, lambda: loads_loop(path, json.loads))
-    rows = [
-        f"| audit speed, {name} ({size / MB:.0f} MB, {entries:,} entries) | "
-        f"{size / audit / MB:.1f} MB/s vs json.loads {size / plain / MB:.1f} MB/s: "
-        f"**{plain / audit:.0%}** | ≥ 50% |"
-    ]
+    sides: dict[str, Callable[[], Any]] = {
+        "audit": lambda: audit_in_process(path),
+        "audit_std": lambda: audit_in_process(path, orjson=False),
+        "json": lambda: loads_loop(path, json.loads),
+    }
     try:
         import orjson
+
+        sides["orjson"] = lambda: loads_loop(path, orjson.loads)
     except ImportError:
-        return rows
-    fast = best_of(runs, lambda: loads_loop(path, orjson.loads))
-    rows.append(
-        f"| audit speed, {name}, vs orjson.loads | "
-        f"orjson.loads {size / fast / MB:.1f} MB/s: **{fast / audit:.0%}** | (reported) |"
-    )
+        pass
+    best = {side: float("inf") for side in sides}
+    for _ in range(runs):
+        for side, action in sides.items():
+            best[side] = min(best[side], best_of(1, action))
+    speed = {side: size / seconds / MB for side, seconds in best.items()}
+    rows = [
+        f"| audit speed, {name} ({size / MB:.0f} MB, {entries:,} entries) | "
+        f"{speed['audit']:.1f} MB/s vs json.loads {speed['json']:.1f} MB/s: "
+        f"**{best['json'] / best['audit']:.0%}** | ≥ 50% |",
+        f"| same, the standard decoder only (no orjson) | {speed['audit_std']:.1f} MB/s: "
+        f"**{best['json'] / best['audit_std']:.0%}** of json.loads | (reported) |",
+    ]
+    if "orjson" in best:
+        rows.append(
+            f"| same, vs an orjson.loads loop | orjson.loads {speed['orjson']:.1f} MB/s: "
+            f"**{best['orjson'] / best['audit']:.0%}** | (reported) |"
+        )
     return rows
 
 

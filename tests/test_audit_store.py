@@ -29,12 +29,10 @@ TESTS = Path(__file__).resolve().parent
 
 
 def _session(kit: Kit) -> None:
-    kit.start()
-    kit.build.user("task")
-    kit.turn_start()
-    kit.context()
+    """A start, then a turn whose model wipes its memory, through to settle."""
+    for step in (kit.start, kit.turn_start, kit.context):
+        step()
     kit.tool_turn("wipe_memory")
-    kit.turn_start()
     kit.before_settle()
     kit.settled()
 
