@@ -345,6 +345,13 @@ def iter_records(path: str | os.PathLike[str]) -> Iterator[dict[str, Any]]:
         raise UnreadableInputError(source, str(error)) from error
 
 
+def hook_records(path: str | os.PathLike[str]) -> Iterator[dict[str, Any]]:
+    """The records of handled hooks, in order: no seal or segment record, no damaged line."""
+    for record in iter_records(path):
+        if "kind" not in record and "__invalid__" not in record:
+            yield record
+
+
 def _record_or_invalid(text: str) -> dict[str, Any]:
     try:
         record = json.loads(text)
