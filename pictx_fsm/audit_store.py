@@ -178,9 +178,11 @@ class _Verifier:
     broken_reason: str = ""
     last_line: int = 0
 
-    def feed(self, number: int, line: str) -> None:
+    def feed(self, number: int, line: str, unreadable: str | None = None) -> None:
         self.last_line = number
-        record, reason = _check(line, self.previous, self.seq + 1)
+        record, reason = (
+            (None, unreadable) if unreadable else _check(line, self.previous, self.seq + 1)
+        )
         if record is None:
             if self.broken_at is None:
                 self.broken_at, self.broken_reason = number, reason
@@ -271,11 +273,16 @@ def _check(line: str, previous: str, seq: int) -> tuple[dict[str, Any] | None, s
     return record, ""
 
 
-def _lines(fp: BinaryIO) -> Iterator[tuple[int, str, bool]]:
-    """``(number, text, terminated)`` for each ``\\n``-separated line, in bounded memory."""
+def _lines(fp: BinaryIO) -> Iterator[tuple[int, str, bool, str | None]]:
+    """``(number, text, terminated, why unreadable)`` for each ``\\n``-separated line, in
+    bounded memory."""
     for line in iter_physical_lines(fp, MAX_RECORD_BYTES):
-        text = "\x00" if line.undecodable is not None or line.oversized is not None else line.text
-        yield line.number, text, line.terminated
+        unreadable = None
+        if line.oversized is not None:
+            unreadable = f"a line of {line.oversized} bytes, longer than any record"
+        elif line.undecodable is not None:
+            unreadable = "record is not ASCII (edited)"
+        yield line.number, line.text, line.terminated, unreadable
 
 
 def _open(path: str | os.PathLike[str]) -> BinaryIO:
@@ -290,8 +297,8 @@ def scan(path: str | os.PathLike[str]) -> tuple[_Verifier, bool]:
     unterminated = False
     try:
         with _open(source) as fp:
-            for number, text, terminated in _lines(fp):
-                verifier.feed(number, text)
+            for number, text, terminated, unreadable in _lines(fp):
+                verifier.feed(number, text, unreadable)
                 unterminated = not terminated
     except OSError as error:
         raise UnreadableInputError(source, os_reason(error)) from error
@@ -338,7 +345,7 @@ def iter_records(path: str | os.PathLike[str]) -> Iterator[dict[str, Any]]:
     source = os.fspath(path)
     try:
         with _open(source) as fp:
-            for _, text, _ in _lines(fp):
+            for _, text, _, _ in _lines(fp):
                 if text.strip():
                     yield _record_or_invalid(text)
     except OSError as error:

@@ -22,7 +22,7 @@ from pictx_fsm.session.jsonl import dumps_entry, parse_session, read_session
 from pictx_fsm.session.problems import ProblemKind
 from pictx_fsm.testing.actions import Prompt, Script, Settle
 from pictx_fsm.testing.trace import record_trace
-from pictx_fsm.testing.world import WorldConfig
+from pictx_fsm.testing.world import World, WorldConfig
 
 HEADER = '{"type":"session","version":3,"id":"s-1","timestamp":"t","cwd":"/w"}'
 
@@ -285,3 +285,27 @@ def test_no_reader_leaves_a_file_descriptor_open(tmp_path: Path) -> None:
     for _ in range(5):
         audit_file(link)
     assert len(os.listdir("/proc/self/fd")) == before
+
+
+def test_every_step_the_model_host_takes_is_a_name_advance_to_accepts() -> None:
+    # Given a world driven through prompts, tool batches, an overflow, an error and /compact
+    from pictx_fsm.testing.actions import Compact
+    from pictx_fsm.testing.trace_input import STEP_NAMES
+
+    world = World(WorldConfig(context_window=6_000, reserve_tokens=1_000))
+    seen: set[str] = set()
+    replies = [
+        Script(reply="tools", tools=("echo", "wipe_memory")),
+        Script(reply="text", chars=40),
+        Script(reply="overflow"),
+        Script(reply="error"),
+        Script(reply="text", chars=40),
+    ]
+    for reply in replies:
+        world.apply(reply)
+    world.apply(Prompt(chars=4_000))
+    while (step := world.session.step()) is not None:
+        seen.add(step.name)
+    world.apply(Compact())
+    # Then every step it paused at is a name a trace's advance_to may wait for
+    assert len(seen) >= 15 and seen <= STEP_NAMES, (sorted(seen), seen - STEP_NAMES)
