@@ -3,11 +3,14 @@
 Each command module exposes ``configure(parser)`` (add its arguments) and
 ``run(args) -> int`` (the exit code). User errors are raised as :class:`UsageError` and
 reported in one line with exit code 2; no traceback reaches the user for bad input.
+
+Start-up imports only what runs: the list of commands is printed without argparse, and a
+command's module (and so the lifecycle, the models, Hypothesis) is imported only when that
+command is given.
 """
 
 from __future__ import annotations
 
-import argparse
 import importlib
 import os
 import sys
@@ -15,6 +18,12 @@ from collections.abc import Callable, Sequence
 from types import ModuleType
 
 from pictx_fsm.errors import PictxError
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    import argparse
+
+DESCRIPTION = "The pi-context lifecycle as declared, verified state machines."
 
 # name -> (module, one-line help). Order is the order of ``pictx-fsm --help``.
 COMMANDS: dict[str, tuple[str, str]] = {
@@ -51,10 +60,9 @@ def build_parser(selected: str | None = None) -> argparse.ArgumentParser:
     """The parser with every command listed, but only ``selected`` imported and configured:
     ``pictx-fsm --help`` imports no command, ``pictx-fsm audit …`` only the audit (the
     lifecycle and its model documents load only for the commands that run them)."""
-    parser = argparse.ArgumentParser(
-        prog="pictx-fsm",
-        description="The pi-context lifecycle as declared, verified state machines.",
-    )
+    import argparse
+
+    parser = argparse.ArgumentParser(prog="pictx-fsm", description=DESCRIPTION)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     for name, (_, help_text) in COMMANDS.items():
         command_parser = sub.add_parser(name, help=help_text, description=help_text)
@@ -64,6 +72,8 @@ def build_parser(selected: str | None = None) -> argparse.ArgumentParser:
 
 
 def _configure(name: str, command_parser: argparse.ArgumentParser) -> None:
+    import argparse
+
     try:
         module = _load(name)
     except PictxError as exc:
@@ -85,6 +95,19 @@ def _fail_with(error: PictxError) -> Callable[[argparse.Namespace], int]:
     return run
 
 
+def top_level_help() -> str:
+    """``pictx-fsm --help``: the commands and their one-line help, without argparse."""
+    width = max(map(len, COMMANDS)) + 4
+    rows = "\n".join(f"    {name:<{width}}{text}" for name, (_, text) in COMMANDS.items())
+    return (
+        "usage: pictx-fsm [-h] COMMAND ...\n\n"
+        f"{DESCRIPTION}\n\n"
+        f"commands:\n{rows}\n\n"
+        "options:\n  -h, --help  show this help message and exit\n\n"
+        "`pictx-fsm COMMAND --help` describes a command."
+    )
+
+
 def _tolerate_lone_surrogates() -> None:
     """Pi writes cut emoji as lone UTF-16 surrogates (``"\\ud83d"``); such a string cannot
     be encoded, so it is printed as the escape ``\\ud83d`` (valid inside JSON output)."""
@@ -97,6 +120,9 @@ def _tolerate_lone_surrogates() -> None:
 def main(argv: Sequence[str] | None = None) -> int:
     _tolerate_lone_surrogates()
     arguments = sys.argv[1:] if argv is None else list(argv)
+    if not arguments or arguments[0] in ("-h", "--help"):
+        print(top_level_help(), file=sys.stdout if arguments else sys.stderr)
+        return 0 if arguments else 2
     parser = build_parser(selected_command(arguments))
     args = parser.parse_args(arguments)
     run = getattr(args, "_run", None)
