@@ -36,7 +36,7 @@ from pictx_fsm.audit_sessions.walk import ContentCheck, Shape
 from pictx_fsm.errors import UnreadableInputError
 from pictx_fsm.protocol import DEFAULT_PROFILE, Profile
 from pictx_fsm.session.entries import Entry
-from pictx_fsm.session.skeleton import SkeletonReader
+from pictx_fsm.session.skeleton import SkeletonReader, paused_collector
 from pictx_fsm.session.tree import SessionTree, TreeNode
 
 Clock = Callable[[], float]
@@ -53,11 +53,17 @@ def audit_file(
 
     Findings come in two groups, each in line order: first the reader's structural problems
     (and the boundaries they swallow), then the lifecycle findings of every branch."""
-    name = os.fspath(path)
+    with paused_collector():
+        return _audit(os.fspath(path), Profile.parse(profile), clock, content_checks)
+
+
+def _audit(
+    name: str, profile: Profile, clock: Clock, content_checks: Sequence[ContentCheck]
+) -> SessionAudit:
     started = clock()
     reader = SkeletonReader(name, whole=whole_types(content_checks))
     try:
-        found, boundaries = _read(reader, Profile.parse(profile), content_checks)
+        found, boundaries = _read(reader, profile, content_checks)
     except UnreadableInputError as exc:
         return SessionAudit(path=name, error=exc.reason)
     skeleton = reader.skeleton()
@@ -70,7 +76,7 @@ def audit_file(
         # its problems are the findings; exit code 2 is kept for files that cannot be read.
         note = "no session header and no entry"
         return SessionAudit(path=name, findings=tuple(sorted(structure, key=sort_key)), note=note)
-    ctx = _context(skeleton.tree, Profile.parse(profile), reader)
+    ctx = _context(skeleton.tree, profile, reader)
     shape = Shape(skeleton.tree)
     content = ContentStep(content_checks, found)
     findings: list[Finding] = [*sorted(structure, key=sort_key), *audit_shape(shape, ctx, content)]

@@ -13,6 +13,8 @@ a line is in memory only while it is read.
 
 from __future__ import annotations
 
+import contextlib
+import gc
 import os
 import sys
 from array import array
@@ -338,6 +340,24 @@ class SkeletonReader:
 def read_skeleton(path: str | os.PathLike[str]) -> Skeleton:
     """Read one file into its skeleton (see :class:`SkeletonReader`)."""
     reader = SkeletonReader(path)
-    for _ in reader.entries():
-        pass
+    with paused_collector():
+        for _ in reader.entries():
+            pass
     return reader.skeleton()
+
+
+@contextlib.contextmanager
+def paused_collector() -> Iterator[None]:
+    """Pause Python's cycle collector while a skeleton is built and walked.
+
+    A skeleton holds no reference cycles (nodes point to their parents, entries to nothing),
+    so the collector finds nothing in it; but as it grows by some ten objects an entry, the
+    collector would traverse it again and again (a sixth of the audit's time on a 50 MB
+    file). Reference counting still frees everything else as usual."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
