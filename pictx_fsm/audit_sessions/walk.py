@@ -11,7 +11,6 @@ findings of sibling leaves can name the same entry.
 
 from __future__ import annotations
 
-from collections import defaultdict
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Any, Protocol
 
@@ -85,17 +84,27 @@ class Shape:
                 nodes[id(ancestor)] = ancestor
                 ancestor = ancestor.parent
         self.nodes: list[TreeNode] = sorted(nodes.values(), key=lambda n: n.order)
-        children: dict[int, list[TreeNode]] = defaultdict(list)
+        del nodes
+        # A node's only child is kept as is, several in a list: most nodes of a session have
+        # exactly one child, and a list each would double the shape's memory.
+        children: dict[int, TreeNode | list[TreeNode]] = {}
         self.roots: list[TreeNode] = []
         for node in self.nodes:
-            if node.parent is None:
+            parent = node.parent
+            if parent is None:
                 self.roots.append(node)
-            else:
-                children[id(node.parent)].append(node)
-        self._children = dict(children)
+                continue
+            known = children.setdefault(id(parent), node)
+            if known is not node:
+                if isinstance(known, list):
+                    known.append(node)
+                else:
+                    children[id(parent)] = [known, node]
+        self._children = children
 
     def children(self, node: TreeNode) -> Sequence[TreeNode]:
-        return self._children.get(id(node), ())
+        found = self._children.get(id(node), ())
+        return (found,) if isinstance(found, TreeNode) else found
 
     def is_leaf(self, node: TreeNode) -> bool:
         return id(node) not in self._children

@@ -84,8 +84,14 @@ def _message(entry: MessageEntry, parent: str | None) -> Entry:
 
 
 def _slim_message(
-    entry_id: str, parent: str | None, timestamp: str, message: AgentMessage
+    entry_id: str,
+    parent: str | None,
+    timestamp: str,
+    message: AgentMessage,
+    shared: dict[Any, AgentMessage] | None = None,
 ) -> MessageEntry:
+    """``shared`` (a reader's) holds one skeleton per distinct message skeleton without tool
+    calls: most replies and prompts of a session share a handful (role, model, stop)."""
     raw = message.raw
     kept: dict[str, JSON] = {key: _intern(raw[key]) for key in _MESSAGE_KEYS if key in raw}
     if raw.get("stopReason") == "error" and "errorMessage" in raw:
@@ -93,10 +99,29 @@ def _slim_message(
     calls = tool_call_ids(message)
     if calls:
         kept["content"] = [{"type": "toolCall", "id": call_id} for call_id in calls]
-    slim = AgentMessage(role=kept["role"], raw=kept)
+    slim = _shared_message(kept, shared)
     return MessageEntry(
         id=entry_id, parent_id=parent, timestamp=timestamp, message=slim, extra=NO_EXTRA
     )
+
+
+_SHARED_MESSAGES: Final = 4096
+"""At most this many distinct message skeletons are shared per file (memory stays bounded)."""
+
+
+def _shared_message(kept: dict[str, JSON], shared: dict[Any, AgentMessage] | None) -> AgentMessage:
+    if shared is None or "content" in kept or "toolCallId" in kept:
+        return AgentMessage(role=kept["role"], raw=kept)
+    try:
+        key = tuple(kept.items())
+        found = shared.get(key)
+    except TypeError:  # an unhashable value (a model given as an object): not shared
+        return AgentMessage(role=kept["role"], raw=kept)
+    if found is None:
+        found = AgentMessage(role=kept["role"], raw=kept)
+        if len(shared) < _SHARED_MESSAGES:
+            shared[key] = found
+    return found
 
 
 def tool_call_ids(message: AgentMessage) -> list[str]:
@@ -281,6 +306,7 @@ class SkeletonReader:
         self.path = os.fspath(path)
         self.parser = SessionParser(self.path, build=self._build, split=split_message_fast)
         self._direct_messages = "message" not in whole
+        self._shared: dict[Any, AgentMessage] = {}
         self.tree: SessionTree | None = None
         self._lines = array("I")
         self._bytes = 0
@@ -311,6 +337,7 @@ class SkeletonReader:
             self._shared_parent(obj["parentId"]),
             timestamp if isinstance(timestamp, str) else "",
             AgentMessage(role=message["role"], raw=message),
+            self._shared,
         )
         return skeleton, ()
 
