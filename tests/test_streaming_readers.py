@@ -161,7 +161,7 @@ def test_a_plain_message_skeleton_is_the_skeleton_of_the_whole_entry(obj: dict[s
             obj["id"],
             obj["parentId"],
             obj["timestamp"] if isinstance(obj.get("timestamp"), str) else "",
-            AgentMessage(role=obj["message"]["role"], raw=obj["message"]),
+            obj["message"],
         )
         assert direct == slim_entry(entry)
     else:
@@ -175,7 +175,7 @@ def test_tool_call_ids_are_those_of_tool_calls(ids: list[Any]) -> None:
     expected = [str(call.id) for call in message.tool_calls()]
     safe = all(not isinstance(v, int) or abs(v) <= 2**53 - 1 for v in ids)
     if safe:  # beyond 2**53 the skeleton reads a number as JavaScript does
-        assert tool_call_ids(message) == expected
+        assert tool_call_ids(message.role, message.content) == expected
 
 
 def test_audit_memory_follows_entries_not_their_text(tmp_path: Path) -> None:

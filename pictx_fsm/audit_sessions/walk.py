@@ -128,14 +128,17 @@ def walk(shape: Shape, checks: Sequence[BranchCheck], ctx: AuditContext) -> Iter
             after = list(states)
             for index in plan:
                 after[index], found = checks[index].step(states[index], node, ctx)
-                yield from found
+                if found:
+                    yield from found
             states = tuple(after)
         children = shape.children(node)
-        if not children:
+        if len(children) == 1:
+            stack.append((children[0], states))
+        elif children:
+            stack.extend((child, states) for child in reversed(children))
+        else:
             for check, state in zip(checks, states, strict=True):
                 yield from check.end(state, node, ctx)
-            continue
-        stack.extend((child, states) for child in reversed(children))
 
 
 READS_ALL: Any = None

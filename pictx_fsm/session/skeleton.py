@@ -55,6 +55,8 @@ PLACEHOLDER_HEADER: Final = SessionHeader(id="", timestamp="", cwd="")
 """Stands in for a missing header so the entries still form a tree (root ``pcw::root``)."""
 
 _MESSAGE_KEYS: Final = ("role", "stopReason", "provider", "model", "toolCallId", "toolName")
+_VOCABULARY: Final = frozenset(_MESSAGE_KEYS) - {"toolCallId"}
+"""The kept message fields with few distinct values (each value held once, interned)."""
 _OPAQUE_KEYS: Final = ("type", "id", "parentId", "timestamp")
 
 
@@ -80,23 +82,27 @@ def _intern(value: JSON) -> JSON:
 
 
 def _message(entry: MessageEntry, parent: str | None) -> Entry:
-    return _slim_message(entry.id, parent, entry.timestamp, entry.message)
+    return _slim_message(entry.id, parent, entry.timestamp, entry.message.raw)
 
 
 def _slim_message(
     entry_id: str,
     parent: str | None,
     timestamp: str,
-    message: AgentMessage,
+    raw: Mapping[str, JSON],
     shared: dict[Any, AgentMessage] | None = None,
 ) -> MessageEntry:
-    """``shared`` (a reader's) holds one skeleton per distinct message skeleton without tool
+    """The skeleton of a message entry from its message object (``role`` a string).
+    ``shared`` (a reader's) holds one skeleton per distinct message skeleton without tool
     calls: most replies and prompts of a session share a handful (role, model, stop)."""
-    raw = message.raw
-    kept: dict[str, JSON] = {key: _intern(raw[key]) for key in _MESSAGE_KEYS if key in raw}
-    if raw.get("stopReason") == "error" and "errorMessage" in raw:
+    kept: dict[str, JSON] = {}
+    for key in _MESSAGE_KEYS:
+        if key in raw:
+            value = raw[key]
+            kept[key] = sys.intern(value) if type(value) is str and key in _VOCABULARY else value
+    if kept.get("stopReason") == "error" and "errorMessage" in raw:
         kept["errorMessage"] = raw["errorMessage"]
-    calls = tool_call_ids(message)
+    calls = tool_call_ids(kept["role"], raw.get("content"))
     if calls:
         kept["content"] = [{"type": "toolCall", "id": call_id} for call_id in calls]
     slim = _shared_message(kept, shared)
@@ -124,12 +130,11 @@ def _shared_message(kept: dict[str, JSON], shared: dict[Any, AgentMessage] | Non
     return found
 
 
-def tool_call_ids(message: AgentMessage) -> list[str]:
-    """The ids of ``message.tool_calls()`` without making a ``ToolCall`` per block (the same
-    rule: an assistant message's ``toolCall`` blocks, the id as a string; a number as
-    JavaScript reads it, whichever decoder read the line)."""
-    content = message.raw.get("content")
-    if message.role != "assistant" or not isinstance(content, list):
+def tool_call_ids(role: JSON, content: JSON) -> list[str]:
+    """The ids ``AgentMessage.tool_calls()`` finds, without making a ``ToolCall`` per block
+    (the same rule: an assistant message's ``toolCall`` blocks, the id as a string; a number
+    as JavaScript reads it, whichever decoder read the line)."""
+    if role != "assistant" or not isinstance(content, list):
         return []
     return [
         str(js_number_value(block.get("id", "")))
@@ -180,7 +185,7 @@ def plain_message(obj: Mapping[str, JSON]) -> bool:
         and isinstance(entry_id, str)
         and entry_id != ""
         and (parent is None or isinstance(parent, str))
-        and isinstance(message, Mapping)
+        and (type(message) is dict or isinstance(message, Mapping))
         and isinstance(message.get("role"), str)
     )
 
@@ -330,13 +335,12 @@ class SkeletonReader:
     def _build(self, obj: Mapping[str, JSON]) -> tuple[Entry, Sequence[FieldProblem]]:
         if not (self._direct_messages and plain_message(obj)):
             return entry_from_json(obj)
-        message = obj["message"]
         timestamp = obj.get("timestamp", "")
         skeleton = _slim_message(
             obj["id"],
             self._shared_parent(obj["parentId"]),
             timestamp if isinstance(timestamp, str) else "",
-            AgentMessage(role=message["role"], raw=message),
+            obj["message"],
             self._shared,
         )
         return skeleton, ()
