@@ -276,7 +276,7 @@ def report(rows: list[str], args: argparse.Namespace) -> str:
     load = ", ".join(f"{value:.1f}" for value in os.getloadavg())
     command = (
         f"python bench/bench_audit.py --corpus-mb {args.corpus_mb:g} "
-        f"--generated-mb {args.generated_mb:g}"
+        f"--generated-mb {args.generated_mb:g} --runs {args.runs}"
     )
     return "\n".join(
         [
