@@ -18,9 +18,11 @@ What an embedder needs, all importable from here (``docs/embedding.md`` uses not
 from __future__ import annotations
 
 import importlib
-from typing import TYPE_CHECKING, Any
 
+TYPE_CHECKING = False  # not ``typing.TYPE_CHECKING``: ``pictx-fsm --help`` need not import typing
 if TYPE_CHECKING:
+    from typing import Any
+
     from pictx_fsm.applied import Applied, apply
     from pictx_fsm.audit import AuditLog, verify_chain
     from pictx_fsm.effects import (

@@ -20,6 +20,7 @@ from typing import Any
 from attrs import frozen
 from real_pi import SKIPPED_ENTRIES, _pi, decisions, drive_rpc, entry_kind
 
+from pictx_fsm.audit_store import hook_records
 from pictx_fsm.hosts.model import ModelSession, Response
 from pictx_fsm.session.entries import Entry, MessageEntry
 from pictx_fsm.session.jsonl import read_session
@@ -148,10 +149,10 @@ def _observed_real(tmp_path: Path, log: Path, requests: Path, known: frozenset[s
     files = {p.name.rsplit("_", 1)[-1].removesuffix(".jsonl"): p for p in _sessions(tmp_path)}
     logs = tmp_path / "audit"
     records = [
-        json.loads(line)
+        record
         for session_id in order
         if (logs / f"{session_id}.audit.jsonl").exists()
-        for line in (logs / f"{session_id}.audit.jsonl").read_text().splitlines()
+        for record in hook_records(logs / f"{session_id}.audit.jsonl")
     ]
     sent = [json.loads(line) for line in requests.read_text().splitlines()]
     entries = [read_session(files[s]).entries for s in order if s in files]

@@ -24,6 +24,7 @@ import pi_versions
 import pytest
 from attrs import frozen
 
+from pictx_fsm.audit import hook_records
 from pictx_fsm.hosts.pi import EXTENSION
 from pictx_fsm.session.jsonl import read_session
 
@@ -41,7 +42,7 @@ class RealRun:
     """The bridge's audit log."""
 
     def decisions(self) -> list[tuple[str, list[str]]]:
-        return decisions(map(json.loads, self.log.read_text().splitlines()))
+        return decisions(hook_records(self.log))
 
     def fired(self) -> set[str]:
         return {transition for _, fired in self.decisions() for transition in fired}

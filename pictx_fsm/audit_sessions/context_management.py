@@ -46,6 +46,7 @@ from pictx_fsm.context_management.records import (
 )
 from pictx_fsm.session.entries import CompactionEntry, CustomEntry, Entry
 from pictx_fsm.session.estimate import js_json
+from pictx_fsm.session.tree import TreeNode
 
 JSON: TypeAlias = Any
 K = FindingKind
@@ -62,13 +63,18 @@ class _Seen:
 
 
 class ContextMemoryCheck:
-    """Per-entry check of the extension's entries, in file order."""
+    """Per-entry check of the extension's entries, in file order (a fold: unlike the
+    content checks of :mod:`~pictx_fsm.audit_sessions.engine`, it remembers earlier entries)."""
 
-    def start(self, ctx: AuditContext) -> _Seen:
+    entry_types: frozenset[str] = frozenset({"custom", "compaction"})
+
+    def start(self) -> _Seen:
         return _Seen()
 
-    def step(self, seen: _Seen, entry: Entry, ctx: AuditContext) -> tuple[_Seen, list[Finding]]:
-        ref = EntryRef(id=entry.id or "", line=ctx.locate(entry))
+    def step(
+        self, seen: _Seen, entry: Entry, node: TreeNode, ctx: AuditContext
+    ) -> tuple[_Seen, list[Finding]]:
+        ref = ctx.ref(node)
         if isinstance(entry, CompactionEntry):
             return seen, _checkpoint(entry, ref)
         if not isinstance(entry, CustomEntry) or not isinstance(entry.data, Mapping):
@@ -87,7 +93,7 @@ class ContextMemoryCheck:
             return evolve(seen, takeovers=seen.takeovers + 1), found
         return seen, []
 
-    def end(self, seen: _Seen, ctx: AuditContext) -> list[Finding]:
+    def end(self, seen: _Seen) -> list[Finding]:
         return []
 
 
@@ -161,15 +167,17 @@ def _crowded(times: Iterable[int], at: int) -> bool:
     return sum(1 for t in times if 0 <= at - t < HOUR_MS) > AUTO_MAX_PER_HOUR
 
 
-def check_entries(entries: Iterable[Entry], ctx: AuditContext) -> list[Finding]:
-    """Run :class:`ContextMemoryCheck` over a file's entries in file order."""
+def check_entries(entries: Iterable[tuple[Entry, TreeNode]], ctx: AuditContext) -> list[Finding]:
+    """Run :class:`ContextMemoryCheck` over a file's whole entries (with their nodes) in file
+    order; entries of other types are skipped without being looked at."""
     check = ContextMemoryCheck()
-    seen = check.start(ctx)
+    seen = check.start()
     found: list[Finding] = []
-    for entry in entries:
-        seen, more = check.step(seen, entry, ctx)
-        found.extend(more)
-    return found + check.end(seen, ctx)
+    for entry, node in entries:
+        if entry.type in check.entry_types:
+            seen, more = check.step(seen, entry, node, ctx)
+            found.extend(more)
+    return found + check.end(seen)
 
 
 # -- session chains -------------------------------------------------------------------------------
@@ -245,12 +253,12 @@ def chain_findings(links: Sequence[ChainLink]) -> dict[str, list[Finding]]:
 def read_link(path: str) -> ChainLink | None:
     """The receipt of one file, read as a stream up to it (``None``: not a handoff target
     or unreadable — the file's own audit reports why)."""
-    from pictx_fsm.session.jsonl import SessionParser, iter_session_lines
+    from pictx_fsm.session.jsonl import SessionParser, iter_session_lines, open_regular
 
     parser = SessionParser(path)
     lines: dict[int, int] = {}
     try:
-        with open(path, "rb") as fp:
+        with open_regular(path) as fp:
             for item in iter_session_lines(fp, parser):
                 lines[id(item.entry)] = item.line
                 link = receipt_link(path, (item.entry,), lambda e: lines.get(id(e)))

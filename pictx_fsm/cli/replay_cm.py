@@ -11,12 +11,11 @@ from __future__ import annotations
 import argparse
 import json
 
-from pictx_fsm.testing.cm.trace import load_cm_trace, run_cm_actions
+from pictx_fsm.testing.cm.trace import CmTrace, run_cm_actions
 from pictx_fsm.testing.trace import first_difference
 
 
-def replay_cm(args: argparse.Namespace) -> int:
-    trace = load_cm_trace(args.trace)
+def replay_cm(args: argparse.Namespace, trace: CmTrace) -> int:
     run = run_cm_actions(trace.config, trace.actions)
     decisions = run.world.decisions()
     difference = None if trace.decisions is None else first_difference(trace.decisions, decisions)

@@ -54,8 +54,7 @@ def runtime_from_environment(tree: SessionTree, ctx: Mapping[str, Any]) -> Lifec
     cwd = Path(str(ctx.get("cwd") or "."))
     audit_dir = env.get("PICTX_FSM_AUDIT_DIR")
     audit = None
-    if audit_dir:
-        Path(audit_dir).mkdir(parents=True, exist_ok=True)
+    if audit_dir:  # an unusable directory keeps records in memory and says so, once
         audit = AuditLog(Path(audit_dir) / f"{tree.session_id}.audit.jsonl")
     profile = Profile.parse(env.get("PICTX_FSM_PROFILE", DEFAULT_PROFILE.value))
     model: Mapping[str, Any] = ctx["model"] if isinstance(ctx.get("model"), Mapping) else {}

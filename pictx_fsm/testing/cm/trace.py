@@ -15,7 +15,8 @@ from typing import Any
 
 from attrs import define, field, frozen
 
-from pictx_fsm.errors import PictxError, UnreadableInputError
+from pictx_fsm.errors import PictxError
+from pictx_fsm.json_input import read_json_file
 from pictx_fsm.testing.cm.actions import Action, action_from_json, action_to_json
 from pictx_fsm.testing.cm.checks import CmViolation
 from pictx_fsm.testing.cm.invariants_handoff import CmInvariantSuite
@@ -51,41 +52,45 @@ class CmTrace:
         return target
 
 
-def is_cm_trace(path: str | Path) -> bool:
-    """Whether ``path`` holds a pi-context-management trace (cheap: reads the JSON once)."""
-    try:
-        obj = json.loads(Path(path).read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
-        return False
+def is_cm_trace(obj: Any) -> bool:
+    """Whether a parsed trace document is a pi-context-management trace."""
     return isinstance(obj, Mapping) and obj.get("format") == CM_TRACE_FORMAT
 
 
 def load_cm_trace(path: str | Path) -> CmTrace:
+    """Read a trace file (bounded, hostile JSON refused by :func:`read_json_file`)."""
     source = str(path)
-    try:
-        obj = json.loads(Path(path).read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError) as error:
-        raise UnreadableInputError(source, str(error)) from error
-    except json.JSONDecodeError as error:
-        raise CmTraceError(f"{source}:{error.lineno}: not JSON ({error.msg})") from None
-    if not isinstance(obj, Mapping) or obj.get("format") != CM_TRACE_FORMAT:
+    return cm_trace_from_json(read_json_file(source), source)
+
+
+def cm_trace_from_json(obj: Any, source: str) -> CmTrace:
+    """A parsed trace document; every problem names the file and the field at fault."""
+    if not is_cm_trace(obj):
         raise CmTraceError(f"{source}: field 'format' must be {CM_TRACE_FORMAT!r}")
     try:
         config = CmWorldConfig.from_json(obj.get("config") or {})
-    except (TypeError, ValueError) as error:
+    except (TypeError, ValueError, AttributeError) as error:
         raise CmTraceError(f"{source}: field 'config': {error}") from None
+    raw_actions = obj.get("actions") or ()
+    if not isinstance(raw_actions, list):
+        raise CmTraceError(f"{source}: field 'actions' must be a list")
     actions = []
-    for index, item in enumerate(obj.get("actions") or ()):
+    for index, item in enumerate(raw_actions):
         try:
             actions.append(action_from_json(item))
-        except (ValueError, AttributeError, TypeError) as error:
+        except (ValueError, AttributeError, TypeError, KeyError) as error:
             raise CmTraceError(f"{source}: field 'actions[{index}]': {error}") from None
     decisions = obj.get("decisions")
+    if decisions is not None and not isinstance(decisions, list):
+        raise CmTraceError(f"{source}: field 'decisions' must be a list")
+    failure = obj.get("failure")
+    if failure is not None and not isinstance(failure, Mapping):
+        raise CmTraceError(f"{source}: field 'failure' must be an object")
     return CmTrace(
         config=config,
         actions=tuple(actions),
         decisions=None if decisions is None else tuple(decisions),
-        failure=obj.get("failure"),
+        failure=failure,
     )
 
 
