@@ -21,6 +21,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
+import attrs
 from attrs import frozen
 
 from pictx_fsm.errors import AuditChainError, UnreadableInputError
@@ -35,6 +36,7 @@ __all__ = [
     "event_json",
     "fired_json",
     "iter_records",
+    "json_digest",
     "message_list_digest",
     "result_json",
     "step_json",
@@ -69,8 +71,6 @@ def _default(value: Any) -> Any:
         return enum_value
     if isinstance(value, frozenset | set):
         return sorted(value, key=repr)
-    import attrs
-
     if attrs.has(type(value)):
         return {"__type__": type(value).__name__, **attrs.asdict(value, recurse=False)}
     return repr(value)
@@ -118,22 +118,37 @@ def message_list_digest(messages: Sequence[Any]) -> dict[str, Any]:
     return {"count": len(messages), "sha256": _digest(canonical(list(messages)))}
 
 
-def event_json(event: Any) -> dict[str, Any]:
-    """A hook event as JSON (attrs fields; drafts as Pi writes them; message lists digested)."""
-    import attrs
+def json_digest(value: Any) -> dict[str, Any]:
+    """A value in a record by its size and sha256, not its content: a tool call's arguments
+    (a note of up to 1 MB) or its result text (up to 32 KiB on the wire)."""
+    text = canonical(value)
+    return {"chars": len(text), "sha256": _digest(text)}
 
+
+def event_json(event: Any) -> dict[str, Any]:
+    """A hook event as JSON (attrs fields; drafts as Pi writes them; message lists and tool
+    arguments digested)."""
     out: dict[str, Any] = {"hook": type(event).HOOK}
     for attribute in attrs.fields(type(event)):
         value = getattr(event, attribute.name)
         if attribute.name == "messages":
             out["messages"] = message_list_digest(value)
+        elif attribute.name == "arguments":
+            out["arguments"] = json_digest(value)
         else:
             out[attribute.name] = json.loads(canonical(value))
     return out
 
 
 def result_json(result: Any) -> Any:
-    """A hook result as JSON, with a returned message list digested like the event's."""
+    """A hook result as JSON, with a returned message list digested like the event's and a
+    notes or history tool's outcome as its status and the digest of its text."""
+    from pictx_fsm.tools.outcome import ToolOutcome
+
+    value = getattr(result, "value", None)
+    if isinstance(value, ToolOutcome):
+        outcome = {"status": value.status, "text": json_digest(value.text)}
+        return {**json.loads(canonical(attrs.evolve(result, value=None))), "value": outcome}
     out = json.loads(canonical(result))
     value = out.get("value") if isinstance(out, dict) else None
     if isinstance(value, dict) and isinstance(value.get("messages"), list):
