@@ -1,10 +1,19 @@
 """Executing one assistant message's tool batch (pi-host §3.3, observed in ``b``, ``c``, ``d2``).
 
-Order: ``tool_execution_start`` + ``tool_call`` for every call first; then the tools run
+A batch runs in parallel unless one of its tools is registered ``sequential`` (pi-agent-core
+``executeToolCalls``; pi-context's ``notes_write`` and ``notes_edit``, N2).
+
+Parallel: ``tool_execution_start`` + ``tool_call`` for every call first; then the tools run
 (extension tools answer at once, the built-in ``echo`` takes ``arguments.ms``); completions
 arrive in completion order (``tool_execution_update`` for ``echo``, ``tool_result``,
 ``tool_execution_end``); the results are persisted in call order. An abort while tools run
 makes ``echo`` fail with ``echo aborted``; tools that already finished keep their result.
+
+Sequential: each call in turn runs start to finish — start, ``tool_call``, the tool,
+``tool_result``, end, its persisted result — before the next starts; a call reached with the
+signal aborted is answered ``Operation aborted`` without running, and the batch stops after
+the call during which the signal was aborted (later calls get no result, as in Pi).
+
 The batch asks for another turn unless every result is terminating.
 """
 
@@ -24,10 +33,15 @@ from pictx_fsm.hosts.model.records import Step
 from pictx_fsm.hosts.model.state import HostState
 from pictx_fsm.hosts.model.steps import Steps
 from pictx_fsm.session.entries import Entry
+from pictx_fsm.tools import ToolOutcome
 
 JSON: TypeAlias = Any
 ECHO_TOOL = "echo"
 ECHO_ABORTED = "echo aborted"
+
+
+OPERATION_ABORTED = ToolOutput(text="Operation aborted", is_error=True, details={})
+"""Pi's immediate result for a call prepared after the signal was aborted."""
 
 
 @frozen(kw_only=True)
@@ -37,7 +51,7 @@ class _Running:
     output: ToolOutput
     duration: int
     """Milliseconds until the tool finishes (0: it finished when it started)."""
-    streams_update: bool
+    streams_update: bool = False
 
 
 def tool_calls(message: Mapping[str, JSON]) -> list[ToolInvocation]:
@@ -59,14 +73,14 @@ def _args(block: Mapping[str, JSON]) -> Mapping[str, JSON]:
 
 def run_batch(host: HostState, calls: list[ToolInvocation]) -> Steps[tuple[list[Entry], bool]]:
     """Run the batch; returns the persisted results and whether the loop should go on."""
+    if _sequential(host, calls):
+        return (yield from _run_sequential(host, calls))
     for call in calls:
-        yield record(host, "tool_execution_start", toolName=call.name, toolCallId=call.call_id)
-        yield record(host, "tool_call", toolName=call.name, toolCallId=call.call_id)
+        yield from _announce(host, call)
     running = [_start(host, index, call) for index, call in enumerate(calls)]
     if any(item.duration > 0 for item in running):
         yield Step(kind="pause", name="tools_running")
-    aborted = host.run is not None and host.run.aborted
-    if aborted:
+    if _aborted(host):
         running = [_cut(item) for item in running]
     for item in sorted(running, key=lambda r: (r.duration, r.index)):
         yield from _complete(host, item)
@@ -76,8 +90,49 @@ def run_batch(host: HostState, calls: list[ToolInvocation]) -> Steps[tuple[list[
     return entries, not all(item.output.terminate for item in running)
 
 
+def _sequential(host: HostState, calls: list[ToolInvocation]) -> bool:
+    """Pi's rule: one ``sequential`` tool in the batch makes the whole batch sequential."""
+    return any(call.name in ext.sequential_tools for ext in host.extensions for call in calls)
+
+
+def _run_sequential(
+    host: HostState, calls: list[ToolInvocation]
+) -> Steps[tuple[list[Entry], bool]]:
+    entries, done = [], []
+    for index, call in enumerate(calls):
+        yield from _announce(host, call)
+        if _aborted(host):
+            item = _Running(index=index, call=call, output=OPERATION_ABORTED, duration=0)
+            yield record(host, "tool_execution_end", isError=True, **_ids(call))
+        else:
+            item = _start(host, index, call)
+            if item.duration > 0:
+                yield Step(kind="pause", name="tools_running")
+                item = _cut(item) if _aborted(host) else item
+            yield from _complete(host, item)
+        entries.append((yield from persist(host, _result_message(host, item))))
+        done.append(item)
+        if _aborted(host):
+            break
+    return entries, not all(item.output.terminate for item in done)
+
+
+def _announce(host: HostState, call: ToolInvocation) -> Steps[None]:
+    """``tool_execution_start``, then ``tool_call`` (Pi's ``beforeToolCall``)."""
+    yield record(host, "tool_execution_start", **_ids(call))
+    yield record(host, "tool_call", **_ids(call))
+
+
+def _aborted(host: HostState) -> bool:
+    return host.run is not None and host.run.aborted
+
+
+def _ids(call: ToolInvocation) -> dict[str, str]:
+    return {"toolName": call.name, "toolCallId": call.call_id}
+
+
 def _complete(host: HostState, item: _Running) -> Steps[None]:
-    ids = {"toolName": item.call.name, "toolCallId": item.call.call_id}
+    ids = _ids(item.call)
     if item.streams_update:
         yield record(host, "tool_execution_update", **ids)
     yield record(host, "tool_result", isError=item.output.is_error, **ids)
@@ -123,6 +178,8 @@ def _output(host: HostState, call: ToolInvocation, answer: HookResult | ToolOutp
     value = answer.value
     if isinstance(value, ToolResult):
         return ToolOutput(text=value.text, terminate=value.terminate)
+    if isinstance(value, ToolOutcome):  # a refusal is an ordinary result (N4)
+        return ToolOutput(text=value.text, is_error=value.is_error, details=value.details)
     return ToolOutput(text="")
 
 
