@@ -76,6 +76,12 @@ class Host:
         return sorted(p for p in self.notes_home.rglob("*") if p.is_file())
 
 
+def write_then(address: str, content: str, then: Call) -> Tools:
+    """One batch: ``notes_write`` then another call."""
+    write = Call(name="notes_write", arguments={"address": address, "content": content})
+    return Tools(calls=[write, then])
+
+
 def text_of(result: dict[str, Any]) -> str:
     return str(result["content"][0]["text"])
 
@@ -116,12 +122,7 @@ def test_a_note_written_before_wipe_memory_is_in_the_next_boot_and_readable_afte
     # Given a model that checkpoints, then wipes, then reads its note in the new window
     host = Host(
         tmp_path,
-        Tools(
-            calls=[
-                Call(name="notes_write", arguments={"address": "checkpoint.md", "content": NOTE}),
-                Call(name="wipe_memory"),
-            ]
-        ),
+        write_then("checkpoint.md", NOTE, Call(name="wipe_memory")),
         Tools(calls=[Call(name="notes_read", arguments={"address": "checkpoint.md"})]),
         Text(text="resumed"),
     )
@@ -204,12 +205,7 @@ def test_n2_a_batch_with_a_sequential_tool_runs_each_call_start_to_finish(tmp_pa
     # Given a batch [notes_write, wipe_memory] (notes_write is sequential)
     host = Host(
         tmp_path,
-        Tools(
-            calls=[
-                Call(name="notes_write", arguments={"address": "a.md", "content": "a"}),
-                Call(name="wipe_memory"),
-            ]
-        ),
+        write_then("a.md", "a", Call(name="wipe_memory")),
     )
     host.run()
     # Then the write finishes, result persisted, before wipe_memory starts (Pi 0.87)
@@ -268,12 +264,7 @@ def test_n2_an_abort_during_a_sequential_batch_stops_it_before_the_write(tmp_pat
 def test_every_tool_call_is_audited_with_its_arguments_digest_and_outcome(tmp_path: Path) -> None:
     host = Host(
         tmp_path,
-        Tools(
-            calls=[
-                Call(name="notes_write", arguments={"address": "a.md", "content": "secret"}),
-                Call(name="notes_read", arguments={"address": "../a.md"}),
-            ]
-        ),
+        write_then("a.md", "secret", Call(name="notes_read", arguments={"address": "../a.md"})),
     )
     host.run()
     tools = [r for r in host.audit.records if r["hook"] == "tool"]
@@ -295,12 +286,7 @@ def test_n9_model_notes_follow_the_session_model_and_the_boot_lists_them(
     # Given a session on ``model`` whose model writes to @model, then wipes
     host = Host(
         tmp_path,
-        Tools(
-            calls=[
-                Call(name="notes_write", arguments={"address": "@model/style.md", "content": "x"}),
-                Call(name="wipe_memory"),
-            ]
-        ),
+        write_then("@model/style.md", "x", Call(name="wipe_memory")),
         settings=HostSettings(model=ModelInfo(provider="faux", id=model, context_window=200_000)),
     )
     host.run()

@@ -14,7 +14,6 @@ from pictx_fsm.effects import BoundaryResult, ToolResult
 from pictx_fsm.errors import UsageError
 from pictx_fsm.hooks import ContextUsage, HostContext, ModelInfo, ToolCall
 from pictx_fsm.lifecycle import step
-from pictx_fsm.tools import ToolOutcome
 from pictx_fsm.protocol import (
     GET_CONTEXT_REMAINING_DESCRIPTION,
     MARKER_TYPE,
@@ -22,6 +21,7 @@ from pictx_fsm.protocol import (
     WIPE_MEMORY_DESCRIPTION,
 )
 from pictx_fsm.session.history import history_windows
+from pictx_fsm.tools import ToolOutcome
 
 WARNING_LINE = 16_384 + 12_288
 
