@@ -120,9 +120,13 @@ def message_list_digest(messages: Sequence[Any]) -> dict[str, Any]:
 
 def json_digest(value: Any) -> dict[str, Any]:
     """A value in a record by its size and sha256, not its content: a tool call's arguments
-    (a note of up to 1 MB) or its result text (up to 32 KiB on the wire)."""
-    text = canonical(value)
-    return {"chars": len(text), "sha256": _digest(text)}
+    (a note of up to 1 MB) or its result text (up to 32 KiB on the wire). Both are of the
+    canonical JSON in UTF-8 (not ASCII-escaped: a third of the bytes to hash for non-Latin
+    text), a lone surrogate encoded as itself."""
+    text = json.dumps(
+        value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=_default
+    ).encode("utf-8", "surrogatepass")
+    return {"bytes": len(text), "sha256": hashlib.sha256(text).hexdigest()}
 
 
 def event_json(event: Any) -> dict[str, Any]:

@@ -272,7 +272,7 @@ def test_every_tool_call_is_audited_with_its_arguments_digest_and_outcome(tmp_pa
         ("notes_write", "ok"),
         ("notes_read", "error"),
     ]
-    assert set(tools[0]["event"]["arguments"]) == {"chars", "sha256"}
+    assert set(tools[0]["event"]["arguments"]) == {"bytes", "sha256"}
     assert "secret" not in json.dumps(tools)
     assert all(r["steps"] == [] for r in tools)
 
