@@ -26,7 +26,13 @@ from pictx_fsm.testing.tool_coverage import (
     load_exemptions,
     tool_story,
 )
-from pictx_fsm.testing.trace import first_difference, record_trace, run_actions
+from pictx_fsm.testing.trace import (
+    TraceFormatError,
+    first_difference,
+    record_trace,
+    run_actions,
+    trace_from_json,
+)
 from pictx_fsm.testing.world import World
 from pictx_fsm.tools import HANDLERS
 
@@ -232,3 +238,20 @@ def test_every_tool_s_strategy_draws_json_arguments(name: str) -> None:
         assert json.loads(json.dumps(arguments)) == arguments
 
     draws()
+
+
+@pytest.mark.parametrize(
+    ("script", "problem"),
+    [
+        ({"tools": ["notes_fly"]}, "unknown tool(s) 'notes_fly'"),
+        ({"tools": ["notes_read"], "arguments": ["[1]"]}, "arguments[0] is not the JSON text"),
+    ],
+)
+def test_a_trace_with_a_bad_tool_call_is_refused_naming_the_action(
+    script: dict[str, object], problem: str
+) -> None:
+    trace = record_trace(scenario_config("0.25.1"), (Settle(),))[0].to_json()
+    trace["actions"] = [{"action": "script", "reply": "tools", **script}]
+    with pytest.raises(TraceFormatError, match=r"field 'actions\[0\]'") as caught:
+        trace_from_json(trace, "t.json")
+    assert problem in str(caught.value)

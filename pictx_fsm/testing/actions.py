@@ -71,9 +71,26 @@ class Script:
     KIND: ClassVar[str] = "script"
     reply: ReplyKind
     chars: int = 40
-    tools: tuple[ToolName, ...] = ()
-    arguments: tuple[str, ...] = ()
+    tools: tuple[ToolName, ...] = attrs.field(default=(), validator=lambda _, __, v: _known(v))
+    arguments: tuple[str, ...] = attrs.field(default=(), validator=lambda _, __, v: _objects(v))
     """Each call's arguments as JSON text, by position (missing: the default arguments)."""
+
+
+def _known(tools: tuple[ToolName, ...]) -> None:
+    unknown = [name for name in tools if name not in _TOOL_NAMES]
+    if unknown:
+        raise ValueError(f"unknown tool(s) {', '.join(map(repr, unknown))}")
+
+
+def _objects(arguments: tuple[str, ...]) -> None:
+    """Every call's arguments must be the JSON text of an object."""
+    for index, text in enumerate(arguments):
+        try:
+            value = json.loads(text)
+        except (TypeError, json.JSONDecodeError):
+            value = None
+        if not isinstance(value, dict):
+            raise ValueError(f"arguments[{index}] is not the JSON text of an object")
 
 
 @frozen(kw_only=True)
