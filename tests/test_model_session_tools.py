@@ -23,6 +23,7 @@ from pictx_fsm.hosts.model import (
     TickClock,
     Tools,
 )
+from pictx_fsm.hosts.model.profiles import PI_0_87, PI_1_6, HostProfile
 from pictx_fsm.protocol import BOOT_TYPE
 from pictx_fsm.session.entries import CustomMessageEntry, Entry, MessageEntry
 
@@ -237,7 +238,13 @@ def test_n2_a_batch_without_a_sequential_tool_starts_every_call_first(tmp_path: 
     ]
 
 
-def test_n2_an_abort_during_a_sequential_batch_stops_it_before_the_write(tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    ("profile", "late"),
+    [(PI_0_87, []), (PI_1_6, [("Operation aborted", True)])],
+)
+def test_n2_an_abort_during_a_sequential_batch_never_runs_the_later_write(
+    tmp_path: Path, profile: HostProfile, late: list[tuple[str, bool]]
+) -> None:
     # Given a sequential batch whose first call is still running when the user aborts
     host = Host(
         tmp_path,
@@ -247,15 +254,18 @@ def test_n2_an_abort_during_a_sequential_batch_stops_it_before_the_write(tmp_pat
                 Call(name="notes_write", arguments={"address": "late.md", "content": "x"}),
             ]
         ),
+        settings=HostSettings(profile=profile),
     )
     host.session.prompt("go")
     host.session.run_until(lambda step: step.name == "tools_running")
     # When the user aborts
     host.session.abort()
     host.session.run_until_idle()
-    # Then the running call fails, the batch stops, the write never happens (Pi breaks)
+    # Then the running call fails and the write never runs: Pi 0.87 stops the batch, 1.6
+    # answers the later call "Operation aborted" (pi#9986)
     assert text_of(host.results("echo")[0]) == "echo aborted"
-    assert host.results("notes_write") == [] and host.files() == []
+    assert [(text_of(r), r["isError"]) for r in host.results("notes_write")] == late
+    assert host.files() == []
 
 
 # -- the audit shows every call ----------------------------------------------------------------
