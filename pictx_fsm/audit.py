@@ -15,11 +15,14 @@ segments, seals, an unusable directory, verification — is :mod:`pictx_fsm.audi
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+import attrs
 
 from pictx_fsm.audit_store import (
     AUDIT_FORMAT,
@@ -32,6 +35,7 @@ from pictx_fsm.audit_store import (
     verify_chain,
     verify_lines,
 )
+from pictx_fsm.audit_store import default as json_default
 from pictx_fsm.audit_store import digest as _digest
 
 if TYPE_CHECKING:
@@ -77,22 +81,41 @@ def message_list_digest(messages: Sequence[Any]) -> dict[str, Any]:
     return {"count": len(messages), "sha256": _digest(canonical(list(messages)))}
 
 
-def event_json(event: Any) -> dict[str, Any]:
-    """A hook event as JSON (attrs fields; drafts as Pi writes them; message lists digested)."""
-    import attrs
+def json_digest(value: Any) -> dict[str, Any]:
+    """A value in a record by its size and sha256, not its content: a tool call's arguments
+    (a note of up to 1 MB) or its result text (up to 32 KiB on the wire). Both are of the
+    canonical JSON in UTF-8 (not ASCII-escaped: a third of the bytes to hash for non-Latin
+    text), a lone surrogate encoded as itself."""
+    text = json.dumps(
+        value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=json_default
+    ).encode("utf-8", "surrogatepass")
+    return {"bytes": len(text), "sha256": hashlib.sha256(text).hexdigest()}
 
+
+def event_json(event: Any) -> dict[str, Any]:
+    """A hook event as JSON (attrs fields; drafts as Pi writes them; message lists and tool
+    arguments digested)."""
     out: dict[str, Any] = {"hook": type(event).HOOK}
     for attribute in attrs.fields(type(event)):
         value = getattr(event, attribute.name)
         if attribute.name == "messages":
             out["messages"] = message_list_digest(value)
+        elif attribute.name == "arguments":
+            out["arguments"] = json_digest(value)
         else:
             out[attribute.name] = json.loads(canonical(value))
     return out
 
 
 def result_json(result: Any) -> Any:
-    """A hook result as JSON, with a returned message list digested like the event's."""
+    """A hook result as JSON, with a returned message list digested like the event's and a
+    notes or history tool's outcome as its status and the digest of its text."""
+    from pictx_fsm.tools.outcome import ToolOutcome
+
+    value = getattr(result, "value", None)
+    if isinstance(value, ToolOutcome):
+        outcome = {"status": value.status, "text": json_digest(value.text)}
+        return {**json.loads(canonical(attrs.evolve(result, value=None))), "value": outcome}
     out = json.loads(canonical(result))
     value = out.get("value") if isinstance(out, dict) else None
     if isinstance(value, dict) and isinstance(value.get("messages"), list):
@@ -186,6 +209,7 @@ __all__ = [
     "fired_json",
     "hook_records",
     "iter_records",
+    "json_digest",
     "message_list_digest",
     "result_json",
     "step_json",

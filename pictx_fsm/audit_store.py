@@ -59,11 +59,12 @@ MAX_RECORD_BYTES: Final = 64 * 1024 * 1024
 def canonical(obj: Any) -> str:
     """The one serialisation a record may have: sorted keys, compact, ASCII."""
     return json.dumps(
-        obj, sort_keys=True, separators=(",", ":"), ensure_ascii=True, default=_default
+        obj, sort_keys=True, separators=(",", ":"), ensure_ascii=True, default=default
     )
 
 
-def _default(value: Any) -> Any:
+def default(value: Any) -> Any:
+    """``json.dumps``'s ``default``: attrs values, mappings, enums and sets as JSON."""
     to_json = getattr(value, "to_json", None)
     if callable(to_json):
         return to_json()

@@ -21,7 +21,7 @@ from pictx_fsm.hosts.model.settings import CompactionSettings, HostSettings
 from pictx_fsm.session.jsonl import dumps_entry, parse_session, read_session
 from pictx_fsm.session.problems import ProblemKind
 from pictx_fsm.testing.actions import Prompt, Script, Settle
-from pictx_fsm.testing.trace import record_trace
+from pictx_fsm.testing.trace import record_trace, trace_from_json
 from pictx_fsm.testing.world import World, WorldConfig
 
 HEADER = '{"type":"session","version":3,"id":"s-1","timestamp":"t","cwd":"/w"}'
@@ -253,6 +253,16 @@ def test_the_recorded_trace_itself_replays(
     path.write_text(json.dumps(trace_json))
     code, out, _ = _run(capsys, "replay", str(path))
     assert code == 0, out
+
+
+@pytest.mark.parametrize("host", ["pi-0.87", "pi-1.6"])
+def test_a_trace_keeps_its_host_profile_through_load(host: str) -> None:
+    # Given a trace recorded on a model session that behaves as one Pi version
+    trace, _ = record_trace(
+        WorldConfig(host=host), [Prompt(chars=40), Script(reply="text", chars=40), Settle()]
+    )
+    # When it is read back / Then it replays on the same Pi version (not the default one)
+    assert trace_from_json(trace.to_json()).config.host == host
 
 
 @pytest.mark.parametrize(("window", "reserve"), [(0, 0), (-5, 0), (1000, 1000), (1000, 5000)])

@@ -183,6 +183,7 @@ def _summarise(
         f"{report.actions:,} actions, seed {options.seed}{budget}"
     )
     failed |= _print_coverage(coverage, report)
+    failed |= _print_tool_outcomes(report)
     if args.coverage_out:
         Path(args.coverage_out).write_text(json.dumps(coverage.counts(), indent=1) + "\n")
         print(f"               coverage data written to {args.coverage_out}")
@@ -209,6 +210,18 @@ def _print_coverage(coverage: Coverage, report: ExploreReport) -> bool:
     for row in coverage.stale_exemptions:
         print(f"  exempted as unreachable but fired {row.fired}x: {row.transition}")
     return not coverage.complete and not report.options.fault
+
+
+def _print_tool_outcomes(report: ExploreReport) -> bool:
+    """Outcome coverage of the notes and history tools (ok / refusal / error per tool)."""
+    tools = report.tool_coverage
+    assert tools is not None
+    print("\n".join(tools.lines()))
+    if report.failed:
+        return False
+    for line in tools.problems():
+        print(line)
+    return not tools.complete and not report.options.fault
 
 
 def _print_contracts(contracts: ContractReport | None) -> bool:

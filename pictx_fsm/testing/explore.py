@@ -32,6 +32,7 @@ from pictx_fsm.testing.faults import fault_named, faulty_lifecycle
 from pictx_fsm.testing.invariants import InvariantSuite, Violation
 from pictx_fsm.testing.scenarios import SCENARIOS
 from pictx_fsm.testing.strategies import host_actions, world_configs
+from pictx_fsm.testing.tool_coverage import ToolOutcomeCoverage, tool_outcome_coverage
 from pictx_fsm.testing.trace import Trace, record_trace, run_actions, shrink_actions
 from pictx_fsm.testing.world import World, WorldConfig
 
@@ -71,6 +72,8 @@ class ExploreReport:
     violation: str | None = None
     coverage: Coverage | None = None
     budget_exhausted: bool = False
+    tool_outcomes: Counter[str] = field(factory=Counter)
+    tool_coverage: ToolOutcomeCoverage | None = None
 
     @property
     def failed(self) -> bool:
@@ -123,6 +126,7 @@ def explore(
         _run_hypothesis(options, report, tick, started)
     report.elapsed = time.monotonic() - started
     report.coverage = coverage_of(lifecycle, report.counts)
+    report.tool_coverage = tool_outcome_coverage(report.tool_outcomes, lifecycle.directory)
     return report
 
 
@@ -155,6 +159,7 @@ def _run_scenarios(
             config = scenario_config(profile, options.seed, options.fault, host)
             run = run_actions(config, scenario.actions)
             report.counts.update(run.world.transition_counts())
+            report.tool_outcomes.update(run.world.tool_outcomes())
             report.scenario_runs += 1
             report.actions += len(scenario.actions)
             tick(f"scenario {scenario.name}")
@@ -233,6 +238,7 @@ def _generated_run(
         _act(world, suite, actions, Settle())
     finally:
         report.counts.update(world.transition_counts())
+        report.tool_outcomes.update(world.tool_outcomes())
         report.examples += 1
         report.actions += len(actions)
 

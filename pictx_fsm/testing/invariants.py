@@ -611,6 +611,8 @@ class NoLifecycleErrors(Invariant):
         return found
 
 
+from pictx_fsm.testing.notes_sandbox import NotesConfined  # noqa: E402 (it imports Invariant)
+
 INVARIANT_TYPES: Sequence[type[Invariant]] = (
     ResetTail,
     OneResetPerBatch,
@@ -624,6 +626,7 @@ INVARIANT_TYPES: Sequence[type[Invariant]] = (
     OffKeepsBoundary,
     AuditChains,
     NoLifecycleErrors,
+    NotesConfined,
 )
 
 

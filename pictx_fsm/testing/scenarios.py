@@ -44,6 +44,7 @@ from pictx_fsm.testing.actions import (
     VoidNextBoundary,
     WipeCommand,
 )
+from pictx_fsm.testing.tool_coverage import tool_story
 
 SHORT = 60
 LONG = 40_000
@@ -150,6 +151,7 @@ def _reminder_lost(chars: int) -> list[Action]:
 
 SCENARIOS: Sequence[Scenario] = (
     Scenario(name="plain", actions=(*_turn(), *_turn(Script(reply="text", chars=200)))),
+    Scenario(name="notes-and-history-tools", actions=tool_story()),
     Scenario(
         name="wipe-tool-and-dedupe",
         actions=(

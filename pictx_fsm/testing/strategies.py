@@ -36,6 +36,7 @@ from pictx_fsm.testing.actions import (
     VoidNextBoundary,
     WipeCommand,
 )
+from pictx_fsm.testing.tool_calls import tool_scripts
 from pictx_fsm.testing.world import WorldConfig
 
 TOOLS = ("wipe_memory", "get_context_remaining", "echo")
@@ -102,6 +103,8 @@ def host_actions() -> st.SearchStrategy[Action]:
         scripts(),
         scripts(),
         scripts(),
+        tool_scripts(),  # notes and history calls of every kind (issue 10)
+        tool_scripts(),
         st.builds(Script, reply=st.sampled_from(("overflow", "overflow", "error"))),
         small_steps,
         small_steps,

@@ -16,6 +16,7 @@ from typing import Any, Final, Literal
 import attrs
 
 from pictx_fsm.errors import PictxError
+from pictx_fsm.hosts.model.profiles import HOST_PROFILES
 from pictx_fsm.protocol import Profile
 from pictx_fsm.session.entries import ENTRY_TYPES
 from pictx_fsm.testing.actions import ACTION_TYPES, AdvanceTo
@@ -140,6 +141,7 @@ def check_config(obj: Any) -> WorldConfig:
         keep_recent_tokens=check_int(get("keep_recent_tokens"), "config.keep_recent_tokens"),
         fault=None if fault is None else check_choice(fault, "config.fault", frozenset(FAULTS)),
         usage=check_choice(get("usage"), "config.usage", USAGE_ACCOUNTINGS),
+        host=check_choice(get("host"), "config.host", tuple(HOST_PROFILES)),
     )
 
 
@@ -176,7 +178,7 @@ def check_action(obj: Any, field: str) -> Any:
         check_choice(values["step"], f"{field}.step", STEP_NAMES)
     try:
         return cls(**values)
-    except TypeError as error:  # a required field is missing
+    except (TypeError, ValueError) as error:  # a required field is missing, a bad value
         raise TraceFormatError(f"field {field!r}: {error}") from None
 
 

@@ -11,6 +11,7 @@ runtimes) and applies host actions — the world actions (noise, settings) itsel
 from __future__ import annotations
 
 import random
+from collections import Counter
 from collections.abc import Mapping
 from typing import Any
 
@@ -47,6 +48,8 @@ from pictx_fsm.testing.actions import (
 )
 from pictx_fsm.testing.faults import fault_named, faulty_lifecycle
 from pictx_fsm.testing.noise import Arms, EarlyNoise, LateNoise
+from pictx_fsm.testing.notes_sandbox import NotesSandbox, resolve_arguments
+from pictx_fsm.testing.tool_coverage import tool_outcomes
 
 USAGE_ACCOUNTINGS = ("estimated", "faux")
 
@@ -127,6 +130,8 @@ class World:
         self.clock = TickClock()
         self.settings = LiveSettings(config)
         self.noise = Arms()
+        self.notes = NotesSandbox()
+        """The world's ``PI_NOTES_HOME``, its escape links and the outside it must not touch."""
         self.extension = LifecycleExtension(self._runtime)
         model = ModelInfo(
             provider="faux",
@@ -147,9 +152,14 @@ class World:
         early = EarlyNoise(self.noise, self._follow_up)
         once = profile.faux_input_counted_once
         accounting = FauxCacheUsage(input_counted_once=once) if config.usage == "faux" else None
+        brain = Brain(
+            counter=CharsCounter(),
+            usage=accounting,
+            arguments=lambda arguments: resolve_arguments(arguments, self.session.tree),
+        )
         self.session = ModelSession(
             [early, self.extension, LateNoise(self.noise)],
-            brain=Brain(counter=CharsCounter(), usage=accounting),
+            brain=brain,
             settings=host,
             rng=random.Random(config.seed),
             clock=self.clock,
@@ -169,6 +179,7 @@ class World:
             clock=self.clock,
             lifecycle=self.lifecycle,
             audit=audit,
+            notes_home=self.notes.root,
         )
         self.audits.append(audit)
         self.runtimes.append(runtime)
@@ -212,15 +223,27 @@ class World:
                 counts[key] = counts.get(key, 0) + value
         return counts
 
+    def tool_outcomes(self) -> Counter[str]:
+        """``<tool>:<status>`` of every notes and history tool call so far."""
+        return sum((tool_outcomes(log.records) for log in self.audits), Counter())
+
     def decisions(self) -> list[dict[str, Any]]:
-        """Every machine decision so far, compact: what replay compares."""
+        """Every machine decision (and notes/history tool outcome) so far, compact: what
+        replay compares."""
         out = []
         for index, log in enumerate(self.audits):
             for record in log.records:
                 fired = [t["id"] for step in record["steps"] for t in step["transitions"]]
-                out.append(
-                    {"runtime": index, "seq": record["seq"], "hook": record["hook"], "fired": fired}
-                )
+                decision = {
+                    "runtime": index,
+                    "seq": record["seq"],
+                    "hook": record["hook"],
+                    "fired": fired,
+                }
+                outcome = tool_outcomes([record])
+                if outcome:
+                    decision["tool"] = next(iter(outcome))
+                out.append(decision)
         return out
 
     def describe_actions(self) -> list[dict[str, Any]]:

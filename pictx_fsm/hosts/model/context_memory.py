@@ -139,6 +139,12 @@ class ContextMemoryExtension:
     def commands(self) -> Mapping[str, Any]:
         return {} if self.flags.child else {COMMAND: self._command}
 
+    @property
+    def sequential_tools(self) -> frozenset[str]:
+        """None: the spec gives no execution mode for these tools, and Pi's default is
+        parallel (``docs/decisions.md``)."""
+        return frozenset()
+
     def bind(self, tree: SessionTree) -> None:
         if self.flags.child:
             return  # M1: the factory returns at once

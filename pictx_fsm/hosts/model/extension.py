@@ -83,6 +83,11 @@ class Extension(Protocol):
     def tools(self) -> Mapping[str, ToolHandler]: ...
 
     @property
+    def sequential_tools(self) -> frozenset[str]:
+        """Tools registered with ``executionMode: "sequential"``: a batch holding one of
+        them runs one call at a time (pi-agent-core ``executeToolCalls``)."""
+
+    @property
     def commands(self) -> Mapping[str, CommandHandler]: ...
 
     def bind(self, tree: SessionTree) -> None:
@@ -101,6 +106,10 @@ class BaseExtension:
     @property
     def tools(self) -> Mapping[str, ToolHandler]:
         return {}
+
+    @property
+    def sequential_tools(self) -> frozenset[str]:
+        return frozenset()
 
     @property
     def commands(self) -> Mapping[str, CommandHandler]:

@@ -1,12 +1,21 @@
 """Executing one assistant message's tool batch (pi-host §3.3, observed in ``b``, ``c``, ``d2``).
 
-Order: ``tool_execution_start`` + ``tool_call`` for every call first (an abort there answers
-calls with ``Operation aborted``, see :func:`_prepare`); then the tools run (extension tools
-answer at once, the built-in ``echo`` takes ``arguments.ms``, the built-in ``call_tools`` runs
-nested calls where the host profile has ``ctx.executeTool()``); completions
-arrive in completion order (``tool_execution_update`` for ``echo``, ``tool_result``,
-``tool_execution_end``); the results are persisted in call order. An abort while tools run
-makes ``echo`` fail with ``echo aborted``; tools that already finished keep their result.
+A batch runs in parallel unless one of its tools is registered ``sequential`` (pi-agent-core
+``executeToolCalls``; pi-context's ``notes_write`` and ``notes_edit``, N2).
+
+Parallel: ``tool_execution_start`` + ``tool_call`` for every call first (an abort there
+answers calls with ``Operation aborted``, see :func:`_prepare`); then the tools run (extension
+tools answer at once, the built-in ``echo`` takes ``arguments.ms``, the built-in
+``call_tools`` runs nested calls where the host profile has ``ctx.executeTool()``);
+completions arrive in completion order (``tool_execution_update`` for ``echo``,
+``tool_result``, ``tool_execution_end``); the results are persisted in call order. An abort
+while tools run makes ``echo`` fail with ``echo aborted``; tools that already finished keep
+their result.
+
+Sequential: each call runs start to finish — start, ``tool_call``, the tool,
+``tool_result``, end, its persisted result — before the next starts (see
+:func:`_run_sequential`).
+
 The batch asks for another turn unless every result is terminating.
 """
 
@@ -26,6 +35,7 @@ from pictx_fsm.hosts.model.records import Step
 from pictx_fsm.hosts.model.state import HostState
 from pictx_fsm.hosts.model.steps import Steps
 from pictx_fsm.session.entries import Entry
+from pictx_fsm.tools import ToolOutcome
 
 JSON: TypeAlias = Any
 ECHO_TOOL = "echo"
@@ -64,6 +74,8 @@ def _args(block: Mapping[str, JSON]) -> Mapping[str, JSON]:
 
 def run_batch(host: HostState, calls: list[ToolInvocation]) -> Steps[tuple[list[Entry], bool]]:
     """Run the batch; returns the persisted results and whether the loop should go on."""
+    if _sequential(host, calls):
+        return (yield from _run_sequential(host, calls))
     prepared, finished = yield from _prepare(host, calls)
     running = []
     for index, call in prepared:
@@ -92,22 +104,59 @@ def _prepare(
     sees an aborted run gets ``Operation aborted`` at once. Then Pi 0.87 stops preparing (the
     later calls get no result); 1.6 starts each later call and answers it the same way,
     without its ``tool_call`` (the host profile's ``aborted_calls_get_results``)."""
-    get_results = host.settings.profile.aborted_calls_get_results
     prepared: list[tuple[int, ToolInvocation]] = []
     finished: list[_Running] = []
     for index, call in enumerate(calls):
-        ids = {"toolName": call.name, "toolCallId": call.call_id}
-        yield record(host, "tool_execution_start", **ids)
-        if not (get_results and _aborted(host)):
-            yield record(host, "tool_call", **ids)
-        if not _aborted(host):
+        aborted = yield from _start_call(host, index, call)
+        if aborted is None:
             prepared.append((index, call))
             continue
-        yield record(host, "tool_execution_end", isError=True, **ids)
-        finished.append(_immediate(index, call, OPERATION_ABORTED))
-        if not get_results:
+        finished.append(aborted)
+        if not host.settings.profile.aborted_calls_get_results:
             break
     return prepared, finished
+
+
+def _start_call(host: HostState, index: int, call: ToolInvocation) -> Steps[_Running | None]:
+    """A call's ``tool_execution_start`` and ``tool_call``; with the run aborted, its
+    ``Operation aborted`` result (1.6 skips the ``tool_call`` then); ``None`` when prepared."""
+    get_results = host.settings.profile.aborted_calls_get_results
+    ids = {"toolName": call.name, "toolCallId": call.call_id}
+    yield record(host, "tool_execution_start", **ids)
+    if not (get_results and _aborted(host)):
+        yield record(host, "tool_call", **ids)
+    if not _aborted(host):
+        return None
+    yield record(host, "tool_execution_end", isError=True, **ids)
+    return _immediate(index, call, OPERATION_ABORTED)
+
+
+def _sequential(host: HostState, calls: list[ToolInvocation]) -> bool:
+    """Pi's rule: one ``sequential`` tool in the batch makes the whole batch sequential."""
+    return any(call.name in ext.sequential_tools for ext in host.extensions for call in calls)
+
+
+def _run_sequential(
+    host: HostState, calls: list[ToolInvocation]
+) -> Steps[tuple[list[Entry], bool]]:
+    """Pi's ``executeToolCallsSequential``: each call start to finish, its result persisted
+    before the next call starts. After an abort 0.87 stops the batch once the interrupted call
+    is answered (later calls get no result); 1.6 answers each later call ``Operation
+    aborted`` without running it."""
+    entries, done = [], []
+    for index, call in enumerate(calls):
+        item = yield from _start_call(host, index, call)
+        if item is None:
+            item = yield from _execute(host, index, call)
+            if item.duration > 0:
+                yield Step(kind="pause", name="tools_running")
+                item = _cut(item) if _aborted(host) else item
+            yield from _complete(host, item)
+        entries.append((yield from persist(host, _result_message(host, item))))
+        done.append(item)
+        if _aborted(host) and not host.settings.profile.aborted_calls_get_results:
+            break
+    return entries, not all(item.output.terminate for item in done)
 
 
 def _immediate(index: int, call: ToolInvocation, text: str) -> _Running:
@@ -228,6 +277,8 @@ def _output(host: HostState, call: ToolInvocation, answer: HookResult | ToolOutp
     value = answer.value
     if isinstance(value, ToolResult):
         return ToolOutput(text=value.text, terminate=value.terminate)
+    if isinstance(value, ToolOutcome):  # a refusal is an ordinary result (N4)
+        return ToolOutput(text=value.text, is_error=value.is_error, details=value.details)
     return ToolOutput(text="")
 
 
