@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, TypeAlias
+from typing import Any, TypeAlias, TypeVar
 
 from pydantic_ai import RunContext
 from pydantic_ai._agent_graph import CallToolsNode, ModelRequestNode
@@ -40,7 +40,6 @@ from pydantic_ai.messages import ModelMessage, ModelRequest, ModelRequestPart, M
 from pydantic_ai.models import Model, ModelRequestContext
 from pydantic_ai.run import AgentRunResult
 from pydantic_ai.toolsets import AbstractToolset
-from pydantic_graph import End
 
 from pictx_fsm.hosts.pydantic_ai.errors import RequestCancelledError, SessionBusyError
 from pictx_fsm.hosts.pydantic_ai.glue import Applied, ModelFacts, Outcome
@@ -51,6 +50,7 @@ from pictx_fsm.hosts.pydantic_ai.views import METADATA_KEY, response_message
 from pictx_fsm.hosts.pydantic_ai.wire import provider_context, request_messages
 
 JSON: TypeAlias = Any
+R = TypeVar("R")
 
 
 @dataclass
@@ -72,6 +72,7 @@ class PiContext(AbstractCapability[Any]):
         return toolset(self.tools, self._execute)
 
     def _execute(self, name: str, arguments: Mapping[str, JSON], ctx: RunContext[Any]) -> str:
+        self._sync(ctx.messages)  # the reply that called the tool is persisted first (Pi)
         return self.session.lifecycle.tool(name, _pending(ctx))
 
     # -- the run -------------------------------------------------------------------------------
@@ -191,8 +192,8 @@ class PiContext(AbstractCapability[Any]):
             self._boundary = (index, parts)
 
     def _at_stop(
-        self, ctx: RunContext[Any], result: NodeResult[Any], outcome: Outcome, applied: Applied
-    ) -> NodeResult[Any]:
+        self, ctx: RunContext[Any], result: R, outcome: Outcome, applied: Applied
+    ) -> R | ModelRequestNode[Any, Any]:
         """The run would stop here: ``agent_end`` and ``agent_before_settle`` unless input is
         queued; a ``continue`` redirects the run into one more request."""
         parts = self._parts(applied)
@@ -224,9 +225,9 @@ class PiContext(AbstractCapability[Any]):
             raise error
         failed = self._failed_reply(ctx, error)
         applied = self.session.lifecycle.turn_end(failed, "error", _pending(ctx))
-        outcome = self._at_stop(ctx, End(None), "error", applied)
-        if isinstance(outcome, ModelRequestNode):
-            return outcome
+        redirect = self._at_stop(ctx, None, "error", applied)
+        if isinstance(redirect, ModelRequestNode):
+            return redirect
         raise error
 
     def _failed_reply(self, ctx: RunContext[Any], error: ModelAPIError) -> dict[str, JSON]:
@@ -254,4 +255,3 @@ def _is_result(part: ModelRequestPart) -> bool:
 
 def _among(part: ModelRequestPart, parts: Sequence[ModelRequestPart]) -> bool:
     return any(part is other for other in parts)
-

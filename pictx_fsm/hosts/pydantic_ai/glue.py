@@ -217,7 +217,11 @@ class Lifecycle:
         return result
 
     def _applied(self, result: HookResult) -> Applied:
-        entries = [self._entry(effect) for effect in result.effects if _appends(effect)]
+        entries = [
+            self._entry(effect)
+            for effect in result.effects
+            if isinstance(effect, AppendEntry | SendMessage)
+        ]
         value = result.value
         go_on = False
         if isinstance(value, BoundaryResult):
@@ -237,10 +241,6 @@ class Lifecycle:
         return {**body, "id": "", "parentId": None, "timestamp": iso_ms(self._clock())}
 
 
-def _appends(effect: object) -> bool:
-    return isinstance(effect, AppendEntry | SendMessage)
-
-
 def _same(left: Sequence[Message], right: Sequence[Message]) -> bool:
     """Pi's ``sameMessages``: the same message objects in the same order."""
     return len(left) == len(right) and all(a is b for a, b in zip(left, right, strict=True))
@@ -253,4 +253,3 @@ def _info(model: ModelFacts) -> ModelInfo:
         context_window=model.context_window,
         max_tokens=model.max_tokens,
     )
-

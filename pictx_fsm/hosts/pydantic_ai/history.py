@@ -42,7 +42,9 @@ JSON: TypeAlias = Any
 RESIDUAL_KEY: Final = "pydanticAi"
 PART_ENTRY_TYPE: Final = "pydantic-ai/part"
 """``customType`` of a bookkeeping part (instruction or tool-availability delta)."""
-_REQUEST_ENVELOPE: Final = {k: v for k, v in message_json(ModelRequest(parts=[])).items() if k != "parts"}
+_REQUEST_ENVELOPE: Final = {
+    k: v for k, v in message_json(ModelRequest(parts=[])).items() if k != "parts"
+}
 
 
 class HistoryError(ValueError):
@@ -236,7 +238,9 @@ def restamp(messages: Iterable[ModelMessage], renamed: Mapping[str, str]) -> Non
             for item in content if isinstance(content, list) else ():
                 stub = getattr(item, "metadata", None) or {}
                 for entry in _stub_entries(stub.get(METADATA_KEY)):
-                    entry["id"] = renamed.get(entry.get("id"), entry.get("id"))
+                    old = entry.get("id")
+                    if isinstance(old, str) and old in renamed:
+                        entry["id"] = renamed[old]
 
 
 def _stub_entries(stub: JSON) -> list[dict[str, JSON]]:
@@ -271,7 +275,11 @@ def _units(entries: Iterable[dict[str, JSON]]) -> list[tuple[str, dict[str, JSON
         if unit is None:
             pending.append(_without_link(entry))
             continue
-        if pending and unit[0] == "part" and (carried := with_stub(unit[1], _add(unit[1], "before", pending))):
+        if (
+            pending
+            and unit[0] == "part"
+            and (carried := with_stub(unit[1], _add(unit[1], "before", pending)))
+        ):
             units.append((unit[0], carried, unit[2]))
             pending = []
         else:
@@ -291,10 +299,14 @@ def _add(part: Mapping[str, JSON], key: str, entries: list[dict[str, JSON]]) -> 
     return stub
 
 
-def _place_after(units: list[tuple[str, dict[str, JSON], JSON]], pending: list[dict[str, JSON]]) -> None:
+def _place_after(
+    units: list[tuple[str, dict[str, JSON], JSON]], pending: list[dict[str, JSON]]
+) -> None:
     for index in range(len(units) - 1, -1, -1):
         kind, part, request = units[index]
-        if kind == "part" and (carried := with_stub(split_stub(part)[1], _add(part, "after", pending))):
+        if kind == "part" and (
+            carried := with_stub(split_stub(part)[1], _add(part, "after", pending))
+        ):
             units[index] = (kind, carried, request)
             return
     first = pending[0].get("id")

@@ -143,7 +143,7 @@ def view(entry: Mapping[str, JSON]) -> View:
 
 def _common_prefix(left: Sequence[View], right: Sequence[View]) -> int:
     count = 0
-    for a, b in zip(left, right):
+    for a, b in zip(left, right, strict=False):
         if a != b:
             break
         count += 1
@@ -156,4 +156,4 @@ def _parts(message: ModelMessage) -> tuple[object, ...]:
 
 def _same_parts(message: ModelMessage, parts: tuple[object, ...]) -> bool:
     current = message.parts
-    return len(current) == len(parts) and all(a is b for a, b in zip(current, parts))
+    return len(current) == len(parts) and all(a is b for a, b in zip(current, parts, strict=True))

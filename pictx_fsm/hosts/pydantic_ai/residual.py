@@ -27,7 +27,8 @@ def residual(actual: JSON, derived: JSON) -> JSON:
     if isinstance(actual, Mapping) and isinstance(derived, Mapping):
         return _object_patch(actual, derived)
     if isinstance(actual, list) and isinstance(derived, list) and len(actual) == len(derived):
-        items = {str(i): residual(a, d) for i, (a, d) in enumerate(zip(actual, derived))}
+        pairs = enumerate(zip(actual, derived, strict=True))
+        items = {str(i): residual(a, d) for i, (a, d) in pairs}
         return {"[]": {i: r for i, r in items.items() if r is not None}}
     return {"=": actual}
 

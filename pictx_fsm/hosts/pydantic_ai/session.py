@@ -21,13 +21,8 @@ from typing import Any, TypeAlias
 from pydantic_ai.messages import ModelMessage, ModelRequest
 
 from pictx_fsm.audit import AuditLog
-from pictx_fsm.hosts.pydantic_ai.glue import (
-    Applied,
-    Lifecycle,
-    LifecycleSettings,
-    Notice,
-    SessionStartReason,
-)
+from pictx_fsm.hooks import SessionStartReason
+from pictx_fsm.hosts.pydantic_ai.glue import Applied, Lifecycle, LifecycleSettings, Notice
 from pictx_fsm.hosts.pydantic_ai.history import entries_to_messages, messages_to_entries
 from pictx_fsm.hosts.pydantic_ai.mirror import Mirror
 from pictx_fsm.hosts.pydantic_ai.views import iso_ms

@@ -57,7 +57,9 @@ def toolset(schemas: Sequence[ToolSchema], execute: Executor) -> FunctionToolset
 
 
 def _tool(schema: ToolSchema, execute: Executor) -> Tool[Any]:
-    def call(ctx: RunContext[Any], **arguments: JSON) -> str:
+    # Async on purpose: pydantic-ai runs sync tools in worker threads, and the lifecycle's
+    # session must see one call at a time (each call runs without awaiting).
+    async def call(ctx: RunContext[Any], **arguments: JSON) -> str:
         return execute(schema.name, arguments, ctx)
 
     return Tool.from_schema(
