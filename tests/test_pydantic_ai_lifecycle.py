@@ -126,7 +126,7 @@ def test_r33_r36_an_overflow_is_recovered_once_and_a_second_one_fails_the_run() 
 
 def test_r33_an_overflow_recovered_once_continues_the_task_in_the_new_window() -> None:
     session = new_session()
-    agent, model = agent_for(session, overflow(), text("done in the new window"))
+    agent, _ = agent_for(session, overflow(), text("done in the new window"))
     assert agent.run_sync("too big").output == "done in the new window"
     assert kinds(session.tree.branch())[-4:] == [*RESET, "assistant"]
 
@@ -134,7 +134,7 @@ def test_r33_an_overflow_recovered_once_continues_the_task_in_the_new_window() -
 def test_r38_an_ordinary_provider_error_never_resets() -> None:
     # Given a provider error that is not an overflow
     session = new_session()
-    agent, model = agent_for(session, provider_error())
+    agent, _ = agent_for(session, provider_error())
     # When the run fails, Then the failed reply is recorded and nothing resets
     with pytest.raises(ModelHTTPError):
         agent.run_sync("hello")
