@@ -43,6 +43,7 @@ from pydantic_ai.toolsets import AbstractToolset
 
 from pictx_fsm.hosts.pydantic_ai.errors import RequestCancelledError, SessionBusyError
 from pictx_fsm.hosts.pydantic_ai.glue import Applied, ModelFacts, Outcome
+from pictx_fsm.hosts.pydantic_ai.history import carried_ids
 from pictx_fsm.hosts.pydantic_ai.serial import message_json
 from pictx_fsm.hosts.pydantic_ai.session import PiSession, lifecycle_request
 from pictx_fsm.hosts.pydantic_ai.tools import LIFECYCLE_TOOLS, ToolSchema, toolset
@@ -95,10 +96,11 @@ class PiContext(AbstractCapability[Any]):
         """Continue the session (an empty history) or follow the history given; either way
         the lifecycle's pending entries (a boot, a repair) join it before the prompt."""
         session = self.session
+        waiting = {entry.id for entry in session.pending}
         request = session.take_pending()
         if not messages:
             messages[:] = session.history()
-        elif request is not None:
+        elif request is not None and not waiting <= carried_ids(messages[-1:]):
             messages.append(request)
         self._sync(messages)
 

@@ -230,6 +230,18 @@ def lifecycle_stub(entry: Mapping[str, JSON]) -> dict[str, JSON]:
 
 def restamp(messages: Iterable[ModelMessage], renamed: Mapping[str, str]) -> None:
     """Give the lifecycle entries carried in ``messages`` their new ids (in place)."""
+    for entry in _carried_entries(messages):
+        old = entry.get("id")
+        if isinstance(old, str) and old in renamed:
+            entry["id"] = renamed[old]
+
+
+def carried_ids(messages: Iterable[ModelMessage]) -> set[str]:
+    """The ids of the lifecycle entries ``messages`` carry."""
+    return {str(entry.get("id")) for entry in _carried_entries(messages)}
+
+
+def _carried_entries(messages: Iterable[ModelMessage]) -> Iterator[dict[str, JSON]]:
     for message in messages:
         if not isinstance(message, ModelRequest):
             continue
@@ -237,10 +249,7 @@ def restamp(messages: Iterable[ModelMessage], renamed: Mapping[str, str]) -> Non
             content = getattr(part, "content", None)
             for item in content if isinstance(content, list) else ():
                 stub = getattr(item, "metadata", None) or {}
-                for entry in _stub_entries(stub.get(METADATA_KEY)):
-                    old = entry.get("id")
-                    if isinstance(old, str) and old in renamed:
-                        entry["id"] = renamed[old]
+                yield from _stub_entries(stub.get(METADATA_KEY))
 
 
 def _stub_entries(stub: JSON) -> list[dict[str, JSON]]:

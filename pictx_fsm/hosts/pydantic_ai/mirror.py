@@ -46,8 +46,9 @@ class Mirror:
         self._views: list[View] = [view(e.to_json()) for e in self._branch]
         self._messages: list[tuple[ModelMessage, tuple[object, ...]]] = []
         self._offsets: list[int] = []
-        self._end = len(self._branch)
-        """The branch index after the last remembered message's entries."""
+        self._end = 0
+        """The branch index after the last remembered message's entries (a history seen for
+        the first time is aligned with the branch from its root)."""
         self.navigated = False
         """Set when a sync moved the leaf off the branch (cleared by the caller)."""
 

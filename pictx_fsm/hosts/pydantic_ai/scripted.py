@@ -15,7 +15,6 @@ from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime
 from typing import Any, TypeAlias
 
-from attrs import frozen
 from pydantic_ai.exceptions import ModelHTTPError
 from pydantic_ai.messages import (
     ModelMessage,
@@ -30,19 +29,11 @@ from pydantic_ai.usage import RequestUsage
 from pictx_fsm.hosts.pydantic_ai.session import PiSession
 from pictx_fsm.hosts.pydantic_ai.wire import provider_context
 from pictx_fsm.session.projection import convert_to_llm
+from pictx_fsm.testing.host_neutral import ProviderRequest
 
 JSON: TypeAlias = Any
 Reply: TypeAlias = ModelResponse | Exception
 MODEL_NAME = "scripted"
-
-
-@frozen(kw_only=True)
-class SentRequest:
-    """One request as the provider got it (Pi LLM messages), where the session stood then."""
-
-    messages: tuple[JSON, ...]
-    leaf_id: str | None
-    audit_seq: int
 
 
 def text(content: str = "Done.", *, tokens: int = 1_000, output: int = 10) -> ModelResponse:
@@ -75,7 +66,7 @@ class ScriptedModel:
     def __init__(self, script: Iterable[Reply] = (), session: PiSession | None = None) -> None:
         self.script: deque[Reply] = deque(script)
         self.session = session
-        self.requests: list[SentRequest] = []
+        self.requests: list[ProviderRequest] = []
         self.calls = 0
         self.model = FunctionModel(self._respond, model_name=MODEL_NAME)
 
@@ -98,11 +89,11 @@ class ScriptedModel:
         self.calls += 1
         return dataclasses.replace(part, tool_call_id=f"call_{self.calls}")
 
-    def _sent(self, messages: Sequence[ModelMessage]) -> SentRequest:
+    def _sent(self, messages: Sequence[ModelMessage]) -> ProviderRequest:
         session = self.session
         pi = convert_to_llm(provider_context(messages).messages)
-        return SentRequest(
+        return ProviderRequest(
             messages=tuple(pi),
             leaf_id=None if session is None else session.tree.leaf_id,
-            audit_seq=0 if session is None else len(session.audit.records),
+            audit_seq=0 if session is None else session.audit_seq,
         )

@@ -18,9 +18,9 @@ from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any, TypeAlias
 
-from pydantic_ai.messages import ModelMessage, ModelRequest
+from pydantic_ai.messages import ModelMessage, ModelRequest, repair_messages
 
-from pictx_fsm.audit import AuditLog
+from pictx_fsm.audit import AuditLog, iter_records
 from pictx_fsm.hooks import SessionStartReason
 from pictx_fsm.hosts.pydantic_ai.glue import Applied, Lifecycle, LifecycleSettings, Notice
 from pictx_fsm.hosts.pydantic_ai.history import entries_to_messages, messages_to_entries
@@ -44,13 +44,16 @@ def audit_path_of(path: Path) -> Path:
 
 
 class _FileListener:
-    """Writes every entry the tree gains, as Pi appends: one line, flushed."""
+    """Writes every entry the tree gains, as Pi appends: one line, flushed. (A listener
+    first receives the nodes already present: those are in the file already.)"""
 
-    def __init__(self, writer: SessionWriter) -> None:
+    def __init__(self, writer: SessionWriter, written: int) -> None:
         self._writer = writer
+        self._written = written
 
     def on_add(self, node: TreeNode) -> None:
-        self._writer.append([node.entry])
+        if node.order >= self._written:
+            self._writer.append([node.entry])
 
 
 class PiSession:
@@ -73,9 +76,11 @@ class PiSession:
         self._on_notice = on_notice
         self._rng = rng or random.Random()
         self.clock = clock
-        audit = AuditLog(None if path is None else audit_path_of(path))
+        audit_file = None if path is None else audit_path_of(path)
+        self._audit_base = _records_in(audit_file)
+        audit = AuditLog(audit_file)
         if path is not None:
-            tree.subscribe(_FileListener(SessionWriter(path)))
+            tree.subscribe(_FileListener(SessionWriter(path), written=len(tree.entries)))
         self.mirror = Mirror(tree, self._rng)
         self.lifecycle = Lifecycle(
             tree,
@@ -126,9 +131,22 @@ class PiSession:
         assert audit is not None
         return audit
 
+    @property
+    def audit_seq(self) -> int:
+        """How many audit records the session has (this process's and earlier ones)."""
+        return self._audit_base + len(self.audit.records)
+
+    def audit_records(self) -> list[dict[str, JSON]]:
+        """Every audit record of the session, oldest first."""
+        if self.path is None:
+            return list(self.audit.records)
+        return list(iter_records(audit_path_of(self.path)))
+
     def history(self) -> list[ModelMessage]:
-        """The active branch as a pydantic-ai message history (pending entries included)."""
-        return entries_to_messages(self.mirror.branch)
+        """The active branch as a runnable pydantic-ai message history (pending entries
+        included). Tool calls whose results were never written (the process died between
+        them) get pydantic-ai's synthesized results, as ``repair_messages`` makes them."""
+        return repair_messages(entries_to_messages(self.mirror.branch))
 
     def absorb(self, applied: Applied) -> list[Entry]:
         """Append the entries a hook asked for outside a boundary; they wait for the next run."""
@@ -151,6 +169,12 @@ class PiSession:
         self.notices.append(notice)
         if self._on_notice is not None:
             self._on_notice(notice)
+
+
+def _records_in(path: Path | None) -> int:
+    if path is None or not path.exists():
+        return 0
+    return sum(1 for _ in iter_records(path))
 
 
 def _new_header(options: dict[str, Any]) -> SessionHeader:
