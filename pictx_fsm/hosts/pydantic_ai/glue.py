@@ -60,14 +60,8 @@ Outcome: TypeAlias = Literal["completed", "aborted", "error"]
 Clock: TypeAlias = Callable[[], int]
 
 
-@frozen(kw_only=True)
-class ModelFacts:
-    """``ctx.model``: what the budget and the overflow classifier need of the serving model."""
-
-    provider: str
-    id: str
-    context_window: int | None = None
-    max_tokens: int | None = None
+ModelFacts: TypeAlias = ModelInfo
+"""``ctx.model``: what the budget and the overflow classifier need of the serving model."""
 
 
 @frozen(kw_only=True)
@@ -155,7 +149,7 @@ class Lifecycle:
         changed = self.model is not None and self.model != model
         self.model = model
         if changed:
-            self._handle(ModelSelect(model=_info(model)), 0)
+            self._handle(ModelSelect(model=model), 0)
 
     def turn_start(self, pending: int) -> None:
         self._handle(TurnStart(), pending)
@@ -205,7 +199,7 @@ class Lifecycle:
         window = model.context_window if model is not None else None
         return HostContext(
             usage=ContextUsage(tokens=self.usage.branch_tokens(), context_window=window),
-            model=None if model is None else _info(model),
+            model=model,
             has_pending_messages=pending > 0,
             cwd=self._cwd,
         )
@@ -244,12 +238,3 @@ class Lifecycle:
 def _same(left: Sequence[Message], right: Sequence[Message]) -> bool:
     """Pi's ``sameMessages``: the same message objects in the same order."""
     return len(left) == len(right) and all(a is b for a, b in zip(left, right, strict=True))
-
-
-def _info(model: ModelFacts) -> ModelInfo:
-    return ModelInfo(
-        provider=model.provider,
-        id=model.id,
-        context_window=model.context_window,
-        max_tokens=model.max_tokens,
-    )
