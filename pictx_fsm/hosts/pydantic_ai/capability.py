@@ -68,6 +68,9 @@ class PiContext(AbstractCapability[Any]):
     _boundary: tuple[int, list[ModelRequestPart]] | None = field(
         default=None, init=False, repr=False
     )
+    _last_run: tuple[str | None, list[ModelMessage]] | None = field(
+        default=None, init=False, repr=False
+    )
 
     def get_toolset(self) -> AbstractToolset[Any] | None:
         return toolset(self.tools, self._execute)
@@ -86,7 +89,11 @@ class PiContext(AbstractCapability[Any]):
         self._running = True
         try:
             self._begin(ctx.messages)
-            return await handler()
+            self._last_run = None  # a run that fails leaves no history of its own
+            result = await handler()
+            # The run's own history (pydantic-ai replaces the list ctx.messages started with)
+            self._last_run = (self.session.tree.leaf_id, result.all_messages())
+            return result
         finally:
             self._running = False
             self._boundary = None
@@ -97,12 +104,21 @@ class PiContext(AbstractCapability[Any]):
         the lifecycle's pending entries (a boot, a repair) join it before the prompt."""
         session = self.session
         waiting = {entry.id for entry in session.pending}
+        base = session.pending[0].parent_id if session.pending else session.tree.leaf_id
         request = session.take_pending()
         if not messages:
-            messages[:] = session.history()
+            messages[:] = self._continued(base, request)
         elif request is not None and not waiting <= carried_ids(messages[-1:]):
             messages.append(request)
         self._sync(messages)
+
+    def _continued(self, base: str | None, pending: ModelRequest | None) -> list[ModelMessage]:
+        """The session's history: the previous run's own messages when the session has not
+        moved since (nothing to convert), else rebuilt from the branch (``history()``)."""
+        last = self._last_run
+        if last is None or last[0] != base or _open_calls(last[1]):
+            return self.session.history()
+        return [*last[1], *([pending] if pending is not None else [])]
 
     def _sync(self, messages: list[ModelMessage], *extra: ModelMessage) -> None:
         """Mirror the history (and a request not in it yet); a history that left the branch
@@ -137,7 +153,7 @@ class PiContext(AbstractCapability[Any]):
         self, ctx: RunContext[Any], request_context: ModelRequestContext
     ) -> ModelRequestContext:
         self._sync(ctx.messages)
-        source = provider_context(request_context.messages)
+        source = provider_context(request_context.messages, self.session.mirror)
         provided = self.session.lifecycle.provider_context(source.messages, _pending(ctx))
         if provided.cancel:
             raise RequestCancelledError(self.session.notices[-1].message)
@@ -249,6 +265,13 @@ class PiContext(AbstractCapability[Any]):
 def _pending(ctx: RunContext[Any]) -> int:
     """Input queued for this run (``enqueue``): Pi's pending messages."""
     return len(ctx.pending_messages or ())
+
+
+def _open_calls(messages: Sequence[ModelMessage]) -> bool:
+    """The history ends with tool calls nothing answered (a run failed inside a batch)."""
+    return (
+        bool(messages) and isinstance(messages[-1], ModelResponse) and bool(messages[-1].tool_calls)
+    )
 
 
 def _is_result(part: ModelRequestPart) -> bool:

@@ -20,7 +20,8 @@ import random
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, TypeAlias
 
-from pydantic_ai.messages import ModelMessage
+from attrs import define
+from pydantic_ai.messages import ModelMessage, ModelRequest, ModelResponse
 
 from pictx_fsm.hosts.pydantic_ai.history import (
     PART_ENTRY_TYPE,
@@ -29,11 +30,32 @@ from pictx_fsm.hosts.pydantic_ai.history import (
     messages_to_entries,
     restamp,
 )
-from pictx_fsm.session.entries import Entry, entry_from_json
+from pictx_fsm.session.entries import Entry, SessionHeader, entry_from_json
+from pictx_fsm.session.projection import Message, entry_messages
 from pictx_fsm.session.tree import SessionTree
 
 JSON: TypeAlias = Any
 View: TypeAlias = str
+
+
+@define(kw_only=True)
+class Converted:
+    """One request part (or response) as entries, their views and their Pi messages."""
+
+    source: object
+    entries: list[dict[str, JSON]]
+    views: list[View]
+    _messages: list[Message] | None = None
+
+    @property
+    def messages(self) -> list[Message]:
+        """The Pi context messages of the entries (computed once)."""
+        if self._messages is None:
+            out: list[Message] = []
+            for obj in self.entries:
+                out += entry_messages(entry_from_json(obj)[0])
+            self._messages = out
+        return self._messages
 
 
 class Mirror:
@@ -46,11 +68,19 @@ class Mirror:
         self._views: list[View] = [view(e.to_json()) for e in self._branch]
         self._messages: list[tuple[ModelMessage, tuple[object, ...]]] = []
         self._offsets: list[int] = []
+        self._cache: dict[int, Converted] = {}
+        """Each part or response converted once (keyed by identity; the object is kept)."""
         self._end = 0
         """The branch index after the last remembered message's entries (a history seen for
         the first time is aligned with the branch from its root)."""
         self.navigated = False
         """Set when a sync moved the leaf off the branch (cleared by the caller)."""
+
+    @classmethod
+    def detached(cls) -> Mirror:
+        """A mirror of no session: converts messages, records nothing durable."""
+        header = SessionHeader(id="detached", timestamp="", cwd="")
+        return cls(SessionTree(header), random.Random(0))
 
     @property
     def branch(self) -> Sequence[Entry]:
@@ -84,19 +114,57 @@ class Mirror:
         """Mirror ``messages``; returns the entries appended."""
         first = self._first_changed(messages)
         start = self._offsets[first] if first < len(self._offsets) else self._end
-        per_message = [
-            messages_to_entries([m], parent_id=None, mint=lambda: "") for m in messages[first:]
+        per_message = [self._units(m) for m in messages[first:]]
+        views = [
+            unit.views[i]
+            for units in per_message
+            for unit in units
+            for i in range(len(unit.entries))
         ]
-        fresh = [entry for entries in per_message for entry in entries]
-        shared = _common_prefix(self._views[start:], [view(e) for e in fresh])
+        shared = _common_prefix(self._views[start:], views)
         if start + shared < len(self._branch):
             self._navigate(start + shared)
-        renamed = self._unique(fresh[shared:])
+        fresh = self._exact(messages[first:], per_message, shared)
+        renamed = self._unique(fresh)
         if renamed:
             restamp(messages[first:], renamed)
-        appended = self.append(fresh[shared:])
-        self._remember(messages[first:], first, start, [len(e) for e in per_message])
+            self._cache.clear()
+        appended = self.append(fresh)
+        counts = [sum(len(unit.entries) for unit in units) for units in per_message]
+        self._remember(messages[first:], first, start, counts)
         return appended
+
+    def _exact(
+        self, messages: Sequence[ModelMessage], per_message: list[list[Converted]], shared: int
+    ) -> list[dict[str, JSON]]:
+        """The entries after the first ``shared`` ones, with every residual (converting only
+        the messages that hold them)."""
+        for index, units in enumerate(per_message):
+            count = sum(len(unit.entries) for unit in units)
+            if shared < count:
+                entries = messages_to_entries(messages[index:], parent_id=None, mint=lambda: "")
+                return entries[shared:]
+            shared -= count
+        return []
+
+    def units(self, message: ModelMessage) -> list[Converted]:
+        """Each part of a request (or the response) with its entries and Pi messages."""
+        return self._units(message)
+
+    def _units(self, message: ModelMessage) -> list[Converted]:
+        if isinstance(message, ModelResponse):
+            return [self._converted(message, message)]
+        return [self._converted(part, ModelRequest(parts=[part])) for part in message.parts]
+
+    def _converted(self, key: object, message: ModelMessage) -> Converted:
+        hit = self._cache.get(id(key))
+        if hit is not None and hit.source is key:
+            return hit
+        # A placeholder id: a Pi entry needs one to be read back (views never compare it).
+        entries = messages_to_entries([message], parent_id=None, mint=lambda: "unminted")
+        converted = Converted(source=key, entries=entries, views=[view(e) for e in entries])
+        self._cache[id(key)] = converted
+        return converted
 
     def _unique(self, objs: list[dict[str, JSON]]) -> dict[str, str]:
         """New ids for lifecycle entries whose id is already in the tree (the history forked
@@ -111,7 +179,7 @@ class Mirror:
         for index, (message, parts) in enumerate(self._messages):
             if index >= len(messages) or messages[index] is not message:
                 return index
-            if _parts(message) != parts:
+            if not _same_parts(message, parts):
                 return index
         return len(self._messages)
 

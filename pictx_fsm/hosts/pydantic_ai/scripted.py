@@ -26,6 +26,7 @@ from pydantic_ai.messages import (
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 from pydantic_ai.usage import RequestUsage
 
+from pictx_fsm.hosts.pydantic_ai.mirror import Mirror
 from pictx_fsm.hosts.pydantic_ai.session import PiSession
 from pictx_fsm.hosts.pydantic_ai.wire import provider_context
 from pictx_fsm.session.projection import convert_to_llm
@@ -91,7 +92,8 @@ class ScriptedModel:
 
     def _sent(self, messages: Sequence[ModelMessage]) -> ProviderRequest:
         session = self.session
-        pi = convert_to_llm(provider_context(messages).messages)
+        mirror = session.mirror if session is not None else Mirror.detached()
+        pi = convert_to_llm(provider_context(messages, mirror).messages)
         return ProviderRequest(
             messages=tuple(pi),
             leaf_id=None if session is None else session.tree.leaf_id,

@@ -24,9 +24,8 @@ from pydantic_ai.messages import (
     UserPromptPart,
 )
 
-from pictx_fsm.hosts.pydantic_ai.history import messages_to_entries
-from pictx_fsm.session.entries import content_text, entry_from_json
-from pictx_fsm.session.projection import entry_messages
+from pictx_fsm.hosts.pydantic_ai.mirror import Mirror
+from pictx_fsm.session.entries import content_text
 
 JSON: TypeAlias = Any
 Message: TypeAlias = Mapping[str, JSON]
@@ -48,30 +47,19 @@ class ProviderContext:
     sources: Mapping[int, Source]
 
 
-def provider_context(messages: Sequence[ModelMessage]) -> ProviderContext:
+def provider_context(messages: Sequence[ModelMessage], mirror: Mirror) -> ProviderContext:
+    """The Pi messages of ``messages`` (each part converted once per session, by the mirror)."""
     pi: list[Message] = []
     sources: dict[int, Source] = {}
     for index, message in enumerate(messages):
-        units = _units(message)
-        for part_index, unit in units:
-            for pi_message in _pi_messages(unit):
+        response = isinstance(message, ModelResponse)
+        for part_index, unit in enumerate(mirror.units(message)):
+            for pi_message in unit.messages:
                 pi.append(pi_message)
-                sources[id(pi_message)] = Source(message=index, part=part_index)
+                sources[id(pi_message)] = Source(
+                    message=index, part=None if response else part_index
+                )
     return ProviderContext(messages=tuple(pi), sources=sources)
-
-
-def _units(message: ModelMessage) -> list[tuple[int | None, ModelMessage]]:
-    if isinstance(message, ModelResponse):
-        return [(None, message)]
-    return [(i, ModelRequest(parts=[part])) for i, part in enumerate(message.parts)]
-
-
-def _pi_messages(unit: ModelMessage) -> list[Message]:
-    out: list[Message] = []
-    for obj in messages_to_entries([unit], parent_id=None, mint=lambda: "x"):
-        entry, _ = entry_from_json(obj)
-        out += entry_messages(entry)
-    return out
 
 
 def request_messages(
