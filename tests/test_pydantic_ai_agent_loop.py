@@ -64,6 +64,10 @@ replies = st.one_of(
     st.builds(provider_error),
     st.builds(_length_stop, TOKENS),
 )
+scripts = st.one_of(
+    st.lists(replies, max_size=4),
+    st.builds(lambda: [overflow(), overflow()]),  # a failure chain that must not recover twice
+)
 queue_points = st.lists(
     st.tuples(st.integers(0, 6), st.sampled_from(["asap", "when_idle"])), max_size=2
 )
@@ -94,7 +98,7 @@ class AgentLoop(RuleBasedStateMachine):
             """Echo the text back."""
             return f"echo:{text}"
 
-    @rule(script=st.lists(replies, max_size=4), queue=queue_points, from_result=st.booleans())
+    @rule(script=scripts, queue=queue_points, from_result=st.booleans())
     def prompt(self, script: list[Reply], queue: list[tuple[int, str]], from_result: bool) -> None:
         """A prompt with scripted replies; user input queued between graph nodes."""
         self.prompts += 1
@@ -131,6 +135,13 @@ class AgentLoop(RuleBasedStateMachine):
                         )
                 node = await run.next(node)
                 step += 1
+
+    @rule(
+        command=st.sampled_from([("wipe-memory", ""), ("pi-context", "off"), ("pi-context", "on")])
+    )
+    def command(self, command: tuple[str, str]) -> None:
+        """``/wipe-memory`` or ``/pi-context on|off`` between runs (R59, R60)."""
+        self.session.command(*command)
 
     @rule()
     def reopen(self) -> None:
@@ -190,8 +201,45 @@ SETTINGS = settings(
 )
 
 
+SEEDS: dict[str, list[tuple[str, dict[str, Any]]]] = {
+    # Fixed runs that reach each group of MUST_FIRE whatever the random phase reaches.
+    "two wipes": [("prompt", {"script": [tools(*TWO_WIPES), text()]})],
+    "automatic reset": [("prompt", {"script": [text(tokens=90_000), text()]})],
+    "overflow twice": [("prompt", {"script": [overflow(), overflow()]})],
+    "reminders": [
+        ("prompt", {"script": [text(tokens=60_000)]}),
+        ("prompt", {"script": [text(tokens=72_000)]}),
+        ("prompt", {"script": [text()]}),
+    ],
+    "remaining": [("prompt", {"script": [tools(("get_context_remaining", {})), text()]})],
+    "crash in a reset": [
+        ("prompt", {"script": [tools(("wipe_memory", {})), text()]}),
+        ("crash_and_reopen", {"lost": 2}),
+        ("prompt", {"script": []}),
+    ],
+    "commands": [
+        ("command", {"command": ("wipe-memory", "")}),
+        ("command", {"command": ("pi-context", "off")}),
+        ("prompt", {"script": [tools(("wipe_memory", {})), text()]}),
+        ("command", {"command": ("pi-context", "on")}),
+    ],
+}
+
+
+def _seed(steps: list[tuple[str, dict[str, Any]]]) -> None:
+    machine = AgentLoop()
+    for name, arguments in steps:
+        getattr(machine, name)(
+            **{"queue": [], "from_result": False, **arguments} if name == "prompt" else arguments
+        )
+        machine.host_neutral_invariants_hold()
+    machine.teardown()
+
+
 def test_the_lifecycle_holds_every_invariant_on_pydantic_ais_agent_loop() -> None:
     AgentLoop.transitions = {}
+    for steps in SEEDS.values():
+        _seed(steps)
     run_state_machine_as_test(AgentLoop, settings=SETTINGS)
     # Then the run exercised the machines it drives, transition by transition
     coverage = coverage_of(load_lifecycle(), AgentLoop.transitions)
@@ -267,7 +315,7 @@ MUST_FIRE: tuple[frozenset[str], ...] = tuple(
     for group in (
         # What this host drives: at least one transition of each group, with the rule it
         # exercises. Not reachable here: compaction (pydantic-ai has none to cancel),
-        # tree-summary navigation, aborts, /wipe-memory and /pi-context (docs/pydantic-ai.md).
+        # tree-summary navigation and aborts (docs/pydantic-ai.md).
         {"reset_control:request:none:request:1"},  # wipe_memory records a request (R16)
         {"reset_control:request:explicit:request:1"},  # a second wipe in the batch (R30)
         {"reset_control:request:explicit:turn_end:3"},  # the requested reset commits (R28)
@@ -292,5 +340,8 @@ MUST_FIRE: tuple[frozenset[str], ...] = tuple(
         },
         {"projection:projection:watching:project:1"},  # the root window's request (R69)
         {"projection:projection:watching:project:2"},  # a reset window's request (R67)
+        {"reset_control:request:none:wipe:3"},  # /wipe-memory persists a reset (R59, D2)
+        {"toggle:toggle:on:switch_off:1"},  # /pi-context off (R60, R61)
+        {"reset_control:request:none:request:2"},  # wipe_memory while off (R16)
     )
 )

@@ -216,3 +216,32 @@ def test_the_session_file_reads_with_inspect_audit_and_diagram_trace(
     assert verify_chain(audit_path_of(path)).records == len(session.audit.records)
     assert main(["diagram", "--machine", "reset_control", "--trace", str(audit_path_of(path))]) == 0
     assert "fired" in capsys.readouterr().out
+
+
+def test_r59_d2_wipe_memory_between_runs_starts_the_next_run_in_a_fresh_window() -> None:
+    # Given a conversation, then /wipe-memory between runs
+    session = new_session()
+    agent, model = agent_for(session, text("1"), text("2"))
+    agent.run_sync("remember the secret")
+    session.command("wipe-memory")
+    # Then marker, boot and continuation are persisted at once, and the notice is given
+    assert kinds(session.tree.branch())[-3:] == RESET
+    assert session.notices[-1].message.startswith("pi-context: memory cleared · pcw:")
+    # And the next run's request starts from them, without the erased conversation
+    agent.run_sync("next")
+    sent = texts(model.requests[-1].messages)
+    assert "remember the secret" not in sent and "next" in sent
+
+
+def test_r60_r61_off_refuses_wipe_memory_and_on_restores_it() -> None:
+    session = new_session()
+    agent, _ = agent_for(session, tools(("wipe_memory", {})), text("ok"))
+    session.command("pi-context", "off")
+    agent.run_sync("wipe please")
+    [result] = [e for e in session.tree.branch() if _role(e) == "toolResult"]
+    assert json.loads(result.message.text()) == {
+        "error": "pi-context is off (/pi-context on to enable)"
+    }
+    assert MARKER_TYPE not in kinds(session.tree.branch())
+    session.command("pi-context", "bogus")
+    assert session.notices[-1].message == "Usage: /pi-context [on|off]"

@@ -15,8 +15,8 @@ check                         rule                                              
                               one request
 ``queued_once``               queued input lands once in the session and reaches   R32,
                               the provider after it was queued                     FM10–13
-``recoveries_bounded``        at most one reset right after failed replies until   R33–R37
-                              a prompt or a successful reply
+``recoveries_bounded``        at most one settle-boundary reset until a prompt or  R33–R37
+                              a successful reply
 ``audit_chain``               the audit records' hash chain verifies               audit
 ============================  ===================================================  =========
 """
@@ -30,7 +30,7 @@ from attrs import field, frozen
 
 from pictx_fsm.audit import verify_records
 from pictx_fsm.errors import PictxError
-from pictx_fsm.protocol import CONTINUATION_TYPE
+from pictx_fsm.protocol import CONTINUATION_TYPE, MARKER_TYPE
 from pictx_fsm.session.entries import CustomMessageEntry, Entry, MessageEntry, content_text
 from pictx_fsm.session.projection import context_messages, convert_message
 from pictx_fsm.session.tree import SessionTree
@@ -204,21 +204,35 @@ def queued_once(seen: Observation) -> list[Violation]:
 
 
 def recoveries_bounded(seen: Observation) -> list[Violation]:
-    """Read from the session itself: a reset right after a failed reply (an error or a cut
-    reply) is a recovery; a prompt or a reply that succeeded ends the failure chain (R37)."""
+    """A recovery is a reset the settle boundary committed (the audit says which windows);
+    on the session's branches, a prompt or a reply that succeeded ends the failure chain
+    (R37), so two recoveries with neither between them are one too many."""
+    recovered = _recovery_windows(seen.audit)
     found = []
     for leaf in seen.tree.leaves():
-        chain, failed = 0, False
+        chain = 0
         for entry in seen.tree.branch(leaf):
             if isinstance(entry, MessageEntry):
                 role, failed = entry.message.role, entry.message.stop_reason in ("error", "length")
                 if role == "user" or (role == "assistant" and not failed):
                     chain = 0
-            elif window_id_of_marker(entry) is not None and failed:
+            elif window_id_of_marker(entry) in recovered:
                 chain += 1
                 if chain > 1:
                     found.append(_v("recoveries_bounded", f"recovery {chain} at marker {entry.id}"))
     return found
+
+
+def _recovery_windows(records: Iterable[Mapping[str, JSON]]) -> set[str | None]:
+    windows: set[str | None] = set()
+    for record in records:
+        if record.get("hook") != "agent_before_settle":
+            continue
+        value = (record.get("result") or {}).get("value") or {}
+        for draft in value.get("entries") or ():
+            if draft.get("customType") == MARKER_TYPE:
+                windows.add((draft.get("data") or {}).get("windowId"))
+    return windows
 
 
 # -- the audit chain ---------------------------------------------------------------------------

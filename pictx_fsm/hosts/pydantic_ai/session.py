@@ -154,6 +154,11 @@ class PiSession:
         self.pending += entries
         return entries
 
+    def command(self, name: str, args: str = "") -> None:
+        """``/wipe-memory`` or ``/pi-context [on|off]`` between runs (R59, R60, D2): what they
+        append (a marker, a boot, a continuation) joins the next run's history."""
+        self.absorb(self.lifecycle.command(name, args))
+
     def take_pending(self) -> ModelRequest | None:
         """The pending lifecycle entries as one request to put into the history."""
         if not self.pending:
