@@ -245,3 +245,28 @@ def test_r60_r61_off_refuses_wipe_memory_and_on_restores_it() -> None:
     assert MARKER_TYPE not in kinds(session.tree.branch())
     session.command("pi-context", "bogus")
     assert session.notices[-1].message == "Usage: /pi-context [on|off]"
+
+
+def test_r37_a_run_the_caller_cancels_ends_with_an_aborted_agent_end() -> None:
+    import asyncio
+
+    from pydantic_ai._agent_graph import CallToolsNode
+
+    # Given a run whose model asked for wipe_memory, cancelled by the caller after the tools
+    session = new_session()
+    agent, _ = agent_for(session, tools(("wipe_memory", {})), text("never"))
+
+    async def cancel_after_the_batch() -> None:
+        async with agent.iter("go") as run:
+            node = run.next_node
+            while not isinstance(node, CallToolsNode):
+                node = await run.next(node)
+            await run.next(node)  # the batch runs; turn_end commits the reset
+            raise asyncio.CancelledError  # the caller stops before the next request
+
+    with pytest.raises(asyncio.CancelledError):
+        asyncio.run(cancel_after_the_batch())
+    # Then the lifecycle saw the abort: agent_end with an aborted signal, then settled
+    hooks = [r["hook"] for r in session.audit.records]
+    assert hooks[-2:] == ["agent_end", "agent_settled"]
+    assert session.audit.records[-2]["ctx"]["signal_aborted"] is True

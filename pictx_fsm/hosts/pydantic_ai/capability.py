@@ -23,6 +23,7 @@ tools                                 the capability's toolset
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeAlias, TypeVar
@@ -90,7 +91,11 @@ class PiContext(AbstractCapability[Any]):
         try:
             self._begin(ctx.messages)
             self._last_run = None  # a run that fails leaves no history of its own
-            result = await handler()
+            try:
+                result = await handler()
+            except (asyncio.CancelledError, GeneratorExit, KeyboardInterrupt):
+                self.session.lifecycle.aborted()  # Pi's abort: nothing commits, all clears
+                raise
             # The run's own history (pydantic-ai replaces the list ctx.messages started with)
             self._last_run = (self.session.tree.leaf_id, result.all_messages())
             return result

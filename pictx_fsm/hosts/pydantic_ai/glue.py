@@ -13,7 +13,7 @@ import random
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Literal, TypeAlias
 
-from attrs import define, field, frozen
+from attrs import define, evolve, field, frozen
 
 from pictx_fsm.audit import AuditLog
 from pictx_fsm.effects import (
@@ -183,6 +183,12 @@ class Lifecycle:
         self._handle(AgentEnd(), pending)
         event = AgentBeforeSettle(outcome=outcome, pending_messages=pending)
         return self._applied(self._handle(event, pending))
+
+    def aborted(self) -> None:
+        """The caller cancelled the run: ``agent_end`` with an aborted signal (R37)."""
+        result = self.runtime.handle(AgentEnd(), evolve(self.context(0), signal_aborted=True))
+        for effect in result.notices:
+            self._on_notice(Notice(level=effect.level, message=effect.message))
 
     def settled(self) -> None:
         self._handle(AgentSettled(), 0)
