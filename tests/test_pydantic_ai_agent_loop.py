@@ -212,6 +212,9 @@ SEEDS: dict[str, list[tuple[str, dict[str, Any]]]] = {
         ("prompt", {"script": [text()]}),
     ],
     "remaining": [("prompt", {"script": [tools(("get_context_remaining", {})), text()]})],
+    "input queued during a reset batch": [
+        ("prompt", {"script": [tools(("wipe_memory", {})), text()], "queue": [(2, "asap")]}),
+    ],
     "crash in a reset": [
         ("prompt", {"script": [tools(("wipe_memory", {})), text()]}),
         ("crash_and_reopen", {"lost": 2}),
@@ -226,8 +229,10 @@ SEEDS: dict[str, list[tuple[str, dict[str, Any]]]] = {
 }
 
 
-def _seed(steps: list[tuple[str, dict[str, Any]]]) -> None:
-    machine = AgentLoop()
+def _seed(
+    steps: list[tuple[str, dict[str, Any]]], machine_class: type[AgentLoop] = AgentLoop
+) -> None:
+    machine = machine_class()
     for name, arguments in steps:
         getattr(machine, name)(
             **{"queue": [], "from_result": False, **arguments} if name == "prompt" else arguments
@@ -307,6 +312,8 @@ FAULT_SETTINGS = settings(
 def test_a_planted_fault_in_the_adapter_is_caught(fault: type[PiContext]) -> None:
     faulty = type(f"Faulty{fault.__name__}", (AgentLoop,), {"capability": fault})
     with pytest.raises(AssertionError):
+        for steps in SEEDS.values():  # the fixed runs first, then generated ones
+            _seed(steps, faulty)
         run_state_machine_as_test(faulty, settings=FAULT_SETTINGS)
 
 
