@@ -227,7 +227,7 @@ def _windows(
     markers: dict[str, Located | None] = {order[0]: None}
     boots: dict[str, list[Located]] = {order[0]: []}
     stray: list[tuple[str, Located]] = []
-    for node in [] if tree.leaf is None else tree.leaf.path():
+    for node in tree.branch_nodes():
         entry = node.entry
         where = Located(id=node.id, line=loaded.line_of(node), timestamp=entry.timestamp)
         opened = window_id_of_marker(entry)
