@@ -23,6 +23,7 @@ import pytest
 from attrs import frozen
 
 from pictx_fsm.hosts.pi import EXTENSION
+from pictx_fsm.hosts.pi.connection import MACHINE as CONNECTION_MACHINE
 from pictx_fsm.session.jsonl import read_session
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -54,8 +55,13 @@ def entry_kind(entry: Any) -> str:
 
 
 def decisions(records: Any) -> list[tuple[str, list[str]]]:
-    """Each audited hook with the transition ids it fired, in order."""
-    return [(r["hook"], [t["id"] for s in r["steps"] for t in s["transitions"]]) for r in records]
+    """Each audited lifecycle hook with the transition ids it fired, in order (the bridge's
+    own connection records are left out: the model session has no bridge)."""
+    return [
+        (r["hook"], [t["id"] for s in r["steps"] for t in s["transitions"]])
+        for r in records
+        if r["hook"] != CONNECTION_MACHINE
+    ]
 
 
 def pi_home() -> Path | None:

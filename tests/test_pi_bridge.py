@@ -39,7 +39,7 @@ def _entry(entry_id: str, parent: str | None, role: str, **message: Any) -> dict
     }
 
 
-def _runtime(tree: SessionTree, ctx: Any) -> LifecycleRuntime:
+def _runtime(tree: SessionTree, ctx: Any, audit: Any) -> LifecycleRuntime:
     return LifecycleRuntime(tree)
 
 
