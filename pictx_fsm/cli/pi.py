@@ -34,13 +34,14 @@ def run(args: argparse.Namespace) -> int:
     if args.action == "serve":
         return serve(sys.stdin, sys.stdout)
     if args.action == "manifest":
-        from pictx_fsm.hosts.pi.manifest import MANIFEST, manifest_is_current, write_manifest
+        from pictx_fsm.hosts.pi import manifest
 
+        where = manifest.MANIFEST
         if args.check:
-            current = manifest_is_current()
-            print(f"{MANIFEST}: {'current' if current else 'stale (run: pictx-fsm pi manifest)'}")
+            current = manifest.manifest_is_current()
+            print(f"{where}: {'current' if current else 'stale (run: pictx-fsm pi manifest)'}")
             return 0 if current else 1
-        print(f"{MANIFEST}: {'written' if write_manifest() else 'unchanged'}")
+        print(f"{where}: {'written' if manifest.write_manifest() else 'unchanged'}")
         return 0
     print(EXTENSION)
     return 0

@@ -23,6 +23,7 @@ from pictx_fsm.testing.actions import (
     FollowUp,
     Fork,
     HideBoot,
+    KillRuntime,
     Navigate,
     Prompt,
     QueueAtSettle,
@@ -117,6 +118,7 @@ def host_actions() -> st.SearchStrategy[Action]:
         stop,
         st.sampled_from((VoidNextBoundary(), HideBoot(), QueueAtSettle())),
         st.builds(SetAutomatic, enabled=st.booleans()),
+        st.builds(KillRuntime, permanent=st.sampled_from((False, False, True))),
     )
 
 

@@ -28,6 +28,7 @@ from pictx_fsm.hosts.model import (
     TickClock,
 )
 from pictx_fsm.hosts.model.provider_usage import FauxCacheUsage
+from pictx_fsm.hosts.pi.twin import BridgeTwin
 from pictx_fsm.lifecycle import Lifecycle, load_lifecycle
 from pictx_fsm.policy import SettingsScopes
 from pictx_fsm.protocol import Profile
@@ -37,6 +38,7 @@ from pictx_fsm.session.tree import SessionTree
 from pictx_fsm.testing.actions import (
     Action,
     HideBoot,
+    KillRuntime,
     QueueAtSettle,
     SetAutomatic,
     VoidNextBoundary,
@@ -122,7 +124,8 @@ class World:
         self.clock = TickClock()
         self.settings = LiveSettings(config)
         self.noise = Arms()
-        self.extension = LifecycleExtension(self._runtime)
+        # The lifecycle as the Pi bridge runs it: a KillRuntime action can take it down.
+        self.extension = BridgeTwin(LifecycleExtension(self._runtime))
         model = ModelInfo(
             provider="faux",
             id="faux-1",
@@ -190,6 +193,8 @@ class World:
             self.noise.queue = filler(f"settle-follow-up-{serial}", action.chars)
         elif isinstance(action, SetAutomatic):
             self.settings.automatic = action.enabled
+        elif isinstance(action, KillRuntime):
+            self.extension.kill(permanent=action.permanent)
         else:
             return None
         return True

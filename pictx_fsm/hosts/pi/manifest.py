@@ -148,12 +148,14 @@ def render_manifest() -> str:
     return json.dumps(build_manifest(), indent=2, ensure_ascii=True) + "\n"
 
 
-def manifest_is_current(path: Path = MANIFEST) -> bool:
+def manifest_is_current(path: Path | None = None) -> bool:
+    path = path or MANIFEST
     return path.exists() and path.read_text(encoding="utf-8") == render_manifest()
 
 
-def write_manifest(path: Path = MANIFEST) -> bool:
-    """Write the manifest; ``True`` when the file changed."""
+def write_manifest(path: Path | None = None) -> bool:
+    """Write the manifest (default :data:`MANIFEST`); ``True`` when the file changed."""
+    path = path or MANIFEST
     text = render_manifest()
     if path.exists() and path.read_text(encoding="utf-8") == text:
         return False

@@ -20,6 +20,7 @@ import { fileURLToPath } from "node:url";
 import * as piAgent from "@earendil-works/pi-coding-agent";
 import { ConnectionMachine } from "./connection.mjs";
 import { failClosed, foldSystem, scanWindow } from "./failclosed.mjs";
+import { elide, rebuild } from "./wire.mjs";
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 const MANIFEST = JSON.parse(readFileSync(join(HERE, "pictx-bridge.manifest.json"), "utf8"));
@@ -113,7 +114,8 @@ class Bridge {
           const arg = String(args ?? "").trim().toLowerCase();
           if (arg === "on" || arg === "off") bridge.toggle = arg;
         } else if (spec.completions) {
-          bridge.tell(format(T.NOTICE_DEGRADED_STATUS, { reason: bridge.unavailable(), pi_version: PI_VERSION }), "info");
+          const status = { state: bridge.machine.state, reason: bridge.reason, pi_version: PI_VERSION };
+          bridge.tell(format(T.NOTICE_DEGRADED_STATUS, status), "info");
         } else {
           bridge.tell(format(T.TOOL_UNAVAILABLE, { state: bridge.unavailable(), tool: `/${spec.name}` }), "error");
         }
@@ -441,14 +443,15 @@ class Bridge {
   }
 
   // A wipe_memory that answered rollover_requested and never reached a boundary is lost:
-  // the model is told through its next context (a hidden message), the human in the notice.
+  // the model is told through its next context (a hidden message Pi appends at the turn's
+  // end, or at once when idle), the human in the notice.
   loseReset() {
     if (!this.resetPending) return "";
     this.resetPending = false;
     safely(() =>
       this.pi.sendMessage(
         { customType: T.BRIDGE_NOTICE_TYPE, content: T.MODEL_LOST_RESET, display: false },
-        { deliverAs: "steer" },
+        { triggerTurn: false },
       ),
     );
     return T.LOST_RESET;
@@ -493,7 +496,7 @@ function payload(hook, event) {
       return { reason: event.reason, signalAborted: event.signal?.aborted === true };
     case "context":
     case "context_with_system":
-      return { messages: elide(event.messages) };
+      return { messages: elide(event.messages, WIN.bootType) };
     case "model_select":
       return { model: modelFacts(event.model) };
     default:
@@ -502,32 +505,6 @@ function payload(hook, event) {
         newLeafId: event.newLeafId, oldLeafId: event.oldLeafId,
       };
   }
-}
-
-function elide(messages) {
-  const kept = [];
-  for (let index = 0; index < messages.length; index++) {
-    const message = messages[index];
-    if (message?.role === "system" || (message?.role === "custom" && message.customType === WIN.bootType)) {
-      kept.push([index, message]);
-    }
-  }
-  return { count: messages.length, kept };
-}
-
-// A reply's message list: slices of the handler's own list plus new messages.
-function rebuild(slices, messages) {
-  const out = [];
-  for (const piece of slices) {
-    if (!Array.isArray(piece)) {
-      out.push(piece.message);
-      continue;
-    }
-    const [start, end] = piece;
-    if (!(0 <= start && start <= end && end <= messages.length)) throw new Error(`bad slice ${piece}`);
-    for (let index = start; index < end; index++) out.push(messages[index]);
-  }
-  return out;
 }
 
 function facts(ctx) {

@@ -52,9 +52,10 @@ FAULT_PIPE: Final = "closed its pipe ({detail})"
 FAULT_HANDSHAKE: Final = "did not complete its handshake ({detail})"
 
 NOTICE_DEGRADED_STATUS: Final = (
-    "pi-context: degraded · {reason} · Pi {pi_version}: " + DEGRADED_CONSEQUENCE + "."
+    "pi-context: {state} · {reason} · Pi {pi_version}: " + DEGRADED_CONSEQUENCE + "."
 )
-"""``/pi-context`` while degraded: the extension answers it alone."""
+"""``/pi-context`` while no server answers (``degraded``, or ``restarting``): the extension
+answers it alone."""
 NOTICE_LIFECYCLE_ERROR: Final = "pi-context: the lifecycle failed in {where}: {error}"
 """A reply that is an error (the lifecycle raised): told once per distinct text."""
 TOOL_UNAVAILABLE: Final = (
