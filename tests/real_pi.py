@@ -250,7 +250,8 @@ def run_pi(
             check=False,
         )
     except subprocess.TimeoutExpired as expired:
-        raise AssertionError(f"Pi did not exit within {FAULT_RUN_TIMEOUT} s: {expired.stderr!r}")
+        message = f"Pi did not exit within {FAULT_RUN_TIMEOUT} s: {expired.stderr!r}"
+        raise AssertionError(message) from None
     log = tmp_path / "requests.jsonl"
     requests = [json.loads(line) for line in log.read_text().splitlines()] if log.exists() else []
     return PiExit(

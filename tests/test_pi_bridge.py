@@ -226,7 +226,7 @@ def _runtime_with(audit: AuditLog) -> Any:
 
 
 def test_a_tool_call_with_arguments_that_are_not_an_object_is_a_bad_request() -> None:
-    with pytest.raises(BridgeProtocolError, match="event.arguments"):
+    with pytest.raises(BridgeProtocolError, match=r"event\.arguments"):
         event_of("tool", "wipe_memory", {"arguments": [1], "toolCallId": "c1"})
 
 

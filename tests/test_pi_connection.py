@@ -22,8 +22,8 @@ from pictx_fsm.hosts.pi.connection import (
 )
 from pictx_fsm.hosts.pi.connection_audit import checked_step
 from pictx_fsm.hosts.pi.convert import BridgeProtocolError
-from pictx_fsm.machines.families import load_families
 from pictx_fsm.machines import models_dir
+from pictx_fsm.machines.families import load_families
 
 EVENTS = ("start", "handshake", "unusable", "fault", "retry", "shutdown")
 

@@ -267,7 +267,10 @@ def test_a_missing_interpreter_is_diagnosed_once_naming_pictx_fsm_python(
     # Then Pi does not crash: one notice names the variable and the fix; the tool call got
     # an error result instead of a reset
     assert_fails_closed(run, capsys, [DIAGNOSIS])
-    assert "PICTX_FSM_PYTHON=" in failure_notices(run)[0] and "was not found" in failure_notices(run)[0]
+    assert (
+        "PICTX_FSM_PYTHON=" in failure_notices(run)[0]
+        and "was not found" in failure_notices(run)[0]
+    )
     assert not _reset_committed(run)
 
 

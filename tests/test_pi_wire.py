@@ -44,7 +44,9 @@ def test_r67_r69_the_elided_round_trip_sends_what_the_full_list_would(
     slices = encode_messages(projected.messages, expanded)
     rebuilt = node.ask({"op": "rebuild", "slices": slices, "messages": messages})
     # Then the provider gets exactly the projection of the full list
-    assert rebuilt["messages"] == _normal(list(project_reset(messages, tree.current_window).messages))
+    assert rebuilt["messages"] == _normal(
+        list(project_reset(messages, tree.current_window).messages)
+    )
     # And the request carried only system messages and boots, never other text
     assert all(m["role"] in ("system", "custom") for _, m in elided["kept"])
     assert len(json.dumps(slices)) <= len(json.dumps(projected.messages)) + 16

@@ -11,10 +11,11 @@
 //
 // Environment: PICTX_FSM_PYTHON (default "python3"), PICTX_FSM_TIMEOUT_MS,
 // PICTX_FSM_START_TIMEOUT_MS, PICTX_FSM_NOTICES (auto|stderr|off: where notices go besides
-// Pi's UI; auto = stderr when Pi has no UI, as in print mode); PICTX_FSM_PROFILE and
+// Pi's UI; auto = stderr when Pi has no UI, as in print mode), PICTX_FSM_TIMING (a file that
+// gets each handler's duration at shutdown, for bench/bench_bridge.py); PICTX_FSM_PROFILE and
 // PICTX_FSM_AUDIT_DIR are read by the server.
 import { spawn } from "node:child_process";
-import { existsSync, readFileSync, realpathSync } from "node:fs";
+import { appendFileSync, existsSync, readFileSync, realpathSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import * as piAgent from "@earendil-works/pi-coding-agent";
@@ -30,6 +31,7 @@ const PYTHON = process.env.PICTX_FSM_PYTHON || "python3";
 const REQUEST_MS = positive(process.env.PICTX_FSM_TIMEOUT_MS, MANIFEST.timeouts.requestMs);
 const START_MS = positive(process.env.PICTX_FSM_START_TIMEOUT_MS, MANIFEST.timeouts.startMs);
 const NOTICES = process.env.PICTX_FSM_NOTICES || "auto";
+const TIMING = process.env.PICTX_FSM_TIMING;
 const PI_VERSION = piVersion();
 const IMPORT_FAILURE = /ModuleNotFoundError|ImportError|No module named|SyntaxError/;
 const children = new Set();
@@ -61,11 +63,15 @@ class Bridge {
     this.resetPending = false;
     this.toggle = null;
     this.told = new Set(); // error texts and missing-boot windows already announced
+    this.timings = [];
+    this.bytesSent = 0;
   }
 
   // -- Pi handlers -----------------------------------------------------------------------
 
   async hook(name, event, ctx) {
+    const started = TIMING ? performance.now() : 0;
+    const bytes = this.bytesSent;
     this.ctx = ctx;
     if (name === "session_start" || name === "session_tree") this.forgetMissingBoots();
     try {
@@ -76,7 +82,14 @@ class Bridge {
       this.tell(format(T.NOTICE_LIFECYCLE_ERROR, { where: name, error: `bridge: ${error}` }));
       return this.fallback(name, event, ctx);
     } finally {
-      if (name === "session_shutdown") this.fire("shutdown", "session_shutdown");
+      if (TIMING) {
+        const ms = (performance.now() - started).toFixed(4);
+        this.timings.push(`${name}\t${ms}\t${this.bytesSent - bytes}`);
+      }
+      if (name === "session_shutdown") {
+        this.fire("shutdown", "session_shutdown");
+        if (TIMING) safely(() => appendFileSync(TIMING, `${this.timings.join("\n")}\n`));
+      }
     }
   }
 
@@ -273,7 +286,9 @@ class Bridge {
       if (signal?.aborted) onAbort();
       else signal?.addEventListener?.("abort", onAbort, { once: true });
       try {
-        server.child.stdin.write(`${JSON.stringify({ id, ...body })}\n`);
+        const line = `${JSON.stringify({ id, ...body })}\n`;
+        if (TIMING) this.bytesSent += Buffer.byteLength(line);
+        server.child.stdin.write(line);
       } catch (error) {
         this.fault(server, format(T.FAULT_PIPE, { detail: error.code ?? String(error) }));
       }

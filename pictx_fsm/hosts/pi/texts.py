@@ -20,9 +20,7 @@ NOTICE_FAULT: Final = (
 )
 NOTICE_GIVE_UP: Final = (
     "pi-context: the lifecycle server {fault}{lost}, and restarting did not help: degraded "
-    "mode for the rest of this session ("
-    + DEGRADED_CONSEQUENCE
-    + "). /pi-context shows it."
+    "mode for the rest of this session (" + DEGRADED_CONSEQUENCE + "). /pi-context shows it."
 )
 NOTICE_DIAGNOSIS: Final = (
     "pi-context: cannot run the lifecycle server: {problem}. {fix} Degraded mode until Pi "

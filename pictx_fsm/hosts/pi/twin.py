@@ -239,8 +239,12 @@ class BridgeTwin:
                 text = texts.TOOL_UNAVAILABLE.format(state=self._unavailable(), tool=name)
                 return ToolOutput(text=text, is_error=True)
             reply = handler(call, ctx)
+            if not isinstance(reply, HookResult):
+                return reply
             self._track("tool", reply)
-            return self._flush("tool", reply) if isinstance(reply, HookResult) else reply
+            flushed = self._flush("tool", reply)
+            assert isinstance(flushed, HookResult)
+            return flushed
 
         return run
 

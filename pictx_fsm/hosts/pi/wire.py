@@ -90,15 +90,14 @@ def _message(value: Any, field: str) -> Mapping[str, Any]:
     return value
 
 
-def encode_messages(
-    result: Sequence[Mapping[str, Any]], expanded: ExpandedMessages
-) -> list[Piece]:
+def encode_messages(result: Sequence[Mapping[str, Any]], expanded: ExpandedMessages) -> list[Piece]:
     """The runtime's output list as slices of the host's list plus new messages.
 
     An output item that *is* (by identity) an input item becomes that item's span; adjacent
     spans merge. A placeholder never leaves the server: one that is not an input item (a
     copy) is a lifecycle bug, refused rather than sent to the provider."""
-    where = {id(message): span for message, span in zip(expanded.messages, expanded.spans)}
+    pairs = zip(expanded.messages, expanded.spans, strict=True)
+    where = {id(message): span for message, span in pairs}
     pieces: list[Piece] = []
     for message in result:
         span = where.get(id(message))

