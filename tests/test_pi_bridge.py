@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from real_pi import run_print
+from real_pi import run_pi, run_print, run_rpc
 
 from pictx_fsm import __version__
 from pictx_fsm.audit import AuditLog, verify_chain, verify_records
@@ -179,6 +179,24 @@ def test_replies_are_ascii_so_a_lone_surrogate_cannot_break_the_pipe() -> None:
     assert {"effect": "abort"} in reply["effects"]
 
 
+def test_r47_the_mirror_counts_a_lone_surrogate_as_javascript_does() -> None:
+    # Given an assistant reply holding half an emoji, in a session the server mirrors
+    user = _entry("u1", None, "user")
+    reply = _entry("a1", "u1", "assistant", stopReason="stop")
+    reply["message"]["content"] = [{"type": "text", "text": "cut \ud83d"}]
+    turn_end = {
+        "id": 2, "kind": "hook", "name": "turn_end",
+        "event": {"message": reply["message"], "outcome": "completed", "entries": []},
+        "ctx": {"cwd": "/w", "model": {"provider": "p", "id": "m", "contextWindow": 1000}},
+        "session": {"entries": [reply], "leaf": "a1"},
+    }  # fmt: skip
+    # When the host's usage is computed from the mirror (the request carries none)
+    start = {**_start([user], "u1"), "ctx": turn_end["ctx"]}
+    replies = _serve(start, turn_end)
+    # Then the turn is answered: "cut \ud83d" is 5 UTF-16 code units, as Pi counts it
+    assert [r.get("error") for r in replies] == [None, None]
+
+
 def test_a_restarted_server_rebuilds_the_lifecycle_from_the_resent_session() -> None:
     # Given a session whose window was reset (marker, boot, continuation), sent to a fresh
     # server as the extension resends it after a restart
@@ -262,3 +280,74 @@ def test_real_pi_recovers_an_overflow_once_through_the_bridge(tmp_path: Path) ->
     ]  # fmt: skip
     assert "reset_control:overflow:pending:before_settle:3" in run.fired()  # the recovery
     assert verify_chain(log).records >= 10
+
+
+def test_real_pi_reports_its_version_in_pi_context_and_audits_the_connection(
+    tmp_path: Path,
+) -> None:
+    # Given a healthy bridge in print mode (notices echoed to stderr: Pi has no UI there)
+    # When the user asks /pi-context
+    run = run_pi(tmp_path, [{"text": "Hello."}], "hi", "/pi-context")
+    # Then the status names the Pi version the extension read from the installed package
+    [status] = [n for n in run.notices() if "pi-context: on · " in n]
+    assert status.endswith(" · Pi 0.87.1")
+    # And the connection's start and handshake are in the session's audit log, checked
+    # against the declared machine, before the lifecycle's first decision
+    [log] = list((tmp_path / "audit").glob("*.audit.jsonl"))
+    records = [json.loads(line) for line in log.read_text().splitlines()]
+    assert [r["event"]["event"] for r in records[:2]] == ["start", "handshake"]
+    assert records[2]["hook"] == "session_start"
+    assert verify_chain(log).records == len(records)
+
+
+USAGE_SCENARIOS: dict[str, tuple[list[dict[str, Any]], list[dict[str, Any]]]] = {
+    "tools-and-a-reset": (
+        [
+            {"text": "A" * 3000},
+            {"tools": [{"name": "get_context_remaining"}], "text": "checking"},
+            {"text": "remaining noted"},
+            {"tools": [{"name": "wipe_memory"}], "text": "wiping"},
+            {"text": "fresh"},
+        ],
+        [{"type": "prompt", "message": m} for m in ("first", "second", "third")],
+    ),
+    "overflow-recovery": (
+        [
+            {"error": "prompt is too long: 213462 tokens > 200000 maximum"},
+            {"text": "Recovered."},
+            {"text": "after the recovery"},
+            {"text": "and once more"},
+        ],
+        [{"type": "prompt", "message": m} for m in ("first", "second", "third")],
+    ),
+    # Pi's own compaction (the lifecycle off on an unmarked branch, R61/R62): above Pi's
+    # keepRecentTokens, summarized by the faux model in two requests; tokens are null after
+    # it until the next reply
+    "native-compaction": (
+        [{"text": "word " * 24_000}, {"text": "two"}, *[{"text": "## Goal\nsummary"}] * 2,
+         {"text": "three"}],
+        [
+            *({"type": "prompt", "message": m} for m in ("/pi-context off", "hello", "again")),
+            {"type": "compact"},
+            {"type": "prompt", "message": "after"},
+        ],
+    ),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("scenario", list(USAGE_SCENARIOS))
+def test_r47_the_mirror_computes_pis_own_context_usage_on_every_hook(
+    scenario: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Given the extension asked to send Pi's ctx.getContextUsage() beside its own facts
+    checks = tmp_path / "usage-checks.jsonl"
+    monkeypatch.setenv("PICTX_FSM_CHECK_USAGE", str(checks))
+    script, commands = USAGE_SCENARIOS[scenario]
+    # When Pi runs long replies, tool turns, a reset, an overflow recovery or a compaction
+    run_rpc(tmp_path, script, commands)
+    # Then on every hook the server's figure from its mirror equals Pi's
+    compared = [json.loads(line) for line in checks.read_text().splitlines()]
+    assert len(compared) >= 15
+    assert [c for c in compared if c["host"] != c["mirror"]] == []
+    if scenario == "native-compaction":
+        assert None in {c["host"] for c in compared}

@@ -262,11 +262,13 @@ def test_a_missing_interpreter_is_diagnosed_once_naming_pictx_fsm_python(
 ) -> None:
     # Given PICTX_FSM_PYTHON pointing nowhere
     env = {"PICTX_FSM_PYTHON": str(tmp_path / "no" / "python3")}
-    # When Pi runs the three prompts
-    run = run_pi(tmp_path, SCRIPT, *PROMPTS, env=env)
+    # When Pi runs the three prompts, then /pi-context
+    run = run_pi(tmp_path, SCRIPT, *PROMPTS, "/pi-context", env=env)
     # Then Pi does not crash: one notice names the variable and the fix; the tool call got
-    # an error result instead of a reset
+    # an error result instead of a reset; /pi-context says the lifecycle is degraded
     assert_fails_closed(run, capsys, [DIAGNOSIS])
+    assert run.notices()[-1].startswith("notice[info] pi-context: degraded · PICTX_FSM_PYTHON=")
+    assert run.notices()[-1].split(" · ")[2].startswith("Pi 0.87.1: ")
     assert (
         "PICTX_FSM_PYTHON=" in failure_notices(run)[0]
         and "was not found" in failure_notices(run)[0]

@@ -102,12 +102,14 @@ def _commands() -> list[dict[str, Any]]:
             "description": WIPE_MEMORY_COMMAND_DESCRIPTION,
             "completions": None,
             "waitForIdle": True,
+            "reportsStatus": False,
         },
         {
             "name": PI_CONTEXT_COMMAND,
             "description": PI_CONTEXT_COMMAND_DESCRIPTION,
             "completions": list(TOGGLE_ARGUMENTS),
             "waitForIdle": False,
+            "reportsStatus": True,
         },
     ]
 

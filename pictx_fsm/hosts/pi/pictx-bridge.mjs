@@ -16,6 +16,7 @@
 // PICTX_FSM_AUDIT_DIR are read by the server.
 import { spawn } from "node:child_process";
 import { appendFileSync, existsSync, readFileSync, realpathSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import * as piAgent from "@earendil-works/pi-coding-agent";
@@ -32,6 +33,7 @@ const REQUEST_MS = positive(process.env.PICTX_FSM_TIMEOUT_MS, MANIFEST.timeouts.
 const START_MS = positive(process.env.PICTX_FSM_START_TIMEOUT_MS, MANIFEST.timeouts.startMs);
 const NOTICES = process.env.PICTX_FSM_NOTICES || "auto";
 const TIMING = process.env.PICTX_FSM_TIMING;
+const CHECK_USAGE = process.env.PICTX_FSM_CHECK_USAGE;
 const PI_VERSION = piVersion();
 const IMPORT_FAILURE = /ModuleNotFoundError|ImportError|No module named|SyntaxError/;
 const children = new Set();
@@ -102,6 +104,9 @@ class Bridge {
         bridge.ctx = ctx;
         const event = { arguments: params ?? {}, toolCallId };
         const reply = await bridge.request("tool", spec.name, event, ctx, signal);
+        if (reply.reply?.error) {
+          throw new Error(format(T.NOTICE_LIFECYCLE_ERROR, { where: spec.name, error: reply.reply.error }));
+        }
         if (!reply.ok) {
           throw new Error(format(T.TOOL_UNAVAILABLE, { state: bridge.unavailable(), tool: spec.name }));
         }
@@ -126,12 +131,9 @@ class Bridge {
           bridge.apply(reply.reply, ctx, spec.name, {});
           const arg = String(args ?? "").trim().toLowerCase();
           if (arg === "on" || arg === "off") bridge.toggle = arg;
-        } else if (spec.completions) {
-          const status = { state: bridge.machine.state, reason: bridge.reason, pi_version: PI_VERSION };
-          bridge.tell(format(T.NOTICE_DEGRADED_STATUS, status), "info");
-        } else {
-          bridge.tell(format(T.TOOL_UNAVAILABLE, { state: bridge.unavailable(), tool: `/${spec.name}` }), "error");
-        }
+        } else if (!reply.reply) {
+          bridge.unanswered(spec);
+        } // an error reply was told once by request()
       },
     };
     if (spec.completions) {
@@ -139,6 +141,16 @@ class Bridge {
         spec.completions.filter((a) => a.startsWith(prefix)).map((a) => ({ value: a, label: a }));
     }
     return options;
+  }
+
+  // A command no server could answer: /pi-context reports the connection, others did nothing.
+  unanswered(spec) {
+    if (spec.reportsStatus) {
+      const status = { state: this.machine.state, reason: this.reason, pi_version: PI_VERSION };
+      this.tell(format(T.NOTICE_DEGRADED_STATUS, status), "info");
+    } else {
+      this.tell(format(T.TOOL_UNAVAILABLE, { state: this.unavailable(), tool: `/${spec.name}` }), "error");
+    }
   }
 
   // -- results -------------------------------------------------------------------------------
@@ -333,7 +345,10 @@ class Bridge {
     this.server = server;
     this.headerSent = false;
     try {
-      server.child = spawn(PYTHON, ["-m", "pictx_fsm.hosts.pi"], { stdio: ["pipe", "pipe", "pipe"] });
+      // A neutral working directory: `python -m` puts it first on sys.path, and Pi's own
+      // directory may hold a checkout that is not the installed package.
+      const options = { cwd: tmpdir(), stdio: ["pipe", "pipe", "pipe"] };
+      server.child = spawn(PYTHON, ["-m", "pictx_fsm.hosts.pi"], options);
     } catch (error) {
       this.unusable(server, noInterpreter(error));
       return;
@@ -522,10 +537,11 @@ function payload(hook, event) {
   }
 }
 
+// The ctx facts the lifecycle reads. Not ctx.getContextUsage(): Pi rebuilds the whole
+// projection for it (O(session) per call); the server computes the same figure from its
+// mirror (PICTX_FSM_CHECK_USAGE sends Pi's too, so the tests compare them).
 function facts(ctx) {
-  const usage = safely(() => ctx.getContextUsage?.());
-  return {
-    usage: usage ? { tokens: usage.tokens ?? null, contextWindow: usage.contextWindow ?? null } : null,
+  const out = {
     model: modelFacts(ctx.model),
     signalAborted: ctx.signal?.aborted === true,
     hasPendingMessages: safely(() => ctx.hasPendingMessages?.()) === true,
@@ -533,6 +549,11 @@ function facts(ctx) {
     projectTrusted: safely(() => ctx.isProjectTrusted?.()) === true,
     piVersion: PI_VERSION,
   };
+  if (CHECK_USAGE) {
+    const usage = safely(() => ctx.getContextUsage?.());
+    out.hostUsage = usage ? { tokens: usage.tokens ?? null, contextWindow: usage.contextWindow ?? null } : null;
+  }
+  return out;
 }
 
 function modelFacts(model) {

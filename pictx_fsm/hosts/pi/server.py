@@ -10,6 +10,11 @@ The server keeps a mirror of the session: the first request carries the header a
 entry of the branch, later ones the entries appended since and the current leaf. A restarted
 server is sent everything again (``resync``) and rebuilds the lifecycle from the session as a
 reload would (boot repair, R63–R66). Message lists travel elided both ways (:mod:`.wire`).
+The host's usage (``ctx.getContextUsage()``, R47) is computed here from the mirror by the
+incremental twin of Pi's estimate (:class:`~pictx_fsm.session.usage.UsageIndex` with
+chars/4, as the model session computes it): Pi's own call rebuilds the whole projection, an
+O(session) cost on every hook. With ``PICTX_FSM_CHECK_USAGE=<file>`` the extension also
+sends Pi's figure and every comparison is appended to that file (the tests check the twin).
 
 Request:  ``{"id", "kind": "hello"|"resync"|"hook"|"tool"|"command", "name", "event", "ctx",
 "session": {"header"?, "entries", "leaf"}, "connection"?: [transition, ...]}``.
@@ -29,9 +34,11 @@ from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import IO, Any, Final
 
+import attrs
+
 from pictx_fsm import __version__
 from pictx_fsm.audit import AuditLog
-from pictx_fsm.hooks import Command, HookEvent, SessionStart
+from pictx_fsm.hooks import Command, ContextUsage, HookEvent, HostContext, SessionStart
 from pictx_fsm.hosts.pi.connection_audit import record_transitions
 from pictx_fsm.hosts.pi.convert import BridgeProtocolError, context_of, event_of
 from pictx_fsm.hosts.pi.wire import (
@@ -60,10 +67,13 @@ from pictx_fsm.protocol import (
 from pictx_fsm.resets import BootWriter
 from pictx_fsm.runtime import LifecycleRuntime, pi_file_settings
 from pictx_fsm.session.entries import entry_from_json, header_from_json
+from pictx_fsm.session.estimate import CharsCounter
 from pictx_fsm.session.tree import SessionTree
+from pictx_fsm.session.usage import UsageIndex
 
 MESSAGE_HOOKS: Final = frozenset({"context", "context_with_system"})
 AUDIT_DIR_ENV: Final = "PICTX_FSM_AUDIT_DIR"
+CHECK_USAGE_ENV: Final = "PICTX_FSM_CHECK_USAGE"
 PROFILE_ENV: Final = "PICTX_FSM_PROFILE"
 
 RuntimeFactory = Callable[[SessionTree, Mapping[str, Any], "AuditLog | None"], LifecycleRuntime]
@@ -139,6 +149,7 @@ class BridgeSession:
         self.tree: SessionTree | None = None
         self.runtime: LifecycleRuntime | None = None
         self.audit: AuditLog | None = None
+        self.host_usage: UsageIndex | None = None
 
     def sync(self, session: Mapping[str, Any], ctx: Mapping[str, Any]) -> None:
         header_json = session.get("header")
@@ -147,6 +158,7 @@ class BridgeSession:
             if header is None:
                 raise BridgeProtocolError(f"field 'session.header': {problems[0].message}")
             self.tree = SessionTree(header)
+            self.host_usage = UsageIndex(self.tree, CharsCounter())
             if self.audit is not None:
                 self.audit.close()
             self.audit = self._audit_factory(header.id)
@@ -178,11 +190,25 @@ class BridgeSession:
             event = {**event, "messages": list(expanded.messages)}
         return self._answer(event_of(kind, name, event), ctx, expanded)
 
+    def context(self, ctx: Mapping[str, Any], hook: str) -> HostContext:
+        """The ``ctx`` facts, the host's usage from the mirror unless the request has one."""
+        facts = context_of(ctx)
+        if "usage" in ctx or self.host_usage is None:
+            return facts
+        model = facts.model
+        window = model.context_window if model is not None else None
+        usage = None
+        if window is not None and window > 0:
+            usage = ContextUsage(tokens=self.host_usage.branch_tokens(), context_window=window)
+        if "hostUsage" in ctx:
+            check_usage(hook, ctx.get("hostUsage"), usage)
+        return attrs.evolve(facts, usage=usage)
+
     def _answer(
         self, event: HookEvent, ctx: Any, expanded: ExpandedMessages | None = None
     ) -> dict[str, Any]:
         assert self.runtime is not None
-        result = self.runtime.handle(event, context_of(ctx))
+        result = self.runtime.handle(event, self.context(ctx, type(event).HOOK))
         reply = result.to_json()
         value = reply["value"]
         if expanded is not None and isinstance(value, dict) and "messages" in value:
@@ -195,6 +221,17 @@ class BridgeSession:
         if request.get("toggle") == "off":
             self._answer(Command(name=PI_CONTEXT_COMMAND, args="off"), ctx)
         return self._answer(SessionStart(reason="reload"), ctx)
+
+
+def check_usage(hook: str, host: Any, mirror: ContextUsage | None) -> None:
+    """Append Pi's usage and the mirror's to ``$PICTX_FSM_CHECK_USAGE`` (the twin's test)."""
+    path = os.environ.get(CHECK_USAGE_ENV)
+    if not path:
+        return
+    tokens = None if mirror is None else mirror.tokens
+    line = {"hook": hook, "host": None if host is None else host.get("tokens"), "mirror": tokens}
+    with open(path, "a", encoding="utf-8") as out:
+        out.write(json.dumps(line) + "\n")
 
 
 def serve(
