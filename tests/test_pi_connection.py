@@ -97,10 +97,10 @@ def test_a_crash_loop_is_restarted_max_restarts_times_then_degraded() -> None:
         if follower.state == "restarting":
             follower.fire("retry")
     # Then it gave up after MAX_RESTARTS restarts, telling the user twice: when it first
-    # failed and when it gave up
+    # failed and when it gave up (the faults between only report a lost reset, if any)
     assert follower.state == "degraded"
     assert follower.restarts == MAX_RESTARTS
-    assert notices == ["announce_fault", "give_up"]
+    assert notices == ["announce_fault", *["report_loss"] * (MAX_RESTARTS - 1), "give_up"]
     assert [backoff_ms(n) for n in range(4)] == [*BACKOFF_MS, BACKOFF_MS[-1]]
 
 
@@ -114,14 +114,14 @@ def test_a_startup_diagnosis_degrades_at_once_without_restarts() -> None:
 def test_the_server_refuses_a_reported_transition_the_machine_does_not_declare() -> None:
     # Given a report claiming ready -> degraded while restarts are left
     report = {
-        "id": "bridge_connection:bridge_connection:ready:fault:2",
+        "id": "bridge_connection:bridge_connection:ready:fault:3",
         "source": "ready",
         "event": "fault",
         "target": "degraded",
         "restarts": 0,
     }
     # Then it is refused, naming the declared transition
-    with pytest.raises(BridgeProtocolError, match="ready:fault:1"):
+    with pytest.raises(BridgeProtocolError, match="ready:fault:2"):
         checked_step(report)
     # And with no restarts left it is the declared one
     step = checked_step({**report, "restarts": MAX_RESTARTS})

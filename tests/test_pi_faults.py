@@ -40,6 +40,7 @@ SCRIPT = [
 ]
 PROMPTS = ("ALPHA prompt one", "ALPHA prompt two, wipe please", "BRAVO prompt three")
 FAULT_NOTICE = re.compile(r"^notice\[warning\] pi-context: the lifecycle server .*; restarting it")
+GIVE_UP = re.compile(r"^notice\[error\] pi-context: the lifecycle server .*restarting did not help")
 DIAGNOSIS = re.compile(r"^notice\[error\] pi-context: cannot run the lifecycle server: ")
 STACK_TRACE = re.compile(r"Traceback \(most recent call last\)|^\s+at .*:\d+:\d+\)?$", re.M)
 HOOKS = (
@@ -194,6 +195,25 @@ def test_a_server_dying_in_a_wipe_batch_tells_the_human_and_the_model_the_reset_
     assert texts.LOST_RESET in failure_notices(run)[0]
     assert not _reset_committed(run)
     assert texts.MODEL_LOST_RESET in _texts(run.requests[1]["messages"])
+
+
+def test_a_crash_loop_is_restarted_three_times_then_degraded_and_pi_context_says_so(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Given a server that dies on its first context request, every time it is started
+    env = _fault(tmp_path, {"fault": "kill", "hook": "context", "every": True})
+    script = [{"text": f"BRAVO answer {n}", "delayMs": 700} for n in range(6)]
+    prompts = [f"BRAVO prompt {n}" for n in range(6)]
+    # When Pi runs six prompts (back-off 0, 0.25 and 1 s between restarts), then /pi-context
+    run = run_pi(
+        tmp_path, script, *prompts[:3], "/pi-context", *prompts[3:], "/pi-context", env=env
+    )
+    # Then the first fault is told, the faults of the restarted servers continue the same
+    # episode, restarts are bounded (one start, three restarts) and giving up is told once;
+    # /pi-context reports the degraded mode and the cause
+    assert_fails_closed(run, capsys, [FAULT_NOTICE, GIVE_UP])
+    assert (tmp_path / "fault-state").read_text() == "4"
+    assert run.notices()[-1].startswith("notice[info] pi-context: degraded · stopped (exit 137)")
 
 
 # -- the server misbehaves ---------------------------------------------------------------------

@@ -61,6 +61,7 @@ ACTIONS: Final = (
     "resync",
     "diagnose",
     "announce_fault",
+    "report_loss",
     "give_up",
     "stop_server",
     "close",

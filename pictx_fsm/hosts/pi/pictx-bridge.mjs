@@ -464,6 +464,11 @@ class Bridge {
     this.tell(format(T.NOTICE_FAULT, { fault: detail, lost: this.loseReset() }), "warning");
   }
 
+  do_report_loss(detail) {
+    const lost = this.loseReset();
+    if (lost) this.tell(format(T.NOTICE_LOSS, { fault: detail, lost }), "warning");
+  }
+
   do_give_up(detail) {
     this.tell(format(T.NOTICE_GIVE_UP, { fault: detail, lost: this.loseReset() }), "error");
   }

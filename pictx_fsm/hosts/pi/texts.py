@@ -18,6 +18,11 @@ NOTICE_FAULT: Final = (
     + DEGRADED_CONSEQUENCE
     + "."
 )
+NOTICE_LOSS: Final = (
+    "pi-context: the lifecycle server {fault} again{lost}; restarting it (the failure "
+    "already reported)."
+)
+"""A fault after a restart continues the episode: told only when a reset request was lost."""
 NOTICE_GIVE_UP: Final = (
     "pi-context: the lifecycle server {fault}{lost}, and restarting did not help: degraded "
     "mode for the rest of this session (" + DEGRADED_CONSEQUENCE + "). /pi-context shows it."

@@ -141,6 +141,10 @@ class BridgeTwin:
                 self._spawn(ctx or HostContext())
             elif action == "announce_fault":
                 self._tell(texts.NOTICE_FAULT.format(fault=KILLED, lost=self._lose()))
+            elif action == "report_loss":
+                lost = self._lose()
+                if lost:
+                    self._tell(texts.NOTICE_LOSS.format(fault=KILLED, lost=lost))
             elif action == "give_up":
                 self._tell(texts.NOTICE_GIVE_UP.format(fault=KILLED, lost=self._lose()), "error")
             elif action == "resync":
