@@ -249,3 +249,52 @@ def run_pi(
         sessions=tmp_path / "sessions",
         requests=requests,
     )
+
+
+class RpcPi:
+    """Pi's RPC mode driven step by step: send commands, wait for events, then close stdin
+    and require Pi to exit by itself (:meth:`close`)."""
+
+    def __init__(
+        self, tmp_path: Path, script: Sequence[dict[str, Any]], env: dict[str, str]
+    ) -> None:
+        command, base = _pi(tmp_path, script)
+        self.tmp_path = tmp_path
+        self.proc = subprocess.Popen(
+            [*command, "--mode", "rpc"],
+            cwd=tmp_path / "ws",
+            env={**base, **env},
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        assert self.proc.stdout is not None
+        self.lines = _reader(self.proc.stdout)
+        self.seen: list[dict[str, Any]] = []
+
+    def send(self, command: dict[str, Any]) -> None:
+        assert self.proc.stdin is not None
+        self.proc.stdin.write(json.dumps(command) + "\n")
+        self.proc.stdin.flush()
+
+    def until(self, kind: str, **fields: Any) -> dict[str, Any]:
+        """The next event of type ``kind`` (with these fields), every event kept in ``seen``."""
+        for event in self.lines:
+            self.seen.append(event)
+            if event.get("type") == kind and all(event.get(k) == v for k, v in fields.items()):
+                return event
+        raise AssertionError(f"Pi ended before a {kind} event")
+
+    def close(self) -> int:
+        """Close stdin; Pi must exit by itself within :data:`RPC_TIMEOUT`."""
+        assert self.proc.stdin is not None
+        self.proc.stdin.close()
+        return self.proc.wait(timeout=RPC_TIMEOUT)
+
+    def notices(self) -> list[str]:
+        return [
+            str(e.get("message"))
+            for e in self.seen
+            if e.get("type") == "extension_ui_request" and e.get("method") == "notify"
+        ]

@@ -16,12 +16,13 @@ from __future__ import annotations
 import json
 import re
 import sys
+import time
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
 import pytest
-from real_pi import PiExit, faulty_python, python_wrapper, run_pi
+from real_pi import PiExit, RpcPi, faulty_python, python_wrapper, run_pi
 
 from pictx_fsm.cli import main
 from pictx_fsm.hosts.pi import texts
@@ -247,6 +248,30 @@ def test_a_hung_server_times_out_once_and_pi_finishes(
     assert_fails_closed(run, capsys, [FAULT_NOTICE])
     assert "did not answer context within 1500 ms" in failure_notices(run)[0]
     assert _reset_committed(run)
+
+
+def test_escape_ends_the_wait_on_a_hung_server_and_rpc_mode_exits(tmp_path: Path) -> None:
+    # Given RPC mode, a long timeout, and a server that never answers its first context
+    env = _fault(
+        tmp_path, {"fault": "hang", "hook": "context", "nth": 1}, PICTX_FSM_TIMEOUT_MS="60000"
+    )
+    pi = RpcPi(tmp_path, [{"text": "ALPHA answer"}, {"text": "BRAVO answer"}], env)
+    # When the user sends a prompt and, while the request waits, aborts (Escape)
+    pi.send({"id": "p1", "type": "prompt", "message": "ALPHA prompt"})
+    pi.until("message_end")
+    time.sleep(1.0)
+    aborted = time.monotonic()
+    pi.send({"id": "a1", "type": "abort"})
+    pi.until("agent_settled")
+    waited = time.monotonic() - aborted
+    # Then the run ends within the abort grace, not the 60 s timeout; the next prompt runs on
+    # a restarted server; Pi exits when its input closes; the user was told once
+    pi.send({"id": "p2", "type": "prompt", "message": "BRAVO prompt"})
+    pi.until("agent_settled")
+    assert pi.close() == 0
+    assert waited < 10.0
+    told = [n for n in pi.notices() if n.startswith(FAILURE_PREFIXES)]
+    assert len(told) == 1 and "after the request was aborted" in told[0], pi.notices()
 
 
 @pytest.mark.parametrize(("fault", "ms"), [("slow", 800), ("split", 300)])

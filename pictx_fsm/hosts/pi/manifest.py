@@ -46,6 +46,10 @@ from pictx_fsm.session.windows import session_prefix
 MANIFEST: Final = Path(__file__).with_name("pictx-bridge.manifest.json")
 REQUEST_TIMEOUT_MS: Final = 5_000
 """Default wait for one reply (``PICTX_FSM_TIMEOUT_MS`` overrides it)."""
+ABORT_GRACE_MS: Final = 1_000
+"""How long a request the user aborted (``ctx.signal``, Escape) may still take before the
+server counts as hung: a healthy server answers in milliseconds, and the next hooks queue
+behind the abandoned one."""
 START_TIMEOUT_MS: Final = 20_000
 """Default wait for a new server's handshake and first answer: Python's start and the
 lifecycle's load (``PICTX_FSM_START_TIMEOUT_MS`` overrides it)."""
@@ -141,7 +145,11 @@ def build_manifest() -> dict[str, Any]:
         "wipeTool": WIPE_MEMORY_TOOL,
         "wipeRequested": WIPE_STATUS_REQUESTED,
         "texts": _texts(),
-        "timeouts": {"requestMs": REQUEST_TIMEOUT_MS, "startMs": START_TIMEOUT_MS},
+        "timeouts": {
+            "requestMs": REQUEST_TIMEOUT_MS,
+            "startMs": START_TIMEOUT_MS,
+            "abortGraceMs": ABORT_GRACE_MS,
+        },
         "connection": transition_table(),
     }
 

@@ -31,6 +31,7 @@ const WIN = MANIFEST.window;
 const PYTHON = process.env.PICTX_FSM_PYTHON || "python3";
 const REQUEST_MS = positive(process.env.PICTX_FSM_TIMEOUT_MS, MANIFEST.timeouts.requestMs);
 const START_MS = positive(process.env.PICTX_FSM_START_TIMEOUT_MS, MANIFEST.timeouts.startMs);
+const ABORT_GRACE_MS = MANIFEST.timeouts.abortGraceMs;
 const NOTICES = process.env.PICTX_FSM_NOTICES || "auto";
 const TIMING = process.env.PICTX_FSM_TIMING;
 const CHECK_USAGE = process.env.PICTX_FSM_CHECK_USAGE;
@@ -267,9 +268,15 @@ class Bridge {
 
   // One request and its reply: {ok, reply}; {ok: false} when the connection was lost, the
   // wait timed out (a fault) or `signal` aborted it (the request stays watched, unref'd).
+  // A request sent in a run already aborted waits only the abort grace: a healthy server
+  // answers in milliseconds, and Pi is winding the run down.
   exchange(body, signal, timeoutMs, label) {
     const server = this.server;
     if (!server?.child) return Promise.resolve({ ok: false });
+    if (signal?.aborted && !body.session?.header) {
+      timeoutMs = Math.min(timeoutMs, ABORT_GRACE_MS);
+      signal = undefined;
+    }
     const id = this.nextId++;
     if (this.unreported.length && body.kind !== "hello") body.connection = this.unreported.slice();
     return new Promise((resolve) => {
@@ -280,14 +287,19 @@ class Bridge {
         signal?.removeEventListener?.("abort", onAbort);
         resolve(reply);
       };
-      const timer = setTimeout(() => {
+      const expire = (text, ms) => () => {
         server.waiting.delete(id);
         settle({ ok: false });
-        this.fault(server, format(T.FAULT_TIMEOUT, { hook: label, ms: timeoutMs }));
-      }, timeoutMs);
+        this.fault(server, format(text, { hook: label, ms }));
+      };
+      let timer = setTimeout(expire(T.FAULT_TIMEOUT, timeoutMs), timeoutMs);
+      // Aborted (Escape): the handler returns at once; the request stays watched for a
+      // short grace, after which a server that still has not answered counts as hung.
       const onAbort = () => {
-        timer.unref();
         settle({ ok: false });
+        clearTimeout(timer);
+        timer = setTimeout(expire(T.FAULT_ABANDONED, ABORT_GRACE_MS), ABORT_GRACE_MS);
+        timer.unref();
       };
       server.waiting.set(id, (reply) => {
         clearTimeout(timer);
@@ -295,8 +307,7 @@ class Bridge {
         if (!reply.error && body.connection) this.unreported.splice(0, body.connection.length);
         settle({ ok: !reply.error, reply });
       });
-      if (signal?.aborted) onAbort();
-      else signal?.addEventListener?.("abort", onAbort, { once: true });
+      signal?.addEventListener?.("abort", onAbort, { once: true });
       try {
         const line = `${JSON.stringify({ id, ...body })}\n`;
         if (TIMING) this.bytesSent += Buffer.byteLength(line);

@@ -50,6 +50,7 @@ FIX_VERSION: Final = (
 
 FAULT_EXITED: Final = "stopped (exit {code})"
 FAULT_TIMEOUT: Final = "did not answer {hook} within {ms} ms"
+FAULT_ABANDONED: Final = "still had not answered {hook} {ms} ms after the request was aborted"
 FAULT_GARBAGE: Final = "wrote a line that is not a reply ({detail})"
 FAULT_PIPE: Final = "closed its pipe ({detail})"
 FAULT_HANDSHAKE: Final = "did not complete its handshake ({detail})"
