@@ -24,6 +24,11 @@ def node_binary() -> str | None:
     return shutil.which("node")
 
 
+def json_normal(value: Any) -> Any:
+    """``value`` as it comes back from JSON (tuples as lists), to compare with Node's answer."""
+    return json.loads(json.dumps(value))
+
+
 class NodeBatch:
     def __init__(self) -> None:
         node = node_binary()

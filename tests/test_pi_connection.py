@@ -3,8 +3,6 @@ extension, the model-session twin and the server that audits it."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -26,13 +24,6 @@ from pictx_fsm.machines import models_dir
 from pictx_fsm.machines.families import load_families
 
 EVENTS = ("start", "handshake", "unusable", "fault", "retry", "shutdown")
-
-
-@pytest.fixture(scope="module")
-def node() -> Iterator[NodeBatch]:
-    batch = NodeBatch()
-    yield batch
-    batch.close()
 
 
 def python_walk(events: list[str], max_restarts: int) -> list[dict[str, object] | None]:

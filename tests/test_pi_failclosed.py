@@ -10,15 +10,13 @@ it against ``project_reset`` on the tree's current window, and against the Pytho
 
 from __future__ import annotations
 
-import json
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 from generated_sessions import STEPS, W, build_session
 from hypothesis import HealthCheck, given, settings
-from node_batch import NodeBatch
+from node_batch import NodeBatch, json_normal
 from shared_paths import CORPUS, TRACES
 
 from pictx_fsm.hosts.pi.failclosed import fail_closed, scan_window
@@ -27,17 +25,6 @@ from pictx_fsm.session.jsonl import read_session
 from pictx_fsm.session.projection import context_messages
 from pictx_fsm.session.reset_projection import project_reset
 from pictx_fsm.session.tree import SessionTree
-
-
-@pytest.fixture(scope="module")
-def node() -> Iterator[NodeBatch]:
-    batch = NodeBatch()
-    yield batch
-    batch.close()
-
-
-def _normal(value: Any) -> Any:
-    return json.loads(json.dumps(value))
 
 
 def _case(tree: SessionTree) -> tuple[dict[str, Any], list[Any]]:
@@ -60,10 +47,10 @@ def assert_js_equals_python(node: NodeBatch, tree: SessionTree) -> None:
     expected = project_reset(messages, window)
     twin = fail_closed(messages, scan_window(tree))
     assert answer["window"] == {"windowId": window.window_id, "markerId": window.marker_id}
-    assert answer["messages"] == _normal(list(expected.messages))
+    assert answer["messages"] == json_normal(list(expected.messages))
     assert answer["missingBoot"] == expected.missing_boot
     assert answer["cutIndex"] == expected.cut_index
-    assert _normal(list(twin.messages)) == answer["messages"]
+    assert json_normal(list(twin.messages)) == answer["messages"]
     assert twin.missing_boot == expected.missing_boot
 
 

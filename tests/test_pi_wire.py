@@ -4,28 +4,16 @@ exactly what the full list would (R67–R69, and the warning the ``context`` hoo
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
 from generated_sessions import STEPS, build_session
 from hypothesis import HealthCheck, given, settings
-from node_batch import NodeBatch
+from node_batch import NodeBatch, json_normal
 
 from pictx_fsm.hosts.pi.wire import ELIDED_ROLE, WireError, encode_messages, expand_messages
 from pictx_fsm.session.projection import context_messages
 from pictx_fsm.session.reset_projection import project_reset
-
-
-@pytest.fixture(scope="module")
-def node() -> Iterator[NodeBatch]:
-    batch = NodeBatch()
-    yield batch
-    batch.close()
-
-
-def _normal(value: Any) -> Any:
-    return json.loads(json.dumps(value))
 
 
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -35,7 +23,7 @@ def test_r67_r69_the_elided_round_trip_sends_what_the_full_list_would(
 ) -> None:
     # Given a provider request of a generated session
     tree = build_session(steps)
-    messages = _normal(context_messages(tree.branch()))
+    messages = json_normal(context_messages(tree.branch()))
     # When the extension elides it, the server projects the elided list and answers with
     # slices, and the extension rebuilds the answer from its own list
     elided = node.ask({"op": "elide", "messages": messages})
@@ -44,7 +32,7 @@ def test_r67_r69_the_elided_round_trip_sends_what_the_full_list_would(
     slices = encode_messages(projected.messages, expanded)
     rebuilt = node.ask({"op": "rebuild", "slices": slices, "messages": messages})
     # Then the provider gets exactly the projection of the full list
-    assert rebuilt["messages"] == _normal(
+    assert rebuilt["messages"] == json_normal(
         list(project_reset(messages, tree.current_window).messages)
     )
     # And the request carried only system messages and boots, never other text

@@ -22,7 +22,8 @@ import { fileURLToPath } from "node:url";
 import * as piAgent from "@earendil-works/pi-coding-agent";
 import { ConnectionMachine } from "./connection.mjs";
 import { failClosed, foldSystem, scanWindow } from "./failclosed.mjs";
-import { elide, rebuild } from "./wire.mjs";
+import { facts, format, lastLine, payload, positive, safely } from "./requests.mjs";
+import { rebuild } from "./wire.mjs";
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 const MANIFEST = JSON.parse(readFileSync(join(HERE, "pictx-bridge.manifest.json"), "utf8"));
@@ -78,7 +79,7 @@ class Bridge {
     this.ctx = ctx;
     if (name === "session_start" || name === "session_tree") this.forgetMissingBoots();
     try {
-      const reply = await this.request("hook", name, payload(name, event), ctx, ctx.signal);
+      const reply = await this.request("hook", name, payload(name, event, WIN.bootType), ctx, ctx.signal);
       if (reply.ok) return this.apply(reply.reply, ctx, name, event);
       return this.fallback(name, event, ctx);
     } catch (error) {
@@ -213,7 +214,7 @@ class Bridge {
 
   async request(kind, name, event, ctx, signal) {
     if (!(await this.ready(ctx))) return { ok: false };
-    const body = { kind, name, event, ctx: facts(ctx), session: this.delta(ctx) };
+    const body = { kind, name, event, ctx: facts(ctx, PI_VERSION, CHECK_USAGE), session: this.delta(ctx) };
     const reply = await this.exchange(body, signal, body.session.header ? START_MS : REQUEST_MS, name);
     if (reply.reply?.error) {
       this.tellOnce(format(T.NOTICE_LIFECYCLE_ERROR, { where: name, error: reply.reply.error }));
@@ -237,7 +238,7 @@ class Bridge {
     if (!this.server?.resync) return this.machine.state === "ready";
     this.server.resync = false;
     this.headerSent = false;
-    const body = { kind: "resync", ctx: facts(ctx), session: this.delta(ctx), toggle: this.toggle };
+    const body = { kind: "resync", ctx: facts(ctx, PI_VERSION, CHECK_USAGE), session: this.delta(ctx), toggle: this.toggle };
     const reply = await this.exchange(body, undefined, START_MS, "resync");
     if (reply.ok) this.apply(reply.reply, ctx, "resync", {});
     else if (this.machine.state === "ready") this.fault(this.server, format(T.FAULT_HANDSHAKE, { detail: reply.reply?.error ?? "resync failed" }));
@@ -519,65 +520,6 @@ class Bridge {
   }
 }
 
-// Only what the lifecycle reads of each payload (lifecycle spec §6); message lists elided
-// to what it reads (system messages and boots) plus their count (pictx_fsm/hosts/pi/wire.py).
-function payload(hook, event) {
-  switch (hook) {
-    case "turn_end":
-      return {
-        message: event.message, outcome: event.outcome, entries: event.entries ?? [],
-        pendingMessages: event.context?.pendingMessages?.length ?? 0, turnIndex: event.turnIndex,
-      };
-    case "agent_before_settle":
-      return {
-        outcome: event.outcome, entries: event.entries ?? [],
-        pendingMessages: event.context?.pendingMessages?.length ?? 0,
-      };
-    case "session_before_tree":
-      return {
-        userWantsSummary: event.preparation?.userWantsSummary === true,
-        targetId: event.preparation?.targetId ?? null,
-      };
-    case "session_before_compact":
-      return { reason: event.reason, signalAborted: event.signal?.aborted === true };
-    case "context":
-    case "context_with_system":
-      return { messages: elide(event.messages, WIN.bootType) };
-    case "model_select":
-      return { model: modelFacts(event.model) };
-    default:
-      return {
-        reason: event.reason, turnIndex: event.turnIndex,
-        newLeafId: event.newLeafId, oldLeafId: event.oldLeafId,
-      };
-  }
-}
-
-// The ctx facts the lifecycle reads. Not ctx.getContextUsage(): Pi rebuilds the whole
-// projection for it (O(session) per call); the server computes the same figure from its
-// mirror (PICTX_FSM_CHECK_USAGE sends Pi's too, so the tests compare them).
-function facts(ctx) {
-  const out = {
-    model: modelFacts(ctx.model),
-    signalAborted: ctx.signal?.aborted === true,
-    hasPendingMessages: safely(() => ctx.hasPendingMessages?.()) === true,
-    cwd: ctx.cwd,
-    projectTrusted: safely(() => ctx.isProjectTrusted?.()) === true,
-    piVersion: PI_VERSION,
-  };
-  if (CHECK_USAGE) {
-    const usage = safely(() => ctx.getContextUsage?.());
-    out.hostUsage = usage ? { tokens: usage.tokens ?? null, contextWindow: usage.contextWindow ?? null } : null;
-  }
-  return out;
-}
-
-function modelFacts(model) {
-  return model
-    ? { provider: model.provider, id: model.id, contextWindow: model.contextWindow, maxTokens: model.maxTokens }
-    : null;
-}
-
 function wipeRequested(value) {
   const text = value?.content?.[0]?.text;
   return typeof text === "string" && safely(() => JSON.parse(text).status) === MANIFEST.wipeRequested;
@@ -611,26 +553,4 @@ function piVersion() {
     // fall through: the version stays unknown, never a failure to load
   }
   return "unknown";
-}
-
-function format(template, values) {
-  return template.replace(/\{(\w+)\}/g, (match, key) => (key in values ? String(values[key]) : match));
-}
-
-function lastLine(text) {
-  const lines = text.trim().split("\n");
-  return lines[lines.length - 1].trim();
-}
-
-function positive(text, fallback) {
-  const value = Number.parseInt(text ?? "", 10);
-  return Number.isFinite(value) && value > 0 ? value : fallback;
-}
-
-function safely(run) {
-  try {
-    return run();
-  } catch {
-    return undefined;
-  }
 }
