@@ -160,6 +160,12 @@ def test_a_server_killed_at_any_hook_is_restarted_and_no_request_leaks(
     # Then Pi finishes normally, told once, and no request after the marker leaks
     assert_fails_closed(run, capsys, [FAULT_NOTICE])
     assert "stopped (exit 137)" in failure_notices(run)[0]
+    # And the restarted server rebuilt the lifecycle from the resent session: the root window
+    # has its boot (repaired on resync when the first server died before writing it), and
+    # the model's wipe was committed — unless the server died answering that very call
+    committed = hook != "wipe_memory"
+    assert _reset_committed(run) is committed
+    assert kinds(run).count(BOOT_TYPE) == 1 + committed
 
 
 def test_a_server_killed_between_turns_after_a_reset_is_resynchronised(
