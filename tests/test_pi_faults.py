@@ -325,6 +325,15 @@ def test_a_missing_interpreter_is_diagnosed_once_naming_pictx_fsm_python(
         and "was not found" in failure_notices(run)[0]
     )
     assert not _reset_committed(run)
+    [result] = [
+        e.message.raw
+        for e in read_session(run.session_file()).entries
+        if e.type == "message" and e.message.role == "toolResult"
+    ]
+    assert result["isError"] is True and result["toolName"] == "wipe_memory"
+    assert result["content"][0]["text"].startswith(
+        "pi-context: the lifecycle server is unavailable (degraded: PICTX_FSM_PYTHON="
+    )
 
 
 def test_a_python_without_the_package_is_started_once_and_diagnosed_once(
