@@ -146,6 +146,7 @@ class BridgeSession:
     ) -> None:
         self._factory = factory
         self._audit_factory = audit_factory
+        self.profile = profile_from_environment()
         self.tree: SessionTree | None = None
         self.runtime: LifecycleRuntime | None = None
         self.audit: AuditLog | None = None
@@ -179,7 +180,7 @@ class BridgeSession:
         ctx = request.get("ctx") or {}
         self.sync(request.get("session") or {}, ctx)
         assert self.runtime is not None
-        record_transitions(self.audit, request.get("connection"), profile_from_environment())
+        record_transitions(self.audit, request.get("connection"), self.profile)
         if kind == "resync":
             return self._resync(request, ctx)
         name = str(request.get("name"))
