@@ -41,6 +41,7 @@ SCRIPT = [
 ]
 PROMPTS = ("ALPHA prompt one", "ALPHA prompt two, wipe please", "BRAVO prompt three")
 FAULT_NOTICE = re.compile(r"^notice\[warning\] pi-context: the lifecycle server .*; restarting it")
+LIFECYCLE_ERROR = re.compile(r"^notice\[error\] pi-context: the lifecycle failed in ")
 GIVE_UP = re.compile(r"^notice\[error\] pi-context: the lifecycle server .*restarting did not help")
 DIAGNOSIS = re.compile(r"^notice\[error\] pi-context: cannot run the lifecycle server: ")
 STACK_TRACE = re.compile(r"Traceback \(most recent call last\)|^\s+at .*:\d+:\d+\)?$", re.M)
@@ -239,6 +240,21 @@ def test_garbage_or_a_half_line_on_stdout_is_one_fault_not_a_crash(
     run = run_pi(tmp_path, SCRIPT, *PROMPTS, env=env)
     # Then it is one fault, the server is restarted, and nothing leaks
     assert_fails_closed(run, capsys, [FAULT_NOTICE])
+
+
+def test_a_reply_that_cannot_be_applied_is_told_once_and_the_request_still_cut(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Given a server that is up but answers every context_with_system with message slices
+    # that do not fit the request (applying the reply throws in the extension)
+    env = _fault(tmp_path, {"fault": "bad_reply", "hook": "context_with_system"})
+    # When Pi runs the three prompts, the second one a wipe
+    run = run_pi(tmp_path, SCRIPT, *PROMPTS, env=env)
+    # Then each request got the extension's own projection instead (no leak after the
+    # marker), the user was told once, and the lifecycle went on (the reset committed)
+    assert_fails_closed(run, capsys, [LIFECYCLE_ERROR])
+    assert "context_with_system: bridge: Error: slice" in failure_notices(run)[0]
+    assert _reset_committed(run)
 
 
 def test_a_hung_server_times_out_once_and_pi_finishes(

@@ -83,7 +83,7 @@ class Bridge {
       if (reply.ok) return this.apply(reply.reply, ctx, name, event);
       return this.fallback(name, event, ctx);
     } catch (error) {
-      this.tell(format(T.NOTICE_LIFECYCLE_ERROR, { where: name, error: `bridge: ${error}` }));
+      this.tellOnce(format(T.NOTICE_LIFECYCLE_ERROR, { where: name, error: `bridge: ${error}` }), name);
       return this.fallback(name, event, ctx);
     } finally {
       if (TIMING) {
@@ -162,7 +162,8 @@ class Bridge {
       try {
         this.effect(effect, ctx);
       } catch (error) {
-        this.tell(format(T.NOTICE_LIFECYCLE_ERROR, { where: `${name} (${effect.effect})`, error: String(error) }));
+        const where = `${name} (${effect.effect})`;
+        this.tellOnce(format(T.NOTICE_LIFECYCLE_ERROR, { where, error: String(error) }), where);
       }
     }
     const value = reply.value ?? undefined;
@@ -513,9 +514,10 @@ class Bridge {
     safely(() => ctx?.ui?.notify(message, level));
   }
 
-  tellOnce(message) {
-    if (this.told.has(message)) return;
-    this.told.add(message);
+  // Once per key (the text by default): a broken reply repeats on every request.
+  tellOnce(message, key = message) {
+    if (this.told.has(key)) return;
+    this.told.add(key);
     this.tell(message, "error");
   }
 }
