@@ -262,7 +262,7 @@ def report(rows: list[dict[str, float]], args: argparse.Namespace) -> str:
         "per turn at p50: "
         f"**{last['added_p50']:.2f} ms** at {last['size']:,} turns (target ≤ 2 ms).",
         "",
-        "How to read it: *bytes sent per turn* and *server time per turn* are the bridge's own",
+        "How to read it: *bytes sent per turn* and *server CPU per turn* are the bridge's own",
         "work (the session mirror takes only the new entries, message lists travel elided, the",
         "host's usage comes from the mirror instead of Pi's O(session) `getContextUsage`); the",
         "handler durations add two pipe wake-ups per hook, which on a loaded 2-core machine",
