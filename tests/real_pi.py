@@ -256,12 +256,17 @@ class RpcPi:
     and require Pi to exit by itself (:meth:`close`)."""
 
     def __init__(
-        self, tmp_path: Path, script: Sequence[dict[str, Any]], env: dict[str, str]
+        self,
+        tmp_path: Path,
+        script: Sequence[dict[str, Any]],
+        env: dict[str, str],
+        *,
+        resume: bool = False,
     ) -> None:
         command, base = _pi(tmp_path, script)
         self.tmp_path = tmp_path
         self.proc = subprocess.Popen(
-            [*command, "--mode", "rpc"],
+            [*command, *(["-c"] if resume else []), "--mode", "rpc"],
             cwd=tmp_path / "ws",
             env={**base, **env},
             stdin=subprocess.PIPE,

@@ -19,7 +19,7 @@ from hypothesis import HealthCheck, given, settings
 from node_batch import NodeBatch, json_normal
 from shared_paths import CORPUS, TRACES
 
-from pictx_fsm.hosts.pi.failclosed import fail_closed, scan_window
+from pictx_fsm.hosts.pi.failclosed import fail_closed, marker_on_path, scan_window
 from pictx_fsm.session.entries import entry_to_json
 from pictx_fsm.session.jsonl import read_session
 from pictx_fsm.session.projection import context_messages
@@ -104,6 +104,12 @@ def test_r67_r69_js_projection_equals_python_on_generated_branches(
     tree = build_session(steps)
     # Then, at its leaf, the JS projection is the lifecycle's and the twin's
     assert_js_equals_python(node, tree)
+    # And for every entry, JS and Python agree whether its path holds a marker (what the
+    # fallback answers to a native compaction or a branch summary, R62/R75)
+    request, _ = _case(tree)
+    ids = [e.id for e in tree.entries if e.id]
+    marked = node.ask({**request, "paths": ids})["marked"]
+    assert marked == {i: marker_on_path(tree, i) for i in ids}
 
 
 def test_r68_a_reset_window_without_its_boot_keeps_only_the_system_head(node: NodeBatch) -> None:

@@ -401,3 +401,26 @@ def test_resuming_a_reset_session_without_a_server_never_sends_the_erased_histor
     resumed = run.requests[-1]["messages"]
     assert "BRAVO resumed prompt" in _texts(resumed)
     assert not _texts(resumed) & {"ALPHA prompt one", "ALPHA answer one", "ALPHA wiping now"}
+
+
+def test_without_a_server_native_compaction_of_a_reset_session_is_cancelled(
+    tmp_path: Path,
+) -> None:
+    # Given a reset session with enough history before the marker for Pi to compact
+    history = [{"text": "ALPHA long " * 12_000}, *SCRIPT[1:3]]
+    first = run_pi(tmp_path, history, *PROMPTS[:2])
+    assert first.returncode == 0 and _reset_committed(first)
+    before = len(first.requests)
+    # When it is continued in RPC mode with a Python that cannot run the server, and the
+    # user asks for /compact
+    bare = python_wrapper(tmp_path, "bare-python", f'exec "{sys.executable}" -I -S "$@"')
+    pi = RpcPi(tmp_path, [{"text": "## Goal\nsummary"}] * 2, {"PICTX_FSM_PYTHON": str(bare)},
+               resume=True)  # fmt: skip
+    pi.send({"id": "c1", "type": "compact"})
+    pi.until("response", id="c1")
+    assert pi.close() == 0
+    # Then the extension cancelled it alone (R62): no summarization request carried the
+    # erased window to the model, and no compaction was written
+    log = (tmp_path / "requests.jsonl").read_text().splitlines()
+    assert len(log) == before
+    assert "compaction" not in [e.type for e in read_session(first.session_file()).entries]

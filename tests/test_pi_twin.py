@@ -12,6 +12,7 @@ from pictx_fsm.hosts.pi.twin import BridgeTwin
 from pictx_fsm.protocol import BOOT_TYPE, MARKER_TYPE
 from pictx_fsm.testing.actions import (
     Action,
+    Compact,
     KillRuntime,
     Prompt,
     Script,
@@ -104,6 +105,18 @@ def test_a_permanently_dead_runtime_degrades_and_requests_stay_cut_at_the_window
     assert said[-1].startswith("pi-context: degraded · stopped (exit killed) · Pi 0.87.1: ")
     last = world.session.log.requests[-1].messages
     assert any(m.get("role") == "user" and BOOT_TYPE not in str(m) for m in last)
+
+
+def test_a_degraded_bridge_still_refuses_native_compaction_on_a_marked_branch() -> None:
+    # Given a reset window, then a runtime that can never start again
+    actions = [*WIPE_TURN, KillRuntime(permanent=True), Prompt(chars=3000),
+               Script(reply="text", chars=3000), Settle(), Compact()]  # fmt: skip
+    world = run(actions, WorldConfig(keep_recent_tokens=500))
+    # Then /compact was cancelled by the bridge alone (R62): no compaction after the marker
+    # (the invariants, off_keeps_boundary among them, held after every action)
+    types = [e.type for e in world.session.entries]
+    assert "compaction" not in types[types.index("custom") :]
+    assert twin(world).connection.state == "degraded"
 
 
 def test_the_twin_follows_only_declared_transitions() -> None:

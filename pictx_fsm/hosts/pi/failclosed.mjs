@@ -26,6 +26,17 @@ export function scanWindow(session, win) {
   return { windowId: win.windowIdPrefix + prefix + win.rootWindowSuffix, markerId: null };
 }
 
+// Whether the path from `entryId` back to the root holds a valid marker (R62, R75: native
+// compaction and branch summaries would send that path's erased history to the provider).
+export function markerOnPath(session, entryId, win) {
+  let entry = entryId ? session.getEntry(entryId) : undefined;
+  while (entry) {
+    if (markerWindowId(entry, win) !== null) return true;
+    entry = entry.parentId ? session.getEntry(entry.parentId) : undefined;
+  }
+  return false;
+}
+
 // R14 (projection form): role custom, the boot type, and the window id when given.
 export function isBoot(message, win, windowId = null) {
   if (!isObject(message) || message.role !== "custom" || message.customType !== win.bootType) {

@@ -51,6 +51,15 @@ def scan_window(tree: SessionTree) -> ScannedWindow:
     return ScannedWindow(window_id=root_window_id(tree.session_id), marker_id=None)
 
 
+def marker_on_path(tree: SessionTree, entry_id: str | None) -> bool:
+    """Whether the path from ``entry_id`` back to the root holds a valid marker (R62, R75:
+    native compaction and branch summaries would send that path's history to the provider)."""
+    node = tree.find(entry_id) if entry_id else None
+    return node is not None and any(
+        window_id_of_marker(n.entry) is not None for n in node.ancestors()
+    )
+
+
 def fail_closed(messages: Sequence[Message], window: ScannedWindow) -> ResetProjection:
     """R67–R69 for ``window``; ``missing_boot`` means: abort the request (R68)."""
     if window.is_root:

@@ -21,7 +21,7 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import * as piAgent from "@earendil-works/pi-coding-agent";
 import { ConnectionMachine } from "./connection.mjs";
-import { failClosed, foldSystem, scanWindow } from "./failclosed.mjs";
+import { failClosed, foldSystem, markerOnPath, scanWindow } from "./failclosed.mjs";
 import { facts, format, lastLine, payload, positive, safely } from "./requests.mjs";
 import { rebuild } from "./wire.mjs";
 
@@ -186,7 +186,32 @@ class Bridge {
   // What a handler returns when Python cannot answer: nothing, except for the provider
   // request, which is cut by the fail-closed projection or aborted (R67–R69).
   fallback(name, event, ctx) {
-    if (name !== "context_with_system") return undefined;
+    if (name === "context_with_system") return this.cutRequest(event, ctx);
+    if (name === "session_before_compact") return this.guardCompaction(ctx);
+    if (name === "session_before_tree") return this.guardTreeSummary(event, ctx);
+    return undefined;
+  }
+
+  // R62's half that off keeps: a native compaction summarizes the branch for the provider,
+  // so on a marked branch it is cancelled (and when even that cannot be told).
+  guardCompaction(ctx) {
+    const marked = safely(() => markerOnPath(ctx.sessionManager, ctx.sessionManager.getLeafId(), WIN));
+    return marked === false ? undefined : { cancel: true };
+  }
+
+  // R75: no branch summary across a reset window (an empty one bypasses the summarizer).
+  guardTreeSummary(event, ctx) {
+    if (event.preparation?.userWantsSummary !== true) return undefined;
+    const manager = ctx.sessionManager;
+    const crosses = safely(
+      () =>
+        markerOnPath(manager, manager.getLeafId(), WIN) ||
+        markerOnPath(manager, event.preparation.targetId, WIN),
+    );
+    return crosses === false ? undefined : { summary: { summary: "" } };
+  }
+
+  cutRequest(event, ctx) {
     try {
       const window = scanWindow(ctx.sessionManager, WIN);
       const projected = failClosed(event.messages, window, WIN);

@@ -21,18 +21,22 @@ from typing import Final
 from pictx_fsm.effects import (
     AbortRun,
     BoundaryResult,
+    CancelResult,
     HookResult,
     HostEffect,
     MessagesResult,
     Notify,
     SendMessage,
     ToolResult,
+    TreeSummaryResult,
 )
 from pictx_fsm.hooks import (
     Command,
     ContextWithSystem,
     HookEvent,
     HostContext,
+    SessionBeforeCompact,
+    SessionBeforeTree,
     SessionStart,
 )
 from pictx_fsm.hosts.model.adapter import LIFECYCLE_HOOKS, LifecycleExtension
@@ -45,7 +49,7 @@ from pictx_fsm.hosts.model.extension import (
 )
 from pictx_fsm.hosts.pi import texts
 from pictx_fsm.hosts.pi.connection import Connection
-from pictx_fsm.hosts.pi.failclosed import fail_closed, scan_window
+from pictx_fsm.hosts.pi.failclosed import fail_closed, marker_on_path, scan_window
 from pictx_fsm.protocol import (
     MARKER_TYPE,
     NOTICE_MISSING_BOOT,
@@ -204,10 +208,20 @@ class BridgeTwin:
             self.reset_pending = False
 
     def _fallback(self, event: HookEvent) -> Reply:
-        """What the bridge answers alone: nothing, except the provider request (R67–R69)."""
+        """What the bridge answers alone: nothing, except where history could reach the
+        provider: the request (R67–R69), a native compaction or a branch summary (R62, R75)."""
+        assert self.tree is not None
+        tree = self.tree
+        if isinstance(event, SessionBeforeCompact):
+            marked = marker_on_path(tree, tree.leaf_id)
+            return HookResult(hook=event.HOOK, value=CancelResult()) if marked else None
+        if isinstance(event, SessionBeforeTree):
+            crosses = marker_on_path(tree, tree.leaf_id) or marker_on_path(tree, event.target_id)
+            if event.user_wants_summary and crosses:
+                return HookResult(hook=event.HOOK, value=TreeSummaryResult(summary=""))
+            return None
         if not isinstance(event, ContextWithSystem):
             return None
-        assert self.tree is not None
         window = scan_window(self.tree)
         projected = fail_closed(event.messages, window)
         effects: list[HostEffect] = []
