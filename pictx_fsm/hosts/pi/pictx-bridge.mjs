@@ -80,7 +80,9 @@ class Bridge {
     if (name === "session_start" || name === "session_tree") this.forgetMissingBoots();
     try {
       const reply = await this.request("hook", name, payload(name, event, WIN.bootType), ctx, ctx.signal);
-      if (reply.ok) return this.apply(reply.reply, ctx, name, event);
+      const value = reply.ok ? this.apply(reply.reply, ctx, name, event) : undefined;
+      // A provider request is never passed through unanswered: no messages, no trust.
+      if (reply.ok && (name !== "context_with_system" || Array.isArray(value?.messages))) return value;
       return this.fallback(name, event, ctx);
     } catch (error) {
       this.tellOnce(format(T.NOTICE_LIFECYCLE_ERROR, { where: name, error: `bridge: ${error}` }), name);
