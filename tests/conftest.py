@@ -4,8 +4,11 @@ examples every run; set ``PICTX_HYPOTHESIS=explore`` to draw fresh random exampl
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 
+import pytest
 from hypothesis import settings
+from node_batch import NodeBatch
 
 settings.register_profile("deterministic", derandomize=True, database=None)
 settings.register_profile("explore")
@@ -16,7 +19,6 @@ settings.load_profile(
 
 # -- the real Pi, on every supported version ---------------------------------------------------
 
-import pytest  # noqa: E402
 from pi_versions import PiInstall, chosen, runs_real_pi, selecting  # noqa: E402
 
 
@@ -39,3 +41,11 @@ def pi_install(request: pytest.FixtureRequest) -> object:
         pytest.skip(install.skip_reason())
     with selecting(install):
         yield install
+
+
+@pytest.fixture(scope="module")
+def node() -> Iterator[NodeBatch]:
+    """One Node process per test module running the extension's pure JS modules."""
+    batch = NodeBatch()
+    yield batch
+    batch.close()

@@ -23,7 +23,7 @@ from pictx_fsm.audit_store import AuditFile, check_log
 from pictx_fsm.cli import main
 from pictx_fsm.errors import AuditChainError
 from pictx_fsm.hooks import TurnStart
-from pictx_fsm.hosts.pi.server import runtime_from_environment
+from pictx_fsm.hosts.pi.server import audit_from_environment, runtime_from_environment
 
 TESTS = Path(__file__).resolve().parent
 
@@ -103,7 +103,8 @@ def test_an_unusable_audit_directory_keeps_the_lifecycle_working_and_says_so_onc
     monkeypatch.setenv("PICTX_FSM_AUDIT_DIR", str(blocker))
     kit = Kit.create()
     # When the bridge builds the runtime for a session and the session handles hooks
-    runtime = runtime_from_environment(kit.tree, {"cwd": str(tmp_path)})
+    audit = audit_from_environment(kit.tree.session_id)
+    runtime = runtime_from_environment(kit.tree, {"cwd": str(tmp_path)}, audit)
     for index in range(3):
         runtime.handle(TurnStart(turn_index=index), kit.ctx)
     # Then every hook was handled and recorded in memory, and the problem was said once

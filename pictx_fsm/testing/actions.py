@@ -226,6 +226,16 @@ class SetAutomatic:
     enabled: bool
 
 
+@frozen(kw_only=True)
+class KillRuntime:
+    """The lifecycle's runtime dies, as the bridge's Python server can (issue 8): the bridge
+    twin (:mod:`pictx_fsm.hosts.pi.twin`) fails closed until it restarts one, or, with
+    ``permanent``, for good (degraded mode)."""
+
+    KIND: ClassVar[str] = "kill_runtime"
+    permanent: bool = False
+
+
 Action: TypeAlias = (
     Prompt
     | Script
@@ -245,6 +255,7 @@ Action: TypeAlias = (
     | HideBoot
     | QueueAtSettle
     | SetAutomatic
+    | KillRuntime
 )
 ACTION_TYPES: Mapping[str, type[Any]] = {
     cls.KIND: cls
@@ -267,9 +278,16 @@ ACTION_TYPES: Mapping[str, type[Any]] = {
         HideBoot,
         QueueAtSettle,
         SetAutomatic,
+        KillRuntime,
     )
 }
-WORLD_ACTIONS: tuple[type[Any], ...] = (VoidNextBoundary, HideBoot, QueueAtSettle, SetAutomatic)
+WORLD_ACTIONS: tuple[type[Any], ...] = (
+    VoidNextBoundary,
+    HideBoot,
+    QueueAtSettle,
+    SetAutomatic,
+    KillRuntime,
+)
 """Actions on the world around the session (other extensions, settings), applied by
 :meth:`~pictx_fsm.testing.world.World.apply`, not by :func:`apply_action`."""
 _TOOL_NAMES: Mapping[str, str] = {

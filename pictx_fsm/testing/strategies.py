@@ -24,6 +24,7 @@ from pictx_fsm.testing.actions import (
     FollowUp,
     Fork,
     HideBoot,
+    KillRuntime,
     Navigate,
     Prompt,
     QueueAtSettle,
@@ -124,6 +125,7 @@ def host_actions() -> st.SearchStrategy[Action]:
         stop,
         st.sampled_from((VoidNextBoundary(), HideBoot(), QueueAtSettle())),
         st.builds(SetAutomatic, enabled=st.booleans()),
+        st.builds(KillRuntime, permanent=st.sampled_from((False, False, True))),
     )
 
 

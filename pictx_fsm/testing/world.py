@@ -30,6 +30,7 @@ from pictx_fsm.hosts.model import (
 )
 from pictx_fsm.hosts.model.profiles import DEFAULT_HOST_PROFILE, HOST_PROFILES, host_profile
 from pictx_fsm.hosts.model.provider_usage import FauxCacheUsage
+from pictx_fsm.hosts.pi.twin import BridgeTwin
 from pictx_fsm.lifecycle import Lifecycle, load_lifecycle
 from pictx_fsm.policy import SettingsScopes
 from pictx_fsm.protocol import Profile
@@ -39,6 +40,7 @@ from pictx_fsm.session.tree import SessionTree
 from pictx_fsm.testing.actions import (
     Action,
     HideBoot,
+    KillRuntime,
     QueueAtSettle,
     SetAutomatic,
     VoidNextBoundary,
@@ -132,7 +134,8 @@ class World:
         self.noise = Arms()
         self.notes = NotesSandbox()
         """The world's ``PI_NOTES_HOME``, its escape links and the outside it must not touch."""
-        self.extension = LifecycleExtension(self._runtime)
+        # The lifecycle as the Pi bridge runs it: a KillRuntime action can take it down.
+        self.extension = BridgeTwin(LifecycleExtension(self._runtime))
         model = ModelInfo(
             provider="faux",
             id="faux-1",
@@ -209,6 +212,8 @@ class World:
             self.noise.queue = filler(f"settle-follow-up-{serial}", action.chars)
         elif isinstance(action, SetAutomatic):
             self.settings.automatic = action.enabled
+        elif isinstance(action, KillRuntime):
+            self.extension.kill(permanent=action.permanent)
         else:
             return None
         return True
