@@ -10,6 +10,16 @@ the first broken record.
 Tamper evidence is byte-exact: a line must be the canonical serialisation of its own content
 (sorted keys, compact separators, ASCII), so even a change of whitespace is detected, and the
 hash covers everything but itself.
+
+Message lists (``context`` and ``context_with_system`` carry the whole conversation) are
+recorded as ``{"count", "sha256"}``, never as text. Since format ``pictx-fsm/audit/2`` the
+``sha256`` is a hash list: the sha256 of the concatenated 32-byte sha256 digests of each
+message's canonical JSON (:func:`message_digest`, :func:`message_list_digest`). It proves the
+list exactly as before (a different list needs a sha256 collision), but per-message digests
+compose: a :class:`~pictx_fsm.session.transcript.Transcript` built by the session layer keeps
+them per entry and carries its list digest, so recording a 100k-message request costs O(1)
+and a projected window O(window). Format 1 hashed ``canonical(list)`` whole; both formats
+verify with :func:`verify_chain`, which checks every record's bytes and hash, not digests.
 """
 
 from __future__ import annotations
@@ -17,7 +27,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
@@ -30,12 +40,15 @@ __all__ = [
     "GENESIS",
     "AuditLog",
     "ChainReport",
+    "RecordLine",
     "canonical",
     "configuration_json",
     "event_json",
     "fired_json",
     "iter_records",
+    "message_digest",
     "message_list_digest",
+    "record_line",
     "result_json",
     "step_json",
     "transition_counts",
@@ -49,13 +62,13 @@ if TYPE_CHECKING:
     from pictx_fsm.machines import Configuration, Fired, Step
 
 GENESIS = "0" * 64
-AUDIT_FORMAT = "pictx-fsm/audit/1"
+AUDIT_FORMAT = "pictx-fsm/audit/2"
+"""2: message lists digested as hash lists (:func:`message_list_digest`); 1: whole-list sha256."""
 
 
 def canonical(obj: Any) -> str:
-    return json.dumps(
-        obj, sort_keys=True, separators=(",", ":"), ensure_ascii=True, default=_default
-    )
+    """The one serialisation of a record's content: sorted keys, compact separators, ASCII."""
+    return _encode(obj)
 
 
 def _default(value: Any) -> Any:
@@ -69,11 +82,47 @@ def _default(value: Any) -> Any:
         return enum_value
     if isinstance(value, frozenset | set):
         return sorted(value, key=repr)
-    import attrs
-
-    if attrs.has(type(value)):
-        return {"__type__": type(value).__name__, **attrs.asdict(value, recurse=False)}
+    names = _attrs_fields(type(value))
+    if names is not None:
+        out = {"__type__": type(value).__name__}
+        for name in names:
+            out[name] = getattr(value, name)
+        return out
     return repr(value)
+
+
+_FIELDS: dict[type, tuple[str, ...] | None] = {}
+
+
+def _attrs_fields(cls: type) -> tuple[str, ...] | None:
+    """The field names of an attrs class (``attrs.asdict(recurse=False)``'s keys), cached."""
+    if cls not in _FIELDS:
+        import attrs
+
+        _FIELDS[cls] = tuple(a.name for a in attrs.fields(cls)) if attrs.has(cls) else None
+    return _FIELDS[cls]
+
+
+def _make_encoder() -> Callable[[Any], str]:
+    """``json.dumps`` with the canonical settings, built once: ``dumps`` with non-default
+    arguments builds a new encoder on every call, which costs more than a small record."""
+    make = getattr(json.encoder, "c_make_encoder", None)
+    if make is None:  # pragma: no cover - CPython ships the C encoder
+        encoder = json.JSONEncoder(
+            sort_keys=True, separators=(",", ":"), ensure_ascii=True, default=_default
+        )
+        return encoder.encode
+    chunks = make(
+        None, _default, json.encoder.encode_basestring_ascii, None, ":", ",", True, False, True
+    )
+
+    def encode(obj: Any) -> str:
+        return "".join(chunks(obj, 0))
+
+    return encode
+
+
+_encode = _make_encoder()
 
 
 def _digest(text: str) -> str:
@@ -98,7 +147,13 @@ def fired_json(fired: Fired) -> dict[str, Any]:
 
 def step_json(step: Step[Any]) -> dict[str, Any]:
     """One machine event of a hook: what it saw (configuration, facts) and what it did."""
-    facts = json.loads(canonical(dict(step.facts)))
+    result: dict[str, Any] = json.loads(_encode(_step_raw(step)))
+    return result
+
+
+def _step_raw(step: Step[Any]) -> dict[str, Any]:
+    """:func:`step_json` for the encoder: the facts as they are, with their digest."""
+    facts = dict(step.facts)
     return {
         "machine": step.machine,
         "event": step.event,
@@ -106,39 +161,131 @@ def step_json(step: Step[Any]) -> dict[str, Any]:
         "after": configuration_json(step.after),
         "transitions": [fired_json(f) for f in step.fired],
         "facts": facts,
-        "facts_digest": _digest(canonical(facts)),
+        "facts_digest": _digest(_encode(facts)),
     }
 
 
-def message_list_digest(messages: Sequence[Any]) -> dict[str, Any]:
-    """A provider message list in an audit record: its length and sha256, not its text.
+def message_digest(message: Any) -> bytes:
+    """The 32-byte sha256 of one message's canonical JSON: the unit of a list digest."""
+    return hashlib.sha256(_encode(message).encode("ascii")).digest()
 
+
+def message_list_digest(messages: Sequence[Any]) -> dict[str, Any]:
+    """A provider message list in an audit record: its length and hash list, not its text.
+
+    ``sha256`` is the sha256 of the concatenated :func:`message_digest` of every message. A
+    list that knows its digest (a session :class:`~pictx_fsm.session.transcript.Transcript`,
+    kept per entry as the session grows) answers in O(1); any other list is digested here.
     ``context`` hooks carry the whole conversation on every request; writing it again each
     time would make a record cost O(session) and the log grow quadratically."""
-    return {"count": len(messages), "sha256": _digest(canonical(list(messages)))}
+    known = getattr(messages, "list_digest", None)
+    if callable(known):
+        return {"count": len(messages), "sha256": known()}
+    state = hashlib.sha256()
+    for message in messages:
+        state.update(message_digest(message))
+    return {"count": len(messages), "sha256": state.hexdigest()}
+
+
+_EVENT_FIELDS: dict[type, tuple[str, ...]] = {}
+
+
+def _event_raw(event: Any) -> dict[str, Any]:
+    """A hook event for the encoder: attrs fields as they are, message lists digested."""
+    cls = type(event)
+    names = _EVENT_FIELDS.get(cls)
+    if names is None:
+        import attrs
+
+        names = _EVENT_FIELDS[cls] = tuple(a.name for a in attrs.fields(cls))
+    out: dict[str, Any] = {"hook": cls.HOOK}
+    for name in names:
+        value = getattr(event, name)
+        out[name] = message_list_digest(value) if name == "messages" else value
+    return out
 
 
 def event_json(event: Any) -> dict[str, Any]:
     """A hook event as JSON (attrs fields; drafts as Pi writes them; message lists digested)."""
-    import attrs
+    result: dict[str, Any] = json.loads(_encode(_event_raw(event)))
+    return result
 
-    out: dict[str, Any] = {"hook": type(event).HOOK}
-    for attribute in attrs.fields(type(event)):
-        value = getattr(event, attribute.name)
-        if attribute.name == "messages":
-            out["messages"] = message_list_digest(value)
-        else:
-            out[attribute.name] = json.loads(canonical(value))
-    return out
+
+def _result_raw(result: Any) -> Any:
+    """A hook result for the encoder, a returned message list digested (never encoded)."""
+    from pictx_fsm.effects import HookResult, MessagesResult
+
+    if not isinstance(result, HookResult):
+        return json.loads(_encode(result))
+    value: Any = result.value
+    if isinstance(value, MessagesResult):
+        value = {"messages": message_list_digest(value.messages)}
+    return {"hook": result.hook, "value": value, "effects": list(result.effects)}
 
 
 def result_json(result: Any) -> Any:
     """A hook result as JSON, with a returned message list digested like the event's."""
-    out = json.loads(canonical(result))
+    out = json.loads(_encode(_result_raw(result)))
     value = out.get("value") if isinstance(out, dict) else None
     if isinstance(value, dict) and isinstance(value.get("messages"), list):
         value["messages"] = message_list_digest(value["messages"])
     return out
+
+
+@frozen(kw_only=True)
+class RecordLine:
+    """One record's canonical line and hash (the hash covers the line without itself)."""
+
+    line: str
+    hash: str
+
+
+def record_line(
+    *,
+    seq: int,
+    prev: str,
+    event: Any,
+    ctx: Any,
+    result: HookResult,
+    profile: str,
+    fingerprint: str,
+) -> RecordLine:
+    """The canonical line of one record, its content encoded once.
+
+    Canonical keys are sorted, so the record's members before ``hash`` (``ctx``, ``event``,
+    ``format``) and after it are encoded as two objects and joined: the hashed body is their
+    concatenation, the line the same with the hash between them — the bytes ``canonical``
+    gives for the whole record, without encoding anything twice or searching the text."""
+    head = _encode({"ctx": _ctx_json(ctx), "event": _event_raw(event), "format": AUDIT_FORMAT})
+    tail = _encode(
+        {
+            "hook": result.hook,
+            "models": fingerprint,
+            "prev": prev,
+            "profile": profile,
+            "result": _result_raw(result),
+            "seq": seq,
+            "steps": [_step_raw(s) for s in result.steps],
+        }
+    )
+    digest = _digest(f"{head[:-1]},{tail[1:]}")
+    return RecordLine(line=f'{head[:-1]},"hash":"{digest}",{tail[1:]}', hash=digest)
+
+
+_CTX_JSON: dict[int, tuple[Any, Any]] = {}
+
+
+def _ctx_json(ctx: Any) -> Any:
+    """A host context as JSON, cached by identity: a host hands the same context object to
+    every hook of a run (an equal context is not enough: ``1 == 1.0`` encode differently)."""
+    known = _CTX_JSON.get(id(ctx))
+    if known is not None and known[0] is ctx:
+        return known[1]
+    value = json.loads(_encode(ctx))
+    if len(_CTX_JSON) >= 64:
+        _CTX_JSON.clear()
+    _CTX_JSON[id(ctx)] = (ctx, value)
+    return value
 
 
 class AuditLog:
@@ -146,7 +293,8 @@ class AuditLog:
 
     def __init__(self, path: str | os.PathLike[str] | None = None, *, fsync: bool = False) -> None:
         self.path = None if path is None else Path(path)
-        self.records: list[dict[str, Any]] = []
+        self._records: list[dict[str, Any]] = []
+        self._unread: list[str] = []
         self._fsync = fsync
         self._last_hash = GENESIS
         self._seq = 0
@@ -174,30 +322,35 @@ class AuditLog:
         result: HookResult,
         profile: str,
         fingerprint: str,
-    ) -> dict[str, Any]:
+    ) -> RecordLine:
         """Append the record of one handled hook: its result carries the machine steps."""
-        self._seq += 1
-        body: dict[str, Any] = {
-            "format": AUDIT_FORMAT,
-            "seq": self._seq,
-            "hook": result.hook,
-            "event": event_json(event),
-            "ctx": json.loads(canonical(ctx)),
-            "steps": [step_json(s) for s in result.steps],
-            "result": result_json(result),
-            "profile": profile,
-            "models": fingerprint,
-            "prev": self._last_hash,
-        }
-        body["hash"] = _digest(canonical(body))
-        self._last_hash = body["hash"]
-        self.records.append(body)
+        written = record_line(
+            seq=self._seq + 1,
+            prev=self._last_hash,
+            event=event,
+            ctx=ctx,
+            result=result,
+            profile=profile,
+            fingerprint=fingerprint,
+        )
+        self._seq += 1  # only once the record exists: a record that cannot be built is not one
+        self._last_hash = written.hash
+        self._unread.append(written.line)
         if self._fp is not None:
-            self._fp.write(canonical(body) + "\n")
+            self._fp.write(written.line + "\n")
             self._fp.flush()
             if self._fsync:
                 os.fsync(self._fp.fileno())
-        return body
+        return written
+
+    @property
+    def records(self) -> list[dict[str, Any]]:
+        """Every record written through this log, as JSON objects (parsed when first read:
+        writing a record never parses it back)."""
+        if self._unread:
+            self._records.extend(json.loads(line) for line in self._unread)
+            self._unread.clear()
+        return self._records
 
     def close(self) -> None:
         if self._fp is not None:

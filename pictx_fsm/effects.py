@@ -48,7 +48,8 @@ NoticeLevel: TypeAlias = Literal["info", "warning", "error"]
 
 
 def _tuple(items: Sequence[Any]) -> tuple[Any, ...]:
-    return tuple(items)
+    # A tuple is kept as it is: a Transcript (a tuple that knows its digests) stays one.
+    return items if isinstance(items, tuple) else tuple(items)
 
 
 # -- boundary drafts (SessionBoundaryDraft, pi-host §4.1) --------------------------------------
