@@ -147,22 +147,59 @@ def fired_json(fired: Fired) -> dict[str, Any]:
 
 def step_json(step: Step[Any]) -> dict[str, Any]:
     """One machine event of a hook: what it saw (configuration, facts) and what it did."""
-    result: dict[str, Any] = json.loads(_encode(_step_raw(step)))
+    result: dict[str, Any] = json.loads(_step_text(step))
     return result
 
 
-def _step_raw(step: Step[Any]) -> dict[str, Any]:
-    """:func:`step_json` for the encoder: the facts as they are, with their digest."""
-    facts = dict(step.facts)
-    return {
-        "machine": step.machine,
-        "event": step.event,
-        "before": configuration_json(step.before),
-        "after": configuration_json(step.after),
-        "transitions": [fired_json(f) for f in step.fired],
-        "facts": facts,
-        "facts_digest": _digest(_encode(facts)),
-    }
+def _step_text(step: Step[Any]) -> str:
+    """:func:`step_json` as canonical text; the facts are encoded once, for the record and
+    their digest, and the few configurations and transitions a lifecycle has are cached."""
+    facts = _encode(dict(step.facts)) if step.facts else "{}"
+    transitions = ",".join(_fired_text(fired) for fired in step.fired)
+    return (
+        f'{{"after":{_configuration_text(step.after)},'
+        f'"before":{_configuration_text(step.before)},"event":{_text(step.event)},'
+        f'"facts":{facts},"facts_digest":"{_facts_digest(facts)}",'
+        f'"machine":{_text(step.machine)},"transitions":[{transitions}]}}'
+    )
+
+
+def _facts_digest(text: str) -> str:
+    """The digest of a facts text; the same few facts recur hook after hook (cached)."""
+    return _cached(("facts", text), lambda: _digest(text))
+
+
+def _text(value: Any) -> str:
+    """Canonical text of a value, a plain string without the encoder's call."""
+    if type(value) is str:
+        return str(json.encoder.encode_basestring_ascii(value))
+    return _encode(value)
+
+
+_TEXTS: dict[tuple[Any, ...], str] = {}
+
+
+def _cached(key: tuple[Any, ...], make: Callable[[], str]) -> str:
+    text = _TEXTS.get(key)
+    if text is None:
+        if len(_TEXTS) >= 4096:
+            _TEXTS.clear()
+        text = _TEXTS[key] = make()
+    return text
+
+
+def _configuration_text(configuration: Configuration) -> str:
+    return _cached(
+        ("configuration", configuration.states),
+        lambda: _encode(configuration_json(configuration)),
+    )
+
+
+def _fired_text(fired: Fired) -> str:
+    if not all(type(value) is bool for _, value in fired.guards):  # 1 == True, "1" != "true"
+        return _encode(fired_json(fired))
+    key = ("fired", fired.transition, fired.region, fired.source, fired.target, fired.guards)
+    return _cached(key, lambda: _encode(fired_json(fired)))
 
 
 def message_digest(message: Any) -> bytes:
@@ -252,40 +289,38 @@ def record_line(
 ) -> RecordLine:
     """The canonical line of one record, its content encoded once.
 
-    Canonical keys are sorted, so the record's members before ``hash`` (``ctx``, ``event``,
-    ``format``) and after it are encoded as two objects and joined: the hashed body is their
-    concatenation, the line the same with the hash between them — the bytes ``canonical``
-    gives for the whole record, without encoding anything twice or searching the text."""
-    head = _encode({"ctx": _ctx_json(ctx), "event": _event_raw(event), "format": AUDIT_FORMAT})
-    tail = _encode(
-        {
-            "hook": result.hook,
-            "models": fingerprint,
-            "prev": prev,
-            "profile": profile,
-            "result": _result_raw(result),
-            "seq": seq,
-            "steps": [_step_raw(s) for s in result.steps],
-        }
+    The members are encoded one by one and joined in sorted key order (the keys are plain
+    identifiers), so the hashed body and the line — the same with ``hash`` at its sorted
+    place between ``format`` and ``hook`` — are the bytes ``canonical`` gives for the whole
+    record, without encoding anything twice or searching the text."""
+    steps = ",".join(_step_text(step) for step in result.steps)
+    head = (
+        f'{{"ctx":{_ctx_text(ctx)},"event":{_encode(_event_raw(event))},'
+        f'"format":{_text(AUDIT_FORMAT)}'
     )
-    digest = _digest(f"{head[:-1]},{tail[1:]}")
-    return RecordLine(line=f'{head[:-1]},"hash":"{digest}",{tail[1:]}', hash=digest)
+    tail = (
+        f'"hook":{_text(result.hook)},"models":{_text(fingerprint)},"prev":{_text(prev)},'
+        f'"profile":{_text(profile)},"result":{_encode(_result_raw(result))},'
+        f'"seq":{_encode(seq)},"steps":[{steps}]}}'
+    )
+    digest = _digest(f"{head},{tail}")
+    return RecordLine(line=f'{head},"hash":"{digest}",{tail}', hash=digest)
 
 
-_CTX_JSON: dict[int, tuple[Any, Any]] = {}
+_CTX_TEXT: dict[int, tuple[Any, str]] = {}
 
 
-def _ctx_json(ctx: Any) -> Any:
-    """A host context as JSON, cached by identity: a host hands the same context object to
-    every hook of a run (an equal context is not enough: ``1 == 1.0`` encode differently)."""
-    known = _CTX_JSON.get(id(ctx))
+def _ctx_text(ctx: Any) -> str:
+    """A host context's canonical text, cached by identity: a host hands the same context
+    object to every hook of a run (an equal one is not enough: ``1 == 1.0`` encode apart)."""
+    known = _CTX_TEXT.get(id(ctx))
     if known is not None and known[0] is ctx:
         return known[1]
-    value = json.loads(_encode(ctx))
-    if len(_CTX_JSON) >= 64:
-        _CTX_JSON.clear()
-    _CTX_JSON[id(ctx)] = (ctx, value)
-    return value
+    text = _encode(ctx)
+    if len(_CTX_TEXT) >= 64:
+        _CTX_TEXT.clear()
+    _CTX_TEXT[id(ctx)] = (ctx, text)
+    return text
 
 
 class AuditLog:
