@@ -33,6 +33,7 @@ from typing import IO, TYPE_CHECKING, Any
 
 from attrs import frozen
 
+from pictx_fsm.effects import HookResult, MessagesResult
 from pictx_fsm.errors import AuditChainError, UnreadableInputError
 
 __all__ = [
@@ -58,7 +59,6 @@ __all__ = [
 ]
 
 if TYPE_CHECKING:
-    from pictx_fsm.effects import HookResult
     from pictx_fsm.machines import Configuration, Fired, Step
 
 GENESIS = "0" * 64
@@ -72,6 +72,9 @@ def canonical(obj: Any) -> str:
 
 
 def _default(value: Any) -> Any:
+    names = _PLAIN_ATTRS.get(type(value))
+    if names is not None:  # the common case, decided once per class
+        return _attrs_json(value, names)
     to_json = getattr(value, "to_json", None)
     if callable(to_json):
         return to_json()
@@ -84,14 +87,22 @@ def _default(value: Any) -> Any:
         return sorted(value, key=repr)
     names = _attrs_fields(type(value))
     if names is not None:
-        out = {"__type__": type(value).__name__}
-        for name in names:
-            out[name] = getattr(value, name)
-        return out
+        return _attrs_json(value, names)
     return repr(value)
 
 
+def _attrs_json(value: Any, names: tuple[str, ...]) -> dict[str, Any]:
+    """``{"__type__": class name, **attrs.asdict(value, recurse=False)}``."""
+    out = {"__type__": type(value).__name__}
+    for name in names:
+        out[name] = getattr(value, name)
+    return out
+
+
 _FIELDS: dict[type, tuple[str, ...] | None] = {}
+_PLAIN_ATTRS: dict[type, tuple[str, ...]] = {}
+"""attrs classes that take the attrs branch of :func:`_default` whatever the instance: no
+``to_json``, not a mapping, no ``value``/``name`` attribute and not a set."""
 
 
 def _attrs_fields(cls: type) -> tuple[str, ...] | None:
@@ -99,7 +110,11 @@ def _attrs_fields(cls: type) -> tuple[str, ...] | None:
     if cls not in _FIELDS:
         import attrs
 
-        _FIELDS[cls] = tuple(a.name for a in attrs.fields(cls)) if attrs.has(cls) else None
+        names = tuple(a.name for a in attrs.fields(cls)) if attrs.has(cls) else None
+        _FIELDS[cls] = names
+        plain = not any(hasattr(cls, n) for n in ("to_json", "value", "name"))
+        if names is not None and plain and not issubclass(cls, Mapping | frozenset | set):
+            _PLAIN_ATTRS[cls] = names
     return _FIELDS[cls]
 
 
@@ -188,11 +203,22 @@ def _cached(key: tuple[Any, ...], make: Callable[[], str]) -> str:
     return text
 
 
+_CONFIGURATIONS: dict[int, tuple[Configuration, str]] = {}
+
+
 def _configuration_text(configuration: Configuration) -> str:
-    return _cached(
+    """A configuration's text, by identity first: a state keeps its configuration objects."""
+    known = _CONFIGURATIONS.get(id(configuration))
+    if known is not None and known[0] is configuration:
+        return known[1]
+    text = _cached(
         ("configuration", configuration.states),
         lambda: _encode(configuration_json(configuration)),
     )
+    if len(_CONFIGURATIONS) >= 1024:
+        _CONFIGURATIONS.clear()
+    _CONFIGURATIONS[id(configuration)] = (configuration, text)
+    return text
 
 
 def _fired_text(fired: Fired) -> str:
@@ -250,14 +276,18 @@ def event_json(event: Any) -> dict[str, Any]:
 
 def _result_raw(result: Any) -> Any:
     """A hook result for the encoder, a returned message list digested (never encoded)."""
-    from pictx_fsm.effects import HookResult, MessagesResult
-
     if not isinstance(result, HookResult):
         return json.loads(_encode(result))
     value: Any = result.value
     if isinstance(value, MessagesResult):
         value = {"messages": message_list_digest(value.messages)}
     return {"hook": result.hook, "value": value, "effects": list(result.effects)}
+
+
+def _result_text(result: HookResult) -> str:
+    if result.value is None and not result.effects:  # most hooks: cached per hook name
+        return _cached(("result", result.hook), lambda: _encode(_result_raw(result)))
+    return _encode(_result_raw(result))
 
 
 def result_json(result: Any) -> Any:
@@ -300,7 +330,7 @@ def record_line(
     )
     tail = (
         f'"hook":{_text(result.hook)},"models":{_text(fingerprint)},"prev":{_text(prev)},'
-        f'"profile":{_text(profile)},"result":{_encode(_result_raw(result))},'
+        f'"profile":{_text(profile)},"result":{_result_text(result)},'
         f'"seq":{_encode(seq)},"steps":[{steps}]}}'
     )
     digest = _digest(f"{head},{tail}")
