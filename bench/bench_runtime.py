@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from attrs import frozen
-from bench_foundation import SessionMaker, session_header
+from bench_foundation import SESSION_ID, SessionMaker, session_header
 
 from pictx_fsm.audit import AuditLog
 from pictx_fsm.hooks import (
@@ -59,11 +59,17 @@ from pictx_fsm.hooks import (
     TurnEnd,
     TurnStart,
 )
-from pictx_fsm.protocol import GET_CONTEXT_REMAINING_TOOL, PI_CONTEXT_COMMAND, WIPE_MEMORY_TOOL
+from pictx_fsm.protocol import (
+    BOOT_TYPE,
+    GET_CONTEXT_REMAINING_TOOL,
+    PI_CONTEXT_COMMAND,
+    WIPE_MEMORY_TOOL,
+)
 from pictx_fsm.runtime import LifecycleRuntime
 from pictx_fsm.session.entries import Entry, MessageEntry
 from pictx_fsm.session.projection import project_branch
 from pictx_fsm.session.tree import SessionTree
+from pictx_fsm.session.windows import root_window_id
 
 TAIL = 120
 """Entries of the current window (after its marker) at every size."""
@@ -78,13 +84,28 @@ MARK_END = "<!-- bench_runtime:end -->"
 # the session and the hooks
 
 
-def shaped_session(size: int) -> list[Entry]:
-    """``size`` entries whose last window (a reset, then ``TAIL`` entries of turns drawn from
-    one fixed seed) is the same at every size; only what precedes it grows."""
+SHAPES = ("windows", "root")
+"""``windows``: a reset every ~200 entries, the leaf ``TAIL`` entries into its window (a long
+pi-context session); ``root``: no reset at all, the root boot at the start (a long session in
+its root window, as before pi-context's first reset or with it switched off)."""
+
+
+def shaped_session(size: int, shape: str) -> list[Entry]:
+    """``size`` entries whose last ``TAIL`` entries (turns drawn from one fixed seed, after a
+    reset for ``windows``) are the same at every size; only what precedes them grows."""
     maker = SessionMaker(seed=size)
-    entries = maker.session(size - TAIL - 3)
-    maker.since_reset = 10**9  # the next turn starts with a reset
-    entries.extend(maker.reset())
+    if shape == "windows":
+        entries = maker.session(size - TAIL - 3)
+        maker.since_reset = 10**9  # the next turn starts with a reset
+        entries.extend(maker.reset())
+    else:
+        entries = list(maker.start())
+        root = {"windowId": root_window_id(SESSION_ID)}
+        entries.append(maker.custom_message(BOOT_TYPE, maker.text(150, 250), details=root))
+        maker.since_reset = -(10**9)  # never a reset, never a budget message
+        while len(entries) < size - TAIL:
+            entries.extend(maker.turn())
+        entries = entries[: size - TAIL]
     maker.rng = random.Random(7)
     while len(entries) < size:
         entries.extend(maker.turn())
@@ -150,14 +171,15 @@ HOST = HostContext(
 
 
 class Subject:
-    """One session of one size: its tree, one runtime, its hook kinds and the base state."""
+    """One session of one size and shape: its tree, one runtime, its hook kinds, the base
+    state."""
 
-    def __init__(self, size: int, audit_dir: Path) -> None:
-        entries = shaped_session(size)
-        self.size = size
+    def __init__(self, size: int, shape: str, audit_dir: Path) -> None:
+        entries = shaped_session(size, shape)
+        self.size, self.shape = size, shape
         self.tree = SessionTree.from_entries(session_header(), entries)
         self.runtime = LifecycleRuntime(self.tree)
-        self.log = AuditLog(audit_dir / f"audit-{size}.jsonl")
+        self.log = AuditLog(audit_dir / f"audit-{shape}-{size}.jsonl")
         self.kinds = hook_kinds(self.tree, entries)
         self.runtime.handle(SessionStart(reason="startup"), HOST)
         self.base = self.runtime.state
@@ -183,31 +205,35 @@ class Subject:
 # measuring
 
 
-Key = tuple[int, str, bool]
+Key = tuple[str, int, str, bool]
 
 
 def measure(subjects: list[Subject], rounds: int) -> dict[str, dict[Key, tuple[float, float]]]:
-    """Per (size, kind, audit): the best and the median, over rounds, of the batch means;
-    sizes, kinds and audit settings interleaved in every round. The garbage collector is
-    paused while a batch runs (as ``timeit`` does) and runs between batches."""
+    """Per (shape, size, kind, audit): the best and the median, over rounds, of the batch means;
+    sizes, kinds and audit settings interleaved in every round. The sessions are frozen out
+    of the garbage collector's sight (``gc.freeze``), which is paused while a batch runs (as
+    ``timeit`` does) and collects between rounds."""
     samples: dict[Key, list[tuple[float, float]]] = {}
     for subject in subjects:  # warm-up: caches, lazily built indexes, first file writes
         for kind in subject.kinds:
             for audit in (False, True):
                 subject.run(kind, audit, 2)
+    gc.collect()
+    gc.freeze()
     for number in range(rounds):
         order = list(subjects) if number % 2 == 0 else list(reversed(subjects))
         for subject in order:
             for kind in subject.kinds:
                 for audit in (False, True) if number % 2 == 0 else (True, False):
-                    key = (subject.size, kind.name, audit)
-                    gc.collect()
+                    key = (subject.shape, subject.size, kind.name, audit)
                     gc.disable()
                     try:
                         samples.setdefault(key, []).append(subject.run(kind, audit, CALLS))
                     finally:
                         gc.enable()
+        gc.collect()
         print(f"round {number + 1}/{rounds} done", file=sys.stderr)
+    gc.unfreeze()
     return {
         "best": {key: min(values) for key, values in samples.items()},
         "median": {
@@ -222,16 +248,20 @@ def measure(subjects: list[Subject], rounds: int) -> dict[str, dict[Key, tuple[f
 
 @frozen(kw_only=True)
 class Table:
+    """The figures of one shape."""
+
+    shape: str
     sizes: tuple[int, ...]
     kinds: tuple[str, ...]
     figures: dict[Key, tuple[float, float]]
 
     def cpu(self, size: int, kind: str, audit: bool) -> float:
-        return self.figures[(size, kind, audit)][0]
+        return self.figures[(self.shape, size, kind, audit)][0]
 
     def overall(self, size: int, audit: bool, clock: int = 0) -> float:
         """The mean cost of one hook of each kind."""
-        return statistics.fmean(self.figures[(size, k, audit)][clock] for k in self.kinds)
+        figures = self.figures
+        return statistics.fmean(figures[(self.shape, size, k, audit)][clock] for k in self.kinds)
 
     def ratio(self, audit: bool, kind: str | None = None) -> float:
         small, large = self.sizes[0], self.sizes[-1]
@@ -347,10 +377,7 @@ def median_line(median: Table) -> str:
     )
 
 
-def section(table: Table, median: Table, command: str) -> str:
-    small, large = table.sizes[0], table.sizes[-1]
-    wall_off = table.overall(large, False, 1) / table.overall(small, False, 1)
-    wall_on = table.overall(large, True, 1) / table.overall(small, True, 1)
+def section(tables: list[tuple[Table, Table]], command: str) -> str:
     lines = [
         MARK_BEGIN,
         "## Runtime per hook as the session grows (`bench/bench_runtime.py`)",
@@ -360,10 +387,24 @@ def section(table: Table, median: Table, command: str) -> str:
         "- Each figure: the best over rounds (as `timeit` reports: slower runs measure other",
         "  processes on the shared machine) of the mean thread CPU time of one `handle` call in",
         f"  a batch of {CALLS}, every call from the same lifecycle state, the garbage collector",
-        "  paused during a batch; sizes, kinds and audit on/off interleaved in every round. The",
-        "  last window is the same at every size. Audit on = a file-backed `AuditLog`. Context",
-        "  hooks carry the session layer's transcripts (`tree.transcripts`) as a host builds them.",
-        f"- Wall-time ratios of the same run ({large:,}/{small:,}): audit off {wall_off:.2f}×,"
+        "  paused during a batch; shapes, sizes, kinds and audit on/off interleaved in every",
+        f"  round. The last {TAIL} entries are the same at every size. Audit on = a file-backed",
+        "  `AuditLog`. Context hooks carry the session layer's transcripts (`tree.transcripts`)",
+        "  as a host builds them.",
+    ]
+    for table, median in tables:
+        lines += ["", *shape_lines(table, median)]
+    return "\n".join([*lines, MARK_END]) + "\n"
+
+
+def shape_lines(table: Table, median: Table) -> list[str]:
+    small, large = table.sizes[0], table.sizes[-1]
+    wall_off = table.overall(large, False, 1) / table.overall(small, False, 1)
+    wall_on = table.overall(large, True, 1) / table.overall(small, True, 1)
+    return [
+        f"### Shape `{table.shape}`",
+        "",
+        f"Wall-time ratios of the same run ({large:,}/{small:,}): audit off {wall_off:.2f}×,"
         f" audit on {wall_on:.2f}×. {median_line(median)}",
         "",
         "| row | measured | target | |",
@@ -371,9 +412,7 @@ def section(table: Table, median: Table, command: str) -> str:
         *(f"| {r} | {m} | {t} | {verdict(ok)} |" for r, m, t, ok in target_rows(table)),
         "",
         *kind_lines(table),
-        MARK_END,
     ]
-    return "\n".join(lines) + "\n"
 
 
 def write_section(path: Path, text: str) -> None:
@@ -392,26 +431,36 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[1000, 10000, 100000])
     parser.add_argument("--rounds", type=int, default=9)
+    parser.add_argument("--shapes", nargs="+", choices=SHAPES, default=list(SHAPES))
     parser.add_argument("--out", type=Path, default=None)
     args = parser.parse_args(argv)
     sizes = tuple(sorted(args.sizes))
     with tempfile.TemporaryDirectory() as directory:
-        subjects = [Subject(size, Path(directory)) for size in sizes]
+        subjects = [
+            Subject(size, shape, Path(directory)) for shape in args.shapes for size in sizes
+        ]
         figures = measure(subjects, args.rounds)
         for subject in subjects:
             subject.log.close()
     kinds = tuple(k.name for k in subjects[0].kinds)
-    table = Table(sizes=sizes, kinds=kinds, figures=figures["best"])
-    median = Table(sizes=sizes, kinds=kinds, figures=figures["median"])
-    print("\n".join(kind_lines(table)))
-    print()
-    for row, measured, target, met in target_rows(table):
-        print(f"{row:<62} {measured:<28} target {target:<9} {verdict(met)}")
-    print(median_line(median))
+    tables = [
+        (
+            Table(shape=shape, sizes=sizes, kinds=kinds, figures=figures["best"]),
+            Table(shape=shape, sizes=sizes, kinds=kinds, figures=figures["median"]),
+        )
+        for shape in args.shapes
+    ]
+    for table, median in tables:
+        print(f"\nshape {table.shape}")
+        print("\n".join(kind_lines(table)))
+        print()
+        for row, measured, target, met in target_rows(table):
+            print(f"{row:<62} {measured:<28} target {target:<9} {verdict(met)}")
+        print(median_line(median))
     if args.out is not None:
         shown = " ".join(sys.argv[1:] if argv is None else argv)
         command = f"python bench/bench_runtime.py {shown}".strip()
-        write_section(args.out, section(table, median, command))
+        write_section(args.out, section(tables, command))
         print(f"wrote {args.out}")
     return 0
 
