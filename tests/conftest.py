@@ -12,3 +12,30 @@ settings.register_profile("explore")
 settings.load_profile(
     "explore" if os.environ.get("PICTX_HYPOTHESIS") == "explore" else "deterministic"
 )
+
+
+# -- the real Pi, on every supported version ---------------------------------------------------
+
+import pytest  # noqa: E402
+from pi_versions import PiInstall, chosen, runs_real_pi, selecting  # noqa: E402
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    """A test that runs the real Pi runs once per supported Pi version (``pi_versions``)."""
+    marked = metafunc.definition.get_closest_marker("real_pi") is not None
+    if "pi_install" in metafunc.fixturenames and runs_real_pi(metafunc.function, marked):
+        installs = chosen()
+        metafunc.parametrize("pi_install", installs, indirect=True, ids=[i.id for i in installs])
+
+
+@pytest.fixture(autouse=True)
+def pi_install(request: pytest.FixtureRequest) -> object:
+    """The Pi install this test runs on; it skips, saying so, when that Pi is not installed."""
+    install: PiInstall | None = getattr(request, "param", None)
+    if install is None:
+        yield None
+        return
+    if not install.available():
+        pytest.skip(install.skip_reason())
+    with selecting(install):
+        yield install

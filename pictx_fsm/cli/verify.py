@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
 from pictx_fsm.errors import UsageError
+from pictx_fsm.hosts.model.profiles import HOST_PROFILES
 from pictx_fsm.lifecycle import load_lifecycle
 from pictx_fsm.protocol import Profile
 from pictx_fsm.testing.contracts import ContractReport, ContractRun
@@ -43,6 +44,12 @@ def configure(parser: argparse.ArgumentParser) -> None:
         action="append",
         choices=[p.value for p in Profile],
         help="profile(s) to explore (default: both)",
+    )
+    parser.add_argument(
+        "--host-profile",
+        action="append",
+        choices=list(HOST_PROFILES),
+        help="Pi version(s) the model session behaves as (default: all)",
     )
     parser.add_argument("--fault", choices=sorted(FAULTS), help="plant a deliberate fault")
     parser.add_argument("--out", default="verify-out", help="where counterexamples go")
@@ -74,6 +81,7 @@ def run(args: argparse.Namespace) -> int:
         seed=args.seed,
         time_budget=args.time_budget,
         profiles=tuple(args.profile or [p.value for p in Profile]),
+        hosts=tuple(args.host_profile or HOST_PROFILES),
         fault=args.fault,
         scenarios=not args.no_scenarios,
     )
@@ -128,7 +136,10 @@ def _summarise(
     assert coverage is not None
     failed = False
     options = report.options
-    print(f"pictx-fsm verify · models {fingerprint[:12]} · profiles {', '.join(options.profiles)}")
+    print(
+        f"pictx-fsm verify · models {fingerprint[:12]} · profiles {', '.join(options.profiles)}"
+        f" · hosts {', '.join(options.hosts)}"
+    )
     if options.fault:
         print(f"planted fault  {options.fault}")
     print(f"invariants     {len(INVARIANT_TYPES)} checked after every action", end="")

@@ -1,6 +1,7 @@
 """The exploration behind ``pictx-fsm verify``: seed scenarios, then Hypothesis.
 
-Phase 1 runs every seed scenario (:mod:`~pictx_fsm.testing.scenarios`) in each profile.
+Phase 1 runs every seed scenario (:mod:`~pictx_fsm.testing.scenarios`) in each profile, the
+host profiles (Pi versions) alternating.
 Phase 2 lets Hypothesis generate worlds and action sequences, checking every invariant after
 every action; on a failure Hypothesis shrinks the sequence and the last example it runs is
 the minimal one, which becomes the counterexample trace. Coverage counts every declared
@@ -22,6 +23,7 @@ from attrs import define, field, frozen
 from hypothesis import HealthCheck, Phase, Verbosity, given, seed, settings
 from hypothesis import strategies as st
 
+from pictx_fsm.hosts.model.profiles import DEFAULT_HOST_PROFILE, HOST_PROFILES
 from pictx_fsm.lifecycle import Lifecycle
 from pictx_fsm.protocol import Profile
 from pictx_fsm.testing.actions import Action, Settle
@@ -41,6 +43,8 @@ class ExploreOptions:
     seed: int = 0
     time_budget: float = 45.0
     profiles: tuple[str, ...] = tuple(p.value for p in Profile)
+    hosts: tuple[str, ...] = tuple(HOST_PROFILES)
+    """The Pi versions (host profiles) the model session behaves as, each explored."""
     fault: str | None = None
     scenarios: bool = True
 
@@ -122,7 +126,9 @@ def explore(
     return report
 
 
-def scenario_config(profile: str, seed: int = 0, fault: str | None = None) -> WorldConfig:
+def scenario_config(
+    profile: str, seed: int = 0, fault: str | None = None, host: str = DEFAULT_HOST_PROFILE.name
+) -> WorldConfig:
     """The world every seed scenario runs in (the numbers of :mod:`.scenarios` assume it):
     native compaction keeps only 1 000 tokens, so ``/compact`` and overflow compaction find
     something to cut in a short story and reach ``session_before_compact``."""
@@ -134,15 +140,19 @@ def scenario_config(profile: str, seed: int = 0, fault: str | None = None) -> Wo
         reminder_margin=16_000,
         keep_recent_tokens=1_000,
         fault=fault,
+        host=host,
     )
 
 
 def _run_scenarios(
     options: ExploreOptions, report: ExploreReport, tick: Callable[[str], None]
 ) -> None:
-    for scenario in SCENARIOS:
-        for profile in options.profiles:
-            config = scenario_config(profile, options.seed, options.fault)
+    for number, scenario in enumerate(SCENARIOS):
+        for index, profile in enumerate(options.profiles):
+            # Hosts alternate, so each scenario meets every host over the profiles while the
+            # phase costs one run per scenario and profile.
+            host = options.hosts[(number + index) % len(options.hosts)]
+            config = scenario_config(profile, options.seed, options.fault, host)
             run = run_actions(config, scenario.actions)
             report.counts.update(run.world.transition_counts())
             report.scenario_runs += 1
@@ -169,7 +179,7 @@ def _run_hypothesis(
 ) -> None:
     state: dict[str, Any] = {"failing": False, "last": None}
     deadline = started + options.time_budget
-    configs = world_configs(options.profiles, options.fault)
+    configs = world_configs(options.profiles, options.fault, options.hosts)
 
     @settings(
         max_examples=options.examples,

@@ -204,7 +204,7 @@ SCENARIOS: Sequence[Scenario] = (
             Settle(),
             _wipe("wipe_memory", "echo"),
             Prompt(chars=SHORT),
-            Advance(steps=14),
+            AdvanceTo(step="tool_result"),  # wipe_memory has answered; aborted before turn_end
             Abort(),
             Settle(),
             *_turn(),

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from hypothesis import strategies as st
 
+from pictx_fsm.hosts.model.profiles import HOST_PROFILES
 from pictx_fsm.protocol import Profile
 from pictx_fsm.testing.actions import (
     Abort,
@@ -44,15 +45,18 @@ boundary, between a run's end and its settle."""
 
 
 PROFILES: tuple[str, ...] = tuple(profile.value for profile in Profile)
+HOSTS: tuple[str, ...] = tuple(HOST_PROFILES)
+"""The Pi versions the model session can behave as (host profiles)."""
 
 
 def world_configs(
-    profiles: tuple[str, ...] = PROFILES, fault: str | None = None
+    profiles: tuple[str, ...] = PROFILES, fault: str | None = None, hosts: tuple[str, ...] = HOSTS
 ) -> st.SearchStrategy[WorldConfig]:
     """Reproducible world parameters; ``fault`` plants a named fault (see ``faults``)."""
     return st.builds(
         WorldConfig,
         profile=st.sampled_from(profiles),
+        host=st.sampled_from(hosts),
         seed=st.integers(min_value=0, max_value=2**16),
         context_window=st.integers(min_value=28_000, max_value=48_000),
         max_tokens=st.sampled_from((2_048, 4_096)),

@@ -27,6 +27,7 @@ from pictx_fsm.hosts.model import (
     ModelSession,
     TickClock,
 )
+from pictx_fsm.hosts.model.profiles import DEFAULT_HOST_PROFILE, HOST_PROFILES, host_profile
 from pictx_fsm.hosts.model.provider_usage import FauxCacheUsage
 from pictx_fsm.lifecycle import Lifecycle, load_lifecycle
 from pictx_fsm.policy import SettingsScopes
@@ -67,6 +68,10 @@ class WorldConfig:
     usage: str = attrs.field(default="estimated", validator=attrs.validators.in_(USAGE_ACCOUNTINGS))
     """The brain's usage figures: ``estimated`` (a real provider's total) or ``faux`` (pi-ai's
     faux provider, cache arithmetic included: what real-Pi runs on the faux model report)."""
+    host: str = attrs.field(
+        default=DEFAULT_HOST_PROFILE.name, validator=attrs.validators.in_(tuple(HOST_PROFILES))
+    )
+    """The Pi version the model session behaves as (``pi-0.87``, ``pi-1.6``)."""
 
     def to_json(self) -> dict[str, Any]:
         return attrs.asdict(self)
@@ -129,7 +134,9 @@ class World:
             context_window=config.context_window,
             max_tokens=config.max_tokens,
         )
+        profile = host_profile(config.host)
         host = HostSettings(
+            profile=profile,
             model=model,
             compaction=CompactionSettings(
                 enabled=config.automatic,
@@ -138,7 +145,8 @@ class World:
             ),
         )
         early = EarlyNoise(self.noise, self._follow_up)
-        accounting = FauxCacheUsage() if config.usage == "faux" else None
+        once = profile.faux_input_counted_once
+        accounting = FauxCacheUsage(input_counted_once=once) if config.usage == "faux" else None
         self.session = ModelSession(
             [early, self.extension, LateNoise(self.noise)],
             brain=Brain(counter=CharsCounter(), usage=accounting),

@@ -48,6 +48,8 @@ class ToolInvocation:
     call_id: str
     name: str
     arguments: Mapping[str, JSON] = field(factory=dict)
+    parent_call_id: str | None = None
+    """The calling tool call's id when another tool ran this one (``ctx.executeTool()``)."""
 
 
 @frozen(kw_only=True)
@@ -58,6 +60,8 @@ class ToolOutput:
     is_error: bool = False
     terminate: bool = False
     details: JSON = ABSENT
+    nested_calls: tuple[JSON, ...] = ()
+    """The calls this tool ran through ``ctx.executeTool()`` (Pi's ``nestedCalls`` record)."""
 
 
 ToolHandler: TypeAlias = Callable[[ToolInvocation, HostContext], "HookResult | ToolOutput"]

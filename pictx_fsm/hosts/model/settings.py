@@ -1,6 +1,7 @@
 """Settings of the model host: the model and Pi's ``retry`` and ``compaction`` settings.
 
-Defaults are Pi 0.87.1's (pi-host §7): ``retry.{enabled=true, maxRetries=3, baseDelayMs=2000}``,
+Defaults are Pi 0.87.1's (pi-host §7; the host profile ``pi-0.87``):
+``retry.{enabled=true, maxRetries=3, baseDelayMs=2000}``,
 ``compaction.{enabled=true, reserveTokens=16384, keepRecentTokens=20000}``; the default model
 is the faux model of the SDK traces (context window 200000, max tokens 16384).
 """
@@ -17,6 +18,7 @@ from pictx_fsm.policy import CompactionSettings, StaticSettingsSource
 from pictx_fsm.protocol import PI_CONTEXT_SETTINGS_KEY
 
 __all__ = ["FAUX_MODEL", "CompactionSettings", "HostSettings", "RetrySettings"]
+from pictx_fsm.hosts.model.profiles import DEFAULT_HOST_PROFILE, HostProfile
 
 FAUX_MODEL = ModelInfo(provider="faux", id="faux-1", context_window=200_000, max_tokens=16_384)
 
@@ -52,3 +54,6 @@ class HostSettings:
         if self.pi_context:
             settings[PI_CONTEXT_SETTINGS_KEY] = dict(self.pi_context)
         return StaticSettingsSource(global_settings=settings)
+
+    profile: HostProfile = DEFAULT_HOST_PROFILE
+    """The Pi version the session behaves as (:mod:`~pictx_fsm.hosts.model.profiles`)."""

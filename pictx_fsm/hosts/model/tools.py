@@ -1,7 +1,9 @@
 """Executing one assistant message's tool batch (pi-host §3.3, observed in ``b``, ``c``, ``d2``).
 
-Order: ``tool_execution_start`` + ``tool_call`` for every call first; then the tools run
-(extension tools answer at once, the built-in ``echo`` takes ``arguments.ms``); completions
+Order: ``tool_execution_start`` + ``tool_call`` for every call first (an abort there answers
+calls with ``Operation aborted``, see :func:`_prepare`); then the tools run (extension tools
+answer at once, the built-in ``echo`` takes ``arguments.ms``, the built-in ``call_tools`` runs
+nested calls where the host profile has ``ctx.executeTool()``); completions
 arrive in completion order (``tool_execution_update`` for ``echo``, ``tool_result``,
 ``tool_execution_end``); the results are persisted in call order. An abort while tools run
 makes ``echo`` fail with ``echo aborted``; tools that already finished keep their result.
@@ -17,7 +19,7 @@ from attrs import evolve, frozen
 
 from pictx_fsm.effects import HookResult, ToolResult
 from pictx_fsm.hosts.model.dispatch import apply_effects, record
-from pictx_fsm.hosts.model.extension import ToolInvocation, ToolOutput
+from pictx_fsm.hosts.model.extension import ToolHandler, ToolInvocation, ToolOutput
 from pictx_fsm.hosts.model.messages import tool_result_message
 from pictx_fsm.hosts.model.persist import persist
 from pictx_fsm.hosts.model.records import Step
@@ -28,6 +30,9 @@ from pictx_fsm.session.entries import Entry
 JSON: TypeAlias = Any
 ECHO_TOOL = "echo"
 ECHO_ABORTED = "echo aborted"
+NESTING_TOOL = "call_tools"
+"""The built-in tool that runs other tools nested (profiles with ``nested_tool_calls``)."""
+OPERATION_ABORTED = "Operation aborted"
 
 
 @frozen(kw_only=True)
@@ -59,21 +64,56 @@ def _args(block: Mapping[str, JSON]) -> Mapping[str, JSON]:
 
 def run_batch(host: HostState, calls: list[ToolInvocation]) -> Steps[tuple[list[Entry], bool]]:
     """Run the batch; returns the persisted results and whether the loop should go on."""
-    for call in calls:
-        yield record(host, "tool_execution_start", toolName=call.name, toolCallId=call.call_id)
-        yield record(host, "tool_call", toolName=call.name, toolCallId=call.call_id)
-    running = [_start(host, index, call) for index, call in enumerate(calls)]
+    prepared, finished = yield from _prepare(host, calls)
+    running = []
+    for index, call in prepared:
+        running.append((yield from _execute(host, index, call)))
     if any(item.duration > 0 for item in running):
         yield Step(kind="pause", name="tools_running")
-    aborted = host.run is not None and host.run.aborted
-    if aborted:
+    if _aborted(host):
         running = [_cut(item) for item in running]
     for item in sorted(running, key=lambda r: (r.duration, r.index)):
         yield from _complete(host, item)
+    results = sorted([*finished, *running], key=lambda item: item.index)
     entries = []
-    for item in running:
+    for item in results:
         entries.append((yield from persist(host, _result_message(host, item))))
-    return entries, not all(item.output.terminate for item in running)
+    return entries, not all(item.output.terminate for item in results)
+
+
+def _aborted(host: HostState) -> bool:
+    return host.run is not None and host.run.aborted
+
+
+def _prepare(
+    host: HostState, calls: list[ToolInvocation]
+) -> Steps[tuple[list[tuple[int, ToolInvocation]], list[_Running]]]:
+    """``tool_execution_start`` + ``tool_call`` per call, in order. A call whose preparation
+    sees an aborted run gets ``Operation aborted`` at once. Then Pi 0.87 stops preparing (the
+    later calls get no result); 1.6 starts each later call and answers it the same way,
+    without its ``tool_call`` (the host profile's ``aborted_calls_get_results``)."""
+    get_results = host.settings.profile.aborted_calls_get_results
+    prepared: list[tuple[int, ToolInvocation]] = []
+    finished: list[_Running] = []
+    for index, call in enumerate(calls):
+        ids = {"toolName": call.name, "toolCallId": call.call_id}
+        yield record(host, "tool_execution_start", **ids)
+        if not (get_results and _aborted(host)):
+            yield record(host, "tool_call", **ids)
+        if not _aborted(host):
+            prepared.append((index, call))
+            continue
+        yield record(host, "tool_execution_end", isError=True, **ids)
+        finished.append(_immediate(index, call, OPERATION_ABORTED))
+        if not get_results:
+            break
+    return prepared, finished
+
+
+def _immediate(index: int, call: ToolInvocation, text: str) -> _Running:
+    """A call answered without running (aborted, unknown): an error result."""
+    output = ToolOutput(text=text, is_error=True)
+    return _Running(index=index, call=call, output=output, duration=0, streams_update=False)
 
 
 def _complete(host: HostState, item: _Running) -> Steps[None]:
@@ -94,26 +134,91 @@ def _cut(item: _Running) -> _Running:
 
 def _result_message(host: HostState, item: _Running) -> dict[str, JSON]:
     out = item.output
-    return tool_result_message(
+    message = tool_result_message(
         item.call.call_id, item.call.name, out.text, out.is_error, out.details, host.clock()
     )
+    if out.nested_calls:
+        message["nestedCalls"] = {"calls": list(out.nested_calls), "complete": True}
+    return message
 
 
-def _start(host: HostState, index: int, call: ToolInvocation) -> _Running:
-    handler = next(
-        (ext.tools[call.name] for ext in host.extensions if call.name in ext.tools), None
-    )
-    if handler is not None:
-        try:
-            answer = handler(call, host.host_context())
-        except Exception as exc:  # Pi turns a throwing execute into an error result
-            answer = ToolOutput(text=f"{type(exc).__name__}: {exc}", is_error=True)
-        output = _output(host, call, answer)
-        return _Running(index=index, call=call, output=output, duration=0, streams_update=False)
-    if call.name == ECHO_TOOL:
+def _execute(host: HostState, index: int, call: ToolInvocation) -> Steps[_Running]:
+    """Run one prepared call: an extension tool answers at once, ``echo`` takes its time,
+    ``call_tools`` runs nested calls (profiles with ``ctx.executeTool()``)."""
+    if _aborted(host):
+        return _immediate(index, call, OPERATION_ABORTED)
+    if _handler(host, call.name) is not None:
+        output = _run_handler(host, call)
+    elif call.name == ECHO_TOOL:
         return _echo(index, call)
-    missing = ToolOutput(text=f"Tool {call.name} not found", is_error=True)
-    return _Running(index=index, call=call, output=missing, duration=0, streams_update=False)
+    elif call.name == NESTING_TOOL and host.settings.profile.nested_tool_calls:
+        output = yield from _nested(host, call)
+    else:
+        return _immediate(index, call, f"Tool {call.name} not found")
+    return _Running(index=index, call=call, output=output, duration=0, streams_update=False)
+
+
+def _handler(host: HostState, name: str) -> ToolHandler | None:
+    return next((ext.tools[name] for ext in host.extensions if name in ext.tools), None)
+
+
+def _run_handler(host: HostState, call: ToolInvocation) -> ToolOutput:
+    handler = _handler(host, call.name)
+    assert handler is not None
+    try:
+        answer = handler(call, host.host_context())
+    except Exception as exc:  # Pi turns a throwing execute into an error result
+        answer = ToolOutput(text=f"{type(exc).__name__}: {exc}", is_error=True)
+    return _output(host, call, answer)
+
+
+def _nested(host: HostState, parent: ToolInvocation) -> Steps[ToolOutput]:
+    """``call_tools``: each ``{"name", "args"}`` of ``arguments.calls`` runs through
+    ``ctx.executeTool()`` as ``<parent id>/<n>``, with its own events carrying
+    ``parentToolCallId``; its ``terminate`` is the caller's business, not the batch's. The
+    result lists each nested result; the calls are recorded as ``nestedCalls``."""
+    lines, records = [], []
+    for number, spec in enumerate(_nested_specs(parent), start=1):
+        call = ToolInvocation(
+            call_id=f"{parent.call_id}/{number}",
+            name=str(spec.get("name", "")),
+            arguments=_args({"arguments": spec.get("args")}),
+            parent_call_id=parent.call_id,
+        )
+        ids = {
+            "toolName": call.name,
+            "toolCallId": call.call_id,
+            "parentToolCallId": parent.call_id,
+        }
+        yield record(host, "tool_execution_start", **ids)
+        yield record(host, "tool_call", **ids)
+        known = _handler(host, call.name) is not None
+        output = _run_handler(host, call) if known else _not_found(call)
+        if known:
+            yield record(host, "tool_result", isError=output.is_error, **ids)
+        yield record(host, "tool_execution_end", isError=output.is_error, **ids)
+        lines.append(f"{call.name}{' (error)' if output.is_error else ''}: {output.text}")
+        records.append(_nested_record(call, output))
+    return ToolOutput(text="\n".join(lines), nested_calls=tuple(records))
+
+
+def _nested_specs(parent: ToolInvocation) -> list[Mapping[str, JSON]]:
+    specs = parent.arguments.get("calls")
+    return [c for c in specs if isinstance(c, Mapping)] if isinstance(specs, list) else []
+
+
+def _not_found(call: ToolInvocation) -> ToolOutput:
+    return ToolOutput(text=f"Tool {call.name} not found", is_error=True)
+
+
+def _nested_record(call: ToolInvocation, output: ToolOutput) -> dict[str, JSON]:
+    return {
+        "id": call.call_id,
+        "name": call.name,
+        "status": "error" if output.is_error else "ok",
+        "arguments": dict(call.arguments),
+        "durationMs": 0,
+    }
 
 
 def _output(host: HostState, call: ToolInvocation, answer: HookResult | ToolOutput) -> ToolOutput:
