@@ -96,6 +96,7 @@ def shaped_session(size: int, shape: str) -> list[Entry]:
     maker = SessionMaker(seed=size)
     if shape == "windows":
         entries = maker.session(size - TAIL - 3)
+        maker.leaf = entries[-1].id  # what follows hangs under the last entry kept
         maker.since_reset = 10**9  # the next turn starts with a reset
         entries.extend(maker.reset())
     else:
@@ -106,6 +107,7 @@ def shaped_session(size: int, shape: str) -> list[Entry]:
         while len(entries) < size - TAIL:
             entries.extend(maker.turn())
         entries = entries[: size - TAIL]
+        maker.leaf = entries[-1].id
     maker.rng = random.Random(7)
     while len(entries) < size:
         entries.extend(maker.turn())
@@ -178,6 +180,7 @@ class Subject:
         entries = shaped_session(size, shape)
         self.size, self.shape = size, shape
         self.tree = SessionTree.from_entries(session_header(), entries)
+        assert self.tree.leaf is not None and self.tree.leaf.depth == size - 1, "one path"
         self.runtime = LifecycleRuntime(self.tree)
         self.log = AuditLog(audit_dir / f"audit-{shape}-{size}.jsonl")
         self.kinds = hook_kinds(self.tree, entries)
