@@ -171,12 +171,32 @@ def _step_text(step: Step[Any]) -> str:
     their digest, and the few configurations and transitions a lifecycle has are cached."""
     facts = _encode(dict(step.facts)) if step.facts else "{}"
     transitions = ",".join(_fired_text(fired) for fired in step.fired)
+    head, machine = _step_frame(step)
     return (
-        f'{{"after":{_configuration_text(step.after)},'
-        f'"before":{_configuration_text(step.before)},"event":{_text(step.event)},'
-        f'"facts":{facts},"facts_digest":"{_facts_digest(facts)}",'
-        f'"machine":{_text(step.machine)},"transitions":[{transitions}]}}'
+        f'{head}"facts":{facts},"facts_digest":"{_facts_digest(facts)}",'
+        f'{machine}"transitions":[{transitions}]}}'
     )
+
+
+_FRAMES: dict[tuple[Any, ...], tuple[Configuration, Configuration, tuple[str, str]]] = {}
+
+
+def _step_frame(step: Step[Any]) -> tuple[str, str]:
+    """The members of a step's text around its facts, which repeat for every (machine, event,
+    configuration before and after): cached by the configurations' identity."""
+    key = (id(step.before), id(step.after), step.machine, step.event)
+    known = _FRAMES.get(key)
+    if known is not None and known[0] is step.before and known[1] is step.after:
+        return known[2]
+    frame = (
+        f'{{"after":{_configuration_text(step.after)},'
+        f'"before":{_configuration_text(step.before)},"event":{_text(step.event)},',
+        f'"machine":{_text(step.machine)},',
+    )
+    if len(_FRAMES) >= 1024:
+        _FRAMES.clear()
+    _FRAMES[key] = (step.before, step.after, frame)
+    return frame
 
 
 def _facts_digest(text: str) -> str:
