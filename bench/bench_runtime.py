@@ -10,9 +10,9 @@ handles every hook kind, each call from the same lifecycle state, with the audit
 (a file-backed :class:`AuditLog`); the context hooks carry the transcript the session layer
 keeps (``tree.transcripts``), as a host builds it. Sizes, kinds and audit settings are
 interleaved in every round, so the ratios compare figures taken side by side; each figure is
-the best over rounds (``timeit``'s convention) of the mean cost of one call, in thread CPU time
-(the machine is shared: wall time would count other processes' time slices); the medians over
-rounds and the wall-time ratios are printed alongside.
+the lower quartile of the per-call thread CPU times over all rounds (the machine is shared:
+wall time counts other processes' time slices, and some calls are slowed by them); the medians
+and the wall-time ratios are printed alongside.
 
 It prints every row with its target and whether it is met, and writes its own section of
 ``docs/performance.md`` (between ``bench_runtime`` markers; the rest of the file is kept).
@@ -187,21 +187,22 @@ class Subject:
         self.runtime.handle(SessionStart(reason="startup"), HOST)
         self.base = self.runtime.state
 
-    def run(self, kind: Kind, audit: bool, calls: int) -> tuple[float, float]:
-        """Mean CPU and wall nanoseconds of one call of ``kind`` (each from the base state)."""
+    def run(self, kind: Kind, audit: bool, calls: int) -> list[tuple[int, int]]:
+        """CPU and wall nanoseconds of each of ``calls`` calls of ``kind`` (each from the base
+        state)."""
         runtime = self.runtime
         runtime.audit = self.log if audit else None
-        cpu = wall = 0
+        times = []
         for _ in range(calls):
             runtime.state = self.base
             for event in kind.setup:
                 runtime.handle(event, HOST)
             started_cpu, started_wall = time.thread_time_ns(), time.perf_counter_ns()
             runtime.handle(kind.event, HOST)
-            cpu += time.thread_time_ns() - started_cpu
-            wall += time.perf_counter_ns() - started_wall
+            cpu = time.thread_time_ns() - started_cpu
+            times.append((cpu, time.perf_counter_ns() - started_wall))
         runtime.state = self.base
-        return cpu / calls, wall / calls
+        return times
 
 
 # --------------------------------------------------------------------------------------------
@@ -212,11 +213,11 @@ Key = tuple[str, int, str, bool]
 
 
 def measure(subjects: list[Subject], rounds: int) -> dict[str, dict[Key, tuple[float, float]]]:
-    """Per (shape, size, kind, audit): the best and the median, over rounds, of the batch means;
-    sizes, kinds and audit settings interleaved in every round. The sessions are frozen out
-    of the garbage collector's sight (``gc.freeze``), which is paused while a batch runs (as
-    ``timeit`` does) and collects between rounds."""
-    samples: dict[Key, list[tuple[float, float]]] = {}
+    """Per (shape, size, kind, audit): the lower quartile and the median of the per-call
+    times over all rounds; shapes, sizes, kinds and audit settings interleaved in every round.
+    The sessions are frozen out of the garbage collector's sight (``gc.freeze``), which is
+    paused while a batch runs (as ``timeit`` does) and collects between rounds."""
+    samples: dict[Key, list[tuple[int, int]]] = {}
     for subject in subjects:  # warm-up: caches, lazily built indexes, first file writes
         for kind in subject.kinds:
             for audit in (False, True):
@@ -231,22 +232,24 @@ def measure(subjects: list[Subject], rounds: int) -> dict[str, dict[Key, tuple[f
                     key = (subject.shape, subject.size, kind.name, audit)
                     gc.disable()
                     try:
-                        samples.setdefault(key, []).append(subject.run(kind, audit, CALLS))
+                        samples.setdefault(key, []).extend(subject.run(kind, audit, CALLS))
                     finally:
                         gc.enable()
         gc.collect()
         print(f"round {number + 1}/{rounds} done", file=sys.stderr)
     gc.unfreeze()
     return {
-        "best": {key: min(values) for key, values in samples.items()},
-        "median": {
-            key: (
-                statistics.median(s[0] for s in values),
-                statistics.median(s[1] for s in values),
-            )
-            for key, values in samples.items()
-        },
+        "best": {key: _quantile(values, 0.25) for key, values in samples.items()},
+        "median": {key: _quantile(values, 0.5) for key, values in samples.items()},
     }
+
+
+def _quantile(values: list[tuple[int, int]], q: float) -> tuple[float, float]:
+    """The ``q`` quantile of the CPU times and of the wall times."""
+    cpu = sorted(v[0] for v in values)
+    wall = sorted(v[1] for v in values)
+    index = min(len(cpu) - 1, int(q * len(cpu)))
+    return float(cpu[index]), float(wall[index])
 
 
 @frozen(kw_only=True)
@@ -371,10 +374,10 @@ def machine() -> str:
 
 
 def median_line(median: Table) -> str:
-    """The same comparison from the medians over rounds (what a loaded machine shows)."""
+    """The same comparison from the medians (what a loaded machine shows)."""
     small, large = median.sizes[0], median.sizes[-1]
     return (
-        f"Medians over rounds instead of the best: {large:,}/{small:,} audit off "
+        f"Medians instead of lower quartiles: {large:,}/{small:,} audit off "
         f"{median.ratio(False):.2f}×, audit on {median.ratio(True):.2f}×; the audit adds "
         f"{us(max(median.audit_adds(size) for size in median.sizes))} per hook (worst size)."
     )
@@ -387,11 +390,12 @@ def section(tables: list[tuple[Table, Table]], command: str) -> str:
         "",
         f"- Command: `{command}`",
         f"- Machine: {machine()}",
-        "- Each figure: the best over rounds (as `timeit` reports: slower runs measure other",
-        "  processes on the shared machine) of the mean thread CPU time of one `handle` call in",
-        f"  a batch of {CALLS}, every call from the same lifecycle state, the garbage collector",
-        "  paused during a batch; shapes, sizes, kinds and audit on/off interleaved in every",
-        f"  round. The last {TAIL} entries are the same at every size. Audit on = a file-backed",
+        "- Each figure: the lower quartile of the thread CPU times of one `handle` call over",
+        f"  all rounds ({CALLS} calls per round; on a loaded shared machine some calls are slowed",
+        "  by other processes, the quartile keeps those that ran undisturbed; medians are given",
+        "  too), every call from the same lifecycle state, the garbage collector paused; shapes,",
+        "  sizes, kinds and audit on/off interleaved in every round. The last",
+        f"  {TAIL} entries are the same at every size. Audit on = a file-backed",
         "  `AuditLog`. Context hooks carry the session layer's transcripts (`tree.transcripts`)",
         "  as a host builds them.",
     ]
