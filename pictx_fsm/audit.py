@@ -171,32 +171,12 @@ def _step_text(step: Step[Any]) -> str:
     their digest, and the few configurations and transitions a lifecycle has are cached."""
     facts = _encode(dict(step.facts)) if step.facts else "{}"
     transitions = ",".join(_fired_text(fired) for fired in step.fired)
-    head, machine = _step_frame(step)
     return (
-        f'{head}"facts":{facts},"facts_digest":"{_facts_digest(facts)}",'
-        f'{machine}"transitions":[{transitions}]}}'
-    )
-
-
-_FRAMES: dict[tuple[Any, ...], tuple[Configuration, Configuration, tuple[str, str]]] = {}
-
-
-def _step_frame(step: Step[Any]) -> tuple[str, str]:
-    """The members of a step's text around its facts, which repeat for every (machine, event,
-    configuration before and after): cached by the configurations' identity."""
-    key = (id(step.before), id(step.after), step.machine, step.event)
-    known = _FRAMES.get(key)
-    if known is not None and known[0] is step.before and known[1] is step.after:
-        return known[2]
-    frame = (
         f'{{"after":{_configuration_text(step.after)},'
-        f'"before":{_configuration_text(step.before)},"event":{_text(step.event)},',
-        f'"machine":{_text(step.machine)},',
+        f'"before":{_configuration_text(step.before)},"event":{_text(step.event)},'
+        f'"facts":{facts},"facts_digest":"{_facts_digest(facts)}",'
+        f'"machine":{_text(step.machine)},"transitions":[{transitions}]}}'
     )
-    if len(_FRAMES) >= 1024:
-        _FRAMES.clear()
-    _FRAMES[key] = (step.before, step.after, frame)
-    return frame
 
 
 def _facts_digest(text: str) -> str:
@@ -241,8 +221,22 @@ def _configuration_text(configuration: Configuration) -> str:
     return text
 
 
+_UNGUARDED: dict[int, tuple[Fired, str]] = {}
+
+
 def _fired_text(fired: Fired) -> str:
-    if not all(type(value) is bool for _, value in fired.guards):  # 1 == True, "1" != "true"
+    """A fired transition's text: by identity for an unguarded one (the engine reuses it), by
+    value for one with guard values (all ``bool``: ``1 == True`` but ``"1" != "true"``)."""
+    if not fired.guards:
+        known = _UNGUARDED.get(id(fired))
+        if known is not None and known[0] is fired:
+            return known[1]
+        text = _encode(fired_json(fired))
+        if len(_UNGUARDED) >= 1024:
+            _UNGUARDED.clear()
+        _UNGUARDED[id(fired)] = (fired, text)
+        return text
+    if not all(type(value) is bool for _, value in fired.guards):
         return _encode(fired_json(fired))
     key = ("fired", fired.transition, fired.region, fired.source, fired.target, fired.guards)
     return _cached(key, lambda: _encode(fired_json(fired)))
@@ -353,7 +347,10 @@ def record_line(
         f'"profile":{_text(profile)},"result":{_result_text(result)},'
         f'"seq":{_encode(seq)},"steps":[{steps}]}}'
     )
-    digest = _digest(f"{head},{tail}")
+    state = hashlib.sha256(head.encode("ascii"))
+    state.update(b",")
+    state.update(tail.encode("ascii"))
+    digest = state.hexdigest()
     return RecordLine(line=f'{head},"hash":"{digest}",{tail}', hash=digest)
 
 
