@@ -386,14 +386,13 @@ def section(tables: list[tuple[Table, Table]], command: str) -> str:
         "",
         f"- Command: `{command}`",
         f"- Machine: {machine()}",
-        "- Each figure: the lower quartile of the thread CPU times of one `handle` call over",
-        f"  all rounds ({CALLS} calls per round; on a loaded shared machine some calls are slowed",
-        "  by other processes, the quartile keeps those that ran undisturbed; medians are given",
-        "  too), every call from the same lifecycle state, the garbage collector paused; shapes,",
-        "  sizes, kinds and audit on/off interleaved in every round. The last",
-        f"  {TAIL} entries are the same at every size. Audit on = a file-backed",
-        "  `AuditLog`. Context hooks carry the session layer's transcripts (`tree.transcripts`)",
-        "  as a host builds them.",
+        "- Each figure: the lower quartile of the thread CPU times of one `handle` call over all",
+        f"  rounds ({CALLS} calls per round, every call from the same lifecycle state, the garbage",
+        "  collector paused; on a loaded shared machine some calls are slowed by other processes,",
+        "  the quartile keeps those that ran undisturbed; medians are given too). Shapes, sizes,",
+        f"  kinds and audit on/off are interleaved in every round. The last {TAIL} entries are the",
+        "  same at every size. Audit on = a file-backed `AuditLog`. Context hooks carry the",
+        "  session layer's transcripts (`tree.transcripts`) as a host builds them.",
     ]
     for table, median in tables:
         lines += ["", *shape_lines(table, median)]
