@@ -36,7 +36,7 @@ import json
 import os
 import sys
 import time
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import IO, Any, BinaryIO, Final
 
@@ -48,7 +48,9 @@ from pictx_fsm.session.jsonl import open_regular, os_reason
 from pictx_fsm.session.lines import iter_physical_lines
 
 GENESIS: Final = "0" * 64
-AUDIT_FORMAT: Final = "pictx-fsm/audit/1"
+AUDIT_FORMAT: Final = "pictx-fsm/audit/2"
+"""2: message lists digested as hash lists (``audit.message_list_digest``); 1: whole-list
+sha256. Both verify: :func:`verify_chain` checks every record's bytes and hash, not digests."""
 SEAL: Final = "seal"
 SEGMENT: Final = "segment"
 LOCK_WAIT_SECONDS: Final = 3.0
@@ -57,14 +59,17 @@ MAX_RECORD_BYTES: Final = 64 * 1024 * 1024
 
 
 def canonical(obj: Any) -> str:
-    """The one serialisation a record may have: sorted keys, compact, ASCII."""
-    return json.dumps(
-        obj, sort_keys=True, separators=(",", ":"), ensure_ascii=True, default=default
-    )
+    """The one serialisation a record may have: sorted keys, compact separators, ASCII —
+    exactly ``json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=True,
+    default=default)``, with the encoder built once."""
+    return _encode(obj)
 
 
 def default(value: Any) -> Any:
     """``json.dumps``'s ``default``: attrs values, mappings, enums and sets as JSON."""
+    names = _PLAIN_ATTRS.get(type(value))
+    if names is not None:  # the common case, decided once per class
+        return _attrs_json(value, names)
     to_json = getattr(value, "to_json", None)
     if callable(to_json):
         return to_json()
@@ -75,11 +80,57 @@ def default(value: Any) -> Any:
         return enum_value
     if isinstance(value, frozenset | set):
         return sorted(value, key=repr)
-    import attrs
-
-    if attrs.has(type(value)):
-        return {"__type__": type(value).__name__, **attrs.asdict(value, recurse=False)}
+    names = _attrs_fields(type(value))
+    if names is not None:
+        return _attrs_json(value, names)
     return repr(value)
+
+
+def _attrs_json(value: Any, names: tuple[str, ...]) -> dict[str, Any]:
+    """``{"__type__": class name, **attrs.asdict(value, recurse=False)}``."""
+    out = {"__type__": type(value).__name__}
+    for name in names:
+        out[name] = getattr(value, name)
+    return out
+
+
+_FIELDS: dict[type, tuple[str, ...] | None] = {}
+_PLAIN_ATTRS: dict[type, tuple[str, ...]] = {}
+"""attrs classes that take the attrs branch of :func:`default` whatever the instance: no
+``to_json``, not a mapping, no ``value``/``name`` attribute and not a set."""
+
+
+def _attrs_fields(cls: type) -> tuple[str, ...] | None:
+    """The field names of an attrs class (``attrs.asdict(recurse=False)``'s keys), cached."""
+    if cls not in _FIELDS:
+        names = tuple(a.name for a in attrs.fields(cls)) if attrs.has(cls) else None
+        _FIELDS[cls] = names
+        plain = not any(hasattr(cls, n) for n in ("to_json", "value", "name"))
+        if names is not None and plain and not issubclass(cls, Mapping | frozenset | set):
+            _PLAIN_ATTRS[cls] = names
+    return _FIELDS[cls]
+
+
+def _make_encoder() -> Callable[[Any], str]:
+    """``json.dumps`` with the canonical settings, built once: ``dumps`` with non-default
+    arguments builds a new encoder on every call, which costs more than a small record."""
+    make = getattr(json.encoder, "c_make_encoder", None)
+    if make is None:  # pragma: no cover - CPython ships the C encoder
+        encoder = json.JSONEncoder(
+            sort_keys=True, separators=(",", ":"), ensure_ascii=True, default=default
+        )
+        return encoder.encode
+    chunks = make(
+        None, default, json.encoder.encode_basestring_ascii, None, ":", ",", True, False, True
+    )
+
+    def encode(obj: Any) -> str:
+        return "".join(chunks(obj, 0))
+
+    return encode
+
+
+_encode = _make_encoder()
 
 
 def digest(text: str) -> str:
@@ -449,10 +500,14 @@ class AuditFile:
 
     def append(self, record: Mapping[str, Any]) -> None:
         """Write one record (already chained to :attr:`last_hash`) and advance the chain."""
-        self.last_hash, self.seq = str(record["hash"]), int(record["seq"])
+        self.append_line(canonical(record), str(record["hash"]), int(record["seq"]))
+
+    def append_line(self, line: str, hash_: str, seq: int) -> None:
+        """Write one record given as its canonical line (encoded once, by its builder)."""
+        self.last_hash, self.seq = hash_, seq
         self._in_segment += 1
         if self._fp is not None:
-            self._write(canonical(record))
+            self._write(line)
 
     def _write(self, line: str) -> None:
         assert self._fp is not None

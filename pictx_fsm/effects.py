@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
+from functools import cached_property
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
 from attrs import field, frozen
@@ -49,7 +50,8 @@ NoticeLevel: TypeAlias = Literal["info", "warning", "error"]
 
 
 def _tuple(items: Sequence[Any]) -> tuple[Any, ...]:
-    return tuple(items)
+    # A tuple is kept as it is: a Transcript (a tuple that knows its digests) stays one.
+    return items if isinstance(items, tuple) else tuple(items)
 
 
 # -- boundary drafts (SessionBoundaryDraft, pi-host §4.1) --------------------------------------
@@ -249,8 +251,10 @@ class ToolResult:
     payload: JSON
     terminate: bool = False
 
-    @property
+    @cached_property
     def text(self) -> str:
+        # Once per result: the host sends it and the audit records it (pretty JSON is the
+        # pure-Python encoder, slower than the rest of a record).
         return json.dumps(self.payload, indent=2, ensure_ascii=False)
 
     def to_json(self) -> dict[str, JSON]:

@@ -48,7 +48,8 @@ Outcome: TypeAlias = Literal["completed", "aborted", "error"]
 
 
 def _tuple(items: Sequence[Any]) -> tuple[Any, ...]:
-    return tuple(items)
+    # A tuple is kept as it is: a Transcript (a tuple that knows its digests) stays one.
+    return items if isinstance(items, tuple) else tuple(items)
 
 
 def _frozen_mapping(items: Mapping[str, Any]) -> Mapping[str, Any]:

@@ -11,7 +11,9 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from pictx_fsm.protocol import BOOT_TYPE, CONTINUATION_TYPE, MARKER_TYPE
+from hypothesis import strategies as st
+
+from pictx_fsm.protocol import BOOT_TYPE, CONTINUATION_TYPE, GUIDANCE_TYPE, MARKER_TYPE
 from pictx_fsm.session.entries import Entry, SessionHeader, entry_from_json, header_from_json
 from pictx_fsm.session.tree import SessionTree
 
@@ -177,6 +179,65 @@ class SessionBuilder:
 
     def label(self, target: str, label: str = "here") -> str:
         return self.add("label", targetId=target, label=label)
+
+
+# -- generated sessions (property tests of the incremental indexes) -------------------------
+
+KINDS = (
+    ["user", "assistant", "tool", "edit"] * 3
+    + ["failed", "system", "reset", "reset", "marker", "boot", "guidance"]
+    + ["compaction", "navigate", "bash", "summary", "early", "future"]
+)
+OPS = st.lists(
+    st.tuples(st.sampled_from(KINDS), st.integers(min_value=0, max_value=10_000)),
+    min_size=10,
+    max_size=80,
+)
+
+
+def grow(builder: SessionBuilder, kind: str, pick: int, ids: list[str], serial: int) -> None:
+    """One generated change of a session: an append of ``kind``, an edit or a move."""
+    tree = builder.tree
+    window = tree.current_window.window_id
+    if kind == "user":
+        ids.append(builder.user("u" * (pick % 60)))
+    elif kind == "assistant":
+        calls = [{"name": "echo", "arguments": {"x": pick}}] if pick % 3 == 0 else None
+        ids.append(builder.assistant("a" * (pick % 50), total=pick % 700, calls=calls))
+    elif kind == "failed":
+        ids.append(builder.assistant("", total=pick, stop="error" if pick % 2 else "aborted"))
+    elif kind == "tool":
+        ids.append(builder.tool_result("r" * (pick % 30), error=pick % 5 == 0))
+    elif kind == "system":
+        content = "extra" if pick % 7 == 0 else ""
+        ids.append(builder.system({f"s{pick % 3}": "p" * (pick % 20)}, content=content))
+    elif kind == "marker":
+        ids.append(builder.marker(f"pcw:01a22a68:{serial:08x}"))
+    elif kind == "reset":
+        ids.append(builder.marker(f"pcw:01a22a68:{serial:08x}"))
+        ids.append(builder.boot(f"pcw:01a22a68:{serial:08x}", "b" * (pick % 40)))
+        ids.append(builder.continuation())
+    elif kind == "boot":
+        ids.append(builder.boot(window, "b" * (pick % 40)))
+    elif kind == "guidance":
+        ids.append(builder.custom_message(GUIDANCE_TYPE, "g" * (pick % 40)))
+    elif kind == "edit" and ids:
+        target = ids[-1 - pick % min(len(ids), 6)]
+        replacement = [None, {"content": "edited"}, {"content": [{"type": "text", "text": "e"}]}]
+        ids.append(builder.edit(target, replacement[pick % 3]))
+    elif kind == "compaction" and ids:
+        kept = ids[-1 - pick % len(ids)] if pick % 2 else None
+        ids.append(builder.compaction(first_kept=kept, checkpoint=pick % 4 != 0))
+    elif kind == "navigate" and ids:
+        tree.navigate(ids[pick % len(ids)])
+    elif kind == "bash":
+        ids.append(builder.bash(output="o" * (pick % 20), excludeFromContext=pick % 4 == 0))
+    elif kind == "summary":
+        ids.append(builder.branch_summary("s" * (pick % 30)))
+    elif kind == "early":
+        ids.append(builder.user("out of order", stamp=pick))
+    elif kind == "future":
+        ids.append(builder.user("from the future", stamp=10**13 + pick))
 
 
 # -- the shared corpora ---------------------------------------------------------------------

@@ -9,11 +9,9 @@ from typing import Any
 import attrs
 import pytest
 from hypothesis import given, settings
-from hypothesis import strategies as st
-from session_builders import SessionBuilder
+from session_builders import OPS, SessionBuilder, grow
 from shared_paths import TRACES
 
-from pictx_fsm.protocol import GUIDANCE_TYPE
 from pictx_fsm.session.entries import AgentMessage, Entry, MessageEntry
 from pictx_fsm.session.estimate import (
     CharsCounter,
@@ -280,68 +278,13 @@ def test_host_estimate_equals_every_usage_pi_reported(name: str) -> None:
 
 # -- the incremental index --------------------------------------------------------------------
 
-KINDS = (
-    ["user", "assistant", "tool", "edit"] * 3
-    + ["failed", "system", "reset", "reset", "marker", "boot", "guidance"]
-    + ["compaction", "navigate", "bash", "summary", "early", "future"]
-)
-OPS = st.lists(
-    st.tuples(st.sampled_from(KINDS), st.integers(min_value=0, max_value=10_000)),
-    min_size=10,
-    max_size=80,
-)
-
-
-def step(builder: SessionBuilder, kind: str, pick: int, ids: list[str], serial: int) -> None:
-    tree = builder.tree
-    window = tree.current_window.window_id
-    if kind == "user":
-        ids.append(builder.user("u" * (pick % 60)))
-    elif kind == "assistant":
-        calls = [{"name": "echo", "arguments": {"x": pick}}] if pick % 3 == 0 else None
-        ids.append(builder.assistant("a" * (pick % 50), total=pick % 700, calls=calls))
-    elif kind == "failed":
-        ids.append(builder.assistant("", total=pick, stop="error" if pick % 2 else "aborted"))
-    elif kind == "tool":
-        ids.append(builder.tool_result("r" * (pick % 30), error=pick % 5 == 0))
-    elif kind == "system":
-        content = "extra" if pick % 7 == 0 else ""
-        ids.append(builder.system({f"s{pick % 3}": "p" * (pick % 20)}, content=content))
-    elif kind == "marker":
-        ids.append(builder.marker(f"pcw:01a22a68:{serial:08x}"))
-    elif kind == "reset":
-        ids.append(builder.marker(f"pcw:01a22a68:{serial:08x}"))
-        ids.append(builder.boot(f"pcw:01a22a68:{serial:08x}", "b" * (pick % 40)))
-        ids.append(builder.continuation())
-    elif kind == "boot":
-        ids.append(builder.boot(window, "b" * (pick % 40)))
-    elif kind == "guidance":
-        ids.append(builder.custom_message(GUIDANCE_TYPE, "g" * (pick % 40)))
-    elif kind == "edit" and ids:
-        target = ids[-1 - pick % min(len(ids), 6)]
-        replacement = [None, {"content": "edited"}, {"content": [{"type": "text", "text": "e"}]}]
-        ids.append(builder.edit(target, replacement[pick % 3]))
-    elif kind == "compaction" and ids:
-        kept = ids[-1 - pick % len(ids)] if pick % 2 else None
-        ids.append(builder.compaction(first_kept=kept, checkpoint=pick % 4 != 0))
-    elif kind == "navigate" and ids:
-        tree.navigate(ids[pick % len(ids)])
-    elif kind == "bash":
-        ids.append(builder.bash(output="o" * (pick % 20), excludeFromContext=pick % 4 == 0))
-    elif kind == "summary":
-        ids.append(builder.branch_summary("s" * (pick % 30)))
-    elif kind == "early":
-        ids.append(builder.user("out of order", stamp=pick))
-    elif kind == "future":
-        ids.append(builder.user("from the future", stamp=10**13 + pick))
-
 
 def assert_index_matches_scratch(ops: list[tuple[str, int]], counter: Any) -> None:
     builder = SessionBuilder()
     index = UsageIndex(builder.tree, counter)
     ids: list[str] = []
     for serial, (kind, pick) in enumerate(ops):
-        step(builder, kind, pick, ids, serial)
+        grow(builder, kind, pick, ids, serial)
         branch = builder.tree.branch()
         window = builder.tree.current_window
         assert index.branch_tokens() == branch_tokens_of(branch, counter)

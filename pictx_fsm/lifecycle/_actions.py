@@ -57,6 +57,7 @@ from pictx_fsm.protocol import (
 )
 from pictx_fsm.session.reset_projection import project_marker_window
 from pictx_fsm.session.reset_projection import project_root_window as project_root
+from pictx_fsm.session.transcript import Transcript
 from pictx_fsm.session.windows import mint_window_id, uuid_draws
 
 __all__ = ["ACTIONS", "Action"]
@@ -119,7 +120,7 @@ ACTIONS["recover_overflow"] = _build_reset
 def _reset_drafts(facts: Facts, turn: Turn) -> tuple[str, Turn, tuple[Draft, ...]]:
     services = facts.services
     window = services.tree.current_window
-    taken = window.marker_window_ids()
+    taken = services.tree.window_ids_on_branch(window)
     window_id = mint_window_id(services.tree.session_id, uuid_draws(services.rng), taken)
     turn, content = _boot(facts, turn, window_id, window.window_id, reset_boot=True)
     drafts: tuple[Draft, ...] = (
@@ -209,9 +210,13 @@ def stage_warning(facts: Facts, turn: Turn) -> Turn:
         "display": False,
         "timestamp": facts.services.clock(),
     }
+    messages = event.messages
+    extended = (
+        messages.appended(warning) if isinstance(messages, Transcript) else (*messages, warning)
+    )
     return turn.evolve(
         state=turn.state.with_staged(WARNING_TYPE, staged),
-        value=MessagesResult(messages=(*event.messages, warning)),
+        value=MessagesResult(messages=extended),
     )
 
 
@@ -333,21 +338,21 @@ def _request(facts: Facts) -> ContextWithSystem:
 @action
 def project_root_window(facts: Facts, turn: Turn) -> Turn:
     """R69: the root window keeps the transcript with one active boot."""
-    projected = project_root(list(_request(facts).messages), facts["window_id"])
+    projected = project_root(_request(facts).messages, facts["window_id"])
     return turn.evolve(value=MessagesResult(messages=projected.messages))
 
 
 @action
 def project_reset_window(facts: Facts, turn: Turn) -> Turn:
     """R67: the request is cut at the current window's boot."""
-    projected = project_marker_window(list(_request(facts).messages), facts["window_id"])
+    projected = project_marker_window(_request(facts).messages, facts["window_id"])
     return turn.evolve(value=MessagesResult(messages=projected.messages))
 
 
 @action
 def cancel_request(facts: Facts, turn: Turn) -> Turn:
     """R68: abort; only the folded system head (or nothing) reaches the provider."""
-    safe = project_marker_window(list(_request(facts).messages), facts["window_id"])
+    safe = project_marker_window(_request(facts).messages, facts["window_id"])
     return turn.emit(AbortRun()).evolve(value=MessagesResult(messages=safe.messages))
 
 

@@ -34,9 +34,9 @@ from pictx_fsm.lifecycle._state import LifecycleState
 from pictx_fsm.protocol import GUIDANCE_TYPE, WARNING_TYPE, Profile
 from pictx_fsm.repair import TailVerdict, classify_tail, tail_kind
 from pictx_fsm.session.entries import MessageEntry
-from pictx_fsm.session.projection import project_branch
+from pictx_fsm.session.transcript import Transcript
 from pictx_fsm.session.tree import SessionTree
-from pictx_fsm.session.windows import Window, is_boot_message, is_valid_marker
+from pictx_fsm.session.windows import Window, is_boot_message
 
 if TYPE_CHECKING:
     from pictx_fsm.lifecycle._services import Services
@@ -389,6 +389,8 @@ def _committed_windows(tree: SessionTree, wanted: set[str], continuation: bool) 
         complete = last.window_boot_id is not None and (last.window_continued or not continuation)
         if window.window_id in wanted and last.window is window and complete:
             found.add(window.window_id)
+            if found == wanted:  # the rest of the branch cannot add to it
+                break
         marker = tree.node(window.marker_id) if window.marker_id else None
         if marker is None or marker.parent is None:
             break
@@ -420,9 +422,9 @@ def built_window_id(env: FactEnv, facts: Facts) -> str:
 
 
 def has_boot_message(tree: SessionTree, window_id: str) -> bool:
-    """R64 step 2: Pi's projection of the active branch shows a boot for ``window_id``."""
-    messages = project_branch(tree.branch()).messages
-    return any(is_boot_message(message, window_id) for message in messages)
+    """R64 step 2: Pi's projection of the active branch shows a boot for ``window_id``
+    (kept for the leaf by the tree's transcript index: O(what changed since it was asked))."""
+    return tree.transcripts.has_boot(window_id)
 
 
 @fact
@@ -477,6 +479,8 @@ def boot_visible(env: FactEnv, facts: Facts) -> bool:
     """R67: the request's messages hold a boot for the current window."""
     event = _need(env, (ContextWithSystem,), "boot_visible")
     wid = facts["window_id"]
+    if isinstance(event.messages, Transcript):  # the list knows its boots: no scan
+        return event.messages.has_boot(wid)
     return any(isinstance(m, Mapping) and is_boot_message(m, wid) for m in event.messages)
 
 
@@ -518,4 +522,4 @@ def marker_across(env: FactEnv, facts: Facts) -> bool:
         return True
     if event.target_id is None or event.target_id not in env.tree:
         return False
-    return any(is_valid_marker(e) for e in env.tree.branch(event.target_id))
+    return not env.tree.window_at(event.target_id).is_root  # O(1): the node knows its window

@@ -217,6 +217,20 @@ class Projection:
     sources: tuple[str, ...]
 
 
+def entry_contribution(
+    entry: Entry, edit: ContextEditEntry | None, *, newest_compaction: bool
+) -> list[Message]:
+    """The messages one selected entry puts in the context, its latest edit applied (none for
+    an entry without an id or of an unknown type)."""
+    if isinstance(entry, OpaqueEntry) or entry.id is None:
+        return []
+    produced = entry_messages(entry, newest_compaction=newest_compaction)
+    if edit is not None and produced and is_editable(entry):
+        edited = edited_message(produced[0], edit.replacement)
+        produced = [] if edited is None else [edited]
+    return produced
+
+
 def project_entries(selected: Sequence[Entry]) -> Projection:
     """Messages of already-selected entries with their latest edits applied."""
     edits = latest_edits(selected)
@@ -224,15 +238,10 @@ def project_entries(selected: Sequence[Entry]) -> Projection:
     sources: list[str] = []
     newest = bool(selected) and isinstance(selected[0], CompactionEntry)
     for position, entry in enumerate(selected):
-        if isinstance(entry, OpaqueEntry) or entry.id is None:
-            continue
-        produced = entry_messages(entry, newest_compaction=newest and position == 0)
-        edit = edits.get(entry.id)
-        if edit is not None and produced and is_editable(entry):
-            edited = edited_message(produced[0], edit.replacement)
-            produced = [] if edited is None else [edited]
+        edit = edits.get(entry.id) if entry.id is not None else None
+        produced = entry_contribution(entry, edit, newest_compaction=newest and position == 0)
         messages.extend(produced)
-        sources.extend(entry.id for _ in produced)
+        sources.extend(str(entry.id) for _ in produced)
     return Projection(entries=tuple(selected), messages=tuple(messages), sources=tuple(sources))
 
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Set as AbstractSet
 from typing import Protocol
 
 import attrs
@@ -27,6 +28,7 @@ from pictx_fsm.session.entries import (
     OpaqueEntry,
     SessionHeader,
 )
+from pictx_fsm.session.transcript import TranscriptIndex
 from pictx_fsm.session.windows import (
     Window,
     boot_window_id,
@@ -117,6 +119,8 @@ class SessionTree:
         self._parents_with_children: set[str] = set()
         self._leaf: TreeNode | None = None
         self._listeners: list[TreeListener] = []
+        self._transcripts: TranscriptIndex | None = None
+        self._marker_windows: dict[str, list[Window]] = {}
 
     # -- construction -------------------------------------------------------------------------
 
@@ -174,6 +178,7 @@ class SessionTree:
                 depth=window.depth + 1,
             )
             types, boot, continued = frozenset(), None, False
+            self._marker_windows.setdefault(opened, []).append(window)
         elif (
             boot is None
             and window.marker_id is not None
@@ -282,6 +287,14 @@ class SessionTree:
             n.id for n in self._nodes.values() if n.parent is not None and n.parent.id == entry_id
         ]
 
+    @property
+    def transcripts(self) -> TranscriptIndex:
+        """Pi's projection of the active branch, kept for the leaf as it moves (created on
+        first use; :mod:`pictx_fsm.session.transcript`)."""
+        if self._transcripts is None:
+            self._transcripts = TranscriptIndex(self)
+        return self._transcripts
+
     # -- window identity at the leaf (R9, R11, R13) -------------------------------------------
 
     def window_at(self, entry_id: str | None = None) -> Window:
@@ -293,6 +306,12 @@ class SessionTree:
     def current_window(self) -> Window:
         """R9/R11: the window of the last valid marker on the active branch, else the root."""
         return self.window_at()
+
+    def window_ids_on_branch(self, window: Window | None = None) -> AbstractSet[str]:
+        """R12's collision set: the ids of the valid markers on the branch up to ``window``
+        (default: the leaf's). ``in`` costs O(1) unless the id opens a window somewhere in the
+        tree; the walk that then decides is bounded by the windows between the two."""
+        return _BranchWindowIds(window or self.current_window, self._marker_windows)
 
     def has_window_message(self, custom_type: str) -> bool:
         """R13: a ``custom_message`` of this type on the active branch since the last marker."""
@@ -358,3 +377,30 @@ class SessionTree:
             for target, label in latest.items()
             if target in retained and label is not None
         ]
+
+
+class _BranchWindowIds(AbstractSet[str]):
+    """The window ids on the chain of ``window`` (:meth:`SessionTree.window_ids_on_branch`)."""
+
+    def __init__(self, window: Window, by_id: dict[str, list[Window]]) -> None:
+        self._window = window
+        self._by_id = by_id
+
+    def __contains__(self, item: object) -> bool:
+        if not isinstance(item, str):
+            return False
+        return any(_on_chain(opened, self._window) for opened in self._by_id.get(item, ()))
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._window.marker_window_ids())
+
+    def __len__(self) -> int:
+        return len(self._window.marker_window_ids())
+
+
+def _on_chain(window: Window, last: Window) -> bool:
+    """``window`` is ``last`` or one of the windows before it (depths fall by one per step)."""
+    node: Window | None = last
+    while node is not None and node.depth > window.depth:
+        node = node.previous
+    return node is window

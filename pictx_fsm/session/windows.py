@@ -9,6 +9,7 @@ from __future__ import annotations
 import random
 import uuid
 from collections.abc import Iterable, Mapping
+from collections.abc import Set as AbstractSet
 from typing import Any
 
 from attrs import frozen
@@ -95,7 +96,7 @@ def mint_window_id(session_id: str, draws: Iterable[str], taken: Iterable[str]) 
     post: __return__.startswith("pcw:" + session_id[:8] + ":")
     raises: ValueError
     """
-    taken_ids = set(taken)
+    taken_ids = taken if isinstance(taken, AbstractSet) else set(taken)
     for draw in draws:
         candidate = window_id_candidate(session_id, draw)
         if candidate not in taken_ids:
