@@ -20,15 +20,16 @@ from typing import Any, TypeAlias
 
 from pydantic_ai.messages import ModelMessage, ModelRequest, repair_messages
 
-from pictx_fsm.audit import AuditLog, iter_records
+from pictx_fsm import Applied, AuditLog, Notify, SessionHeader, SessionTree, read_session
+from pictx_fsm.audit import iter_records
 from pictx_fsm.hooks import SessionStartReason
-from pictx_fsm.hosts.pydantic_ai.glue import Applied, Lifecycle, LifecycleSettings, Notice
+from pictx_fsm.hosts.pydantic_ai.glue import Lifecycle, LifecycleSettings
 from pictx_fsm.hosts.pydantic_ai.history import entries_to_messages, messages_to_entries
 from pictx_fsm.hosts.pydantic_ai.mirror import Mirror
 from pictx_fsm.hosts.pydantic_ai.views import iso_ms
-from pictx_fsm.session.entries import Entry, SessionHeader
-from pictx_fsm.session.jsonl import SessionWriter, read_session
-from pictx_fsm.session.tree import SessionTree, TreeNode
+from pictx_fsm.session.entries import Entry
+from pictx_fsm.session.jsonl import SessionWriter
+from pictx_fsm.session.tree import TreeNode
 
 JSON: TypeAlias = Any
 Clock: TypeAlias = Callable[[], int]
@@ -68,11 +69,11 @@ class PiSession:
         config: LifecycleSettings | None = None,
         rng: random.Random | None = None,
         clock: Clock = wall_clock,
-        on_notice: Callable[[Notice], None] | None = None,
+        on_notice: Callable[[Notify], None] | None = None,
     ) -> None:
         self.tree = tree
         self.path = path
-        self.notices: list[Notice] = []
+        self.notices: list[Notify] = []
         self._on_notice = on_notice
         self._rng = rng or random.Random()
         self.clock = clock
@@ -149,8 +150,9 @@ class PiSession:
         return repair_messages(entries_to_messages(self.mirror.branch))
 
     def absorb(self, applied: Applied) -> list[Entry]:
-        """Append the entries a hook asked for outside a boundary; they wait for the next run."""
-        entries = self.mirror.append(applied.entries)
+        """Take the entries a hook appended outside a boundary; they wait for the next run."""
+        entries = list(applied.appended)
+        self.mirror.adopt(entries)
         self.pending += entries
         return entries
 
@@ -170,7 +172,7 @@ class PiSession:
     def close(self) -> None:
         self.audit.close()
 
-    def _notice(self, notice: Notice) -> None:
+    def _notice(self, notice: Notify) -> None:
         self.notices.append(notice)
         if self._on_notice is not None:
             self._on_notice(notice)
