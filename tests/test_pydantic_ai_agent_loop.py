@@ -5,12 +5,16 @@ measures transition coverage of the machines, and planted adapter faults are cau
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
 import random
 import tempfile
+from collections import Counter
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, ClassVar
 
+import attrs
 import pytest
 from hypothesis import HealthCheck, Phase, settings
 from hypothesis import strategies as st
@@ -22,9 +26,14 @@ from pydantic_ai.models import ModelRequestContext
 from pydantic_ai.usage import RequestUsage
 from pydantic_graph import End
 
-from pictx_fsm import Applied
+from pictx_fsm import Applied, ToolOutcome
 from pictx_fsm.audit import transition_counts
-from pictx_fsm.hosts.pydantic_ai import PiContext, PiSession, RequestCancelledError
+from pictx_fsm.hosts.pydantic_ai import (
+    LifecycleSettings,
+    PiContext,
+    PiSession,
+    RequestCancelledError,
+)
 from pictx_fsm.hosts.pydantic_ai.scripted import (
     MODEL_NAME,
     Reply,
@@ -37,6 +46,10 @@ from pictx_fsm.hosts.pydantic_ai.scripted import (
 from pictx_fsm.lifecycle import load_lifecycle
 from pictx_fsm.testing.coverage import coverage_of
 from pictx_fsm.testing.host_neutral import Observation, QueuedInput, check_all
+from pictx_fsm.testing.notes_sandbox import NotesSandbox, resolve_arguments
+from pictx_fsm.testing.tool_calls import CALLS as NOTES_CALLS
+from pictx_fsm.testing.tool_coverage import tool_outcomes
+from pictx_fsm.tools import HANDLERS
 
 WINDOW = 100_000
 TOKENS = st.sampled_from([1_000, 30_000, 60_000, 72_000, 72_500, 90_000])
@@ -51,16 +64,33 @@ def _length_stop(tokens: int) -> ModelResponse:
     )
 
 
-CALLS = st.sampled_from(
-    [("wipe_memory", {}), ("get_context_remaining", {}), ("echo", {"text": "e"})]
+NOTES_CALL = st.sampled_from(sorted(NOTES_CALLS)).flatmap(
+    lambda name: NOTES_CALLS[name].map(lambda arguments: (name, arguments))
+)
+"""A notes or history tool call with arguments of every kind (ok, refused, failing, through
+the links planted out of the notes root); history ids resolved when the reply is given."""
+CALLS = st.one_of(
+    st.sampled_from([("wipe_memory", {}), ("get_context_remaining", {}), ("echo", {"text": "e"})]),
+    NOTES_CALL,
 )
 TWO_WIPES = [("wipe_memory", {}), ("wipe_memory", {})]
+def _with_wipe(calls: list[Any], wipe_at: int | None) -> list[Any]:
+    if wipe_at is None:
+        return calls
+    return [*calls[:wipe_at], ("wipe_memory", {}), *calls[wipe_at:]]
+
+
+NOTES_BATCH = st.builds(
+    _with_wipe, st.lists(NOTES_CALL, min_size=1, max_size=3), st.one_of(st.none(), st.integers(0, 3))
+)
+"""One to three notes or history calls, ``wipe_memory`` at any position or not at all."""
 replies = st.one_of(
     st.builds(lambda n, t: text(f"reply {n}", tokens=t), st.integers(0, 99), TOKENS),
     st.builds(
         lambda calls, t: tools(*calls, tokens=t), st.lists(CALLS, min_size=1, max_size=3), TOKENS
     ),
     st.builds(lambda t: tools(*TWO_WIPES, tokens=t), TOKENS),
+    st.builds(lambda calls, t: tools(*calls, tokens=t), NOTES_BATCH, TOKENS),
     st.builds(overflow),
     st.builds(provider_error),
     st.builds(_length_stop, TOKENS),
@@ -77,12 +107,16 @@ queue_points = st.lists(
 class AgentLoop(RuleBasedStateMachine):
     capability: ClassVar[type[PiContext]] = PiContext
     transitions: ClassVar[dict[str, int]] = {}
+    outcomes: ClassVar[Counter[str]] = Counter()
 
     def __init__(self) -> None:
         super().__init__()
         self.path = Path(tempfile.mkdtemp()) / "session.jsonl"
         self.rng = random.Random(0)
-        self.session = PiSession.create(self.path, rng=self.rng)
+        self.notes = NotesSandbox()
+        self.config = LifecycleSettings(notes_home=self.notes.root)
+        self.session = PiSession.create(self.path, rng=self.rng, config=self.config)
+        self.calls = 0
         self.requests: list[Any] = []
         self.queued: list[QueuedInput] = []
         self.prompts = self.resumes = self.enqueued = 0
@@ -90,7 +124,13 @@ class AgentLoop(RuleBasedStateMachine):
         self._agent()
 
     def _agent(self) -> None:
-        self.model = ScriptedModel(session=self.session)
+        if hasattr(self, "model"):
+            self.calls = self.model.calls  # call ids stay unique across processes
+        self.model = ScriptedModel(
+            session=self.session,
+            arguments=lambda arguments: resolve_arguments(arguments, self.session.tree),
+        )
+        self.model.calls = self.calls
         cap = self.capability(self.session, context_window=WINDOW, max_tokens=4096)
         self.agent: Agent[None, str] = Agent(self.model.model, capabilities=[cap])
 
@@ -137,6 +177,11 @@ class AgentLoop(RuleBasedStateMachine):
                 node = await run.next(node)
                 step += 1
 
+    @rule(batch=NOTES_BATCH, then=replies)
+    def notes_prompt(self, batch: list[tuple[str, dict[str, Any]]], then: Reply) -> None:
+        """A prompt whose model works with its notes and history first."""
+        self.prompt([tools(*batch), then], [], False)
+
     @rule(
         command=st.sampled_from([("wipe-memory", ""), ("pi-context", "off"), ("pi-context", "on")])
     )
@@ -148,7 +193,7 @@ class AgentLoop(RuleBasedStateMachine):
     def reopen(self) -> None:
         """The process ends; the session file is opened again (R64–R66 repair)."""
         self.session.close()
-        self.session = PiSession.open(self.path, rng=self.rng)
+        self.session = PiSession.open(self.path, rng=self.rng, config=self.config)
         self._agent()
 
     @rule(lost=st.integers(1, 3))
@@ -160,7 +205,7 @@ class AgentLoop(RuleBasedStateMachine):
         keep = max(1, len(lines) - lost)
         self.path.write_text("".join(lines[:keep]))
         self.queued.clear()  # checked already; what the crash lost is gone on purpose
-        self.session = PiSession.open(self.path, rng=self.rng)
+        self.session = PiSession.open(self.path, rng=self.rng, config=self.config)
         self._agent()
 
     @rule()
@@ -170,7 +215,7 @@ class AgentLoop(RuleBasedStateMachine):
         self.session.close()
         self.resumes += 1
         self.path = self.path.with_name(f"resumed-{self.resumes}.jsonl")
-        self.session = PiSession.from_messages(history, self.path, rng=self.rng)
+        self.session = PiSession.from_messages(history, self.path, rng=self.rng, config=self.config)
         self.requests, self.queued = [], []
         self._agent()
 
@@ -181,6 +226,7 @@ class AgentLoop(RuleBasedStateMachine):
             requests=self.requests,
             audit=self.session.audit_records(),
             queued=self.queued,
+            notes=self.notes,
         )
         violations = check_all(seen)
         assert not violations, violations
@@ -189,8 +235,11 @@ class AgentLoop(RuleBasedStateMachine):
 
     def teardown(self) -> None:
         self.session.close()
-        for name, count in transition_counts(self.session.audit_records()).items():
+        records = self.session.audit_records()
+        for name, count in transition_counts(records).items():
             AgentLoop.transitions[name] = AgentLoop.transitions.get(name, 0) + count
+        AgentLoop.outcomes.update(tool_outcomes(records))
+        self.notes.close()
 
 
 SETTINGS = settings(
@@ -202,6 +251,8 @@ SETTINGS = settings(
 )
 
 
+ITEM_0_1 = {"$item": [0, 1]}
+"""The second item of the first window (resolved when the reply is given)."""
 SEEDS: dict[str, list[tuple[str, dict[str, Any]]]] = {
     # Fixed runs that reach each group of MUST_FIRE whatever the random phase reaches.
     "two wipes": [("prompt", {"script": [tools(*TWO_WIPES), text()]})],
@@ -220,6 +271,44 @@ SEEDS: dict[str, list[tuple[str, dict[str, Any]]]] = {
         ("prompt", {"script": [tools(("wipe_memory", {})), text()]}),
         ("crash_and_reopen", {"lost": 2}),
         ("prompt", {"script": []}),
+    ],
+    "notes and history across a reset": [
+        ("prompt", {"script": [text("the code is zebra-17")]}),
+        (
+            "prompt",
+            {
+                "script": [
+                    tools(
+                        ("notes_write", {"address": "plan.md", "content": "alpha needle"}),
+                        ("wipe_memory", {}),
+                    ),
+                    tools(
+                        ("notes_read", {"address": "plan.md"}),
+                        ("history_search", {"query": "zebra-17"}),
+                        ("notes_write", {"address": "../x.md", "content": "x"}),
+                    ),
+                    tools(
+                        ("notes_edit", {"address": "plan.md", "stale": True}),
+                        ("notes_list", {"pattern": "**"}),
+                        ("notes_search", {"query": "needle"}),
+                    ),
+                    tools(
+                        ("history_windows", {}),
+                        ("history_list", {"window_id": {"$window": 0}}),
+                        (
+                            "history_read",
+                            {"window_id": {"$window": 0}, "item_id": {"$item": [0, 1]}},
+                        ),
+                    ),
+                    tools(
+                        ("notes_write", {"address": "@human/leak.md", "content": "x"}),
+                        ("notes_write", {"address": "@human/escape/x.md", "content": "x"}),
+                        ("notes_read", {"address": "@human/leak.md"}),
+                    ),
+                    text(),
+                ]
+            },
+        ),
     ],
     "commands": [
         ("command", {"command": ("wipe-memory", "")}),
@@ -243,7 +332,7 @@ def _seed(
 
 
 def test_the_lifecycle_holds_every_invariant_on_pydantic_ais_agent_loop() -> None:
-    AgentLoop.transitions = {}
+    AgentLoop.transitions, AgentLoop.outcomes = {}, Counter()
     for steps in SEEDS.values():
         _seed(steps)
     run_state_machine_as_test(AgentLoop, settings=SETTINGS)
@@ -252,6 +341,12 @@ def test_the_lifecycle_holds_every_invariant_on_pydantic_ais_agent_loop() -> Non
     fired = {row.transition for row in coverage.rows if row.fired}
     for group in MUST_FIRE:
         assert group & fired, f"none of {sorted(group)} fired; fired: {sorted(fired)}"
+    # And every notes and history tool answered ok through the runtime, and N4's other two
+    # channels were taken
+    reached = set(AgentLoop.outcomes)
+    assert {f"{tool}:ok" for tool in HANDLERS} <= reached, sorted(reached)
+    statuses = {outcome.split(":")[1] for outcome in reached}
+    assert {"refusal", "error"} <= statuses
 
 
 # -- planted faults ----------------------------------------------------------------------------
@@ -298,6 +393,30 @@ class RecoversEveryOverflow(PiContext):
         return await super().on_node_run_error(ctx, node=node, error=error)
 
 
+class ErrorsAsResults(PiContext):
+    """Hands a tool's error outcome to the model as an ordinary result (N4's channel lost)."""
+
+    def _execute(self, name: str, arguments: Mapping[str, Any], ctx: RunContext[Any]) -> Any:
+        value = super()._execute(name, arguments, ctx)
+        if isinstance(value, ToolOutcome) and value.is_error:
+            return attrs.evolve(value, status="ok")
+        return value
+
+
+class WritesNotesItself(PiContext):
+    """Writes a note by joining its address to the notes root (links followed), outside the
+    tools' confinement, before the runtime answers the call."""
+
+    def _execute(self, name: str, arguments: Mapping[str, Any], ctx: RunContext[Any]) -> Any:
+        home, address = self.session.config.notes_home, arguments.get("address")
+        if name == "notes_write" and isinstance(address, str) and home is not None:
+            path = home / address.removeprefix("@")
+            with contextlib.suppress(OSError, ValueError):
+                path.parent.mkdir(parents=True, exist_ok=True)
+                path.write_text(str(arguments.get("content")), encoding="utf-8")
+        return super()._execute(name, arguments, ctx)
+
+
 FAULT_SETTINGS = settings(
     SETTINGS,
     max_examples=300,
@@ -307,7 +426,14 @@ FAULT_SETTINGS = settings(
 
 @pytest.mark.parametrize(
     "fault",
-    [LeaksErasedHistory, DuplicatesTheTail, TailAfterQueuedInput, RecoversEveryOverflow],
+    [
+        LeaksErasedHistory,
+        DuplicatesTheTail,
+        TailAfterQueuedInput,
+        RecoversEveryOverflow,
+        ErrorsAsResults,
+        WritesNotesItself,
+    ],
     ids=lambda f: f.__name__,
 )
 def test_a_planted_fault_in_the_adapter_is_caught(fault: type[PiContext]) -> None:

@@ -168,7 +168,7 @@ def test_r64_d4_opening_a_session_whose_reset_tail_is_incomplete_repairs_it(tmp_
     path.write_text("\n".join(lines[:cut]) + "\n")
     audit_path_of(path).unlink()
     # When it is opened again
-    resumed = PiSession.open(path, rng=random.Random(5))
+    resumed = PiSession.open(path, rng=random.Random(5), config=session.config)
     # Then the missing continuation is appended (D4), and reaches the next request
     assert kinds(resumed.tree.branch())[-3:] == RESET
     agent2, model = agent_for(resumed, text("back"))
@@ -186,7 +186,7 @@ def test_resuming_from_a_stored_pydantic_ai_history_keeps_the_window(tmp_path: P
     from pydantic_ai.messages import ModelMessagesTypeAdapter
 
     history = ModelMessagesTypeAdapter.validate_json(stored)
-    resumed = new_session_from(history, tmp_path / "r.jsonl")
+    resumed = new_session_from(history, tmp_path / "r.jsonl", session)
     # Then the reset window is the current one and nothing was repaired
     assert resumed.tree.current_window.window_id == session.tree.current_window.window_id
     assert kinds(resumed.tree.branch()) == kinds(session.tree.branch())
@@ -195,8 +195,8 @@ def test_resuming_from_a_stored_pydantic_ai_history_keeps_the_window(tmp_path: P
     assert "erase me" not in texts(model.requests[0].messages)
 
 
-def new_session_from(history: list, path: Path) -> PiSession:
-    return PiSession.from_messages(history, path, rng=random.Random(3))
+def new_session_from(history: list, path: Path, earlier: PiSession) -> PiSession:
+    return PiSession.from_messages(history, path, rng=random.Random(3), config=earlier.config)
 
 
 def test_the_session_file_reads_with_inspect_audit_and_diagram_trace(

@@ -18,23 +18,32 @@ check                         rule                                              
 ``recoveries_bounded``        at most one settle-boundary reset until a prompt or  R33–R37
                               a successful reply
 ``audit_chain``               the audit records' hash chain verifies               audit
+``tool_channels``             a notes or history tool's result in the session is   N3, N4
+                              the runtime's outcome, text and channel (an error
+                              is an error result, ok and refusal are not)
+``notes_confined``            nothing outside the notes root changed, and its      N11, N12
+                              sentinel's secret never reached a tool result
+                              (when the run has a :class:`NotesSandbox`)
 ============================  ===================================================  =========
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import Any, TypeAlias
+from typing import Any, TypeAlias, TypeGuard
 
 from attrs import field, frozen
 
-from pictx_fsm.audit import verify_records
+from pictx_fsm.audit import json_digest, verify_records
 from pictx_fsm.errors import PictxError
+from pictx_fsm.hooks import ToolCall
 from pictx_fsm.protocol import CONTINUATION_TYPE, MARKER_TYPE
 from pictx_fsm.session.entries import CustomMessageEntry, Entry, MessageEntry, content_text
 from pictx_fsm.session.projection import context_messages, convert_message
 from pictx_fsm.session.tree import SessionTree
 from pictx_fsm.session.windows import window_id_of_marker
+from pictx_fsm.testing.notes_sandbox import SECRET, NotesSandbox
+from pictx_fsm.tools import HANDLERS as TOOL_HANDLERS
 
 JSON: TypeAlias = Any
 LIFECYCLE_PREFIX = "pi-context/"
@@ -73,6 +82,8 @@ class Observation:
     requests: tuple[ProviderRequest, ...] = field(converter=_tuple)
     audit: tuple[Mapping[str, JSON], ...] = field(converter=_tuple)
     queued: tuple[QueuedInput, ...] = field(converter=_tuple, default=())
+    notes: NotesSandbox | None = None
+    """The run's notes home, with the outside it must not touch."""
 
 
 @frozen(kw_only=True)
@@ -246,12 +257,57 @@ def audit_chain(seen: Observation) -> list[Violation]:
     return []
 
 
+# -- the notes and history tools ---------------------------------------------------------------
+
+
+def tool_channels(seen: Observation) -> list[Violation]:
+    """Each tool result in the session that the runtime answered (by its call id) carries
+    the outcome's text, as an error result exactly when the outcome is ``error`` (N4). A
+    result the host made itself (a call a crash left unanswered) has no record to match."""
+    answers = {
+        str(r["event"].get("tool_call_id")): r["result"]["value"]
+        for r in seen.audit
+        if r.get("hook") == ToolCall.HOOK and r["event"].get("name") in TOOL_HANDLERS
+    }
+    found = []
+    for entry in seen.tree.entries:
+        if not _is_tool_result(entry):
+            continue
+        answer = answers.get(str(entry.message.raw.get("toolCallId")))
+        if answer is None:
+            continue
+        text, failed = entry.message.text(), entry.message.raw.get("isError") is True
+        if failed != (answer["status"] == "error") or json_digest(text) != answer["text"]:
+            what = f"entry {entry.id} is not the {answer['status']} outcome the runtime gave"
+            found.append(_v("tool_channels", what))
+    return found
+
+
+def _is_tool_result(entry: Entry) -> TypeGuard[MessageEntry]:
+    return isinstance(entry, MessageEntry) and entry.message.role == "toolResult"
+
+
+def notes_confined(seen: Observation) -> list[Violation]:
+    sandbox = seen.notes
+    if sandbox is None:
+        return []
+    found = []
+    if sandbox.outside_state() != sandbox.baseline:
+        found.append(_v("notes_confined", f"{sandbox.outside} changed under the notes tools"))
+    for entry in seen.tree.entries:
+        if _is_tool_result(entry) and SECRET in entry.message.text():
+            found.append(_v("notes_confined", f"entry {entry.id} carries the secret"))
+    return found
+
+
 CHECKS: tuple[Check, ...] = (
     no_erased_history,
     one_continuation,
     queued_once,
     recoveries_bounded,
     audit_chain,
+    tool_channels,
+    notes_confined,
 )
 
 

@@ -183,7 +183,9 @@ class Lifecycle:
         return value
 
     def turn_end(self, message: Message, outcome: Outcome, pending: int) -> Applied:
-        return self._apply(TurnEnd(message=message, outcome=outcome, pending_messages=pending), pending)
+        return self._apply(
+            TurnEnd(message=message, outcome=outcome, pending_messages=pending), pending
+        )
 
     def run_end(self, outcome: Outcome, pending: int) -> Applied:
         """``agent_end`` then ``agent_before_settle`` (a run that would stop)."""

@@ -83,9 +83,11 @@ class PiSession:
         if path is not None:
             tree.subscribe(_FileListener(SessionWriter(path), written=len(tree.entries)))
         self.mirror = Mirror(tree, self._rng)
+        self.config = config or LifecycleSettings()
+        """How the runtime was built (pass it to ``open`` to resume with the same notes home)."""
         self.lifecycle = Lifecycle(
             tree,
-            config=config or LifecycleSettings(),
+            config=self.config,
             rng=self._rng,
             clock=clock,
             audit=audit,

@@ -78,9 +78,7 @@ def as_projection(context: ProviderContext, transcripts: TranscriptIndex) -> Pro
         return context
     by_id = context.sources
     sources = {id(t): by_id[id(m)] for t, m in zip(full, context.messages, strict=True)}
-    return ProviderContext(
-        messages=full, sources=sources, conversation=transcripts.conversation()
-    )
+    return ProviderContext(messages=full, sources=sources, conversation=transcripts.conversation())
 
 
 def request_messages(
