@@ -26,15 +26,27 @@ from pictx_fsm.hosts.model import (
 )
 from pictx_fsm.hosts.model.errors import ModelHostError
 from pictx_fsm.protocol import (
+    BOOT_TYPE,
+    CONTINUATION_TYPE,
     GET_CONTEXT_REMAINING_TOOL,
+    GUIDANCE_TYPE,
     PI_CONTEXT_COMMAND,
+    WARNING_TYPE,
     WIPE_MEMORY_COMMAND,
     WIPE_MEMORY_TOOL,
 )
+from pictx_fsm.session.entries import CustomMessageEntry, Entry, MessageEntry
+from pictx_fsm.session.windows import window_id_of_marker
 
 JSON: TypeAlias = Any
 ToolName: TypeAlias = Literal["wipe_memory", "get_context_remaining", "echo"]
 ReplyKind: TypeAlias = Literal["text", "tools", "overflow", "error", "length"]
+Anchor: TypeAlias = Literal["any", "tool_call", "tool_result", "user", "boundary"]
+"""Which entries a navigation or fork picks from: all of them, or one kind — the places
+where boundary bugs live (a pending tool call, a marker, a boot)."""
+ANCHORS: tuple[Anchor, ...] = ("any", "tool_call", "tool_result", "user", "boundary")
+BOUNDARY_TYPES = frozenset({BOOT_TYPE, CONTINUATION_TYPE, GUIDANCE_TYPE, WARNING_TYPE})
+"""The custom messages pi-context writes at a boundary (with the marker, a custom entry)."""
 
 _WORDS = ("alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel")
 
@@ -137,19 +149,23 @@ class Toggle:
 
 @frozen(kw_only=True)
 class Navigate:
-    """``/tree`` to the entry at ``index`` (modulo the file's entries), optionally summarised."""
+    """``/tree`` to the entry at ``index`` (modulo the file's entries of kind ``anchor``),
+    optionally summarised."""
 
     KIND: ClassVar[str] = "navigate"
     index: int
     summarize: bool = False
+    anchor: Anchor = "any"
 
 
 @frozen(kw_only=True)
 class Fork:
-    """Fork the session at the entry at ``index`` (modulo the file's entries)."""
+    """Fork the session at the entry at ``index`` (modulo the file's entries of kind
+    ``anchor``)."""
 
     KIND: ClassVar[str] = "fork"
     index: int
+    anchor: Anchor = "any"
 
 
 @frozen(kw_only=True)
@@ -355,20 +371,45 @@ def _advance_to(session: ModelSession, action: AdvanceTo) -> None:
         passed += step.name == action.step
 
 
+def is_boundary_entry(entry: object) -> bool:
+    """A marker or one of the custom messages pi-context writes at a boundary."""
+    if window_id_of_marker(entry) is not None:
+        return True
+    return isinstance(entry, CustomMessageEntry) and entry.custom_type in BOUNDARY_TYPES
+
+
+def anchor_of(entry: Entry) -> Anchor:
+    """The most specific anchor kind an entry belongs to (``any`` when none)."""
+    if isinstance(entry, MessageEntry):
+        role = entry.message.role
+        if role == "assistant" and entry.message.tool_calls():
+            return "tool_call"
+        if role == "toolResult":
+            return "tool_result"
+        return "user" if role == "user" else "any"
+    return "boundary" if is_boundary_entry(entry) else "any"
+
+
+def _target(session: ModelSession, action: Navigate | Fork) -> str | None:
+    entries = [
+        e.id
+        for e in session.entries
+        if e.id is not None and (action.anchor == "any" or anchor_of(e) == action.anchor)
+    ]
+    return entries[action.index % len(entries)] if entries else None
+
+
 def _apply_session_operation(session: ModelSession, action: Action) -> bool:
     if not session.is_idle:
         return False
-    entries = [e for e in session.entries if e.id is not None]
-    if isinstance(action, Navigate | Fork) and not entries:
-        return False
-    if isinstance(action, Navigate):
-        target = entries[action.index % len(entries)].id
-        assert target is not None
-        session.navigate(target, summarize=action.summarize)
-    elif isinstance(action, Fork):
-        target = entries[action.index % len(entries)].id
-        assert target is not None
-        session.fork(target)
+    if isinstance(action, Navigate | Fork):
+        target = _target(session, action)
+        if target is None:
+            return False
+        if isinstance(action, Navigate):
+            session.navigate(target, summarize=action.summarize)
+        else:
+            session.fork(target)
     elif isinstance(action, Reload):
         session.reload()
     elif isinstance(action, Compact):

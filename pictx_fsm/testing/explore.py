@@ -1,22 +1,26 @@
 """The exploration behind ``pictx-fsm verify``: seed scenarios, then Hypothesis.
 
 Phase 1 runs every seed scenario (:mod:`~pictx_fsm.testing.scenarios`) in each profile.
-Phase 2 lets Hypothesis generate worlds and action sequences, checking every invariant after
-every action; on a failure Hypothesis shrinks the sequence and the last example it runs is
-the minimal one, which becomes the counterexample trace. Coverage counts every declared
-transition any run fired.
+Phase 2 lets Hypothesis generate worlds and swarm runs (:mod:`.strategies`: each run draws
+the action groups it may use, then its actions), checking every invariant after every
+action; on a failure Hypothesis shrinks the sequence, and the shortest failing example it
+ran becomes the counterexample trace. Coverage counts every declared transition any run
+fired.
 
 Budgets: ``examples`` generated runs of at most ``steps`` actions each, and a wall-clock
-``time_budget`` after which remaining examples are skipped (never once a failure is being
-shrunk, so shrinking stays deterministic).
+``time_budget`` for the whole exploration, shrinking included: once a failure is found,
+shrinking goes on until the budget is spent, or for ``SHRINK_SHARE`` of it when the failure
+came late — then the shortest counterexample so far is reported. A shrink that finishes in
+time is deterministic (same seed, same counterexample); one cut short depends on the
+machine's speed, and says so (:attr:`ExploreReport.shrink_cut`).
 """
 
 from __future__ import annotations
 
+import functools
 import time
 from collections import Counter
 from collections.abc import Callable
-from typing import Any
 
 from attrs import define, field, frozen
 from hypothesis import HealthCheck, Phase, Verbosity, given, seed, settings
@@ -29,14 +33,14 @@ from pictx_fsm.testing.coverage import Coverage, coverage_of
 from pictx_fsm.testing.faults import fault_named, faulty_lifecycle
 from pictx_fsm.testing.invariants import InvariantSuite, Violation
 from pictx_fsm.testing.scenarios import SCENARIOS
-from pictx_fsm.testing.strategies import host_actions, world_configs
+from pictx_fsm.testing.strategies import SWARMS, swarm_moves, world_configs
 from pictx_fsm.testing.trace import Trace, record_trace, run_actions, shrink_actions
 from pictx_fsm.testing.world import World, WorldConfig
 
 
 @frozen(kw_only=True)
 class ExploreOptions:
-    examples: int = 60
+    examples: int = 100_000
     steps: int = 40
     seed: int = 0
     time_budget: float = 45.0
@@ -67,10 +71,18 @@ class ExploreReport:
     violation: str | None = None
     coverage: Coverage | None = None
     budget_exhausted: bool = False
+    shrink_cut: bool = False
+    """The time budget ended the shrinking: the counterexample is the shortest found so far."""
+    generated_seconds: float = 0.0
+    """Wall-clock time of the generated runs (Hypothesis phase), for the throughput."""
 
     @property
     def failed(self) -> bool:
         return self.counterexample is not None
+
+    @property
+    def actions_per_second(self) -> float:
+        return self.actions / self.elapsed if self.elapsed > 0 else 0.0
 
 
 class _Found(Exception):
@@ -114,11 +126,11 @@ def explore(
             )
 
     if options.scenarios:
-        _run_scenarios(options, report, tick)
+        _run_scenarios(options, report, tick, started)
     if not report.failed:
         _run_hypothesis(options, report, tick, started)
     report.elapsed = time.monotonic() - started
-    report.coverage = coverage_of(lifecycle, report.counts)
+    report.coverage = coverage_of(lifecycle, report.counts, options.profiles)
     return report
 
 
@@ -137,8 +149,16 @@ def scenario_config(profile: str, seed: int = 0, fault: str | None = None) -> Wo
     )
 
 
+def _shrink_deadline(options: ExploreOptions, started: float) -> float:
+    now = time.monotonic()
+    return max(started + options.time_budget, now + options.time_budget * SHRINK_SHARE)
+
+
 def _run_scenarios(
-    options: ExploreOptions, report: ExploreReport, tick: Callable[[str], None]
+    options: ExploreOptions,
+    report: ExploreReport,
+    tick: Callable[[str], None],
+    started: float,
 ) -> None:
     for scenario in SCENARIOS:
         for profile in options.profiles:
@@ -150,7 +170,9 @@ def _run_scenarios(
             tick(f"scenario {scenario.name}")
             if run.failed:
                 invariant = run.violation.invariant if run.violation else "crash"
-                minimal = shrink_actions(config, scenario.actions, invariant)
+                deadline = _shrink_deadline(report.options, started)
+                minimal = shrink_actions(config, scenario.actions, invariant, deadline)
+                report.shrink_cut = time.monotonic() >= deadline
                 _fail(report, config, minimal)
                 return
 
@@ -161,15 +183,42 @@ def _fail(report: ExploreReport, config: WorldConfig, actions: list[Action]) -> 
     report.violation = run.describe_failure()
 
 
+SHRINK_SHARE = 0.25
+"""Shrinking a failure found late gets at least this share of the time budget."""
+
+
+@define
+class _Search:
+    """What the Hypothesis phase shares with its test function: the clock, and the shortest
+    failing example so far (what is reported when shrinking runs out of time)."""
+
+    deadline: float
+    budget: float
+    shrink_deadline: float | None = None
+    best: tuple[WorldConfig, list[Action]] | None = None
+
+    def check_clock(self) -> None:
+        now = time.monotonic()
+        limit = self.deadline if self.shrink_deadline is None else self.shrink_deadline
+        if now > limit:
+            raise _BudgetSpent()
+
+    def failed(self, config: WorldConfig, actions: list[Action]) -> None:
+        if self.shrink_deadline is None:
+            self.shrink_deadline = max(self.deadline, time.monotonic() + self.budget * SHRINK_SHARE)
+        if self.best is None or len(actions) <= len(self.best[1]):
+            self.best = (config, list(actions))
+
+
 def _run_hypothesis(
     options: ExploreOptions,
     report: ExploreReport,
     tick: Callable[[str], None],
     started: float,
 ) -> None:
-    state: dict[str, Any] = {"failing": False, "last": None}
-    deadline = started + options.time_budget
+    search = _Search(deadline=started + options.time_budget, budget=options.time_budget)
     configs = world_configs(options.profiles, options.fault)
+    counts = _run_lengths(options.steps)
 
     @settings(
         max_examples=options.examples,
@@ -183,43 +232,54 @@ def _run_hypothesis(
     )
     @given(data=st.data())
     def example(data: st.DataObject) -> None:
-        if not state["failing"] and time.monotonic() > deadline:
-            raise _BudgetSpent()
+        search.check_clock()
+        config = data.draw(configs)
+        actions: list[Action] = []
         try:
-            _generated_run(data, options, configs, report, state)
+            _generated_run(data, config, counts, actions, report)
         except Exception:
-            state["failing"] = True  # from now on never stop early: shrinking must replay
+            search.failed(config, actions)
             raise
         finally:
-            tick("explore")
+            tick("explore" if search.best is None else "shrink")
 
+    phase_started = time.monotonic()
     try:
         seed(options.seed)(example)()
     except _BudgetSpent:
-        report.budget_exhausted = True
-    except Exception:  # the minimal failing example is in state["last"]
-        if state["last"] is None:
+        report.budget_exhausted = search.best is None
+        report.shrink_cut = search.best is not None
+    except Exception:
+        if search.best is None:
             raise
-        config, actions = state["last"]
-        _fail(report, config, list(actions))
+    finally:
+        report.generated_seconds = time.monotonic() - phase_started
+    if search.best is not None:
+        config, actions = search.best
+        _fail(report, config, actions)
+
+
+@functools.cache
+def _run_lengths(steps: int) -> st.SearchStrategy[int]:
+    return st.integers(min_value=1, max_value=steps)
 
 
 def _generated_run(
     data: st.DataObject,
-    options: ExploreOptions,
-    configs: st.SearchStrategy[WorldConfig],
+    config: WorldConfig,
+    counts: st.SearchStrategy[int],
+    actions: list[Action],
     report: ExploreReport,
-    state: dict[str, Any],
 ) -> None:
-    config = data.draw(configs)
+    """One swarm run: its action groups, its length, then every action, each checked."""
     world = World(config)
     suite = InvariantSuite()
-    actions: list[Action] = []
-    state["last"] = (config, actions)
-    count = data.draw(st.integers(min_value=1, max_value=options.steps))
+    swarm = data.draw(SWARMS)
+    count = data.draw(counts)
     try:
-        for _ in range(count):
-            _act(world, suite, actions, data.draw(host_actions()))
+        while len(actions) < count:
+            for action in data.draw(swarm_moves(swarm, world.session.is_idle)):
+                _act(world, suite, actions, action)
         _act(world, suite, actions, Settle())
     finally:
         report.counts.update(world.transition_counts())

@@ -14,15 +14,18 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
+import attrs
 from attrs import frozen
 
 from pictx_fsm import intents as it
-from pictx_fsm.facts import Facts
+from pictx_fsm.facts import Facts, Memory
 from pictx_fsm.hosts.model import ModelSession
 from pictx_fsm.hosts.model.queues import Queued, Queues
 from pictx_fsm.lifecycle import Lifecycle, build_lifecycle, load_lifecycle
 from pictx_fsm.lifecycle_actions import LIFECYCLE_BINDINGS
 from pictx_fsm.machines import load_models
+from pictx_fsm.repair import TailVerdict
+from pictx_fsm.session.entries import MessageEntry
 
 Bindings = Mapping[str, tuple[Mapping[str, Any], Mapping[str, Any]]]
 
@@ -94,6 +97,64 @@ def _repair_anything(bindings: Bindings) -> Bindings:
         guards={
             "tail_refused": _never,
             "tail_needs_boot": lambda f: bool(f["tail_verdict"].needs_boot or f["tail_refused"]),
+        },
+    )
+
+
+def _pair_closed_by_any_entry(facts: Facts) -> bool:
+    """``tool_pair_open`` as it was before FM19's fix: the walk stopped at the first entry
+    that is not a message (a branch summary ``/tree`` wrote) and answered "not open"."""
+    leaf = facts.env.tree.leaf
+    results = 0
+    for node in leaf.ancestors() if leaf is not None else ():
+        entry = node.entry
+        if not isinstance(entry, MessageEntry) or entry.message.role not in (
+            "toolResult",
+            "assistant",
+        ):
+            return False
+        if entry.message.role == "toolResult":
+            results += 1
+        else:
+            return len(entry.message.tool_calls()) > results
+    return False
+
+
+def _split_tool_pairs(bindings: Bindings) -> Bindings:
+    guards = {"tool_pair_open": _pair_closed_by_any_entry}
+    out = _with(bindings, "reset_control", guards=guards)
+    return _with(out, "boot_repair", guards=guards)
+
+
+class _NoResetInFlight:
+    """The runtime memory with its pending resets hidden."""
+
+    def __init__(self, memory: Memory) -> None:
+        self._memory = memory
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._memory, name)
+
+    def pending_reset_ids(self) -> tuple[str, ...]:
+        return ()
+
+
+def _verdict_blind_to_commit(facts: Facts) -> Any:
+    """The tail verdict as it was before R65's fix: repair ignored that the window's reset
+    drafts were still being committed, and completed the tail a second time."""
+    env = attrs.evolve(facts.env, memory=_NoResetInFlight(facts.env.memory))
+    return Facts(env)["tail_verdict"]
+
+
+def _repair_during_commit(bindings: Bindings) -> Bindings:
+    return _with(
+        bindings,
+        "boot_repair",
+        guards={
+            "tail_intact": lambda f: _verdict_blind_to_commit(f) is TailVerdict.INTACT,
+            "tail_refused": lambda f: _verdict_blind_to_commit(f) is TailVerdict.REFUSED,
+            "tail_needs_boot": lambda f: _verdict_blind_to_commit(f).needs_boot,
+            "tail_needs_continuation": lambda f: _verdict_blind_to_commit(f).needs_continuation,
         },
     )
 
@@ -181,6 +242,20 @@ FAULTS: Mapping[str, Fault] = {
             description="a refused tail is repaired anyway: a boot after later conversation",
             caught_by="narrow_repair",
             bindings=_repair_anything,
+        ),
+        Fault(
+            name="split-tool-pair-behind-summary",
+            description="tool_pair_open stops at a branch summary: a boot between a tool call "
+            "and its results",
+            caught_by="reset_tail",
+            bindings=_split_tool_pairs,
+        ),
+        Fault(
+            name="repair-during-commit",
+            description="repair ignores the reset its own boundary is committing: a second "
+            "boot in one window",
+            caught_by="narrow_repair",
+            bindings=_repair_during_commit,
         ),
         Fault(
             name="drop-queued-message",

@@ -9,19 +9,18 @@ each keeps a cursor into the logs it reads.
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, Protocol
 
 from attrs import frozen
 
-from pictx_fsm.audit import AuditLog, verify_records
+from pictx_fsm.audit import GENESIS, AuditLog, canonical
 from pictx_fsm.hooks import ModelInfo
 from pictx_fsm.hosts.model import ModelSession
 from pictx_fsm.overflow import is_overflow_like
 from pictx_fsm.protocol import (
-    BOOT_TYPE,
-    CONTINUATION_TYPE,
     GUIDANCE_TYPE,
     MARKER_TYPE,
     NOTICE_GUIDANCE_RECORDED,
@@ -35,9 +34,9 @@ from pictx_fsm.session.entries import CompactionEntry, CustomMessageEntry, Messa
 from pictx_fsm.session.projection import context_messages, convert_message
 from pictx_fsm.session.tree import SessionTree, TreeNode
 from pictx_fsm.session.windows import boot_window_id, is_continuation, window_id_of_marker
+from pictx_fsm.testing.actions import is_boundary_entry
 
 _PREFIX = NOTICE_MEMORY_CLEARED.split("{", 1)[0]
-_BOUNDARY_TYPES = frozenset({BOOT_TYPE, CONTINUATION_TYPE, GUIDANCE_TYPE, WARNING_TYPE})
 
 
 class WorldView(Protocol):
@@ -143,12 +142,6 @@ def _pending_tool_calls(node: TreeNode) -> tuple[str, int] | None:
     return None
 
 
-def _is_boundary(entry: object) -> bool:
-    if window_id_of_marker(entry) is not None:
-        return True
-    return isinstance(entry, CustomMessageEntry) and entry.custom_type in _BOUNDARY_TYPES
-
-
 class ResetTail(_PerTree):
     name = "reset_tail"
     guards = "R28, R35, R59, D1, D2, FM19 (rank 5)"
@@ -170,7 +163,7 @@ class ResetTail(_PerTree):
     def check_node(self, world: WorldView, tree: SessionTree, node: TreeNode) -> list[Violation]:
         found: list[Violation] = []
         entry = node.entry
-        if _is_boundary(entry):
+        if is_boundary_entry(entry):
             pending = _pending_tool_calls(node)
             if pending is not None:
                 found.append(
@@ -580,16 +573,42 @@ class OffKeepsBoundary(_PerTree):
 class AuditChains(Invariant):
     name = "audit_chains"
     guards = "audit log (issue 3 item 4)"
-    doc = "(j) every runtime's audit chain verifies and names the loaded models' fingerprint"
+    doc = "(j) every runtime's audit chain verifies: each record once, when it is appended"
+
+    def __init__(self) -> None:
+        self._heads: dict[int, tuple[int, str]] = {}
+        """Per runtime: records verified so far and the hash of the last one."""
+        self._broken: set[int] = set()
 
     def check(self, world: WorldView) -> list[Violation]:
         found = []
         for index, log in enumerate(world.audits):
-            try:
-                verify_records(log.records)
-            except Exception as error:
-                found.append(self.violation(f"runtime {index}: {error}"))
+            if index in self._broken:
+                continue
+            count, previous = self._heads.get(index, (0, GENESIS))
+            for record in log.records[count:]:
+                count += 1
+                problem = _chain_problem(record, previous, count)
+                if problem is not None:
+                    found.append(self.violation(f"runtime {index}: record {count}: {problem}"))
+                    self._broken.add(index)
+                    break
+                previous = record["hash"]
+            self._heads[index] = (count, previous)
         return found
+
+
+def _chain_problem(record: Mapping[str, Any], previous: str, seq: int) -> str | None:
+    """What breaks the chain at this record (the checks of :func:`~pictx_fsm.audit.verify_lines`
+    that an in-memory record can fail), or ``None``."""
+    body = {key: value for key, value in record.items() if key != "hash"}
+    if hashlib.sha256(canonical(body).encode("ascii")).hexdigest() != record.get("hash"):
+        return "record hash does not match its content"
+    if record.get("prev") != previous:
+        return "record does not chain to the previous hash"
+    if record.get("seq") != seq:
+        return f"sequence number {record.get('seq')} != {seq}"
+    return None
 
 
 class NoLifecycleErrors(Invariant):

@@ -1,0 +1,117 @@
+"""Regressions for the two counterexamples long explorations found (issue 14): a boot between
+a tool call and its results (FM19) and a second boot in one window (R65, D4).
+
+Each is pinned twice: on the runtime alone (the lifecycle kit, the rule as a specification)
+and on the model session (the counterexample kept as a seed scenario replays clean, and the
+planted fault that brings the bug back is caught by it).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from lifecycle_kit import Kit, audits_verify  # noqa: F401
+
+from pictx_fsm.effects import BoundaryResult, SendMessage
+from pictx_fsm.hooks import SessionTreeEvent, TurnEnd
+from pictx_fsm.protocol import BOOT_TYPE, MARKER_TYPE, WIPE_MEMORY_TOOL
+from pictx_fsm.testing.explore import scenario_config
+from pictx_fsm.testing.faults import FAULTS
+from pictx_fsm.testing.scenarios import SCENARIOS
+from pictx_fsm.testing.trace import run_actions
+
+PROFILES = ("0.25.0", "0.25.1")
+SCENARIO_OF_FAULT = {
+    "split-tool-pair-behind-summary": "tool-pair-behind-a-summary",
+    "repair-during-commit": "on-between-boundary-appends",
+}
+
+
+def _sends(result: Any) -> list[SendMessage]:
+    return [e for e in result.effects if isinstance(e, SendMessage)]
+
+
+# -- FM19: a branch summary does not close a tool pair ---------------------------------------
+
+
+@pytest.mark.parametrize("profile", PROFILES)
+def test_fm19_tree_repair_appends_no_boot_after_a_summary_on_an_open_tool_call(
+    profile: str,
+) -> None:
+    # Given a root window without a visible boot whose assistant message called a tool, and
+    # /tree with a summary onto that message (the summary becomes the leaf)
+    kit = Kit.create(profile=profile)
+    kit.build.user("do it")
+    kit.build.assistant("calling", stop="toolUse", calls=[{"name": "echo", "arguments": {}}])
+    summary = kit.build.branch_summary()
+    # When the navigation's repair runs
+    result = kit.handle(SessionTreeEvent(new_leaf_id=summary))
+    # Then it appends nothing: the tool call's result is still missing behind the summary
+    assert _sends(result) == [] and kit.of_type(BOOT_TYPE) == []
+
+
+@pytest.mark.parametrize("profile", PROFILES)
+def test_fm19_tree_repair_still_boots_after_a_summary_once_the_results_are_in(
+    profile: str,
+) -> None:
+    # Given the same branch with the tool's result before the summary
+    kit = Kit.create(profile=profile)
+    kit.build.user("do it")
+    kit.build.assistant("calling", stop="toolUse", calls=[{"name": "echo", "arguments": {}}])
+    kit.build.tool_result("ok")
+    summary = kit.build.branch_summary()
+    # When the navigation's repair runs / Then the root window gets its boot
+    (send,) = _sends(kit.handle(SessionTreeEvent(new_leaf_id=summary)))
+    assert send.custom_type == BOOT_TYPE
+
+
+# -- R65/D4: repair never completes a tail its own boundary is still committing --------------
+
+
+@pytest.mark.parametrize("profile", PROFILES)
+@pytest.mark.parametrize("persisted", [1, 2])
+def test_r65_pi_context_on_between_two_appends_of_a_reset_commit_adds_no_second_boot(
+    profile: str, persisted: int
+) -> None:
+    # Given a wipe_memory turn whose turn_end drafted a reset (marker, boot[, continuation])
+    kit = Kit.create(profile=profile)
+    kit.start()
+    calls = [{"name": WIPE_MEMORY_TOOL, "arguments": {}}]
+    entry_id = kit.build.assistant("calling", stop="toolUse", calls=calls)
+    kit.tool(WIPE_MEMORY_TOOL)
+    kit.build.tool_result("requested", name=WIPE_MEMORY_TOOL)
+    value = kit.runtime.handle(TurnEnd(message=kit.message(entry_id)), kit.ctx).value
+    assert isinstance(value, BoundaryResult)
+    drafts = list(value.entries)
+    # And Pi has persisted only the first entries of that commit
+    for draft in drafts[:persisted]:
+        kit.append_draft(draft)
+    # When /pi-context on arrives between two appends
+    result = kit.toggle("on")
+    for draft in drafts[persisted:]:
+        kit.append_draft(draft)
+    # Then repair appended nothing, and the window has exactly the commit's one boot
+    assert _sends(result) == []
+    branch = kit.branch_types()
+    tail = branch[branch.index(f"custom:{MARKER_TYPE}") :]
+    assert tail.count(f"custom_message:{BOOT_TYPE}") == 1
+
+
+# -- the counterexamples on the model session --------------------------------------------------
+
+
+@pytest.mark.parametrize("profile", PROFILES)
+@pytest.mark.parametrize("fault", sorted(SCENARIO_OF_FAULT))
+def test_the_kept_counterexample_replays_clean_and_catches_its_planted_fault(
+    fault: str, profile: str
+) -> None:
+    # Given the seed scenario that keeps the counterexample
+    scenario = next(s for s in SCENARIOS if s.name == SCENARIO_OF_FAULT[fault])
+    # When it runs on the lifecycle as declared / Then every invariant holds
+    clean = run_actions(scenario_config(profile), scenario.actions)
+    assert not clean.failed, clean.describe_failure()
+    # And with the bug planted back, the invariant that found it reports it
+    faulty = run_actions(scenario_config(profile, fault=fault), scenario.actions)
+    assert faulty.violation is not None
+    assert faulty.violation.invariant == FAULTS[fault].caught_by
