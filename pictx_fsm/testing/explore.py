@@ -20,7 +20,7 @@ from __future__ import annotations
 import functools
 import time
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from attrs import define, field, frozen
 from hypothesis import HealthCheck, Phase, Verbosity, given, seed, settings
@@ -75,6 +75,9 @@ class ExploreReport:
     """The time budget ended the shrinking: the counterexample is the shortest found so far."""
     generated_seconds: float = 0.0
     """Wall-clock time of the generated runs (Hypothesis phase), for the throughput."""
+    found_after: tuple[int, float] | None = None
+    """(runs, seconds) when the first failure was found: scenario runs in the scenario
+    phase, generated runs in the Hypothesis phase."""
 
     @property
     def failed(self) -> bool:
@@ -102,16 +105,18 @@ def explore(
     options: ExploreOptions,
     lifecycle: Lifecycle,
     progress: Callable[[Progress], None] | None = None,
+    clock: Callable[[], float] = time.monotonic,
 ) -> ExploreReport:
-    """Run the exploration; ``lifecycle`` is the unfaulted one (coverage is judged on it)."""
+    """Run the exploration; ``lifecycle`` is the unfaulted one (coverage is judged on it).
+    ``clock`` (seconds) is what the time budget is measured on."""
     if options.fault is not None:
         fault_named(options.fault)  # fail early on an unknown name
         faulty_lifecycle(options.fault)
     report = ExploreReport(options=options)
-    started = time.monotonic()
+    budget = Budget(clock=clock, started=clock(), seconds=options.time_budget)
 
     def tick(phase: str) -> None:
-        report.elapsed = time.monotonic() - started
+        report.elapsed = budget.elapsed()
         if progress is not None:
             covered = sum(1 for t in lifecycle.transition_ids() if report.counts.get(t))
             progress(
@@ -126,12 +131,42 @@ def explore(
             )
 
     if options.scenarios:
-        _run_scenarios(options, report, tick, started)
+        _run_scenarios(options, report, tick, budget)
     if not report.failed:
-        _run_hypothesis(options, report, tick, started)
-    report.elapsed = time.monotonic() - started
+        _run_hypothesis(options, report, tick, budget)
+    report.elapsed = budget.elapsed()
     report.coverage = coverage_of(lifecycle, report.counts, options.profiles)
     return report
+
+
+SHRINK_SHARE = 0.25
+"""Shrinking a failure found late gets at least this share of the time budget."""
+
+
+@define
+class Budget:
+    """The wall-clock budget of one exploration, shrinking included: generation stops at
+    ``seconds``; once a failure is found, shrinking goes on until then, or for
+    ``SHRINK_SHARE`` of the budget when the failure came late."""
+
+    clock: Callable[[], float]
+    started: float
+    seconds: float
+    shrink_deadline: float | None = None
+
+    def elapsed(self) -> float:
+        return self.clock() - self.started
+
+    def start_shrinking(self) -> float:
+        """The shrink deadline (fixed by the first failure)."""
+        if self.shrink_deadline is None:
+            latest = self.clock() + self.seconds * SHRINK_SHARE
+            self.shrink_deadline = max(self.started + self.seconds, latest)
+        return self.shrink_deadline
+
+    def spent(self) -> bool:
+        limit = self.started + self.seconds
+        return self.clock() > (limit if self.shrink_deadline is None else self.shrink_deadline)
 
 
 def scenario_config(profile: str, seed: int = 0, fault: str | None = None) -> WorldConfig:
@@ -149,16 +184,11 @@ def scenario_config(profile: str, seed: int = 0, fault: str | None = None) -> Wo
     )
 
 
-def _shrink_deadline(options: ExploreOptions, started: float) -> float:
-    now = time.monotonic()
-    return max(started + options.time_budget, now + options.time_budget * SHRINK_SHARE)
-
-
 def _run_scenarios(
     options: ExploreOptions,
     report: ExploreReport,
     tick: Callable[[str], None],
-    started: float,
+    budget: Budget,
 ) -> None:
     for scenario in SCENARIOS:
         for profile in options.profiles:
@@ -169,12 +199,21 @@ def _run_scenarios(
             report.actions += len(scenario.actions)
             tick(f"scenario {scenario.name}")
             if run.failed:
+                report.found_after = (report.scenario_runs, budget.elapsed())
                 invariant = run.violation.invariant if run.violation else "crash"
-                deadline = _shrink_deadline(report.options, started)
-                minimal = shrink_actions(config, scenario.actions, invariant, deadline)
-                report.shrink_cut = time.monotonic() >= deadline
+                deadline = budget.start_shrinking()
+                minimal = _delta_shrink(config, scenario.actions, invariant, budget)
+                report.shrink_cut = budget.clock() >= deadline
                 _fail(report, config, minimal)
                 return
+
+
+def _delta_shrink(
+    config: WorldConfig, actions: Sequence[Action], invariant: str, budget: Budget
+) -> list[Action]:
+    """:func:`~.trace.shrink_actions` on the budget's clock."""
+    deadline = budget.start_shrinking() - budget.clock() + time.monotonic()
+    return shrink_actions(config, actions, invariant, deadline)
 
 
 def _fail(report: ExploreReport, config: WorldConfig, actions: list[Action]) -> None:
@@ -183,29 +222,20 @@ def _fail(report: ExploreReport, config: WorldConfig, actions: list[Action]) -> 
     report.violation = run.describe_failure()
 
 
-SHRINK_SHARE = 0.25
-"""Shrinking a failure found late gets at least this share of the time budget."""
-
-
 @define
 class _Search:
-    """What the Hypothesis phase shares with its test function: the clock, and the shortest
-    failing example so far (what is reported when shrinking runs out of time)."""
+    """What the Hypothesis phase shares with its test function: the budget, and the
+    shortest failing example so far (what is reported when shrinking runs out of time)."""
 
-    deadline: float
-    budget: float
-    shrink_deadline: float | None = None
+    budget: Budget
     best: tuple[WorldConfig, list[Action]] | None = None
 
     def check_clock(self) -> None:
-        now = time.monotonic()
-        limit = self.deadline if self.shrink_deadline is None else self.shrink_deadline
-        if now > limit:
+        if self.budget.spent():
             raise _BudgetSpent()
 
     def failed(self, config: WorldConfig, actions: list[Action]) -> None:
-        if self.shrink_deadline is None:
-            self.shrink_deadline = max(self.deadline, time.monotonic() + self.budget * SHRINK_SHARE)
+        self.budget.start_shrinking()
         if self.best is None or len(actions) <= len(self.best[1]):
             self.best = (config, list(actions))
 
@@ -214,9 +244,9 @@ def _run_hypothesis(
     options: ExploreOptions,
     report: ExploreReport,
     tick: Callable[[str], None],
-    started: float,
+    budget: Budget,
 ) -> None:
-    search = _Search(deadline=started + options.time_budget, budget=options.time_budget)
+    search = _Search(budget=budget)
     configs = world_configs(options.profiles, options.fault)
     counts = _run_lengths(options.steps)
 
@@ -238,12 +268,14 @@ def _run_hypothesis(
         try:
             _generated_run(data, config, counts, actions, report)
         except Exception:
+            if search.best is None:
+                report.found_after = (report.examples, budget.elapsed())
             search.failed(config, actions)
             raise
         finally:
             tick("explore" if search.best is None else "shrink")
 
-    phase_started = time.monotonic()
+    phase_started = budget.elapsed()
     try:
         seed(options.seed)(example)()
     except _BudgetSpent:
@@ -253,7 +285,7 @@ def _run_hypothesis(
         if search.best is None:
             raise
     finally:
-        report.generated_seconds = time.monotonic() - phase_started
+        report.generated_seconds = budget.elapsed() - phase_started
     if search.best is not None:
         config, actions = search.best
         _fail(report, config, actions)

@@ -112,7 +112,8 @@ _ENTRY_INDEX = st.one_of(
 )
 """Anywhere among the chosen entries, or (negative) one of the last ones: the tool calls,
 markers and boots a navigation or fork most often lands next to."""
-_ANCHOR = st.sampled_from(ANCHORS)
+_ANCHOR = st.sampled_from((*ANCHORS, "tool_call", "boundary"))
+"""Where navigations and forks aim: tool calls and boundary entries count twice."""
 _SMALL_STEPS = st.builds(Advance, steps=st.integers(min_value=1, max_value=4))
 _STOP = st.builds(AdvanceTo, step=st.sampled_from(STOPS), count=st.integers(1, 2))
 _TOGGLE = st.builds(Toggle, arg=st.sampled_from(("on", "off", "on", "off", "", "bogus")))
@@ -125,9 +126,11 @@ _NOISE: st.SearchStrategy[Action] = st.sampled_from(
 _SETTINGS = st.builds(SetAutomatic, enabled=st.booleans())
 _COMPACT = st.just(Compact())
 _COMMIT_STOP = st.builds(AdvanceTo, step=st.sampled_from(COMMIT_STEPS), count=st.integers(1, 2))
+_SWITCH = st.builds(Toggle, arg=st.sampled_from(("on", "off")))
 _MID_RUN_ACTS = st.one_of(
-    _TOGGLE,
-    _TOGGLE,
+    _SWITCH,
+    _SWITCH,
+    _SWITCH,
     st.builds(Steer, chars=st.integers(min_value=8, max_value=2_000)),
     st.builds(FollowUp, chars=st.integers(min_value=8, max_value=2_000)),
     st.just(Abort()),
@@ -136,6 +139,12 @@ _MID_RUN_ACTS = st.one_of(
     _COMPACT,
 )
 """What a user (or another extension, or a settings change) does while a run is active."""
+_NAVIGATE: st.SearchStrategy[Action] = st.builds(
+    Navigate, index=_ENTRY_INDEX, summarize=st.booleans(), anchor=_ANCHOR
+)
+_FORK: st.SearchStrategy[Action] = st.builds(Fork, index=_ENTRY_INDEX, anchor=_ANCHOR)
+_TREE_OPS = st.one_of(_NAVIGATE, _NAVIGATE, _FORK, st.just(Reload()), _SWITCH)
+"""Tree churn between runs: every one of these makes boot repair run somewhere new."""
 
 
 def _one(strategy: st.SearchStrategy[Action]) -> st.SearchStrategy[tuple[Action, ...]]:
@@ -164,19 +173,21 @@ GROUPS: Mapping[str, tuple[Moves, int, int]] = {
     "wipe": (_one(st.just(WipeCommand())), 1, 0),
     "toggle": (_one(_TOGGLE), 1, 1),
     "navigate": (
-        _one(st.builds(Navigate, index=_ENTRY_INDEX, summarize=st.booleans(), anchor=_ANCHOR)),
+        _one(_NAVIGATE),
         2,
         0,
     ),
-    "fork": (_one(st.builds(Fork, index=_ENTRY_INDEX, anchor=_ANCHOR)), 1, 0),
+    "fork": (_one(_FORK), 1, 0),
+    "tree": (st.lists(_TREE_OPS, min_size=2, max_size=3).map(tuple), 1, 0),
     "reload": (_one(st.just(Reload())), 1, 0),
     "compact": (_one(_COMPACT), 1, 1),
     "noise": (_one(_NOISE), 1, 1),
     "settings": (_one(_SETTINGS), 1, 1),
 }
 """Action groups: (moves, weight while idle, weight while a run is active). A move is one
-action, a whole turn (the model's reply, a prompt, settle), or an interrupt: stop right
-after a boundary hook or one of the entries its commit persists, and act there at once.
+action, a whole turn (the model's reply, a prompt, settle), tree churn (two or three
+navigations, forks, reloads or switches in a row), or an interrupt: stop right after a
+boundary hook or one of the entries its commit persists, and act there at once.
 Runs move forward in small steps and users act *between* host steps (queueing, aborting,
 toggling mid-turn) — the interleavings where boundary bugs live; idle sessions are
 prompted, navigated, forked, reloaded and compacted."""
