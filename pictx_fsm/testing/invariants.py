@@ -338,40 +338,50 @@ def _erased_messages(tree: SessionTree, leaf: TreeNode) -> set[str]:
     return keys
 
 
+_BEHAVIOUR = {"steer": "steer", "followUp": "follow_up"}
+"""Pi's ``streamingBehavior`` of a queued input → the delivery kind it becomes."""
+
+
 class QueuedOnce(Invariant):
     name = "queued_once_in_order"
     guards = "FM10–13 (rank 2), R32"
     doc = "(e) every queued steer/follow-up message is delivered exactly once, in order"
 
+    def __init__(self) -> None:
+        self._events = 0
+        self._deliveries = 0
+        self._queued: dict[str, list[str]] = {"steer": [], "follow_up": []}
+        self._delivered: dict[str, list[str]] = {"steer": [], "follow_up": []}
+
     def check(self, world: WorldView) -> list[Violation]:
         log = world.session.log
-        found: list[Violation] = []
-        for kind in ("steer", "follow_up"):
-            queued = [
-                str(e.detail.get("text"))
-                for e in log.events
-                if e.name == "input"
-                and e.detail.get("streamingBehavior")
-                == ("steer" if kind == "steer" else "followUp")
-            ]
-            delivered = [d.text for d in log.deliveries if d.kind == kind]
-            for text in set(delivered):
-                if delivered.count(text) > 1:
-                    found.append(
-                        self.violation(
-                            f"{kind} {text[:24]!r} delivered {delivered.count(text)} times"
-                        )
-                    )
-            if delivered != queued[: len(delivered)]:
-                found.append(self.violation(f"{kind} messages delivered out of order or unqueued"))
-            # Idle with nothing left in Pi's queue (an abort keeps it for the next run): every
-            # queued message must have been delivered by now.
-            idle = world.session.is_idle and world.session.pending_messages == 0
-            if idle and len(delivered) < len(queued):
-                found.append(
-                    self.violation(f"{len(queued) - len(delivered)} {kind} message(s) lost")
-                )
-        return found
+        for event in log.events[self._events :]:
+            kind = _BEHAVIOUR.get(str(event.detail.get("streamingBehavior")))
+            if event.name == "input" and kind is not None:
+                self._queued[kind].append(str(event.detail.get("text")))
+        self._events = len(log.events)
+        found = [self._delivery(d.kind, d.text) for d in log.deliveries[self._deliveries :]]
+        self._deliveries = len(log.deliveries)
+        # Idle with nothing left in Pi's queue (an abort keeps it for the next run): every
+        # queued message must have been delivered by now.
+        if world.session.is_idle and world.session.pending_messages == 0:
+            for kind, queued in self._queued.items():
+                lost = len(queued) - len(self._delivered[kind])
+                if lost > 0:
+                    found.append(self.violation(f"{lost} {kind} message(s) lost"))
+        return [v for v in found if v is not None]
+
+    def _delivery(self, kind: str, text: str) -> Violation | None:
+        delivered = self._delivered.get(kind)
+        if delivered is None:
+            return None
+        delivered.append(text)
+        if delivered.count(text) > 1:
+            return self.violation(f"{kind} {text[:24]!r} delivered {delivered.count(text)} times")
+        queued = self._queued[kind]
+        if len(queued) < len(delivered) or queued[len(delivered) - 1] != text:
+            return self.violation(f"{kind} messages delivered out of order or unqueued")
+        return None
 
 
 class OverflowBounded(Invariant):

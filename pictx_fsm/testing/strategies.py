@@ -22,7 +22,8 @@ time it is drawn from, and rebuilding one per draw cost 83% of ``verify``'s time
 from __future__ import annotations
 
 import functools
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
+from typing import TypeVar
 
 from hypothesis import strategies as st
 
@@ -50,6 +51,8 @@ from pictx_fsm.testing.actions import (
     WipeCommand,
 )
 from pictx_fsm.testing.world import WorldConfig
+
+T = TypeVar("T")
 
 TOOLS = ("wipe_memory", "get_context_remaining", "echo")
 STOPS = (
@@ -127,24 +130,42 @@ _SETTINGS = st.builds(SetAutomatic, enabled=st.booleans())
 _COMPACT = st.just(Compact())
 _COMMIT_STOP = st.builds(AdvanceTo, step=st.sampled_from(COMMIT_STEPS), count=st.integers(1, 2))
 _SWITCH = st.builds(Toggle, arg=st.sampled_from(("on", "off")))
-_MID_RUN_ACTS = st.one_of(
-    _SWITCH,
-    _SWITCH,
-    _SWITCH,
-    st.builds(Steer, chars=st.integers(min_value=8, max_value=2_000)),
-    st.builds(FollowUp, chars=st.integers(min_value=8, max_value=2_000)),
-    st.just(Abort()),
-    _NOISE,
-    _SETTINGS,
-    _COMPACT,
+
+
+def weighted(branches: Sequence[st.SearchStrategy[T]]) -> st.SearchStrategy[T]:
+    """A choice among strategies, a branch listed twice twice as likely (``st.one_of``
+    drops repeated branches, so repetition cannot weight it)."""
+    return st.sampled_from(tuple(branches)).flatmap(_itself)
+
+
+def _itself(strategy: st.SearchStrategy[T]) -> st.SearchStrategy[T]:
+    return strategy
+
+
+_MID_RUN_ACTS: st.SearchStrategy[Action] = weighted(
+    [
+        _SWITCH,
+        _SWITCH,
+        _SWITCH,
+        _SWITCH,
+        st.builds(Steer, chars=st.integers(min_value=8, max_value=2_000)),
+        st.builds(FollowUp, chars=st.integers(min_value=8, max_value=2_000)),
+        st.just(Abort()),
+        _NOISE,
+        _SETTINGS,
+        _COMPACT,
+    ]
 )
 """What a user (or another extension, or a settings change) does while a run is active."""
 _NAVIGATE: st.SearchStrategy[Action] = st.builds(
     Navigate, index=_ENTRY_INDEX, summarize=st.booleans(), anchor=_ANCHOR
 )
 _FORK: st.SearchStrategy[Action] = st.builds(Fork, index=_ENTRY_INDEX, anchor=_ANCHOR)
-_TREE_OPS = st.one_of(_NAVIGATE, _NAVIGATE, _FORK, st.just(Reload()), _SWITCH)
-"""Tree churn between runs: every one of these makes boot repair run somewhere new."""
+_TREE_OPS = weighted(
+    [_NAVIGATE, _NAVIGATE, _FORK, st.just(Reload()), _SWITCH, st.just(WipeCommand())]
+)
+"""Tree churn between runs: each of these makes boot repair run, or a reset start, wherever
+the previous one left the leaf."""
 
 
 def _one(strategy: st.SearchStrategy[Action]) -> st.SearchStrategy[tuple[Action, ...]]:
@@ -160,7 +181,7 @@ GROUPS: Mapping[str, tuple[Moves, int, int]] = {
     "failure": (_one(_FAILURES), 1, 1),
     "step": (_one(_SMALL_STEPS), 0, 3),
     "stop": (_one(_STOP), 0, 2),
-    "interrupt": (st.tuples(_COMMIT_STOP, _MID_RUN_ACTS), 0, 2),
+    "interrupt": (st.tuples(_COMMIT_STOP, _MID_RUN_ACTS), 0, 3),
     "run": (_one(st.builds(Advance, steps=st.integers(min_value=5, max_value=30))), 0, 1),
     "settle": (_one(st.just(Settle())), 0, 1),
     "steer": (_one(st.builds(Steer, chars=st.integers(min_value=8, max_value=2_000))), 0, 1),
@@ -186,8 +207,8 @@ GROUPS: Mapping[str, tuple[Moves, int, int]] = {
 }
 """Action groups: (moves, weight while idle, weight while a run is active). A move is one
 action, a whole turn (the model's reply, a prompt, settle), tree churn (two or three
-navigations, forks, reloads or switches in a row), or an interrupt: stop right after a
-boundary hook or one of the entries its commit persists, and act there at once.
+navigations, forks, reloads, switches or ``/wipe-memory`` in a row), or an interrupt: stop
+right after a boundary hook or one of the entries its commit persists, and act there at once.
 Runs move forward in small steps and users act *between* host steps (queueing, aborting,
 toggling mid-turn) — the interleavings where boundary bugs live; idle sessions are
 prompted, navigated, forked, reloaded and compacted."""
@@ -201,11 +222,15 @@ def host_actions() -> st.SearchStrategy[Action]:
     """One host action from any group, whatever the session's state (the plain mix used by
     :class:`~.stateful.LifecycleStateMachine`; an interrupt contributes its stop)."""
     branches = [
-        moves.map(lambda actions: actions[0])
+        moves.map(_first)
         for moves, idle, running in GROUPS.values()
         for _ in range(max(idle, running))
     ]
-    return st.one_of(branches)
+    return weighted(branches)
+
+
+def _first(actions: tuple[Action, ...]) -> Action:
+    return actions[0]
 
 
 SWARMS: st.SearchStrategy[tuple[str, ...]] = st.lists(
@@ -224,4 +249,4 @@ def swarm_moves(swarm: tuple[str, ...], idle: bool) -> Moves:
     for name in swarm:
         moves, idle_weight, running_weight = GROUPS[name]
         branches += [moves] * (idle_weight if idle else running_weight)
-    return st.one_of(branches)
+    return weighted(branches)
