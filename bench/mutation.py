@@ -25,7 +25,6 @@ from pictx_fsm.testing.explore import ExploreOptions, explore
 from pictx_fsm.testing.faults import FAULTS
 from pictx_fsm.testing.trace import run_actions
 
-
 HEADER = [
     "# Mutation evidence",
     "",
