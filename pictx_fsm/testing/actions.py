@@ -49,19 +49,20 @@ BOUNDARY_TYPES = frozenset({BOOT_TYPE, CONTINUATION_TYPE, GUIDANCE_TYPE, WARNING
 """The custom messages pi-context writes at a boundary (with the marker, a custom entry)."""
 
 _WORDS = ("alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel")
+_CYCLE = "".join(f" {word}" for word in _WORDS)
 
 
 def filler(label: str, chars: int) -> str:
-    """Deterministic text of about ``chars`` characters, starting with a unique label."""
-    words = [label]
-    size = len(label)
+    """Deterministic text of about ``chars`` characters, starting with a unique label: the
+    label, then `` alpha bravo …`` word by word until at least ``chars`` (whole cycles of
+    the words are repeated at once: prompts of 40 000 characters are common)."""
+    cycles = max(0, (chars - len(label)) // len(_CYCLE) - 1)
+    text = label + _CYCLE * cycles
     index = 0
-    while size < chars:
-        word = _WORDS[index % len(_WORDS)]
-        words.append(word)
-        size += len(word) + 1
+    while len(text) < chars:
+        text += f" {_WORDS[index % len(_WORDS)]}"
         index += 1
-    return " ".join(words)
+    return text
 
 
 @frozen(kw_only=True)

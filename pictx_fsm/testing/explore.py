@@ -47,6 +47,8 @@ class ExploreOptions:
     profiles: tuple[str, ...] = tuple(p.value for p in Profile)
     fault: str | None = None
     scenarios: bool = True
+    max_actions: int | None = None
+    """Stop generating once this many actions were checked (long explorations)."""
 
 
 @frozen(kw_only=True)
@@ -263,6 +265,8 @@ def _run_hypothesis(
     @given(data=st.data())
     def example(data: st.DataObject) -> None:
         search.check_clock()
+        if search.best is None and report.actions >= (options.max_actions or report.actions + 1):
+            raise _BudgetSpent()
         config = data.draw(configs)
         actions: list[Action] = []
         try:
