@@ -21,7 +21,7 @@ import time
 from pathlib import Path
 
 from pictx_fsm.lifecycle import load_lifecycle
-from pictx_fsm.testing.explore import ExploreOptions, explore
+from pictx_fsm.testing.explore import DEFAULT_EXAMPLES, ExploreOptions, explore
 from pictx_fsm.testing.faults import FAULTS
 from pictx_fsm.testing.trace import run_actions
 
@@ -43,7 +43,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--time-budget", type=float, default=45.0)
-    parser.add_argument("--examples", type=int, default=100_000)
+    parser.add_argument("--examples", type=int, default=DEFAULT_EXAMPLES)
     parser.add_argument("--fault", action="append", help="only these faults (default: all)")
     parser.add_argument("--append", action="store_true", help="add a section to --out")
     parser.add_argument("--no-scenarios", action="store_true", help="Hypothesis only")
@@ -87,10 +87,12 @@ def main() -> int:
         print(rows[-1], file=sys.stderr)
     phase = "generated runs only" if args.no_scenarios else "seed scenarios, then generated runs"
     only = "".join(f" --fault {name}" for name in args.fault or ())
+    examples = "" if args.examples == DEFAULT_EXAMPLES else f" --examples {args.examples}"
     load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
     table = [
         f"Measured with `python bench/mutation.py --seed {args.seed} --time-budget "
-        f"{args.time_budget:g}{' --no-scenarios' if args.no_scenarios else ''}{only}` "
+        f"{args.time_budget:g}{examples}{' --no-scenarios' if args.no_scenarios else ''}"
+        f"{only}` "
         f"({phase}) on {platform.python_implementation()} {platform.python_version()}, "
         f"{platform.machine()}, {os.cpu_count()} cores shared with other work (load average "
         f"at the end: {load}).",

@@ -36,8 +36,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--examples",
         type=int,
-        default=100_000,
-        help="most generated runs (default 100000: the time budget ends the run first)",
+        help="most generated runs (default: as many as the time budget allows)",
     )
     parser.add_argument("--steps", type=int, default=40, help="max actions per run (default 40)")
     parser.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
@@ -70,7 +69,7 @@ MAX_STEPS = 10_000
 
 def _check_options(args: argparse.Namespace) -> None:
     """Every bad option value, named in one line (exit 2) before anything runs."""
-    if args.examples < 1:
+    if args.examples is not None and args.examples < 1:
         raise UsageError(f"--examples must be at least 1, not {args.examples}")
     if not 1 <= args.steps <= MAX_STEPS:
         raise UsageError(f"--steps must be between 1 and {MAX_STEPS}, not {args.steps}")
@@ -102,7 +101,7 @@ def run(args: argparse.Namespace) -> int:
 
     lifecycle = load_lifecycle()
     options = ExploreOptions(
-        examples=args.examples,
+        **({} if args.examples is None else {"examples": args.examples}),
         steps=args.steps,
         seed=args.seed,
         time_budget=args.time_budget,

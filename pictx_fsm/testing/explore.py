@@ -37,10 +37,13 @@ from pictx_fsm.testing.strategies import SWARMS, swarm_moves, world_configs
 from pictx_fsm.testing.trace import Trace, record_trace, run_actions, shrink_actions
 from pictx_fsm.testing.world import World, WorldConfig
 
+DEFAULT_EXAMPLES = 100_000
+"""Generated runs at most: the time budget, not this count, ends a default exploration."""
+
 
 @frozen(kw_only=True)
 class ExploreOptions:
-    examples: int = 100_000
+    examples: int = DEFAULT_EXAMPLES
     steps: int = 40
     seed: int = 0
     time_budget: float = 45.0
