@@ -28,7 +28,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import statistics
 import subprocess
 import sys
@@ -37,6 +36,8 @@ from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
+
+from bench_foundation import machine
 
 ROOT = Path(__file__).resolve().parent.parent
 TARGET_ACTIONS_PER_SECOND = 900.0
@@ -224,7 +225,7 @@ def _speed_report(
             "run; medians over rounds, each worker a fresh process.",
             "",
             f"- Command: `{command}`",
-            f"- Machine: {_machine()}",
+            f"- Machine: {machine()}",
             "",
             "| what | per CPU second | per wall second | ratio to the trivial machine (CPU) |",
             "|---|---:|---:|---:|",
@@ -279,7 +280,7 @@ def _long_report(args: argparse.Namespace, results: list[dict[str, Any]], wall: 
             "## The long exploration",
             "",
             f"- Command: `{command}`",
-            f"- Machine: {_machine()}",
+            f"- Machine: {machine()}",
             "",
             f"**{steps:,} checked steps** (host actions, every invariant checked after each), "
             f"**{len(violations)} violation(s)**. Wall time {wall / 60:.1f} min "
@@ -297,15 +298,6 @@ def _long_report(args: argparse.Namespace, results: list[dict[str, Any]], wall: 
 
 
 # -- shared ------------------------------------------------------------------------------------
-
-
-def _machine() -> str:
-    load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
-    return (
-        f"{platform.system()} {platform.machine()}, {os.cpu_count()} cores, "
-        f"{platform.python_implementation()} {platform.python_version()}; load average at the "
-        f"end: {load} (other work shares the machine: wall rates are noisy, CPU rates less so)"
-    )
 
 
 def _replace_section(path: Path, heading: str, text: str) -> None:

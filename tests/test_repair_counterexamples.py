@@ -35,16 +35,23 @@ def _sends(result: Any) -> list[SendMessage]:
 # -- FM19: a branch summary does not close a tool pair ---------------------------------------
 
 
+def _tool_call_with_summary(profile: str, *, result: bool) -> tuple[Kit, str]:
+    """A root window without a visible boot whose assistant message called a tool (its
+    result appended when ``result``), and a branch summary ``/tree`` wrote below it."""
+    kit = Kit.create(profile=profile)
+    kit.build.user("do it")
+    kit.build.assistant("calling", stop="toolUse", calls=[{"name": "echo", "arguments": {}}])
+    if result:
+        kit.build.tool_result("ok")
+    return kit, kit.build.branch_summary()
+
+
 @pytest.mark.parametrize("profile", PROFILES)
 def test_fm19_tree_repair_appends_no_boot_after_a_summary_on_an_open_tool_call(
     profile: str,
 ) -> None:
-    # Given a root window without a visible boot whose assistant message called a tool, and
-    # /tree with a summary onto that message (the summary becomes the leaf)
-    kit = Kit.create(profile=profile)
-    kit.build.user("do it")
-    kit.build.assistant("calling", stop="toolUse", calls=[{"name": "echo", "arguments": {}}])
-    summary = kit.build.branch_summary()
+    # Given /tree with a summary onto an assistant message whose tool call has no result
+    kit, summary = _tool_call_with_summary(profile, result=False)
     # When the navigation's repair runs
     result = kit.handle(SessionTreeEvent(new_leaf_id=summary))
     # Then it appends nothing: the tool call's result is still missing behind the summary
@@ -56,11 +63,7 @@ def test_fm19_tree_repair_still_boots_after_a_summary_once_the_results_are_in(
     profile: str,
 ) -> None:
     # Given the same branch with the tool's result before the summary
-    kit = Kit.create(profile=profile)
-    kit.build.user("do it")
-    kit.build.assistant("calling", stop="toolUse", calls=[{"name": "echo", "arguments": {}}])
-    kit.build.tool_result("ok")
-    summary = kit.build.branch_summary()
+    kit, summary = _tool_call_with_summary(profile, result=True)
     # When the navigation's repair runs / Then the root window gets its boot
     (send,) = _sends(kit.handle(SessionTreeEvent(new_leaf_id=summary)))
     assert send.custom_type == BOOT_TYPE
