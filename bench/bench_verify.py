@@ -37,8 +37,6 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
-from bench_foundation import machine
-
 ROOT = Path(__file__).resolve().parent.parent
 TARGET_ACTIONS_PER_SECOND = 900.0
 """Issue 11: ≥ 6× the ~150 host actions/s verify checked before."""
@@ -298,6 +296,14 @@ def _long_report(args: argparse.Namespace, results: list[dict[str, Any]], wall: 
 
 
 # -- shared ------------------------------------------------------------------------------------
+
+
+def machine() -> str:
+    """The machine line of every bench report (imported here, not at the top: a worker
+    process running another checkout must not need this checkout's modules)."""
+    from bench_foundation import machine as describe
+
+    return describe()
 
 
 def _replace_section(path: Path, heading: str, text: str) -> None:
