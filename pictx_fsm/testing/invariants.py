@@ -210,11 +210,11 @@ class _PerRecord(Invariant):
         found: list[Violation] = []
         for index, log in enumerate(world.audits):
             for record in log.records[self._cursors.get(index, 0) :]:
-                found.extend(self.check_record(record))
+                found.extend(self.check_record(record, index))
             self._cursors[index] = len(log.records)
         return found
 
-    def check_record(self, record: Mapping[str, Any]) -> list[Violation]:
+    def check_record(self, record: Mapping[str, Any], runtime: int) -> list[Violation]:
         raise NotImplementedError
 
 
@@ -223,7 +223,7 @@ class OneResetPerBatch(_PerRecord):
     guards = "R30, FM14–16 (rank 3)"
     doc = "(b) repeated wipe_memory in one tool batch gives one reset: at most one marker per hook"
 
-    def check_record(self, record: Mapping[str, Any]) -> list[Violation]:
+    def check_record(self, record: Mapping[str, Any], runtime: int) -> list[Violation]:
         markers = _markers_written(record)
         if len(markers) <= 1:
             return []
@@ -274,7 +274,7 @@ class NothingAfterAbort(_PerRecord):
     guards = "R21–R23, R35"
     doc = "(c) an aborted turn commits nothing and continues nothing; no settle boundary after it"
 
-    def check_record(self, record: Mapping[str, Any]) -> list[Violation]:
+    def check_record(self, record: Mapping[str, Any], runtime: int) -> list[Violation]:
         if record["hook"] not in ("turn_end", "agent_before_settle"):
             return []
         if not _aborted_turn(record) or not (_own_drafts(record) or _continues(record)):
@@ -384,29 +384,20 @@ class QueuedOnce(Invariant):
         return None
 
 
-class OverflowBounded(Invariant):
+class OverflowBounded(_PerRecord):
     name = "overflow_bounded"
     guards = "R33–R38, FM1–5 (rank 1), FM6"
     doc = "(f) at most one overflow recovery per failure chain; ordinary errors never reset"
 
     def __init__(self) -> None:
-        self._seen: dict[int, int] = {}
+        super().__init__()
         self._chain: dict[int, tuple[bool, int]] = {}
 
-    def check(self, world: WorldView) -> list[Violation]:
-        found: list[Violation] = []
-        runtime_records: dict[int, list[dict[str, Any]]] = {}
-        for index, log in enumerate(world.audits):
-            runtime_records[index] = log.records
-        for index, records in runtime_records.items():
-            armed, recoveries = self._chain.get(index, (False, 0))
-            for record in records[self._seen.get(index, 0) :]:
-                armed, recoveries, problem = _overflow_step(record, armed, recoveries)
-                if problem:
-                    found.append(self.violation(problem))
-            self._chain[index] = (armed, recoveries)
-            self._seen[index] = len(records)
-        return found
+    def check_record(self, record: Mapping[str, Any], runtime: int) -> list[Violation]:
+        armed, recoveries = self._chain.get(runtime, (False, 0))
+        armed, recoveries, problem = _overflow_step(record, armed, recoveries)
+        self._chain[runtime] = (armed, recoveries)
+        return [self.violation(problem)] if problem else []
 
 
 def _overflow_step(
@@ -580,32 +571,25 @@ class OffKeepsBoundary(_PerTree):
         return []
 
 
-class AuditChains(Invariant):
+class AuditChains(_PerRecord):
     name = "audit_chains"
     guards = "audit log (issue 3 item 4)"
     doc = "(j) every runtime's audit chain verifies: each record once, when it is appended"
 
     def __init__(self) -> None:
-        self._heads: dict[int, tuple[int, str]] = {}
-        """Per runtime: records verified so far and the hash of the last one."""
-        self._broken: set[int] = set()
+        super().__init__()
+        self._heads: dict[int, tuple[int, str | None]] = {}
+        """Per runtime: records verified so far and the last hash (``None`` once broken)."""
 
-    def check(self, world: WorldView) -> list[Violation]:
-        found = []
-        for index, log in enumerate(world.audits):
-            if index in self._broken:
-                continue
-            count, previous = self._heads.get(index, (0, GENESIS))
-            for record in log.records[count:]:
-                count += 1
-                problem = _chain_problem(record, previous, count)
-                if problem is not None:
-                    found.append(self.violation(f"runtime {index}: record {count}: {problem}"))
-                    self._broken.add(index)
-                    break
-                previous = record["hash"]
-            self._heads[index] = (count, previous)
-        return found
+    def check_record(self, record: Mapping[str, Any], runtime: int) -> list[Violation]:
+        count, previous = self._heads.get(runtime, (0, GENESIS))
+        if previous is None:
+            return []  # reported at the first broken record
+        problem = _chain_problem(record, previous, count + 1)
+        self._heads[runtime] = (count + 1, None if problem else record["hash"])
+        if problem is None:
+            return []
+        return [self.violation(f"runtime {runtime}: record {count + 1}: {problem}")]
 
 
 def _chain_problem(record: Mapping[str, Any], previous: str, seq: int) -> str | None:
