@@ -8,18 +8,20 @@ planted fault that brings the bug back is caught by it).
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
 from lifecycle_kit import Kit, audits_verify  # noqa: F401
 
+from pictx_fsm.cli import main
 from pictx_fsm.effects import BoundaryResult, SendMessage
 from pictx_fsm.hooks import SessionTreeEvent, TurnEnd
 from pictx_fsm.protocol import BOOT_TYPE, MARKER_TYPE, WIPE_MEMORY_TOOL
 from pictx_fsm.testing.explore import scenario_config
 from pictx_fsm.testing.faults import FAULTS
 from pictx_fsm.testing.scenarios import SCENARIOS
-from pictx_fsm.testing.trace import run_actions
+from pictx_fsm.testing.trace import record_trace, run_actions
 
 PROFILES = ("0.25.0", "0.25.1")
 SCENARIO_OF_FAULT = {
@@ -118,3 +120,19 @@ def test_the_kept_counterexample_replays_clean_and_catches_its_planted_fault(
     faulty = run_actions(scenario_config(profile, fault=fault), scenario.actions)
     assert faulty.violation is not None
     assert faulty.violation.invariant == FAULTS[fault].caught_by
+
+
+@pytest.mark.parametrize("fault", sorted(SCENARIO_OF_FAULT))
+def test_the_counterexample_trace_replays_clean_with_pictx_fsm_replay(
+    fault: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Given the counterexample written as a trace file (both profiles' stories are the same)
+    scenario = next(s for s in SCENARIOS if s.name == SCENARIO_OF_FAULT[fault])
+    trace, _ = record_trace(scenario_config("0.25.1"), scenario.actions)
+    path = trace.save(tmp_path / f"{scenario.name}.json")
+    # When `pictx-fsm replay` re-runs it
+    code = main(["replay", str(path)])
+    # Then it replays clean: same decisions, every invariant held
+    out = capsys.readouterr().out
+    assert code == 0, out
+    assert "invariants     all held" in out
