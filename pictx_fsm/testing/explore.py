@@ -98,7 +98,7 @@ class _Found(Exception):
 
 
 class _BudgetSpent(KeyboardInterrupt):
-    """The time budget ran out: stop generating at once.
+    """The budget ran out (time, the shrink deadline, or ``max_actions``): stop at once.
 
     Returning early from an example instead would draw less data than an earlier example with
     the same prefix, which Hypothesis reports as ``FlakyStrategyDefinition`` (a false
