@@ -43,7 +43,7 @@ def engines(events: int, seed: int) -> list[tuple[str, float, float, int]]:
             )
             for _ in range(events)
         ]
-        compiled = machine.compiled
+        compiled = machine
         config = compiled.initial()
         steps, compiled_ns, reference_ns = 0, 0, 0
         for event, facts in plan:
@@ -124,7 +124,7 @@ def main() -> int:
         f"The runtime inside the model session: the seed scenarios (no invariant checks) handle "
         f"{hooks:,} hooks in {scenarios_s:.2f} s (median of 3 runs): {per_hook:.0f} µs per hook "
         f"for host and lifecycle together, of which {runtime_us:.0f} µs in "
-        "`LifecycleRuntime.handle` (facts, machine steps, intents, boots, the hash-chained "
+        "`LifecycleRuntime.handle` (the pure step: facts, machine steps, actions, boots; and the "
         "audit record). Best of 3 runs.",
         "",
     ]

@@ -1,14 +1,18 @@
 """pictx_fsm: the context-window lifecycle of an AI coding agent as declared, verified machines.
 
-The public surface is small; everything else is reached by submodule:
+What an embedder needs, all importable from here (``docs/embedding.md`` uses nothing else):
 
-- :class:`LifecycleRuntime` — one session's lifecycle: hook events in, effects out;
-- :mod:`pictx_fsm.hooks` — the hook events and :class:`HostContext` a host feeds it;
-- :class:`HookResult` — what a handled hook returns (value + effects, as data);
-- :func:`load_lifecycle` — the machines declared in ``models/``, validated and compiled;
-- :class:`Profile` — which pi-context release to reproduce (0.25.1 by default);
-- :func:`read_session` / :class:`SessionTree` — Pi session files and their entry tree;
-- :class:`AuditLog` / :func:`verify_chain` — the hash-chained record of every decision.
+- the lifecycle: :class:`LifecycleRuntime` (one session: hook events in, results out), the
+  pure :func:`step` it runs over a frozen :class:`LifecycleState`, :func:`load_lifecycle`
+  (the machines declared in ``models/``), :data:`HOOKS` and :data:`HOOK_EVENTS`;
+- hook events (:class:`TurnEnd` … :class:`Command`) with the :class:`HostContext` facts;
+- results and effects as data (:class:`HookResult`, :class:`Notify`, :class:`SendMessage`,
+  :class:`BoundaryResult` …) and :func:`apply`, which carries one out on a session;
+- sessions: :class:`SessionTree`, :class:`SessionWriter` (entries with fresh ids and
+  timestamps), :func:`read_session`, :func:`project_branch`;
+- settings and notes: :class:`StaticSettingsSource`, :func:`pi_file_settings`,
+  :class:`BootWriter`, :class:`FileNotesSource`, :class:`InMemoryNotesSource`;
+- the hash-chained :class:`AuditLog` and :func:`verify_chain`.
 """
 
 from __future__ import annotations
@@ -17,41 +21,199 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from pictx_fsm.applied import Applied, apply
     from pictx_fsm.audit import AuditLog, verify_chain
-    from pictx_fsm.effects import HookResult
-    from pictx_fsm.hooks import HostContext
-    from pictx_fsm.lifecycle import load_lifecycle
-    from pictx_fsm.protocol import Profile
+    from pictx_fsm.effects import (
+        AbortRun,
+        AppendEntry,
+        BoundaryResult,
+        CancelResult,
+        CustomDraft,
+        CustomMessageDraft,
+        HookResult,
+        MessagesResult,
+        Notify,
+        SendMessage,
+        ToolResult,
+        TreeSummaryResult,
+    )
+    from pictx_fsm.errors import IllegalEventError, ModelDocumentError, PictxError
+    from pictx_fsm.hooks import (
+        HOOKS,
+        AgentBeforeSettle,
+        AgentEnd,
+        AgentSettled,
+        Command,
+        Context,
+        ContextUsage,
+        ContextWithSystem,
+        HookEvent,
+        HostContext,
+        ModelInfo,
+        ModelSelect,
+        SessionBeforeCompact,
+        SessionBeforeTree,
+        SessionShutdown,
+        SessionStart,
+        SessionTreeEvent,
+        ToolCall,
+        TurnEnd,
+        TurnStart,
+    )
+    from pictx_fsm.lifecycle import (
+        HOOK_EVENTS,
+        Lifecycle,
+        LifecycleState,
+        Services,
+        load_lifecycle,
+        pi_file_settings,
+        step,
+    )
+    from pictx_fsm.notes import FileNotesSource, InMemoryNotesSource
+    from pictx_fsm.policy import Policy, StaticSettingsSource
+    from pictx_fsm.protocol import Profile, Texts
+    from pictx_fsm.resets import BootWriter
     from pictx_fsm.runtime import LifecycleRuntime
+    from pictx_fsm.session.entries import SessionHeader
     from pictx_fsm.session.jsonl import read_session
+    from pictx_fsm.session.projection import project_branch
     from pictx_fsm.session.tree import SessionTree
+    from pictx_fsm.session.writer import SessionWriter
 
 __version__ = "0.1.0"
 
 # Imported on first use: importing the lifecycle loads and validates models/, and a command
 # line tool must be able to report a broken model instead of failing on its own import.
 _PUBLIC = {
-    "AuditLog": "pictx_fsm.audit",
-    "verify_chain": "pictx_fsm.audit",
-    "HookResult": "pictx_fsm.effects",
-    "HostContext": "pictx_fsm.hooks",
-    "load_lifecycle": "pictx_fsm.lifecycle",
-    "Profile": "pictx_fsm.protocol",
+    **dict.fromkeys(("Applied", "apply"), "pictx_fsm.applied"),
+    **dict.fromkeys(("AuditLog", "verify_chain"), "pictx_fsm.audit"),
+    **dict.fromkeys(
+        (
+            "AbortRun",
+            "AppendEntry",
+            "BoundaryResult",
+            "CancelResult",
+            "CustomDraft",
+            "CustomMessageDraft",
+            "HookResult",
+            "MessagesResult",
+            "Notify",
+            "SendMessage",
+            "ToolResult",
+            "TreeSummaryResult",
+        ),
+        "pictx_fsm.effects",
+    ),
+    **dict.fromkeys(("IllegalEventError", "ModelDocumentError", "PictxError"), "pictx_fsm.errors"),
+    **dict.fromkeys(
+        (
+            "HOOKS",
+            "AgentBeforeSettle",
+            "AgentEnd",
+            "AgentSettled",
+            "Command",
+            "Context",
+            "ContextUsage",
+            "ContextWithSystem",
+            "HookEvent",
+            "HostContext",
+            "ModelInfo",
+            "ModelSelect",
+            "SessionBeforeCompact",
+            "SessionBeforeTree",
+            "SessionShutdown",
+            "SessionStart",
+            "SessionTreeEvent",
+            "ToolCall",
+            "TurnEnd",
+            "TurnStart",
+        ),
+        "pictx_fsm.hooks",
+    ),
+    **dict.fromkeys(
+        (
+            "HOOK_EVENTS",
+            "Lifecycle",
+            "LifecycleState",
+            "Services",
+            "load_lifecycle",
+            "pi_file_settings",
+            "step",
+        ),
+        "pictx_fsm.lifecycle",
+    ),
+    **dict.fromkeys(("FileNotesSource", "InMemoryNotesSource"), "pictx_fsm.notes"),
+    **dict.fromkeys(("Policy", "StaticSettingsSource"), "pictx_fsm.policy"),
+    **dict.fromkeys(("Profile", "Texts"), "pictx_fsm.protocol"),
+    "BootWriter": "pictx_fsm.resets",
     "LifecycleRuntime": "pictx_fsm.runtime",
+    "SessionHeader": "pictx_fsm.session.entries",
     "read_session": "pictx_fsm.session.jsonl",
+    "project_branch": "pictx_fsm.session.projection",
     "SessionTree": "pictx_fsm.session.tree",
+    "SessionWriter": "pictx_fsm.session.writer",
 }
 
 __all__ = [
+    "HOOKS",
+    "HOOK_EVENTS",
+    "AbortRun",
+    "AgentBeforeSettle",
+    "AgentEnd",
+    "AgentSettled",
+    "AppendEntry",
+    "Applied",
     "AuditLog",
+    "BootWriter",
+    "BoundaryResult",
+    "CancelResult",
+    "Command",
+    "Context",
+    "ContextUsage",
+    "ContextWithSystem",
+    "CustomDraft",
+    "CustomMessageDraft",
+    "FileNotesSource",
+    "HookEvent",
     "HookResult",
     "HostContext",
+    "IllegalEventError",
+    "InMemoryNotesSource",
+    "Lifecycle",
     "LifecycleRuntime",
+    "LifecycleState",
+    "MessagesResult",
+    "ModelDocumentError",
+    "ModelInfo",
+    "ModelSelect",
+    "Notify",
+    "PictxError",
+    "Policy",
     "Profile",
+    "SendMessage",
+    "Services",
+    "SessionBeforeCompact",
+    "SessionBeforeTree",
+    "SessionHeader",
+    "SessionShutdown",
+    "SessionStart",
     "SessionTree",
+    "SessionTreeEvent",
+    "SessionWriter",
+    "StaticSettingsSource",
+    "Texts",
+    "ToolCall",
+    "ToolResult",
+    "TreeSummaryResult",
+    "TurnEnd",
+    "TurnStart",
     "__version__",
+    "apply",
     "load_lifecycle",
+    "pi_file_settings",
+    "project_branch",
     "read_session",
+    "step",
     "verify_chain",
 ]
 
@@ -61,3 +223,7 @@ def __getattr__(name: str) -> Any:
     if module is None:
         raise AttributeError(f"module 'pictx_fsm' has no attribute {name!r}")
     return getattr(importlib.import_module(module), name)
+
+
+def __dir__() -> list[str]:
+    return __all__

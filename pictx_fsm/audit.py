@@ -19,25 +19,37 @@ import json
 import os
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import IO, Any, Protocol
+from typing import IO, TYPE_CHECKING, Any
 
 from attrs import frozen
 
 from pictx_fsm.errors import AuditChainError, UnreadableInputError
 
+__all__ = [
+    "AUDIT_FORMAT",
+    "GENESIS",
+    "AuditLog",
+    "ChainReport",
+    "canonical",
+    "configuration_json",
+    "event_json",
+    "fired_json",
+    "iter_records",
+    "message_list_digest",
+    "result_json",
+    "step_json",
+    "transition_counts",
+    "verify_chain",
+    "verify_lines",
+    "verify_records",
+]
+
+if TYPE_CHECKING:
+    from pictx_fsm.effects import HookResult
+    from pictx_fsm.machines import Configuration, Fired, Step
+
 GENESIS = "0" * 64
 AUDIT_FORMAT = "pictx-fsm/audit/1"
-
-
-class _Step(Protocol):
-    @property
-    def before(self) -> Any: ...
-
-    @property
-    def after(self) -> Any: ...
-
-    @property
-    def fired(self) -> Sequence[Any]: ...
 
 
 def canonical(obj: Any) -> str:
@@ -50,6 +62,8 @@ def _default(value: Any) -> Any:
     to_json = getattr(value, "to_json", None)
     if callable(to_json):
         return to_json()
+    if isinstance(value, Mapping):
+        return dict(value)
     enum_value = getattr(value, "value", None)
     if enum_value is not None and hasattr(value, "name"):
         return enum_value
@@ -66,69 +80,34 @@ def _digest(text: str) -> str:
     return hashlib.sha256(text.encode("ascii")).hexdigest()
 
 
-@frozen(kw_only=True)
-class FiredRecord:
-    id: str
-    region: str
-    source: str
-    target: str
-    guards: tuple[tuple[str, bool], ...]
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "id": self.id,
-            "region": self.region,
-            "source": self.source,
-            "target": self.target,
-            "guards": [[name, value] for name, value in self.guards],
-        }
+def configuration_json(configuration: Configuration) -> dict[str, str]:
+    """A machine configuration in a record: ``{region: state}``."""
+    return dict(configuration.states)
 
 
-@frozen(kw_only=True)
-class MachineStepRecord:
-    """One machine event inside a hook: what it saw and what it did."""
+def fired_json(fired: Fired) -> dict[str, Any]:
+    """A fired transition in a record: its id, region, source, target and guard values."""
+    return {
+        "id": fired.transition,
+        "region": fired.region,
+        "source": fired.source,
+        "target": fired.target,
+        "guards": [[name, value] for name, value in fired.guards],
+    }
 
-    machine: str
-    event: str
-    before: Mapping[str, str]
-    after: Mapping[str, str]
-    transitions: tuple[FiredRecord, ...]
-    facts: Mapping[str, Any]
 
-    @classmethod
-    def of(
-        cls, machine: str, event: str, step: _Step, facts: Mapping[str, Any]
-    ) -> MachineStepRecord:
-        fired = tuple(
-            FiredRecord(
-                id=f.transition_id,
-                region=f.region,
-                source=f.source,
-                target=f.target,
-                guards=tuple(f.guards),
-            )
-            for f in step.fired
-        )
-        return cls(
-            machine=machine,
-            event=event,
-            before=dict(step.before),
-            after=dict(step.after),
-            transitions=fired,
-            facts=dict(facts),
-        )
-
-    def to_json(self) -> dict[str, Any]:
-        facts = json.loads(canonical(self.facts))
-        return {
-            "machine": self.machine,
-            "event": self.event,
-            "before": dict(self.before),
-            "after": dict(self.after),
-            "transitions": [t.to_json() for t in self.transitions],
-            "facts": facts,
-            "facts_digest": _digest(canonical(facts)),
-        }
+def step_json(step: Step[Any]) -> dict[str, Any]:
+    """One machine event of a hook: what it saw (configuration, facts) and what it did."""
+    facts = json.loads(canonical(dict(step.facts)))
+    return {
+        "machine": step.machine,
+        "event": step.event,
+        "before": configuration_json(step.before),
+        "after": configuration_json(step.after),
+        "transitions": [fired_json(f) for f in step.fired],
+        "facts": facts,
+        "facts_digest": _digest(canonical(facts)),
+    }
 
 
 def message_list_digest(messages: Sequence[Any]) -> dict[str, Any]:
@@ -190,22 +169,21 @@ class AuditLog:
     def record(
         self,
         *,
-        hook: str,
         event: Any,
         ctx: Any = None,
-        steps: Sequence[MachineStepRecord],
-        result: Any,
+        result: HookResult,
         profile: str,
         fingerprint: str,
     ) -> dict[str, Any]:
+        """Append the record of one handled hook: its result carries the machine steps."""
         self._seq += 1
         body: dict[str, Any] = {
             "format": AUDIT_FORMAT,
             "seq": self._seq,
-            "hook": hook,
+            "hook": result.hook,
             "event": event_json(event),
             "ctx": json.loads(canonical(ctx)),
-            "steps": [s.to_json() for s in steps],
+            "steps": [step_json(s) for s in result.steps],
             "result": result_json(result),
             "profile": profile,
             "models": fingerprint,

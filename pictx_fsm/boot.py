@@ -32,6 +32,19 @@ from pictx_fsm.protocol import (
     Texts,
 )
 
+__all__ = [
+    "BootIdentity",
+    "human_incomplete_notice",
+    "identity_block",
+    "incomplete_notice",
+    "notes_index",
+    "pocket",
+    "pocket_notes",
+    "relative_time",
+    "render_boot",
+    "resident_maps",
+]
+
 _UNITS: Final = (("d", 86400), ("h", 3600), ("m", 60), ("s", 1))
 
 

@@ -11,11 +11,37 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from typing import Any, Literal, TypeAlias
+from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
 from attrs import field, frozen
 
 from pictx_fsm.session.entries import ABSENT
+
+__all__ = [
+    "AbortRun",
+    "AppendEntry",
+    "BoundaryResult",
+    "CancelResult",
+    "CompactionDraft",
+    "ContextEditDraft",
+    "CustomDraft",
+    "CustomMessageDraft",
+    "Draft",
+    "HookResult",
+    "HookValue",
+    "HostEffect",
+    "MessagesResult",
+    "NoticeLevel",
+    "Notify",
+    "SendMessage",
+    "ToolResult",
+    "TreeSummaryResult",
+    "compose_entries",
+    "draft_from_json",
+]
+
+if TYPE_CHECKING:
+    from pictx_fsm.machines import Step
 
 JSON: TypeAlias = Any
 NoticeLevel: TypeAlias = Literal["info", "warning", "error"]
@@ -241,11 +267,13 @@ HookValue: TypeAlias = (
 @frozen(kw_only=True)
 class HookResult:
     """What one handled hook event produced: the handler's return value (``None`` means the
-    handler returned ``undefined``) and the side effects, in order."""
+    handler returned ``undefined``), the side effects in order, and the machine steps that
+    decided them (what the audit records; not part of the host's JSON)."""
 
     hook: str
     value: HookValue | None = None
     effects: tuple[HostEffect, ...] = field(converter=_tuple, default=())
+    steps: tuple[Step[str], ...] = field(converter=_tuple, default=())
 
     def to_json(self) -> dict[str, JSON]:
         return {

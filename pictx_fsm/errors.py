@@ -2,6 +2,16 @@
 
 from __future__ import annotations
 
+__all__ = [
+    "AuditChainError",
+    "IllegalEventError",
+    "ModelDocumentError",
+    "PictxError",
+    "SessionWriteError",
+    "UnreadableInputError",
+    "UsageError",
+]
+
 
 class PictxError(Exception):
     """Base of every error pictx_fsm raises on user input; ``exit_code`` is the CLI's."""

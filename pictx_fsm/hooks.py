@@ -9,11 +9,39 @@ exactly.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from types import MappingProxyType
 from typing import Any, ClassVar, Literal, TypeAlias
 
 from attrs import field, frozen
 
 from pictx_fsm.effects import Draft
+
+__all__ = [
+    "HOOKS",
+    "HOOK_EVENT_TYPES",
+    "AgentBeforeSettle",
+    "AgentEnd",
+    "AgentSettled",
+    "Command",
+    "CompactReason",
+    "Context",
+    "ContextUsage",
+    "ContextWithSystem",
+    "HookEvent",
+    "HostContext",
+    "ModelInfo",
+    "ModelSelect",
+    "Outcome",
+    "SessionBeforeCompact",
+    "SessionBeforeTree",
+    "SessionShutdown",
+    "SessionStart",
+    "SessionStartReason",
+    "SessionTreeEvent",
+    "ToolCall",
+    "TurnEnd",
+    "TurnStart",
+]
 
 JSON: TypeAlias = Any
 Outcome: TypeAlias = Literal["completed", "aborted", "error"]
@@ -21,6 +49,10 @@ Outcome: TypeAlias = Literal["completed", "aborted", "error"]
 
 def _tuple(items: Sequence[Any]) -> tuple[Any, ...]:
     return tuple(items)
+
+
+def _frozen_mapping(items: Mapping[str, Any]) -> Mapping[str, Any]:
+    return MappingProxyType(dict(items))
 
 
 @frozen(kw_only=True)
@@ -152,10 +184,13 @@ class ModelSelect:
 
 @frozen(kw_only=True)
 class ToolCall:
-    """A call of one of the lifecycle's tools: ``wipe_memory`` or ``get_context_remaining``."""
+    """A call of one of the lifecycle's tools: ``wipe_memory`` or ``get_context_remaining``
+    (``arguments`` as the model sent them; ``tool_call_id`` the call's id, when known)."""
 
     HOOK: ClassVar[str] = "tool"
     name: str
+    arguments: Mapping[str, JSON] = field(converter=_frozen_mapping, factory=dict)
+    tool_call_id: str | None = None
 
 
 @frozen(kw_only=True)
@@ -202,3 +237,9 @@ HOOK_EVENT_TYPES: tuple[type[Any], ...] = (
     ToolCall,
     Command,
 )
+
+HOOKS: tuple[str, ...] = tuple(
+    t.HOOK for t in HOOK_EVENT_TYPES if t.HOOK not in (ToolCall.HOOK, Command.HOOK)
+)
+"""Every host hook the lifecycle handles, by Pi's name: the one list a host subscribes to
+(the model session, the bridge and its JS extension are checked against it)."""

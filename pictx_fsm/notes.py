@@ -15,42 +15,65 @@ Layout under the notes home (``$PI_NOTES_HOME``, default ``~/.agents/notes``; fr
     agents/<agent>/           @self               address  @agents/<agent>/<path>
     models/<model>/           @model              address  @models/<model>/<path>
 
-A note is any ``*.md`` file below its home (recursively; symlinks are not followed), read as
-UTF-8. Its optional frontmatter block supplies ``stale`` (only the JSON ``true`` counts) and
-``updated_at`` (a number of epoch ms, or a date string); a missing or unreadable
-``updated_at`` falls back to the snapshot's ``opened_at``.
+Homes, addresses, the walk and the frontmatter belong to the notes tools
+(:mod:`pictx_fsm.tools`): :class:`FileNotesSource` lists a home with their store, so the
+boot indexes exactly what ``notes_write`` wrote and ``notes_list`` shows (N54). From a note
+the boot keeps ``stale`` (only the JSON ``true`` counts) and ``updated_at`` (epoch ms, or a
+date string; missing or unreadable, the snapshot's ``opened_at``).
 """
 
 from __future__ import annotations
 
 import errno as errno_codes
-import hashlib
-import math
 import os
 import re
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from datetime import tzinfo
 from pathlib import Path
-from typing import Any, Final, Literal, Protocol, cast
+from typing import Final, Literal, Protocol, cast
 
 import attrs
 from attrs import field, frozen
 
 from pictx_fsm import _jscompat as js
-from pictx_fsm.protocol import (
-    DEFAULT_AGENT_NAME,
-    DEFAULT_MODEL_NAME,
-    DEFAULT_NOTES_HOME_PARTS,
-    NOTES_HOME_ENV,
-    NOTES_HOME_LABELS,
-    NOTES_MAP_PATH,
-    SESSION_NOTES_PARTS,
+from pictx_fsm.protocol import NOTES_HOME_LABELS, NOTES_MAP_PATH
+from pictx_fsm.tools.address import Scope
+from pictx_fsm.tools.frontmatter import parse_note as parse_note_file
+from pictx_fsm.tools.homes import (
+    NotesIdentity,
+    NotesPlace,
+    agent_slug,
+    default_notes_home,
+    model_slug,
+    project_key,
+    slugify,
 )
+from pictx_fsm.tools.store import NotesStore
 
-Scope = Literal["session", "project", "human", "agent", "model"]
+__all__ = [
+    "NOTES_HOMES",
+    "FileNotesSource",
+    "HomeSnapshot",
+    "InMemoryNotesSource",
+    "NoteRow",
+    "NoteSummary",
+    "NotesHome",
+    "NotesIdentity",
+    "NotesSnapshot",
+    "NotesSource",
+    "Scope",
+    "agent_slug",
+    "default_notes_home",
+    "isolated_failure",
+    "load_notes_snapshot",
+    "model_slug",
+    "note_file",
+    "parse_note",
+    "project_key",
+    "slugify",
+]
 
 _ERRNO_CODE: Final = re.compile(r"E[A-Z0-9_]+")
-_FRONTMATTER_KEY: Final = re.compile("([A-Za-z_][A-Za-z0-9_-]*):([^\r\u2028\u2029]*)")
-_SEQUENCE_ITEM: Final = js.compile_regex(r"^\s*-\s+")
 
 
 @frozen(kw_only=True)
@@ -64,98 +87,6 @@ class NotesHome:
 NOTES_HOMES: Final[tuple[NotesHome, ...]] = tuple(
     NotesHome(scope=cast(Scope, scope), label=label) for scope, label in NOTES_HOME_LABELS
 )
-
-
-# -- identity and layout -------------------------------------------------------------------
-
-
-def slugify(value: str) -> str:
-    """A home name: lowercase ``[a-z0-9]`` runs joined by single dashes (``root`` if empty)."""
-    slug = re.sub(r"[^a-z0-9]+", "-", value.lower()).strip("-")
-    return slug or DEFAULT_AGENT_NAME
-
-
-def agent_slug(configured: str | None) -> str:
-    """The @self home and the boot's agent name: ``$PI_NOTES_AGENT`` slugified, or ``root``."""
-    return slugify(DEFAULT_AGENT_NAME if configured is None else configured)
-
-
-def model_slug(model_id: str | None) -> str:
-    """The @model home and the boot's brain name: the last ``/`` segment of the model id."""
-    if not model_id:
-        return DEFAULT_MODEL_NAME
-    return slugify(model_id.split("/")[-1])
-
-
-def project_key(cwd: Path) -> str:
-    """``<basename(root)>-<sha1(root)[:8]>`` of the git root above ``cwd`` (or ``cwd``).
-
-    Linked worktrees resolve to their main checkout, so all worktrees share one key.
-    """
-    root = _git_root(Path(os.path.abspath(cwd))) or Path(os.path.abspath(cwd))
-    digest = hashlib.sha1(str(root).encode("utf-8")).hexdigest()[:8]
-    return f"{root.name}-{digest}"
-
-
-def _git_root(start: Path) -> Path | None:
-    for directory in (start, *start.parents):
-        if os.path.lexists(directory / ".git"):
-            return _repository_root(directory)
-    return None
-
-
-def _repository_root(directory: Path) -> Path:
-    dot_git = directory / ".git"
-    if dot_git.is_dir():
-        return directory
-    try:
-        pointer = dot_git.read_text(encoding="utf-8")
-    except OSError:
-        return directory
-    match = re.search(r"^gitdir:\s*(.+)$", pointer, re.MULTILINE)
-    if match is None:
-        return directory
-    target = Path(os.path.abspath(directory / match.group(1).strip()))
-    parts = target.parts
-    if len(parts) >= 3 and parts[-2] == "worktrees" and parts[-3] == ".git":
-        return Path(*parts[:-3])
-    return directory
-
-
-def default_notes_home(env: Mapping[str, str], user_home: Path) -> Path:
-    """``$PI_NOTES_HOME``, else ``~/.agents/notes``."""
-    configured = env.get(NOTES_HOME_ENV)
-    return Path(configured) if configured else user_home.joinpath(*DEFAULT_NOTES_HOME_PARTS)
-
-
-@frozen(kw_only=True)
-class NotesIdentity:
-    """Who is running: names the session, project, agent and model homes."""
-
-    session_id: str
-    project_key: str
-    agent: str = DEFAULT_AGENT_NAME
-    model: str = DEFAULT_MODEL_NAME
-
-    def home_parts(self, scope: Scope) -> tuple[str, ...]:
-        """The home's directory below the notes home."""
-        if scope == "session":
-            return (*SESSION_NOTES_PARTS, self.session_id)
-        if scope == "project":
-            return ("project", self.project_key)
-        if scope == "human":
-            return ("human",)
-        if scope == "agent":
-            return ("agents", self.agent)
-        return ("models", self.model)
-
-    def address(self, scope: Scope, path: str) -> str:
-        """The public address of a note (``@self``/``@model`` render resolved names)."""
-        if scope == "session":
-            return path
-        if scope in ("project", "human"):
-            return f"@{scope}/{path}"
-        return f"@{'/'.join(self.home_parts(scope))}/{path}"
 
 
 # -- note rows -----------------------------------------------------------------------------
@@ -174,7 +105,7 @@ class NoteRow:
     @property
     def size_bytes(self) -> int:
         """UTF-8 bytes of the body (a lone surrogate counts 3, as in Node)."""
-        return len(self.body.encode("utf-8", errors="surrogatepass"))
+        return js.utf8_length(self.body)
 
     @property
     def line_count(self) -> int:
@@ -187,70 +118,23 @@ class NoteRow:
         return self.path == NOTES_MAP_PATH
 
 
-def parse_note(raw: str, now_ms: float) -> tuple[bool, float, str]:
-    """``(stale, updated_at_ms, body)`` of a note file. Without a closed leading ``---``
-    block the whole text is the body and the defaults apply."""
-    fields, body = _split_frontmatter(raw)
-    stale = fields.get("stale") is True
-    return stale, _epoch_ms(fields.get("updated_at"), now_ms), body
+def parse_note(raw: str, now_ms: float, zone: tzinfo | None = None) -> tuple[bool, float, str]:
+    """``(stale, updated_at_ms, body)`` of a note file, read as the notes tools read it
+    (:func:`pictx_fsm.tools.frontmatter.parse_note`)."""
+    meta, body = parse_note_file(raw, now_ms, zone)
+    return meta["stale"] is True, float(meta["updated_at"]), body
 
 
-def _split_frontmatter(raw: str) -> tuple[dict[str, Any], str]:
-    lines = [line.removesuffix("\r") for line in raw.removeprefix("\ufeff").split("\n")]
-    if js.trim(lines[0]) != "---":
-        return {}, raw
-    close = next((i for i in range(1, len(lines)) if js.trim(lines[i]) == "---"), None)
-    if close is None:
-        return {}, raw
-    fields: dict[str, Any] = {}
-    index = 1
-    while index < close:
-        match = _FRONTMATTER_KEY.fullmatch(lines[index])
-        index += 1
-        if match is None:
-            continue
-        key, rest = match.groups()
-        if js.trim(rest):
-            fields[key] = _scalar(rest)
-            continue
-        items = []
-        while index < close and _SEQUENCE_ITEM.search(lines[index]):
-            items.append(_scalar(_SEQUENCE_ITEM.sub("", lines[index], count=1)))
-            index += 1
-        fields[key] = items
-    rest_lines = lines[close + 1 :]
-    if rest_lines[:1] == [""]:
-        rest_lines = rest_lines[1:]
-    return fields, "\n".join(rest_lines)
-
-
-def _scalar(text: str) -> Any:
-    trimmed = js.trim(text)
-    if not trimmed:
-        return ""
-    try:
-        return js.parse_json(trimmed)
-    except ValueError:
-        if trimmed[0] in "\"'" and trimmed[-1] == trimmed[0]:
-            return trimmed[1:-1]
-        return trimmed
-
-
-def _epoch_ms(value: object, fallback: float) -> float:
-    if isinstance(value, int | float) and js.is_number(value):
-        number = js.to_number(value)
-        if math.isfinite(number):
-            return number
-    if isinstance(value, str):
-        parsed = js.parse_date_ms(value)
-        if parsed is not None:
-            return parsed
-    return fallback
-
-
-def note_row(identity: NotesIdentity, scope: Scope, path: str, raw: str, now_ms: float) -> NoteRow:
+def note_row(
+    identity: NotesIdentity,
+    scope: Scope,
+    path: str,
+    raw: str,
+    now_ms: float,
+    zone: tzinfo | None = None,
+) -> NoteRow:
     """A listed note from its file text."""
-    stale, updated_at_ms, body = parse_note(raw, now_ms)
+    stale, updated_at_ms, body = parse_note(raw, now_ms, zone)
     return NoteRow(
         address=identity.address(scope, path),
         path=path,
@@ -267,13 +151,8 @@ def note_file(body: str, *, updated_at_ms: float, stale: bool = False) -> str:
 
 
 def sorted_rows(rows: Sequence[NoteRow]) -> tuple[NoteRow, ...]:
-    """Most recently updated first; ties by address (an approximation of ``localeCompare``:
-    case-insensitive first, lowercase before uppercase)."""
-    return tuple(sorted(rows, key=_row_order))
-
-
-def _row_order(row: NoteRow) -> tuple[float, str, str]:
-    return (-row.updated_at_ms, row.address.casefold(), row.address.swapcase())
+    """Most recently updated first; ties by address ``localeCompare`` (N43)."""
+    return tuple(sorted(rows, key=lambda row: (-row.updated_at_ms, js.locale_key(row.address))))
 
 
 # -- sources -------------------------------------------------------------------------------
@@ -288,45 +167,59 @@ class NotesSource(Protocol):
 
 @frozen(kw_only=True)
 class FileNotesSource:
-    """Notes on disk under ``home`` (the notes home, passed explicitly by the runtime)."""
+    """Notes on disk under ``home`` (the notes root), listed by the notes tools' store, so
+    the boot sees exactly what ``notes_list`` shows (N54). ``zone`` reads offset-less
+    date-times (``None``: the host's local zone, as Node does)."""
 
     home: Path
     identity: NotesIdentity
+    zone: tzinfo | None = None
+
+    @classmethod
+    def for_session(
+        cls,
+        session_id: str,
+        cwd: str | Path,
+        *,
+        home: Path | None = None,
+        agent: str | None = None,
+        model: str | None = None,
+    ) -> FileNotesSource:
+        """The notes of a session: ``home`` (default ``$PI_NOTES_HOME`` or
+        ``~/.agents/notes``) read with :meth:`NotesIdentity.of_session`."""
+        if home is None:
+            home = default_notes_home(os.environ, Path.home())
+        identity = NotesIdentity.of_session(session_id, cwd, agent=agent, model=model)
+        return cls(home=home, identity=identity)
 
     def home_dir(self, scope: Scope) -> Path:
-        return Path(self.home).joinpath(*self.identity.home_parts(scope))
+        return self.place.home_dir(scope)
+
+    @property
+    def place(self) -> NotesPlace:
+        return NotesPlace(root=Path(self.home), identity=self.identity)
 
     def list_home(self, scope: Scope, now_ms: float) -> tuple[NoteRow, ...]:
-        root = self.home_dir(scope)
+        store = NotesStore(place=self.place, clock=lambda: now_ms, zone=self.zone)
         return tuple(
-            note_row(self.identity, scope, path, _read_text(root / path), now_ms)
-            for path in _walk_markdown(root, "")
+            NoteRow(
+                address=row.address,
+                path=row.path,
+                body=row.body,
+                updated_at_ms=row.updated_at,
+                stale=row.stale,
+            )
+            for row in store.list_home(scope)
         )
-
-
-def _walk_markdown(directory: Path, prefix: str) -> Iterator[str]:
-    """Relative ``/``-paths of the ``*.md`` files below ``directory``. A directory that does
-    not exist is empty; every other listing error propagates."""
-    try:
-        with os.scandir(directory) as scan:
-            entries = sorted(scan, key=lambda entry: entry.name)
-    except FileNotFoundError:
-        return
-    for entry in entries:
-        relative = f"{prefix}{entry.name}"
-        if entry.is_dir(follow_symlinks=False):
-            yield from _walk_markdown(Path(entry.path), relative + "/")
-        elif entry.is_file(follow_symlinks=False) and entry.name.endswith(".md"):
-            yield relative
-
-
-def _read_text(path: Path) -> str:
-    return path.read_bytes().decode("utf-8", errors="replace")
 
 
 def errno_error(code: int, detail: str = "") -> OSError:
     """An ``OSError`` as the OS would raise it for ``code`` (e.g. ``errno.EIO``)."""
     return OSError(code, os.strerror(code), *((detail,) if detail else ()))
+
+
+def _default_identity() -> NotesIdentity:
+    return NotesIdentity(session_id="session", project_key="project")
 
 
 def _no_files() -> Mapping[Scope, Mapping[str, str]]:
@@ -343,7 +236,7 @@ class InMemoryNotesSource:
     home's listing raise: an ``int`` is an errno (raised as ``OSError``), an exception is
     raised as given."""
 
-    identity: NotesIdentity = NotesIdentity(session_id="session", project_key="project")
+    identity: NotesIdentity = field(factory=_default_identity)
     files: Mapping[Scope, Mapping[str, str]] = field(factory=_no_files)
     failures: Mapping[Scope, BaseException | int] = field(factory=_no_failures)
 

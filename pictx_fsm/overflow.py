@@ -25,6 +25,26 @@ from attrs import field, frozen
 from pictx_fsm import _jscompat as js
 from pictx_fsm.session.entries import AgentMessage
 
+__all__ = [
+    "CEREBRAS_BODYLESS_OVERFLOW",
+    "CEREBRAS_PROVIDER",
+    "LENGTH_OVERFLOW_FILL",
+    "PI_0_87",
+    "PI_0_87_NON_OVERFLOW",
+    "PI_0_87_OVERFLOW",
+    "PI_MONO_LEGACY",
+    "ModelLimits",
+    "OverflowPatterns",
+    "TurnMessage",
+    "context_overflow",
+    "is_context_overflow",
+    "is_overflow_like",
+    "is_recoverable_length",
+    "overflow_like",
+    "recoverable_length",
+    "turn_message",
+]
+
 # pi-ai 0.87.1 OVERFLOW_PATTERNS, in order (all case-insensitive).
 PI_0_87_OVERFLOW: Final = (
     r"prompt (?:is )?too long",

@@ -47,6 +47,41 @@ from pictx_fsm.protocol import (
 )
 from pictx_fsm.session.entries import ABSENT
 
+__all__ = [
+    "DEFAULT_KEEP_RECENT_TOKENS",
+    "DEFAULT_THRESHOLDS",
+    "PI_AGENT_DIR_ENV",
+    "PI_CONFIG_DIR_NAME",
+    "PI_SETTINGS_FILE",
+    "CompactionSettings",
+    "FileSettingsSource",
+    "ModelIdentity",
+    "ModelRef",
+    "Policy",
+    "ReminderStage",
+    "SettingsReadError",
+    "SettingsScopes",
+    "SettingsSource",
+    "SettingsValueError",
+    "StaticSettingsSource",
+    "Thresholds",
+    "Usage",
+    "compaction_settings",
+    "deep_merge",
+    "default_agent_dir",
+    "default_policy",
+    "derive_thresholds",
+    "guidance_count",
+    "pi_context_settings",
+    "read_settings_file",
+    "remaining",
+    "reminder_stage",
+    "reset_due",
+    "resolve_policy",
+    "tool_remaining",
+    "validate_margin",
+]
+
 JSON = Any
 
 # Pi host facts (pi-coding-agent 0.87.1 config.js / settings-manager.js).
@@ -262,11 +297,21 @@ def deep_merge(base: Mapping[str, JSON], overrides: Mapping[str, JSON]) -> dict[
 
 @frozen(kw_only=True)
 class CompactionSettings:
-    """What ``getCompactionSettings(model)`` returns that pi-context reads."""
+    """``compaction.*`` as ``getCompactionSettings(model)`` returns it: what pi-context reads
+    (R41) and what a host's native compaction runs on — one value for both. Defaults are
+    Pi 0.87.1's."""
 
-    enabled: bool
-    reserve_tokens: int
-    keep_recent_tokens: int
+    enabled: bool = True
+    reserve_tokens: int = DEFAULT_RESERVE_TOKENS
+    keep_recent_tokens: int = DEFAULT_KEEP_RECENT_TOKENS
+
+    def to_json(self) -> dict[str, JSON]:
+        """The ``compaction`` object of a ``settings.json`` holding these values."""
+        return {
+            "enabled": self.enabled,
+            "reserveTokens": self.reserve_tokens,
+            "keepRecentTokens": self.keep_recent_tokens,
+        }
 
 
 def compaction_settings(

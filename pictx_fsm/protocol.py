@@ -13,6 +13,85 @@ from typing import Final
 
 from attrs import frozen
 
+__all__ = [
+    "BOOT_TYPE",
+    "CONTEXT_WINDOW_CLOSE_TAG",
+    "CONTEXT_WINDOW_OPEN_TAG",
+    "CONTEXT_WINDOW_PROTOCOL_CLOSE_TAG",
+    "CONTEXT_WINDOW_PROTOCOL_OPEN_TAG",
+    "CONTINUATION_0_24",
+    "CONTINUATION_0_25_1",
+    "CONTINUATION_TYPE",
+    "CUSTOM_TYPE_PREFIX",
+    "DEFAULT_AGENT_NAME",
+    "DEFAULT_MODEL_NAME",
+    "DEFAULT_NOTES_HOME_PARTS",
+    "DEFAULT_PROFILE",
+    "DEFAULT_REMINDER_MARGIN_TOKENS",
+    "DEFAULT_RESERVE_TOKENS",
+    "GET_CONTEXT_REMAINING_DESCRIPTION",
+    "GET_CONTEXT_REMAINING_TOOL",
+    "GUIDANCE_CLOSE_TAG",
+    "GUIDANCE_OPEN_TAG",
+    "GUIDANCE_TYPE",
+    "LEGACY_RESET_DETAILS_TAG",
+    "MARKER_TYPE",
+    "NOTES_AGENT_ENV",
+    "NOTES_HOME_BLOCK_0_25_0",
+    "NOTES_HOME_BLOCK_0_25_1",
+    "NOTES_HOME_ENV",
+    "NOTES_HOME_LABELS",
+    "NOTES_MAP_PATH",
+    "NOTE_TYPE",
+    "NOTICE_COMPACT_DISABLED",
+    "NOTICE_GUIDANCE_RECORDED",
+    "NOTICE_INVALID_MARGIN",
+    "NOTICE_MEMORY_CLEARED",
+    "NOTICE_MISSING_BOOT",
+    "NOTICE_NOTES_INCOMPLETE",
+    "NOTICE_RESET_BUILD_FAILED",
+    "NOTICE_SETTINGS_UNREADABLE",
+    "NOTICE_TOGGLE_STATUS",
+    "NOTICE_TOGGLE_USAGE",
+    "NOTICE_TREE_SUMMARY_SKIPPED",
+    "NOTICE_WARNING_RECORDED",
+    "NOTICE_WIPE_NEEDS_ON",
+    "NOTICE_WIPE_SPLITS_TOOL_PAIR",
+    "PI_CONTEXT_COMMAND",
+    "PI_CONTEXT_COMMAND_DESCRIPTION",
+    "PI_CONTEXT_SETTINGS_KEY",
+    "POCKET_AGENT_LIMIT",
+    "POCKET_HEADER_0_25_0",
+    "POCKET_HEADER_0_25_1",
+    "POCKET_HUMAN_LIMIT",
+    "POCKET_LIMITS",
+    "POCKET_MODEL_LIMIT",
+    "POCKET_PROJECT_LIMIT",
+    "POCKET_SESSION_LIMIT",
+    "PROTOCOL_BLOCK",
+    "REMINDER_MARGIN_KEY",
+    "RESET_SUMMARY_0_24",
+    "RESIDENT_MAP_SCOPES",
+    "ROOT_WINDOW_SUFFIX",
+    "SESSION_NOTES_PARTS",
+    "UNBUNDLED_BUILD_LABEL",
+    "WARNING_CONTENT",
+    "WARNING_PROMPT",
+    "WARNING_RUNWAY_TOKENS",
+    "WARNING_TYPE",
+    "WINDOW_ID_PREFIX",
+    "WIPE_DISABLED_ERROR",
+    "WIPE_MEMORY_COMMAND",
+    "WIPE_MEMORY_COMMAND_DESCRIPTION",
+    "WIPE_MEMORY_DESCRIPTION",
+    "WIPE_MEMORY_TOOL",
+    "WIPE_STATUS_ALREADY_PENDING",
+    "WIPE_STATUS_REQUESTED",
+    "Profile",
+    "Texts",
+    "guidance_content",
+]
+
 
 class Profile(enum.Enum):
     """Which pi-context release to reproduce (spec: "Profiles at a glance")."""
@@ -38,11 +117,6 @@ class Profile(enum.Enum):
     @property
     def notice_needs_continuation(self) -> bool:
         """D3: the reset notice waits for the continuation after the boot."""
-        return self is Profile.V0_25_1
-
-    @property
-    def repair_completes_tail(self) -> bool:
-        """D4: repair completes a missing boot and/or continuation (0.25.0: boot only)."""
         return self is Profile.V0_25_1
 
 

@@ -21,6 +21,16 @@ from pictx_fsm.session.entries import (
 )
 from pictx_fsm.session.windows import boot_window_id, is_continuation, is_valid_marker
 
+__all__ = [
+    "REFUSED",
+    "TailKind",
+    "TailVerdict",
+    "classify_tail",
+    "repair_twice",
+    "repaired_tail",
+    "tail_kind",
+]
+
 
 class TailKind(enum.Enum):
     BOOT = "boot"

@@ -63,8 +63,9 @@ from pictx_fsm.hooks import (
     TurnEnd,
     TurnStart,
 )
+from pictx_fsm.machines import Configuration
 from pictx_fsm.policy import SettingsSource
-from pictx_fsm.protocol import Texts
+from pictx_fsm.protocol import Profile, Texts
 from pictx_fsm.resets import BootWriter
 from pictx_fsm.runtime import LifecycleRuntime, SettingsFactory
 from pictx_fsm.session.entries import ABSENT, CustomEntry, CustomMessageEntry, Entry, MessageEntry
@@ -109,6 +110,9 @@ class Kit:
         **runtime: Any,
     ) -> Kit:
         build = SessionBuilder(session_id)
+        if notes is not None:
+            texts = texts or Texts.for_profile(Profile.parse(profile))
+            runtime["boot_writer"] = BootWriter(texts=texts, notes=notes)
         rt = LifecycleRuntime(
             build.tree,
             profile=profile,
@@ -119,8 +123,6 @@ class Kit:
             audit=AuditLog(audit_path),
             **runtime,
         )
-        if notes is not None:
-            rt.boot_writer = BootWriter(texts=rt.texts, notes=notes)
         assert rt.audit is not None
         ctx = HostContext(usage=ContextUsage(tokens=tokens, context_window=WINDOW), model=MODEL)
         kit = cls(tree=build.tree, runtime=rt, audit=rt.audit, build=build, ctx=ctx)
@@ -301,7 +303,12 @@ class Kit:
         return taken
 
     def configuration(self, machine: str) -> dict[str, str]:
-        return dict(self.runtime.configuration()[machine])
+        return dict(self.runtime.configuration(machine).states)
+
+    def set_toggle(self, state: str) -> None:
+        """Put the toggle machine in ``state`` directly (``off`` without its clear)."""
+        toggle = Configuration(states=(("toggle", state),))
+        self.runtime.state = self.runtime.state.with_configuration("toggle", toggle)
 
     def window_id(self) -> str:
         return self.tree.current_window.window_id

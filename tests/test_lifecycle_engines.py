@@ -39,7 +39,7 @@ def test_compiled_and_reference_engines_agree_on_every_lifecycle_machine(
     machine: str, data: st.DataObject
 ) -> None:
     # Given one lifecycle machine on both engines and a generated run of events and facts
-    compiled = LIFECYCLE.machines[machine].compiled
+    compiled = LIFECYCLE.machines[machine]
     reference = reference_machine(LIFECYCLE, machine)
     config = compiled.initial()
     for event, values in data.draw(event_runs(machine)):

@@ -142,7 +142,7 @@ def test_d3_0_25_1_announces_only_a_tail_with_the_continuation_after_the_boot(
     assert bool(notices) is announced
     # And settlement forgets what was not announced
     kit.settled()
-    assert kit.runtime.memory.pending_resets == []
+    assert kit.runtime.state.pending_resets == ()
 
 
 def test_d3_a_continuation_before_the_boot_does_not_complete_the_tail() -> None:

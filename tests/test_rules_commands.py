@@ -21,8 +21,8 @@ from pictx_fsm.effects import (
     Notify,
     SendMessage,
 )
-from pictx_fsm.hook_events import toggle_completions
 from pictx_fsm.hooks import TurnEnd
+from pictx_fsm.lifecycle import toggle_completions
 from pictx_fsm.notes import InMemoryNotesSource, NoteRow
 from pictx_fsm.protocol import (
     BOOT_TYPE,
@@ -197,10 +197,10 @@ def test_r60_the_argument_is_trimmed_and_lowercased(word: str, upper: list[bool]
 @pytest.mark.parametrize("typed", ["status", "onn", "of", "enable", "on off"])
 def test_r60_anything_else_shows_usage_and_changes_nothing(typed: str) -> None:
     kit = _started()
-    config = kit.runtime.configuration()
+    state = kit.runtime.state
     result = kit.toggle(typed)
     assert result.notices == (Notify(message=NOTICE_TOGGLE_USAGE, level="error"),)
-    assert kit.runtime.configuration() == config
+    assert kit.runtime.state == state
 
 
 def test_r60_empty_argument_changes_nothing_but_reports() -> None:
@@ -360,7 +360,7 @@ def test_r63_uncommitted_drafts_are_never_announced() -> None:
     assert kit.turn_start().notices == ()
     # Then settlement forgets the id without a notice
     assert kit.settled().notices == ()
-    assert kit.runtime.memory.pending_resets == []
+    assert kit.runtime.state.pending_resets == ()
 
 
 @pytest.mark.parametrize("transition", ["start", "tree"])
@@ -391,6 +391,4 @@ def test_r63_a_runtime_is_per_session_and_shares_no_notice_state() -> None:
     one.tool_turn("wipe_memory")
     # Then the other has nothing to announce
     assert two.turn_start().notices == ()
-    assert (
-        isinstance(one.runtime, LifecycleRuntime) and one.runtime.memory is not two.runtime.memory
-    )
+    assert isinstance(one.runtime, LifecycleRuntime) and one.runtime.state != two.runtime.state

@@ -110,7 +110,7 @@ def test_r20_disabled_turn_end_consumes_a_request_made_while_enabled() -> None:
     # box: R60 clears the request, so only a direct configuration reaches this state)
     kit = _started()
     kit.tool("wipe_memory")
-    kit.runtime.memory.configs["toggle"] = {"toggle": "off"}
+    kit.set_toggle("off")
     # When the disabled turn ends
     assert kit.turn_end("x").value is None
     # Then the request was consumed
@@ -176,11 +176,11 @@ def test_r22_disabled_turns_drain_and_drop_budget_drafts() -> None:
     # (white box, as above: R60 itself clears staging)
     kit = _started(tokens=GUIDANCE_TOKENS)
     kit.context()
-    kit.runtime.memory.configs["toggle"] = {"toggle": "off"}
+    kit.set_toggle("off")
     # When the turn ends
     assert kit.turn_end("x").value is None
     # Then the staged guidance was drained: re-enabling does not commit it later
-    kit.runtime.memory.configs["toggle"] = {"toggle": "on"}
+    kit.set_toggle("on")
     assert kit.turn_end("y").value is None
     assert kit.of_type(GUIDANCE_TYPE) == []
 
@@ -333,7 +333,7 @@ def test_r28_the_new_window_awaits_its_success_notice() -> None:
     kit.turn_end("ok")
     window_id = kit.window_id()
     # Then its id is pending a notice, announced at the next turn_start
-    assert kit.runtime.memory.pending_resets == [window_id]
+    assert kit.runtime.state.pending_resets == (window_id,)
     assert kit.turn_start().notices == (
         Notify(message=f"pi-context: memory cleared · {window_id}", level="info"),
     )
@@ -359,7 +359,7 @@ def test_r29_reset_construction_failure_warns_and_keeps_the_other_drafts() -> No
         ),
     )
     assert _types(result) == ["other/ext", GUIDANCE_TYPE] and not _continues(result)
-    assert kit.of_type(MARKER_TYPE) == [] and kit.runtime.memory.pending_resets == []
+    assert kit.of_type(MARKER_TYPE) == [] and kit.runtime.state.pending_resets == ()
 
 
 def test_r29_failure_with_nothing_else_to_write_returns_undefined() -> None:

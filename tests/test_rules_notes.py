@@ -231,7 +231,7 @@ def test_r74_the_human_is_warned_once_per_window_id_for_the_instance_lifetime() 
     assert kit.tool_turn("wipe_memory").notices == (warning,)
     assert kit.wipe().notices[:1] == (warning,)
     markers = {m.data["windowId"] for m in kit.of_type(MARKER_TYPE)}  # type: ignore[attr-defined]
-    assert kit.runtime.memory.incomplete_notes_notified == {"pcw:12345678:root", *markers}
+    assert kit.runtime.state.notes_notified == {"pcw:12345678:root", *markers}
 
 
 def test_r74_a_notes_failure_never_cancels_the_reset_commit() -> None:

@@ -189,7 +189,7 @@ def test_r35_settle_clears_the_flag_without_reset_when_recovery_is_not_allowed(w
     kit.overflow_turn()
     kw: dict[str, Any] = {}
     if why == "disabled":
-        kit.runtime.memory.configs["toggle"] = {"toggle": "off"}  # off without its clear
+        kit.set_toggle("off")  # off without its clear
     elif why == "automatic_off":
         kit.runtime.settings = StaticSettingsSource(
             global_settings={"compaction": {"enabled": False}}

@@ -84,7 +84,7 @@ def test_r64_tree_navigation_while_disabled_writes_nothing_but_forgets_notices()
     kit.tool_turn("wipe_memory")
     kit.toggle("off")
     result = kit.navigate(kit.tree.leaf_id)
-    assert _sends(result) == [] and kit.runtime.memory.pending_resets == []
+    assert _sends(result) == [] and kit.runtime.state.pending_resets == ()
 
 
 def test_r64_pi_context_on_ensures_the_boot() -> None:

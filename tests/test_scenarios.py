@@ -74,7 +74,7 @@ IDLE = dict.fromkeys(KEEP, "idle")
 def _disabled(kit: Kit) -> HookResult:
     # White box: /pi-context off clears the chain (R60), so a disabled turn in an armed chain
     # is reached by moving the toggle alone.
-    kit.runtime.memory.configs["toggle"] = {"toggle": "off"}
+    kit.set_toggle("off")
     return kit.turn_end("ok")
 
 
@@ -420,7 +420,7 @@ def test_scenario_notes_failures_warn_once_per_window_but_never_block() -> None:
     warnings = [n for n in kit.notices if "notes index incomplete" in n.message]
     assert len(warnings) == 2
     assert kit.notices[-1].message.startswith("pi-context: memory cleared · ")
-    assert ROOT_ID in kit.runtime.memory.incomplete_notes_notified
+    assert ROOT_ID in kit.runtime.state.notes_notified
 
 
 def test_scenario_a_static_settings_source_is_live() -> None:

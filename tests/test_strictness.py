@@ -11,10 +11,17 @@ from typing import Any
 import pytest
 from lifecycle_kit import Kit, audits_verify  # noqa: F401
 
-from pictx_fsm import lifecycle_actions
 from pictx_fsm.errors import IllegalEventError
-from pictx_fsm.facts import FactEnv, Facts
-from pictx_fsm.lifecycle import build_lifecycle, load_lifecycle
+from pictx_fsm.hooks import AgentSettled
+from pictx_fsm.lifecycle import (
+    ACTIONS,
+    FACTS,
+    Fact,
+    FactEnv,
+    Facts,
+    build_lifecycle,
+    load_lifecycle,
+)
 from pictx_fsm.machines import load_models, models_dir
 from pictx_fsm.notes import InMemoryNotesSource
 
@@ -35,17 +42,12 @@ def _copy_models(tmp_path: Path, edit: Callable[[str], str] | None = None, name:
 
 
 def _facts(kit: Kit) -> Facts:
-    rt = kit.runtime
-    from pictx_fsm.hooks import AgentSettled
-
     env = FactEnv(
         event=AgentSettled(),
         ctx=kit.ctx,
-        tree=kit.tree,
-        memory=rt.memory,
-        profile=rt.profile,
-        resolve_policy=lambda: pytest.fail("no policy needed"),
-        window_usage=lambda: None,
+        state=kit.runtime.state,
+        services=kit.runtime.services,
+        policy=lambda: pytest.fail("no policy needed"),
         extras={},
         planned_commits=frozenset(),
     )
@@ -65,7 +67,7 @@ def test_an_unknown_machine_event_raises_illegal_event_error(machine: str) -> No
     compiled = kit.runtime.lifecycle.machines[machine]
     # When a machine is sent an event its declaration does not know
     with pytest.raises(IllegalEventError, match="no_such_event"):
-        compiled.step(kit.runtime.memory.configs[machine], "no_such_event", _facts(kit))
+        compiled.step(kit.runtime.configuration(machine), "no_such_event", _facts(kit))
 
 
 def test_an_event_the_runtime_raises_but_the_model_does_not_declare_raises(tmp_path: Path) -> None:
@@ -74,12 +76,12 @@ def test_an_event_the_runtime_raises_but_the_model_does_not_declare_raises(tmp_p
         tmp_path, lambda text: text.replace("{event: start,", "{event: restart,"), "projection"
     )
     kit = Kit.create(lifecycle=load_lifecycle(models))
-    config = kit.runtime.configuration()
+    state = kit.runtime.state
     # When session_start raises projection.start
     with pytest.raises(IllegalEventError, match="start"):
         kit.start()
     # Then nothing moved and nothing was audited
-    assert kit.runtime.configuration() == config and kit.audit.records == []
+    assert kit.runtime.state == state and kit.audit.records == []
 
 
 def test_a_declared_event_without_an_enabled_transition_raises(tmp_path: Path) -> None:
@@ -88,12 +90,12 @@ def test_a_declared_event_without_an_enabled_transition_raises(tmp_path: Path) -
     models = _copy_models(tmp_path, lambda text: text.replace(fallback, "", 1), "budget")
     kit = Kit.create(lifecycle=load_lifecycle(models), tokens=1_000)
     kit.start()
-    config = kit.runtime.configuration()
+    state = kit.runtime.state
     # When a request with plenty of room arrives (no guard holds)
     with pytest.raises(IllegalEventError, match="guidance"):
         kit.context()
     # Then the runtime's configuration is unchanged
-    assert kit.runtime.configuration() == config
+    assert kit.runtime.state == state
 
 
 def test_every_ignored_event_is_an_audited_self_transition() -> None:
@@ -111,40 +113,46 @@ def test_every_ignored_event_is_an_audited_self_transition() -> None:
 # -- failing actions --------------------------------------------------------------------------
 
 
-def _faulty(monkeypatch: pytest.MonkeyPatch, table: dict[str, Any], name: str) -> Any:
+def _boom(name: str) -> Any:
     def boom(*_: Any) -> Any:
         raise RuntimeError(f"{name} failed")
 
-    monkeypatch.setitem(table, name, boom)
-    return build_lifecycle(load_models(MODELS), MODELS)
+    return boom
 
 
-def test_a_failing_action_does_not_leave_the_machine_in_the_target_state(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    # Given a binding for report_requested that raises
-    lifecycle = _faulty(monkeypatch, lifecycle_actions.RESET_CONTROL_ACTIONS, "report_requested")
+def _with_failing_action(name: str) -> Any:
+    return build_lifecycle(load_models(MODELS), MODELS, actions={**ACTIONS, name: _boom(name)})
+
+
+def _with_failing_fact(name: str) -> Any:
+    facts = {**FACTS, name: Fact(name=name, compute=_boom(name), doc="fails")}
+    return build_lifecycle(load_models(MODELS), MODELS, facts=facts)
+
+
+def test_a_failing_action_does_not_leave_the_machine_in_the_target_state() -> None:
+    # Given an action report_requested that raises
+    lifecycle = _with_failing_action("report_requested")
     kit = Kit.create(lifecycle=lifecycle)
     kit.start()
-    config = kit.runtime.configuration()
+    state = kit.runtime.state
     records = len(kit.audit.records)
     # When wipe_memory fires the none → explicit transition
     with pytest.raises(RuntimeError, match="report_requested failed"):
         kit.tool("wipe_memory")
     # Then the request region is still `none`, and no record was written
-    assert kit.runtime.configuration() == config
+    assert kit.runtime.state == state
     assert kit.configuration("reset_control")["request"] == "none"
     assert len(kit.audit.records) == records
 
 
-def test_a_failing_guard_propagates_and_changes_nothing(monkeypatch: pytest.MonkeyPatch) -> None:
-    lifecycle = _faulty(monkeypatch, lifecycle_actions.TOGGLE_GUARDS, "manual_compaction")
+def test_a_failing_guard_propagates_and_changes_nothing() -> None:
+    lifecycle = _with_failing_fact("manual_compaction")
     kit = Kit.create(lifecycle=lifecycle)
     kit.start()
-    config = kit.runtime.configuration()
+    state = kit.runtime.state
     with pytest.raises(RuntimeError, match="manual_compaction failed"):
         kit.compact("manual")
-    assert kit.runtime.configuration() == config
+    assert kit.runtime.state == state
 
 
 def test_a_failure_in_a_later_machine_event_rolls_back_the_whole_hook() -> None:
@@ -153,23 +161,21 @@ def test_a_failure_in_a_later_machine_event_rolls_back_the_whole_hook() -> None:
     kit = Kit.create(notes=InMemoryNotesSource().failing("project", TypeError("bad notes")))
     kit.tool("wipe_memory")
     kit.overflow_turn()
-    config = kit.runtime.configuration()
-    memory = kit.runtime.memory.snapshot()
+    state = kit.runtime.state
     # When session_start clears budget and lifecycle, then fails rendering the root boot
     with pytest.raises(TypeError, match="bad notes"):
         kit.start()
     # Then every machine, and the data its states hold, is as before the hook
-    assert kit.runtime.configuration() == config
-    assert kit.runtime.memory == memory
+    assert kit.runtime.state is state
 
 
 def test_a_wipe_command_that_cannot_render_its_boot_writes_nothing() -> None:
     kit = Kit.create(notes=InMemoryNotesSource().failing("model", ValueError("no")))
     kit.tool("wipe_memory")
-    config = kit.runtime.configuration()
+    state = kit.runtime.state
     with pytest.raises(ValueError, match="no"):
         kit.wipe()
-    assert kit.runtime.configuration() == config and kit.tree.entries == []
+    assert kit.runtime.state == state and kit.tree.entries == []
 
 
 # -- the declarations decide ------------------------------------------------------------------

@@ -16,6 +16,8 @@ from types import ModuleType
 
 from pictx_fsm.errors import PictxError
 
+__all__ = ["COMMANDS", "build_parser", "main"]
+
 # name -> (module, one-line help). Order is the order of ``pictx-fsm --help``.
 COMMANDS: dict[str, tuple[str, str]] = {
     "verify": ("pictx_fsm.cli.verify", "explore the lifecycle on the model session and check it"),
@@ -25,6 +27,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "machines": ("pictx_fsm.cli.machines", "list the declared machines"),
     "diagram": ("pictx_fsm.cli.diagram", "render the declared machines as diagrams"),
     "pi": ("pictx_fsm.cli.pi", "the bridge to the real Pi (extension path, server)"),
+    "notes": ("pictx_fsm.cli.notes", "list, read and search a notes home (what a model wrote)"),
 }
 
 

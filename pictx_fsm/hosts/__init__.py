@@ -4,3 +4,5 @@ A host raises hook events, hands each subscribed extension a :class:`~pictx_fsm.
 and applies what the extension returns. :mod:`pictx_fsm.hosts.model` is an executable model of
 Pi 0.87.1 as a context-window lifecycle extension observes it.
 """
+
+__all__: list[str] = []  # the hosts are its subpackages: hosts.model, hosts.pi

@@ -33,7 +33,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from types import MappingProxyType
-from typing import Generic, TypeVar
+from typing import Any, Generic, TypeVar
 
 import attrs
 
@@ -84,6 +84,9 @@ class Step(Generic[E]):
     after: Configuration
     fired: tuple[Fired, ...]
     effects: tuple[E, ...]
+    facts: tuple[tuple[str, Any], ...] = ()
+    """The facts the decision read, in order, when the caller records them (the engine
+    itself sees guards only)."""
 
 
 @attrs.frozen(kw_only=True)

@@ -1,1 +1,3 @@
 """Pure data: Pi session entries, the entry tree, JSONL files, window identity, projections."""
+
+__all__: list[str] = []  # one module per concept: entries, jsonl, tree, writer, windows, ...

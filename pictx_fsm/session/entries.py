@@ -14,7 +14,7 @@ carrying its raw JSON, so nothing is dropped.
 from __future__ import annotations
 
 import enum
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from typing import Any, ClassVar, Final, TypeAlias
 
 import attrs
@@ -367,11 +367,6 @@ class ContextEditEntry(BaseEntry):
     target_id: str
     replacement: JSON = ABSENT
 
-    @property
-    def hides_target(self) -> bool:
-        """``replacement: null`` (or absent): the target leaves the projection."""
-        return self.replacement is None or self.replacement is ABSENT
-
 
 @frozen(kw_only=True)
 class ModelChangeEntry(BaseEntry):
@@ -577,16 +572,6 @@ def _build(cls: type[BaseEntry], obj: Mapping[str, JSON]) -> KnownEntry:
     kwargs["extra"] = {k: v for k, v in obj.items() if k not in known}
     entry: KnownEntry = cls(**kwargs)  # type: ignore[assignment]
     return entry
-
-
-def entry_to_json(entry: Entry) -> dict[str, JSON]:
-    return entry.to_json()
-
-
-def iter_known(entries: Iterator[Entry]) -> Iterator[KnownEntry]:
-    for entry in entries:
-        if not isinstance(entry, OpaqueEntry):
-            yield entry
 
 
 def evolve(entry: KnownEntry, **changes: JSON) -> KnownEntry:

@@ -98,10 +98,6 @@ class LoadedSession:
     source: str
     original_version: int | None
 
-    def entry_lines(self) -> Iterator[EntryLine]:
-        for entry, line in zip(self.entries, self.lines, strict=True):
-            yield EntryLine(entry=entry, line=line)
-
     @property
     def has_defects(self) -> bool:
         """A warning or an error was found (info problems are not defects)."""

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import random
 import uuid
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from attrs import frozen
@@ -107,9 +107,6 @@ def uuid_draws(rng: random.Random) -> Iterable[str]:
     """An endless stream of random UUID4 hex strings from an injected random source."""
     while True:
         yield uuid.UUID(int=rng.getrandbits(128), version=4).hex
-
-
-DrawSource = Callable[[], str]
 
 
 @frozen(kw_only=True)

@@ -12,38 +12,24 @@ from collections.abc import Mapping
 from typing import Any
 
 from pictx_fsm.lifecycle import Lifecycle
-from pictx_fsm.lifecycle_actions import LIFECYCLE_BINDINGS
-from pictx_fsm.machines import MachineBindings
 from pictx_fsm.machines.reference import ReferenceMachine
-from pictx_fsm.repair import TailVerdict
 
-ACTION_FACTS: Mapping[str, Any] = {
-    "window_id": "pcw:12345678:0badcafe",
-    "previous_window_id": "pcw:12345678:root",
-    "guidance_remaining": 4096,
-    "tool_remaining": 512,
-    "committed_pending_resets": ("pcw:12345678:0badcafe",),
-    "built_window_id": "pcw:12345678:0badcafe",
-    "tail_verdict": TailVerdict.INTACT,
-}
-"""The values the actions read besides guards (window ids, counts): constant per run."""
+__all__ = ["ChosenFacts", "reference_machine"]
 
 
 class ChosenFacts:
-    """A stand-in for :class:`pictx_fsm.facts.Facts`: the given guard values, then
-    :data:`ACTION_FACTS`."""
+    """A stand-in for :class:`pictx_fsm.lifecycle.Facts`: the given guard values. (The
+    engines choose transitions and list the actions to run; actions themselves run in the
+    lifecycle's step, so no other fact is needed.)"""
 
     def __init__(self, guards: Mapping[str, bool]) -> None:
         self._guards = guards
 
     def __getitem__(self, name: str) -> Any:
-        return self._guards[name] if name in self._guards else ACTION_FACTS[name]
+        return self._guards[name]
 
 
 def reference_machine(lifecycle: Lifecycle, name: str) -> ReferenceMachine[Any, Any]:
     """Lifecycle machine ``name`` on python-statemachine, with the lifecycle's bindings."""
-    guards, actions = LIFECYCLE_BINDINGS[name]
-    bindings: MachineBindings[Any, Any] = MachineBindings(
-        machine=name, guards=guards, actions=actions
-    )
-    return ReferenceMachine(lifecycle.machines[name].spec, bindings)
+    compiled = lifecycle.machines[name]
+    return ReferenceMachine(compiled.spec, compiled.bindings)

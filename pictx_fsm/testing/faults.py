@@ -1,7 +1,8 @@
 """Planted faults: deliberate bugs that ``pictx-fsm verify`` must catch (issue 4, item 7).
 
-Each fault changes one guard, action or model transition — the way a real regression would
-— or, for the two queue faults, the host itself. A fault names the invariant expected to
+Each fault changes one fact (what a guard reads), one action (a reducer a transition names) or
+one model transition — the way a real regression would — or, for the two queue faults, the
+host itself. A fault names the invariant expected to
 catch it. ``bench/mutation.py`` and ``tests/test_mutation.py`` run ``verify`` on each and
 require exit 1 with a short counterexample that ``pictx-fsm replay`` reproduces.
 """
@@ -15,19 +16,29 @@ from pathlib import Path
 from typing import Any
 
 import attrs
-from attrs import frozen
+from attrs import field, frozen
 
-from pictx_fsm import intents as it
-from pictx_fsm.facts import Facts, Memory
+from pictx_fsm.effects import Notify
 from pictx_fsm.hosts.model import ModelSession
 from pictx_fsm.hosts.model.queues import Queued, Queues
-from pictx_fsm.lifecycle import Lifecycle, build_lifecycle, load_lifecycle
-from pictx_fsm.lifecycle_actions import LIFECYCLE_BINDINGS
+from pictx_fsm.lifecycle import (
+    ACTIONS,
+    FACTS,
+    Action,
+    Fact,
+    FactEnv,
+    Facts,
+    Lifecycle,
+    Turn,
+    build_lifecycle,
+    load_lifecycle,
+)
 from pictx_fsm.machines import load_models
+from pictx_fsm.protocol import NOTICE_MEMORY_CLEARED
 from pictx_fsm.repair import TailVerdict
 from pictx_fsm.session.entries import MessageEntry
 
-Bindings = Mapping[str, tuple[Mapping[str, Any], Mapping[str, Any]]]
+__all__ = ["FAULTS", "Fault", "fault_named", "faulty_lifecycle"]
 
 
 @frozen(kw_only=True)
@@ -36,7 +47,10 @@ class Fault:
     description: str
     caught_by: str
     """The invariant expected to report it."""
-    bindings: Callable[[Bindings], Bindings] | None = None
+    facts: Mapping[str, Callable[[FactEnv, Facts], Any]] = field(factory=dict)
+    """Facts replaced by name (every guard reading one sees the replacement)."""
+    actions: Mapping[str, Action] = field(factory=dict)
+    """Actions replaced by name."""
     model_patch: tuple[str, str, str] | None = None
     """(document, old text, new text): an edit of one model document."""
     host: Callable[[ModelSession], None] | None = None
@@ -57,123 +71,62 @@ class Fault:
             (tmp / f"{document}.yaml").write_text(text.replace(old, new, 1), encoding="utf-8")
             specs = dict(load_models(tmp))
             directory = tmp
-        bindings = (
-            LIFECYCLE_BINDINGS if self.bindings is None else self.bindings(LIFECYCLE_BINDINGS)
-        )
-        return build_lifecycle(specs, directory, bindings)
+        facts = {**FACTS, **{n: _fact(n, fn) for n, fn in self.facts.items()}}
+        return build_lifecycle(specs, directory, facts=facts, actions={**ACTIONS, **self.actions})
 
 
-def _with(
-    bindings: Bindings,
-    machine: str,
-    *,
-    guards: Mapping[str, Any] | None = None,
-    actions: Mapping[str, Any] | None = None,
-) -> Bindings:
-    out = dict(bindings)
-    old_guards, old_actions = out[machine]
-    out[machine] = ({**old_guards, **(guards or {})}, {**old_actions, **(actions or {})})
-    return out
+def _fact(name: str, compute: Callable[[FactEnv, Facts], Any]) -> Fact:
+    return Fact(name=name, compute=compute, doc=f"planted fault: {name}")
 
 
-def _never(facts: Facts) -> bool:
+def _never(env: FactEnv, facts: Facts) -> bool:
     return False
 
 
-def _duplicate_reset(bindings: Bindings) -> Bindings:
-    build = it.BuildReset(trigger="turn_end")
-    return _with(bindings, "reset_control", actions={"commit_reset": lambda f: (build, build)})
+def _repair_refused(env: FactEnv, facts: Facts) -> bool:
+    verdict = facts["tail_verdict"]
+    return bool(verdict.needs_boot or verdict is TailVerdict.REFUSED)
 
 
-def _ignore_abort(bindings: Bindings) -> Bindings:
-    out = _with(bindings, "reset_control", guards={"aborted": _never})
-    return _with(out, "budget", guards={"aborted": _never})
+def _build_reset_twice(facts: Facts, turn: Turn) -> Turn:
+    build = ACTIONS["commit_reset"]
+    return build(facts, build(facts, turn))
 
 
-def _repair_anything(bindings: Bindings) -> Bindings:
-    return _with(
-        bindings,
-        "boot_repair",
-        guards={
-            "tail_refused": _never,
-            "tail_needs_boot": lambda f: bool(f["tail_verdict"].needs_boot or f["tail_refused"]),
-        },
-    )
+def _leave_request_unprojected(facts: Facts, turn: Turn) -> Turn:
+    return turn
 
 
-def _pair_closed_by_any_entry(facts: Facts) -> bool:
+def _pair_closed_by_any_entry(env: FactEnv, facts: Facts) -> bool:
     """``tool_pair_open`` as it was before FM19's fix: the walk stopped at the first entry
     that is not a message (a branch summary ``/tree`` wrote) and answered "not open"."""
-    leaf = facts.env.tree.leaf
+    leaf = env.tree.leaf
     results = 0
     for node in leaf.ancestors() if leaf is not None else ():
         entry = node.entry
-        if not isinstance(entry, MessageEntry) or entry.message.role not in (
-            "toolResult",
-            "assistant",
-        ):
+        if not isinstance(entry, MessageEntry):
             return False
         if entry.message.role == "toolResult":
             results += 1
-        else:
+        elif entry.message.role == "assistant":
             return len(entry.message.tool_calls()) > results
+        else:
+            return False
     return False
 
 
-def _split_tool_pairs(bindings: Bindings) -> Bindings:
-    guards = {"tool_pair_open": _pair_closed_by_any_entry}
-    out = _with(bindings, "reset_control", guards=guards)
-    return _with(out, "boot_repair", guards=guards)
+def _verdict_blind_to_commit(env: FactEnv, facts: Facts) -> TailVerdict:
+    """``tail_verdict`` as it was before R65's fix: blind to the reset this runtime's own
+    boundary is still committing, so a repair mid-commit completes the tail a second time."""
+    state = attrs.evolve(env.state, pending_resets=())
+    verdict: TailVerdict = FACTS["tail_verdict"].compute(attrs.evolve(env, state=state), facts)
+    return verdict
 
 
-class _NoResetInFlight:
-    """The runtime memory with its pending resets hidden."""
-
-    def __init__(self, memory: Memory) -> None:
-        self._memory = memory
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._memory, name)
-
-    def pending_reset_ids(self) -> tuple[str, ...]:
-        return ()
-
-
-def _verdict_blind_to_commit(facts: Facts) -> Any:
-    """The tail verdict as it was before R65's fix: repair ignored that the window's reset
-    drafts were still being committed, and completed the tail a second time."""
-    env = attrs.evolve(facts.env, memory=_NoResetInFlight(facts.env.memory))
-    return Facts(env)["tail_verdict"]
-
-
-def _repair_during_commit(bindings: Bindings) -> Bindings:
-    return _with(
-        bindings,
-        "boot_repair",
-        guards={
-            "tail_intact": lambda f: _verdict_blind_to_commit(f) is TailVerdict.INTACT,
-            "tail_refused": lambda f: _verdict_blind_to_commit(f) is TailVerdict.REFUSED,
-            "tail_needs_boot": lambda f: _verdict_blind_to_commit(f).needs_boot,
-            "tail_needs_continuation": lambda f: _verdict_blind_to_commit(f).needs_continuation,
-        },
-    )
-
-
-def _leak_history(bindings: Bindings) -> Bindings:
-    return _with(bindings, "projection", actions={"project_reset_window": lambda f: ()})
-
-
-def _announce_early(bindings: Bindings) -> Bindings:
-    def remember_and_announce(facts: Facts) -> tuple[it.Outcome, ...]:
-        window_id = facts["built_window_id"]
-        return (
-            it.RememberResetNotice(window_id=window_id),
-            it.AnnounceResets(window_ids=(window_id,)),
-        )
-
-    return _with(
-        bindings, "reset_control", actions={"remember_reset_notice": remember_and_announce}
-    )
+def _announce_when_built(facts: Facts, turn: Turn) -> Turn:
+    """Tells the human at once instead of remembering the notice until the commit."""
+    message = NOTICE_MEMORY_CLEARED.format(window_id=facts["built_window_id"])
+    return turn.emit(Notify(message=message, level="info"))
 
 
 class _DroppingQueues(Queues):
@@ -216,13 +169,13 @@ FAULTS: Mapping[str, Fault] = {
             name="skip-dedupe",
             description="commit_reset builds the reset twice: two resets for one tool batch",
             caught_by="one_reset_per_batch",
-            bindings=_duplicate_reset,
+            actions={"commit_reset": _build_reset_twice},
         ),
         Fault(
             name="continue-after-abort",
             description="the aborted guard is always false: aborted turns commit and continue",
             caught_by="nothing_after_abort",
-            bindings=_ignore_abort,
+            facts={"aborted": _never},
         ),
         Fault(
             name="recover-twice",
@@ -241,21 +194,21 @@ FAULTS: Mapping[str, Fault] = {
             name="repair-after-later-work",
             description="a refused tail is repaired anyway: a boot after later conversation",
             caught_by="narrow_repair",
-            bindings=_repair_anything,
+            facts={"tail_refused": _never, "tail_needs_boot": _repair_refused},
         ),
         Fault(
             name="split-tool-pair-behind-summary",
             description="tool_pair_open stops at a branch summary: a boot between a tool call "
             "and its results",
             caught_by="reset_tail",
-            bindings=_split_tool_pairs,
+            facts={"tool_pair_open": _pair_closed_by_any_entry},
         ),
         Fault(
             name="repair-during-commit",
             description="repair ignores the reset its own boundary is committing: a second "
             "boot in one window",
             caught_by="narrow_repair",
-            bindings=_repair_during_commit,
+            facts={"tail_verdict": _verdict_blind_to_commit},
         ),
         Fault(
             name="drop-queued-message",
@@ -273,13 +226,13 @@ FAULTS: Mapping[str, Fault] = {
             name="leak-pre-marker",
             description="the reset projection returns nothing: erased history reaches the model",
             caught_by="no_erased_history",
-            bindings=_leak_history,
+            actions={"project_reset_window": _leave_request_unprojected},
         ),
         Fault(
             name="announce-uncommitted",
             description="the reset notice is given when the drafts are built, before commit",
             caught_by="honest_notices",
-            bindings=_announce_early,
+            actions={"remember_reset_notice": _announce_when_built},
         ),
     )
 }

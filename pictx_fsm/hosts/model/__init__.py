@@ -4,6 +4,7 @@ lifecycle extension observes it (pi-host §3–§8, §11). See ``docs/model-sess
 from pictx_fsm.hosts.model.adapter import LIFECYCLE_HOOKS, LifecycleExtension, RuntimeLike
 from pictx_fsm.hosts.model.brain import (
     OVERLOADED,
+    Aborted,
     Brain,
     Call,
     LengthStop,
@@ -53,6 +54,7 @@ __all__ = [
     "HOST_HOOKS",
     "LIFECYCLE_HOOKS",
     "OVERLOADED",
+    "Aborted",
     "AgentBusyError",
     "BaseExtension",
     "Brain",

@@ -14,7 +14,7 @@ from collections.abc import Callable, Mapping
 from typing import Protocol
 
 from pictx_fsm.effects import HookResult
-from pictx_fsm.hooks import Command, HookEvent, HostContext, ToolCall
+from pictx_fsm.hooks import HOOKS, Command, HookEvent, HostContext, ToolCall
 from pictx_fsm.hosts.model.extension import (
     CommandHandler,
     Reply,
@@ -30,23 +30,8 @@ from pictx_fsm.protocol import (
 )
 from pictx_fsm.session.tree import SessionTree
 
-LIFECYCLE_HOOKS: frozenset[str] = frozenset(
-    {
-        "turn_end",
-        "agent_before_settle",
-        "agent_end",
-        "agent_settled",
-        "turn_start",
-        "session_start",
-        "session_tree",
-        "session_before_tree",
-        "session_shutdown",
-        "session_before_compact",
-        "context",
-        "context_with_system",
-        "model_select",
-    }
-)
+LIFECYCLE_HOOKS: frozenset[str] = frozenset(HOOKS)
+"""The hooks pi-context subscribes to (lifecycle §6): every hook the lifecycle handles."""
 
 
 class RuntimeLike(Protocol):
@@ -93,7 +78,8 @@ class LifecycleExtension:
         return self.runtime.handle(event, ctx)
 
     def _tool(self, call: ToolInvocation, ctx: HostContext) -> HookResult | ToolOutput:
-        return self.runtime.handle(ToolCall(name=call.name), ctx)
+        call_event = ToolCall(name=call.name, arguments=call.arguments, tool_call_id=call.call_id)
+        return self.runtime.handle(call_event, ctx)
 
     def _command(self, name: str) -> CommandHandler:
         def run(args: str, ctx: HostContext) -> HookResult | None:

@@ -16,10 +16,10 @@ from typing import Any, TypeAlias
 
 from attrs import frozen
 
+from pictx_fsm.applied import append_draft
 from pictx_fsm.effects import (
     BoundaryResult,
     CompactionDraft,
-    ContextEditDraft,
     CustomDraft,
     CustomMessageDraft,
     Draft,
@@ -134,15 +134,10 @@ def commit(host: HostState, drafts: tuple[Draft, ...]) -> Steps[list[Entry]]:
 
 
 def _append(host: HostState, draft: Draft) -> Entry:
-    store = host.store
-    if isinstance(draft, CustomDraft):
-        return store.custom(draft.custom_type, draft.data)
-    if isinstance(draft, CustomMessageDraft):
-        return store.custom_message(draft.custom_type, draft.content, draft.display, draft.details)
-    if isinstance(draft, ContextEditDraft):
-        return store.context_edit(draft.target_id, draft.replacement)
+    if not isinstance(draft, CompactionDraft):
+        return append_draft(host.store, draft)
     fields = checkpoint_fields(host, draft.summary, details=draft.details, from_hook=True)
-    return store.compaction(fields, draft.first_kept_entry_id)
+    return host.store.compaction(fields, draft.first_kept_entry_id)
 
 
 def can_continue(host: HostState) -> bool:

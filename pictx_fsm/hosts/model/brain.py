@@ -18,13 +18,20 @@ from typing import Any, TypeAlias
 from attrs import field, frozen
 
 from pictx_fsm.hooks import ModelInfo
-from pictx_fsm.hosts.model.provider_usage import EstimatedUsage, ProviderRequest, UsageAccounting
+from pictx_fsm.hosts.model.provider_usage import (
+    EstimatedUsage,
+    ProviderRequest,
+    UsageAccounting,
+    usage_of,
+)
 from pictx_fsm.session.estimate import CharsCounter, TokenCounter, host_text
 from pictx_fsm.session.projection import Message
 
 JSON: TypeAlias = Any
 OVERLOADED = "529 overloaded_error: Overloaded"
 """The retryable provider error of the ``e3`` trace."""
+ABORTED_STREAM = "Request was aborted"
+"""``errorMessage`` of a reply aborted while streaming (``d``)."""
 
 
 def _calls(items: Iterable[Call]) -> tuple[Call, ...]:
@@ -33,9 +40,11 @@ def _calls(items: Iterable[Call]) -> tuple[Call, ...]:
 
 @frozen(kw_only=True)
 class Text:
-    """A text-only reply (``stopReason: "stop"``)."""
+    """A text-only reply (``stopReason: "stop"``); ``usage`` is the prompt tokens the provider
+    reports (``input``) when the script fixes it, instead of the accounting's figure."""
 
     text: str = "Done."
+    usage: int | None = None
 
 
 @frozen(kw_only=True)
@@ -53,6 +62,7 @@ class Tools:
 
     calls: tuple[Call, ...] = field(converter=_calls)
     text: str = ""
+    usage: int | None = None
 
 
 @frozen(kw_only=True)
@@ -75,9 +85,18 @@ class LengthStop:
     """A reply cut at the output limit (``stopReason: "length"``)."""
 
     text: str = "Truncated"
+    usage: int | None = None
 
 
-Response: TypeAlias = Text | Tools | ProviderError | Overflow | LengthStop
+@frozen(kw_only=True)
+class Aborted:
+    """A reply the provider aborted while streaming (``stopReason: "aborted"``, Pi's
+    ``Request was aborted``): what a host sees when the user interrupts elsewhere."""
+
+    text: str = ""
+
+
+Response: TypeAlias = Text | Tools | ProviderError | Overflow | LengthStop | Aborted
 
 
 @frozen(kw_only=True)
@@ -150,16 +169,24 @@ class Brain:
             limit = window if window is not None else tokens
             claimed = response.tokens if response.tokens is not None else max(tokens, limit + 1)
             return self._error(overflow_text(claimed, limit), request)
+        if isinstance(response, Aborted):
+            content = tuple(_text_block(response.text))
+            usage = self.accounting.usage(request, content)
+            return AssistantReply(
+                content=content, stop_reason="aborted", usage=usage, error_message=ABORTED_STREAM
+            )
         if isinstance(response, Tools):
             blocks = [*_text_block(response.text), *map(self._tool_block, response.calls)]
-            return self._answer(tuple(blocks), "toolUse", request)
+            return self._answer(tuple(blocks), "toolUse", request, response.usage)
         stop = "length" if isinstance(response, LengthStop) else "stop"
-        return self._answer(tuple(_text_block(response.text)), stop, request)
+        return self._answer(tuple(_text_block(response.text)), stop, request, response.usage)
 
     def _answer(
-        self, content: tuple[JSON, ...], stop: str, request: ProviderRequest
+        self, content: tuple[JSON, ...], stop: str, request: ProviderRequest, figure: int | None
     ) -> AssistantReply:
         usage = self.accounting.usage(request, content)
+        if figure is not None:
+            usage = usage_of(figure, usage["output"])
         return AssistantReply(content=content, stop_reason=stop, usage=usage)
 
     def _error(self, message: str, request: ProviderRequest) -> AssistantReply:

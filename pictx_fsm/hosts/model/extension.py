@@ -18,13 +18,13 @@ from typing import Any, Protocol, TypeAlias
 from attrs import field, frozen
 
 from pictx_fsm.effects import HookResult
-from pictx_fsm.hooks import HOOK_EVENT_TYPES, HookEvent, HostContext
+from pictx_fsm.hooks import HOOKS, HookEvent, HostContext
 from pictx_fsm.session.entries import ABSENT
 from pictx_fsm.session.tree import SessionTree
 
 JSON: TypeAlias = Any
 
-HOST_HOOKS: frozenset[str] = frozenset(t.HOOK for t in HOOK_EVENT_TYPES) - {"tool", "command"}
+HOST_HOOKS: frozenset[str] = frozenset(HOOKS)
 """Hooks delivered to extensions as typed events; every other hook is only logged."""
 
 

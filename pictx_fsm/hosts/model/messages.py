@@ -6,21 +6,16 @@ injected clock so a run is reproducible.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
-from datetime import UTC, datetime
+from collections.abc import Mapping, Sequence
 from typing import Any, TypeAlias
 
 from pictx_fsm.hooks import ModelInfo
-from pictx_fsm.hosts.model.brain import AssistantReply
+from pictx_fsm.hosts.model.brain import ABORTED_STREAM, AssistantReply
 from pictx_fsm.hosts.model.provider_usage import usage_of
 from pictx_fsm.session.entries import ABSENT
 
 JSON: TypeAlias = Any
-Clock = Callable[[], int]
-"""Milliseconds since the epoch."""
 
-ABORTED_STREAM = "Request was aborted"
-"""``errorMessage`` of a reply aborted while streaming (``d``)."""
 ABORTED_BEFORE_REQUEST = "This operation was aborted"
 """``errorMessage`` when the signal was aborted before the provider was called (``d2``)."""
 SYSTEM_PREAMBLE = "You are a coding assistant running inside the pictx model host."
@@ -37,12 +32,6 @@ class TickClock:
         now = self._now
         self._now += self._step
         return now
-
-
-def iso(ms: int) -> str:
-    """``new Date(ms).toISOString()``."""
-    stamp = datetime.fromtimestamp(ms / 1000, tz=UTC)
-    return stamp.isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
 def user_message(text: str, ms: int) -> dict[str, JSON]:

@@ -16,7 +16,6 @@ from collections.abc import Callable
 from pictx_fsm.hooks import SessionShutdown, SessionStart, SessionStartReason
 from pictx_fsm.hosts.model.dispatch import emit, error, record
 from pictx_fsm.hosts.model.errors import ModelHostError
-from pictx_fsm.hosts.model.messages import iso
 from pictx_fsm.hosts.model.settings import HostSettings
 from pictx_fsm.hosts.model.state import HostState
 from pictx_fsm.hosts.model.store import SessionStore
@@ -24,6 +23,7 @@ from pictx_fsm.session.entries import LabelEntry, SessionHeader
 from pictx_fsm.session.jsonl import parse_session
 from pictx_fsm.session.tree import SessionTree
 from pictx_fsm.session.windows import uuid_draws
+from pictx_fsm.session.writer import iso
 
 
 def new_session_id(rng: random.Random) -> str:

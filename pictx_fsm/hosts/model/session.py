@@ -22,7 +22,6 @@ from pictx_fsm.hosts.model.dispatch import abort, apply_effects, emit, error, re
 from pictx_fsm.hosts.model.errors import ALREADY_PROCESSING, AgentBusyError, ModelHostError
 from pictx_fsm.hosts.model.extension import Extension
 from pictx_fsm.hosts.model.messages import (
-    Clock,
     TickClock,
     system_message,
     tool_declaration,
@@ -42,6 +41,7 @@ from pictx_fsm.session.entries import ABSENT, Entry
 from pictx_fsm.session.estimate import CharsCounter, TokenCounter
 from pictx_fsm.session.jsonl import parse_session
 from pictx_fsm.session.tree import SessionTree
+from pictx_fsm.session.writer import Clock
 
 JSON: TypeAlias = Any
 DEFAULT_MAX_STEPS = 100_000
@@ -60,9 +60,13 @@ class ModelSession:
         clock: Clock | None = None,
         counter: TokenCounter | None = None,
         jsonl: str | None = None,
+        tree: SessionTree | None = None,
     ) -> None:
-        """Start a new session (``jsonl=None``) or open an existing file's text; either way
-        the extensions are bound and see ``session_start{startup}``."""
+        """Start a new session, or open an existing one: a file's text (``jsonl``) or a tree
+        of entries (``tree``, which the session then appends to); either way the extensions
+        are bound and see ``session_start{startup}``."""
+        if jsonl is not None and tree is not None:
+            raise ModelHostError("open a session from jsonl or from a tree, not both")
         settings = settings or HostSettings()
         rng = rng or random.Random(0)
         clock = clock or TickClock()
@@ -70,10 +74,12 @@ class ModelSession:
         self._host = _new_host(list(extensions), brain or Brain(), settings, rng, clock, counter)
         self._steps: Steps[None] | None = None
         self.last_step: Step | None = None
-        if jsonl is None:
+        if jsonl is not None:
+            tree = self._parse(jsonl)
+        if tree is None:
             self._create()
         else:
-            self._open(jsonl)
+            self._open(tree)
         replace.bind(self._host, "startup")
 
     def _create(self) -> None:
@@ -87,12 +93,15 @@ class ModelSession:
         store.model_change(host.model.provider, host.model.id)
         store.thinking_level(host.settings.thinking_level)
 
-    def _open(self, text: str) -> None:
+    @staticmethod
+    def _parse(text: str) -> SessionTree:
         loaded = parse_session(text)
         if loaded.header is None:
             raise ModelHostError("the session text has no session header")
-        tree = SessionTree.from_entries(loaded.header, loaded.entries)
-        path = replace.session_path(self._host.settings, self._host.clock(), loaded.header.id)
+        return SessionTree.from_entries(loaded.header, loaded.entries)
+
+    def _open(self, tree: SessionTree) -> None:
+        path = replace.session_path(self._host.settings, self._host.clock(), tree.session_id)
         replace.open_store(self._host, tree, path)
 
     # -- observation --------------------------------------------------------------------------

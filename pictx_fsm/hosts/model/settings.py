@@ -7,9 +7,16 @@ is the faux model of the SDK traces (context window 200000, max tokens 16384).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 from attrs import field, frozen
 
 from pictx_fsm.hooks import ModelInfo
+from pictx_fsm.policy import CompactionSettings, StaticSettingsSource
+from pictx_fsm.protocol import PI_CONTEXT_SETTINGS_KEY
+
+__all__ = ["FAUX_MODEL", "CompactionSettings", "HostSettings", "RetrySettings"]
 
 FAUX_MODEL = ModelInfo(provider="faux", id="faux-1", context_window=200_000, max_tokens=16_384)
 
@@ -24,15 +31,6 @@ class RetrySettings:
 
 
 @frozen(kw_only=True)
-class CompactionSettings:
-    """``compaction.*``: native compaction (threshold, overflow, manual ``/compact``)."""
-
-    enabled: bool = True
-    reserve_tokens: int = 16_384
-    keep_recent_tokens: int = 20_000
-
-
-@frozen(kw_only=True)
 class HostSettings:
     """Everything the model host is configured with; frozen, so a run is reproducible."""
 
@@ -42,3 +40,15 @@ class HostSettings:
     compaction: CompactionSettings = field(factory=CompactionSettings)
     cwd: str = "/workspace"
     session_dir: str = "/workspace/sessions"
+    project_trusted: bool = False
+    """``ctx.isProjectTrusted()``: whether the project's own settings apply (R40)."""
+    pi_context: Mapping[str, Any] = field(factory=dict)
+    """The ``pi-context`` settings object (``reminderMarginTokens``, R42)."""
+
+    def settings_source(self) -> StaticSettingsSource:
+        """The settings a lifecycle runtime on this host reads: the host's own ``compaction``
+        values (so native compaction and the policy agree) and ``pi-context``."""
+        settings = {"compaction": self.compaction.to_json()}
+        if self.pi_context:
+            settings[PI_CONTEXT_SETTINGS_KEY] = dict(self.pi_context)
+        return StaticSettingsSource(global_settings=settings)

@@ -11,12 +11,12 @@ from attrs import define, field
 from pictx_fsm.hooks import ContextUsage, HostContext, ModelInfo
 from pictx_fsm.hosts.model.brain import Brain
 from pictx_fsm.hosts.model.extension import Extension
-from pictx_fsm.hosts.model.messages import Clock
 from pictx_fsm.hosts.model.queues import Queued, Queues
 from pictx_fsm.hosts.model.records import HostLog
 from pictx_fsm.hosts.model.settings import HostSettings
 from pictx_fsm.hosts.model.store import SessionStore
 from pictx_fsm.session.estimate import TokenCounter
+from pictx_fsm.session.writer import Clock
 
 JSON: TypeAlias = Any
 
@@ -87,4 +87,5 @@ class HostState:
             signal_aborted=self.signal_aborted,
             has_pending_messages=self.queues.user_pending() > 0,
             cwd=self.settings.cwd,
+            project_trusted=self.settings.project_trusted,
         )

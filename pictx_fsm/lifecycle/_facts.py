@@ -1,21 +1,21 @@
 """Facts: the named, typed observations every guard reads.
 
-A guard in ``models/`` is a boolean expression over fact names. Facts are computed lazily from
-one immutable snapshot per machine event (the hook event, the host's ``ctx`` facts, the session
-tree, the runtime's memory before the event), so a guard that is not reached is never
-computed — the reducer's "guards evaluated lazily only in the branch that needs them" (D6) —
-and the audit log records exactly the facts a decision used.
+A guard in ``models/`` is a boolean expression over fact names; it binds to the fact of that
+name (there is no other list of guards). Facts are computed lazily from one immutable view
+per machine event (the hook event, the host's ``ctx`` facts, the lifecycle state before the
+event, the services), so a guard that is not reached is never computed — the reducer's
+"guards evaluated lazily only in the branch that needs them" (D6) — and the audit log
+records exactly the facts a decision used.
 
 The fact catalogue (:data:`FACTS`) is the single owner of how each observation is derived;
-the lifecycle rule each one implements is in its docstring.
+the lifecycle rule each one implements is in its docstring. Two facts read the machines'
+own states (:data:`STATE_FACTS`): the lifecycle checks at load time that those states exist.
 """
 
 from __future__ import annotations
 
-import hashlib
-import json
 from collections.abc import Callable, Iterator, Mapping
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any
 
 from attrs import frozen
 
@@ -23,7 +23,6 @@ from pictx_fsm import overflow, policy
 from pictx_fsm.hooks import (
     AgentBeforeSettle,
     AgentEnd,
-    Command,
     ContextWithSystem,
     HookEvent,
     HostContext,
@@ -31,6 +30,7 @@ from pictx_fsm.hooks import (
     SessionBeforeTree,
     TurnEnd,
 )
+from pictx_fsm.lifecycle._state import LifecycleState
 from pictx_fsm.protocol import GUIDANCE_TYPE, WARNING_TYPE, Profile
 from pictx_fsm.repair import TailVerdict, classify_tail, tail_kind
 from pictx_fsm.session.entries import MessageEntry
@@ -38,23 +38,14 @@ from pictx_fsm.session.projection import project_branch
 from pictx_fsm.session.tree import SessionTree
 from pictx_fsm.session.windows import Window, is_boot_message, is_valid_marker
 
+if TYPE_CHECKING:
+    from pictx_fsm.lifecycle._services import Services
+
+__all__ = ["FACTS", "STATE_FACTS", "Fact", "FactEnv", "FactError", "Facts", "fact"]
+
 
 class FactError(LookupError):
     """A guard asked for a fact this event cannot provide (a model or runtime defect)."""
-
-
-class Memory(Protocol):
-    """The runtime memory facts may read (pre-event, never mutated by facts)."""
-
-    def state_of(self, machine: str, region: str) -> str: ...
-
-    def staged_window(self, kind: str) -> str | None: ...
-
-    def notice_window(self, kind: str) -> str | None: ...
-
-    def pending_reset_ids(self) -> tuple[str, ...]: ...
-
-    def missing_boot_announced(self) -> str | None: ...
 
 
 @frozen(kw_only=True)
@@ -63,15 +54,23 @@ class FactEnv:
 
     event: HookEvent
     ctx: HostContext
-    tree: SessionTree
-    memory: Memory
-    profile: Profile
-    resolve_policy: Callable[[], policy.Policy]
-    window_usage: Callable[[], policy.Usage | None]
+    state: LifecycleState
+    """The lifecycle state before this machine event."""
+    services: Services
+    policy: Callable[[], policy.Policy]
+    """The settings policy of this hook (resolved, or reused while cached: R40, R55)."""
     extras: Mapping[str, Any]
     planned_commits: frozenset[str]
     """Window ids whose complete tail this very hook writes (``/wipe-memory``): Pi appends
     them synchronously while idle, so the immediate notice check sees them (R59)."""
+
+    @property
+    def tree(self) -> SessionTree:
+        return self.services.tree
+
+    @property
+    def profile(self) -> Profile:
+        return self.services.profile
 
 
 FactFn = Callable[[FactEnv, "Facts"], Any]
@@ -96,44 +95,30 @@ def fact(fn: FactFn) -> FactFn:
 class Facts:
     """Lazily computed facts for one machine event; records what was read, in order."""
 
-    def __init__(self, env: FactEnv) -> None:
+    def __init__(self, env: FactEnv, catalogue: Mapping[str, Fact] = FACTS) -> None:
         self.env = env
+        self._catalogue = catalogue
         self._values: dict[str, Any] = {}
+
+    @property
+    def services(self) -> Services:
+        return self.env.services
 
     def __getitem__(self, name: str) -> Any:
         if name in self._values:
             return self._values[name]
-        entry = FACTS.get(name)
+        entry = self._catalogue.get(name)
         if entry is None:
             raise FactError(f"unknown fact {name!r}")
         value = entry.compute(self.env, self)
         self._values[name] = value
         return value
 
-    def used(self) -> Mapping[str, Any]:
-        return dict(self._values)
+    def used(self) -> tuple[tuple[str, Any], ...]:
+        return tuple(self._values.items())
 
     def __iter__(self) -> Iterator[str]:
         return iter(self._values)
-
-
-def facts_digest(values: Mapping[str, Any]) -> str:
-    """sha256 of the canonical JSON of the facts a decision used."""
-    text = json.dumps(_jsonable(values), sort_keys=True, separators=(",", ":"))
-    return hashlib.sha256(text.encode()).hexdigest()
-
-
-def _jsonable(value: Any) -> Any:
-    if isinstance(value, Mapping):
-        return {str(k): _jsonable(v) for k, v in value.items()}
-    if isinstance(value, list | tuple | frozenset | set):
-        items = [_jsonable(v) for v in value]
-        return sorted(items, key=repr) if isinstance(value, frozenset | set) else items
-    if hasattr(value, "value") and hasattr(value, "name") and not isinstance(value, str):
-        return value.value  # enums
-    if value is None or isinstance(value, bool | int | float | str):
-        return value
-    return repr(value)
 
 
 def _need(env: FactEnv, kinds: tuple[type[Any], ...], name: str) -> Any:
@@ -145,16 +130,29 @@ def _need(env: FactEnv, kinds: tuple[type[Any], ...], name: str) -> Any:
 # -- the lifecycle's own state -----------------------------------------------------------------
 
 
+STATE_FACTS: Mapping[str, tuple[str, str, str]] = {
+    "enabled": ("toggle", "toggle", "on"),
+    "active": ("reset_control", "activity", "active"),
+}
+"""Facts that are a machine's state: name → (machine, region, state)."""
+
+
+def in_state(state: LifecycleState, name: str) -> bool:
+    """The state fact ``name`` (:data:`STATE_FACTS`) in ``state``."""
+    machine, region, target = STATE_FACTS[name]
+    return state.state_of(machine, region) == target
+
+
 @fact
 def enabled(env: FactEnv, facts: Facts) -> bool:
     """``/pi-context`` is on (R60): the toggle machine is in ``on``."""
-    return env.memory.state_of("toggle", "toggle") == "on"
+    return in_state(env.state, "enabled")
 
 
 @fact
 def active(env: FactEnv, facts: Facts) -> bool:
     """The lifecycle is active: not between ``session_shutdown`` and ``session_start`` (R19)."""
-    return env.memory.state_of("reset_control", "activity") == "active"
+    return in_state(env.state, "active")
 
 
 # -- window identity (R9–R13) ------------------------------------------------------------------
@@ -200,7 +198,7 @@ def warning_in_window(env: FactEnv, facts: Facts) -> bool:
 @fact
 def usage(env: FactEnv, facts: Facts) -> policy.Usage | None:
     """R47/R48: the active window's usage (root: the host's; marker: the projected window)."""
-    return env.window_usage()
+    return env.services.window_usage(env.ctx)
 
 
 @fact
@@ -220,13 +218,13 @@ def remaining(env: FactEnv, facts: Facts) -> int | None:
 @fact
 def automatic(env: FactEnv, facts: Facts) -> bool:
     """R41: ``compaction.enabled`` — automatic resets are on."""
-    return env.resolve_policy().automatic
+    return env.policy().automatic
 
 
 @fact
 def thresholds(env: FactEnv, facts: Facts) -> policy.Thresholds:
     """R44: reminder, warning and reserve lines."""
-    return env.resolve_policy().thresholds
+    return env.policy().thresholds
 
 
 @fact
@@ -253,13 +251,7 @@ def guidance_due(env: FactEnv, facts: Facts) -> bool:
 
 
 def _staged_here(env: FactEnv, facts: Facts, kind: str) -> bool:
-    return bool(env.memory.staged_window(kind) == facts["window_id"])
-
-
-@fact
-def guidance_staged_here(env: FactEnv, facts: Facts) -> bool:
-    """R51.3: a guidance is staged for the current window."""
-    return _staged_here(env, facts, GUIDANCE_TYPE)
+    return bool(env.state.staged_window(kind) == facts["window_id"])
 
 
 @fact
@@ -281,7 +273,7 @@ def warning_window_current(env: FactEnv, facts: Facts) -> bool:
 
 
 def _notice_due(env: FactEnv, facts: Facts, kind: str) -> bool:
-    if env.memory.notice_window(kind) != facts["window_id"]:
+    if env.state.notice_window(kind) != facts["window_id"]:
         return False
     return bool(env.tree.has_window_message(kind))
 
@@ -375,7 +367,7 @@ def queued(env: FactEnv, facts: Facts) -> bool:
 @fact
 def committed_pending_resets(env: FactEnv, facts: Facts) -> tuple[str, ...]:
     """The pending reset notices whose reset the active branch shows committed (R63/D3)."""
-    pending = env.memory.pending_reset_ids()
+    pending = env.state.pending_resets
     if not pending:
         return ()
     committed = set(env.planned_commits)
@@ -408,7 +400,7 @@ def _committed_windows(tree: SessionTree, wanted: set[str], continuation: bool) 
 
 @fact
 def every_pending_reset_committed(env: FactEnv, facts: Facts) -> bool:
-    pending = env.memory.pending_reset_ids()
+    pending = env.state.pending_resets
     return bool(pending) and len(facts["committed_pending_resets"]) == len(pending)
 
 
@@ -447,7 +439,7 @@ def tail_verdict(env: FactEnv, facts: Facts) -> TailVerdict:
     whose reset this runtime drafted and has not yet seen settle is the host's to complete:
     a command between two appends of its boundary commit must not append a second boot."""
     window = _window(env)
-    if window.window_id in env.memory.pending_reset_ids():
+    if window.window_id in env.state.pending_resets:
         return TailVerdict.INTACT
     tail = env.tree.tail_after_marker()
     kinds = [tail_kind(entry, window.window_id) for entry in tail]
@@ -497,7 +489,7 @@ def boot_visible(env: FactEnv, facts: Facts) -> bool:
 @fact
 def missing_boot_announced(env: FactEnv, facts: Facts) -> bool:
     """R68: the missing-boot notice was already given for this window id."""
-    return bool(env.memory.missing_boot_announced() == facts["window_id"])
+    return bool(env.state.missing_boot == facts["window_id"])
 
 
 # -- native compaction and tree summaries (R62, R75) ------------------------------------------
@@ -533,10 +525,3 @@ def marker_across(env: FactEnv, facts: Facts) -> bool:
     if event.target_id is None or event.target_id not in env.tree:
         return False
     return any(is_valid_marker(e) for e in env.tree.branch(event.target_id))
-
-
-@fact
-def command_args(env: FactEnv, facts: Facts) -> str:
-    """R60: the ``/pi-context`` argument, trimmed and lowercased."""
-    event = _need(env, (Command,), "command_args")
-    return str(event.args).strip().lower()

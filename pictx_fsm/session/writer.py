@@ -1,0 +1,169 @@
+"""Appending entries as Pi's session manager does: fresh ids, timestamps, the leaf as parent.
+
+A host that keeps its own :class:`~pictx_fsm.session.tree.SessionTree` appends through a
+:class:`SessionWriter`: every append mints an 8-hex id unused in the session (from the
+injected random source), stamps it with the injected clock (ISO on the entry, milliseconds on
+a message), makes it a child of the leaf and moves the leaf (pi-host §8.3). No hand-made ids
+or timestamps, and a replay with the same random source and clock writes the same session.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from collections.abc import Callable, Mapping
+from datetime import UTC, datetime
+from typing import Any, TypeAlias, TypeVar
+
+from pictx_fsm.session.entries import (
+    ABSENT,
+    AgentMessage,
+    BranchSummaryEntry,
+    CompactionEntry,
+    ContextEditEntry,
+    CustomEntry,
+    CustomMessageEntry,
+    Entry,
+    LabelEntry,
+    MessageEntry,
+    ModelChangeEntry,
+    ThinkingLevelChangeEntry,
+)
+from pictx_fsm.session.tree import SessionTree
+
+__all__ = ["Clock", "SessionWriter", "iso", "wall_clock"]
+
+JSON: TypeAlias = Any
+E = TypeVar("E", bound=Entry)
+Builder = Callable[[str, "str | None", str], E]
+
+Clock = Callable[[], int]
+"""Milliseconds since the epoch."""
+
+
+def wall_clock() -> int:
+    """The real time, in milliseconds since the epoch."""
+    return int(time.time() * 1000)
+
+
+def iso(ms: int) -> str:
+    """``new Date(ms).toISOString()``."""
+    stamp = datetime.fromtimestamp(ms / 1000, tz=UTC)
+    return stamp.isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+class SessionWriter:
+    """Pi's ``append*`` operations over a session tree."""
+
+    def __init__(
+        self,
+        tree: SessionTree,
+        *,
+        ids: random.Random | None = None,
+        clock: Clock | None = None,
+    ) -> None:
+        self.tree = tree
+        self._ids = ids if ids is not None else random.Random()
+        self._clock = clock or wall_clock
+
+    def now(self) -> int:
+        return self._clock()
+
+    def mint_id(self) -> str:
+        return self.tree.mint_entry_id(self._ids)
+
+    def add(self, build: Builder[E], entry_id: str | None = None) -> E:
+        """Append the entry ``build(id, parentId, timestamp)`` as a child of the leaf."""
+        entry = build(entry_id or self.mint_id(), self.tree.leaf_id, iso(self._clock()))
+        self.tree.append(entry)
+        return entry
+
+    def message(self, message: Mapping[str, JSON]) -> Entry:
+        """Persist an agent message (stamped now unless it has a ``timestamp``); a
+        role-``custom`` one becomes a ``custom_message`` entry."""
+        if message.get("role") == "custom":
+            return self.custom_message(
+                str(message.get("customType", "")),
+                message.get("content", ""),
+                message.get("display", ABSENT),
+                message.get("details", ABSENT),
+            )
+        raw = dict(message)
+        if "timestamp" not in raw:
+            raw["timestamp"] = self._clock()
+        role = str(raw.get("role"))
+        return self.add(
+            lambda i, p, t: MessageEntry(
+                id=i, parent_id=p, timestamp=t, message=AgentMessage(role=role, raw=raw)
+            )
+        )
+
+    def custom(self, custom_type: str, data: JSON = ABSENT) -> CustomEntry:
+        return self.add(
+            lambda i, p, t: CustomEntry(
+                id=i, parent_id=p, timestamp=t, custom_type=custom_type, data=data
+            )
+        )
+
+    def custom_message(
+        self, custom_type: str, content: JSON, display: JSON, details: JSON = ABSENT
+    ) -> CustomMessageEntry:
+        return self.add(
+            lambda i, p, t: CustomMessageEntry(
+                id=i,
+                parent_id=p,
+                timestamp=t,
+                custom_type=custom_type,
+                content=content,
+                display=display,
+                details=details,
+            )
+        )
+
+    def context_edit(self, target_id: str, replacement: JSON) -> ContextEditEntry:
+        return self.add(
+            lambda i, p, t: ContextEditEntry(
+                id=i, parent_id=p, timestamp=t, target_id=target_id, replacement=replacement
+            )
+        )
+
+    def compaction(self, fields: Mapping[str, JSON], first_kept: str | None) -> CompactionEntry:
+        """A compaction; ``first_kept=None`` keeps nothing (its own id, retain-none)."""
+        own = self.mint_id()
+        kept = own if first_kept is None else first_kept
+
+        def build(i: str, p: str | None, t: str) -> CompactionEntry:
+            return CompactionEntry(
+                id=i, parent_id=p, timestamp=t, first_kept_entry_id=kept, **fields
+            )
+
+        return self.add(build, own)
+
+    def branch_summary(self, from_id: str, summary: str, fields: Mapping[str, JSON]) -> Entry:
+        return self.add(
+            lambda i, p, t: BranchSummaryEntry(
+                id=i, parent_id=p, timestamp=t, from_id=from_id, summary=summary, **fields
+            )
+        )
+
+    def label(self, target_id: str, label: str | None) -> LabelEntry:
+        value: JSON = ABSENT if label is None else label
+        return self.add(
+            lambda i, p, t: LabelEntry(
+                id=i, parent_id=p, timestamp=t, target_id=target_id, label=value
+            )
+        )
+
+    def model_change(self, provider: str, model_id: str) -> ModelChangeEntry:
+        return self.add(
+            lambda i, p, t: ModelChangeEntry(
+                id=i, parent_id=p, timestamp=t, provider=provider, model_id=model_id
+            )
+        )
+
+    def thinking_level(self, level: str) -> ThinkingLevelChangeEntry:
+        return self.add(
+            lambda i, p, t: ThinkingLevelChangeEntry(
+                id=i, parent_id=p, timestamp=t, thinking_level=level
+            )
+        )

