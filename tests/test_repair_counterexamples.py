@@ -1,9 +1,10 @@
-"""Regressions for the two counterexamples long explorations found (issue 14): a boot between
-a tool call and its results (FM19) and a second boot in one window (R65, D4).
+"""Regressions for the counterexamples long explorations found: a boot between a tool call
+and its results (FM19) and a second boot in one window (R65, D4) — issue 14 — and an
+invariant that took a new failure chain after ``/pi-context off`` for the old one (R37).
 
-Each is pinned twice: on the runtime alone (the lifecycle kit, the rule as a specification)
-and on the model session (the counterexample kept as a seed scenario replays clean, and the
-planted fault that brings the bug back is caught by it).
+Each lifecycle bug is pinned twice: on the runtime alone (the lifecycle kit, the rule as a
+specification) and on the model session (the counterexample kept as a seed scenario replays
+clean, and the planted fault that brings the bug back is caught by it).
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from pictx_fsm.cli import main
 from pictx_fsm.effects import BoundaryResult, SendMessage
 from pictx_fsm.hooks import SessionTreeEvent, TurnEnd
 from pictx_fsm.protocol import BOOT_TYPE, MARKER_TYPE, WIPE_MEMORY_TOOL
+from pictx_fsm.testing.actions import Action, Toggle
 from pictx_fsm.testing.explore import scenario_config
 from pictx_fsm.testing.faults import FAULTS
 from pictx_fsm.testing.scenarios import SCENARIOS
@@ -136,3 +138,32 @@ def test_the_counterexample_trace_replays_clean_with_pictx_fsm_replay(
     out = capsys.readouterr().out
     assert code == 0, out
     assert "invariants     all held" in out
+
+
+def _off_on_story() -> tuple[Action, ...]:
+    scenario = next(s for s in SCENARIOS if s.name == "off-and-on-start-a-new-overflow-chain")
+    return scenario.actions
+
+
+@pytest.mark.parametrize("profile", PROFILES)
+def test_r37_off_and_on_start_a_new_chain_so_a_second_recovery_is_no_violation(
+    profile: str,
+) -> None:
+    # Given an overflow recovered at settle, then /pi-context off and on, and the retry
+    # overflowing again (the story the long exploration found, kept as a seed scenario)
+    # When it runs with every invariant checked
+    run = run_actions(scenario_config(profile), _off_on_story())
+    # Then both overflows were recovered (off cleared the chain, R37) and no invariant broke
+    assert not run.failed, run.describe_failure()
+    markers = [
+        e for e in run.world.session.entries if getattr(e, "custom_type", None) == MARKER_TYPE
+    ]
+    assert len(markers) == 2
+
+
+def test_r36_two_recoveries_in_one_chain_are_still_a_violation() -> None:
+    # Given the same story without off and on, and the lifecycle planted to recover twice
+    actions = [a for a in _off_on_story() if not isinstance(a, Toggle)]
+    # When it runs / Then the overflow invariant reports the second recovery
+    run = run_actions(scenario_config("0.25.1", fault="recover-twice"), actions)
+    assert run.violation is not None and run.violation.invariant == "overflow_bounded"

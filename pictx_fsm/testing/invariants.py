@@ -26,7 +26,9 @@ from pictx_fsm.protocol import (
     NOTICE_GUIDANCE_RECORDED,
     NOTICE_MEMORY_CLEARED,
     NOTICE_WARNING_RECORDED,
+    PI_CONTEXT_COMMAND,
     WARNING_TYPE,
+    WIPE_MEMORY_COMMAND,
     Profile,
 )
 from pictx_fsm.repair import TailKind, tail_kind
@@ -435,7 +437,16 @@ def _overflow_step(
         return False, 0, ""
     if hook == "agent_end" and (record.get("ctx") or {}).get("signal_aborted"):
         return False, 0, ""
+    if hook == "command" and _clears_chain(event):
+        return False, 0, ""
     return armed, recoveries, ""
+
+
+def _clears_chain(command: Mapping[str, Any]) -> bool:
+    """R37: ``/pi-context off`` and ``/wipe-memory`` clear the failure chain, so a recovery
+    after ``off`` then ``on`` belongs to a new chain."""
+    name, args = command.get("name"), str(command.get("args") or "").strip()
+    return name == WIPE_MEMORY_COMMAND or (name == PI_CONTEXT_COMMAND and args == "off")
 
 
 def _model_of(model: Any) -> ModelInfo | None:

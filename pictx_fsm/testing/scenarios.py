@@ -382,6 +382,21 @@ SCENARIOS: Sequence[Scenario] = (
         ),
     ),
     Scenario(
+        name="off-and-on-start-a-new-overflow-chain",
+        actions=(
+            # Recovered, then /pi-context off and on before the retry overflows again: off
+            # cleared the chain (R37), so the second overflow is recovered too.
+            OVERFLOW,
+            OVERFLOW,
+            Prompt(chars=SHORT),
+            AdvanceTo(step="agent_before_settle"),
+            Advance(steps=3),
+            Toggle(arg="off"),
+            Toggle(arg="on"),
+            Settle(),
+        ),
+    ),
+    Scenario(
         name="toggle-corners",
         actions=(
             Toggle(arg="on"),
