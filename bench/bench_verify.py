@@ -9,11 +9,11 @@
 generated phase (``explore`` without the seed scenarios: world, actions, every invariant
 after every action) and steps per second of a trivial Hypothesis ``RuleBasedStateMachine``
 (one integer rule, nothing checked) — the cost of Hypothesis itself on this machine. With
-``--baseline DIR`` (another checkout, e.g. ``/work/main``) it also runs that checkout's
-``explore`` the same way: before/after in one run. Rates are per CPU second of the worker
-process (other work on a shared machine stretches wall time, not CPU time) and per wall
-second; each worker is a fresh process. The target of issue 11 is ≥ 900 actions/s, which
-was ≥ 6× the ~150 actions/s verify checked before; the report prints both.
+``--baseline DIR`` (another checkout: ``git archive REV | tar -x -C DIR``) it also runs
+that checkout's ``explore`` the same way: before/after in one run. Rates are per CPU
+second of the worker process (other work on a shared machine stretches wall time, not CPU
+time) and per wall second; each worker is a fresh process. The target of issue 11 is ≥ 900
+actions/s, which was ≥ 6× the ~150 actions/s verify checked before; the report prints both.
 
 ``long`` runs the exploration (both profiles, drawn per run) for every seed as its own
 process, ``--jobs`` at a time, each until it has checked its share of ``--steps`` host
@@ -258,6 +258,13 @@ def long(args: argparse.Namespace) -> int:
     return 1 if any(r["violation"] for r in results) else 0
 
 
+def _violation(result: dict[str, Any]) -> str:
+    if not result["violation"]:
+        return "none"
+    trace = result.get("trace")
+    return f"{result['violation']} (`{trace}`)" if trace else str(result["violation"])
+
+
 def _long_report(args: argparse.Namespace, results: list[dict[str, Any]], wall: float) -> str:
     steps = sum(r["actions"] for r in results)
     cpu = sum(r["cpu"] for r in results)
@@ -265,7 +272,7 @@ def _long_report(args: argparse.Namespace, results: list[dict[str, Any]], wall: 
     rows = [
         f"| {r['seed']} | {r['runs']:,} | {r['actions']:,} | "
         f"{r['actions'] / r['cpu']:,.0f} | {r.get('covered', '?')}/{r.get('declared', '?')} | "
-        f"{r['violation'] or 'none'} |"
+        f"{_violation(r)} |"
         for r in results
     ]
     command = (
@@ -334,7 +341,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     slow.add_argument("--seeds", type=int, nargs="+", default=[1, 2, 3, 4, 5, 6, 7, 8])
     slow.add_argument("--jobs", type=int, default=2, help="processes at a time")
     slow.add_argument(
-        "--max-seconds", type=float, default=7200.0, help="stop a job after this long anyway"
+        "--max-seconds",
+        type=float,
+        default=1800.0,
+        help="a job's time budget: it stops generating after this long anyway, and a failure "
+        "gets a quarter of it for shrinking",
     )
     slow.add_argument("--out", default="docs/verification.md")
     args = parser.parse_args(argv)
