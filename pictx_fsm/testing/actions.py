@@ -317,6 +317,16 @@ def response_of(script: Script, serial: int) -> Response:
     return LengthStop()
 
 
+RUN_STEP_LIMIT = 5_000
+"""Host steps one action may take. A run verify generates settles within a few hundred (at
+most 40 scripted replies and 40 queued messages, each turn some twenty steps); one still
+running after this many never settles."""
+
+
+class EndlessRun(Exception):
+    """An action's run was still going after :data:`RUN_STEP_LIMIT` host steps."""
+
+
 def apply_action(session: ModelSession, action: Action, serial: int) -> bool:
     """Carry out one action on the model session; ``False`` when the state does not allow it
     (and for :data:`WORLD_ACTIONS`, which need the world around the session)."""
@@ -342,7 +352,7 @@ def _apply(session: ModelSession, action: Action, serial: int) -> bool:
     elif isinstance(action, AdvanceTo):
         _advance_to(session, action)
     elif isinstance(action, Settle):
-        session.run_until_idle()
+        _settle(session)
     elif isinstance(action, Steer | FollowUp):
         if session.is_idle:
             return False
@@ -363,13 +373,21 @@ def _apply(session: ModelSession, action: Action, serial: int) -> bool:
     return True
 
 
+def _settle(session: ModelSession) -> None:
+    for _ in range(RUN_STEP_LIMIT):
+        if session.step() is None:
+            return
+    raise EndlessRun(f"the run had not settled after {RUN_STEP_LIMIT:,} host steps")
+
+
 def _advance_to(session: ModelSession, action: AdvanceTo) -> None:
     passed = 0
-    while passed < action.count:
+    for _ in range(RUN_STEP_LIMIT):
         step = session.step()
-        if step is None:
+        if step is None or passed + (step.name == action.step) >= action.count:
             return
         passed += step.name == action.step
+    raise EndlessRun(f"no {action.step!r} step and no settling within {RUN_STEP_LIMIT:,} steps")
 
 
 def is_boundary_entry(entry: object) -> bool:

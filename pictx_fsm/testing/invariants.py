@@ -47,6 +47,8 @@ class WorldView(Protocol):
     session: ModelSession
     audits: list[AuditLog]
     """One audit log per runtime, oldest first (Pi re-creates the extension on replacement)."""
+    endless_runs: list[int]
+    """Serials of the actions whose run never settled."""
 
     @property
     def profile(self) -> Profile: ...
@@ -635,6 +637,23 @@ class NoLifecycleErrors(Invariant):
         return found
 
 
+class RunsSettle(Invariant):
+    name = "runs_settle"
+    guards = "liveness: FM6–9 (rank 6)"
+    doc = "(k) every run ends: no action leaves Pi stepping for ever (turns, retries, resets)"
+
+    def __init__(self) -> None:
+        self._seen = 0
+
+    def check(self, world: WorldView) -> list[Violation]:
+        found = [
+            self.violation(f"the run of action {serial} never settled (a host step bound ran out)")
+            for serial in world.endless_runs[self._seen :]
+        ]
+        self._seen = len(world.endless_runs)
+        return found
+
+
 INVARIANT_TYPES: Sequence[type[Invariant]] = (
     ResetTail,
     OneResetPerBatch,
@@ -648,6 +667,7 @@ INVARIANT_TYPES: Sequence[type[Invariant]] = (
     OffKeepsBoundary,
     AuditChains,
     NoLifecycleErrors,
+    RunsSettle,
 )
 
 
