@@ -3,8 +3,9 @@
 pi-context builds a page by serializing the whole page again for every item it adds
 (quadratic in the page); ``pictx_fsm.tools.output.page`` adds each item's exact size to a
 running total (linear). This benchmark times both on the same items in the same run, checks
-that they choose the same pages, and times whole tool calls on a notes home of N notes and on
-a 1 MB note.
+that they choose the same pages, times whole tool calls on a notes home of N notes and on
+a 1 MB note, and what the runtime's shell adds to a call (routing, the context, an audit
+record with the arguments' and result's digests) over ``execute_tool`` alone.
 
 Run: ``python bench/bench_tools.py [--notes 100 1000]``. Timings are medians of repeats
 (``time.perf_counter_ns``); the script asserts equal answers, never how fast they are.
@@ -22,6 +23,7 @@ from datetime import UTC
 from pathlib import Path
 from typing import Any
 
+from pictx_fsm import AuditLog, HostContext, LifecycleRuntime, SessionHeader, SessionTree, ToolCall
 from pictx_fsm.tools import NotesIdentity, ToolContext, execute_tool
 from pictx_fsm.tools.output import page, within_budget
 
@@ -82,6 +84,30 @@ def bench_calls(notes: int) -> dict[str, float]:
     }
 
 
+def bench_runtime() -> list[tuple[str, float, float]]:
+    """``(call, execute_tool ms, runtime.handle ms)`` for the same calls on one notes home."""
+    home = Path(tempfile.mkdtemp())
+    tree = SessionTree(SessionHeader(id="bench", timestamp="t", cwd=str(home)))
+    runtime = LifecycleRuntime(
+        tree, notes_home=home / "notes", clock=lambda: 1_800_000_000_000, audit=AuditLog()
+    )
+    ctx = HostContext()
+    context = runtime.services.tool_context(ctx)
+    calls = (
+        ("notes_write 1 KB", "notes_write", {"address": "a.md", "content": "x" * 1_000}),
+        ("notes_write 1 MB", "notes_write", {"address": "b.md", "content": "é" * 400_000}),
+        ("notes_read 1 MB note (first window)", "notes_read", {"address": "b.md"}),
+        ("history_windows", "history_windows", {}),
+    )
+    rows = []
+    for label, name, arguments in calls:
+        direct = median_ms(lambda: execute_tool(name, arguments, context))  # noqa: B023
+        call = ToolCall(name=name, arguments=arguments)
+        shell = median_ms(lambda: runtime.handle(call, ctx))  # noqa: B023
+        rows.append((label, direct, shell))
+    return rows
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--notes", type=int, nargs="+", default=[100, 1000])
@@ -97,6 +123,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     results = [bench_calls(n) for n in args.notes]
     for name in results[0]:
         print(f"| {name} | " + " | ".join(f"{r[name]:.1f}" for r in results) + " |")
+    print("\n| call | execute_tool (ms) | runtime.handle, audited (ms) | ratio |")
+    print("|---|---:|---:|---:|")
+    for label, direct, shell in bench_runtime():
+        print(f"| {label} | {direct:.2f} | {shell:.2f} | {shell / direct:.2f}x |")
     return 0
 
 

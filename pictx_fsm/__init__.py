@@ -12,15 +12,21 @@ What an embedder needs, all importable from here (``docs/embedding.md`` uses not
   timestamps), :func:`read_session`, :func:`project_branch`;
 - settings and notes: :class:`StaticSettingsSource`, :func:`pi_file_settings`,
   :class:`BootWriter`, :class:`FileNotesSource`, :class:`InMemoryNotesSource`;
+- the tool surface: :data:`TOOL_SPECS` (all eleven registrations: names, descriptions, JSON
+  schemas, execution modes; :data:`SCHEMA_FILE` is the same as JSON), :class:`ToolOutcome`
+  (what a notes or history tool call answers), :func:`execute_tool` and :class:`ToolContext`
+  for a host that runs the nine tools without a runtime;
 - the hash-chained :class:`AuditLog` and :func:`verify_chain`.
 """
 
 from __future__ import annotations
 
 import importlib
-from typing import TYPE_CHECKING, Any
 
+TYPE_CHECKING = False  # not ``typing.TYPE_CHECKING``: ``pictx-fsm --help`` need not import typing
 if TYPE_CHECKING:
+    from typing import Any
+
     from pictx_fsm.applied import Applied, apply
     from pictx_fsm.audit import AuditLog, verify_chain
     from pictx_fsm.effects import (
@@ -79,6 +85,16 @@ if TYPE_CHECKING:
     from pictx_fsm.session.projection import project_branch
     from pictx_fsm.session.tree import SessionTree
     from pictx_fsm.session.writer import SessionWriter
+    from pictx_fsm.tools import (
+        SCHEMA_FILE,
+        TOOL_NAMES,
+        TOOL_SPECS,
+        ToolContext,
+        ToolOutcome,
+        ToolSpec,
+        execute_tool,
+        tool_spec,
+    )
 
 __version__ = "0.1.0"
 
@@ -152,11 +168,27 @@ _PUBLIC = {
     "project_branch": "pictx_fsm.session.projection",
     "SessionTree": "pictx_fsm.session.tree",
     "SessionWriter": "pictx_fsm.session.writer",
+    **dict.fromkeys(
+        (
+            "SCHEMA_FILE",
+            "TOOL_NAMES",
+            "TOOL_SPECS",
+            "ToolContext",
+            "ToolOutcome",
+            "ToolSpec",
+            "execute_tool",
+            "tool_spec",
+        ),
+        "pictx_fsm.tools",
+    ),
 }
 
 __all__ = [
     "HOOKS",
     "HOOK_EVENTS",
+    "SCHEMA_FILE",
+    "TOOL_NAMES",
+    "TOOL_SPECS",
     "AbortRun",
     "AgentBeforeSettle",
     "AgentEnd",
@@ -203,17 +235,22 @@ __all__ = [
     "StaticSettingsSource",
     "Texts",
     "ToolCall",
+    "ToolContext",
+    "ToolOutcome",
     "ToolResult",
+    "ToolSpec",
     "TreeSummaryResult",
     "TurnEnd",
     "TurnStart",
     "__version__",
     "apply",
+    "execute_tool",
     "load_lifecycle",
     "pi_file_settings",
     "project_branch",
     "read_session",
     "step",
+    "tool_spec",
     "verify_chain",
 ]
 

@@ -9,7 +9,8 @@ the first broken record.
 
 Tamper evidence is byte-exact: a line must be the canonical serialisation of its own content
 (sorted keys, compact separators, ASCII), so even a change of whitespace is detected, and the
-hash covers everything but itself.
+hash covers everything but itself. How the log lives in a file — resuming after a crash,
+segments, seals, an unusable directory, verification — is :mod:`pictx_fsm.audit_store`'s.
 """
 
 from __future__ import annotations
@@ -19,65 +20,27 @@ import json
 import os
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any
 
-from attrs import frozen
+import attrs
 
-from pictx_fsm.errors import AuditChainError, UnreadableInputError
-
-__all__ = [
-    "AUDIT_FORMAT",
-    "GENESIS",
-    "AuditLog",
-    "ChainReport",
-    "canonical",
-    "configuration_json",
-    "event_json",
-    "fired_json",
-    "iter_records",
-    "message_list_digest",
-    "result_json",
-    "step_json",
-    "transition_counts",
-    "verify_chain",
-    "verify_lines",
-    "verify_records",
-]
+from pictx_fsm.audit_store import (
+    AUDIT_FORMAT,
+    GENESIS,
+    AuditFile,
+    ChainReport,
+    canonical,
+    hook_records,
+    iter_records,
+    verify_chain,
+    verify_lines,
+)
+from pictx_fsm.audit_store import default as json_default
+from pictx_fsm.audit_store import digest as _digest
 
 if TYPE_CHECKING:
     from pictx_fsm.effects import HookResult
     from pictx_fsm.machines import Configuration, Fired, Step
-
-GENESIS = "0" * 64
-AUDIT_FORMAT = "pictx-fsm/audit/1"
-
-
-def canonical(obj: Any) -> str:
-    return json.dumps(
-        obj, sort_keys=True, separators=(",", ":"), ensure_ascii=True, default=_default
-    )
-
-
-def _default(value: Any) -> Any:
-    to_json = getattr(value, "to_json", None)
-    if callable(to_json):
-        return to_json()
-    if isinstance(value, Mapping):
-        return dict(value)
-    enum_value = getattr(value, "value", None)
-    if enum_value is not None and hasattr(value, "name"):
-        return enum_value
-    if isinstance(value, frozenset | set):
-        return sorted(value, key=repr)
-    import attrs
-
-    if attrs.has(type(value)):
-        return {"__type__": type(value).__name__, **attrs.asdict(value, recurse=False)}
-    return repr(value)
-
-
-def _digest(text: str) -> str:
-    return hashlib.sha256(text.encode("ascii")).hexdigest()
 
 
 def configuration_json(configuration: Configuration) -> dict[str, str]:
@@ -118,22 +81,41 @@ def message_list_digest(messages: Sequence[Any]) -> dict[str, Any]:
     return {"count": len(messages), "sha256": _digest(canonical(list(messages)))}
 
 
-def event_json(event: Any) -> dict[str, Any]:
-    """A hook event as JSON (attrs fields; drafts as Pi writes them; message lists digested)."""
-    import attrs
+def json_digest(value: Any) -> dict[str, Any]:
+    """A value in a record by its size and sha256, not its content: a tool call's arguments
+    (a note of up to 1 MB) or its result text (up to 32 KiB on the wire). Both are of the
+    canonical JSON in UTF-8 (not ASCII-escaped: a third of the bytes to hash for non-Latin
+    text), a lone surrogate encoded as itself."""
+    text = json.dumps(
+        value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=json_default
+    ).encode("utf-8", "surrogatepass")
+    return {"bytes": len(text), "sha256": hashlib.sha256(text).hexdigest()}
 
+
+def event_json(event: Any) -> dict[str, Any]:
+    """A hook event as JSON (attrs fields; drafts as Pi writes them; message lists and tool
+    arguments digested)."""
     out: dict[str, Any] = {"hook": type(event).HOOK}
     for attribute in attrs.fields(type(event)):
         value = getattr(event, attribute.name)
         if attribute.name == "messages":
             out["messages"] = message_list_digest(value)
+        elif attribute.name == "arguments":
+            out["arguments"] = json_digest(value)
         else:
             out[attribute.name] = json.loads(canonical(value))
     return out
 
 
 def result_json(result: Any) -> Any:
-    """A hook result as JSON, with a returned message list digested like the event's."""
+    """A hook result as JSON, with a returned message list digested like the event's and a
+    notes or history tool's outcome as its status and the digest of its text."""
+    from pictx_fsm.tools.outcome import ToolOutcome
+
+    value = getattr(result, "value", None)
+    if isinstance(value, ToolOutcome):
+        outcome = {"status": value.status, "text": json_digest(value.text)}
+        return {**json.loads(canonical(attrs.evolve(result, value=None))), "value": outcome}
     out = json.loads(canonical(result))
     value = out.get("value") if isinstance(out, dict) else None
     if isinstance(value, dict) and isinstance(value.get("messages"), list):
@@ -142,29 +124,23 @@ def result_json(result: Any) -> Any:
 
 
 class AuditLog:
-    """An append-only audit log. ``path=None`` keeps records in memory only (tests, verify)."""
+    """An append-only audit log. ``path=None`` keeps records in memory only (tests, verify).
+
+    A file log resumes whatever it finds and never raises on it (:class:`AuditFile`): a
+    damaged tail is sealed off into a new segment, an unusable place keeps records in
+    memory, and :attr:`notice` says what happened, once."""
 
     def __init__(self, path: str | os.PathLike[str] | None = None, *, fsync: bool = False) -> None:
         self.path = None if path is None else Path(path)
         self.records: list[dict[str, Any]] = []
-        self._fsync = fsync
-        self._last_hash = GENESIS
-        self._seq = 0
-        self._fp: IO[str] | None = None
-        if self.path is not None:
-            self._resume()
+        self._file = None if path is None else AuditFile(path, fsync=fsync)
+        self._last_hash = GENESIS if self._file is None else self._file.last_hash
+        self._seq = 0 if self._file is None else self._file.seq
 
-    def _resume(self) -> None:
-        assert self.path is not None
-        if self.path.exists() and self.path.stat().st_size > 0:
-            last: dict[str, Any] | None = None
-            for record in iter_records(self.path):
-                last = record
-            verify_chain(self.path)
-            if last is not None:
-                self._last_hash = last["hash"]
-                self._seq = int(last["seq"])
-        self._fp = self.path.open("a", encoding="ascii")
+    @property
+    def notice(self) -> str | None:
+        """What happened to the file when it was opened or written, if anything did."""
+        return None if self._file is None else self._file.notice
 
     def record(
         self,
@@ -192,17 +168,14 @@ class AuditLog:
         body["hash"] = _digest(canonical(body))
         self._last_hash = body["hash"]
         self.records.append(body)
-        if self._fp is not None:
-            self._fp.write(canonical(body) + "\n")
-            self._fp.flush()
-            if self._fsync:
-                os.fsync(self._fp.fileno())
+        if self._file is not None:
+            self._file.append(body)
         return body
 
     def close(self) -> None:
-        if self._fp is not None:
-            self._fp.close()
-            self._fp = None
+        """Seal the file's segment (a clean shutdown; a later resume opens a new one)."""
+        if self._file is not None:
+            self._file.close()
 
     def transition_counts(self) -> dict[str, int]:
         return transition_counts(self.records)
@@ -220,82 +193,28 @@ def transition_counts(
     return counts
 
 
-def iter_records(path: str | os.PathLike[str]) -> Iterator[dict[str, Any]]:
-    """Records of an audit file (JSON objects); raises on unreadable files only."""
-    try:
-        with Path(path).open(encoding="ascii") as fp:
-            for line in fp:
-                if line.strip():
-                    try:
-                        yield json.loads(line)
-                    except json.JSONDecodeError:
-                        yield {"__invalid__": line}
-    except (OSError, UnicodeDecodeError) as error:
-        raise UnreadableInputError(str(path), str(error)) from error
-
-
-@frozen(kw_only=True)
-class ChainReport:
-    records: int
-    last_hash: str
-
-
-def verify_lines(lines: Sequence[str], source: str = "<memory>") -> ChainReport:
-    """Verify a chain given as text lines; raise :class:`AuditChainError` at the first break."""
-    previous = GENESIS
-    count = 0
-    for number, raw in enumerate(lines, start=1):
-        line = raw.rstrip("\n")
-        if not line.strip():
-            continue
-        _verify_line(line, number, previous, count + 1, source)
-        record = json.loads(line)
-        previous = record["hash"]
-        count += 1
-    return ChainReport(records=count, last_hash=previous)
-
-
-def _verify_line(line: str, number: int, previous: str, seq: int, source: str) -> None:
-    try:
-        record = json.loads(line)
-    except json.JSONDecodeError as error:
-        raise AuditChainError(source, number, f"record is not valid JSON ({error.msg})") from None
-    if not isinstance(record, dict) or "hash" not in record:
-        raise AuditChainError(source, number, "record has no hash")
-    if canonical(record) != line:
-        raise AuditChainError(source, number, "record bytes are not canonical (edited)")
-    claimed = record.pop("hash")
-    if _digest(canonical(record)) != claimed:
-        raise AuditChainError(source, number, "record hash does not match its content")
-    if record.get("prev") != previous:
-        raise AuditChainError(source, number, "record does not chain to the previous hash")
-    if record.get("seq") != seq:
-        raise AuditChainError(source, number, f"sequence number {record.get('seq')} != {seq}")
-
-
-def verify_chain(path: str | os.PathLike[str]) -> ChainReport:
-    """Verify an audit file; the error names the file and the first broken line.
-
-    Records are split on ``\n`` only, as they were written: a ``\r`` (or any other character
-    ``str.splitlines`` would treat as a break) inside a line is an edit of that record, and a
-    byte that is not ASCII is an edit of the line holding it."""
-    try:
-        data = Path(path).read_bytes()
-    except OSError as error:
-        raise UnreadableInputError(str(path), str(error)) from error
-    return verify_lines(_ascii_lines(data, str(path)), str(path))
-
-
-def _ascii_lines(data: bytes, source: str) -> list[str]:
-    lines = []
-    for number, raw in enumerate(data.split(b"\n"), start=1):
-        try:
-            lines.append(raw.decode("ascii"))
-        except UnicodeDecodeError:
-            raise AuditChainError(source, number, "record is not ASCII (edited)") from None
-    return lines
-
-
 def verify_records(records: Sequence[Mapping[str, Any]]) -> ChainReport:
     """Verify in-memory records (as :class:`AuditLog` keeps them)."""
     return verify_lines([canonical(r) for r in records])
+
+
+__all__ = [
+    "AUDIT_FORMAT",
+    "GENESIS",
+    "AuditLog",
+    "ChainReport",
+    "canonical",
+    "configuration_json",
+    "event_json",
+    "fired_json",
+    "hook_records",
+    "iter_records",
+    "json_digest",
+    "message_list_digest",
+    "result_json",
+    "step_json",
+    "transition_counts",
+    "verify_chain",
+    "verify_lines",
+    "verify_records",
+]

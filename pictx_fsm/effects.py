@@ -42,6 +42,7 @@ __all__ = [
 
 if TYPE_CHECKING:
     from pictx_fsm.machines import Step
+    from pictx_fsm.tools.outcome import ToolOutcome
 
 JSON: TypeAlias = Any
 NoticeLevel: TypeAlias = Literal["info", "warning", "error"]
@@ -260,8 +261,10 @@ class ToolResult:
 
 
 HookValue: TypeAlias = (
-    BoundaryResult | CancelResult | TreeSummaryResult | MessagesResult | ToolResult
+    "BoundaryResult | CancelResult | TreeSummaryResult | MessagesResult | ToolResult | ToolOutcome"
 )
+"""A handler's return value; a notes or history tool answers with the
+:class:`~pictx_fsm.tools.ToolOutcome` of :func:`~pictx_fsm.tools.execute_tool`."""
 
 
 @frozen(kw_only=True)

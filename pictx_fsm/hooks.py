@@ -184,8 +184,10 @@ class ModelSelect:
 
 @frozen(kw_only=True)
 class ToolCall:
-    """A call of one of the lifecycle's tools: ``wipe_memory`` or ``get_context_remaining``
-    (``arguments`` as the model sent them; ``tool_call_id`` the call's id, when known)."""
+    """A call of one of pi-context's eleven tools (``arguments`` as the model sent them;
+    ``tool_call_id`` the call's id, when known): ``wipe_memory`` and
+    ``get_context_remaining`` are machine events; the nine notes and history tools are run
+    by the runtime shell (:mod:`pictx_fsm.tools`)."""
 
     HOOK: ClassVar[str] = "tool"
     name: str

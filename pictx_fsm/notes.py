@@ -38,6 +38,7 @@ from attrs import field, frozen
 from pictx_fsm import _jscompat as js
 from pictx_fsm.protocol import NOTES_HOME_LABELS, NOTES_MAP_PATH
 from pictx_fsm.tools.address import Scope
+from pictx_fsm.tools.context import HistorySource, ToolContext
 from pictx_fsm.tools.frontmatter import parse_note as parse_note_file
 from pictx_fsm.tools.homes import (
     NotesIdentity,
@@ -191,6 +192,30 @@ class FileNotesSource:
             home = default_notes_home(os.environ, Path.home())
         identity = NotesIdentity.of_session(session_id, cwd, agent=agent, model=model)
         return cls(home=home, identity=identity)
+
+    def for_model(self, model_id: str | None) -> FileNotesSource:
+        """The same homes for another model: ``@model`` follows ``ctx.model`` live (N9)."""
+        model = model_slug(model_id)
+        if model == self.identity.model:
+            return self
+        return attrs.evolve(self, identity=attrs.evolve(self.identity, model=model))
+
+    def tool_context(
+        self,
+        *,
+        model_id: str | None,
+        history: HistorySource | None,
+        clock: Callable[[], float],
+    ) -> ToolContext:
+        """What one notes or history tool call sees: this notes root and identity (the
+        boot indexes exactly what the tools write here), the session, the host's clock."""
+        return ToolContext(
+            notes_root=Path(self.home),
+            identity=self.for_model(model_id).identity,
+            history=history,
+            clock=clock,
+            zone=self.zone,
+        )
 
     def home_dir(self, scope: Scope) -> Path:
         return self.place.home_dir(scope)

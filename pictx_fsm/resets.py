@@ -14,6 +14,7 @@ from attrs import frozen
 from pictx_fsm.boot import BootIdentity, human_incomplete_notice, render_boot
 from pictx_fsm.hooks import ModelInfo
 from pictx_fsm.notes import (
+    FileNotesSource,
     InMemoryNotesSource,
     NotesSource,
     agent_slug,
@@ -47,6 +48,13 @@ class BootWriter:
         self.notes: NotesSource = notes if notes is not None else InMemoryNotesSource()
         self.agent_name = agent_slug(agent_name)
 
+    def notes_for(self, model: ModelInfo | None) -> NotesSource:
+        """The notes source of a boot under ``model``: a source on disk lists the ``@model``
+        home of the current model, as the notes tools write it (N9)."""
+        if isinstance(self.notes, FileNotesSource):
+            return self.notes.for_model(model.id if model else None)
+        return self.notes
+
     def boot(
         self,
         *,
@@ -58,7 +66,8 @@ class BootWriter:
         now_ms: int,
     ) -> Boot:
         """The boot for ``window_id``, read from the notes source once."""
-        snapshot = load_notes_snapshot(self.notes, lambda: float(now_ms))
+        notes = self.notes_for(model)
+        snapshot = load_notes_snapshot(notes, lambda: float(now_ms))
         identity = BootIdentity(
             agent_name=self.agent_name,
             model_name=model_slug(model.id if model else None),

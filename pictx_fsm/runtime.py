@@ -5,6 +5,11 @@ session replacement, so a fork, resume or reload gets a fresh runtime too). :met
 calls the pure :func:`~pictx_fsm.lifecycle.step`, writes one audit record and keeps the next
 state; a hook that raises keeps the old state and writes nothing.
 
+A call of one of the nine notes and history tools is the shell's too: it reads and writes
+files, so it is a service call (:func:`~pictx_fsm.tools.execute_tool` with
+:meth:`Services.tool_context <pictx_fsm.lifecycle.Services.tool_context>`), never a machine
+event; the state stays as it was and the audit records the call like any hook.
+
 It never talks to the host: the session tree is read, never written; effects are data.
 Randomness (window ids) and time (message timestamps) are injected, so a trace replays exactly.
 """
@@ -12,13 +17,15 @@ Randomness (window ids) and time (message timestamps) are injected, so a trace r
 from __future__ import annotations
 
 import random
+from pathlib import Path
 
 import attrs
 
 from pictx_fsm import policy
 from pictx_fsm.audit import AuditLog
 from pictx_fsm.effects import HookResult
-from pictx_fsm.hooks import HookEvent, HostContext
+from pictx_fsm.errors import UsageError
+from pictx_fsm.hooks import HookEvent, HostContext, ToolCall
 from pictx_fsm.lifecycle import (
     Clock,
     Lifecycle,
@@ -31,11 +38,14 @@ from pictx_fsm.lifecycle import (
     step,
 )
 from pictx_fsm.machines import Configuration
+from pictx_fsm.notes import FileNotesSource
 from pictx_fsm.protocol import DEFAULT_PROFILE, UNBUNDLED_BUILD_LABEL, Profile, Texts
 from pictx_fsm.resets import BootWriter
 from pictx_fsm.session.estimate import TiktokenCounter, TokenCounter
 from pictx_fsm.session.tree import SessionTree
 from pictx_fsm.session.usage import UsageIndex
+from pictx_fsm.tools import HANDLERS as TOOL_HANDLERS
+from pictx_fsm.tools import execute_tool
 
 __all__ = ["Clock", "LifecycleRuntime", "SettingsFactory", "pi_file_settings"]
 
@@ -59,9 +69,19 @@ class LifecycleRuntime:
         lifecycle: Lifecycle | None = None,
         audit: AuditLog | None = None,
         build_label: str = UNBUNDLED_BUILD_LABEL,
+        notes_home: Path | None = None,
     ) -> None:
+        """``notes_home``: the notes root (``$PI_NOTES_HOME``) this session's boots index and
+        its notes tools write, with the session's identity (its id, the project of its
+        ``cwd``); or give a ``boot_writer`` reading a :class:`~pictx_fsm.FileNotesSource`.
+        Without either, boots index no notes and a notes tool answers with an error."""
         profile = Profile.parse(profile)
         texts = texts or Texts.for_profile(profile)
+        if notes_home is not None:
+            if boot_writer is not None:
+                raise UsageError("give notes_home or boot_writer, not both: one notes home")
+            notes = FileNotesSource.for_session(tree.session_id, tree.header.cwd, home=notes_home)
+            boot_writer = BootWriter(texts=texts, notes=notes)
         settings = settings or policy.StaticSettingsSource(global_settings={})
         lifecycle = lifecycle or load_lifecycle()
         self.services = Services(
@@ -88,7 +108,10 @@ class LifecycleRuntime:
         failure outside a running reset), the error propagates, the runtime keeps the state
         it had before the hook, and no audit record is written."""
         ctx = ctx or HostContext()
-        state, result = step(self.state, event, ctx, self.services)
+        if isinstance(event, ToolCall) and event.name in TOOL_HANDLERS:
+            state, result = self.state, self._run_tool(event, ctx)
+        else:
+            state, result = step(self.state, event, ctx, self.services)
         if self.audit is not None:
             self.audit.record(
                 event=event,
@@ -99,6 +122,12 @@ class LifecycleRuntime:
             )
         self.state = state
         return result
+
+    def _run_tool(self, call: ToolCall, ctx: HostContext) -> HookResult:
+        """A notes or history tool: ok, a JSON refusal, or an error result (N4)."""
+        context = self.services.tool_context(ctx)
+        outcome = execute_tool(call.name, dict(call.arguments), context)
+        return HookResult(hook=ToolCall.HOOK, value=outcome)
 
     # -- reading -----------------------------------------------------------------------------
 

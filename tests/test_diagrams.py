@@ -14,6 +14,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from pictx_fsm.audit_store import AUDIT_FORMAT, GENESIS, canonical, digest, write_sealed
 from pictx_fsm.cli import main
 from pictx_fsm.diagrams import (
     GraphvizMissingError,
@@ -267,7 +268,7 @@ def test_the_diagram_command_overlays_a_trace_and_warns_about_undeclared_ids(
     # Given an audit log with one declared and one undeclared transition id
     log = tmp_path / "audit.jsonl"
     fired = [{"id": "toggle_flat:toggle_flat:off:tick:1"}, {"id": "toggle_flat:gone:x:y:1"}]
-    log.write_text(json.dumps({"transitions": fired}) + "\n")
+    _chained(log, [{"transitions": fired}])
     # When the flat machine is drawn with it
     code = main(
         ["diagram", "--models", str(VALID), "--machine", "toggle_flat", "--trace", str(log)]
@@ -284,11 +285,38 @@ def test_the_diagram_command_adds_trace_and_coverage_counts(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     log, coverage = tmp_path / "audit.jsonl", tmp_path / "coverage.json"
-    log.write_text(json.dumps({"transitions": [{"id": "toggle_flat:toggle_flat:off:tick:1"}]}))
+    _chained(log, [{"transitions": [{"id": "toggle_flat:toggle_flat:off:tick:1"}]}])
     coverage.write_text(json.dumps({"toggle_flat:toggle_flat:off:tick:1": 2}))
     arguments = ["--models", str(VALID), "--machine", "toggle_flat"]
     assert main(["diagram", *arguments, "--trace", str(log), "--coverage", str(coverage)]) == 0
     assert "s_off --> s_off : tick (fired 3)" in capsys.readouterr().out
+
+
+def _chained(path: Path, bodies: list[dict[str, object]]) -> None:
+    """A sealed audit log whose records carry these bodies, chained as the log chains them."""
+    records, previous = [], GENESIS
+    for seq, body in enumerate(bodies, start=1):
+        record = {**body, "format": AUDIT_FORMAT, "seq": seq, "prev": previous}
+        previous = digest(canonical(record))
+        records.append({**record, "hash": previous})
+    write_sealed(path, records)
+
+
+def test_the_diagram_command_refuses_a_broken_trace_unless_told_otherwise(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Given a sealed log whose first record was edited after it was written
+    log = tmp_path / "audit.jsonl"
+    _chained(log, [{"transitions": [{"id": "toggle_flat:toggle_flat:off:tick:1"}]}] * 2)
+    log.write_text(log.read_text().replace("tick:1", "tick:2", 1))
+    arguments = ["diagram", "--models", str(VALID), "--machine", "toggle_flat", "--trace", str(log)]
+    # When it is drawn / Then it is refused with the line, unless --allow-broken-log is given
+    assert main(arguments) == 2
+    assert f"{log}: line 1: record hash does not match its content" in capsys.readouterr().err
+    assert main([*arguments, "--allow-broken-log"]) == 0
+    captured = capsys.readouterr()
+    assert "(fired 1)" in captured.out
+    assert f"warning: {log}:1: record hash does not match" in captured.err
 
 
 def test_every_fixture_machine_renders_in_every_text_format() -> None:

@@ -6,14 +6,19 @@ from __future__ import annotations
 
 import io
 import json
+import sys
 from pathlib import Path
 from typing import Any
 
+import pi_versions
 import pytest
-from real_pi import run_print
+from real_pi import run_pi, run_print, run_rpc
 
-from pictx_fsm.audit import verify_chain
+from pictx_fsm import __version__
+from pictx_fsm.audit import AuditLog, verify_chain, verify_records
 from pictx_fsm.hosts.pi import serve
+from pictx_fsm.hosts.pi.convert import BridgeProtocolError, event_of
+from pictx_fsm.hosts.pi.wire import PROTOCOL
 from pictx_fsm.protocol import BOOT_TYPE, CONTINUATION_TYPE, MARKER_TYPE
 from pictx_fsm.runtime import LifecycleRuntime
 from pictx_fsm.session.tree import SessionTree
@@ -39,7 +44,7 @@ def _entry(entry_id: str, parent: str | None, role: str, **message: Any) -> dict
     }
 
 
-def _runtime(tree: SessionTree, ctx: Any) -> LifecycleRuntime:
+def _runtime(tree: SessionTree, ctx: Any, audit: Any) -> LifecycleRuntime:
     return LifecycleRuntime(tree)
 
 
@@ -126,6 +131,124 @@ def test_a_malformed_request_gets_an_error_line_and_the_server_goes_on(
     assert "error" not in second and second["id"] == 2
 
 
+def _start(entries: list[dict[str, Any]], leaf: str | None) -> dict[str, Any]:
+    return {
+        "id": 1,
+        "kind": "hook",
+        "name": "session_start",
+        "event": {"reason": "startup"},
+        "ctx": CTX,
+        "session": {"header": HEADER, "entries": entries, "leaf": leaf},
+    }
+
+
+def test_the_handshake_reports_the_package_and_protocol_versions() -> None:
+    # Given a hello from the extension
+    [reply] = _serve({"id": 0, "kind": "hello", "extension": "0.1.0", "protocol": 2})
+    # Then the server names its package version, protocol and interpreter
+    assert reply["hello"]["package"] == __version__
+    assert reply["hello"]["protocol"] == PROTOCOL
+    assert sys.executable in reply["hello"]["python"]
+
+
+def test_replies_are_ascii_so_a_lone_surrogate_cannot_break_the_pipe() -> None:
+    # Given a kept system message holding half an emoji (as JSON.stringify writes it)
+    system = {"role": "system", "content": "cut \ud83d emoji", "timestamp": 1}
+    user = _entry("u1", None, "user")
+    marker = {
+        "type": "custom", "id": "m1", "parentId": "u1", "timestamp": "2026-11-30T00:00:02.000Z",
+        "customType": MARKER_TYPE, "data": {"windowId": "pcw:01a22b3e:00000001"},
+    }  # fmt: skip
+    request = {
+        "id": 2,
+        "kind": "hook",
+        "name": "context_with_system",
+        "event": {"messages": {"count": 3, "kept": [[0, system]]}},
+        "ctx": CTX,
+        "session": {"entries": [marker], "leaf": "m1"},
+    }
+    lines = [json.dumps(_start([user], "u1")), json.dumps(request)]
+    out = io.StringIO()
+    serve(lines, out, _runtime)
+    # When the server answers with the folded system head (no boot: R68)
+    text = out.getvalue()
+    # Then every reply line is ASCII, the surrogate escaped, and it decodes back
+    assert text.isascii()
+    reply = json.loads(text.splitlines()[1])
+    [head] = reply["value"]["slices"]
+    assert head["message"]["content"] == "cut \ud83d emoji"
+    assert {"effect": "abort"} in reply["effects"]
+
+
+def test_r47_the_mirror_counts_a_lone_surrogate_as_javascript_does() -> None:
+    # Given an assistant reply holding half an emoji, in a session the server mirrors
+    user = _entry("u1", None, "user")
+    reply = _entry("a1", "u1", "assistant", stopReason="stop")
+    reply["message"]["content"] = [{"type": "text", "text": "cut \ud83d"}]
+    turn_end = {
+        "id": 2, "kind": "hook", "name": "turn_end",
+        "event": {"message": reply["message"], "outcome": "completed", "entries": []},
+        "ctx": {"cwd": "/w", "model": {"provider": "p", "id": "m", "contextWindow": 1000}},
+        "session": {"entries": [reply], "leaf": "a1"},
+    }  # fmt: skip
+    # When the host's usage is computed from the mirror (the request carries none)
+    start = {**_start([user], "u1"), "ctx": turn_end["ctx"]}
+    replies = _serve(start, turn_end)
+    # Then the turn is answered: "cut \ud83d" is 5 UTF-16 code units, as Pi counts it
+    assert [r.get("error") for r in replies] == [None, None]
+
+
+def test_a_restarted_server_rebuilds_the_lifecycle_from_the_resent_session() -> None:
+    # Given a session whose window was reset (marker, boot, continuation), sent to a fresh
+    # server as the extension resends it after a restart
+    window = "pcw:01a22b3e:00000001"
+    user = _entry("u1", None, "user")
+    marker = {
+        "type": "custom", "id": "m1", "parentId": "u1", "timestamp": "2026-11-30T00:00:02.000Z",
+        "customType": MARKER_TYPE, "data": {"windowId": window},
+    }  # fmt: skip
+    resync = {**_start([user, marker], "m1"), "kind": "resync", "toggle": "off"}
+    status = {
+        "id": 2, "kind": "command", "name": "pi-context", "event": {"args": ""}, "ctx": CTX,
+        "session": {"entries": [], "leaf": "m1"},
+    }  # fmt: skip
+    # When it resynchronises, then is asked for /pi-context's status
+    first, second = _serve(resync, status)
+    # Then the toggle came back off (no boot repair while off, R64) and nothing failed
+    assert "error" not in first and first["effects"] == []
+    assert second["effects"][0]["message"].startswith("pi-context: off · ")
+
+
+def test_reported_connection_transitions_are_audited_with_the_lifecycle() -> None:
+    # Given an extension reporting its start and handshake with the first request
+    audit = AuditLog()
+    reports = [
+        {"id": "bridge_connection:bridge_connection:stopped:start:1", "source": "stopped",
+         "event": "start", "target": "starting", "restarts": 0},
+        {"id": "bridge_connection:bridge_connection:starting:handshake:2", "source": "starting",
+         "event": "handshake", "target": "ready", "restarts": 0},
+    ]  # fmt: skip
+    out = io.StringIO()
+    request = {**_start([], None), "connection": reports}
+    serve([json.dumps(request)], out, _runtime_with(audit), lambda _: audit)
+    # Then both transitions precede the session_start record, in one verified chain
+    hooks = [r["hook"] for r in audit.records]
+    assert hooks == ["bridge_connection", "bridge_connection", "session_start"]
+    assert verify_records(audit.records).records == 3
+
+
+def _runtime_with(audit: AuditLog) -> Any:
+    def make(tree: SessionTree, ctx: Any, _: Any) -> LifecycleRuntime:
+        return LifecycleRuntime(tree, audit=audit)
+
+    return make
+
+
+def test_a_tool_call_with_arguments_that_are_not_an_object_is_a_bad_request() -> None:
+    with pytest.raises(BridgeProtocolError, match=r"event\.arguments"):
+        event_of("tool", "wipe_memory", {"arguments": [1], "toolCallId": "c1"})
+
+
 def test_real_pi_commits_one_reset_for_two_wipe_calls_through_the_bridge(tmp_path: Path) -> None:
     # Given Pi 0.87.1 offline with a faux model that calls wipe_memory twice, then answers
     script = [{"tools": [{"name": "wipe_memory"}, {"name": "wipe_memory"}]}, {"text": "Fresh."}]
@@ -158,3 +281,74 @@ def test_real_pi_recovers_an_overflow_once_through_the_bridge(tmp_path: Path) ->
     ]  # fmt: skip
     assert "reset_control:overflow:pending:before_settle:3" in run.fired()  # the recovery
     assert verify_chain(log).records >= 10
+
+
+def test_real_pi_reports_its_version_in_pi_context_and_audits_the_connection(
+    tmp_path: Path,
+) -> None:
+    # Given a healthy bridge in print mode (notices echoed to stderr: Pi has no UI there)
+    # When the user asks /pi-context
+    run = run_pi(tmp_path, [{"text": "Hello."}], "hi", "/pi-context")
+    # Then the status names the Pi version the extension read from the installed package
+    [status] = [n for n in run.notices() if "pi-context: on · " in n]
+    assert status.endswith(f" · Pi {pi_versions.selected().version}")
+    # And the connection's start and handshake are in the session's audit log, checked
+    # against the declared machine, before the lifecycle's first decision
+    [log] = list((tmp_path / "audit").glob("*.audit.jsonl"))
+    records = [json.loads(line) for line in log.read_text().splitlines()]
+    assert [r["event"]["event"] for r in records[:2]] == ["start", "handshake"]
+    assert records[2]["hook"] == "session_start"
+    assert verify_chain(log).records == len(records)
+
+
+USAGE_SCENARIOS: dict[str, tuple[list[dict[str, Any]], list[dict[str, Any]]]] = {
+    "tools-and-a-reset": (
+        [
+            {"text": "A" * 3000},
+            {"tools": [{"name": "get_context_remaining"}], "text": "checking"},
+            {"text": "remaining noted"},
+            {"tools": [{"name": "wipe_memory"}], "text": "wiping"},
+            {"text": "fresh"},
+        ],
+        [{"type": "prompt", "message": m} for m in ("first", "second", "third")],
+    ),
+    "overflow-recovery": (
+        [
+            {"error": "prompt is too long: 213462 tokens > 200000 maximum"},
+            {"text": "Recovered."},
+            {"text": "after the recovery"},
+            {"text": "and once more"},
+        ],
+        [{"type": "prompt", "message": m} for m in ("first", "second", "third")],
+    ),
+    # Pi's own compaction (the lifecycle off on an unmarked branch, R61/R62): above Pi's
+    # keepRecentTokens, summarized by the faux model in two requests; tokens are null after
+    # it until the next reply
+    "native-compaction": (
+        [{"text": "word " * 24_000}, {"text": "two"}, *[{"text": "## Goal\nsummary"}] * 2,
+         {"text": "three"}],
+        [
+            *({"type": "prompt", "message": m} for m in ("/pi-context off", "hello", "again")),
+            {"type": "compact"},
+            {"type": "prompt", "message": "after"},
+        ],
+    ),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("scenario", list(USAGE_SCENARIOS))
+def test_r47_the_mirror_computes_pis_own_context_usage_on_every_hook(
+    scenario: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Given the extension asked to send Pi's ctx.getContextUsage() beside its own facts
+    checks = tmp_path / "usage-checks.jsonl"
+    monkeypatch.setenv("PICTX_FSM_CHECK_USAGE", str(checks))
+    script, commands = USAGE_SCENARIOS[scenario]
+    # When Pi runs long replies, tool turns, a reset, an overflow recovery or a compaction
+    run_rpc(tmp_path, script, commands)
+    # Then on every hook the server's figure from its mirror equals Pi's
+    compared = [json.loads(line) for line in checks.read_text().splitlines()]
+    assert len(compared) >= 15
+    assert [c for c in compared if c["host"] != c["mirror"]] == []
+    if scenario == "native-compaction":
+        assert None in {c["host"] for c in compared}

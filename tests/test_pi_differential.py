@@ -1,16 +1,20 @@
 """Differential tests: the same scripted model replies and the same inputs on the model
-session and on the real Pi 0.87.1 (through the bridge, see ``real_pi``) write the same
+session and on the real Pi (through the bridge, see ``real_pi``; every supported version,
+the model in that version's host profile) write the same
 entries, and the lifecycle takes the same decisions — every hook, every fired transition id,
 in order. Each scenario also names transitions it must fire, so that it cannot silently stop
 exercising its rule."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+import attrs
 import pytest
 from attrs import frozen
+from pi_versions import PiInstall
 from real_pi import SKIPPED_ENTRIES, decisions, entry_kind, run_print, run_rpc
 
 from pictx_fsm.hosts.model import OVERLOADED, Call, Overflow, ProviderError, Response, Text, Tools
@@ -33,6 +37,11 @@ class Differential:
     inputs: tuple[str, ...] = ("please",)
     rpc: tuple[dict[str, Any], ...] = ()
     exercises: frozenset[str] = frozenset()
+    exercises_on: Mapping[str, frozenset[str]] = attrs.field(factory=dict)
+    """More transitions it must fire on one Pi version only (by version)."""
+
+    def exercised(self, version: str) -> frozenset[str]:
+        return self.exercises | self.exercises_on.get(version, frozenset())
 
 
 def _texts(*texts: str) -> dict[str, Any]:
@@ -43,13 +52,14 @@ def _texts(*texts: str) -> dict[str, Any]:
     }
 
 
-def _long_call(tokens: int, *exercises: str) -> Differential:
+def _long_call(tokens: int, *exercises: str, on_0_87: tuple[str, ...] = ()) -> Differential:
     """A long reply with a tool call, then two short answers (the run may continue)."""
     text, tool = _words(tokens), "get_context_remaining"
     return Differential(
         responses=(Tools(calls=(Call(name=tool),), text=text), Text(text="ok"), Text(text="fresh")),
         script=({"text": text, "tools": [{"name": tool}]}, {"text": "ok"}, {"text": "fresh"}),
         exercises=frozenset(exercises),
+        exercises_on={"0.87.1": frozenset(on_0_87)},
     )
 
 
@@ -79,14 +89,19 @@ DIFFERENTIAL: dict[str, Differential] = {
         script=({"error": OVERLOADED}, {"text": "ok"}),
         exercises=frozenset({"reset_control:request:none:turn_end:2"}),  # error turn (R26)
     ),
-    # Long replies (window 200k, reserve 16384, reminder margin 24576): the faux model counts
-    # the uncached prompt twice, so the second request of each run is above the reserve and
-    # the automatic reset commits; Pi's own mid-run threshold check then offers a compaction
-    # the lifecycle cancels (R62). Before that, the first reply's turn_end stages the
-    # low-budget guidance (~35k left) or the final warning (~25k left) for the next turn.
+    # Long replies (window 200k, reserve 16384, reminder margin 24576): the first reply's
+    # turn_end stages the low-budget guidance (~35k left) or the final warning (~25k left)
+    # for the next turn. Pi 0.87's faux model counts the uncached prompt twice, so there the
+    # second request of each run is above the reserve and the automatic reset commits (on
+    # 1.6 only the longest reply gets there); Pi's own mid-run threshold check then offers a
+    # compaction the lifecycle cancels (R62).
     "long-reply": _long_call(190_000, AUTOMATIC_RESET, "toggle:toggle:on:compact:4"),
-    "guidance": _long_call(165_000, AUTOMATIC_RESET, "budget:guidance:guidance_staged:turn_end:2"),
-    "warning": _long_call(175_000, AUTOMATIC_RESET, "budget:warning:warning_staged:turn_end:2"),
+    "guidance": _long_call(
+        165_000, "budget:guidance:guidance_staged:turn_end:2", on_0_87=(AUTOMATIC_RESET,)
+    ),
+    "warning": _long_call(
+        175_000, "budget:warning:warning_staged:turn_end:2", on_0_87=(AUTOMATIC_RESET,)
+    ),
     # Commands between prompts (print mode runs them in order)
     "wipe-command": Differential(
         **_texts("one", "two"),
@@ -178,10 +193,11 @@ def _rpc(world: World, command: dict[str, Any]) -> None:
         _input(world, command["message"])
 
 
-def _model_run(scenario: Differential) -> World:
-    """The scenario on the model session, with the faux provider's usage arithmetic (what
-    the real Pi reports) and Pi's default thresholds."""
+def _model_run(scenario: Differential, host: str) -> World:
+    """The scenario on the model session in the Pi version's host profile, with the faux
+    provider's usage arithmetic (what the real Pi reports) and Pi's default thresholds."""
     config = WorldConfig(
+        host=host,
         context_window=200_000,
         max_tokens=16_384,
         reserve_tokens=16_384,
@@ -200,12 +216,12 @@ def _model_run(scenario: Differential) -> World:
 
 @pytest.mark.parametrize("name", sorted({**DIFFERENTIAL, **RPC}))
 def test_the_model_session_drives_the_lifecycle_exactly_as_the_real_pi_does(
-    name: str, tmp_path: Path
+    name: str, tmp_path: Path, pi_install: PiInstall
 ) -> None:
     # Given the same scripted model replies and the same inputs on both hosts
     scenario = {**DIFFERENTIAL, **RPC}[name]
-    # When they run on the model session and on the real Pi 0.87.1
-    world = _model_run(scenario)
+    # When they run on the model session and on the real Pi (each supported version)
+    world = _model_run(scenario, pi_install.host_profile)
     if scenario.rpc:
         real = run_rpc(tmp_path, scenario.script, scenario.rpc)
     else:
@@ -217,4 +233,4 @@ def test_the_model_session_drives_the_lifecycle_exactly_as_the_real_pi_does(
     model_records = [r for audit in world.audits for r in audit.records]
     assert decisions(model_records) == real.decisions()
     # And the scenario exercised its rule
-    assert scenario.exercises <= real.fired()
+    assert scenario.exercised(pi_install.version) <= real.fired()

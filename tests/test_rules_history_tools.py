@@ -8,7 +8,8 @@ import pytest
 from session_builders import SESSION_ID, SessionBuilder
 from tools_kit import Notes, follow_reads, read_result
 
-from pictx_fsm.tools import ToolContextError, tool_spec
+from pictx_fsm.tools import tool_spec
+from pictx_fsm.tools.context import NO_SESSION
 from pictx_fsm.tools.output import page, result_text
 
 ROOT = f"pcw:{SESSION_ID[:8]}:root"
@@ -60,9 +61,11 @@ def test_r18_history_tools_register_before_the_notes_tools_with_their_labels() -
     assert tool_spec("history_search").parameters["required"] == ["query"]
 
 
-def test_history_tools_need_the_session(tmp_path: Path) -> None:
-    with pytest.raises(ToolContextError):
-        Notes(root=tmp_path).call("history_windows")
+def test_history_tools_without_the_session_answer_with_an_error_result(tmp_path: Path) -> None:
+    # Given a host that gave the tools no session
+    outcome = Notes(root=tmp_path).call("history_windows")
+    # Then the call is an error result naming what is missing, nothing is raised
+    assert outcome.status == "error" and outcome.text == NO_SESSION
 
 
 # -- R78 history_windows -------------------------------------------------------------------------

@@ -12,7 +12,8 @@ from lifecycle_kit import WINDOW, Kit, audits_verify  # noqa: F401
 
 from pictx_fsm.effects import BoundaryResult, ToolResult
 from pictx_fsm.errors import UsageError
-from pictx_fsm.hooks import ContextUsage, ModelInfo
+from pictx_fsm.hooks import ContextUsage, HostContext, ModelInfo, ToolCall
+from pictx_fsm.lifecycle import step
 from pictx_fsm.protocol import (
     GET_CONTEXT_REMAINING_DESCRIPTION,
     MARKER_TYPE,
@@ -20,6 +21,7 @@ from pictx_fsm.protocol import (
     WIPE_MEMORY_DESCRIPTION,
 )
 from pictx_fsm.session.history import history_windows
+from pictx_fsm.tools import ToolOutcome
 
 WARNING_LINE = 16_384 + 12_288
 
@@ -147,7 +149,7 @@ def test_r17_uses_the_active_window_not_the_pre_reset_global_usage() -> None:
 # -- R18 -----------------------------------------------------------------------------------------
 
 
-def test_r18_history_works_with_pi_context_off_and_the_runtime_owns_no_other_tool() -> None:
+def test_r18_history_works_with_pi_context_off_and_the_step_owns_no_other_tool() -> None:
     # Given a session with a reset window, then pi-context switched off
     kit = _started()
     kit.build.user("before")
@@ -157,6 +159,16 @@ def test_r18_history_works_with_pi_context_off_and_the_runtime_owns_no_other_too
     windows = history_windows(kit.tree.branch(), kit.tree.session_id)
     # Then both windows are listed: history does not consult `enabled`
     assert windows[0].window_id == "pcw:12345678:root" and len(windows) == 2
-    # And the lifecycle runtime gates no history or notes tool (they are not its tools)
-    with pytest.raises(UsageError):
-        kit.tool("history_list")
+    # And the runtime answers the history tools while off: the shell runs them, no machine
+    # gates them
+    result = kit.tool(
+        "history_list",
+    )
+    assert (
+        isinstance(result.value, ToolOutcome) and result.value.status == "ok" and not result.steps
+    )
+    listed = {item["window_id"] for item in json.loads(result.value.text)["items"]}
+    assert listed == {window.window_id for window in windows}
+    # But the pure step owns only the two lifecycle tools
+    with pytest.raises(UsageError, match="not a lifecycle tool"):
+        step(kit.runtime.state, ToolCall(name="history_list"), HostContext(), kit.runtime.services)

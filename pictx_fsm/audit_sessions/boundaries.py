@@ -21,11 +21,14 @@ pair and are not judged here.
 
 from __future__ import annotations
 
+from typing import Final
+
 from attrs import frozen
 
 from pictx_fsm.audit_sessions.context import AuditContext
 from pictx_fsm.audit_sessions.findings import WARNING, Finding, FindingKind
 from pictx_fsm.audit_sessions.roles import (
+    NOT_METADATA,
     Role,
     is_legacy_reset,
     is_native_compaction,
@@ -33,7 +36,7 @@ from pictx_fsm.audit_sessions.roles import (
     role_of,
 )
 from pictx_fsm.audit_sessions.walk import EntryCheck, Step
-from pictx_fsm.session.entries import BranchSummaryEntry, CompactionEntry, MessageEntry
+from pictx_fsm.session.entries import BranchSummaryEntry, CompactionEntry, Entry, MessageEntry
 from pictx_fsm.session.tree import TreeNode
 
 K = FindingKind
@@ -41,6 +44,8 @@ K = FindingKind
 
 class NativeCompactionCheck(EntryCheck):
     """R62 (module docstring)."""
+
+    reads: Final = frozenset({CompactionEntry})
 
     def check(self, node: TreeNode, ctx: AuditContext) -> list[Finding]:
         if not is_native_compaction(node.entry) or node.window.is_root:
@@ -52,6 +57,8 @@ class NativeCompactionCheck(EntryCheck):
 
 class BranchSummaryCheck(EntryCheck):
     """R75 (module docstring)."""
+
+    reads: Final = frozenset({BranchSummaryEntry})
 
     def check(self, node: TreeNode, ctx: AuditContext) -> list[Finding]:
         entry = node.entry
@@ -72,11 +79,13 @@ class BranchSummaryCheck(EntryCheck):
         return [ctx.finding(K.BRANCH_SUMMARY_ACROSS_RESET, message, [node], severity=WARNING)]
 
 
-class LegacyResetCheck(EntryCheck):
+class LegacyResetCheck:
     """R6/§19: ``reset-v2`` compactions are reported, never interpreted."""
 
-    def check(self, node: TreeNode, ctx: AuditContext) -> list[Finding]:
-        if not is_legacy_reset(node.entry):
+    entry_types: Final = frozenset({CompactionEntry.TYPE})
+
+    def check(self, entry: Entry, node: TreeNode, ctx: AuditContext) -> list[Finding]:
+        if not is_legacy_reset(entry):
             return []
         message = "legacy reset-v2 compaction (pi-context ≤0.24); not interpreted"
         return [ctx.finding(K.LEGACY_RESET_COMPACTION, message, [node])]
@@ -105,6 +114,8 @@ NOTHING_PENDING = Pending()
 
 class ToolPairCheck:
     """FM19: no boundary between a tool call and its result (module docstring)."""
+
+    reads: Final = NOT_METADATA
 
     def start(self, ctx: AuditContext) -> Pending:
         return NOTHING_PENDING

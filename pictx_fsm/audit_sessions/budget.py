@@ -15,6 +15,8 @@ R13 does (the node's ``window_message_types``).
 
 from __future__ import annotations
 
+from typing import Final
+
 from attrs import frozen
 
 from pictx_fsm.audit_sessions.context import AuditContext
@@ -22,7 +24,7 @@ from pictx_fsm.audit_sessions.findings import Finding, FindingKind
 from pictx_fsm.audit_sessions.roles import Role, role_of
 from pictx_fsm.audit_sessions.walk import EntryCheck, Step
 from pictx_fsm.protocol import GUIDANCE_TYPE, WARNING_TYPE
-from pictx_fsm.session.entries import CustomMessageEntry, MessageEntry
+from pictx_fsm.session.entries import CustomEntry, CustomMessageEntry, MessageEntry
 from pictx_fsm.session.tree import TreeNode
 
 K = FindingKind
@@ -38,6 +40,8 @@ class Resets:
 
 class MultipleResetsCheck:
     """R30 (module docstring)."""
+
+    reads: Final = frozenset({MessageEntry, CustomEntry})
 
     def start(self, ctx: AuditContext) -> Resets:
         return Resets()
@@ -69,6 +73,8 @@ def _finding(first: TreeNode, second: TreeNode, ctx: AuditContext) -> Finding:
 
 class BudgetRepeatCheck(EntryCheck):
     """R56 and R51.1 (module docstring)."""
+
+    reads: Final = frozenset({CustomMessageEntry})
 
     def check(self, node: TreeNode, ctx: AuditContext) -> list[Finding]:
         entry = node.entry

@@ -9,16 +9,15 @@ from attrs import field, frozen
 from pictx_fsm.audit_sessions.findings import EntryRef, Finding, FindingKind, make_finding
 from pictx_fsm.overflow import PI_0_87, OverflowPatterns
 from pictx_fsm.protocol import Profile
-from pictx_fsm.session.entries import Entry
 from pictx_fsm.session.problems import Severity
 from pictx_fsm.session.tree import SessionTree, TreeNode
 from pictx_fsm.session.windows import root_window_id
 
-Locator = Callable[[Entry], int | None]
-"""The 1-based source line of an entry (``None`` for entries built in memory)."""
+Locator = Callable[[TreeNode], int | None]
+"""The 1-based source line of a node's entry (``None`` for entries built in memory)."""
 
 
-def no_lines(entry: Entry) -> int | None:
+def no_lines(node: TreeNode) -> int | None:
     return None
 
 
@@ -42,7 +41,7 @@ class AuditContext:
         return self.tree.header.parent_session
 
     def ref(self, node: TreeNode) -> EntryRef:
-        return EntryRef(id=node.id, line=self.locate(node.entry))
+        return EntryRef(id=node.id, line=self.locate(node))
 
     def finding(
         self,

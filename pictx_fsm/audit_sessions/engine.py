@@ -7,7 +7,7 @@ numbers for files.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Final
 
 from pictx_fsm.audit_sessions.boundaries import (
@@ -18,32 +18,88 @@ from pictx_fsm.audit_sessions.boundaries import (
 )
 from pictx_fsm.audit_sessions.budget import BudgetRepeatCheck, MultipleResetsCheck
 from pictx_fsm.audit_sessions.context import AuditContext, Locator, no_lines
+from pictx_fsm.audit_sessions.context_management import check_entries
 from pictx_fsm.audit_sessions.findings import Finding, sort_key
 from pictx_fsm.audit_sessions.forks import out_of_band_forks
 from pictx_fsm.audit_sessions.identity import BootIdentityCheck, DuplicateWindowIdCheck
 from pictx_fsm.audit_sessions.shapes import EntryShapeCheck, TextCheck
 from pictx_fsm.audit_sessions.storms import EmptySummaryCheck, StormCheck
 from pictx_fsm.audit_sessions.tail import TailCheck
-from pictx_fsm.audit_sessions.walk import BranchCheck, Shape, unique, walk
+from pictx_fsm.audit_sessions.walk import (
+    READS_ALL,
+    BranchCheck,
+    ContentCheck,
+    EntryCheck,
+    Shape,
+    unique,
+    walk,
+)
 from pictx_fsm.overflow import PI_0_87, OverflowPatterns
 from pictx_fsm.protocol import DEFAULT_PROFILE, Profile
-from pictx_fsm.session.tree import SessionTree
+from pictx_fsm.session.entries import Entry
+from pictx_fsm.session.tree import SessionTree, TreeNode
 
 BRANCH_CHECKS: Final[Sequence[BranchCheck]] = (
     TailCheck(),
     BootIdentityCheck(),
     DuplicateWindowIdCheck(),
-    EntryShapeCheck(),
-    TextCheck(),
     MultipleResetsCheck(),
     BudgetRepeatCheck(),
     NativeCompactionCheck(),
     BranchSummaryCheck(),
-    LegacyResetCheck(),
     ToolPairCheck(),
     StormCheck(),
+)
+"""Folds over every branch; they read only an entry's skeleton (ids, types, windows)."""
+
+CONTENT_CHECKS: Final[Sequence[ContentCheck]] = (
+    EntryShapeCheck(),
+    TextCheck(),
+    LegacyResetCheck(),
     EmptySummaryCheck(),
 )
+"""Checks of one entry's content, run once per entry (while a file is read)."""
+
+Found = Mapping[int, tuple[TreeNode, Sequence[Finding]]]
+"""Content findings by ``id(node)``; the node is kept with them so the key stays its own."""
+
+
+def content_findings(
+    entry: Entry, node: TreeNode, ctx: AuditContext, checks: Sequence[ContentCheck]
+) -> list[Finding]:
+    kind = entry.type
+    return [
+        finding
+        for check in checks
+        if kind in check.entry_types
+        for finding in check.check(entry, node, ctx)
+    ]
+
+
+def whole_types(checks: Sequence[ContentCheck]) -> frozenset[str]:
+    """The entry types the content checks read, so a reader keeps those whole."""
+    return frozenset().union(*(check.entry_types for check in checks))
+
+
+class ContentStep(EntryCheck):
+    """The content checks' place in the walk: their findings at each node, either found
+    before (a file's, while it was read) or computed now from the node's whole entry."""
+
+    def __init__(self, checks: Sequence[ContentCheck], found: Found | None = None) -> None:
+        self._checks = checks
+        self._found = found
+        # the walk steps this check only on nodes of the classes that have findings
+        self.reads = (
+            READS_ALL
+            if found is None
+            else frozenset(type(node.entry) for node, _ in found.values())
+        )
+
+    def check(self, node: TreeNode, ctx: AuditContext) -> list[Finding]:
+        if self._found is None:
+            return content_findings(node.entry, node, ctx, self._checks)
+        hit = self._found.get(id(node))
+        return [] if hit is None or hit[0] is not node else list(hit[1])
 
 
 def audit_tree(
@@ -56,9 +112,15 @@ def audit_tree(
     """Every lifecycle finding of a session tree, on every branch, each reported once, in
     line order. ``locate`` gives entries their source lines (none for in-memory trees)."""
     ctx = AuditContext(tree=tree, profile=Profile.parse(profile), locate=locate, patterns=patterns)
-    return audit_shape(Shape(tree), ctx)
+    folded = check_entries(((node.entry, node) for node in tree.nodes()), ctx)
+    return audit_shape(Shape(tree), ctx, ContentStep(CONTENT_CHECKS), folded)
 
 
-def audit_shape(shape: Shape, ctx: AuditContext) -> list[Finding]:
-    found = [*walk(shape, BRANCH_CHECKS, ctx), *out_of_band_forks(shape, ctx)]
+def audit_shape(
+    shape: Shape, ctx: AuditContext, content: ContentStep, folded: Sequence[Finding] = ()
+) -> list[Finding]:
+    """Every finding of a session's shape; ``folded`` are the findings of the file-order
+    checks (pi-context-management's persisted state), found while the entries were whole."""
+    found = [*walk(shape, (*BRANCH_CHECKS, content), ctx), *out_of_band_forks(shape, ctx)]
+    found += folded
     return sorted(unique(found), key=sort_key)

@@ -66,6 +66,12 @@ class FindingKind(enum.Enum):
     REPEATED_OVERFLOW_RECOVERY = "repeated_overflow_recovery"
     INEFFECTIVE_COMPACTION = "ineffective_compaction"
     EMPTY_COMPACTION_SUMMARY = "empty_compaction_summary"
+    # -- pi-context-management (audit_sessions/context_management.py) ------------------------
+    CM_NOTES_OVER_CAPACITY = "cm_notes_over_capacity"
+    CM_COVERAGE_MOVED_BY_WRITE = "cm_coverage_moved_by_write"
+    CM_HANDOFF_COOLDOWN = "cm_handoff_cooldown"
+    CM_HANDOFF_HOURLY_LIMIT = "cm_handoff_hourly_limit"
+    CM_TAKEOVER_REPEATED = "cm_takeover_repeated"
 
 
 @frozen(kw_only=True)
@@ -78,6 +84,24 @@ class KindInfo:
 
 
 K = FindingKind
+CM_KINDS: Final[Mapping[FindingKind, KindInfo]] = {
+    K.CM_NOTES_OVER_CAPACITY: KindInfo(
+        rule="M10", severity=ERROR, meaning="a stored note set or checkpoint over its capacity"
+    ),
+    K.CM_COVERAGE_MOVED_BY_WRITE: KindInfo(
+        rule="M16", severity=ERROR, meaning="a context_notes write moved notesThroughEntryId"
+    ),
+    K.CM_HANDOFF_COOLDOWN: KindInfo(
+        rule="M60", severity=ERROR, meaning="an automatic handoff before its 5-minute cooldown"
+    ),
+    K.CM_HANDOFF_HOURLY_LIMIT: KindInfo(
+        rule="M56", severity=ERROR, meaning="more than 3 automatic handoffs in a rolling hour"
+    ),
+    K.CM_TAKEOVER_REPEATED: KindInfo(
+        rule="M50", severity=ERROR, meaning="a takeover prompt sent twice in one session"
+    ),
+}
+"""pi-context-management's kinds (checked by :mod:`.context_management`)."""
 KINDS: Final[Mapping[FindingKind, KindInfo]] = {
     K.STRUCTURE: KindInfo(
         rule="pi-host §8", severity=ERROR, meaning="the reader's structural problem"
@@ -202,6 +226,7 @@ KINDS: Final[Mapping[FindingKind, KindInfo]] = {
     K.EMPTY_COMPACTION_SUMMARY: KindInfo(
         rule="FM1", severity=WARNING, meaning="a compaction whose summary is empty or a template"
     ),
+    **CM_KINDS,
 }
 
 STRUCTURE_RULES: Final[Mapping[ProblemKind, str]] = {

@@ -27,8 +27,10 @@ def out_of_band_forks(shape: Shape, ctx: AuditContext) -> list[Finding]:
         if not isinstance(entry, MessageEntry) or entry.message.role != "assistant":
             continue
         children = shape.children(node)
+        if len(children) < 2:
+            continue
         calls = entry.message.tool_calls()
-        if len(children) < 2 or not calls:
+        if not calls:
             continue
         ids = frozenset(call.id for call in calls)
         for child in children:

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Mapping
+from typing import Final
 
 from attrs import frozen
 
@@ -23,6 +24,7 @@ from pictx_fsm.audit_sessions.findings import Finding, FindingKind
 from pictx_fsm.audit_sessions.roles import Role, role_of
 from pictx_fsm.audit_sessions.walk import Step
 from pictx_fsm.protocol import ROOT_WINDOW_SUFFIX, WINDOW_ID_PREFIX
+from pictx_fsm.session.entries import CustomEntry, CustomMessageEntry
 from pictx_fsm.session.tree import TreeNode
 from pictx_fsm.session.windows import boot_window_id, window_id_of_marker
 
@@ -43,6 +45,8 @@ class Inherited:
 
 class BootIdentityCheck:
     """Stray boots, boots for the wrong window, inherited root boots (module docstring)."""
+
+    reads: Final = frozenset({CustomEntry, CustomMessageEntry})
 
     def start(self, ctx: AuditContext) -> Inherited:
         return Inherited()
@@ -109,6 +113,8 @@ def _unexplained(state: Inherited, ctx: AuditContext) -> list[Finding]:
 
 
 class DuplicateWindowIdCheck:
+    reads: Final = frozenset({CustomEntry})
+
     """R12: a minted window id never equals a marker id already on the branch.
 
     The state is the number of markers per window id in the whole file, built once: only an

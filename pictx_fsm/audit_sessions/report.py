@@ -18,7 +18,7 @@ from typing import Any, Final
 from attrs import frozen
 
 from pictx_fsm.audit_sessions.findings import Finding
-from pictx_fsm.audit_sessions.roles import Role, is_boot, role_of
+from pictx_fsm.audit_sessions.roles import is_boot
 from pictx_fsm.audit_sessions.walk import Shape
 from pictx_fsm.protocol import Profile
 from pictx_fsm.session.problems import Severity
@@ -41,7 +41,7 @@ class Summary:
 
     @classmethod
     def of(cls, shape: Shape, entries: int) -> Summary:
-        markers = sum(1 for node in shape.nodes if role_of(node) is Role.MARKER)
+        markers = sum(1 for node in shape.nodes if node.window.marker_id == node.id)  # R8
         boots = sum(1 for node in shape.nodes if is_boot(node.entry))
         return cls(
             entries=entries,

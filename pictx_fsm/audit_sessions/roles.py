@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Mapping
+from typing import Final
 
 from pictx_fsm.protocol import (
     BOOT_TYPE,
@@ -19,6 +20,7 @@ from pictx_fsm.protocol import (
 from pictx_fsm.session.entries import (
     BranchSummaryEntry,
     CompactionEntry,
+    CustomEntry,
     CustomMessageEntry,
     Entry,
     MessageEntry,
@@ -37,6 +39,12 @@ class Role(enum.Enum):
     CONTINUATION = "continuation"
     CONVERSATION = "conversation"
     METADATA = "metadata"
+
+
+NOT_METADATA: Final = frozenset(
+    {MessageEntry, CustomEntry, CustomMessageEntry, CompactionEntry, BranchSummaryEntry}
+)
+"""The entry classes whose role can be other than metadata (a marker is a custom entry)."""
 
 
 def role_of(node: TreeNode) -> Role:

@@ -16,7 +16,6 @@ from typing import Final
 
 from pictx_fsm.audit_sessions.context import AuditContext
 from pictx_fsm.audit_sessions.findings import Finding, FindingKind
-from pictx_fsm.audit_sessions.walk import EntryCheck
 from pictx_fsm.protocol import (
     BOOT_TYPE,
     CONTEXT_WINDOW_OPEN_TAG,
@@ -29,7 +28,7 @@ from pictx_fsm.protocol import (
     Profile,
     guidance_content,
 )
-from pictx_fsm.session.entries import ABSENT, CustomEntry, CustomMessageEntry
+from pictx_fsm.session.entries import ABSENT, CustomEntry, CustomMessageEntry, Entry
 from pictx_fsm.session.tree import TreeNode
 from pictx_fsm.session.windows import window_id_of_marker
 
@@ -46,11 +45,12 @@ _GUIDANCE_RE: Final = re.compile(
 )
 
 
-class EntryShapeCheck(EntryCheck):
+class EntryShapeCheck:
     """R1–R8: markers that are not markers, flags, details and data keys."""
 
-    def check(self, node: TreeNode, ctx: AuditContext) -> list[Finding]:
-        entry = node.entry
+    entry_types: Final = frozenset({CustomEntry.TYPE, CustomMessageEntry.TYPE})
+
+    def check(self, entry: Entry, node: TreeNode, ctx: AuditContext) -> list[Finding]:
         if isinstance(entry, CustomEntry) and entry.custom_type == MARKER_TYPE:
             return _marker(node, entry, ctx)
         if isinstance(entry, CustomMessageEntry) and entry.custom_type in _HIDDEN_RULES:
@@ -94,11 +94,12 @@ def _boot_details(details: object) -> list[str]:
     return []
 
 
-class TextCheck(EntryCheck):
+class TextCheck:
     """D1/§2.3 texts, profile 0.25.1 only."""
 
-    def check(self, node: TreeNode, ctx: AuditContext) -> list[Finding]:
-        entry = node.entry
+    entry_types: Final = frozenset({CustomMessageEntry.TYPE})
+
+    def check(self, entry: Entry, node: TreeNode, ctx: AuditContext) -> list[Finding]:
         if ctx.profile is not Profile.V0_25_1 or not isinstance(entry, CustomMessageEntry):
             return []
         problem = _text_problem(entry.custom_type, entry.text())

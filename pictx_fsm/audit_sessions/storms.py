@@ -39,8 +39,8 @@ from attrs import frozen
 from pictx_fsm.audit_sessions.context import AuditContext
 from pictx_fsm.audit_sessions.findings import Finding, FindingKind
 from pictx_fsm.audit_sessions.roles import Role, is_native_compaction, role_of
-from pictx_fsm.audit_sessions.walk import EntryCheck, Step
-from pictx_fsm.session.entries import CompactionEntry, MessageEntry
+from pictx_fsm.audit_sessions.walk import Step
+from pictx_fsm.session.entries import CompactionEntry, Entry, MessageEntry
 from pictx_fsm.session.tree import TreeNode
 
 K = FindingKind
@@ -252,11 +252,12 @@ def is_empty_summary(summary: str) -> bool:
     return placeholders >= EMPTY_TEMPLATE_RATIO * len(content)
 
 
-class EmptySummaryCheck(EntryCheck):
+class EmptySummaryCheck:
     """Every native compaction keeps a real summary (module docstring)."""
 
-    def check(self, node: TreeNode, ctx: AuditContext) -> list[Finding]:
-        entry = node.entry
+    entry_types: Final = frozenset({CompactionEntry.TYPE})
+
+    def check(self, entry: Entry, node: TreeNode, ctx: AuditContext) -> list[Finding]:
         if not is_native_compaction(entry) or not isinstance(entry, CompactionEntry):
             return []
         if not is_empty_summary(entry.summary):

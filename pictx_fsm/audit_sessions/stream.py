@@ -1,10 +1,12 @@
-"""Auditing a session file read as a stream.
+"""Auditing a session file read as a stream, in memory bounded by its structure.
 
-The file is read line by line through the reader's streaming API
-(:func:`~pictx_fsm.session.jsonl.iter_session_lines`): each entry joins the tree as it is
-read, and only three small things are kept beside the tree — each entry's line (for the
-report), the boundary entries by line (for failure mode 20) and the reader's problems. No line
-text is held, so memory is the tree's.
+The file is read once, line by line, into its skeleton
+(:func:`~pictx_fsm.session.skeleton.read_skeleton`: the tree without content). While each
+entry is read, whole, the content checks run on it and the boundary entries are noted by
+line (failure mode 20); then the entry's content is dropped. The branch checks walk the
+skeleton afterwards and the content findings join them at their nodes, so a file's findings
+are exactly those :func:`~pictx_fsm.audit_sessions.engine.audit_tree` finds on the whole
+entries, and memory grows with the number of entries, not with their text.
 """
 
 from __future__ import annotations
@@ -14,10 +16,16 @@ import time
 from collections import defaultdict
 from collections.abc import Callable, Mapping, Sequence
 
-from attrs import frozen
-
 from pictx_fsm.audit_sessions.context import AuditContext
-from pictx_fsm.audit_sessions.engine import audit_shape
+from pictx_fsm.audit_sessions.context_management import ContextMemoryCheck
+from pictx_fsm.audit_sessions.engine import (
+    CONTENT_CHECKS,
+    ContentStep,
+    Found,
+    audit_shape,
+    content_findings,
+    whole_types,
+)
 from pictx_fsm.audit_sessions.findings import Finding, sort_key
 from pictx_fsm.audit_sessions.report import SessionAudit, Stats, Summary
 from pictx_fsm.audit_sessions.structure import (
@@ -25,63 +33,14 @@ from pictx_fsm.audit_sessions.structure import (
     is_boundary_entry,
     problem_findings,
 )
-from pictx_fsm.audit_sessions.walk import Shape
+from pictx_fsm.audit_sessions.walk import ContentCheck, Shape
 from pictx_fsm.errors import UnreadableInputError
 from pictx_fsm.protocol import DEFAULT_PROFILE, Profile
-from pictx_fsm.session.entries import Entry, SessionHeader
-from pictx_fsm.session.jsonl import SessionParser, iter_session_lines, os_reason
-from pictx_fsm.session.problems import Problem
-from pictx_fsm.session.tree import SessionTree
+from pictx_fsm.session.entries import Entry
+from pictx_fsm.session.skeleton import SkeletonReader, paused_collector
+from pictx_fsm.session.tree import SessionTree, TreeNode
 
 Clock = Callable[[], float]
-
-PLACEHOLDER_HEADER = SessionHeader(id="", timestamp="", cwd="")
-"""Stands in for a missing header so the entries still form a tree (root ``pcw::root``)."""
-
-
-@frozen(kw_only=True)
-class StreamedSession:
-    """What the audit keeps of a file: the tree, entry lines, boundaries by line, problems."""
-
-    tree: SessionTree
-    lines: Mapping[int, int]
-    """``id(entry)`` → 1-based line (entries are kept alive by the tree)."""
-    boundaries: Mapping[int, Sequence[Entry]]
-    problems: Sequence[Problem]
-    bytes: int
-    is_session: bool
-
-    def locate(self, entry: Entry) -> int | None:
-        return self.lines.get(id(entry))
-
-
-def read_streamed(path: str) -> StreamedSession:
-    """Read one file; raises :class:`UnreadableInputError` only when it cannot be opened/read."""
-    parser = SessionParser(path)
-    tree: SessionTree | None = None
-    lines: dict[int, int] = {}
-    boundaries: defaultdict[int, list[Entry]] = defaultdict(list)
-    try:
-        with open(path, "rb") as fp:
-            for item in iter_session_lines(fp, parser):
-                if tree is None:
-                    tree = SessionTree(parser.header or PLACEHOLDER_HEADER)
-                tree.add(item.entry)
-                lines[id(item.entry)] = item.line
-                if is_boundary_entry(item.entry):
-                    boundaries[item.line].append(item.entry)
-            size = fp.tell()
-    except OSError as exc:
-        raise UnreadableInputError(path, os_reason(exc)) from exc
-    header = parser.header
-    return StreamedSession(
-        tree=tree if tree is not None else SessionTree(header or PLACEHOLDER_HEADER),
-        lines=lines,
-        boundaries=dict(boundaries),
-        problems=parser.problems,
-        bytes=size,
-        is_session=header is not None or tree is not None,
-    )
 
 
 def audit_file(
@@ -89,34 +48,78 @@ def audit_file(
     profile: Profile | str = DEFAULT_PROFILE,
     *,
     clock: Clock = time.perf_counter,
+    content_checks: Sequence[ContentCheck] = CONTENT_CHECKS,
 ) -> SessionAudit:
     """Audit one file; never raises on bad input (unreadable files become exit code 2).
 
     Findings come in two groups, each in line order: first the reader's structural problems
     (and the boundaries they swallow), then the lifecycle findings of every branch."""
-    name = os.fspath(path)
+    with paused_collector():
+        return _audit(os.fspath(path), Profile.parse(profile), clock, content_checks)
+
+
+def _audit(
+    name: str, profile: Profile, clock: Clock, content_checks: Sequence[ContentCheck]
+) -> SessionAudit:
     started = clock()
+    reader = SkeletonReader(
+        name, whole=whole_types(content_checks) | ContextMemoryCheck.entry_types
+    )
     try:
-        session = read_streamed(name)
+        found, boundaries, folded = _read(reader, profile, content_checks)
     except UnreadableInputError as exc:
         return SessionAudit(path=name, error=exc.reason)
+    skeleton = reader.skeleton()
     structure = [
-        *problem_findings(session.problems),
-        *damaged_boundaries(session.problems, session.boundaries),
+        *problem_findings(skeleton.problems),
+        *damaged_boundaries(skeleton.problems, boundaries),
     ]
-    if not session.is_session:
+    if not skeleton.is_session:
         # Readable, but nothing in it is a session (a lock file, an empty or binary file):
         # its problems are the findings; exit code 2 is kept for files that cannot be read.
         note = "no session header and no entry"
         return SessionAudit(path=name, findings=tuple(sorted(structure, key=sort_key)), note=note)
-    ctx = AuditContext(tree=session.tree, profile=Profile.parse(profile), locate=session.locate)
-    shape = Shape(session.tree)
-    findings: list[Finding] = [*sorted(structure, key=sort_key), *audit_shape(shape, ctx)]
-    entries = len(session.tree.entries)
-    stats = Stats(bytes=session.bytes, entries=entries, seconds=clock() - started)
+    ctx = _context(skeleton.tree, profile, reader)
+    shape = Shape(skeleton.tree)
+    content = ContentStep(content_checks, found)
+    lifecycle = audit_shape(shape, ctx, content, folded)
+    findings: list[Finding] = [*sorted(structure, key=sort_key), *lifecycle]
+    entries = len(skeleton.tree.entries)
     return SessionAudit(
         path=name,
         findings=tuple(findings),
         summary=Summary.of(shape, entries),
-        stats=stats,
+        stats=Stats(bytes=skeleton.bytes, entries=entries, seconds=clock() - started),
     )
+
+
+def _read(
+    reader: SkeletonReader, profile: Profile, checks: Sequence[ContentCheck]
+) -> tuple[Found, Mapping[int, Sequence[Entry]], list[Finding]]:
+    """One pass over the file: the content checks on each whole entry, boundaries by line,
+    and the file-order fold of pi-context-management's persisted state."""
+    found: dict[int, tuple[TreeNode, list[Finding]]] = {}
+    boundaries: defaultdict[int, list[Entry]] = defaultdict(list)
+    ctx: AuditContext | None = None
+    memory = ContextMemoryCheck()
+    seen = memory.start()
+    folded: list[Finding] = []
+    for entry, node, line in reader.entries():
+        if is_boundary_entry(entry):
+            boundaries[line].append(entry)
+        if node is None:
+            continue
+        if ctx is None:
+            assert reader.tree is not None  # the node was just added to it
+            ctx = _context(reader.tree, profile, reader)
+        hits = content_findings(entry, node, ctx, checks)
+        if hits:
+            found[id(node)] = (node, hits)
+        if entry.type in memory.entry_types:
+            seen, more = memory.step(seen, entry, node, ctx)
+            folded.extend(more)
+    return found, dict(boundaries), [*folded, *memory.end(seen)]
+
+
+def _context(tree: SessionTree, profile: Profile, reader: SkeletonReader) -> AuditContext:
+    return AuditContext(tree=tree, profile=profile, locate=reader.line_of)

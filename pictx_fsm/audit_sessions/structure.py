@@ -22,7 +22,7 @@ from pictx_fsm.audit_sessions.findings import (
 )
 from pictx_fsm.audit_sessions.roles import is_pi_context_message
 from pictx_fsm.protocol import BOOT_TYPE, CONTINUATION_TYPE, MARKER_TYPE
-from pictx_fsm.session.entries import BranchSummaryEntry, CompactionEntry, Entry
+from pictx_fsm.session.entries import BranchSummaryEntry, CompactionEntry, Entry, MessageEntry
 from pictx_fsm.session.problems import Problem, ProblemKind
 from pictx_fsm.session.windows import is_valid_marker
 
@@ -37,6 +37,8 @@ _BOUNDARY_TEXT: Final = re.compile(
 
 def is_boundary_entry(entry: Entry) -> bool:
     """An entry whose loss changes the context (FM20's list, plus pi-context messages)."""
+    if type(entry) is MessageEntry:  # the common entry, answered first
+        return False
     if isinstance(entry, CompactionEntry | BranchSummaryEntry):
         return True
     return is_valid_marker(entry) or is_pi_context_message(entry)

@@ -19,12 +19,14 @@ boot is tolerated by the root projection (R69), so it is only a warning.
 
 from __future__ import annotations
 
+from typing import Final
+
 import attrs
 from attrs import frozen
 
 from pictx_fsm.audit_sessions.context import AuditContext
 from pictx_fsm.audit_sessions.findings import WARNING, Finding, FindingKind
-from pictx_fsm.audit_sessions.roles import Role, role_of
+from pictx_fsm.audit_sessions.roles import NOT_METADATA, Role, role_of
 from pictx_fsm.audit_sessions.walk import Step
 from pictx_fsm.protocol import Profile
 from pictx_fsm.session.tree import TreeNode
@@ -50,6 +52,8 @@ class Tail:
 
 class TailCheck:
     """Marker → boot → continuation on every branch (see the module docstring)."""
+
+    reads: Final = NOT_METADATA
 
     def start(self, ctx: AuditContext) -> Tail:
         return Tail(marker=None)

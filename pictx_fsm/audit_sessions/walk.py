@@ -11,25 +11,41 @@ findings of sibling leaves can name the same entry.
 
 from __future__ import annotations
 
-from collections import defaultdict
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Any, Protocol
 
 from pictx_fsm.audit_sessions.context import AuditContext
 from pictx_fsm.audit_sessions.findings import Finding
+from pictx_fsm.session.entries import Entry
 from pictx_fsm.session.tree import SessionTree, TreeNode
 
 Step = tuple[Any, list[Finding]]
 
 
 class BranchCheck(Protocol):
-    """A fold over one branch. ``state`` values must be immutable (shared by siblings)."""
+    """A fold over one branch. ``state`` values must be immutable (shared by siblings).
+
+    A check may declare ``reads``, the entry classes whose nodes can change its state or
+    report (see :data:`READS_ALL`); the walk then steps it only on those."""
 
     def start(self, ctx: AuditContext) -> Any: ...
 
     def step(self, state: Any, node: TreeNode, ctx: AuditContext) -> Step: ...
 
     def end(self, state: Any, leaf: TreeNode, ctx: AuditContext) -> list[Finding]: ...
+
+
+class ContentCheck(Protocol):
+    """A check of one entry's own content (texts, flags, data keys), with its node for the
+    window it is in. It runs once per entry while a file is read, on the whole entry; the
+    walk then only hands out what it found (the tree keeps no content). ``entry_types`` are
+    the entry types (``"custom_message"``…) it reads: only those are built whole for it. Plug
+    new content checks in :data:`~pictx_fsm.audit_sessions.engine.CONTENT_CHECKS`."""
+
+    @property
+    def entry_types(self) -> frozenset[str]: ...
+
+    def check(self, entry: Entry, node: TreeNode, ctx: AuditContext) -> list[Finding]: ...
 
 
 class EntryCheck:
@@ -63,22 +79,32 @@ class Shape:
     def __init__(self, tree: SessionTree) -> None:
         nodes: dict[int, TreeNode] = {}
         for node in tree.nodes():
-            for ancestor in node.ancestors():
-                if id(ancestor) in nodes:
-                    break
+            ancestor: TreeNode | None = node
+            while ancestor is not None and id(ancestor) not in nodes:
                 nodes[id(ancestor)] = ancestor
+                ancestor = ancestor.parent
         self.nodes: list[TreeNode] = sorted(nodes.values(), key=lambda n: n.order)
-        children: dict[int, list[TreeNode]] = defaultdict(list)
+        del nodes
+        # A node's only child is kept as is, several in a list: most nodes of a session have
+        # exactly one child, and a list each would double the shape's memory.
+        children: dict[int, TreeNode | list[TreeNode]] = {}
         self.roots: list[TreeNode] = []
         for node in self.nodes:
-            if node.parent is None:
+            parent = node.parent
+            if parent is None:
                 self.roots.append(node)
-            else:
-                children[id(node.parent)].append(node)
-        self._children = dict(children)
+                continue
+            known = children.setdefault(id(parent), node)
+            if known is not node:
+                if isinstance(known, list):
+                    known.append(node)
+                else:
+                    children[id(parent)] = [known, node]
+        self._children = children
 
     def children(self, node: TreeNode) -> Sequence[TreeNode]:
-        return self._children.get(id(node), ())
+        found = self._children.get(id(node), ())
+        return (found,) if isinstance(found, TreeNode) else found
 
     def is_leaf(self, node: TreeNode) -> bool:
         return id(node) not in self._children
@@ -90,21 +116,42 @@ class Shape:
 def walk(shape: Shape, checks: Sequence[BranchCheck], ctx: AuditContext) -> Iterator[Finding]:
     """Every finding of every check on every branch (in depth-first, file order)."""
     initial = tuple(check.start(ctx) for check in checks)
+    plans: dict[type[Any], tuple[int, ...]] = {}
     stack: list[tuple[TreeNode, tuple[Any, ...]]] = [(r, initial) for r in reversed(shape.roots)]
     while stack:
         node, states = stack.pop()
-        after: list[Any] = []
-        for check, state in zip(checks, states, strict=True):
-            new_state, found = check.step(state, node, ctx)
-            after.append(new_state)
-            yield from found
+        kind = type(node.entry)
+        plan = plans.get(kind)
+        if plan is None:
+            plan = plans[kind] = _plan(checks, kind)
+        if plan:
+            after = list(states)
+            for index in plan:
+                after[index], found = checks[index].step(states[index], node, ctx)
+                if found:
+                    yield from found
+            states = tuple(after)
         children = shape.children(node)
-        if not children:
-            for check, state in zip(checks, after, strict=True):
+        if len(children) == 1:
+            stack.append((children[0], states))
+        elif children:
+            stack.extend((child, states) for child in reversed(children))
+        else:
+            for check, state in zip(checks, states, strict=True):
                 yield from check.end(state, node, ctx)
-            continue
-        frozen_states = tuple(after)
-        stack.extend((child, frozen_states) for child in reversed(children))
+
+
+READS_ALL: Any = None
+"""``reads`` of a check that must see every node (the default)."""
+
+
+def _plan(checks: Sequence[BranchCheck], kind: type[Any]) -> tuple[int, ...]:
+    """The checks a node of this entry class can concern, by index."""
+    return tuple(
+        index
+        for index, check in enumerate(checks)
+        if (reads := getattr(check, "reads", READS_ALL)) is READS_ALL or kind in reads
+    )
 
 
 def unique(findings: Iterable[Finding]) -> list[Finding]:

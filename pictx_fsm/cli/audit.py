@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import json
 
+from pictx_fsm.audit_sessions.context_management import add_chain_findings
 from pictx_fsm.audit_sessions.report import render_run, run_json
 from pictx_fsm.audit_sessions.stream import audit_file
 from pictx_fsm.protocol import DEFAULT_PROFILE, Profile
@@ -44,6 +45,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     profile = Profile.parse(args.profile)
     audits = [audit_file(path, profile) for path in args.files]
+    audits = add_chain_findings(audits, args.files)  # pi-context-management session chains
     if args.json:
         document = run_json(audits, profile, stats=args.stats)
         print(json.dumps(document, ensure_ascii=False, indent=2))

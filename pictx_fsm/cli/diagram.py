@@ -11,6 +11,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from pictx_fsm.audit_store import check_log
 from pictx_fsm.cli.machines import select_machines
 from pictx_fsm.diagrams import (
     FORMATS,
@@ -22,7 +23,7 @@ from pictx_fsm.diagrams import (
     write_diagrams,
 )
 from pictx_fsm.diagrams.overlay import undeclared
-from pictx_fsm.errors import UsageError
+from pictx_fsm.errors import UnreadableInputError, UsageError
 from pictx_fsm.machines.document import MachineSpec
 
 
@@ -33,6 +34,11 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--trace", metavar="AUDIT.jsonl", type=Path, help="overlay an audit log")
     parser.add_argument(
         "--coverage", metavar="COVERAGE.json", type=Path, help="overlay {transition_id: count}"
+    )
+    parser.add_argument(
+        "--allow-broken-log",
+        action="store_true",
+        help="draw a --trace log whose hash chain is broken (refused by default)",
     )
     parser.add_argument(
         "--models", metavar="DIR", type=Path, help="models directory (default: the package's)"
@@ -56,7 +62,8 @@ def run(args: argparse.Namespace) -> int:
 def _counts(args: argparse.Namespace, specs: list[MachineSpec]) -> dict[str, int] | None:
     sources = []
     if args.trace is not None:
-        sources.append(counts_from_audit(args.trace))
+        _check_trace(args.trace, allow_broken=args.allow_broken_log)
+        sources.append(counts_from_audit(args.trace, skip_damaged=args.allow_broken_log))
     if args.coverage is not None:
         sources.append(counts_from_coverage(args.coverage))
     if not sources:
@@ -71,6 +78,26 @@ def _counts(args: argparse.Namespace, specs: list[MachineSpec]) -> dict[str, int
             file=sys.stderr,
         )
     return counts
+
+
+def _check_trace(path: Path, *, allow_broken: bool) -> None:
+    """A damaged log is refused (its counts could be forged or lost) unless allowed; a log
+    without its seal (a session still running) is drawn with a warning."""
+    report = check_log(path)
+    if report.damage and not allow_broken:
+        first = report.damage[0]
+        raise UnreadableInputError(
+            str(path),
+            f"line {first.first_line}: {first.reason}: the audit log is broken "
+            "(give --allow-broken-log to draw it anyway)",
+        )
+    for damage in report.damage:
+        print(f"pictx-fsm diagram: warning: {damage.text(str(path))}", file=sys.stderr)
+    if not report.sealed:
+        print(
+            f"pictx-fsm diagram: warning: {path}: no seal at its end (still being written, or cut)",
+            file=sys.stderr,
+        )
 
 
 def _all(args: argparse.Namespace) -> list[MachineSpec]:

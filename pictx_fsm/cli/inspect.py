@@ -24,10 +24,9 @@ from typing import Any, Final
 from attrs import frozen
 
 from pictx_fsm.errors import UnreadableInputError
-from pictx_fsm.session.entries import Entry, MessageEntry, SessionHeader
-from pictx_fsm.session.jsonl import LoadedSession, read_session
+from pictx_fsm.session.entries import Entry, MessageEntry
 from pictx_fsm.session.problems import Problem, Severity
-from pictx_fsm.session.tree import SessionTree
+from pictx_fsm.session.skeleton import Skeleton, read_skeleton
 from pictx_fsm.session.windows import boot_window_id, root_window_id, window_id_of_marker
 
 EXIT_CLEAN: Final = 0
@@ -119,7 +118,7 @@ class FileReport:
     exit_code: int
     error: str | None = None
     note: str | None = None
-    loaded: LoadedSession | None = None
+    loaded: Skeleton | None = None
     structure: Structure | None = None
 
     def to_json(self) -> dict[str, Any]:
@@ -137,12 +136,12 @@ class FileReport:
         return out
 
 
-def _loaded_json(loaded: LoadedSession) -> dict[str, Any]:
+def _loaded_json(loaded: Skeleton) -> dict[str, Any]:
     header = loaded.header
     return {
         "header": None if header is None else header.to_json(),
         "originalVersion": loaded.original_version,
-        "entryCount": len(loaded.entries),
+        "entryCount": len(loaded.tree),
     }
 
 
@@ -169,9 +168,10 @@ def _structure_json(structure: Structure) -> dict[str, Any]:
 
 
 def inspect_file(path: str) -> FileReport:
-    """Read and summarise one file; never raises on bad input."""
+    """Read and summarise one file (its skeleton: no content is kept); never raises on bad
+    input."""
     try:
-        loaded = read_session(path)
+        loaded = read_skeleton(path)
     except UnreadableInputError as exc:
         return FileReport(path=path, exit_code=EXIT_UNREADABLE, error=exc.reason)
     if not loaded.is_session:
@@ -187,18 +187,13 @@ def inspect_file(path: str) -> FileReport:
     return FileReport(path=path, exit_code=code, loaded=loaded, structure=describe(loaded))
 
 
-_PLACEHOLDER_HEADER: Final = SessionHeader(id="", timestamp="", cwd="")
-"""Stands in for a missing header so the tree can still be built (root window ``pcw::root``)."""
-
-
-def describe(loaded: LoadedSession) -> Structure:
-    lines = {id(entry): line for entry, line in zip(loaded.entries, loaded.lines, strict=True)}
-    tree = SessionTree.from_entries(loaded.header or _PLACEHOLDER_HEADER, loaded.entries)
-    windows, stray = _windows(tree, lines)
+def describe(loaded: Skeleton) -> Structure:
+    entries = loaded.tree.entries
+    windows, stray = _windows(loaded)
     return Structure(
-        types=dict(Counter(entry.type for entry in loaded.entries).most_common()),
-        roles=dict(Counter(_roles(loaded.entries)).most_common()),
-        leaves=tuple(_leaves(tree, lines)),
+        types=dict(Counter(entry.type for entry in entries).most_common()),
+        roles=dict(Counter(_roles(entries)).most_common()),
+        leaves=tuple(_leaves(loaded)),
         windows=windows,
         stray_boots=stray,
     )
@@ -210,28 +205,31 @@ def _roles(entries: Sequence[Entry]) -> Iterator[str]:
             yield entry.message.role
 
 
-def _leaves(tree: SessionTree, lines: dict[int, int]) -> Iterator[Leaf]:
+def _leaves(loaded: Skeleton) -> Iterator[Leaf]:
+    tree = loaded.tree
     for leaf_id in tree.leaves():
         node = tree.node(leaf_id)
         yield Leaf(
             id=leaf_id,
             depth=node.depth,
-            line=lines.get(id(node.entry)),
+            line=loaded.line_of(node),
             active=leaf_id == tree.leaf_id,
         )
 
 
 def _windows(
-    tree: SessionTree, lines: dict[int, int]
+    loaded: Skeleton,
 ) -> tuple[tuple[WindowReport, ...], tuple[tuple[str, Located], ...]]:
     """Walk the active branch: each valid marker opens a window (R8, R76); each boot joins
     the latest window with its ``details.windowId`` (R14), else it is stray."""
+    tree = loaded.tree
     order = [root_window_id(tree.session_id)]
     markers: dict[str, Located | None] = {order[0]: None}
     boots: dict[str, list[Located]] = {order[0]: []}
     stray: list[tuple[str, Located]] = []
-    for entry in tree.branch():
-        where = Located(id=str(entry.id), line=lines.get(id(entry)), timestamp=entry.timestamp)
+    for node in tree.branch_nodes():
+        entry = node.entry
+        where = Located(id=node.id, line=loaded.line_of(node), timestamp=entry.timestamp)
         opened = window_id_of_marker(entry)
         if opened is not None:
             order.append(opened)
@@ -282,12 +280,12 @@ def render_text(report: FileReport) -> Iterator[str]:
         yield report.note
     if report.loaded is not None and report.structure is not None:
         yield from _render_header(report.loaded)
-        yield from _render_structure(report.structure, len(report.loaded.entries))
+        yield from _render_structure(report.structure, len(report.loaded.tree))
     if report.loaded is not None:
         yield from _render_problems(report.path, report.loaded.problems)
 
 
-def _render_header(loaded: LoadedSession) -> Iterator[str]:
+def _render_header(loaded: Skeleton) -> Iterator[str]:
     header = loaded.header
     if header is None:
         yield "header: none"

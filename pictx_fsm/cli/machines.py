@@ -25,6 +25,8 @@ from pictx_fsm.machines.document import (
 )
 from pictx_fsm.machines.families import ROOT_FAMILY, load_families
 
+CM_FAMILY = "context_management"
+
 
 def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--machine", metavar="NAME", help="only this machine (default: all)")
@@ -58,6 +60,8 @@ def select_machines(directory: Path | None, name: str | None) -> list[MachineSpe
     for family in load_families(root):
         if family.name == ROOT_FAMILY:
             _check_lifecycle_bindings(family.machines, root)
+        if family.name == CM_FAMILY:
+            _check_cm_bindings(family.machines, family.directory)
         specs.update(family.machines)
     if name is None or name == "all":
         if not specs:
@@ -73,6 +77,14 @@ def _check_lifecycle_bindings(specs: dict[str, MachineSpec], root: Path) -> None
 
     if set(MACHINE_NAMES) <= set(specs):
         build_lifecycle(specs, root)
+
+
+def _check_cm_bindings(specs: dict[str, MachineSpec], directory: Path) -> None:
+    """pi-context-management's machines are bound to their guards and actions too."""
+    from pictx_fsm.context_management.machines import MACHINE_NAMES, build_machines
+
+    if set(MACHINE_NAMES) <= set(specs):
+        build_machines(specs, directory)
 
 
 def describe(spec: MachineSpec) -> dict[str, Any]:

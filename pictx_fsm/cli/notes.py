@@ -80,11 +80,10 @@ def _store(args: argparse.Namespace) -> NotesStore:
         session_id=args.session or "",
         model_id=args.model,
     )
-    if not context.notes_root.is_dir():
-        raise UsageError(
-            f"{context.notes_root}: no notes home there (set --home or $PI_NOTES_HOME)"
-        )
-    return context.store
+    store = context.store
+    if not store.place.root.is_dir():
+        raise UsageError(f"{store.place.root}: no notes home there (set --home or $PI_NOTES_HOME)")
+    return store
 
 
 def _homes(store: NotesStore, pattern: str | None) -> list[HomeRef]:

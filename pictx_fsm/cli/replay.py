@@ -14,16 +14,21 @@ import json
 from collections.abc import Sequence
 from pathlib import Path
 
-from pictx_fsm.audit import AuditLog, canonical
-from pictx_fsm.testing.trace import first_difference, load_trace, run_actions
+from pictx_fsm.audit import AuditLog
+from pictx_fsm.audit_store import write_sealed
+from pictx_fsm.cli.replay_cm import replay_cm
+from pictx_fsm.errors import UsageError
+from pictx_fsm.json_input import read_json_file
+from pictx_fsm.session.jsonl import os_reason
+from pictx_fsm.testing.cm.trace import cm_trace_from_json, is_cm_trace
+from pictx_fsm.testing.trace import first_difference, run_actions, trace_from_json
 
 
 def _write_audits(directory: Path, audits: Sequence[AuditLog]) -> None:
-    """One file per runtime: each is its own hash chain (Pi re-creates the extension)."""
+    """One sealed file per runtime: each is its own hash chain (Pi re-creates the extension)."""
     directory.mkdir(parents=True, exist_ok=True)
     for index, log in enumerate(audits):
-        lines = [canonical(record) + "\n" for record in log.records]
-        (directory / f"runtime-{index}.audit.jsonl").write_text("".join(lines), encoding="ascii")
+        write_sealed(directory / f"runtime-{index}.audit.jsonl", log.records)
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -37,7 +42,10 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    trace = load_trace(args.trace)
+    document = read_json_file(args.trace)
+    if is_cm_trace(document):  # a pi-context-management counterexample
+        return replay_cm(args, cm_trace_from_json(document, args.trace))
+    trace = trace_from_json(document, args.trace)
     outcome = run_actions(trace.config, trace.actions)
     decisions = outcome.world.decisions()
     difference = None
@@ -46,7 +54,10 @@ def run(args: argparse.Namespace) -> int:
     failure = outcome.describe_failure()
     recorded = (trace.failure or {}).get("message")
     if args.audit_dir:
-        _write_audits(Path(args.audit_dir), outcome.world.audits)
+        try:
+            _write_audits(Path(args.audit_dir), outcome.world.audits)
+        except OSError as error:
+            raise UsageError(f"--audit-dir {args.audit_dir}: {os_reason(error)}") from None
     if args.json:
         print(
             json.dumps(

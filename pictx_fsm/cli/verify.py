@@ -18,9 +18,12 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
+from pictx_fsm.cli.verify_cm import run_cm
 from pictx_fsm.errors import UsageError
+from pictx_fsm.hosts.model.profiles import HOST_PROFILES
 from pictx_fsm.lifecycle import load_lifecycle
 from pictx_fsm.protocol import Profile
+from pictx_fsm.testing.cm.faults import CM_FAULTS
 from pictx_fsm.testing.contracts import ContractReport, ContractRun
 from pictx_fsm.testing.coverage import EXEMPTIONS_FILE, Coverage
 from pictx_fsm.testing.faults import FAULTS
@@ -52,7 +55,22 @@ def configure(parser: argparse.ArgumentParser) -> None:
         choices=[p.value for p in Profile],
         help="profile(s) to explore (default: both)",
     )
-    parser.add_argument("--fault", choices=sorted(FAULTS), help="plant a deliberate fault")
+    parser.add_argument(
+        "--host-profile",
+        action="append",
+        choices=list(HOST_PROFILES),
+        help="Pi version(s) the model session behaves as (default: all)",
+    )
+    parser.add_argument(
+        "--fault", choices=sorted({*FAULTS, *CM_FAULTS}), help="plant a deliberate fault"
+    )
+    parser.add_argument(
+        "--extension",
+        choices=["pi-context", "context-management", "both", "all"],
+        default="all",
+        help="what to explore: pi-context, pi-context-management alone, both on one host, "
+        "or all of these (default)",
+    )
     parser.add_argument("--out", default="verify-out", help="where counterexamples go")
     parser.add_argument("--coverage-out", help="write {transition: count} JSON here")
     parser.add_argument("--no-contracts", action="store_true", help="skip the CrossHair check")
@@ -97,6 +115,18 @@ def run(args: argparse.Namespace) -> int:
             f"the contract check needs CrossHair, which is not installed; {EXTRA_HINT}, "
             "or run with --no-contracts"
         )
+    extension = args.extension
+    if args.fault in CM_FAULTS and extension in ("pi-context", "all"):
+        extension = "context-management"  # a context-management fault is planted there
+    code = 0
+    if extension in ("pi-context", "all"):
+        code = _run_pi_context(args)
+    if extension != "pi-context" and (args.fault is None or args.fault in CM_FAULTS):
+        code = max(code, run_cm(args, extension))
+    return code
+
+
+def _run_pi_context(args: argparse.Namespace) -> int:
     from pictx_fsm.testing.explore import ExploreOptions, explore
 
     lifecycle = load_lifecycle()
@@ -106,6 +136,7 @@ def run(args: argparse.Namespace) -> int:
         seed=args.seed,
         time_budget=args.time_budget,
         profiles=tuple(args.profile or [p.value for p in Profile]),
+        hosts=tuple(args.host_profile or HOST_PROFILES),
         fault=args.fault,
         scenarios=not args.no_scenarios,
     )
@@ -160,7 +191,10 @@ def _summarise(
     assert coverage is not None
     failed = False
     options = report.options
-    print(f"pictx-fsm verify · models {fingerprint[:12]} · profiles {', '.join(options.profiles)}")
+    print(
+        f"pictx-fsm verify · models {fingerprint[:12]} · profiles {', '.join(options.profiles)}"
+        f" · hosts {', '.join(options.hosts)}"
+    )
     if options.fault:
         print(f"planted fault  {options.fault}")
     print(f"invariants     {len(INVARIANT_TYPES)} checked after every action", end="")
@@ -186,6 +220,7 @@ def _summarise(
         f"({report.actions:,} actions checked in {report.elapsed:.1f}s)"
     )
     failed |= _print_coverage(coverage, report)
+    failed |= _print_tool_outcomes(report)
     if args.coverage_out:
         _write_coverage(Path(args.coverage_out), coverage)
     failed |= _print_contracts(contracts)
@@ -225,6 +260,18 @@ def _print_coverage(coverage: Coverage, report: ExploreReport) -> bool:
     for row in coverage.stale_exemptions:
         print(f"  exempted as unreachable but fired {row.fired}x: {row.transition}")
     return not coverage.complete and not report.options.fault
+
+
+def _print_tool_outcomes(report: ExploreReport) -> bool:
+    """Outcome coverage of the notes and history tools (ok / refusal / error per tool)."""
+    tools = report.tool_coverage
+    assert tools is not None
+    print("\n".join(tools.lines()))
+    if report.failed:
+        return False
+    for line in tools.problems():
+        print(line)
+    return not tools.complete and not report.options.fault
 
 
 def _print_contracts(contracts: ContractReport | None) -> bool:

@@ -6,7 +6,6 @@ sources the CLI accepts. Both refuse malformed input with the file and line at f
 
 from __future__ import annotations
 
-import json
 import os
 from collections import Counter
 from collections.abc import Iterable, Mapping
@@ -14,10 +13,15 @@ from pathlib import Path
 from typing import Any
 
 from pictx_fsm.errors import UnreadableInputError
+from pictx_fsm.json_input import JsonInputError, parse_json, read_json_file
 from pictx_fsm.machines.document import MachineSpec
+from pictx_fsm.session.jsonl import open_regular, os_reason
+from pictx_fsm.session.lines import iter_physical_lines
 
 
-def counts_from_audit(path: str | os.PathLike[str]) -> dict[str, int]:
+def counts_from_audit(
+    path: str | os.PathLike[str], *, skip_damaged: bool = False
+) -> dict[str, int]:
     """Count transition firings in an audit log (JSONL, one JSON object per line).
 
     Fired transitions are lists of objects carrying the transition's ``id`` (as in
@@ -25,11 +29,12 @@ def counts_from_audit(path: str | os.PathLike[str]) -> dict[str, int]:
     :mod:`pictx_fsm.audit` writes them (``{"steps": [{"transitions": [{"id": ...}]}]}``), or
     directly on the record (``{"transitions": [{"id": ...}]}``). Other keys are ignored, blank
     lines skipped, and a record with neither fired nothing. A log in which *no* record has
-    either shape is refused: it is probably not an audit log.
+    either shape is refused: it is probably not an audit log. ``skip_damaged`` passes over
+    lines that are not JSON objects (a torn record) instead of refusing the log.
     """
     counts: Counter[str] = Counter()
     seen_transitions = False
-    for line_number, record in _records(Path(path)):
+    for line_number, record in _records(Path(path), skip_damaged):
         for fired in _fired_lists(path, line_number, record):
             seen_transitions = True
             counts.update(_ids(path, line_number, fired))
@@ -55,26 +60,31 @@ def _fired_lists(
     return lists
 
 
-def _records(path: Path) -> Iterable[tuple[int, Mapping[str, Any]]]:
+def _records(path: Path, skip_damaged: bool = False) -> Iterable[tuple[int, Mapping[str, Any]]]:
+    """Each non-blank line's object, read in bounded memory from a regular file only."""
     try:
-        handle = path.open(encoding="utf-8")
+        handle = open_regular(path)
     except OSError as exc:
-        raise UnreadableInputError(str(path), exc.strerror or str(exc)) from None
+        raise UnreadableInputError(str(path), os_reason(exc)) from None
     with handle:
-        try:
-            for line_number, line in enumerate(handle, start=1):
-                if not line.strip():
-                    continue
-                yield line_number, _record(path, line_number, line)
-        except UnicodeDecodeError as exc:
-            raise UnreadableInputError(str(path), f"not UTF-8 ({exc.reason})") from None
+        for line in iter_physical_lines(handle):
+            try:
+                if line.undecodable is not None or line.oversized is not None:
+                    why = "not UTF-8" if line.oversized is None else "longer than the limit"
+                    raise UnreadableInputError(str(path), f"line {line.number}: {why}")
+                if line.text.strip():
+                    yield line.number, _record(path, line.number, line.text)
+            except UnreadableInputError:
+                if not skip_damaged:
+                    raise
 
 
 def _record(path: Path, line_number: int, line: str) -> Mapping[str, Any]:
     try:
-        record = json.loads(line)
-    except json.JSONDecodeError as exc:
-        raise UnreadableInputError(str(path), f"line {line_number}: not JSON ({exc.msg})") from None
+        record = parse_json(line, str(path), line_number)
+    except JsonInputError as exc:
+        reason = str(exc).removeprefix(f"{path}:{line_number}: ")
+        raise UnreadableInputError(str(path), f"line {line_number}: {reason}") from None
     if not isinstance(record, dict):
         raise UnreadableInputError(str(path), f"line {line_number}: a record must be an object")
     return record
@@ -96,10 +106,8 @@ def counts_from_coverage(path: str | os.PathLike[str]) -> dict[str, int]:
     """Read a coverage file: one JSON object ``{transition_id: count}`` (counts >= 0)."""
     file = Path(path)
     try:
-        data = json.loads(file.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise UnreadableInputError(str(file), exc.strerror or str(exc)) from None
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        data = read_json_file(file)
+    except JsonInputError as exc:
         raise UnreadableInputError(str(file), f"not a JSON document ({exc})") from None
     if not isinstance(data, dict):
         raise UnreadableInputError(str(file), "coverage must be an object {transition_id: count}")

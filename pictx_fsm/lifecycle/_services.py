@@ -16,11 +16,13 @@ from attrs import frozen
 from pictx_fsm import policy
 from pictx_fsm.hooks import HostContext
 from pictx_fsm.lifecycle._machines import Lifecycle
+from pictx_fsm.notes import FileNotesSource
 from pictx_fsm.protocol import Profile, Texts
 from pictx_fsm.resets import BootWriter
 from pictx_fsm.session.tree import SessionTree
 from pictx_fsm.session.usage import UsageIndex
 from pictx_fsm.session.writer import Clock
+from pictx_fsm.tools.context import ToolContext
 
 __all__ = ["Clock", "Services", "SettingsFactory", "pi_file_settings"]
 
@@ -72,6 +74,17 @@ class Services:
         """R40–R45: read the settings once and derive the policy for ``ctx.model``."""
         model = ctx.model and policy.ModelRef(provider=ctx.model.provider, id=ctx.model.id)
         return policy.resolve_policy(self.settings_source(ctx), model)
+
+    def tool_context(self, ctx: HostContext) -> ToolContext:
+        """What a notes or history tool call reads (the runtime shell runs them, not the
+        step): the boot's notes home when it is on disk — one owner, so the next boot
+        indexes what the tools wrote — with ``@model`` from ``ctx.model``, this session's
+        tree and the injected clock."""
+        model_id = ctx.model.id if ctx.model else None
+        notes = self.boot_writer.notes
+        if isinstance(notes, FileNotesSource):
+            return notes.tool_context(model_id=model_id, history=self.tree, clock=self.clock)
+        return ToolContext(history=self.tree, clock=self.clock)
 
     def window_usage(self, ctx: HostContext) -> policy.Usage | None:
         """R47/R48: root windows use the host's usage; marker windows the projected window."""

@@ -120,7 +120,10 @@ def machine_events(event: HookEvent) -> Sequence[tuple[str, str]]:
     """The ``(machine, event)`` pairs one hook event raises, in order."""
     if isinstance(event, ToolCall):
         if event.name not in TOOL_EVENTS:
-            raise UsageError(f"unknown lifecycle tool {event.name!r}")
+            raise UsageError(
+                f"{event.name!r} is not a lifecycle tool: the notes and history tools run in "
+                "the runtime shell (LifecycleRuntime.handle, pictx_fsm.tools.execute_tool)"
+            )
         return (TOOL_EVENTS[event.name],)
     if isinstance(event, Command):
         if event.name == WIPE_MEMORY_COMMAND:

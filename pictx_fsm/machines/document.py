@@ -136,6 +136,20 @@ def _parse_yaml(text: str, document: str) -> Any:
 _LOADER: type[yaml.SafeLoader] | None = None
 
 
+def _base_loader() -> type[Any]:
+    """libyaml's C parser where PyYAML was built with it (several times faster), with
+    python-statemachine's resolvers (``on``/``off`` stay strings); else its pure-Python loader."""
+    statechart: type[yaml.SafeLoader] = _make_loader(yaml)  # type: ignore[no-untyped-call]
+    c_loader: type[Any] | None = getattr(yaml, "CSafeLoader", None)
+    if c_loader is None:
+        return statechart
+
+    class CStatechartLoader(c_loader):  # type: ignore[misc,valid-type]
+        yaml_implicit_resolvers = statechart.yaml_implicit_resolvers
+
+    return CStatechartLoader
+
+
 def _strict_yaml_loader() -> type[yaml.SafeLoader]:
     """python-statemachine's loader (keeps ``on``/``off`` as strings), refusing duplicate keys.
 
@@ -143,7 +157,7 @@ def _strict_yaml_loader() -> type[yaml.SafeLoader]:
     """
     global _LOADER
     if _LOADER is None:
-        base: type[yaml.SafeLoader] = _make_loader(yaml)  # type: ignore[no-untyped-call]
+        base = _base_loader()
 
         class StrictLoader(base):  # type: ignore[valid-type,misc]
             def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> Any:

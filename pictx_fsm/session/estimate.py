@@ -73,10 +73,11 @@ _NOTHING: Final = MessageText()
 
 
 def js_length(text: str) -> int:
-    """``text.length`` in JS: UTF-16 code units (an emoji counts 2)."""
+    """``text.length`` in JS: UTF-16 code units (an emoji counts 2, half of one — a lone
+    surrogate, as JSON hands a cut emoji over — counts 1)."""
     if text.isascii():
         return len(text)
-    return len(text.encode("utf-16-le")) // 2
+    return len(text.encode("utf-16-le", "surrogatepass")) // 2
 
 
 def js_json(value: Any) -> str:

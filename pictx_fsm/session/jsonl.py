@@ -20,13 +20,16 @@ as is) and never glues a new entry onto an unterminated last line (failure mode 
 from __future__ import annotations
 
 import decimal
+import errno
 import io
 import json
 import logging
 import math
 import os
 import re
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+import stat
+from collections import Counter
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any, BinaryIO, Final
 
 from attrs import frozen
@@ -43,9 +46,12 @@ from pictx_fsm.session.entries import (
 from pictx_fsm.session.lines import (
     HEADER_TYPE,
     JSON_WHITESPACE,
+    MAX_LINE_BYTES,
+    OVERSIZED_PREVIEW,
     PhysicalLine,
     Piece,
     classify_junk,
+    is_blank,
     iter_physical_lines,
     iter_text_lines,
     split_line,
@@ -57,9 +63,10 @@ from pictx_fsm.session.migrate import (
     needs_migration,
     written_version,
 )
-from pictx_fsm.session.problems import Problem, ProblemKind
+from pictx_fsm.session.problems import MAX_PROBLEMS_PER_KIND, Problem, ProblemKind
 
 _log = logging.getLogger(__name__)
+EntryBuilder = Callable[[Mapping[str, Any]], tuple[Entry, Sequence[FieldProblem]]]
 _JSON_KIND_NAMES: Final = {
     list: "array",
     str: "string",
@@ -120,18 +127,32 @@ class SessionParser:
     string id. Unlike Pi, entries are still returned when it is not (the caller decides).
     """
 
-    def __init__(self, source: str = "<memory>") -> None:
+    def __init__(
+        self,
+        source: str = "<memory>",
+        build: EntryBuilder = entry_from_json,
+        split: Callable[[str], list[Piece]] = split_line,
+    ) -> None:
+        """``build`` makes each entry from its object and ``split`` decodes a line; a reader
+        that keeps less than the whole entry may do less, as long as it reports the same
+        problems and keeps the same values."""
         self.source = source
+        self._build = build
+        self._split = split
         self.header: SessionHeader | None = None
         self.original_version: int | None = None
         self._problems: list[Problem] = []
         self._objects = 0
         self._migration: Migration | None = None
         self._id_lines: dict[str, int] = {}
+        self._parent_of: dict[str, str | None] = {}
+        """Each id's parent as Pi's id map holds it (the later entry of a duplicate wins)."""
         self._unresolved: list[tuple[int, str, str]] = []
         self._last: PhysicalLine | None = None
         self._last_had_junk = False
         self._closed = False
+        self._blank_run: tuple[int, int] | None = None
+        self._reported: Counter[ProblemKind] = Counter()
 
     @property
     def problems(self) -> tuple[Problem, ...]:
@@ -139,11 +160,16 @@ class SessionParser:
         return tuple(sorted(self._problems, key=lambda p: -1 if p.line is None else p.line))
 
     def _report(self, kind: ProblemKind, line: int | None, message: str, **extra: Any) -> None:
-        self._problems.append(Problem.of(kind, line, message, **extra))
+        self._reported[kind] += 1
+        if self._reported[kind] <= MAX_PROBLEMS_PER_KIND:
+            self._problems.append(Problem.of(kind, line, message, **extra))
 
     def feed(self, line: PhysicalLine) -> list[EntryLine]:
         """The entries found on one line (usually one)."""
         self._last, self._last_had_junk = line, False
+        if line.oversized is not None:
+            self._oversized(line)
+            return []
         if line.undecodable is not None:
             self._report(
                 ProblemKind.INVALID_ENCODING,
@@ -151,10 +177,14 @@ class SessionParser:
                 "line is not valid UTF-8; read with replacement characters",
                 raw=line.undecodable,
             )
-        if not line.text.strip(JSON_WHITESPACE):
-            self._report(ProblemKind.BLANK_LINE, line.number, "blank line (Pi skips it)")
+        if is_blank(line.text):
+            start, count = self._blank_run or (line.number, 0)
+            self._blank_run = (start, count + 1)
             return []
-        pieces = split_line(line.text)
+        self._end_blank_run()
+        pieces = self._split(line.text)
+        if len(pieces) == 1 and not pieces[0].junk:  # the common line: one object
+            return self._take(pieces[0], line.number)
         objects = [p for p in pieces if not p.junk]
         if len(objects) > 1:
             self._report(
@@ -172,6 +202,27 @@ class SessionParser:
         self._last_had_junk = pieces[-1].junk  # a torn end is already reported as torn
         return found
 
+    def _end_blank_run(self) -> None:
+        """One problem per run of blank lines: a file of blank lines costs one, not millions."""
+        if self._blank_run is None:
+            return
+        start, count = self._blank_run
+        self._blank_run = None
+        if count == 1:
+            self._report(ProblemKind.BLANK_LINE, start, "blank line (Pi skips it)")
+        else:
+            message = f"{count} blank lines, {start}–{start + count - 1} (Pi skips them)"
+            self._report(ProblemKind.BLANK_LINE, start, message)
+
+    def _oversized(self, line: PhysicalLine) -> None:
+        self._end_blank_run()
+        self._last_had_junk = True  # reported here, not again as a missing final newline
+        message = (
+            f"line of {line.oversized} bytes is longer than the reader's limit of "
+            f"{MAX_LINE_BYTES} bytes; skipped (raw: its first {OVERSIZED_PREVIEW} bytes)"
+        )
+        self._report(ProblemKind.OVERSIZED_LINE, line.number, message, raw=line.text)
+
     def _junk(self, junk: str, line: PhysicalLine, *, recovered_after: bool) -> None:
         last_unterminated = not line.terminated and not recovered_after
         kind, message = classify_junk(junk, last_unterminated=last_unterminated)
@@ -186,7 +237,7 @@ class SessionParser:
         if not isinstance(value, dict):
             kind_name = _JSON_KIND_NAMES.get(type(value), "value")
             message = f"JSON {kind_name}, not an object"
-            self._report(ProblemKind.NOT_AN_OBJECT, line, message, raw=piece.text)
+            self._report(ProblemKind.NOT_AN_OBJECT, line, message, raw=_shown(piece))
             if index == 0:
                 self._report(
                     ProblemKind.NOT_SESSION_HEADER,
@@ -194,14 +245,14 @@ class SessionParser:
                     "first JSON value is not a session header (Pi treats the file as empty)",
                 )
             return []
-        if index == 0 and self._take_header(value, piece.text, line):
+        if index == 0 and self._take_header(value, _shown(piece), line):
             return []
         if value.get("type") == HEADER_TYPE:
             self._report(
                 ProblemKind.EXTRA_HEADER,
                 line,
                 "a session header after the first object; not an entry (Pi ignores it)",
-                raw=piece.text,
+                raw=_shown(piece),
             )
             return []
         return [EntryLine(entry=self._entry(value, index, line), line=line)]
@@ -236,7 +287,16 @@ class SessionParser:
     def _set_header(self, header: SessionHeader, version: int | None, line: int) -> None:
         self.header = header
         self.original_version = version
-        if version is not None and needs_migration(version):
+        if version is not None and version < 1:
+            self._migration = Migration(header.id, 1)
+            self._report(
+                ProblemKind.INVALID_FIELD,
+                line,
+                f"header version {version} is not a format version (1 or more); read as v1 "
+                f"and migrated in memory to v{CURRENT_VERSION}, as Pi does",
+                field="version",
+            )
+        elif version is not None and needs_migration(version):
             self._migration = Migration(header.id, version)
             self._report(
                 ProblemKind.LEGACY_VERSION,
@@ -255,9 +315,10 @@ class SessionParser:
         if self._migration is not None:
             obj, migration_problems = self._migration.migrate(obj, index)
             self._field_problems(migration_problems, line, obj.get("id"))
-        entry, field_problems = entry_from_json(obj)
+        entry, field_problems = self._build(obj)
         entry_id = entry.id
-        self._field_problems(field_problems, line, entry_id)
+        if field_problems:
+            self._field_problems(field_problems, line, entry_id)
         kind = obj.get("type")
         if isinstance(kind, str) and kind not in ENTRY_TYPES:
             self._report(
@@ -282,6 +343,7 @@ class SessionParser:
 
     def _link(self, entry_id: str, parent_id: str | None, line: int) -> None:
         first = self._id_lines.get(entry_id)
+        self._parent_of[entry_id] = None if parent_id == entry_id else parent_id
         if first is not None:
             self._report(
                 ProblemKind.DUPLICATE_ID,
@@ -308,6 +370,7 @@ class SessionParser:
         if self._closed:
             return
         self._closed = True
+        self._end_blank_run()
         for line, entry_id, parent_id in self._unresolved:
             if parent_id not in self._id_lines:
                 self._report(
@@ -327,6 +390,46 @@ class SessionParser:
                 last.number,
                 "last line has no final newline; a plain append would glue onto it",
             )
+        self._report_cycles()
+        self._report_omitted()
+
+    def _report_cycles(self) -> None:
+        """``parentId`` links that loop (e1 → e3 → e2 → e1): Pi's ``getBranch`` from any of
+        them never ends. The reader's tree cannot loop (a parent must come earlier), so only
+        this check sees them; each cycle is reported once, at its first line."""
+        done: set[str] = set()
+        for start in self._parent_of:
+            path: dict[str, None] = {}
+            node: str | None = start
+            while node is not None and node not in done and node not in path:
+                path[node] = None
+                node = self._parent_of.get(node)
+            done.update(path)
+            if node is not None and node in path:
+                self._report_cycle(list(path)[list(path).index(node) :])
+
+    def _report_cycle(self, members: list[str]) -> None:
+        first = min(members, key=lambda member: self._id_lines[member])
+        at = members.index(first)
+        loop = [*members[at:], *members[:at], first]
+        self._report(
+            ProblemKind.PARENT_CYCLE,
+            self._id_lines[first],
+            "parentId cycle " + " → ".join(loop) + ": no root above these entries (a getBranch "
+            "from them never ends)",
+            entry_id=first,
+            field="parentId",
+        )
+
+    def _report_omitted(self) -> None:
+        for kind, count in self._reported.items():
+            if count > MAX_PROBLEMS_PER_KIND:
+                omitted = count - MAX_PROBLEMS_PER_KIND
+                message = (
+                    f"{omitted} more {kind.value} problems not listed (the first "
+                    f"{MAX_PROBLEMS_PER_KIND} are)"
+                )
+                self._problems.append(Problem.of(kind, None, message))
 
     def result(self, entries: Iterable[EntryLine]) -> LoadedSession:
         pairs = list(entries)  # first: streaming ``entries`` may still be feeding the parser
@@ -339,6 +442,10 @@ class SessionParser:
             source=self.source,
             original_version=self.original_version,
         )
+
+
+def _shown(piece: Piece) -> str:
+    return piece.text.strip(JSON_WHITESPACE)
 
 
 def iter_session(lines: Iterable[PhysicalLine], parser: SessionParser) -> Iterator[EntryLine]:
@@ -362,14 +469,39 @@ def parse_session(text: str, source: str = "<memory>") -> LoadedSession:
 
 def read_session(path: str | os.PathLike[str]) -> LoadedSession:
     """Read a session file. Raises :class:`UnreadableInputError` only when the file cannot be
-    read at all (missing, a directory, no permission, an I/O error)."""
+    read at all (missing, a directory, a device, no permission, an I/O error)."""
     name = os.fspath(path)
     parser = SessionParser(name)
     try:
-        with open(name, "rb") as fp:
+        with open_regular(name) as fp:
             return parser.result(iter_session_lines(fp, parser))
     except OSError as exc:
         raise UnreadableInputError(name, os_reason(exc)) from exc
+
+
+def open_regular(path: str | os.PathLike[str]) -> BinaryIO:
+    """Open a regular file for binary reading; anything else (``/dev/zero``, a FIFO, a socket,
+    a directory, also behind a symlink named ``.jsonl``) is refused before a byte is read, so
+    no reader can grow without end or block on it. Raises ``OSError``."""
+    descriptor = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    try:
+        mode = os.fstat(descriptor).st_mode
+        if stat.S_ISDIR(mode):
+            raise IsADirectoryError(errno.EISDIR, "is a directory", os.fspath(path))
+        if not stat.S_ISREG(mode):
+            raise NotRegularFileError(errno.EINVAL, _NOT_REGULAR, os.fspath(path))
+        os.set_blocking(descriptor, True)
+        return open(descriptor, "rb")
+    except BaseException:
+        os.close(descriptor)
+        raise
+
+
+class NotRegularFileError(OSError):
+    """A path that names a device, FIFO or socket where a file was expected."""
+
+
+_NOT_REGULAR: Final = "not a regular file (a device, FIFO or socket); refused"
 
 
 def os_reason(exc: OSError) -> str:
@@ -380,6 +512,8 @@ def os_reason(exc: OSError) -> str:
         return "is a directory, not a session file"
     if isinstance(exc, PermissionError):
         return "permission denied"
+    if isinstance(exc, NotRegularFileError):
+        return _NOT_REGULAR
     return exc.strerror or str(exc)
 
 
@@ -589,6 +723,7 @@ __all__ = [
     "iter_session_lines",
     "iter_text_lines",
     "js_number",
+    "open_regular",
     "parse_session",
     "read_session",
 ]

@@ -27,23 +27,54 @@ HEADER_TYPE: Final = "session"
 # Physical lines
 
 
+MAX_LINE_BYTES: Final = 64 * 1024 * 1024
+"""The longest line read into memory. Longer lines are skipped in bounded chunks and reported
+(``oversized_line``): a reader's memory stays bounded by this, whatever the file holds. Real
+Pi lines stay far below (the largest in the corpus is 0.4 MB; an image block is a few MB)."""
+_SKIP_CHUNK: Final = 1024 * 1024
+OVERSIZED_PREVIEW: Final = 200
+"""How much of an oversized line is kept in its problem's ``raw``."""
+
+
 @frozen(kw_only=True)
 class PhysicalLine:
     """One ``\\n``-separated line of the file, decoded. ``undecodable`` keeps the original
-    bytes (backslash-escaped) when the line was not UTF-8."""
+    bytes (backslash-escaped) when the line was not UTF-8; ``oversized`` is the byte length
+    of a line longer than :data:`MAX_LINE_BYTES` (then ``text`` is only its start)."""
 
     number: int
     text: str
     terminated: bool
     undecodable: str | None = None
+    oversized: int | None = None
 
 
-def iter_physical_lines(fp: BinaryIO) -> Iterator[PhysicalLine]:
-    """Lines split on ``\\n`` only (never on ``\\r`` or Unicode separators, as Pi splits)."""
-    for number, data in enumerate(fp, start=1):
+def iter_physical_lines(
+    fp: BinaryIO, max_line_bytes: int = MAX_LINE_BYTES
+) -> Iterator[PhysicalLine]:
+    """Lines split on ``\\n`` only (never on ``\\r`` or Unicode separators, as Pi splits),
+    each at most ``max_line_bytes`` in memory."""
+    number = 0
+    while data := fp.readline(max_line_bytes + 1):
+        number += 1
         terminated = data.endswith(b"\n")
+        if len(data) > max_line_bytes and not terminated:
+            yield _oversized(number, data, fp)
+            continue
         body = data[:-1] if terminated else data
         yield _decode(number, body, terminated)
+
+
+def _oversized(number: int, start: bytes, fp: BinaryIO) -> PhysicalLine:
+    """Skip the rest of a too-long line in bounded chunks; keep only its start."""
+    size, terminated = len(start), False
+    while chunk := fp.readline(_SKIP_CHUNK):
+        terminated = chunk.endswith(b"\n")
+        size += len(chunk) - terminated
+        if terminated:
+            break
+    preview = start[:OVERSIZED_PREVIEW].decode("utf-8", "backslashreplace")
+    return PhysicalLine(number=number, text=preview, terminated=terminated, oversized=size)
 
 
 def _decode(number: int, body: bytes, terminated: bool) -> PhysicalLine:
@@ -87,8 +118,16 @@ _MAX_SAFE_INTEGER: Final = 2**53 - 1
 def _js_int(text: str) -> int | float:
     """An integer literal as JavaScript reads it: every number is a double, so an integer
     beyond 2**53 becomes the nearest float (what Pi holds, and what it writes back)."""
-    value = int(text)
-    return value if -_MAX_SAFE_INTEGER <= value <= _MAX_SAFE_INTEGER else float(text)
+    value: int | float = js_number_value(int(text))
+    return value
+
+
+def js_number_value(value: Any) -> Any:
+    """An already decoded value as JavaScript would hold it (integers beyond 2**53 become
+    the nearest float; anything else is returned as is)."""
+    if type(value) is int and not -_MAX_SAFE_INTEGER <= value <= _MAX_SAFE_INTEGER:
+        return float(value)
+    return value
 
 
 # JavaScript's ``JSON.parse`` (and so Pi) rejects ``NaN``/``Infinity`` and reads numbers as
@@ -104,9 +143,18 @@ _MAX_RESTARTS: Final = 1000
 """Bounds the work on an adversarial line (each failed restart may scan to the line's end)."""
 
 
+def is_blank(text: str) -> bool:
+    """Only JSON whitespace (or nothing): decided at the first other character, no copy."""
+    return _BLANK.match(text) is not None
+
+
+_BLANK: Final = re.compile(r"[ \t\r\n]*\Z")
+
+
 @frozen(kw_only=True)
 class Piece:
-    """A parsed JSON value with its exact text, or a junk segment (``value`` unused)."""
+    """A parsed JSON value with its text (surrounding whitespace included for a whole line),
+    or a junk segment (``value`` unused)."""
 
     text: str
     value: Any = None
@@ -122,7 +170,7 @@ def split_line(text: str) -> list[Piece]:
     complete append). Anything left is one junk segment.
     """
     try:
-        return [Piece(text=text.strip(JSON_WHITESPACE), value=_DECODER.decode(text))]
+        return [Piece(text=text, value=_DECODER.decode(text))]  # text stripped when shown
     except (ValueError, RecursionError):
         pass
     start = len(text) - len(text.lstrip(JSON_WHITESPACE))

@@ -54,6 +54,11 @@ class ProblemKind(enum.Enum):
     FUTURE_VERSION = "future_version"
     """A header version newer than 3: read as v3, fields may be misread."""
     BLANK_LINE = "blank_line"
+    """One blank line, or a run of them (reported once, at its first line)."""
+    OVERSIZED_LINE = "oversized_line"
+    """A line longer than the reader's limit: skipped, its start kept in ``raw``."""
+    PARENT_CYCLE = "parent_cycle"
+    """``parentId`` links that loop back: Pi's ``getBranch`` never ends on them."""
     MISSING_FINAL_NEWLINE = "missing_final_newline"
     """The last line has no ``\\n``: Pi's next append would glue onto it."""
 
@@ -75,6 +80,8 @@ DEFAULT_SEVERITY: Final[Mapping[ProblemKind, Severity]] = {
     ProblemKind.LEGACY_VERSION: Severity.INFO,
     ProblemKind.FUTURE_VERSION: Severity.WARNING,
     ProblemKind.BLANK_LINE: Severity.INFO,
+    ProblemKind.OVERSIZED_LINE: Severity.ERROR,
+    ProblemKind.PARENT_CYCLE: Severity.ERROR,
     ProblemKind.MISSING_FINAL_NEWLINE: Severity.WARNING,
 }
 """Why these: anything that makes Pi lose or misplace data is an error (Pi's loader skips a
@@ -82,6 +89,11 @@ glued line whole, so the entries on it vanish for Pi even though this reader rec
 duplicate id silently re-links the tree). What Pi tolerates with a defined outcome (an orphan
 becomes a root, an entry without id stays out of the tree) is a warning. What is normal for
 old or newer files is info."""
+
+
+MAX_PROBLEMS_PER_KIND: Final = 10_000
+"""Problems of one kind listed per file; the rest are counted in one more problem, so a file
+of a million bad lines costs the reader bounded memory."""
 
 
 @frozen(kw_only=True)

@@ -264,6 +264,11 @@ class SessionTree:
         node = self._leaf if from_id is None else self.node(from_id)
         return [] if node is None else [n.entry for n in node.path()]
 
+    def branch_nodes(self, from_id: str | None = None) -> list[TreeNode]:
+        """The nodes from the root to ``from_id`` (default: the leaf), each with its window."""
+        node = self._leaf if from_id is None else self.node(from_id)
+        return [] if node is None else node.path()
+
     def leaves(self) -> list[str]:
         """Ids of every branch tip (entries without children), in file order."""
         return [

@@ -8,6 +8,7 @@ allow (steering while idle, navigating while a run is active) is a no-op that re
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from typing import Any, ClassVar, Literal, TypeAlias
 
@@ -37,9 +38,11 @@ from pictx_fsm.protocol import (
 )
 from pictx_fsm.session.entries import CustomMessageEntry, Entry, MessageEntry
 from pictx_fsm.session.windows import window_id_of_marker
+from pictx_fsm.tools import TOOL_NAMES
 
 JSON: TypeAlias = Any
-ToolName: TypeAlias = Literal["wipe_memory", "get_context_remaining", "echo"]
+ToolName: TypeAlias = str
+"""One of pi-context's eleven tools (``TOOL_NAMES``) or the traces' ``echo``."""
 ReplyKind: TypeAlias = Literal["text", "tools", "overflow", "error", "length"]
 Anchor: TypeAlias = Literal["any", "tool_call", "tool_result", "user", "boundary"]
 """Which entries a navigation or fork picks from: all of them, or one kind — the places
@@ -81,7 +84,26 @@ class Script:
     KIND: ClassVar[str] = "script"
     reply: ReplyKind
     chars: int = 40
-    tools: tuple[ToolName, ...] = ()
+    tools: tuple[ToolName, ...] = attrs.field(default=(), validator=lambda _, __, v: _known(v))
+    arguments: tuple[str, ...] = attrs.field(default=(), validator=lambda _, __, v: _objects(v))
+    """Each call's arguments as JSON text, by position (missing: the default arguments)."""
+
+
+def _known(tools: tuple[ToolName, ...]) -> None:
+    unknown = [name for name in tools if name not in _TOOL_NAMES]
+    if unknown:
+        raise ValueError(f"unknown tool(s) {', '.join(map(repr, unknown))}")
+
+
+def _objects(arguments: tuple[str, ...]) -> None:
+    """Every call's arguments must be the JSON text of an object."""
+    for index, text in enumerate(arguments):
+        try:
+            value = json.loads(text)
+        except (TypeError, json.JSONDecodeError):
+            value = None
+        if not isinstance(value, dict):
+            raise ValueError(f"arguments[{index}] is not the JSON text of an object")
 
 
 @frozen(kw_only=True)
@@ -221,6 +243,16 @@ class SetAutomatic:
     enabled: bool
 
 
+@frozen(kw_only=True)
+class KillRuntime:
+    """The lifecycle's runtime dies, as the bridge's Python server can (issue 8): the bridge
+    twin (:mod:`pictx_fsm.hosts.pi.twin`) fails closed until it restarts one, or, with
+    ``permanent``, for good (degraded mode)."""
+
+    KIND: ClassVar[str] = "kill_runtime"
+    permanent: bool = False
+
+
 Action: TypeAlias = (
     Prompt
     | Script
@@ -240,6 +272,7 @@ Action: TypeAlias = (
     | HideBoot
     | QueueAtSettle
     | SetAutomatic
+    | KillRuntime
 )
 ACTION_TYPES: Mapping[str, type[Any]] = {
     cls.KIND: cls
@@ -262,15 +295,23 @@ ACTION_TYPES: Mapping[str, type[Any]] = {
         HideBoot,
         QueueAtSettle,
         SetAutomatic,
+        KillRuntime,
     )
 }
-WORLD_ACTIONS: tuple[type[Any], ...] = (VoidNextBoundary, HideBoot, QueueAtSettle, SetAutomatic)
+WORLD_ACTIONS: tuple[type[Any], ...] = (
+    VoidNextBoundary,
+    HideBoot,
+    QueueAtSettle,
+    SetAutomatic,
+    KillRuntime,
+)
 """Actions on the world around the session (other extensions, settings), applied by
 :meth:`~pictx_fsm.testing.world.World.apply`, not by :func:`apply_action`."""
 _TOOL_NAMES: Mapping[str, str] = {
     "wipe_memory": WIPE_MEMORY_TOOL,
     "get_context_remaining": GET_CONTEXT_REMAINING_TOOL,
     "echo": "echo",
+    **{name: name for name in TOOL_NAMES},
 }
 
 
@@ -303,10 +344,7 @@ def response_of(script: Script, serial: int) -> Response:
     if script.reply == "tools":
         names = script.tools or ("echo",)
         calls = tuple(
-            Call(
-                name=_TOOL_NAMES[name],
-                arguments={"text": f"t{serial}-{i}"} if name == "echo" else {},
-            )
+            Call(name=_TOOL_NAMES[name], arguments=_arguments(script, i, name, serial))
             for i, name in enumerate(names)
         )
         return Tools(calls=calls, text=filler(f"calls-{serial}", min(script.chars, 80)))
@@ -325,6 +363,13 @@ running after this many never settles."""
 
 class EndlessRun(Exception):
     """An action's run was still going after :data:`RUN_STEP_LIMIT` host steps."""
+
+
+def _arguments(script: Script, index: int, name: str, serial: int) -> Mapping[str, JSON]:
+    if index < len(script.arguments):
+        arguments: Mapping[str, JSON] = json.loads(script.arguments[index])
+        return arguments
+    return {"text": f"t{serial}-{index}"} if name == "echo" else {}
 
 
 def apply_action(session: ModelSession, action: Action, serial: int) -> bool:

@@ -1,6 +1,7 @@
 """The exploration behind ``pictx-fsm verify``: seed scenarios, then Hypothesis.
 
-Phase 1 runs every seed scenario (:mod:`~pictx_fsm.testing.scenarios`) in each profile.
+Phase 1 runs every seed scenario (:mod:`~pictx_fsm.testing.scenarios`) in each profile, the
+host profiles (Pi versions) alternating.
 Phase 2 lets Hypothesis generate worlds and swarm runs (:mod:`.strategies`: each run draws
 the action groups it may use, then its actions), checking every invariant after every
 action; on a failure Hypothesis shrinks the sequence, and the shortest failing example it
@@ -26,6 +27,7 @@ from attrs import define, field, frozen
 from hypothesis import HealthCheck, Phase, Verbosity, given, seed, settings
 from hypothesis import strategies as st
 
+from pictx_fsm.hosts.model.profiles import DEFAULT_HOST_PROFILE, HOST_PROFILES
 from pictx_fsm.lifecycle import Lifecycle
 from pictx_fsm.protocol import Profile
 from pictx_fsm.testing.actions import Action, Settle
@@ -34,6 +36,7 @@ from pictx_fsm.testing.faults import fault_named, faulty_lifecycle
 from pictx_fsm.testing.invariants import InvariantSuite, Violation
 from pictx_fsm.testing.scenarios import SCENARIOS
 from pictx_fsm.testing.strategies import SWARMS, swarm_moves, world_configs
+from pictx_fsm.testing.tool_coverage import ToolOutcomeCoverage, tool_outcome_coverage
 from pictx_fsm.testing.trace import Trace, record_trace, run_actions, shrink_actions
 from pictx_fsm.testing.world import World, WorldConfig
 
@@ -48,6 +51,8 @@ class ExploreOptions:
     seed: int = 0
     time_budget: float = 45.0
     profiles: tuple[str, ...] = tuple(p.value for p in Profile)
+    hosts: tuple[str, ...] = tuple(HOST_PROFILES)
+    """The Pi versions (host profiles) the model session behaves as, each explored."""
     fault: str | None = None
     scenarios: bool = True
     max_actions: int | None = None
@@ -83,6 +88,8 @@ class ExploreReport:
     found_after: tuple[int, float] | None = None
     """(runs, seconds) when the first failure was found: scenario runs in the scenario
     phase, generated runs in the Hypothesis phase."""
+    tool_outcomes: Counter[str] = field(factory=Counter)
+    tool_coverage: ToolOutcomeCoverage | None = None
 
     @property
     def failed(self) -> bool:
@@ -141,6 +148,7 @@ def explore(
         _run_hypothesis(options, report, tick, budget)
     report.elapsed = budget.elapsed()
     report.coverage = coverage_of(lifecycle, report.counts, options.profiles)
+    report.tool_coverage = tool_outcome_coverage(report.tool_outcomes, lifecycle.directory)
     return report
 
 
@@ -174,7 +182,9 @@ class Budget:
         return self.clock() > (limit if self.shrink_deadline is None else self.shrink_deadline)
 
 
-def scenario_config(profile: str, seed: int = 0, fault: str | None = None) -> WorldConfig:
+def scenario_config(
+    profile: str, seed: int = 0, fault: str | None = None, host: str = DEFAULT_HOST_PROFILE.name
+) -> WorldConfig:
     """The world every seed scenario runs in (the numbers of :mod:`.scenarios` assume it):
     native compaction keeps only 1 000 tokens, so ``/compact`` and overflow compaction find
     something to cut in a short story and reach ``session_before_compact``."""
@@ -186,6 +196,7 @@ def scenario_config(profile: str, seed: int = 0, fault: str | None = None) -> Wo
         reminder_margin=16_000,
         keep_recent_tokens=1_000,
         fault=fault,
+        host=host,
     )
 
 
@@ -195,11 +206,15 @@ def _run_scenarios(
     tick: Callable[[str], None],
     budget: Budget,
 ) -> None:
-    for scenario in SCENARIOS:
-        for profile in options.profiles:
-            config = scenario_config(profile, options.seed, options.fault)
+    for number, scenario in enumerate(SCENARIOS):
+        for index, profile in enumerate(options.profiles):
+            # Hosts alternate, so each scenario meets every host over the profiles while the
+            # phase costs one run per scenario and profile.
+            host = options.hosts[(number + index) % len(options.hosts)]
+            config = scenario_config(profile, options.seed, options.fault, host)
             run = run_actions(config, scenario.actions)
             report.counts.update(run.world.transition_counts())
+            report.tool_outcomes.update(run.world.tool_outcomes())
             report.scenario_runs += 1
             report.actions += len(scenario.actions)
             tick(f"scenario {scenario.name}")
@@ -252,7 +267,7 @@ def _run_hypothesis(
     budget: Budget,
 ) -> None:
     search = _Search(budget=budget)
-    configs = world_configs(options.profiles, options.fault)
+    configs = world_configs(options.profiles, options.fault, options.hosts)
     counts = _run_lengths(options.steps)
 
     @settings(
@@ -322,6 +337,7 @@ def _generated_run(
         _act(world, suite, actions, Settle())
     finally:
         report.counts.update(world.transition_counts())
+        report.tool_outcomes.update(world.tool_outcomes())
         report.examples += 1
         report.actions += len(actions)
 

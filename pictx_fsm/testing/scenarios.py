@@ -44,6 +44,7 @@ from pictx_fsm.testing.actions import (
     VoidNextBoundary,
     WipeCommand,
 )
+from pictx_fsm.testing.tool_coverage import tool_story
 
 SHORT = 60
 LONG = 40_000
@@ -163,6 +164,7 @@ def _reminder_lost(chars: int) -> list[Action]:
 
 SCENARIOS: Sequence[Scenario] = (
     Scenario(name="plain", actions=(*_turn(), *_turn(Script(reply="text", chars=200)))),
+    Scenario(name="notes-and-history-tools", actions=tool_story()),
     Scenario(
         name="wipe-tool-and-dedupe",
         actions=(
@@ -217,7 +219,7 @@ SCENARIOS: Sequence[Scenario] = (
             Settle(),
             _wipe("wipe_memory", "echo"),
             Prompt(chars=SHORT),
-            Advance(steps=14),
+            AdvanceTo(step="tool_result"),  # wipe_memory has answered; aborted before turn_end
             Abort(),
             Settle(),
             *_turn(),

@@ -27,6 +27,7 @@ from typing import TypeVar
 
 from hypothesis import strategies as st
 
+from pictx_fsm.hosts.model.profiles import HOST_PROFILES
 from pictx_fsm.protocol import Profile
 from pictx_fsm.testing.actions import (
     ANCHORS,
@@ -38,6 +39,7 @@ from pictx_fsm.testing.actions import (
     FollowUp,
     Fork,
     HideBoot,
+    KillRuntime,
     Navigate,
     Prompt,
     QueueAtSettle,
@@ -50,6 +52,7 @@ from pictx_fsm.testing.actions import (
     VoidNextBoundary,
     WipeCommand,
 )
+from pictx_fsm.testing.tool_calls import tool_scripts
 from pictx_fsm.testing.world import WorldConfig
 
 T = TypeVar("T")
@@ -73,11 +76,13 @@ COMMIT_STEPS = ("custom", "custom_message", "turn_end", "agent_before_settle")
 
 
 PROFILES: tuple[str, ...] = tuple(profile.value for profile in Profile)
+HOSTS: tuple[str, ...] = tuple(HOST_PROFILES)
+"""The Pi versions the model session can behave as (host profiles)."""
 
 
 @functools.cache
 def world_configs(
-    profiles: tuple[str, ...] = PROFILES, fault: str | None = None
+    profiles: tuple[str, ...] = PROFILES, fault: str | None = None, hosts: tuple[str, ...] = HOSTS
 ) -> st.SearchStrategy[WorldConfig]:
     """Reproducible world parameters; ``fault`` plants a named fault (see ``faults``)."""
     return st.builds(
@@ -93,6 +98,7 @@ def world_configs(
         # Pi's 20 000 rarely leaves anything to compact in a short run.
         keep_recent_tokens=st.sampled_from((500, 2_000, 20_000)),
         fault=st.just(fault),
+        host=st.sampled_from(hosts),
     )
 
 
@@ -179,6 +185,7 @@ GROUPS: Mapping[str, tuple[Moves, int, int]] = {
     "turn": (st.tuples(_SCRIPTS, st.builds(Prompt, chars=_CHARS), st.just(Settle())), 2, 0),
     "script": (_one(_SCRIPTS), 2, 1),
     "failure": (_one(_FAILURES), 1, 1),
+    "notes_tools": (_one(tool_scripts()), 1, 1),
     "step": (_one(_SMALL_STEPS), 0, 3),
     "stop": (_one(_STOP), 0, 2),
     "interrupt": (st.tuples(_COMMIT_STOP, _MID_RUN_ACTS), 0, 3),
@@ -204,6 +211,7 @@ GROUPS: Mapping[str, tuple[Moves, int, int]] = {
     "compact": (_one(_COMPACT), 1, 1),
     "noise": (_one(_NOISE), 1, 1),
     "settings": (_one(_SETTINGS), 1, 1),
+    "kill": (_one(st.builds(KillRuntime, permanent=st.sampled_from((False, False, True)))), 1, 1),
 }
 """Action groups: (moves, weight while idle, weight while a run is active). A move is one
 action, a whole turn (the model's reply, a prompt, settle), tree churn (two or three

@@ -17,16 +17,19 @@ from typing import Any
 
 from attrs import define, field, frozen
 
-from pictx_fsm.errors import PictxError, UnreadableInputError
-from pictx_fsm.testing.actions import Action, action_from_json, action_to_json
+from pictx_fsm.json_input import read_json_file
+from pictx_fsm.testing.actions import Action, action_to_json
 from pictx_fsm.testing.invariants import InvariantSuite, Violation
+from pictx_fsm.testing.trace_input import (
+    TraceFormatError,
+    check_action,
+    check_config,
+    check_decisions,
+    check_failure,
+)
 from pictx_fsm.testing.world import World, WorldConfig
 
 TRACE_FORMAT = "pictx-fsm/trace/1"
-
-
-class TraceFormatError(PictxError):
-    """A trace file that cannot be used; the message names the file and the field."""
 
 
 @frozen(kw_only=True)
@@ -55,37 +58,25 @@ class Trace:
 def load_trace(path: str | Path) -> Trace:
     """Read a trace file; every problem names the file and the field at fault."""
     source = str(path)
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as error:
-        raise UnreadableInputError(source, str(error)) from error
-    try:
-        obj = json.loads(text)
-    except json.JSONDecodeError as error:
-        raise TraceFormatError(f"{source}:{error.lineno}: not JSON ({error.msg})") from None
-    return trace_from_json(obj, source)
+    return trace_from_json(read_json_file(source), source)
 
 
 def trace_from_json(obj: Any, source: str = "<trace>") -> Trace:
+    """A trace from its JSON; each field is validated (:mod:`.trace_input`) before use."""
     if not isinstance(obj, Mapping) or obj.get("format") != TRACE_FORMAT:
         raise TraceFormatError(f"{source}: field 'format' must be {TRACE_FORMAT!r}")
+    actions = obj.get("actions") or []
     try:
-        config = WorldConfig.from_json(obj.get("config") or {})
-    except (TypeError, ValueError) as error:
-        raise TraceFormatError(f"{source}: field 'config': {error}") from None
-    actions = []
-    for index, item in enumerate(obj.get("actions") or ()):
-        try:
-            actions.append(action_from_json(item))
-        except (ValueError, AttributeError) as error:
-            raise TraceFormatError(f"{source}: field 'actions[{index}]': {error}") from None
-    decisions = obj.get("decisions")
-    return Trace(
-        config=config,
-        actions=tuple(actions),
-        decisions=None if decisions is None else tuple(decisions),
-        failure=obj.get("failure"),
-    )
+        if not isinstance(actions, list):
+            raise TraceFormatError("field 'actions' must be a list")
+        return Trace(
+            config=check_config(obj.get("config") or {}),
+            actions=tuple(check_action(a, f"actions[{i}]") for i, a in enumerate(actions)),
+            decisions=check_decisions(obj.get("decisions")),
+            failure=check_failure(obj.get("failure")),
+        )
+    except TraceFormatError as error:
+        raise TraceFormatError(f"{source}: {error}") from None
 
 
 @define

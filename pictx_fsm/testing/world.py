@@ -11,6 +11,7 @@ runtimes) and applies host actions — the world actions (noise, settings) itsel
 from __future__ import annotations
 
 import random
+from collections import Counter
 from collections.abc import Mapping
 from typing import Any
 
@@ -27,7 +28,9 @@ from pictx_fsm.hosts.model import (
     ModelSession,
     TickClock,
 )
+from pictx_fsm.hosts.model.profiles import DEFAULT_HOST_PROFILE, HOST_PROFILES, host_profile
 from pictx_fsm.hosts.model.provider_usage import FauxCacheUsage
+from pictx_fsm.hosts.pi.twin import BridgeTwin
 from pictx_fsm.lifecycle import Lifecycle, load_lifecycle
 from pictx_fsm.policy import SettingsScopes
 from pictx_fsm.protocol import Profile
@@ -38,6 +41,7 @@ from pictx_fsm.testing.actions import (
     Action,
     EndlessRun,
     HideBoot,
+    KillRuntime,
     QueueAtSettle,
     SetAutomatic,
     VoidNextBoundary,
@@ -47,6 +51,8 @@ from pictx_fsm.testing.actions import (
 )
 from pictx_fsm.testing.faults import fault_named, faulty_lifecycle
 from pictx_fsm.testing.noise import Arms, EarlyNoise, LateNoise
+from pictx_fsm.testing.notes_sandbox import NotesSandbox, resolve_arguments
+from pictx_fsm.testing.tool_coverage import tool_outcomes
 
 USAGE_ACCOUNTINGS = ("estimated", "faux")
 
@@ -68,6 +74,10 @@ class WorldConfig:
     usage: str = attrs.field(default="estimated", validator=attrs.validators.in_(USAGE_ACCOUNTINGS))
     """The brain's usage figures: ``estimated`` (a real provider's total) or ``faux`` (pi-ai's
     faux provider, cache arithmetic included: what real-Pi runs on the faux model report)."""
+    host: str = attrs.field(
+        default=DEFAULT_HOST_PROFILE.name, validator=attrs.validators.in_(tuple(HOST_PROFILES))
+    )
+    """The Pi version the model session behaves as (``pi-0.87``, ``pi-1.6``)."""
 
     def to_json(self) -> dict[str, Any]:
         return attrs.asdict(self)
@@ -125,14 +135,19 @@ class World:
         self.clock = TickClock()
         self.settings = LiveSettings(config)
         self.noise = Arms()
-        self.extension = LifecycleExtension(self._runtime)
+        self.notes = NotesSandbox()
+        """The world's ``PI_NOTES_HOME``, its escape links and the outside it must not touch."""
+        # The lifecycle as the Pi bridge runs it: a KillRuntime action can take it down.
+        self.extension = BridgeTwin(LifecycleExtension(self._runtime))
         model = ModelInfo(
             provider="faux",
             id="faux-1",
             context_window=config.context_window,
             max_tokens=config.max_tokens,
         )
+        profile = host_profile(config.host)
         host = HostSettings(
+            profile=profile,
             model=model,
             compaction=CompactionSettings(
                 enabled=config.automatic,
@@ -141,10 +156,16 @@ class World:
             ),
         )
         early = EarlyNoise(self.noise, self._follow_up)
-        accounting = FauxCacheUsage() if config.usage == "faux" else None
+        once = profile.faux_input_counted_once
+        accounting = FauxCacheUsage(input_counted_once=once) if config.usage == "faux" else None
+        brain = Brain(
+            counter=CharsCounter(),
+            usage=accounting,
+            arguments=lambda arguments: resolve_arguments(arguments, self.session.tree),
+        )
         self.session = ModelSession(
             [early, self.extension, LateNoise(self.noise)],
-            brain=Brain(counter=CharsCounter(), usage=accounting),
+            brain=brain,
             settings=host,
             rng=random.Random(config.seed),
             clock=self.clock,
@@ -164,6 +185,7 @@ class World:
             clock=self.clock,
             lifecycle=self.lifecycle,
             audit=audit,
+            notes_home=self.notes.root,
         )
         self.audits.append(audit)
         self.runtimes.append(runtime)
@@ -197,6 +219,8 @@ class World:
             self.noise.queue = filler(f"settle-follow-up-{serial}", action.chars)
         elif isinstance(action, SetAutomatic):
             self.settings.automatic = action.enabled
+        elif isinstance(action, KillRuntime):
+            self.extension.kill(permanent=action.permanent)
         else:
             return None
         return True
@@ -211,15 +235,27 @@ class World:
                 counts[key] = counts.get(key, 0) + value
         return counts
 
+    def tool_outcomes(self) -> Counter[str]:
+        """``<tool>:<status>`` of every notes and history tool call so far."""
+        return sum((tool_outcomes(log.records) for log in self.audits), Counter())
+
     def decisions(self) -> list[dict[str, Any]]:
-        """Every machine decision so far, compact: what replay compares."""
+        """Every machine decision (and notes/history tool outcome) so far, compact: what
+        replay compares."""
         out = []
         for index, log in enumerate(self.audits):
             for record in log.records:
                 fired = [t["id"] for step in record["steps"] for t in step["transitions"]]
-                out.append(
-                    {"runtime": index, "seq": record["seq"], "hook": record["hook"], "fired": fired}
-                )
+                decision = {
+                    "runtime": index,
+                    "seq": record["seq"],
+                    "hook": record["hook"],
+                    "fired": fired,
+                }
+                outcome = tool_outcomes([record])
+                if outcome:
+                    decision["tool"] = next(iter(outcome))
+                out.append(decision)
         return out
 
     def describe_actions(self) -> list[dict[str, Any]]:

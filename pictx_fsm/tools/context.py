@@ -46,13 +46,22 @@ def wall_clock_ms() -> float:
     return float(int(time.time() * 1000))
 
 
+NO_NOTES_HOME = (
+    "the notes tools need a notes home on disk (LifecycleRuntime(notes_home=...) or a "
+    "BootWriter reading a FileNotesSource)"
+)
+NO_SESSION = "the history tools need the session (ToolContext.history)"
+
+
 @frozen(kw_only=True)
 class ToolContext:
     """Injected services of one call. ``zone`` is the zone note timestamps are written in
-    (``None``: the host's local zone, as Node's ``Date`` does)."""
+    (``None``: the host's local zone, as Node's ``Date`` does). A host without a notes home
+    leaves ``notes_root`` and ``identity`` out: the history tools still run, a notes tool
+    answers with an error result naming what is missing."""
 
-    notes_root: Path
-    identity: NotesIdentity
+    notes_root: Path | None = None
+    identity: NotesIdentity | None = None
     history: HistorySource | None = None
     clock: Callable[[], float] = field(default=wall_clock_ms)
     zone: tzinfo | None = None
@@ -87,6 +96,8 @@ class ToolContext:
 
     @property
     def place(self) -> NotesPlace:
+        if self.notes_root is None or self.identity is None:
+            raise ToolContextError(NO_NOTES_HOME)
         return NotesPlace(root=self.notes_root, identity=self.identity)
 
     @property
@@ -95,5 +106,5 @@ class ToolContext:
 
     def session(self) -> HistorySource:
         if self.history is None:
-            raise ToolContextError("the history tools need the session (ToolContext.history)")
+            raise ToolContextError(NO_SESSION)
         return self.history

@@ -16,7 +16,7 @@ from typing import Any, Final
 
 from pictx_fsm.tools.address import AddressError
 from pictx_fsm.tools.arguments import Arguments, ToolArgumentError
-from pictx_fsm.tools.context import ToolContext
+from pictx_fsm.tools.context import ToolContext, ToolContextError
 from pictx_fsm.tools.history_tools import (
     history_list,
     history_read,
@@ -82,7 +82,7 @@ def execute_tool(name: str, arguments: object, context: ToolContext) -> ToolOutc
     try:
         with _SERIAL:
             return ToolOutcome.of(handler(Arguments(arguments), context))
-    except (AddressError, ToolArgumentError) as error:
+    except (AddressError, ToolArgumentError, ToolContextError) as error:
         return ToolOutcome.error(str(error))
     except OSError as error:
         return ToolOutcome.error(error_message(error))

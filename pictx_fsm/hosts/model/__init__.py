@@ -1,5 +1,6 @@
-"""The model session: an executable model of the Pi 0.87.1 host as a context-window
-lifecycle extension observes it (pi-host §3–§8, §11). See ``docs/model-session.md``."""
+"""The model session: an executable model of the Pi host as a context-window lifecycle
+extension observes it (pi-host §3–§8, §11, §12), Pi 0.87.1 or 1.6.0 by host profile. See
+``docs/model-session.md``."""
 
 from pictx_fsm.hosts.model.adapter import LIFECYCLE_HOOKS, LifecycleExtension, RuntimeLike
 from pictx_fsm.hosts.model.brain import (
@@ -26,6 +27,14 @@ from pictx_fsm.hosts.model.extension import (
 )
 from pictx_fsm.hosts.model.messages import TickClock
 from pictx_fsm.hosts.model.navigation import NavigationOutcome
+from pictx_fsm.hosts.model.profiles import (
+    DEFAULT_HOST_PROFILE,
+    HOST_PROFILES,
+    PI_0_87,
+    PI_1_6,
+    HostProfile,
+    host_profile,
+)
 from pictx_fsm.hosts.model.provider_usage import (
     EstimatedUsage,
     FauxCacheUsage,
@@ -50,10 +59,14 @@ from pictx_fsm.hosts.model.settings import (
 )
 
 __all__ = [
+    "DEFAULT_HOST_PROFILE",
     "FAUX_MODEL",
     "HOST_HOOKS",
+    "HOST_PROFILES",
     "LIFECYCLE_HOOKS",
     "OVERLOADED",
+    "PI_0_87",
+    "PI_1_6",
     "Aborted",
     "AgentBusyError",
     "BaseExtension",
@@ -68,6 +81,7 @@ __all__ = [
     "ExtensionErrorRecord",
     "FauxCacheUsage",
     "HostLog",
+    "HostProfile",
     "HostSettings",
     "LengthStop",
     "LifecycleExtension",
@@ -90,4 +104,5 @@ __all__ = [
     "ToolOutput",
     "Tools",
     "UsageAccounting",
+    "host_profile",
 ]

@@ -4,8 +4,10 @@ model session as Pi would load pi-context.
 The adapter owns no lifecycle logic: it creates a runtime for the session's tree at bind time
 and again after every runtime replacement (Pi re-runs the factory on fork, resume and reload,
 so the new session gets a fresh runtime that sees ``session_start``), subscribes to the hooks
-the lifecycle reads (lifecycle §6), and forwards tool calls and commands as
-:class:`~pictx_fsm.hooks.ToolCall` / :class:`~pictx_fsm.hooks.Command` events.
+the lifecycle reads (lifecycle §6), registers all eleven tools of
+:data:`~pictx_fsm.tools.TOOL_SPECS` with their execution modes (R18, N1, N2), and forwards
+tool calls and commands as :class:`~pictx_fsm.hooks.ToolCall` /
+:class:`~pictx_fsm.hooks.Command` events.
 """
 
 from __future__ import annotations
@@ -22,13 +24,13 @@ from pictx_fsm.hosts.model.extension import (
     ToolInvocation,
     ToolOutput,
 )
-from pictx_fsm.protocol import (
-    GET_CONTEXT_REMAINING_TOOL,
-    PI_CONTEXT_COMMAND,
-    WIPE_MEMORY_COMMAND,
-    WIPE_MEMORY_TOOL,
-)
+from pictx_fsm.protocol import PI_CONTEXT_COMMAND, WIPE_MEMORY_COMMAND
 from pictx_fsm.session.tree import SessionTree
+from pictx_fsm.tools import TOOL_NAMES, TOOL_SPECS
+
+SEQUENTIAL_TOOLS: frozenset[str] = frozenset(
+    spec.name for spec in TOOL_SPECS if spec.execution_mode == "sequential"
+)
 
 LIFECYCLE_HOOKS: frozenset[str] = frozenset(HOOKS)
 """The hooks pi-context subscribes to (lifecycle §6): every hook the lifecycle handles."""
@@ -62,7 +64,11 @@ class LifecycleExtension:
 
     @property
     def tools(self) -> Mapping[str, ToolHandler]:
-        return {WIPE_MEMORY_TOOL: self._tool, GET_CONTEXT_REMAINING_TOOL: self._tool}
+        return dict.fromkeys(TOOL_NAMES, self._tool)
+
+    @property
+    def sequential_tools(self) -> frozenset[str]:
+        return SEQUENTIAL_TOOLS
 
     @property
     def commands(self) -> Mapping[str, CommandHandler]:

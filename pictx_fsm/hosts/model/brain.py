@@ -12,7 +12,7 @@ An empty script answers with a short text. Nothing here reads a clock or a globa
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, TypeAlias
 
 from attrs import field, frozen
@@ -97,6 +97,9 @@ class Aborted:
 
 
 Response: TypeAlias = Text | Tools | ProviderError | Overflow | LengthStop | Aborted
+ArgumentResolver: TypeAlias = Callable[[Mapping[str, JSON]], Mapping[str, JSON]]
+"""Completes a scripted call's arguments when the reply is generated: a script written
+before the run can name what exists only then (a history window or item id)."""
 
 
 @frozen(kw_only=True)
@@ -127,8 +130,10 @@ class Brain:
         counter: TokenCounter | None = None,
         default_text: str = "Done.",
         usage: UsageAccounting | None = None,
+        arguments: ArgumentResolver | None = None,
     ) -> None:
         self._script: deque[Response] = deque(script)
+        self.arguments = arguments
         self.counter: TokenCounter = counter or CharsCounter()
         self.accounting: UsageAccounting = usage or EstimatedUsage(self.counter)
         self.default_text = default_text
@@ -200,7 +205,7 @@ class Brain:
             "type": "toolCall",
             "id": call_id,
             "name": call.name,
-            "arguments": dict(call.arguments),
+            "arguments": dict(self.arguments(call.arguments) if self.arguments else call.arguments),
         }
 
 

@@ -17,3 +17,8 @@ class ModelHostError(PictxError):
 
 class AgentBusyError(ModelHostError):
     """A host action that needs an idle session was attempted during a run."""
+
+
+class HostSettingsError(ModelHostError):
+    """Settings no host could run with (a window of no tokens, a reserve that fills it):
+    refused when the settings are made, before a turn loop could spin on them."""

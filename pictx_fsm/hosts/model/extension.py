@@ -48,6 +48,8 @@ class ToolInvocation:
     call_id: str
     name: str
     arguments: Mapping[str, JSON] = field(factory=dict)
+    parent_call_id: str | None = None
+    """The calling tool call's id when another tool ran this one (``ctx.executeTool()``)."""
 
 
 @frozen(kw_only=True)
@@ -58,6 +60,8 @@ class ToolOutput:
     is_error: bool = False
     terminate: bool = False
     details: JSON = ABSENT
+    nested_calls: tuple[JSON, ...] = ()
+    """The calls this tool ran through ``ctx.executeTool()`` (Pi's ``nestedCalls`` record)."""
 
 
 ToolHandler: TypeAlias = Callable[[ToolInvocation, HostContext], "HookResult | ToolOutput"]
@@ -79,6 +83,11 @@ class Extension(Protocol):
     def tools(self) -> Mapping[str, ToolHandler]: ...
 
     @property
+    def sequential_tools(self) -> frozenset[str]:
+        """Tools registered with ``executionMode: "sequential"``: a batch holding one of
+        them runs one call at a time (pi-agent-core ``executeToolCalls``)."""
+
+    @property
     def commands(self) -> Mapping[str, CommandHandler]: ...
 
     def bind(self, tree: SessionTree) -> None:
@@ -97,6 +106,10 @@ class BaseExtension:
     @property
     def tools(self) -> Mapping[str, ToolHandler]:
         return {}
+
+    @property
+    def sequential_tools(self) -> frozenset[str]:
+        return frozenset()
 
     @property
     def commands(self) -> Mapping[str, CommandHandler]:

@@ -86,9 +86,12 @@ def assistant_message(reply: AssistantReply, model: ModelInfo, ms: int) -> dict[
     return message
 
 
-def aborted_partial(reply: AssistantReply, model: ModelInfo, ms: int) -> dict[str, JSON]:
-    """A reply aborted mid-stream: the first half of its text, no tool calls (``d``)."""
-    text = reply.text[: len(reply.text) // 2]
+def aborted_partial(
+    reply: AssistantReply, model: ModelInfo, ms: int, *, streamed: bool = True
+) -> dict[str, JSON]:
+    """A reply aborted mid-stream: the first half of its text, no tool calls (``d``); aborted
+    before anything streamed (in ``message_start``): no content at all."""
+    text = reply.text[: len(reply.text) // 2] if streamed else ""
     partial = AssistantReply(
         content=({"type": "text", "text": text},) if text else (),
         stop_reason="aborted",
@@ -98,10 +101,16 @@ def aborted_partial(reply: AssistantReply, model: ModelInfo, ms: int) -> dict[st
     return assistant_message(partial, model, ms)
 
 
-def aborted_before_request(model: ModelInfo, ms: int) -> dict[str, JSON]:
-    """The error message Pi records when a turn starts with an aborted signal (``d2``)."""
+def aborted_before_request(
+    model: ModelInfo, ms: int, stop_reason: str = "error"
+) -> dict[str, JSON]:
+    """The message Pi records when a turn starts with an aborted signal: ``error`` in 0.87
+    (``d2``), ``aborted`` in 1.6 (the host profile's ``aborted_turn_stop_reason``)."""
     reply = AssistantReply(
-        content=(), stop_reason="error", usage=usage_of(0, 0), error_message=ABORTED_BEFORE_REQUEST
+        content=(),
+        stop_reason=stop_reason,
+        usage=usage_of(0, 0),
+        error_message=ABORTED_BEFORE_REQUEST,
     )
     return assistant_message(reply, model, ms)
 

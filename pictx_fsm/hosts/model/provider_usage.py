@@ -72,23 +72,29 @@ class EstimatedUsage:
 
 
 class FauxCacheUsage:
-    """pi-ai faux's usage arithmetic, prompt cache included (one cache per session id)."""
+    """pi-ai faux's usage arithmetic, prompt cache included (one cache per session id).
 
-    def __init__(self) -> None:
+    ``input_counted_once`` is pi-ai 1.5's fix: every prompt token is either read from or
+    written to the cache and ``input`` is 0 (the host profile's ``faux_input_counted_once``)."""
+
+    def __init__(self, *, input_counted_once: bool = False) -> None:
         self._previous: dict[str, str] = {}
+        self.input_counted_once = input_counted_once
 
     def usage(self, request: ProviderRequest, content: Sequence[JSON]) -> dict[str, JSON]:
         prompt = serialize_context(request.messages)
         output = faux_tokens(assistant_text(content))
         previous = self._previous.get(request.session_id)
         self._previous[request.session_id] = prompt
+        tokens = faux_tokens(prompt)
         if previous is None:
-            return usage_of(faux_tokens(prompt), output, cache_write=faux_tokens(prompt))
+            return usage_of(0 if self.input_counted_once else tokens, output, cache_write=tokens)
         shared = common_prefix_units(previous, prompt)
         read = math.ceil(shared / 4)
+        if self.input_counted_once:
+            return usage_of(0, output, cache_read=read, cache_write=max(0, tokens - read))
         write = math.ceil((js_length(prompt) - shared) / 4)
-        uncached = max(0, faux_tokens(prompt) - read)
-        return usage_of(uncached, output, cache_read=read, cache_write=write)
+        return usage_of(max(0, tokens - read), output, cache_read=read, cache_write=write)
 
 
 def faux_tokens(text: str) -> int:

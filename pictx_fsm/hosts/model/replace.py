@@ -1,5 +1,5 @@
-"""Session files and runtime replacement: startup, fork, resume (pi-host §2, §7 "Fork",
-"Resume", §8.1).
+"""Session files and runtime replacement: startup, fork, resume, reload (pi-host §2, §7
+"Fork", "Resume", §8.1).
 
 Each replacement ends the old extension runtime (``session_shutdown``), binds every extension
 to the new tree (Pi re-runs the extension factories) and starts it (``session_start``). A
@@ -103,6 +103,13 @@ def _label_factory(host: HostState) -> Callable[[str, str, str | None], LabelEnt
         )
 
     return make
+
+
+def reload(host: HostState) -> None:
+    """Pi's ``/reload`` (``ctx.reload()``): the extensions end and bind again on the same
+    session; nothing is re-read, so a leaf moved without an entry stays where it is."""
+    shutdown(host, "reload")
+    bind(host, "reload")
 
 
 def resume(host: HostState, path: str) -> None:

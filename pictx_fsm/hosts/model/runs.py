@@ -55,7 +55,8 @@ def agent_run(host: HostState, prompts: Sequence[Queued]) -> Steps[None]:
         yield from low_level_run(host, [])
     yield from flush_held(host)
     host.run = None
-    emit(host, AgentSettled())
+    aborted = {"aborted": run.aborted} if host.settings.profile.settled_reports_aborted else {}
+    emit(host, AgentSettled(), **aborted)
     yield Step(kind="hook", name="agent_settled")
 
 

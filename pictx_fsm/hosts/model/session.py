@@ -1,7 +1,8 @@
 """``ModelSession``: an executable model of one Pi 0.87.1 session, driven step by step.
 
 Host actions mirror Pi's SDK (``prompt``, ``steer``, ``follow_up``, ``abort``,
-``send_message``, ``navigate``, ``fork``, ``switch_session``/``reload``, ``compact``,
+``send_message``, ``navigate``, ``fork``, ``switch_session``/``reload``,
+``reload_extensions``, ``compact``,
 ``command``, ``set_model``, ``dispose``). A run advances only through :meth:`step` (one hook,
 persistence point or wait at a time) or :meth:`run_until_idle`, so a test can steer, queue or
 abort between any two host steps. Everything observable is in :attr:`log`.
@@ -35,7 +36,7 @@ from pictx_fsm.hosts.model.settings import HostSettings
 from pictx_fsm.hosts.model.state import HostState
 from pictx_fsm.hosts.model.steps import Steps, drain
 from pictx_fsm.hosts.model.store import SessionStore
-from pictx_fsm.hosts.model.tools import ECHO_TOOL
+from pictx_fsm.hosts.model.tools import ECHO_TOOL, NESTING_TOOL
 from pictx_fsm.protocol import WIPE_MEMORY_COMMAND
 from pictx_fsm.session.entries import ABSENT, Entry
 from pictx_fsm.session.estimate import CharsCounter, TokenCounter
@@ -233,7 +234,7 @@ class ModelSession:
         host = self._host
         if not host.triggered:
             return False
-        self._steps = agent_run(host, [host.triggered.pop(0)])
+        self._steps = _triggered_run(host, host.triggered.pop(0))
         return True
 
     def run_until(
@@ -281,6 +282,12 @@ class ModelSession:
     def reload(self) -> None:
         """Write the current file, read it back (leaf = last entry) and resume it."""
         self.switch_session(self._host.store.path)
+
+    def reload_extensions(self) -> None:
+        """Pi's ``/reload``: ``session_shutdown{reload}``, the extensions bind again,
+        ``session_start{reload}``; the session (and its leaf) stays as it is."""
+        self._require_idle("reload_extensions")
+        replace.reload(self._host)
 
     def compact(self) -> CompactOutcome:
         """``/compact``: aborts an active run first, then a manual compaction."""
@@ -356,11 +363,19 @@ def _prompt_run(host: HostState, text: str) -> Steps[None]:
     yield from agent_run(host, [*prompts, *host.queues.take_next_turn()])
 
 
+def _triggered_run(host: HostState, message: Queued) -> Steps[None]:
+    """A run a custom message started while idle (no ``input``; ``before_agent_start`` only
+    where the Pi version starts such runs like prompts)."""
+    if host.settings.profile.custom_runs_start_like_prompts:
+        yield record(host, "before_agent_start", messageType="custom")
+    yield from agent_run(host, [message])
+
+
 def _system_prompt(host: HostState) -> list[Queued]:
     """The full system message, when the context has none yet (the first request)."""
     if any(m.get("role") == "system" for m in host.store.context_messages()):
         return []
-    names = [ECHO_TOOL]
+    names = [ECHO_TOOL, *([NESTING_TOOL] if host.settings.profile.nested_tool_calls else [])]
     for ext in host.extensions:
         names += [name for name in ext.tools if name not in names]
     tools = [tool_declaration(name) for name in names]

@@ -1,6 +1,7 @@
 """Settings of the model host: the model and Pi's ``retry`` and ``compaction`` settings.
 
-Defaults are Pi 0.87.1's (pi-host §7): ``retry.{enabled=true, maxRetries=3, baseDelayMs=2000}``,
+Defaults are Pi 0.87.1's (pi-host §7; the host profile ``pi-0.87``):
+``retry.{enabled=true, maxRetries=3, baseDelayMs=2000}``,
 ``compaction.{enabled=true, reserveTokens=16384, keepRecentTokens=20000}``; the default model
 is the faux model of the SDK traces (context window 200000, max tokens 16384).
 """
@@ -13,10 +14,12 @@ from typing import Any
 from attrs import field, frozen
 
 from pictx_fsm.hooks import ModelInfo
+from pictx_fsm.hosts.model.errors import HostSettingsError
+from pictx_fsm.hosts.model.profiles import DEFAULT_HOST_PROFILE, HostProfile
 from pictx_fsm.policy import CompactionSettings, StaticSettingsSource
 from pictx_fsm.protocol import PI_CONTEXT_SETTINGS_KEY
 
-__all__ = ["FAUX_MODEL", "CompactionSettings", "HostSettings", "RetrySettings"]
+__all__ = ["FAUX_MODEL", "CompactionSettings", "HostSettings", "RetrySettings", "settings_problem"]
 
 FAUX_MODEL = ModelInfo(provider="faux", id="faux-1", context_window=200_000, max_tokens=16_384)
 
@@ -52,3 +55,28 @@ class HostSettings:
         if self.pi_context:
             settings[PI_CONTEXT_SETTINGS_KEY] = dict(self.pi_context)
         return StaticSettingsSource(global_settings=settings)
+
+    profile: HostProfile = DEFAULT_HOST_PROFILE
+    """The Pi version the session behaves as (:mod:`~pictx_fsm.hosts.model.profiles`)."""
+
+    def __attrs_post_init__(self) -> None:
+        problem = settings_problem(self)
+        if problem is not None:
+            raise HostSettingsError(f"host settings refused: {problem}")
+
+
+def settings_problem(settings: HostSettings) -> str | None:
+    """Why no turn could complete with these settings, or ``None``: Pi compacts once the
+    context passes ``contextWindow - reserveTokens``, so a window without tokens, a negative
+    reserve or one that fills the window would make every turn compact (or overflow) again."""
+    window, output = settings.model.context_window, settings.model.max_tokens
+    reserve = settings.compaction.reserve_tokens
+    if window is not None and window <= 0:
+        return f"model.context_window must be positive, got {window}"
+    if output is not None and output <= 0:
+        return f"model.max_tokens must be positive, got {output}"
+    if reserve < 0 or settings.compaction.keep_recent_tokens < 0:
+        return "compaction.reserve_tokens and keep_recent_tokens must not be negative"
+    if window is not None and reserve >= window:
+        return f"compaction.reserve_tokens ({reserve}) must be below the window ({window})"
+    return None

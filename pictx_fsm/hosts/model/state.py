@@ -88,4 +88,5 @@ class HostState:
             has_pending_messages=self.queues.user_pending() > 0,
             cwd=self.settings.cwd,
             project_trusted=self.settings.project_trusted,
+            pi_version=self.settings.profile.pi_version,
         )

@@ -68,25 +68,38 @@ def low_level_run(host: HostState, prompts: Sequence[Queued]) -> Steps[None]:
 
 
 def _turns(host: HostState, run: RunState, pending: list[Queued]) -> Steps[None]:
+    """pi-agent-core's ``runLoop``: turns while tools ask for more or steering is queued;
+    then the follow-ups, one at a time; only when no follow-up is queued does a ``continue``
+    the last boundary honoured run one context-only turn (a queued follow-up takes its place)."""
     index = -1
+    explicit = False
     while True:
-        more: bool | None = True
+        more = True
         while more or pending:
             index += 1
-            more = yield from _turn(host, run, index, pending)
-            if more is None:
+            turn = yield from _turn(host, run, index, pending)
+            if turn is None:
                 return
+            more, explicit = turn
             pending = host.queues.take_steering()
+            if more or pending:
+                explicit = False
         pending = host.queues.take_follow_up()
-        if not pending:
+        if not pending and not explicit:
             return
+        explicit = False
 
 
-def _turn(host: HostState, run: RunState, index: int, pending: list[Queued]) -> Steps[bool | None]:
-    """One turn; ``None`` when the reply ended the run (error or aborted)."""
+def _turn(
+    host: HostState, run: RunState, index: int, pending: list[Queued]
+) -> Steps[tuple[bool, bool] | None]:
+    """One turn: whether the tools ask for another turn and whether the boundary's
+    ``continue`` was honoured; ``None`` when the reply ended the run (error or aborted)."""
     run.turn_index = index
     if index > 0:
         yield from compact_before_next_turn(host)
+        # Preparation can take long (a compaction): steering queued meanwhile joins this turn.
+        pending = pending or host.queues.take_steering()
     emit(host, TurnStart(turn_index=index), turnIndex=index)
     yield Step(kind="hook", name="turn_start")
     yield from deliver(host, pending)
@@ -99,7 +112,7 @@ def _turn(host: HostState, run: RunState, index: int, pending: list[Queued]) -> 
     if calls:
         _, tools_more = yield from run_batch(host, calls)
     continued = yield from finish_turn(host, message)
-    return tools_more or continued
+    return tools_more, continued
 
 
 def deliver(host: HostState, items: Sequence[Queued]) -> Steps[None]:
@@ -127,7 +140,8 @@ def request(host: HostState, run: RunState) -> Steps[Mapping[str, JSON]]:
     )
     message: Mapping[str, JSON]
     if run.aborted:
-        message = aborted_before_request(host.model, host.clock())
+        stop = host.settings.profile.aborted_turn_stop_reason
+        message = _with_run_details(host, aborted_before_request(host.model, host.clock(), stop))
         entry = yield from persist(host, message)
         run.last_entry_id = entry.id
     else:
@@ -194,16 +208,26 @@ def _provider(host: HostState, run: RunState, llm: list[Message]) -> Steps[Mappi
     )
     reply = host.brain.respond(request, host.model)
     yield record(host, "message_start", role="assistant")
+    streamed = not run.aborted  # aborted in message_start: nothing has streamed yet
     yield Step(kind="pause", name="streaming")
     if run.aborted:
-        message = aborted_partial(reply, host.model, host.clock())
+        built = aborted_partial(reply, host.model, host.clock(), streamed=streamed)
     else:
-        message = assistant_message(reply, host.model, host.clock())
+        built = assistant_message(reply, host.model, host.clock())
+    message = _with_run_details(host, built)
     yield record(host, "message_end", role="assistant", stopReason=message["stopReason"])
     entry = host.store.message(message)
     run.last_entry_id = entry.id
     yield Step(kind="persist", name=entry.type)
     return message
+
+
+def _with_run_details(host: HostState, message: Mapping[str, JSON]) -> Mapping[str, JSON]:
+    """Pi 1.x records the requested thinking level and the request's duration (0: the model
+    host has no wall clock) on every reply."""
+    if not host.settings.profile.replies_record_run_details:
+        return message
+    return {**message, "durationMs": 0, "thinkingLevel": host.settings.thinking_level}
 
 
 # -- the end of a turn -------------------------------------------------------------------------

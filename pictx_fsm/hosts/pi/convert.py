@@ -11,6 +11,8 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
+import attrs
+
 from pictx_fsm import hooks
 from pictx_fsm.effects import draft_from_json
 from pictx_fsm.errors import PictxError
@@ -119,11 +121,26 @@ _HOOKS: Mapping[str, _Builder] = {
 }
 
 
+def tool_call(name: str, payload: Mapping[str, Any]) -> HookEvent:
+    """A tool call with its arguments and call id where the runtime's event has the fields
+    (they are being added to :class:`~pictx_fsm.hooks.ToolCall`; older runtimes ignore them)."""
+    arguments = payload.get("arguments")
+    if arguments is not None and not isinstance(arguments, Mapping):
+        raise BridgeProtocolError("field 'event.arguments' must be an object")
+    fields = attrs.fields_dict(hooks.ToolCall)
+    extra: dict[str, Any] = {}
+    if "arguments" in fields:
+        extra["arguments"] = dict(arguments or {})
+    if "tool_call_id" in fields:
+        extra["tool_call_id"] = str(payload.get("toolCallId") or "")
+    return hooks.ToolCall(name=name, **extra)
+
+
 def event_of(kind: str, name: str, event: Any) -> HookEvent:
     """The runtime's hook value for one bridge request."""
     payload = _obj(event if event is not None else {}, "event")
     if kind == "tool":
-        return hooks.ToolCall(name=name)
+        return tool_call(name, payload)
     if kind == "command":
         return hooks.Command(name=name, args=str(payload.get("args", "")))
     if kind != "hook":

@@ -1,181 +1,585 @@
-// pictx-bridge: pi-context's lifecycle for Pi 0.87, decided by pictx_fsm in Python.
+// pictx-bridge: pi-context's lifecycle for Pi, decided by pictx_fsm in Python.
 //
-// Load with `pi -e $(pictx-fsm pi --extension-path)`. The extension owns no lifecycle logic:
-// it forwards each lifecycle hook, the wipe_memory / get_context_remaining tools and the
-// /wipe-memory and /pi-context commands to `python -m pictx_fsm.hosts.pi` (one JSON line each
-// way), returns the handler value the runtime decided and applies its effects through Pi's
-// API (ctx.ui.notify, pi.sendMessage, pi.appendEntry, ctx.abort).
+// Load with `pi -e "$(pictx-fsm pi --extension-path)"`. The extension owns no lifecycle logic:
+// it registers what pictx-bridge.manifest.json lists (generated from Python: every lifecycle
+// hook, every tool with its schema, both commands, the texts), forwards each call to
+// `$PICTX_FSM_PYTHON -m pictx_fsm.hosts.pi` (one JSON line each way) and applies the decided
+// result through Pi's API. It fails closed: when the server is missing, broken, hung or dead,
+// a provider request is still cut at the current window (failclosed.mjs, R67–R69) or aborted,
+// never sent with erased history; Pi is never crashed or hung; the connection follows the
+// declared bridge_connection machine (connection.mjs) and each failure episode is one notice.
 //
-// Environment: PICTX_FSM_PYTHON (default "python3") — a Python with pictx_fsm installed;
-// PICTX_FSM_PROFILE, PICTX_FSM_AUDIT_DIR — passed through to the server.
+// Environment: PICTX_FSM_PYTHON (default "python3"), PICTX_FSM_TIMEOUT_MS,
+// PICTX_FSM_START_TIMEOUT_MS, PICTX_FSM_NOTICES (auto|stderr|off: where notices go besides
+// Pi's UI; auto = stderr when Pi has no UI, as in print mode), PICTX_FSM_TIMING (a file that
+// gets each handler's duration at shutdown, for bench/bench_bridge.py); PICTX_FSM_PROFILE and
+// PICTX_FSM_AUDIT_DIR are read by the server.
 import { spawn } from "node:child_process";
-import { createInterface } from "node:readline";
+import { appendFileSync, existsSync, readFileSync, realpathSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import * as piAgent from "@earendil-works/pi-coding-agent";
+import { ConnectionMachine } from "./connection.mjs";
+import { failClosed, foldSystem, markerOnPath, scanWindow } from "./failclosed.mjs";
+import { facts, format, lastLine, payload, positive, safely } from "./requests.mjs";
+import { rebuild } from "./wire.mjs";
 
-const HOOKS = [
-  "session_start", "session_tree", "session_before_tree", "session_shutdown",
-  "session_before_compact", "turn_start", "turn_end", "agent_before_settle", "agent_end",
-  "agent_settled", "context", "context_with_system", "model_select",
-];
-const EMPTY = { type: "object", properties: {}, additionalProperties: false };
+const HERE = dirname(fileURLToPath(import.meta.url));
+const MANIFEST = JSON.parse(readFileSync(join(HERE, "pictx-bridge.manifest.json"), "utf8"));
+const T = MANIFEST.texts;
+const WIN = MANIFEST.window;
+const PYTHON = process.env.PICTX_FSM_PYTHON || "python3";
+const REQUEST_MS = positive(process.env.PICTX_FSM_TIMEOUT_MS, MANIFEST.timeouts.requestMs);
+const START_MS = positive(process.env.PICTX_FSM_START_TIMEOUT_MS, MANIFEST.timeouts.startMs);
+const ABORT_GRACE_MS = MANIFEST.timeouts.abortGraceMs;
+const NOTICES = process.env.PICTX_FSM_NOTICES || "auto";
+const TIMING = process.env.PICTX_FSM_TIMING;
+const CHECK_USAGE = process.env.PICTX_FSM_CHECK_USAGE;
+const PI_VERSION = piVersion();
+const IMPORT_FAILURE = /ModuleNotFoundError|ImportError|No module named|SyntaxError/;
+const children = new Set();
+process.once("exit", () => children.forEach((child) => child.kill("SIGKILL")));
 
 export default function pictxBridge(pi) {
-  let child = null;
-  let lines = null;
-  let nextId = 1;
-  let sent = 0;
-  let headerSent = false;
-  const waiting = new Map();
+  const bridge = new Bridge(pi);
+  for (const hook of MANIFEST.hooks) {
+    pi.on(hook, (event, ctx) => bridge.hook(hook, event, ctx));
+  }
+  for (const tool of MANIFEST.tools) pi.registerTool(bridge.tool(tool));
+  for (const command of MANIFEST.commands) pi.registerCommand(command.name, bridge.command(command));
+}
 
-  // Started on first use (Pi: no processes in the factory), stopped at session_shutdown.
-  function server() {
-    if (child) return child;
-    child = spawn(process.env.PICTX_FSM_PYTHON || "python3", ["-m", "pictx_fsm.hosts.pi"], {
-      stdio: ["pipe", "pipe", "inherit"],
-    });
-    lines = createInterface({ input: child.stdout });
-    lines.on("line", (line) => {
-      const reply = JSON.parse(line);
-      const resolve = waiting.get(reply.id);
-      if (resolve) {
-        waiting.delete(reply.id);
-        resolve(reply);
-      }
-    });
-    child.on("exit", () => {
-      for (const resolve of waiting.values()) resolve({ error: "pictx_fsm server exited" });
-      waiting.clear();
-      child = null;
-    });
-    return child;
+class Bridge {
+  constructor(pi) {
+    this.pi = pi;
+    this.machine = new ConnectionMachine(MANIFEST.connection);
+    this.server = null; // {child, generation, waiting, buffer, stderr, starting}
+    this.generation = 0;
+    this.nextId = 1;
+    this.sent = new Set();
+    this.headerSent = false;
+    this.unreported = []; // connection transitions the Python side has not audited yet
+    this.ctx = null;
+    this.reason = "";
+    this.diagnosis = null;
+    this.faultAt = 0;
+    this.resetPending = false;
+    this.toggle = null;
+    this.told = new Set(); // error texts and missing-boot windows already announced
+    this.timings = [];
+    this.bytesSent = 0;
   }
 
-  function session(ctx) {
-    const manager = ctx.sessionManager;
-    const entries = manager.getEntries();
-    const out = { entries: entries.slice(sent), leaf: manager.getLeafId() ?? null };
-    if (!headerSent) {
-      out.header = manager.getHeader();
-      headerSent = true;
+  // -- Pi handlers -----------------------------------------------------------------------
+
+  async hook(name, event, ctx) {
+    const started = TIMING ? performance.now() : 0;
+    const bytes = this.bytesSent;
+    this.ctx = ctx;
+    if (name === "session_start" || name === "session_tree") this.forgetMissingBoots();
+    try {
+      const reply = await this.request("hook", name, payload(name, event, WIN.bootType), ctx, ctx.signal);
+      const value = reply.ok ? this.apply(reply.reply, ctx, name, event) : undefined;
+      // A provider request is never passed through unanswered: no messages, no trust.
+      if (reply.ok && (name !== "context_with_system" || Array.isArray(value?.messages))) return value;
+      return this.fallback(name, event, ctx);
+    } catch (error) {
+      this.tellOnce(format(T.NOTICE_LIFECYCLE_ERROR, { where: name, error: `bridge: ${error}` }), name);
+      return this.fallback(name, event, ctx);
+    } finally {
+      if (TIMING) {
+        const ms = (performance.now() - started).toFixed(4);
+        this.timings.push(`${name}\t${ms}\t${this.bytesSent - bytes}`);
+      }
+      if (name === "session_shutdown") {
+        this.fire("shutdown", "session_shutdown");
+        if (TIMING) safely(() => appendFileSync(TIMING, `${this.timings.join("\n")}\n`));
+      }
     }
-    sent = entries.length;
+  }
+
+  tool(spec) {
+    const bridge = this;
+    const definition = {
+      name: spec.name, label: spec.label, description: spec.description,
+      parameters: spec.parameters,
+      async execute(toolCallId, params, signal, _onUpdate, ctx) {
+        bridge.ctx = ctx;
+        const event = { arguments: params ?? {}, toolCallId };
+        const reply = await bridge.request("tool", spec.name, event, ctx, signal);
+        if (reply.reply?.error) {
+          throw new Error(format(T.NOTICE_LIFECYCLE_ERROR, { where: spec.name, error: reply.reply.error }));
+        }
+        if (!reply.ok) {
+          throw new Error(format(T.TOOL_UNAVAILABLE, { state: bridge.unavailable(), tool: spec.name }));
+        }
+        const value = bridge.apply(reply.reply, ctx, spec.name, event) ?? {};
+        if (spec.name === MANIFEST.wipeTool && wipeRequested(value)) bridge.resetPending = true;
+        return { content: value.content ?? [], details: undefined, terminate: value.terminate === true };
+      },
+    };
+    if (spec.executionMode) definition.executionMode = spec.executionMode;
+    return definition;
+  }
+
+  command(spec) {
+    const bridge = this;
+    const options = {
+      description: spec.description,
+      handler: async (args, ctx) => {
+        bridge.ctx = ctx;
+        if (spec.waitForIdle) await ctx.waitForIdle();
+        const reply = await bridge.request("command", spec.name, { args: args ?? "" }, ctx);
+        if (reply.ok) {
+          bridge.apply(reply.reply, ctx, spec.name, {});
+          const arg = String(args ?? "").trim().toLowerCase();
+          if (arg === "on" || arg === "off") bridge.toggle = arg;
+        } else if (!reply.reply) {
+          bridge.unanswered(spec);
+        } // an error reply was told once by request()
+      },
+    };
+    if (spec.completions) {
+      options.getArgumentCompletions = (prefix) =>
+        spec.completions.filter((a) => a.startsWith(prefix)).map((a) => ({ value: a, label: a }));
+    }
+    return options;
+  }
+
+  // A command no server could answer: /pi-context reports the connection, others did nothing.
+  unanswered(spec) {
+    if (spec.reportsStatus) {
+      const status = { state: this.machine.state, reason: this.reason, pi_version: PI_VERSION };
+      this.tell(format(T.NOTICE_DEGRADED_STATUS, status), "info");
+    } else {
+      this.tell(format(T.TOOL_UNAVAILABLE, { state: this.unavailable(), tool: `/${spec.name}` }), "error");
+    }
+  }
+
+  // -- results -------------------------------------------------------------------------------
+
+  apply(reply, ctx, name, event) {
+    for (const effect of reply.effects ?? []) {
+      try {
+        this.effect(effect, ctx);
+      } catch (error) {
+        const where = `${name} (${effect.effect})`;
+        this.tellOnce(format(T.NOTICE_LIFECYCLE_ERROR, { where, error: String(error) }), where);
+      }
+    }
+    const value = reply.value ?? undefined;
+    if (value && Array.isArray(value.entries) && value.entries.some(isMarkerDraft)) this.resetPending = false;
+    if (value && Array.isArray(value.slices)) return { messages: rebuild(value.slices, event.messages) };
+    return value;
+  }
+
+  effect(effect, ctx) {
+    if (effect.effect === "notify") this.tell(effect.message, effect.level);
+    else if (effect.effect === "append_entry") this.pi.appendEntry(effect.customType, effect.data);
+    else if (effect.effect === "abort") ctx.abort();
+    else if (effect.effect === "send_message") {
+      const message = { customType: effect.customType, content: effect.content, display: effect.display };
+      if ("details" in effect) message.details = effect.details;
+      this.pi.sendMessage(message, { triggerTurn: effect.triggerTurn });
+    }
+  }
+
+  // What a handler returns when Python cannot answer: nothing, except for the provider
+  // request, which is cut by the fail-closed projection or aborted (R67–R69).
+  fallback(name, event, ctx) {
+    if (name === "context_with_system") return this.cutRequest(event, ctx);
+    if (name === "session_before_compact") return this.guardCompaction(ctx);
+    if (name === "session_before_tree") return this.guardTreeSummary(event, ctx);
+    return undefined;
+  }
+
+  // R62's half that off keeps: a native compaction summarizes the branch for the provider,
+  // so on a marked branch it is cancelled (and when even that cannot be told).
+  guardCompaction(ctx) {
+    const marked = safely(() => markerOnPath(ctx.sessionManager, ctx.sessionManager.getLeafId(), WIN));
+    return marked === false ? undefined : { cancel: true };
+  }
+
+  // R75: no branch summary across a reset window (an empty one bypasses the summarizer).
+  guardTreeSummary(event, ctx) {
+    if (event.preparation?.userWantsSummary !== true) return undefined;
+    const manager = ctx.sessionManager;
+    const crosses = safely(
+      () =>
+        markerOnPath(manager, manager.getLeafId(), WIN) ||
+        markerOnPath(manager, event.preparation.targetId, WIN),
+    );
+    return crosses === false ? undefined : { summary: { summary: "" } };
+  }
+
+  cutRequest(event, ctx) {
+    try {
+      const window = scanWindow(ctx.sessionManager, WIN);
+      const projected = failClosed(event.messages, window, WIN);
+      if (projected.missingBoot) this.missingBoot(window.windowId, ctx);
+      return { messages: projected.messages };
+    } catch (error) {
+      safely(() => ctx.abort());
+      const head = safely(() => foldSystem(event.messages));
+      return { messages: head ? [head] : [] };
+    }
+  }
+
+  missingBoot(windowId, ctx) {
+    if (!this.told.has(`boot:${windowId}`)) {
+      this.told.add(`boot:${windowId}`);
+      this.tell(format(T.NOTICE_MISSING_BOOT, { window_id: windowId }), "error");
+    }
+    ctx.abort();
+  }
+
+  forgetMissingBoots() {
+    for (const key of this.told) if (key.startsWith("boot:")) this.told.delete(key);
+  }
+
+  // -- requests --------------------------------------------------------------------------------
+
+  async request(kind, name, event, ctx, signal) {
+    if (!(await this.ready(ctx))) return { ok: false };
+    const body = { kind, name, event, ctx: facts(ctx, PI_VERSION, CHECK_USAGE), session: this.delta(ctx) };
+    const reply = await this.exchange(body, signal, body.session.header ? START_MS : REQUEST_MS, name);
+    if (reply.reply?.error) {
+      this.tellOnce(format(T.NOTICE_LIFECYCLE_ERROR, { where: name, error: reply.reply.error }));
+    }
+    return reply;
+  }
+
+  // The connection as the machine says: start on first use, restart after the back-off.
+  async ready(ctx) {
+    const state = this.machine.state;
+    if (state === "ready") return true;
+    if (state === "stopped") this.fire("start");
+    else if (state === "restarting" && Date.now() >= this.faultAt + this.machine.backoffMs()) {
+      this.fire("retry");
+    }
+    if (this.machine.state !== "starting") return false;
+    return this.server.starting.then((ok) => ok && this.resynced(ctx));
+  }
+
+  async resynced(ctx) {
+    if (!this.server?.resync) return this.machine.state === "ready";
+    this.server.resync = false;
+    this.headerSent = false;
+    const body = { kind: "resync", ctx: facts(ctx, PI_VERSION, CHECK_USAGE), session: this.delta(ctx), toggle: this.toggle };
+    const reply = await this.exchange(body, undefined, START_MS, "resync");
+    if (reply.ok) this.apply(reply.reply, ctx, "resync", {});
+    else if (this.machine.state === "ready") this.fault(this.server, format(T.FAULT_HANDSHAKE, { detail: reply.reply?.error ?? "resync failed" }));
+    return reply.ok && this.machine.state === "ready";
+  }
+
+  // The session since the last request: everything on a new connection, else the entries
+  // between the leaf and the nearest entry already sent (O(new entries)).
+  delta(ctx) {
+    const manager = ctx.sessionManager;
+    const out = { entries: [], leaf: manager.getLeafId() ?? null };
+    if (!this.headerSent) {
+      out.header = manager.getHeader();
+      out.entries = manager.getEntries();
+      this.sent = new Set(out.entries.map((entry) => entry.id));
+      this.headerSent = true;
+      return out;
+    }
+    let entry = manager.getLeafEntry();
+    while (entry && !this.sent.has(entry.id)) {
+      out.entries.push(entry);
+      this.sent.add(entry.id);
+      entry = entry.parentId ? manager.getEntry(entry.parentId) : undefined;
+    }
+    out.entries.reverse();
     return out;
   }
 
-  function facts(ctx) {
-    const usage = ctx.getContextUsage?.();
-    const model = ctx.model;
-    return {
-      usage: usage ? { tokens: usage.tokens ?? null, contextWindow: usage.contextWindow ?? null } : null,
-      model: model
-        ? { provider: model.provider, id: model.id, contextWindow: model.contextWindow, maxTokens: model.maxTokens }
-        : null,
-      signalAborted: ctx.signal?.aborted === true,
-      hasPendingMessages: ctx.hasPendingMessages?.() === true,
-      cwd: ctx.cwd,
-      projectTrusted: ctx.isProjectTrusted?.() === true,
-    };
-  }
-
-  function call(kind, name, event, ctx) {
-    const process_ = server();
-    const id = nextId++;
-    const request = { id, kind, name, event, ctx: facts(ctx), session: session(ctx) };
+  // One request and its reply: {ok, reply}; {ok: false} when the connection was lost, the
+  // wait timed out (a fault) or `signal` aborted it (the request stays watched, unref'd).
+  // A request sent in a run already aborted waits only the abort grace: a healthy server
+  // answers in milliseconds, and Pi is winding the run down.
+  exchange(body, signal, timeoutMs, label) {
+    const server = this.server;
+    if (!server?.child) return Promise.resolve({ ok: false });
+    if (signal?.aborted && !body.session?.header) {
+      timeoutMs = Math.min(timeoutMs, ABORT_GRACE_MS);
+      signal = undefined;
+    }
+    const id = this.nextId++;
+    if (this.unreported.length && body.kind !== "hello") body.connection = this.unreported.slice();
     return new Promise((resolve) => {
-      waiting.set(id, resolve);
-      process_.stdin.write(JSON.stringify(request) + "\n");
-    });
-  }
-
-  function apply(reply, ctx) {
-    if (reply.error) throw new Error(`pictx_fsm: ${reply.error}`);
-    for (const effect of reply.effects ?? []) {
-      if (effect.effect === "notify") ctx.ui.notify(effect.message, effect.level);
-      else if (effect.effect === "append_entry") pi.appendEntry(effect.customType, effect.data);
-      else if (effect.effect === "abort") ctx.abort();
-      else if (effect.effect === "send_message") {
-        const message = { customType: effect.customType, content: effect.content, display: effect.display };
-        if ("details" in effect) message.details = effect.details;
-        pi.sendMessage(message, { triggerTurn: effect.triggerTurn });
+      let settled = false;
+      const settle = (reply) => {
+        if (settled) return;
+        settled = true;
+        signal?.removeEventListener?.("abort", onAbort);
+        resolve(reply);
+      };
+      const expire = (text, ms) => () => {
+        server.waiting.delete(id);
+        settle({ ok: false });
+        this.fault(server, format(text, { hook: label, ms }));
+      };
+      let timer = setTimeout(expire(T.FAULT_TIMEOUT, timeoutMs), timeoutMs);
+      // Aborted (Escape): the handler returns at once; the request stays watched for a
+      // short grace, after which a server that still has not answered counts as hung.
+      const onAbort = () => {
+        settle({ ok: false });
+        clearTimeout(timer);
+        timer = setTimeout(expire(T.FAULT_ABANDONED, ABORT_GRACE_MS), ABORT_GRACE_MS);
+        timer.unref();
+      };
+      server.waiting.set(id, (reply) => {
+        clearTimeout(timer);
+        if (reply === null) return settle({ ok: false });
+        if (!reply.error && body.connection) this.unreported.splice(0, body.connection.length);
+        settle({ ok: !reply.error, reply });
+      });
+      signal?.addEventListener?.("abort", onAbort, { once: true });
+      try {
+        const line = `${JSON.stringify({ id, ...body })}\n`;
+        if (TIMING) this.bytesSent += Buffer.byteLength(line);
+        server.child.stdin.write(line);
+      } catch (error) {
+        this.fault(server, format(T.FAULT_PIPE, { detail: error.code ?? String(error) }));
       }
-    }
-    return reply.value ?? undefined;
+    });
   }
 
-  // Only what the lifecycle reads of each payload (lifecycle spec §6).
-  function payload(hook, event) {
-    switch (hook) {
-      case "turn_end":
-        return {
-          message: event.message, outcome: event.outcome, entries: event.entries ?? [],
-          pendingMessages: event.context?.pendingMessages?.length ?? 0, turnIndex: event.turnIndex,
-        };
-      case "agent_before_settle":
-        return {
-          outcome: event.outcome, entries: event.entries ?? [],
-          pendingMessages: event.context?.pendingMessages?.length ?? 0,
-        };
-      case "session_before_tree":
-        return {
-          userWantsSummary: event.preparation?.userWantsSummary === true,
-          targetId: event.preparation?.targetId ?? null,
-        };
-      case "session_before_compact":
-        return { reason: event.reason, signalAborted: event.signal?.aborted === true };
-      case "context":
-      case "context_with_system":
-        return { messages: event.messages };
-      case "model_select":
-        return { model: event.model ? { provider: event.model.provider, id: event.model.id,
-          contextWindow: event.model.contextWindow, maxTokens: event.model.maxTokens } : null };
-      default:
-        return {
-          reason: event.reason, turnIndex: event.turnIndex,
-          newLeafId: event.newLeafId, oldLeafId: event.oldLeafId,
-        };
+  // -- the connection machine ----------------------------------------------------------------
+
+  fire(event, detail = "") {
+    const transition = this.machine.fire(event, detail);
+    if (transition === null) return;
+    const { actions, ...report } = transition;
+    this.unreported.push(report);
+    if (this.unreported.length > 100) this.unreported.shift();
+    for (const action of actions) this[`do_${action}`](detail);
+  }
+
+  fault(server, detail) {
+    if (server !== this.server) return; // an old server's last words
+    const state = this.machine.state;
+    if (state !== "starting" && state !== "ready") return;
+    this.reason = detail;
+    this.faultAt = Date.now();
+    this.fire("fault", detail);
+  }
+
+  // A fault restarting cannot cure: diagnosed once, then degraded.
+  unusable(server, diagnosis) {
+    if (server !== this.server || this.machine.state !== "starting") return;
+    this.reason = diagnosis.problem;
+    this.diagnosis = diagnosis;
+    this.fire("unusable", diagnosis.problem);
+  }
+
+  unavailable() {
+    return this.machine.state === "degraded" ? `degraded: ${this.reason}` : this.machine.state;
+  }
+
+  do_spawn() {
+    const server = { generation: ++this.generation, waiting: new Map(), buffer: "", stderr: "" };
+    server.starting = new Promise((resolve) => (server.started = resolve));
+    this.server = server;
+    this.headerSent = false;
+    try {
+      // A neutral working directory: `python -m` puts it first on sys.path, and Pi's own
+      // directory may hold a checkout that is not the installed package.
+      const options = { cwd: tmpdir(), stdio: ["pipe", "pipe", "pipe"] };
+      server.child = spawn(PYTHON, ["-m", "pictx_fsm.hosts.pi"], options);
+    } catch (error) {
+      this.unusable(server, noInterpreter(error));
+      return;
+    }
+    this.watch(server, server.child);
+    const hello = { kind: "hello", extension: MANIFEST.package, protocol: MANIFEST.protocol, pi: PI_VERSION };
+    this.exchange(hello, undefined, START_MS, "handshake").then((reply) => this.greeted(server, reply));
+  }
+
+  // Every way a child can fail becomes a machine event; none can reach Pi as an exception,
+  // and none keeps Node alive (a waiting request holds its own timer).
+  watch(server, child) {
+    children.add(child);
+    child.unref();
+    for (const stream of [child.stdin, child.stdout, child.stderr]) {
+      stream.unref?.();
+      stream.on("error", (error) => {
+        // While starting, the process event that follows (error or close) says more.
+        if (this.machine.state === "starting") return;
+        this.fault(server, format(T.FAULT_PIPE, { detail: error.code ?? String(error) }));
+      });
+    }
+    child.on("error", (error) => {
+      if (error.code === "ENOENT" || error.code === "EACCES") this.unusable(server, noInterpreter(error));
+      else this.fault(server, format(T.FAULT_PIPE, { detail: error.code ?? String(error) }));
+    });
+    child.on("close", (code, signal) => {
+      children.delete(child);
+      this.exited(server, code ?? signal);
+    });
+    child.stderr.setEncoding("utf8");
+    child.stderr.on("data", (text) => (server.stderr = (server.stderr + text).slice(-4000)));
+    child.stdout.setEncoding("utf8");
+    child.stdout.on("data", (text) => this.received(server, text));
+  }
+
+  greeted(server, reply) {
+    if (server !== this.server || this.machine.state !== "starting") return server.started(false);
+    const found = reply.reply?.hello;
+    if (!reply.ok && !reply.reply) return server.started(false); // a fault was raised
+    if (!found || found.package !== MANIFEST.package || found.protocol !== MANIFEST.protocol) {
+      const problem = format(T.PROBLEM_VERSION, {
+        extension: MANIFEST.package, python: PYTHON, package: found?.package ?? "without a handshake",
+      });
+      this.unusable(server, { problem, fix: format(T.FIX_VERSION, { python: PYTHON }) });
+      return server.started(false);
+    }
+    this.fire("handshake");
+    server.started(this.machine.state === "ready");
+  }
+
+  exited(server, code) {
+    if (server !== this.server) return;
+    if (this.machine.state === "starting" && IMPORT_FAILURE.test(server.stderr)) {
+      const error = lastLine(server.stderr);
+      this.unusable(server, { problem: format(T.PROBLEM_NO_PACKAGE, { python: PYTHON, error }), fix: T.FIX_PYTHON });
+    } else {
+      this.fault(server, format(T.FAULT_EXITED, { code }));
     }
   }
 
-  for (const hook of HOOKS) {
-    pi.on(hook, async (event, ctx) => {
-      const value = apply(await call("hook", hook, payload(hook, event), ctx), ctx);
-      if (hook === "session_shutdown" && child) {
-        child.stdin.end();
+  received(server, text) {
+    server.buffer += text;
+    let end = server.buffer.indexOf("\n");
+    while (end >= 0 && server === this.server) {
+      const line = server.buffer.slice(0, end);
+      server.buffer = server.buffer.slice(end + 1);
+      if (line.trim()) this.line(server, line);
+      end = server.buffer.indexOf("\n");
+    }
+  }
+
+  line(server, line) {
+    let reply;
+    try {
+      reply = JSON.parse(line);
+    } catch {
+      reply = null;
+    }
+    const answer = reply !== null && typeof reply === "object" ? server.waiting.get(reply.id) : undefined;
+    if (reply === null || typeof reply !== "object" || !("id" in reply)) {
+      this.fault(server, format(T.FAULT_GARBAGE, { detail: JSON.stringify(line.slice(0, 60)) }));
+    } else if (answer) {
+      server.waiting.delete(reply.id);
+      answer(reply);
+    }
+  }
+
+  do_resync() {
+    this.server.resync = true;
+  }
+
+  do_stop_server() {
+    const server = this.server;
+    for (const answer of server.waiting.values()) answer(null);
+    server.waiting.clear();
+    server.started?.(false);
+    this.server = { ...server, child: null, waiting: new Map(), generation: -1 };
+    if (server.child) {
+      children.delete(server.child);
+      safely(() => server.child.kill("SIGKILL"));
+    }
+  }
+
+  do_close() {
+    const child = this.server?.child;
+    if (!child) return;
+    if (this.server.waiting.size > 0) safely(() => child.kill("SIGKILL"));
+    else safely(() => child.stdin.end());
+  }
+
+  do_announce_fault(detail) {
+    this.tell(format(T.NOTICE_FAULT, { fault: detail, lost: this.loseReset() }), "warning");
+  }
+
+  do_report_loss(detail) {
+    const lost = this.loseReset();
+    if (lost) this.tell(format(T.NOTICE_LOSS, { fault: detail, lost }), "warning");
+  }
+
+  do_give_up(detail) {
+    this.tell(format(T.NOTICE_GIVE_UP, { fault: detail, lost: this.loseReset() }), "error");
+  }
+
+  do_diagnose() {
+    this.tell(format(T.NOTICE_DIAGNOSIS, this.diagnosis), "error");
+  }
+
+  // A wipe_memory that answered rollover_requested and never reached a boundary is lost:
+  // the model is told through its next context (a hidden message Pi appends at the turn's
+  // end, or at once when idle), the human in the notice.
+  loseReset() {
+    if (!this.resetPending) return "";
+    this.resetPending = false;
+    safely(() =>
+      this.pi.sendMessage(
+        { customType: T.BRIDGE_NOTICE_TYPE, content: T.MODEL_LOST_RESET, display: false },
+        { triggerTurn: false },
+      ),
+    );
+    return T.LOST_RESET;
+  }
+
+  // -- notices -------------------------------------------------------------------------------
+
+  tell(message, level = "error") {
+    const ctx = this.ctx;
+    const echo = NOTICES === "stderr" || (NOTICES === "auto" && ctx?.hasUI !== true);
+    if (echo) process.stderr.write(`notice[${level}] ${message}\n`);
+    safely(() => ctx?.ui?.notify(message, level));
+  }
+
+  // Once per key (the text by default): a broken reply repeats on every request.
+  tellOnce(message, key = message) {
+    if (this.told.has(key)) return;
+    this.told.add(key);
+    this.tell(message, "error");
+  }
+}
+
+function wipeRequested(value) {
+  const text = value?.content?.[0]?.text;
+  return typeof text === "string" && safely(() => JSON.parse(text).status) === MANIFEST.wipeRequested;
+}
+
+function isMarkerDraft(draft) {
+  return draft?.type === "custom" && draft.customType === WIN.markerType;
+}
+
+function noInterpreter(error) {
+  return {
+    problem: format(T.PROBLEM_NO_INTERPRETER, { python: PYTHON, error: error.code ?? String(error) }),
+    fix: T.FIX_PYTHON,
+  };
+}
+
+// Pi's own version, from the host module, else from the package.json above the running CLI.
+function piVersion() {
+  if (typeof piAgent.VERSION === "string") return piAgent.VERSION;
+  try {
+    let dir = dirname(realpathSync(process.argv[1]));
+    while (dir !== dirname(dir)) {
+      const file = join(dir, "package.json");
+      if (existsSync(file)) {
+        const found = JSON.parse(readFileSync(file, "utf8"));
+        if (found.name === "@earendil-works/pi-coding-agent") return String(found.version);
       }
-      return value;
-    });
+      dir = dirname(dir);
+    }
+  } catch {
+    // fall through: the version stays unknown, never a failure to load
   }
-
-  function tool(name, label, description) {
-    pi.registerTool({
-      name, label, description, parameters: EMPTY,
-      async execute(_toolCallId, _params, _signal, _onUpdate, ctx) {
-        const value = apply(await call("tool", name, {}, ctx), ctx);
-        return { content: value.content, details: undefined, terminate: value.terminate === true };
-      },
-    });
-  }
-  tool(
-    "wipe_memory", "Wipe memory",
-    "Wipe your in-context memory and start a fresh context window. Your session, notes, and history survive.",
-  );
-  tool(
-    "get_context_remaining", "Get context remaining",
-    "Return estimated context tokens left before your memory is wiped; null when Pi cannot estimate usage.",
-  );
-
-  pi.registerCommand("wipe-memory", {
-    description: "Persist a fresh context window without calling the model",
-    handler: async (_args, ctx) => {
-      await ctx.waitForIdle();
-      apply(await call("command", "wipe-memory", { args: "" }, ctx), ctx);
-    },
-  });
-  pi.registerCommand("pi-context", {
-    description: "Show loaded version/build and toggle pi-context context windows",
-    getArgumentCompletions: (prefix) =>
-      ["on", "off"].filter((a) => a.startsWith(prefix)).map((a) => ({ value: a, label: a })),
-    handler: async (args, ctx) => {
-      apply(await call("command", "pi-context", { args: args ?? "" }, ctx), ctx);
-    },
-  });
+  return "unknown";
 }

@@ -1,33 +1,53 @@
 """The bridge server: one lifecycle runtime behind a JSON-lines pipe to the real Pi.
 
-The Pi extension ``pictx-bridge.mjs`` starts ``python -m pictx_fsm.hosts.pi`` when its
-session starts and sends one line per handler call; the server answers each with one line
-holding the handler's return value and the effects to apply (notices, sent messages,
-appended entries, abort). Pi re-runs extension factories on fork, resume and reload, so one
-server serves one session, and exits when its input closes.
+The Pi extension ``pictx-bridge.mjs`` starts ``python -m pictx_fsm.hosts.pi`` on first use
+and sends one line per handler call; the server answers each with one line holding the
+handler's return value and the effects to apply (notices, sent messages, appended entries,
+abort). Pi re-runs extension factories on fork, resume and reload, so one server serves one
+session, and exits when its input closes.
 
 The server keeps a mirror of the session: the first request carries the header and every
-entry, later ones the entries appended since and the current leaf (navigation without a
-summary appends nothing). The mirror feeds the runtime's facts exactly as the model session
-feeds them in ``pictx-fsm verify``.
+entry of the branch, later ones the entries appended since and the current leaf. A restarted
+server is sent everything again (``resync``) and rebuilds the lifecycle from the session as a
+reload would (boot repair, R63–R66). Message lists travel elided both ways (:mod:`.wire`).
+The host's usage (``ctx.getContextUsage()``, R47) is computed here from the mirror by the
+incremental twin of Pi's estimate (:class:`~pictx_fsm.session.usage.UsageIndex` with
+chars/4, as the model session computes it): Pi's own call rebuilds the whole projection, an
+O(session) cost on every hook. With ``PICTX_FSM_CHECK_USAGE=<file>`` the extension also
+sends Pi's figure and every comparison is appended to that file (the tests check the twin).
 
-Request:  ``{"id", "kind": "hook"|"tool"|"command", "name", "event", "ctx",
-"session": {"header"?, "entries", "leaf"}}``.
-Reply:    ``{"id", "value", "effects"}`` or ``{"id", "error"}``.
+Request:  ``{"id", "kind": "hello"|"resync"|"hook"|"tool"|"command", "name", "event", "ctx",
+"session": {"header"?, "entries", "leaf"}, "connection"?: [transition, ...]}``.
+Reply:    ``{"id", "value", "effects"}``, ``{"id", "hello": {...}}`` or ``{"id", "error"}``;
+always ASCII (``\\uXXXX`` escapes), so a lone surrogate in a message cannot break the pipe.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import platform
 import random
+import sys
 import time
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, Final
 
+import attrs
+
+from pictx_fsm import __version__
 from pictx_fsm.audit import AuditLog
+from pictx_fsm.hooks import Command, ContextUsage, HookEvent, HostContext, SessionStart
+from pictx_fsm.hosts.pi.connection_audit import record_transitions
 from pictx_fsm.hosts.pi.convert import BridgeProtocolError, context_of, event_of
+from pictx_fsm.hosts.pi.wire import (
+    PROTOCOL,
+    ExpandedMessages,
+    WireError,
+    encode_messages,
+    expand_messages,
+)
 from pictx_fsm.notes import (
     FileNotesSource,
     NotesIdentity,
@@ -37,27 +57,51 @@ from pictx_fsm.notes import (
     project_key,
 )
 from pictx_fsm.policy import default_agent_dir
-from pictx_fsm.protocol import DEFAULT_PROFILE, NOTES_AGENT_ENV, Profile, Texts
+from pictx_fsm.protocol import (
+    DEFAULT_PROFILE,
+    NOTES_AGENT_ENV,
+    PI_CONTEXT_COMMAND,
+    Profile,
+    Texts,
+)
 from pictx_fsm.resets import BootWriter
 from pictx_fsm.runtime import LifecycleRuntime, pi_file_settings
 from pictx_fsm.session.entries import entry_from_json, header_from_json
+from pictx_fsm.session.estimate import CharsCounter
 from pictx_fsm.session.tree import SessionTree
+from pictx_fsm.session.usage import UsageIndex
 
-RuntimeFactory = Callable[[SessionTree, Mapping[str, Any]], LifecycleRuntime]
+MESSAGE_HOOKS: Final = frozenset({"context", "context_with_system"})
+AUDIT_DIR_ENV: Final = "PICTX_FSM_AUDIT_DIR"
+CHECK_USAGE_ENV: Final = "PICTX_FSM_CHECK_USAGE"
+PROFILE_ENV: Final = "PICTX_FSM_PROFILE"
+
+RuntimeFactory = Callable[[SessionTree, Mapping[str, Any], "AuditLog | None"], LifecycleRuntime]
+AuditFactory = Callable[[str], "AuditLog | None"]
 
 
-def runtime_from_environment(tree: SessionTree, ctx: Mapping[str, Any]) -> LifecycleRuntime:
-    """The runtime a real Pi session gets: Pi's settings files, the notes home on disk, an
-    optional audit log (``PICTX_FSM_AUDIT_DIR``), the profile from ``PICTX_FSM_PROFILE``."""
+def profile_from_environment() -> Profile:
+    return Profile.parse(os.environ.get(PROFILE_ENV, DEFAULT_PROFILE.value))
+
+
+def audit_from_environment(session_id: str) -> AuditLog | None:
+    """``$PICTX_FSM_AUDIT_DIR/<session id>.audit.jsonl``, continued across restarts; an
+    unusable directory keeps the records in memory and says so, once (:class:`AuditLog`)."""
+    audit_dir = os.environ.get(AUDIT_DIR_ENV)
+    if not audit_dir:
+        return None
+    return AuditLog(Path(audit_dir) / f"{session_id}.audit.jsonl")
+
+
+def runtime_from_environment(
+    tree: SessionTree, ctx: Mapping[str, Any], audit: AuditLog | None
+) -> LifecycleRuntime:
+    """The runtime a real Pi session gets: Pi's settings files, the notes home on disk, the
+    profile from ``PICTX_FSM_PROFILE``."""
     env = os.environ
     home = Path.home()
     cwd = Path(str(ctx.get("cwd") or "."))
-    audit_dir = env.get("PICTX_FSM_AUDIT_DIR")
-    audit = None
-    if audit_dir:
-        Path(audit_dir).mkdir(parents=True, exist_ok=True)
-        audit = AuditLog(Path(audit_dir) / f"{tree.session_id}.audit.jsonl")
-    profile = Profile.parse(env.get("PICTX_FSM_PROFILE", DEFAULT_PROFILE.value))
+    profile = profile_from_environment()
     model: Mapping[str, Any] = ctx["model"] if isinstance(ctx.get("model"), Mapping) else {}
     identity = NotesIdentity(
         session_id=tree.session_id,
@@ -83,13 +127,30 @@ def _now_ms() -> int:
     return int(time.time() * 1000)
 
 
+def hello() -> dict[str, Any]:
+    """What the server tells the extension first: versions, so a mismatch is diagnosed."""
+    return {
+        "package": __version__,
+        "protocol": PROTOCOL,
+        "python": f"{platform.python_version()} ({sys.executable})",
+    }
+
+
 class BridgeSession:
     """The mirror of one Pi session and the runtime that reads it."""
 
-    def __init__(self, factory: RuntimeFactory = runtime_from_environment) -> None:
+    def __init__(
+        self,
+        factory: RuntimeFactory = runtime_from_environment,
+        audit_factory: AuditFactory = audit_from_environment,
+    ) -> None:
         self._factory = factory
+        self._audit_factory = audit_factory
+        self.profile = profile_from_environment()
         self.tree: SessionTree | None = None
         self.runtime: LifecycleRuntime | None = None
+        self.audit: AuditLog | None = None
+        self.host_usage: UsageIndex | None = None
 
     def sync(self, session: Mapping[str, Any], ctx: Mapping[str, Any]) -> None:
         header_json = session.get("header")
@@ -98,7 +159,11 @@ class BridgeSession:
             if header is None:
                 raise BridgeProtocolError(f"field 'session.header': {problems[0].message}")
             self.tree = SessionTree(header)
-            self.runtime = self._factory(self.tree, ctx)
+            self.host_usage = UsageIndex(self.tree, CharsCounter())
+            if self.audit is not None:
+                self.audit.close()
+            self.audit = self._audit_factory(header.id)
+            self.runtime = self._factory(self.tree, ctx, self.audit)
         if self.tree is None:
             raise BridgeProtocolError("field 'session.header' is required on the first request")
         for raw in session.get("entries") or ():
@@ -109,38 +174,96 @@ class BridgeSession:
             self.tree.navigate(leaf)
 
     def handle(self, request: Mapping[str, Any]) -> dict[str, Any]:
-        self.sync(request.get("session") or {}, request.get("ctx") or {})
+        kind = str(request.get("kind"))
+        if kind == "hello":
+            return {"hello": hello()}
+        ctx = request.get("ctx") or {}
+        self.sync(request.get("session") or {}, ctx)
         assert self.runtime is not None
-        event = event_of(str(request.get("kind")), str(request.get("name")), request.get("event"))
-        result = self.runtime.handle(event, context_of(request.get("ctx") or {}))
+        record_transitions(self.audit, request.get("connection"), self.profile)
+        if kind == "resync":
+            return self._resync(request, ctx)
+        name = str(request.get("name"))
+        event = request.get("event")
+        expanded = None
+        if kind == "hook" and name in MESSAGE_HOOKS and isinstance(event, Mapping):
+            expanded = expand_messages(event.get("messages") or [])
+            event = {**event, "messages": list(expanded.messages)}
+        return self._answer(event_of(kind, name, event), ctx, expanded)
+
+    def context(self, ctx: Mapping[str, Any], hook: str) -> HostContext:
+        """The ``ctx`` facts, the host's usage from the mirror unless the request has one."""
+        facts = context_of(ctx)
+        if "usage" in ctx or self.host_usage is None:
+            return facts
+        model = facts.model
+        window = model.context_window if model is not None else None
+        usage = None
+        if window is not None and window > 0:
+            usage = ContextUsage(tokens=self.host_usage.branch_tokens(), context_window=window)
+        if "hostUsage" in ctx:
+            check_usage(hook, ctx.get("hostUsage"), usage)
+        return attrs.evolve(facts, usage=usage)
+
+    def _answer(
+        self, event: HookEvent, ctx: Any, expanded: ExpandedMessages | None = None
+    ) -> dict[str, Any]:
+        assert self.runtime is not None
+        result = self.runtime.handle(event, self.context(ctx, type(event).HOOK))
         reply = result.to_json()
-        return {"value": reply["value"], "effects": reply["effects"]}
+        value = reply["value"]
+        if expanded is not None and isinstance(value, dict) and "messages" in value:
+            value = {"slices": encode_messages(value["messages"], expanded)}
+        return {"value": value, "effects": reply["effects"]}
+
+    def _resync(self, request: Mapping[str, Any], ctx: Any) -> dict[str, Any]:
+        """A restarted server: the toggle as the user left it (its notice was already
+        shown), then the session start a reload gives (boot repair, R63–R66)."""
+        if request.get("toggle") == "off":
+            self._answer(Command(name=PI_CONTEXT_COMMAND, args="off"), ctx)
+        return self._answer(SessionStart(reason="reload"), ctx)
+
+
+def check_usage(hook: str, host: Any, mirror: ContextUsage | None) -> None:
+    """Append Pi's usage and the mirror's to ``$PICTX_FSM_CHECK_USAGE`` (the twin's test)."""
+    path = os.environ.get(CHECK_USAGE_ENV)
+    if not path:
+        return
+    tokens = None if mirror is None else mirror.tokens
+    line = {"hook": hook, "host": None if host is None else host.get("tokens"), "mirror": tokens}
+    with open(path, "a", encoding="utf-8") as out:
+        out.write(json.dumps(line) + "\n")
 
 
 def serve(
     lines: Iterable[str],
     out: IO[str],
     factory: RuntimeFactory = runtime_from_environment,
+    audit_factory: AuditFactory = audit_from_environment,
 ) -> int:
     """Answer every request line; an unusable request gets an error line, never a crash."""
-    session = BridgeSession(factory)
+    session = BridgeSession(factory, audit_factory)
     for line in lines:
         if not line.strip():
             continue
-        request_id: Any = None
-        try:
-            request = json.loads(line)
-            if not isinstance(request, dict):
-                raise BridgeProtocolError("a request must be a JSON object")
-            request_id = request.get("id")
-            reply: dict[str, Any] = {"id": request_id, **session.handle(request)}
-        except (json.JSONDecodeError, BridgeProtocolError) as error:
-            reply = {"id": request_id, "error": f"bad request: {error}"}
-        except Exception as error:  # the lifecycle's own failure, reported to Pi's onError
-            reply = {"id": request_id, "error": f"{type(error).__name__}: {error}"}
-        out.write(json.dumps(reply, ensure_ascii=False) + "\n")
+        out.write(json.dumps(answer(session, line), ensure_ascii=True) + "\n")
         out.flush()
     return 0
+
+
+def answer(session: BridgeSession, line: str) -> dict[str, Any]:
+    """One request line → one reply object (errors included)."""
+    request_id: Any = None
+    try:
+        request = json.loads(line)
+        if not isinstance(request, dict):
+            raise BridgeProtocolError("a request must be a JSON object")
+        request_id = request.get("id")
+        return {"id": request_id, **session.handle(request)}
+    except (json.JSONDecodeError, BridgeProtocolError, WireError) as error:
+        return {"id": request_id, "error": f"bad request: {error}"}
+    except Exception as error:  # the lifecycle's own failure, told to the user once
+        return {"id": request_id, "error": f"{type(error).__name__}: {error}"}
 
 
 EXTENSION = Path(__file__).with_name("pictx-bridge.mjs")

@@ -1,0 +1,329 @@
+"""``pictx-fsm audit`` on large files: speed against a plain ``json.loads`` loop, peak memory,
+and the start-up time of ``pictx-fsm --help``.
+
+Inputs are built in a temporary directory, never kept in the repository:
+
+- **corpus ×N**: the real session files of ``../shared/corpora/pi-sessions`` read with the
+  project's reader and written again as one v3 session, copy after copy, each copy with fresh
+  entry ids (``<id>-<copy>``; parents, ``fromId``, ``targetId`` and ``firstKeptEntryId``
+  renamed with them), until the file reaches ``--corpus-mb``;
+- **generated**: a deterministic pi-context session (bench_foundation's ``SessionMaker``:
+  turns with tool calls, a reset every ~200 entries, guidance and warning per window) with
+  tool results of realistic size, written up to ``--generated-mb``.
+
+Rows (each printed with its target, the ratio taken within this one run):
+
+1. audit throughput as a share of a ``json.loads`` loop over the same lines (and of an
+   ``orjson.loads`` loop when orjson is installed) — target ≥ 50% of ``json.loads``;
+2. peak RSS of ``pictx-fsm audit`` above the interpreter with the same modules imported, at
+   10 MB and 100 MB inputs — target ≤ 64 MB at any size;
+3. ``pictx-fsm --help`` wall time (median of runs) — target ≤ 60 ms.
+
+Run: ``python bench/bench_audit.py [--corpus-mb 99] [--generated-mb 100]
+[--out docs/performance.md]``.
+Nothing here asserts a time; the script reports.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any, TextIO
+
+from bench_foundation import SessionMaker, session_header
+
+from pictx_fsm.session.entries import Entry
+from pictx_fsm.session.jsonl import dumps_entry, dumps_json, read_session
+
+ROOT = Path(__file__).resolve().parent.parent
+CORPUS = ROOT.parent / "shared" / "corpora" / "pi-sessions"
+MB = 1_000_000
+_ID_FIELDS = ("id", "parentId", "fromId", "targetId", "firstKeptEntryId")
+_RSS_PROBE = """
+import contextlib, io, sys
+from pictx_fsm.cli import main
+from pictx_fsm.cli import audit  # the modules the audit needs, imported in both runs
+if sys.argv[1:] != ["--baseline"]:
+    with contextlib.redirect_stdout(io.StringIO()):
+        main(sys.argv[1:])
+# VmHWM: the peak of this process's own memory (ru_maxrss would include the parent's image
+# from before exec)
+status = open("/proc/self/status").read().split("VmHWM:")[1]
+print(int(status.split()[0]) * 1024)
+"""
+
+
+# --------------------------------------------------------------------------------------------
+# Inputs
+
+
+def corpus_files() -> list[Path]:
+    """Every session file of the corpus (real first), in a fixed order."""
+    return sorted(CORPUS.glob("real/*.jsonl")) + sorted(CORPUS.glob("synthetic/*.jsonl"))
+
+
+def build_corpus(target: Path, size: int) -> int:
+    """Copies of the corpus with fresh ids until ``size`` bytes; returns the entry count."""
+    sessions = [read_session(path).entries for path in corpus_files()]
+    count = 0
+    with target.open("w", encoding="utf-8") as out:
+        out.write(dumps_entry(session_header()) + "\n")
+        copy = 0
+        while out.tell() < size:
+            for entries in sessions:
+                count += _write_copy(out, entries, copy)
+            copy += 1
+    return count
+
+
+def _write_copy(out: TextIO, entries: tuple[Entry, ...], copy: int) -> int:
+    known = {entry.id for entry in entries if entry.id is not None}
+    for entry in entries:
+        obj = entry.to_json()
+        for key in _ID_FIELDS:
+            value = obj.get(key)
+            if isinstance(value, str) and value in known:
+                obj[key] = f"{value}-{copy}"
+        out.write(dumps_json(obj) + "\n")
+    return len(entries)
+
+
+class LargeSessionMaker(SessionMaker):
+    """``SessionMaker`` with texts six times longer: lines of ~2.3 KB on average, as in the
+    real corpus (17 MB in 7,640 lines)."""
+
+    def text(self, low: int, high: int) -> str:
+        return super().text(low * 6, high * 6)
+
+
+def build_generated(target: Path, size: int) -> int:
+    maker = LargeSessionMaker(seed=7)
+    count = 0
+    with target.open("w", encoding="utf-8") as out:
+        out.write(dumps_entry(session_header()) + "\n")
+        for entry in _generated_entries(maker):
+            out.write(dumps_entry(entry) + "\n")
+            count += 1
+            if out.tell() >= size:
+                break
+    return count
+
+
+def _generated_entries(maker: SessionMaker) -> Iterator[Entry]:
+    from bench_foundation import RESET_EVERY
+
+    yield from maker.start()
+    while True:
+        if maker.since_reset >= RESET_EVERY:
+            yield from maker.reset()
+        yield from maker.turn()
+        yield from maker.budget_messages()
+
+
+# --------------------------------------------------------------------------------------------
+# Measurements
+
+
+def best_of(runs: int, action: Callable[[], Any]) -> float:
+    """The least CPU time of ``runs`` (both sides are single-threaded and CPU-bound, and the
+    machine is shared: CPU time is what other load disturbs least)."""
+    times = []
+    for _ in range(runs):
+        started = time.process_time()
+        action()
+        times.append(time.process_time() - started)
+    return min(times)
+
+
+def loads_loop(path: Path, loads: Callable[[bytes], Any]) -> None:
+    with path.open("rb") as fp:
+        for line in fp:
+            if line.strip():
+                loads(line)
+
+
+def audit_in_process(path: Path, *, orjson: bool = True) -> None:
+    """``pictx-fsm audit``'s work on one file (orjson used where installed, unless not)."""
+    from pictx_fsm.audit_sessions import audit_file
+    from pictx_fsm.session import skeleton
+
+    installed = skeleton._FAST_LOADS
+    if not orjson:
+        skeleton._FAST_LOADS = None
+    try:
+        audit_file(path)
+    finally:
+        skeleton._FAST_LOADS = installed
+
+
+def peak_rss(args: list[str]) -> int:
+    """Peak RSS in bytes of a fresh interpreter running ``pictx-fsm ARGS``."""
+    result = subprocess.run(
+        [sys.executable, "-c", _RSS_PROBE, *args],
+        capture_output=True,
+        text=True,
+        check=False,
+        cwd=ROOT,
+    )
+    return int(result.stdout.strip().splitlines()[-1])
+
+
+def help_time(runs: int) -> float:
+    """Median wall time of the installed ``pictx-fsm --help`` console script."""
+    script = Path(sys.executable).with_name("pictx-fsm")
+    times = []
+    for _ in range(runs):
+        started = time.perf_counter()
+        subprocess.run([script, "--help"], capture_output=True, check=True, cwd=ROOT)
+        times.append(time.perf_counter() - started)
+    return statistics.median(times)
+
+
+def interpreter_time(runs: int) -> float:
+    """Median wall time of ``python -c pass``: the floor under any CLI start-up."""
+    times = []
+    for _ in range(runs):
+        started = time.perf_counter()
+        subprocess.run([sys.executable, "-c", "pass"], check=True)
+        times.append(time.perf_counter() - started)
+    return statistics.median(times)
+
+
+# --------------------------------------------------------------------------------------------
+# Report
+
+
+def speed_rows(name: str, path: Path, entries: int, runs: int) -> list[str]:
+    """Each side's best of ``runs``, the sides interleaved so load hits them alike."""
+    size = path.stat().st_size
+    sides: dict[str, Callable[[], Any]] = {
+        "audit": lambda: audit_in_process(path),
+        "audit_std": lambda: audit_in_process(path, orjson=False),
+        "json": lambda: loads_loop(path, json.loads),
+    }
+    try:
+        import orjson
+
+        sides["orjson"] = lambda: loads_loop(path, orjson.loads)
+    except ImportError:
+        pass
+    best = {side: float("inf") for side in sides}
+    for _ in range(runs):
+        for side, action in sides.items():
+            best[side] = min(best[side], best_of(1, action))
+    speed = {side: size / seconds / MB for side, seconds in best.items()}
+    rows = [
+        f"| audit speed, {name} ({size / MB:.0f} MB, {entries:,} entries) | "
+        f"{speed['audit']:.1f} MB/s vs json.loads {speed['json']:.1f} MB/s: "
+        f"**{best['json'] / best['audit']:.0%}** | ≥ 50% |",
+        f"| same, the standard decoder only (no orjson) | {speed['audit_std']:.1f} MB/s: "
+        f"**{best['json'] / best['audit_std']:.0%}** of json.loads | (reported) |",
+    ]
+    if "orjson" in best:
+        rows.append(
+            f"| same, vs an orjson.loads loop | orjson.loads {speed['orjson']:.1f} MB/s: "
+            f"**{best['orjson'] / best['audit']:.0%}** | (reported) |"
+        )
+    return rows
+
+
+def memory_rows(inputs: list[tuple[str, Path]]) -> list[str]:
+    baseline = peak_rss(["--baseline"])
+    rows = []
+    for name, path in inputs:
+        above = peak_rss(["audit", str(path)]) - baseline
+        size = path.stat().st_size
+        rows.append(
+            f"| audit peak RSS above the interpreter, {name} ({size / MB:.0f} MB) | "
+            f"**{above / 2**20:.1f} MiB** (interpreter {baseline / 2**20:.1f} MiB) | ≤ 64 MiB |"
+        )
+    return rows
+
+
+def run(args: argparse.Namespace) -> str:
+    with tempfile.TemporaryDirectory(prefix="bench-audit-") as tmp:
+        directory = Path(tmp)
+        corpus = directory / "corpus.jsonl"
+        generated = directory / "generated.jsonl"
+        small = directory / "generated-10mb.jsonl"
+        corpus_entries = build_corpus(corpus, int(args.corpus_mb * MB))
+        generated_entries = build_generated(generated, int(args.generated_mb * MB))
+        build_generated(small, 10 * MB)
+        rows = [
+            *speed_rows("real corpus ×N", corpus, corpus_entries, args.runs),
+            *speed_rows("generated session", generated, generated_entries, args.runs),
+            *memory_rows([("generated", small), ("generated", generated), ("corpus", corpus)]),
+        ]
+    floor = interpreter_time(args.help_runs)
+    rows.append(
+        f"| `pictx-fsm --help` wall time (median of {args.help_runs}) | "
+        f"**{help_time(args.help_runs) * 1000:.0f} ms** (`python -c pass`: {floor * 1000:.0f} ms)"
+        " | ≤ 60 ms |"
+    )
+    return report(rows, args)
+
+
+def report(rows: list[str], args: argparse.Namespace) -> str:
+    load = ", ".join(f"{value:.1f}" for value in os.getloadavg())
+    command = (
+        f"python bench/bench_audit.py --corpus-mb {args.corpus_mb:g} "
+        f"--generated-mb {args.generated_mb:g} --runs {args.runs}"
+    )
+    return "\n".join(
+        [
+            "## Session audit and CLI start-up",
+            "",
+            f"Produced by `bench/bench_audit.py` (`{command}`); {platform.machine()}, "
+            f"{os.cpu_count()} cores, Python {platform.python_version()}, load average {load}. "
+            "Speeds are the least CPU time of the runs, the sides interleaved; each ratio "
+            "compares two measurements of the same run on the same file. Start-up is wall "
+            "time, beside the bare interpreter's in the same run.",
+            "",
+            "| row | measured | target |",
+            "|---|---|---|",
+            *rows,
+            "",
+        ]
+    )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--corpus-mb", type=float, default=99)
+    parser.add_argument("--generated-mb", type=float, default=100)
+    parser.add_argument("--runs", type=int, default=2)
+    parser.add_argument("--help-runs", type=int, default=15)
+    parser.add_argument("--out", type=Path, help="replace this section of a markdown file")
+    args = parser.parse_args()
+    if not CORPUS.is_dir():
+        sys.exit(f"bench_audit: the corpus is missing ({CORPUS})")
+    text = run(args)
+    print(text)
+    if args.out is not None:
+        write_section(args.out, text)
+
+
+def write_section(path: Path, section: str) -> None:
+    """Replace (or append) the ``## Session audit`` section, leaving the rest of the file."""
+    old = path.read_text(encoding="utf-8") if path.exists() else ""
+    title = section.splitlines()[0]
+    start = old.find(title)
+    if start < 0:
+        path.write_text(old.rstrip("\n") + "\n\n" + section, encoding="utf-8")
+        return
+    end = old.find("\n## ", start + len(title))
+    rest = "" if end < 0 else old[end:]
+    path.write_text(old[:start] + section + rest, encoding="utf-8")
+
+
+if __name__ == "__main__":
+    main()

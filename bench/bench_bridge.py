@@ -1,0 +1,315 @@
+"""What the bridge adds to the real Pi, per hook and per turn, as the session grows.
+
+    python bench/bench_bridge.py [--turns 1000] [--at 10 150 1000] [--runs 2] \
+        [--out docs/performance.md]
+
+Pi 0.87.1 (from ``.pi-node/``, as ``.ci/run`` installs it) runs offline in print mode with
+pi-ai's faux model, one short prompt and one text reply per turn, ``--turns`` turns in one
+growing session: without the extension (the baseline) and with the bridge (its Python server
+on this interpreter, audit log off), alternately, ``--runs`` times each, in the same run.
+
+- per hook: the bridge's own handler durations (``PICTX_FSM_TIMING``: from the handler's
+  entry to its return, which Pi awaits), p50 and p99 over the hooks of the turns around each
+  size in ``--at``;
+- per turn: the sum of those durations in one turn (what the extension adds to Pi's loop),
+  the server's own processing (CPU time; the server runs behind a timing wrapper, this
+  script's ``--serve-timed``), the same turns replayed through the server in this process
+  (without Pi or the pipe), the bytes the extension sent, and the wall time between consecutive
+  provider requests with and without the extension (faux provider timestamps,
+  ``PICTX_FAUX_TIMES``), medians over the same turns.
+
+On a loaded machine a round trip over the pipe costs a scheduler wake-up on each side, so
+the handler durations carry the machine's load (run it under ``nice -n -15`` on a shared
+machine; the report names the niceness); the server's CPU time, its replay alone and the
+bytes do not, and show whether the bridge's own cost grows with the session.
+
+The result goes into the bridge section of ``--out`` (between its markers; the rest of the
+file is kept). Nothing asserts a timing: the tests assert behaviour, this script measures it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+from pictx_fsm.hosts.pi.offline import OfflinePi, offline_environment
+
+ROOT = Path(__file__).resolve().parents[1]
+FAUX = ROOT / "tests" / "fixtures" / "pi" / "faux-provider.mjs"
+EXTENSION = ROOT / "pictx_fsm" / "hosts" / "pi" / "pictx-bridge.mjs"
+START, END = "<!-- bench_bridge:start -->", "<!-- bench_bridge:end -->"
+WINDOW = 5
+"""Turns on each side of a size that its figures are taken over."""
+
+
+Handler = tuple[int, str, float, int, float]
+"""One bridge handler call: ``(turn, hook, ms, bytes sent, server ms)``."""
+
+
+def run_pi(turns: int, bridge: bool, work: Path) -> tuple[list[float], list[Handler]]:
+    """One print-mode run: provider request times (ms) and, with the bridge, every handler."""
+    work.mkdir(parents=True)
+    python = work / "python"
+    python.write_text(
+        f'#!/bin/sh\nexec "{sys.executable}" "{Path(__file__).resolve()}" '
+        f'--serve-timed "{work / "served"}"\n'
+    )
+    python.chmod(0o755)
+    (work / "ws").mkdir()
+    script = work / "script.json"
+    script.write_text(json.dumps([{"text": f"answer {i}"} for i in range(turns)]))
+    env = dict(
+        offline_environment(
+            work,
+            script,
+            PICTX_FAUX_TIMES=str(work / "times"),
+            PICTX_FSM_PYTHON=str(python),
+            PICTX_FSM_TIMING=str(work / "timing"),
+            PICTX_FSM_NOTICES="off",
+        )
+    )
+    env.pop("PICTX_FSM_AUDIT_DIR", None)
+    pi = OfflinePi.find(ROOT)
+    assert pi is not None
+    extensions = [FAUX, EXTENSION] if bridge else [FAUX]
+    command = [*pi.command(extensions, work / "sessions"), "-p"]
+    command += [f"prompt {i}" for i in range(turns)]
+    subprocess.run(command, cwd=work / "ws", env=env, check=True, capture_output=True)
+    times = [float(x) for x in (work / "times").read_text().split()]
+    return times, _handlers(work / "timing", work / "served") if bridge else []
+
+
+def _handlers(timing: Path, served: Path) -> list[Handler]:
+    """The extension's handler log joined with the server's (one request per handler call:
+    the handshake is the server's first line)."""
+    server = [float(line) for line in served.read_text().split()][1:]
+    turn, out = 0, []
+    for index, line in enumerate(timing.read_text().splitlines()):
+        hook, ms, sent = line.split("\t")
+        turn += hook == "turn_start"
+        out.append((turn, hook, float(ms), int(sent), server[index] if index < len(server) else 0))
+    return out
+
+
+def serve_timed(log: Path) -> int:
+    """The bridge server, writing each request's processing time (CPU ms: on a shared machine
+    the wall time also counts the waits for a core) to ``log``."""
+    from pictx_fsm.hosts.pi import server
+
+    plain = server.answer
+    out = log.open("a", encoding="utf-8")
+
+    def timed(session: server.BridgeSession, line: str) -> dict[str, object]:
+        started = time.thread_time()
+        try:
+            return plain(session, line)
+        finally:
+            out.write(f"{(time.thread_time() - started) * 1000:.4f}\n")
+            out.flush()
+
+    server.answer = timed  # type: ignore[assignment]
+    return server.serve(sys.stdin, sys.stdout)
+
+
+def in_process(turns: int) -> list[float]:
+    """The server alone, without Pi or the pipe: one simple turn's requests (as the extension
+    sends them) answered by a :class:`BridgeSession`, the time per turn (ms), turn by turn."""
+    from pictx_fsm.hosts.pi.server import BridgeSession, answer
+
+    session = BridgeSession(audit_factory=lambda _: None)
+    ctx = {"cwd": "/tmp", "model": {"provider": "faux", "id": "faux-1", "contextWindow": 200000}}
+    header = {"type": "session", "version": 3, "id": "01a2bench", "timestamp": "t", "cwd": "/tmp"}
+    system = {"role": "system", "content": "", "sections": {"p": "You are Pi. " * 600}}
+    root = {"type": "message", "id": "s0", "parentId": None, "timestamp": "t", "message": system}
+
+    def ask(name: str, event: dict[str, object], entries: list[object], leaf: str) -> None:
+        request = {"id": 1, "kind": "hook", "name": name, "event": event, "ctx": ctx}
+        request["session"] = {"entries": entries, "leaf": leaf}
+        if session.tree is None:
+            request["session"] = {**request["session"], "header": header}  # type: ignore[dict-item]
+        reply = answer(session, json.dumps(request))
+        assert "error" not in reply, reply
+
+    ask("session_start", {"reason": "startup"}, [root], "s0")
+    leaf, count, out = "s0", 1, []
+    for turn in range(turns):
+        started = time.perf_counter()
+        user = _message(f"u{turn}", leaf, "user", f"prompt {turn}")
+        ask("turn_start", {"turnIndex": 0}, [user], user["id"])
+        ask("context", {"messages": {"count": count, "kept": []}}, [], user["id"])
+        kept = {"count": count + 1, "kept": [[0, system]]}
+        ask("context_with_system", {"messages": kept}, [], user["id"])
+        reply = _message(f"a{turn}", user["id"], "assistant", f"answer {turn}")
+        end = {"message": reply["message"], "outcome": "completed", "entries": []}
+        ask("turn_end", end, [reply], reply["id"])
+        for hook in ("agent_end", "agent_before_settle", "agent_settled"):
+            ask(hook, {"outcome": "completed", "entries": []}, [], reply["id"])
+        out.append((time.perf_counter() - started) * 1000)
+        leaf, count = reply["id"], count + 2
+    return out
+
+
+def _message(entry_id: str, parent: str, role: str, text: str) -> dict[str, object]:
+    message: dict[str, object] = {"role": role, "content": [{"type": "text", "text": text}]}
+    if role == "assistant":
+        message["stopReason"] = "stop"
+        message["usage"] = {"input": 10, "output": 10, "totalTokens": 20}
+    entry = {"type": "message", "id": entry_id, "parentId": parent, "timestamp": "t"}
+    return {**entry, "message": message}
+
+
+def _near(size: int) -> range:
+    return range(max(1, size - WINDOW), size + WINDOW + 1)
+
+
+def _per_turn_wall(times: Sequence[float], size: int) -> float:
+    """Median time between consecutive requests around turn ``size``."""
+    gaps = [times[t] - times[t - 1] for t in _near(size) if 0 < t < len(times)]
+    return statistics.median(gaps)
+
+
+def _percentile(values: Sequence[float], fraction: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(fraction * len(ordered)))]
+
+
+def measure(turns: int, sizes: Sequence[int], runs: int) -> list[dict[str, float]]:
+    base: list[list[float]] = []
+    with_bridge: list[list[float]] = []
+    handlers: list[Handler] = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for index in range(runs):
+            base.append(run_pi(turns, False, Path(tmp) / f"base{index}")[0])
+            times, timed = run_pi(turns, True, Path(tmp) / f"bridge{index}")
+            with_bridge.append(times)
+            handlers += timed
+    alone = in_process(max(sizes) + WINDOW + 1)
+    rows = []
+    per_run = max(1, len(handlers) // runs)
+    for size in sizes:
+        near = set(_near(size))
+        hooks = [h[2] for h in handlers if h[0] in near]
+        sums: dict[tuple[int, int], list[float]] = {}
+        for position, (turn, _, ms, sent, served) in enumerate(handlers):
+            if turn in near:
+                total = sums.setdefault((position // per_run, turn), [0.0, 0.0, 0.0])
+                total[0] += ms
+                total[1] += sent
+                total[2] += served
+        rows.append(
+            {
+                "size": size,
+                "hook_p50": _percentile(hooks, 0.50),
+                "hook_p99": _percentile(hooks, 0.99),
+                "added_p50": statistics.median(t[0] for t in sums.values()),
+                "bytes": statistics.median(t[1] for t in sums.values()),
+                "server": statistics.median(t[2] for t in sums.values()),
+                "alone": statistics.median(alone[t - 1] for t in near),
+                "base_turn": statistics.median(_per_turn_wall(t, size) for t in base),
+                "bridge_turn": statistics.median(_per_turn_wall(t, size) for t in with_bridge),
+            }
+        )
+    return rows
+
+
+def report(rows: list[dict[str, float]], args: argparse.Namespace) -> str:
+    load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
+    lines = [
+        START,
+        "## The Pi bridge: added latency per hook and per turn",
+        "",
+        "Produced by `bench/bench_bridge.py` (see its docstring). Pi 0.87.1 in print mode, faux",
+        "model, one prompt and one text reply per turn; per-hook figures are the bridge's own",
+        "handler durations, per-turn figures medians over the turns around each size.",
+        "",
+        f"- Command: `{_nice()}python bench/bench_bridge.py --turns {args.turns} --at "
+        f"{' '.join(map(str, args.at))} --runs {args.runs} --out {args.out}`",
+        f"- Machine: {platform.system()} {platform.machine()}, {os.cpu_count()} cores, Python "
+        f"{platform.python_version()}; load average when written: {load} (shared machine: "
+        "absolute times are noisy, compare within the run)",
+        "",
+        "| turns | per hook p50 | per hook p99 | added per turn p50 (sum of hooks) "
+        "| server CPU per turn | server alone per turn | bytes sent per turn "
+        "| turn without extension | turn with the bridge |",
+        "|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    for row in rows:
+        lines.append(
+            f"| {row['size']:,} | {row['hook_p50']:.3f} ms | {row['hook_p99']:.3f} ms "
+            f"| {row['added_p50']:.2f} ms | {row['server']:.2f} ms | {row['alone']:.2f} ms "
+            f"| {row['bytes']:,.0f} B "
+            f"| {row['base_turn']:.2f} ms | {row['bridge_turn']:.2f} ms |"
+        )
+    first, last = rows[0], rows[-1]
+
+    def ratio(key: str) -> str:
+        return f"{last[key] / first[key]:.2f}×"
+
+    lines += [
+        "",
+        f"{last['size']:,} turns against {first['size']:,}: added per turn "
+        f"**{ratio('added_p50')}**, server CPU per turn **{ratio('server')}** (alone "
+        f"**{ratio('alone')}**), bytes per turn **{ratio('bytes')}** (target ≤ 1.5×); added "
+        "per turn at p50: "
+        f"**{last['added_p50']:.2f} ms** at {last['size']:,} turns (target ≤ 2 ms).",
+        "",
+        "How to read it: *bytes sent per turn* and *server CPU per turn* are the bridge's own",
+        "work (the session mirror takes only the new entries, message lists travel elided, the",
+        "host's usage comes from the mirror instead of Pi's O(session) `getContextUsage`); the",
+        "handler durations add two pipe wake-ups per hook, which on a loaded 2-core machine",
+        "cost milliseconds each and dominate the sum (Pi alone slows down the same way: see",
+        "the baseline column). *Server alone* replays the same turns through the server in",
+        "this process, without Pi or the pipe: the bridge's Python side on its own.",
+        END,
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def _nice() -> str:
+    """The ``nice`` prefix the script ran under (a shared machine's load is shielded so)."""
+    niceness = os.nice(0)
+    return f"nice -n {niceness} " if niceness else ""
+
+
+def write_section(path: Path, section: str) -> None:
+    text = path.read_text(encoding="utf-8") if path.exists() else ""
+    if START in text and END in text:
+        head, rest = text.split(START, 1)
+        text = head + section.rstrip("\n") + rest.split(END, 1)[1]
+    else:
+        text = text.rstrip("\n") + "\n\n" + section
+    path.write_text(text, encoding="utf-8")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--turns", type=int, default=1000)
+    parser.add_argument("--at", type=int, nargs="+", default=[10, 150, 1000])
+    parser.add_argument("--runs", type=int, default=2)
+    parser.add_argument("--out", default="docs/performance.md")
+    parser.add_argument("--serve-timed", type=Path, help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.serve_timed is not None:
+        return serve_timed(args.serve_timed)
+    if OfflinePi.find(ROOT) is None:
+        print("Pi is not installed in .pi-node/ (see .ci/run)", file=sys.stderr)
+        return 2
+    if max(args.at) > args.turns - WINDOW - 1:
+        args.turns = max(args.at) + WINDOW + 1
+    section = report(measure(args.turns, args.at, args.runs), args)
+    write_section(ROOT / args.out, section)
+    print(section)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,174 @@
+"""The bridge manifest: everything the JS extension registers and says, generated from Python.
+
+``pictx-bridge.manifest.json`` sits beside ``pictx-bridge.mjs`` and is committed. The
+extension reads it at load time and registers from it every hook of the lifecycle's hook
+table, every tool (name, label, description, JSON-schema parameters, execution mode) and
+both commands; it also takes from it the window identity constants its fail-closed
+projection needs, every text it may show, the connection machine's transition table and the
+package version the handshake must find. So a new hook, tool or text needs no JS change:
+regenerate with ``pictx-fsm pi manifest`` (``--check`` fails when the file is stale; a test
+runs it).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any, Final
+
+from attrs import frozen
+
+from pictx_fsm import __version__
+from pictx_fsm.hooks import HOOKS
+from pictx_fsm.hosts.pi import texts
+from pictx_fsm.hosts.pi.connection import transition_table
+from pictx_fsm.hosts.pi.wire import PROTOCOL
+from pictx_fsm.lifecycle import toggle_completions
+from pictx_fsm.protocol import (
+    BOOT_TYPE,
+    GET_CONTEXT_REMAINING_DESCRIPTION,
+    GET_CONTEXT_REMAINING_TOOL,
+    MARKER_TYPE,
+    NOTICE_MISSING_BOOT,
+    PI_CONTEXT_COMMAND,
+    PI_CONTEXT_COMMAND_DESCRIPTION,
+    ROOT_WINDOW_SUFFIX,
+    UNBUNDLED_BUILD_LABEL,
+    WINDOW_ID_PREFIX,
+    WIPE_MEMORY_COMMAND,
+    WIPE_MEMORY_COMMAND_DESCRIPTION,
+    WIPE_MEMORY_DESCRIPTION,
+    WIPE_MEMORY_TOOL,
+    WIPE_STATUS_REQUESTED,
+)
+from pictx_fsm.session.windows import session_prefix
+
+MANIFEST: Final = Path(__file__).with_name("pictx-bridge.manifest.json")
+REQUEST_TIMEOUT_MS: Final = 5_000
+"""Default wait for one reply (``PICTX_FSM_TIMEOUT_MS`` overrides it)."""
+ABORT_GRACE_MS: Final = 1_000
+"""How long a request the user aborted (``ctx.signal``, Escape) may still take before the
+server counts as hung: a healthy server answers in milliseconds, and the next hooks queue
+behind the abandoned one."""
+START_TIMEOUT_MS: Final = 20_000
+"""Default wait for a new server's handshake and first answer: Python's start and the
+lifecycle's load (``PICTX_FSM_START_TIMEOUT_MS`` overrides it)."""
+EMPTY_PARAMETERS: Final[Mapping[str, Any]] = {
+    "type": "object",
+    "properties": {},
+    "additionalProperties": False,
+}
+
+
+@frozen(kw_only=True)
+class ToolSpec:
+    """One tool as Pi's ``registerTool`` takes it (``execute`` is the bridge's)."""
+
+    name: str
+    label: str
+    description: str
+    parameters: Mapping[str, Any]
+    execution_mode: str | None = None
+    """Pi's ``executionMode`` (``"sequential"`` or ``"parallel"``); ``None`` = Pi's default."""
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "label": self.label,
+            "description": self.description,
+            "parameters": dict(self.parameters),
+            "executionMode": self.execution_mode,
+        }
+
+
+def tool_specs() -> Sequence[ToolSpec]:
+    """The tools the bridge registers (R16–R18), in registration order."""
+    return (
+        ToolSpec(
+            name=WIPE_MEMORY_TOOL,
+            label="Wipe memory",
+            description=WIPE_MEMORY_DESCRIPTION,
+            parameters=EMPTY_PARAMETERS,
+        ),
+        ToolSpec(
+            name=GET_CONTEXT_REMAINING_TOOL,
+            label="Get context remaining",
+            description=GET_CONTEXT_REMAINING_DESCRIPTION,
+            parameters=EMPTY_PARAMETERS,
+        ),
+    )
+
+
+def _commands() -> list[dict[str, Any]]:
+    return [
+        {
+            "name": WIPE_MEMORY_COMMAND,
+            "description": WIPE_MEMORY_COMMAND_DESCRIPTION,
+            "completions": None,
+            "waitForIdle": True,
+            "reportsStatus": False,
+        },
+        {
+            "name": PI_CONTEXT_COMMAND,
+            "description": PI_CONTEXT_COMMAND_DESCRIPTION,
+            "completions": list(toggle_completions("")),
+            "waitForIdle": False,
+            "reportsStatus": True,
+        },
+    ]
+
+
+def _texts() -> dict[str, str]:
+    names = [name for name in dir(texts) if name.isupper()]
+    found = {name: getattr(texts, name) for name in sorted(names)}
+    found["NOTICE_MISSING_BOOT"] = NOTICE_MISSING_BOOT
+    found["UNBUNDLED_BUILD_LABEL"] = UNBUNDLED_BUILD_LABEL
+    return found
+
+
+def build_manifest() -> dict[str, Any]:
+    """The manifest as data (what :data:`MANIFEST` must hold)."""
+    return {
+        "generatedBy": "pictx-fsm pi manifest",
+        "package": __version__,
+        "protocol": PROTOCOL,
+        "hooks": list(HOOKS),
+        "tools": [tool.to_json() for tool in tool_specs()],
+        "commands": _commands(),
+        "window": {
+            "markerType": MARKER_TYPE,
+            "bootType": BOOT_TYPE,
+            "windowIdPrefix": WINDOW_ID_PREFIX,
+            "rootWindowSuffix": ROOT_WINDOW_SUFFIX,
+            "sessionPrefixLength": len(session_prefix("0" * 64)),
+        },
+        "wipeTool": WIPE_MEMORY_TOOL,
+        "wipeRequested": WIPE_STATUS_REQUESTED,
+        "texts": _texts(),
+        "timeouts": {
+            "requestMs": REQUEST_TIMEOUT_MS,
+            "startMs": START_TIMEOUT_MS,
+            "abortGraceMs": ABORT_GRACE_MS,
+        },
+        "connection": transition_table(),
+    }
+
+
+def render_manifest() -> str:
+    return json.dumps(build_manifest(), indent=2, ensure_ascii=True) + "\n"
+
+
+def manifest_is_current(path: Path | None = None) -> bool:
+    path = path or MANIFEST
+    return path.exists() and path.read_text(encoding="utf-8") == render_manifest()
+
+
+def write_manifest(path: Path | None = None) -> bool:
+    """Write the manifest (default :data:`MANIFEST`); ``True`` when the file changed."""
+    path = path or MANIFEST
+    text = render_manifest()
+    if path.exists() and path.read_text(encoding="utf-8") == text:
+        return False
+    path.write_text(text, encoding="utf-8")
+    return True

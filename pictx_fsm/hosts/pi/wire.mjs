@@ -1,0 +1,32 @@
+// Message lists on the wire (pictx_fsm/hosts/pi/wire.py): the extension sends only what the
+// lifecycle reads of a provider request — system messages and boots, with their indexes,
+// plus the length — and rebuilds the lifecycle's answer from slices of its own list and the
+// few new messages. Pure: the tests run it under plain Node against the Python side.
+
+export function elide(messages, bootType) {
+  const kept = [];
+  for (let index = 0; index < messages.length; index++) {
+    const message = messages[index];
+    if (message?.role === "system" || (message?.role === "custom" && message.customType === bootType)) {
+      kept.push([index, message]);
+    }
+  }
+  return { count: messages.length, kept };
+}
+
+// A reply's message list: [start, end] slices of `messages` and {message} new ones.
+export function rebuild(slices, messages) {
+  const out = [];
+  for (const piece of slices) {
+    if (!Array.isArray(piece)) {
+      out.push(piece.message);
+      continue;
+    }
+    const [start, end] = piece;
+    if (!(Number.isInteger(start) && Number.isInteger(end) && 0 <= start && start <= end && end <= messages.length)) {
+      throw new Error(`slice ${JSON.stringify(piece)} is outside the ${messages.length} messages`);
+    }
+    for (let index = start; index < end; index++) out.push(messages[index]);
+  }
+  return out;
+}

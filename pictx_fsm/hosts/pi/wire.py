@@ -1,0 +1,112 @@
+"""Message lists on the wire: only what the lifecycle reads goes to Python, only an edit
+comes back.
+
+``context`` and ``context_with_system`` carry the whole conversation on every provider
+request. The lifecycle reads only two kinds of message in it — system messages (folded into
+the head a reset window keeps, R67) and boots (where a window starts, R14, R67–R69) — and
+returns the list cut, reordered or extended. So the extension sends those messages with their
+indexes plus the length (:func:`expand_messages` turns each run of other messages into one
+*elided* placeholder), and the server answers with slices of the extension's own list and
+the few new messages (:func:`encode_messages`): the cost of a request no longer grows with
+the session, and no message text makes a round trip.
+
+A plain list is accepted too (``pictx-fsm pi serve`` for hosts of one's own); its reply
+is encoded the same way.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any, Final, TypeAlias
+
+from attrs import frozen
+
+from pictx_fsm.errors import PictxError
+
+PROTOCOL: Final = 2
+"""Wire protocol version: the handshake refuses an extension that speaks another."""
+ELIDED_ROLE: Final = "pictx-fsm/elided"
+"""Role of the placeholder standing for a run of messages the lifecycle does not read."""
+
+Piece: TypeAlias = list[int] | dict[str, Any]
+"""``[start, end]`` (a slice of the host's list) or ``{"message": ...}`` (a new message)."""
+
+
+class WireError(PictxError):
+    """A message list the server cannot use; the message names the field."""
+
+
+@frozen(kw_only=True)
+class ExpandedMessages:
+    """The list the runtime sees, and the host indexes each of its items stands for."""
+
+    messages: tuple[Mapping[str, Any], ...]
+    spans: tuple[tuple[int, int], ...]
+
+
+def expand_messages(value: Any, field: str = "event.messages") -> ExpandedMessages:
+    """``{"count": n, "kept": [[index, message], ...]}`` (or a plain list) → the runtime's
+    list, with one placeholder per run of elided messages."""
+    if isinstance(value, list):
+        return ExpandedMessages(
+            messages=tuple(_message(m, field) for m in value),
+            spans=tuple((i, i + 1) for i in range(len(value))),
+        )
+    if not isinstance(value, Mapping):
+        raise WireError(f"field {field!r} must be a list or {{count, kept}}")
+    count = value.get("count")
+    kept = value.get("kept") or []
+    if not isinstance(count, int) or isinstance(count, bool) or count < 0:
+        raise WireError(f"field '{field}.count' must be a non-negative integer")
+    messages: list[Mapping[str, Any]] = []
+    spans: list[tuple[int, int]] = []
+    position = 0
+    for item in kept:
+        index, message = _kept(item, field, position, count)
+        if index > position:
+            messages.append({"role": ELIDED_ROLE, "count": index - position})
+            spans.append((position, index))
+        messages.append(message)
+        spans.append((index, index + 1))
+        position = index + 1
+    if count > position:
+        messages.append({"role": ELIDED_ROLE, "count": count - position})
+        spans.append((position, count))
+    return ExpandedMessages(messages=tuple(messages), spans=tuple(spans))
+
+
+def _kept(item: Any, field: str, position: int, count: int) -> tuple[int, Mapping[str, Any]]:
+    if not (isinstance(item, list) and len(item) == 2 and isinstance(item[0], int)):
+        raise WireError(f"field '{field}.kept' holds [index, message] pairs")
+    index = item[0]
+    if not position <= index < count:
+        raise WireError(f"field '{field}.kept': index {index} out of order or out of range")
+    return index, _message(item[1], f"{field}.kept[{index}]")
+
+
+def _message(value: Any, field: str) -> Mapping[str, Any]:
+    if not isinstance(value, Mapping):
+        raise WireError(f"field {field!r} must hold message objects")
+    return value
+
+
+def encode_messages(result: Sequence[Mapping[str, Any]], expanded: ExpandedMessages) -> list[Piece]:
+    """The runtime's output list as slices of the host's list plus new messages.
+
+    An output item that *is* (by identity) an input item becomes that item's span; adjacent
+    spans merge. A placeholder never leaves the server: one that is not an input item (a
+    copy) is a lifecycle bug, refused rather than sent to the provider."""
+    pairs = zip(expanded.messages, expanded.spans, strict=True)
+    where = {id(message): span for message, span in pairs}
+    pieces: list[Piece] = []
+    for message in result:
+        span = where.get(id(message))
+        if span is None:
+            if message.get("role") == ELIDED_ROLE:
+                raise WireError("the lifecycle returned a copy of an elided placeholder")
+            pieces.append({"message": message})
+        elif pieces and isinstance(pieces[-1], list) and pieces[-1][1] == span[0]:
+            pieces[-1][1] = span[1]
+        else:
+            pieces.append([span[0], span[1]])
+    return pieces

@@ -1,0 +1,395 @@
+"""The structure of a session file without its content: what ``inspect`` and ``audit`` keep.
+
+A session's text (messages, tool results, summaries, boots) is most of its bytes, and neither
+command needs it after an entry was read: the checks that look at content run once per entry
+while it is read (:meth:`SkeletonReader.entries` hands each over whole), and everything after that
+works on the tree. So each entry is kept as its *skeleton* (:func:`slim_entry`): the same
+entry class with ids, parent, type, custom type, role, timestamp, tool-call ids, the stop
+reason and error of a failed reply, a marker's or boot's window id, a compaction's
+``tokensBefore`` and legacy tag — and no content. Lines are kept as a compact array by file
+position. Memory is then proportional to the number of entries, not to the file's size, and
+a line is in memory only while it is read.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import gc
+import os
+import sys
+from array import array
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from types import MappingProxyType
+from typing import Any, Final
+
+import attrs
+from attrs import frozen
+
+from pictx_fsm.errors import UnreadableInputError
+from pictx_fsm.protocol import BOOT_TYPE, MARKER_TYPE
+from pictx_fsm.session.entries import (
+    ABSENT,
+    JSON,
+    AgentMessage,
+    BranchSummaryEntry,
+    CompactionEntry,
+    ContextEditEntry,
+    CustomEntry,
+    CustomMessageEntry,
+    Entry,
+    FieldProblem,
+    KnownEntry,
+    MessageEntry,
+    OpaqueEntry,
+    SessionHeader,
+    UsageEntry,
+    entry_from_json,
+)
+from pictx_fsm.session.jsonl import SessionParser, iter_session_lines, open_regular, os_reason
+from pictx_fsm.session.lines import Piece, js_number_value, split_line
+from pictx_fsm.session.problems import Problem
+from pictx_fsm.session.tree import SessionTree, TreeNode
+
+NO_EXTRA: Final[Mapping[str, JSON]] = MappingProxyType({})
+PLACEHOLDER_HEADER: Final = SessionHeader(id="", timestamp="", cwd="")
+"""Stands in for a missing header so the entries still form a tree (root ``pcw::root``)."""
+
+_MESSAGE_KEYS: Final = ("role", "stopReason", "provider", "model", "toolCallId", "toolName")
+_VOCABULARY: Final = frozenset(_MESSAGE_KEYS) - {"toolCallId"}
+"""The kept message fields with few distinct values (each value held once, interned)."""
+_OPAQUE_KEYS: Final = ("type", "id", "parentId", "timestamp")
+
+
+# --------------------------------------------------------------------------------------------
+# One entry's skeleton
+
+
+def slim_entry(entry: Entry, parent_id: str | None = None) -> Entry:
+    """``entry`` without its content: what the tree, the audit's branch checks and
+    ``inspect`` read of it, and nothing else (module docstring). ``parent_id``, when given,
+    is an equal string to share (the parent's own id object)."""
+    parent = entry.parent_id if parent_id is None else parent_id
+    slim = _SLIMMERS.get(type(entry))
+    if slim is not None:
+        return slim(entry, parent)
+    known: KnownEntry = entry  # type: ignore[assignment]  # OpaqueEntry has a slimmer
+    return attrs.evolve(known, parent_id=parent, extra=NO_EXTRA)
+
+
+def _intern(value: JSON) -> JSON:
+    """One object for each of the few distinct roles, stop reasons, models and types."""
+    return sys.intern(value) if type(value) is str else value
+
+
+def _message(entry: MessageEntry, parent: str | None) -> Entry:
+    return _slim_message(entry.id, parent, entry.timestamp, entry.message.raw)
+
+
+def _slim_message(
+    entry_id: str,
+    parent: str | None,
+    timestamp: str,
+    raw: Mapping[str, JSON],
+    shared: dict[Any, AgentMessage] | None = None,
+) -> MessageEntry:
+    """The skeleton of a message entry from its message object (``role`` a string).
+    ``shared`` (a reader's) holds one skeleton per distinct message skeleton without tool
+    calls: most replies and prompts of a session share a handful (role, model, stop)."""
+    kept: dict[str, JSON] = {}
+    for key in _MESSAGE_KEYS:
+        if key in raw:
+            value = raw[key]
+            kept[key] = sys.intern(value) if type(value) is str and key in _VOCABULARY else value
+    if kept.get("stopReason") == "error" and "errorMessage" in raw:
+        kept["errorMessage"] = raw["errorMessage"]
+    calls = tool_call_ids(kept["role"], raw.get("content"))
+    if calls:
+        kept["content"] = [{"type": "toolCall", "id": call_id} for call_id in calls]
+    slim = _shared_message(kept, shared)
+    return MessageEntry(
+        id=entry_id, parent_id=parent, timestamp=timestamp, message=slim, extra=NO_EXTRA
+    )
+
+
+_SHARED_MESSAGES: Final = 4096
+"""At most this many distinct message skeletons are shared per file (memory stays bounded)."""
+
+
+def _shared_message(kept: dict[str, JSON], shared: dict[Any, AgentMessage] | None) -> AgentMessage:
+    if shared is None or "content" in kept or "toolCallId" in kept:
+        return AgentMessage(role=kept["role"], raw=kept)
+    try:
+        key = tuple(kept.items())
+        found = shared.get(key)
+    except TypeError:  # an unhashable value (a model given as an object): not shared
+        return AgentMessage(role=kept["role"], raw=kept)
+    if found is None:
+        found = AgentMessage(role=kept["role"], raw=kept)
+        if len(shared) < _SHARED_MESSAGES:
+            shared[key] = found
+    return found
+
+
+def tool_call_ids(role: JSON, content: JSON) -> list[str]:
+    """The ids ``AgentMessage.tool_calls()`` finds, without making a ``ToolCall`` per block
+    (the same rule: an assistant message's ``toolCall`` blocks, the id as a string; a number
+    as JavaScript reads it, whichever decoder read the line)."""
+    if role != "assistant" or not isinstance(content, list):
+        return []
+    return [
+        str(js_number_value(block.get("id", "")))
+        for block in content
+        if isinstance(block, Mapping) and block.get("type") == "toolCall"
+    ]
+
+
+def split_message_fast(text: str) -> list[Piece]:
+    """:func:`split_line`, with a ``message`` line decoded by orjson where it is installed.
+
+    orjson (2–3× faster) accepts exactly the JSON the standard decoder accepts except lone
+    surrogates, huge numbers and more than 1024 levels, which it refuses — those lines take
+    the standard path. The one value it reads differently, an integer beyond 2**53 (an int,
+    where JavaScript has a double), is never kept by a skeleton except a tool call's id,
+    which :func:`tool_call_ids` reads as JavaScript does."""
+    if _FAST_LOADS is not None and text.startswith(_MESSAGE_LINE):
+        try:
+            return [Piece(text=text, value=_FAST_LOADS(text))]
+        except ValueError:
+            pass
+    return split_line(text)
+
+
+def _fast_loads() -> Callable[[str], Any] | None:
+    if os.environ.get("PICTX_FSM_NO_ORJSON"):
+        return None
+    try:
+        import orjson
+    except ImportError:
+        return None
+    loads: Callable[[str], Any] = orjson.loads
+    return loads
+
+
+_FAST_LOADS: Final = _fast_loads()
+_MESSAGE_LINE: Final = '{"type":"message"'
+"""How Pi starts every message entry line (``JSON.stringify`` keeps the key order)."""
+
+
+def plain_message(obj: Mapping[str, JSON]) -> bool:
+    """A ``message`` entry object that :func:`entry_from_json` reads whole, without a field
+    problem: a non-empty string id, a ``parentId`` key (null or a string), a message object
+    with a string role. Such an object's skeleton is made directly (:meth:`SkeletonReader`)."""
+    entry_id, parent, message = obj.get("id"), obj.get("parentId", ABSENT), obj.get("message")
+    return (
+        obj.get("type") == "message"
+        and isinstance(entry_id, str)
+        and entry_id != ""
+        and (parent is None or isinstance(parent, str))
+        and (type(message) is dict or isinstance(message, Mapping))
+        and isinstance(message.get("role"), str)
+    )
+
+
+def is_skeleton(entry: Entry) -> bool:
+    """Made as a skeleton already (the direct path for plain messages)."""
+    return type(entry) is MessageEntry and entry.extra is NO_EXTRA
+
+
+def _custom(entry: CustomEntry, parent: str | None) -> Entry:
+    data = _only(entry.data, "windowId") if entry.custom_type == MARKER_TYPE else ABSENT
+    custom_type = _intern(entry.custom_type)
+    return attrs.evolve(entry, parent_id=parent, custom_type=custom_type, data=data, extra=NO_EXTRA)
+
+
+def _custom_message(entry: CustomMessageEntry, parent: str | None) -> Entry:
+    details = _only(entry.details, "windowId") if entry.custom_type == BOOT_TYPE else ABSENT
+    return CustomMessageEntry(
+        id=entry.id,
+        parent_id=parent,
+        timestamp=entry.timestamp,
+        custom_type=_intern(entry.custom_type),
+        content="",
+        display=entry.display if isinstance(entry.display, bool) else ABSENT,
+        details=details,
+        extra=NO_EXTRA,
+    )
+
+
+def _compaction(entry: CompactionEntry, parent: str | None) -> Entry:
+    return CompactionEntry(
+        id=entry.id,
+        parent_id=parent,
+        timestamp=entry.timestamp,
+        summary="",
+        first_kept_entry_id=entry.first_kept_entry_id,
+        tokens_before=entry.tokens_before,
+        details=_only(entry.details, "piContext"),
+    )
+
+
+def _branch_summary(entry: BranchSummaryEntry, parent: str | None) -> Entry:
+    """The summary text stays: R75 tells an empty suppressed summary from a real one."""
+    return BranchSummaryEntry(
+        id=entry.id,
+        parent_id=parent,
+        timestamp=entry.timestamp,
+        from_id=entry.from_id,
+        summary=entry.summary,
+    )
+
+
+def _context_edit(entry: ContextEditEntry, parent: str | None) -> Entry:
+    hides_target = entry.replacement is None or entry.replacement is ABSENT
+    replacement = entry.replacement if hides_target else {}
+    return attrs.evolve(entry, parent_id=parent, replacement=replacement, extra=NO_EXTRA)
+
+
+def _usage(entry: UsageEntry, parent: str | None) -> Entry:
+    return attrs.evolve(entry, parent_id=parent, usage=ABSENT, note=ABSENT, extra=NO_EXTRA)
+
+
+def _opaque(entry: OpaqueEntry, parent: str | None) -> Entry:
+    return OpaqueEntry(raw={key: entry.raw[key] for key in _OPAQUE_KEYS if key in entry.raw})
+
+
+def _only(value: JSON, key: str) -> JSON:
+    """``{key: value[key]}`` of a mapping that has the key, else absent: all the window and
+    legacy predicates read of ``data`` and ``details`` (their shape is checked on the whole
+    entry, while it is read)."""
+    return {key: value[key]} if isinstance(value, Mapping) and key in value else ABSENT
+
+
+_SLIMMERS: Final[Mapping[type[Any], Callable[[Any, str | None], Entry]]] = {
+    MessageEntry: _message,
+    CustomEntry: _custom,
+    CustomMessageEntry: _custom_message,
+    CompactionEntry: _compaction,
+    BranchSummaryEntry: _branch_summary,
+    ContextEditEntry: _context_edit,
+    UsageEntry: _usage,
+    OpaqueEntry: _opaque,
+}
+
+
+# --------------------------------------------------------------------------------------------
+# A file's skeleton
+
+
+@frozen(kw_only=True)
+class Skeleton:
+    """A session file as ``inspect`` and ``audit`` keep it (module docstring)."""
+
+    header: SessionHeader | None
+    original_version: int | None
+    tree: SessionTree
+    """Every entry's skeleton in file order (``tree.entries``), the tree over them."""
+    lines: array[int]
+    """``lines[i]`` is the 1-based line of ``tree.entries[i]`` (a node's ``order``)."""
+    problems: tuple[Problem, ...]
+    bytes: int
+
+    @property
+    def is_session(self) -> bool:
+        """Anything session-like was found: a header or at least one entry."""
+        return self.header is not None or len(self.tree) > 0
+
+    @property
+    def has_defects(self) -> bool:
+        return any(problem.is_defect for problem in self.problems)
+
+    def line_of(self, node: TreeNode) -> int:
+        return self.lines[node.order]
+
+
+class SkeletonReader:
+    """Reads one file into its skeleton: :meth:`entries` yields each whole entry with its
+    node and line as it is read (``tree`` and :meth:`line_of` already answer for it), then
+    :meth:`skeleton` is the result."""
+
+    def __init__(self, path: str | os.PathLike[str], whole: frozenset[str] = frozenset()) -> None:
+        """``whole``: the entry types :meth:`entries` must hand over whole (with content);
+        a plain message of any other type is made straight into its skeleton."""
+        self.path = os.fspath(path)
+        self.parser = SessionParser(self.path, build=self._build, split=split_message_fast)
+        self._direct_messages = "message" not in whole
+        self._shared: dict[Any, AgentMessage] = {}
+        self.tree: SessionTree | None = None
+        self._lines = array("I")
+        self._bytes = 0
+
+    def entries(self) -> Iterator[tuple[Entry, TreeNode | None, int]]:
+        """Raises :class:`UnreadableInputError` only when the file cannot be opened or read."""
+        try:
+            with open_regular(self.path) as fp:
+                for item in iter_session_lines(fp, self.parser):
+                    if self.tree is None:
+                        self.tree = SessionTree(self.parser.header or PLACEHOLDER_HEADER)
+                    entry = item.entry
+                    slim = entry if is_skeleton(entry) else self._slim(self.tree, entry)
+                    node = self.tree.add(slim)
+                    self._lines.append(item.line)
+                    yield item.entry, node, item.line
+                self._bytes = fp.tell()
+        except OSError as exc:
+            raise UnreadableInputError(self.path, os_reason(exc)) from exc
+
+    def _build(self, obj: Mapping[str, JSON]) -> tuple[Entry, Sequence[FieldProblem]]:
+        if not (self._direct_messages and plain_message(obj)):
+            return entry_from_json(obj)
+        timestamp = obj.get("timestamp", "")
+        skeleton = _slim_message(
+            obj["id"],
+            self._shared_parent(obj["parentId"]),
+            timestamp if isinstance(timestamp, str) else "",
+            obj["message"],
+            self._shared,
+        )
+        return skeleton, ()
+
+    def _shared_parent(self, parent_id: str | None) -> str | None:
+        """The parent's own id object (one string per id in memory), else ``parent_id``."""
+        parent = self.tree.find(parent_id) if parent_id and self.tree is not None else None
+        return parent_id if parent is None else parent.id
+
+    def _slim(self, tree: SessionTree, entry: Entry) -> Entry:
+        return slim_entry(entry, self._shared_parent(entry.parent_id))
+
+    def line_of(self, node: TreeNode) -> int:
+        return self._lines[node.order]
+
+    def skeleton(self) -> Skeleton:
+        header = self.parser.header
+        return Skeleton(
+            header=header,
+            original_version=self.parser.original_version,
+            tree=self.tree if self.tree is not None else SessionTree(header or PLACEHOLDER_HEADER),
+            lines=self._lines,
+            problems=self.parser.problems,
+            bytes=self._bytes,
+        )
+
+
+def read_skeleton(path: str | os.PathLike[str]) -> Skeleton:
+    """Read one file into its skeleton (see :class:`SkeletonReader`)."""
+    reader = SkeletonReader(path)
+    with paused_collector():
+        for _ in reader.entries():
+            pass
+    return reader.skeleton()
+
+
+@contextlib.contextmanager
+def paused_collector() -> Iterator[None]:
+    """Pause Python's cycle collector while a skeleton is built and walked.
+
+    A skeleton holds no reference cycles (nodes point to their parents, entries to nothing),
+    so the collector finds nothing in it; but as it grows by some ten objects an entry, the
+    collector would traverse it again and again (a sixth of the audit's time on a 50 MB
+    file). Reference counting still frees everything else as usual."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()

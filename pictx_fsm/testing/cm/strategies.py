@@ -1,0 +1,82 @@
+"""Hypothesis strategies: pi-context-management worlds and host actions."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hypothesis import strategies as st
+
+from pictx_fsm.hosts.model.generator import REPLY_KINDS
+from pictx_fsm.testing import actions as shared
+from pictx_fsm.testing.cm import actions as cm
+from pictx_fsm.testing.cm.world import CmWorldConfig
+
+COMMANDS = (
+    "status",
+    "notes",
+    "compact",
+    "cancel",
+    "handoff",
+    "auto on",
+    "auto off",
+    "session",
+    "session close",
+    "session export",
+    "bogus",
+)
+
+
+def cm_configs(settings: tuple[bool, ...], fault: str | None) -> st.SearchStrategy[CmWorldConfig]:
+    return st.builds(
+        CmWorldConfig,
+        seed=st.integers(min_value=0, max_value=2**16),
+        pi_context=st.sampled_from(settings),
+        no_background=st.sampled_from((False, False, False, True)),
+        no_auto_handoff=st.sampled_from((False, False, False, True)),
+        child=st.sampled_from((False,) * 15 + (True,)),
+        fault=st.just(fault),
+    )
+
+
+def _tool() -> st.SearchStrategy[Any]:
+    return st.builds(
+        cm.CmTool,
+        tool=st.sampled_from(
+            ("notes_update", "notes_update", "notes_read", "search", "read", "status")
+        ),
+        key=st.integers(min_value=0, max_value=6),
+        kind=st.sampled_from(("goal", "constraint", "decision", "failed_attempt", "open_item")),
+        status=st.sampled_from(("active", "resolved")),
+        source=st.sampled_from(("user", "user", "assistant", "missing")),
+        chars=st.sampled_from((40, 400, 2_500)),
+    )
+
+
+def cm_actions() -> st.SearchStrategy[Any]:
+    """Weighted towards what drives the schedulers: prompts, settling, deliveries, time."""
+    prompt = st.builds(shared.Prompt, chars=st.sampled_from((200, 4_000, 9_000, 30_000, 60_000)))
+    return st.one_of(
+        prompt,
+        prompt,
+        st.just(shared.Settle()),
+        st.just(shared.Settle()),
+        st.builds(shared.Advance, steps=st.integers(min_value=1, max_value=6)),
+        _tool(),
+        st.builds(cm.Generate, reply=st.sampled_from(REPLY_KINDS)),
+        st.just(cm.Deliver()),
+        st.just(cm.Drain()),
+        st.builds(cm.Wait, ms=st.sampled_from((5_000, 61_000, 330_000, 3_600_000))),
+        st.builds(cm.CtxMemory, args=st.sampled_from(COMMANDS)),
+        st.builds(cm.FailDisk, on=st.booleans()),
+        st.builds(cm.VetoSwitch, on=st.booleans()),
+        st.builds(cm.HideParent, on=st.booleans()),
+        st.builds(cm.FailTakeover, on=st.booleans()),
+        st.builds(cm.FailCreate, on=st.booleans()),
+        st.builds(cm.SwitchModel, index=st.integers(min_value=0, max_value=1)),
+        st.builds(cm.ForeignMessage, chars=st.sampled_from((200, 9_000))),
+        st.builds(shared.Navigate, index=st.integers(min_value=0, max_value=60)),
+        st.builds(shared.FollowUp, chars=st.sampled_from((40, 400))),
+        st.just(shared.Abort()),
+        st.just(shared.Reload()),
+        st.just(shared.Compact()),
+    )

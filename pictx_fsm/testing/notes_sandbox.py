@@ -1,0 +1,141 @@
+"""A notes home for generated runs, with its security boundary planted and watched.
+
+Every world of ``pictx-fsm verify`` gets a fresh temporary ``PI_NOTES_HOME``. Beside it lies
+a directory the tools must never touch, holding a sentinel note with a secret line; inside
+it, links point out of the root (a home, a directory within a home, a note file). The
+:class:`NotesConfined` invariant checks after every action that nothing outside the root
+changed and that the secret never reached a session — no address, glob or pattern read or
+wrote outside the notes root (the boundary of ``pictx_fsm.tools.homes``).
+
+Scripted tool calls are written before the run, so they cannot know the ids of history
+windows and items; :func:`resolve_arguments` fills placeholders (``{"$window": i}``,
+``{"$item": [i, j]}``, indices modulo what exists) when the model's reply is generated.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+import weakref
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any, Final, TypeAlias
+
+from pictx_fsm.session.entries import Entry, MessageEntry
+from pictx_fsm.session.history import HistoryWindow, history_windows
+from pictx_fsm.session.tree import SessionTree
+from pictx_fsm.testing.invariants import Invariant, Violation, WorldView
+
+JSON: TypeAlias = Any
+SECRET: Final = "pictx-sentinel: this line lies outside the notes root"
+SENTINEL: Final = "sentinel.md"
+ESCAPES: Final[Mapping[str, str]] = {
+    "agents/evil": "",  # a whole agent home
+    "human/escape": "",  # a directory inside a home
+    "human/leak.md": SENTINEL,  # a note file
+}
+"""Links planted under the notes root → what they point at in the outside directory."""
+WINDOW_REF: Final = "$window"
+ITEM_REF: Final = "$item"
+
+
+class NotesSandbox:
+    """A temporary notes root and the outside it must never touch; removed with the object."""
+
+    def __init__(self) -> None:
+        self.base = Path(tempfile.mkdtemp(prefix="pictx-notes-"))
+        self.root = self.base / "notes"
+        self.outside = self.base / "outside"
+        self.outside.mkdir()
+        (self.outside / SENTINEL).write_text(f"{SECRET}\n", encoding="utf-8")
+        for link, target in ESCAPES.items():
+            path = self.root / link
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.symlink_to(self.outside / target if target else self.outside)
+        self.baseline = self.outside_state()
+        self._cleanup = weakref.finalize(self, shutil.rmtree, self.base, ignore_errors=True)
+
+    def outside_state(self) -> dict[str, tuple[int, int, bytes]]:
+        """Everything outside the notes root: each path with its size, mtime and bytes."""
+        state: dict[str, tuple[int, int, bytes]] = {}
+        for directory, _, files in os.walk(self.outside):
+            for name in files:
+                path = Path(directory, name)
+                stat = path.stat()
+                state[str(path.relative_to(self.base))] = (
+                    stat.st_size,
+                    stat.st_mtime_ns,
+                    path.read_bytes(),
+                )
+        for entry in self.base.iterdir():
+            if entry.name not in (self.root.name, self.outside.name):
+                state[entry.name] = (-1, -1, b"")
+        return state
+
+    def close(self) -> None:
+        self._cleanup()
+
+
+# -- late arguments --------------------------------------------------------------------------
+
+
+def resolve_arguments(arguments: Mapping[str, JSON], tree: SessionTree) -> Mapping[str, JSON]:
+    """The call's arguments with every window/item placeholder replaced by a real id of the
+    session's active branch (R76): ``{"$window": i}`` → the i-th window id,
+    ``{"$item": [i, j]}`` → the j-th item id of the i-th window (modulo the counts)."""
+    if not any(_is_ref(value) for value in arguments.values()):
+        return arguments
+    windows = history_windows(tree.branch(), tree.session_id)
+    return {name: _resolved(value, windows) for name, value in arguments.items()}
+
+
+def _is_ref(value: JSON) -> bool:
+    return isinstance(value, Mapping) and (WINDOW_REF in value or ITEM_REF in value)
+
+
+def _resolved(value: JSON, windows: Sequence[HistoryWindow]) -> JSON:
+    if not _is_ref(value):
+        return value
+    if WINDOW_REF in value:
+        return windows[int(value[WINDOW_REF]) % len(windows)].window_id
+    window_index, item_index = value[ITEM_REF]
+    items = windows[int(window_index) % len(windows)].items
+    return items[int(item_index) % len(items)].item_id if items else "no-item"
+
+
+# -- the invariant ---------------------------------------------------------------------------
+
+
+class NotesConfined(Invariant):
+    name = "notes_confined"
+    guards = "notes root boundary (issue 10, N11, N12)"
+    doc = (
+        "(k) no notes tool reads or writes outside the notes root: the planted outside stays "
+        "byte for byte, and its secret never reaches a session"
+    )
+
+    def __init__(self) -> None:
+        self._seen = 0
+
+    def check(self, world: WorldView) -> list[Violation]:
+        sandbox = getattr(world, "notes", None)
+        if not isinstance(sandbox, NotesSandbox):
+            return []
+        found = []
+        if sandbox.outside_state() != sandbox.baseline:
+            found.append(self.violation(f"{sandbox.outside} changed under the notes tools"))
+        persisted = world.session.log.persisted
+        for entry in persisted[self._seen :]:
+            if _leaks(entry):
+                found.append(self.violation(f"entry {entry.id} carries the sentinel's secret"))
+        self._seen = len(persisted)
+        return found
+
+
+def _leaks(entry: Entry) -> bool:
+    if not isinstance(entry, MessageEntry) or entry.message.raw.get("role") != "toolResult":
+        return False
+    content = entry.message.raw.get("content")
+    blocks = content if isinstance(content, list) else []
+    return any(SECRET in str(block.get("text", "")) for block in blocks)

@@ -1,0 +1,64 @@
+"""Shared set-up for the pydantic-ai host tests: a session, a scripted model, an agent."""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+from typing import Any
+
+from pydantic_ai import Agent
+
+from pictx_fsm.hosts.pydantic_ai import PiContext, PiSession
+from pictx_fsm.hosts.pydantic_ai.scripted import Reply, ScriptedModel
+from pictx_fsm.session.entries import CustomEntry, CustomMessageEntry, Entry, MessageEntry
+
+WINDOW = 100_000
+"""With the default reserve (16384): guidance at ≥ 59040 tokens, warning at ≥ 71328, the
+automatic reset at ≥ 83616 (R44, R50)."""
+
+
+def new_session(path: Path | None = None, seed: int = 7, **options: Any) -> PiSession:
+    """A session on the wall clock: pydantic-ai stamps its messages with it, and the
+    lifecycle's entries must share that time line (Pi's estimator compares timestamps)."""
+    return PiSession.create(path, rng=random.Random(seed), **options)
+
+
+def agent_for(
+    session: PiSession, *replies: Reply, window: int | None = WINDOW, capability: Any = None
+) -> tuple[Agent[None, str], ScriptedModel]:
+    model = ScriptedModel(replies, session)
+    cap = capability or PiContext(session, context_window=window, max_tokens=4096)
+    echo_agent: Agent[None, str] = Agent(model.model, capabilities=[cap])
+
+    @echo_agent.tool_plain
+    def echo(text: str) -> str:
+        """Echo the text back."""
+        return f"echo:{text}"
+
+    return echo_agent, model
+
+
+def kinds(entries: list[Entry]) -> list[str]:
+    """A message's role, a custom entry's customType."""
+    out = []
+    for entry in entries:
+        if isinstance(entry, CustomEntry | CustomMessageEntry):
+            out.append(entry.custom_type)
+        elif isinstance(entry, MessageEntry):
+            out.append(entry.message.role)
+        else:
+            out.append(entry.type)
+    return out
+
+
+def texts(messages: tuple[Any, ...]) -> list[str]:
+    """Every text a provider request carried (content blocks and plain strings)."""
+    out = []
+    for message in messages:
+        content = message.get("content")
+        if isinstance(content, str):
+            out.append(content)
+        for block in content if isinstance(content, list) else ():
+            if isinstance(block, dict) and block.get("type") == "text":
+                out.append(block["text"])
+    return out

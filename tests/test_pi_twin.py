@@ -1,0 +1,152 @@
+"""The bridge's degraded mode in the model session: the runtime can be killed, and the
+invariants ``pictx-fsm verify`` checks — no erased history after a marker first — still hold."""
+
+from __future__ import annotations
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from pictx_fsm.hosts.pi import texts
+from pictx_fsm.hosts.pi.connection import connection_spec
+from pictx_fsm.hosts.pi.twin import BridgeTwin
+from pictx_fsm.protocol import BOOT_TYPE, MARKER_TYPE
+from pictx_fsm.testing.actions import (
+    Action,
+    Compact,
+    KillRuntime,
+    Prompt,
+    Script,
+    Settle,
+    Toggle,
+    action_from_json,
+    action_to_json,
+)
+from pictx_fsm.testing.invariants import InvariantSuite
+from pictx_fsm.testing.strategies import host_actions, world_configs
+from pictx_fsm.testing.world import World, WorldConfig
+
+
+def run(actions: list[Action], config: WorldConfig | None = None) -> World:
+    world = World(config or WorldConfig())
+    suite = InvariantSuite()
+    for action in actions:
+        world.apply(action)
+        assert suite.check(world) == [], action
+    world.apply(Settle())
+    assert suite.check(world) == []
+    return world
+
+
+def twin(world: World) -> BridgeTwin:
+    assert isinstance(world.extension, BridgeTwin)
+    return world.extension
+
+
+def notices(world: World) -> list[str]:
+    return [n.message for n in world.session.log.notices]
+
+
+WIPE_TURN: list[Action] = [
+    Prompt(chars=200),
+    Script(reply="text", chars=300),
+    Settle(),
+    Prompt(chars=200),
+    Script(reply="tools", tools=("wipe_memory",)),
+    Script(reply="text", chars=100),
+    Settle(),
+]
+
+
+def test_a_killed_runtime_is_restarted_with_the_session_and_told_once() -> None:
+    # Given a window reset by the model, then the runtime killed between turns
+    world = run([*WIPE_TURN, KillRuntime(), Prompt(chars=100), Script(reply="text")])
+    bridge = twin(world)
+    # Then the next hook saw the fault, a new runtime was started and resynchronised, and the
+    # user was told once
+    assert [t.target for t in bridge.connection.history] == [
+        "starting", "ready", "restarting", "starting", "ready",
+    ]  # fmt: skip
+    assert len(bridge.runtimes) == 2
+    assert sum(n.startswith("pi-context: the lifecycle server") for n in notices(world)) == 1
+
+
+def test_a_runtime_killed_in_a_wipe_batch_tells_the_model_its_reset_was_lost() -> None:
+    # Given a wipe_memory answered rollover_requested, and the runtime killed before turn_end
+    world = World(WorldConfig())
+    for action in [Prompt(chars=100), Script(reply="tools", tools=("wipe_memory",))]:
+        world.apply(action)
+    session = world.session
+    while not any(e.name == "tool_execution_end" for e in session.log.events):
+        assert session.step() is not None
+    world.apply(KillRuntime())
+    world.apply(Script(reply="text"))
+    world.apply(Settle())
+    # Then no reset was committed, the notice says it was lost, and the model got the message
+    types = [getattr(e, "custom_type", None) for e in session.entries]
+    assert MARKER_TYPE not in types
+    assert any(texts.LOST_RESET in n for n in notices(world))
+    assert texts.BRIDGE_NOTICE_TYPE in types
+    assert InvariantSuite().check(world) == []
+
+
+def test_a_permanently_dead_runtime_degrades_and_requests_stay_cut_at_the_window() -> None:
+    # Given a reset window, then a runtime that can never start again
+    actions: list[Action] = [*WIPE_TURN, KillRuntime(permanent=True)]
+    for serial in range(5):
+        actions += [Prompt(chars=100 + serial), Script(reply="text")]
+    world = run([*actions, Settle(), Toggle(arg="")])
+    bridge = twin(world)
+    # Then the twin gave up after its restarts (one notice when the fault was found, one
+    # when it gave up), /pi-context says degraded, and every request after the marker was
+    # cut at the boot (the invariants above held after every action)
+    assert bridge.connection.state == "degraded"
+    said = notices(world)
+    assert sum(n.startswith("pi-context: the lifecycle server") for n in said) == 2
+    assert said[-1].startswith("pi-context: degraded · stopped (exit killed) · Pi 0.87.1: ")
+    last = world.session.log.requests[-1].messages
+    assert any(m.get("role") == "user" and BOOT_TYPE not in str(m) for m in last)
+
+
+def test_a_degraded_bridge_still_refuses_native_compaction_on_a_marked_branch() -> None:
+    # Given a reset window, then a runtime that can never start again
+    actions = [*WIPE_TURN, KillRuntime(permanent=True), Prompt(chars=3000),
+               Script(reply="text", chars=3000), Settle(), Compact()]  # fmt: skip
+    world = run(actions, WorldConfig(keep_recent_tokens=500))
+    # Then /compact was cancelled by the bridge alone (R62): no compaction after the marker
+    # (the invariants, off_keeps_boundary among them, held after every action)
+    types = [e.type for e in world.session.entries]
+    assert "compaction" not in types[types.index("custom") :]
+    assert twin(world).connection.state == "degraded"
+
+
+def test_the_twin_follows_only_declared_transitions() -> None:
+    # Given a run through every connection state
+    world = run([*WIPE_TURN, KillRuntime(), Prompt(chars=50), Script(reply="text"),
+                 KillRuntime(permanent=True), Prompt(chars=50), Script(reply="text"),
+                 Prompt(chars=50), Script(reply="text"), Prompt(chars=50)])  # fmt: skip
+    declared = {t.id for t in connection_spec().transitions}
+    fired = {t.transition_id for c in twin(world).connections for t in c.history}
+    # Then each transition it took is one of the machine's
+    assert fired <= declared and len(fired) >= 6
+
+
+def test_kill_runtime_is_a_replayable_action() -> None:
+    assert action_from_json(action_to_json(KillRuntime(permanent=True))) == KillRuntime(
+        permanent=True
+    )
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    config=world_configs(),
+    actions=st.lists(
+        st.one_of(host_actions(), st.builds(KillRuntime, permanent=st.booleans())),
+        max_size=25,
+    ),
+)
+def test_no_invariant_breaks_when_runtimes_die_anywhere(
+    config: WorldConfig, actions: list[Action]
+) -> None:
+    # Given generated host actions with runtime deaths anywhere in them
+    # Then every invariant holds after every action (run() checks)
+    run(actions, config)

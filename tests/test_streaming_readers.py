@@ -1,0 +1,204 @@
+"""Audit and inspect stream a file into its skeleton (issue 11 item 2): the findings and the
+report are exactly those of the whole entries, on every corpus file and every fixture, with
+and without orjson; memory follows the number of entries, not their text."""
+
+from __future__ import annotations
+
+import json
+import tracemalloc
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from shared_paths import CORPUS
+
+from pictx_fsm.audit_sessions import audit_file, audit_tree
+from pictx_fsm.audit_sessions.findings import sort_key
+from pictx_fsm.audit_sessions.structure import (
+    damaged_boundaries,
+    is_boundary_entry,
+    problem_findings,
+)
+from pictx_fsm.cli.inspect import inspect_file
+from pictx_fsm.session import skeleton
+from pictx_fsm.session.entries import AgentMessage, MessageEntry, entry_from_json
+from pictx_fsm.session.jsonl import read_session
+from pictx_fsm.session.skeleton import plain_message, slim_entry, tool_call_ids
+from pictx_fsm.session.tree import SessionTree, TreeNode
+
+TESTS = Path(__file__).resolve().parent
+FILES = sorted(TESTS.glob("fixtures/**/*.jsonl")) + sorted(CORPUS.glob("*/*.jsonl"))
+
+
+def _whole_audit(path: Path, profile: str) -> list[str]:
+    """The findings of the whole entries, read with the full reader and audited in memory."""
+    loaded = read_session(path)
+    tree = SessionTree(loaded.header or skeleton.PLACEHOLDER_HEADER)
+    lines: dict[int, int] = {}
+    boundaries: dict[int, list[Any]] = {}
+    for entry, line in zip(loaded.entries, loaded.lines, strict=True):
+        node = tree.add(entry)
+        if node is not None:
+            lines[id(node)] = line
+        if is_boundary_entry(entry):
+            boundaries.setdefault(line, []).append(entry)
+
+    def locate(node: TreeNode) -> int | None:
+        return lines.get(id(node))
+
+    structure = [
+        *problem_findings(loaded.problems),
+        *damaged_boundaries(loaded.problems, boundaries),
+    ]
+    found = sorted(structure, key=sort_key)
+    if loaded.is_session:
+        found += audit_tree(tree, profile, locate=locate)
+    return [finding.render(str(path)) for finding in found]
+
+
+@pytest.mark.parametrize("orjson", [True, False], ids=["orjson", "stdlib"])
+@pytest.mark.parametrize("profile", ["0.25.1", "0.25.0"])
+@pytest.mark.parametrize("path", FILES, ids=lambda p: p.name)
+def test_streamed_audit_finds_exactly_what_the_whole_entries_show(
+    path: Path, profile: str, orjson: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Given a session file (a fixture or a corpus file), read with or without orjson
+    if not orjson:
+        monkeypatch.setattr(skeleton, "_FAST_LOADS", None)
+    # When it is audited as a stream of skeletons
+    streamed = [f.render(str(path)) for f in audit_file(path, profile).findings]
+    # Then its findings are byte for byte those of the whole entries
+    assert streamed == _whole_audit(path, profile)
+
+
+@pytest.mark.parametrize("path", FILES, ids=lambda p: p.name)
+def test_inspect_reports_from_the_skeleton_what_the_whole_entries_hold(path: Path) -> None:
+    # Given a session file
+    loaded = read_session(path)
+    # When it is inspected
+    report = inspect_file(str(path)).to_json()
+    # Then counts, header, problems and the active branch's lines are the whole file's
+    assert report["entryCount"] == len(loaded.entries)
+    assert report["problems"] == [p.to_json() for p in loaded.problems]
+    if loaded.is_session:
+        types = Counter(entry.type for entry in loaded.entries)
+        assert report["types"] == dict(types.most_common())
+        tree = SessionTree.from_entries(
+            loaded.header or skeleton.PLACEHOLDER_HEADER, loaded.entries
+        )
+        assert report["branches"]["activeLeaf"] == tree.leaf_id
+        assert [leaf["id"] for leaf in report["branches"]["leaves"]] == tree.leaves()
+
+
+def test_the_skeleton_keeps_no_content() -> None:
+    # Given a message with a large tool result, read whole and as a skeleton
+    obj = {
+        "type": "message",
+        "id": "a1",
+        "parentId": None,
+        "timestamp": "2026-01-01T00:00:00.000Z",
+        "message": {
+            "role": "assistant",
+            "content": [
+                {"type": "text", "text": "x" * 100_000},
+                {"type": "toolCall", "id": "c1", "name": "read", "arguments": {"p": "y" * 1000}},
+            ],
+            "stopReason": "toolUse",
+            "usage": {"input": 1},
+        },
+    }
+    entry, _ = entry_from_json(obj)
+    slim = slim_entry(entry)
+    # Then the skeleton holds the role, stop reason and tool call ids, and none of the text
+    assert isinstance(slim, MessageEntry)
+    assert slim.message.raw == {
+        "role": "assistant",
+        "stopReason": "toolUse",
+        "content": [{"type": "toolCall", "id": "c1"}],
+    }
+    assert len(json.dumps(slim.message.raw)) < 100
+
+
+message_objects = st.fixed_dictionaries(
+    {"type": st.just("message")},
+    optional={
+        "id": st.sampled_from(["m1", "", None, 5]),
+        "parentId": st.sampled_from([None, "m0", 3]),
+        "timestamp": st.sampled_from(["t", 5]),
+        "message": st.fixed_dictionaries(
+            {},
+            optional={
+                "role": st.sampled_from(["assistant", "user", "toolResult", 1]),
+                "content": st.lists(
+                    st.fixed_dictionaries(
+                        {"type": st.sampled_from(["toolCall", "text"])},
+                        optional={"id": st.one_of(st.text(max_size=3), st.integers())},
+                    ),
+                    max_size=3,
+                )
+                | st.text(max_size=3),
+                "stopReason": st.sampled_from(["stop", "error", "toolUse"]),
+                "errorMessage": st.text(max_size=5),
+                "model": st.text(max_size=3),
+            },
+        )
+        | st.integers(),
+    },
+)
+
+
+@given(obj=message_objects)
+def test_a_plain_message_skeleton_is_the_skeleton_of_the_whole_entry(obj: dict[str, Any]) -> None:
+    # Given any message object
+    entry, problems = entry_from_json(obj)
+    # When it is plain, its direct skeleton equals the slimmed whole entry, with no problem
+    if plain_message(obj):
+        assert problems == []
+        direct = skeleton._slim_message(
+            obj["id"],
+            obj["parentId"],
+            obj["timestamp"] if isinstance(obj.get("timestamp"), str) else "",
+            obj["message"],
+        )
+        assert direct == slim_entry(entry)
+    else:
+        assert problems or not isinstance(entry, MessageEntry)
+
+
+@given(ids=st.lists(st.one_of(st.text(max_size=4), st.integers()), max_size=4))
+def test_tool_call_ids_are_those_of_tool_calls(ids: list[Any]) -> None:
+    content = [{"type": "toolCall", "id": value} for value in ids] + [{"type": "text"}]
+    message = AgentMessage(role="assistant", raw={"role": "assistant", "content": content})
+    expected = [str(call.id) for call in message.tool_calls()]
+    safe = all(not isinstance(v, int) or abs(v) <= 2**53 - 1 for v in ids)
+    if safe:  # beyond 2**53 the skeleton reads a number as JavaScript does
+        assert tool_call_ids(message.role, message.content) == expected
+
+
+def test_audit_memory_follows_entries_not_their_text(tmp_path: Path) -> None:
+    # Given two sessions of the same 300 entries, one with 20 kB tool results
+    def write(path: Path, size: int) -> None:
+        lines = ['{"type":"session","version":3,"id":"s","timestamp":"t","cwd":"/w"}']
+        parent = None
+        for index in range(300):
+            message = {"role": "toolResult", "toolCallId": "c", "content": "x" * size}
+            entry = {"type": "message", "id": f"e{index}", "parentId": parent, "timestamp": "t"}
+            lines.append(json.dumps({**entry, "message": message}))
+            parent = f"e{index}"
+        path.write_text("\n".join(lines) + "\n")
+
+    small, large = tmp_path / "small.jsonl", tmp_path / "large.jsonl"
+    write(small, 10)
+    write(large, 20_000)
+    peaks = []
+    for path in (small, large):
+        tracemalloc.start()
+        audit_file(path)
+        peaks.append(tracemalloc.get_traced_memory()[1])
+        tracemalloc.stop()
+    # Then the 6 MB file costs the audit no more than one line's worth above the tiny one
+    assert large.stat().st_size > 6_000_000
+    assert peaks[1] - peaks[0] < 400_000
