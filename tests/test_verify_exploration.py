@@ -12,8 +12,16 @@ import pytest
 from pictx_fsm.cli import main
 from pictx_fsm.errors import ModelDocumentError
 from pictx_fsm.lifecycle import load_lifecycle
-from pictx_fsm.testing import invariants
-from pictx_fsm.testing.actions import Fork, Navigate, Prompt, Script, Settle, anchor_of
+from pictx_fsm.testing import actions, invariants
+from pictx_fsm.testing.actions import (
+    AdvanceTo,
+    Fork,
+    Navigate,
+    Prompt,
+    Script,
+    Settle,
+    anchor_of,
+)
 from pictx_fsm.testing.coverage import EXEMPTIONS_FILE, coverage_of, load_exemptions
 from pictx_fsm.testing.explore import (
     SHRINK_SHARE,
@@ -247,3 +255,34 @@ def test_the_audit_chain_invariant_reports_an_edited_record_once() -> None:
     # Then the break is reported once, naming the record
     assert len(first) == 1 and "does not match its content" in first[0].message
     assert again == []
+
+
+# -- liveness: every run settles -----------------------------------------------------------------
+
+
+def test_a_run_that_does_not_settle_within_the_step_bound_is_a_liveness_violation(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Given a step bound far below what one agent run takes (a stand-in for an endless run)
+    monkeypatch.setattr(actions, "RUN_STEP_LIMIT", 3)
+    world = World(scenario_config("0.25.1"))
+    suite = InvariantSuite()
+    world.apply(Prompt(chars=40))
+    # When the session is told to settle
+    world.apply(Settle())
+    # Then the run is reported as never settling, once, naming the action
+    found = [v for v in suite.check(world) if v.invariant == "runs_settle"]
+    assert len(found) == 1 and "action 1" in found[0].message
+    assert [v for v in suite.check(world) if v.invariant == "runs_settle"] == []
+
+
+def test_advancing_to_a_step_that_never_comes_is_bounded_too(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Given the same bound and a stop at a step no run takes
+    monkeypatch.setattr(actions, "RUN_STEP_LIMIT", 3)
+    world = World(scenario_config("0.25.1"))
+    world.apply(Prompt(chars=40))
+    # When Pi is advanced to it / Then the world records the endless run, not a hang
+    world.apply(AdvanceTo(step="no-such-step"))
+    assert world.endless_runs == [1]
