@@ -48,7 +48,12 @@ PROFILES = ("0.25.0", "0.25.1")
 
 
 def _work_explore(
-    seconds: float, seed: int, profiles: Sequence[str], out: str | None, steps: int
+    seconds: float,
+    seed: int,
+    profiles: Sequence[str],
+    out: str | None,
+    steps: int,
+    without: Sequence[str] = (),
 ) -> dict[str, Any]:
     from pictx_fsm.lifecycle import load_lifecycle
     from pictx_fsm.testing.explore import ExploreOptions, explore
@@ -60,6 +65,7 @@ def _work_explore(
         profiles=tuple(profiles),
         scenarios=False,
         **({"max_actions": steps} if steps else {}),
+        **({"without": tuple(without)} if without else {}),
     )
     cpu, wall = time.process_time(), time.perf_counter()
     report = explore(options, load_lifecycle())
@@ -111,8 +117,9 @@ def _work_rule_based(seconds: float) -> dict[str, Any]:
 def _worker(argv: Sequence[str]) -> int:
     kind, seconds, seed, profiles, out = argv[0], float(argv[1]), int(argv[2]), argv[3], argv[4]
     steps = int(argv[5])
+    without = [group for group in argv[6].split(",") if group] if len(argv) > 6 else []
     if kind == "explore":
-        result = _work_explore(seconds, seed, profiles.split(","), out or None, steps)
+        result = _work_explore(seconds, seed, profiles.split(","), out or None, steps, without)
     else:
         result = _work_rule_based(seconds)
     print(json.dumps(result))
@@ -128,6 +135,7 @@ def _spawn(
     source: Path = ROOT,
     out: str = "",
     steps: int = 0,
+    without: Sequence[str] = (),
 ) -> dict[str, Any]:
     env = dict(os.environ, PYTHONPATH=str(source))
     command = [
@@ -140,6 +148,7 @@ def _spawn(
         ",".join(profiles),
         out,
         str(steps),
+        ",".join(without),
     ]
     done = subprocess.run(command, env=env, cwd=source, capture_output=True, text=True, check=False)
     if done.returncode != 0:
@@ -243,7 +252,9 @@ def long(args: argparse.Namespace) -> int:
     out = str(ROOT / "verify-out" / "long")
 
     def run(seed: int) -> dict[str, Any]:
-        result = _spawn("explore", args.max_seconds, seed=seed, out=out, steps=share)
+        result = _spawn(
+            "explore", args.max_seconds, seed=seed, out=out, steps=share, without=args.without
+        )
         print(f"seed {seed}: {result['actions']:,} steps", file=sys.stderr)
         return {"seed": seed, **result}
 
@@ -278,6 +289,7 @@ def _long_report(args: argparse.Namespace, results: list[dict[str, Any]], wall: 
     command = (
         f"python bench/bench_verify.py long --steps {args.steps} "
         f"--seeds {' '.join(map(str, args.seeds))} --jobs {args.jobs}"
+        + "".join(f" --without {group}" for group in args.without)
     )
     idle_minutes = cpu / min(args.jobs, os.cpu_count() or 1) / 60
     return "\n".join(
@@ -340,6 +352,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     slow.add_argument("--steps", type=int, default=1_000_000, help="checked steps in all")
     slow.add_argument("--seeds", type=int, nargs="+", default=[1, 2, 3, 4, 5, 6, 7, 8])
     slow.add_argument("--jobs", type=int, default=2, help="processes at a time")
+    slow.add_argument(
+        "--without", action="append", default=[], help="an action group no run uses (repeat)"
+    )
     slow.add_argument(
         "--max-seconds",
         type=float,

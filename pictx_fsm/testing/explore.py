@@ -57,6 +57,8 @@ class ExploreOptions:
     scenarios: bool = True
     max_actions: int | None = None
     """Stop generating once this many actions were checked (long explorations)."""
+    without: tuple[str, ...] = ()
+    """Action groups (:data:`~.strategies.GROUPS`) no generated run uses."""
 
 
 @frozen(kw_only=True)
@@ -328,7 +330,7 @@ def _generated_run(
     """One swarm run: its action groups, its length, then every action, each checked."""
     world = World(config)
     suite = InvariantSuite()
-    swarm = data.draw(SWARMS)
+    swarm = tuple(group for group in data.draw(SWARMS) if group not in report.options.without)
     count = data.draw(counts)
     try:
         while len(actions) < count:
