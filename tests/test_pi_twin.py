@@ -14,10 +14,12 @@ from pictx_fsm.testing.actions import (
     Action,
     Compact,
     KillRuntime,
+    Navigate,
     Prompt,
     Script,
     Settle,
     Toggle,
+    WipeCommand,
     action_from_json,
     action_to_json,
 )
@@ -86,6 +88,26 @@ def test_a_runtime_killed_in_a_wipe_batch_tells_the_model_its_reset_was_lost() -
     assert MARKER_TYPE not in types
     assert any(texts.LOST_RESET in n for n in notices(world))
     assert texts.BRIDGE_NOTICE_TYPE in types
+    assert InvariantSuite().check(world) == []
+
+
+def test_R65_D4_a_restart_at_tree_navigation_repairs_a_bare_marker_once() -> None:
+    # Given /wipe-memory (marker → boot), then the runtime killed; the navigation's
+    # session_before_tree finds it dead, so the restart comes at session_tree, on the bare
+    # marker the user navigated to (the counterexample of the derandomized stateful test)
+    world = World(WorldConfig(profile="0.25.0", context_window=28_000, reserve_tokens=500,
+                              reminder_margin=12_800, keep_recent_tokens=500))  # fmt: skip
+    for action in [WipeCommand(), KillRuntime(), Navigate(index=-2)]:
+        world.apply(action)
+    # Then the resynchronised runtime repaired the boot at once (as the bridge applies its
+    # resync), so session_tree found the tail intact: one boot under the marker, not two
+    [marker] = [e for e in world.session.entries if getattr(e, "custom_type", None) == MARKER_TYPE]
+    children = [e for e in world.session.tree.branch() if e.parent_id == marker.id]
+    assert [getattr(e, "custom_type", None) for e in children] == [BOOT_TYPE]
+    assert world.session.leaf_id == children[0].id
+    assert [t.target for t in twin(world).connection.history][-3:] == [
+        "restarting", "starting", "ready"
+    ]  # fmt: skip
     assert InvariantSuite().check(world) == []
 
 
