@@ -10,6 +10,7 @@ from pictx_fsm.hosts.pi import texts
 from pictx_fsm.hosts.pi.connection import connection_spec
 from pictx_fsm.hosts.pi.twin import BridgeTwin
 from pictx_fsm.protocol import BOOT_TYPE, MARKER_TYPE
+from pictx_fsm.session.entries import MessageEntry
 from pictx_fsm.testing.actions import (
     Action,
     Compact,
@@ -139,6 +140,23 @@ def test_a_degraded_bridge_still_refuses_native_compaction_on_a_marked_branch() 
     types = [e.type for e in world.session.entries]
     assert "compaction" not in types[types.index("custom") :]
     assert twin(world).connection.state == "degraded"
+
+
+def test_a_degraded_twin_answers_every_notes_tool_with_a_clear_error_result() -> None:
+    # Given a runtime that can never start again, then a model calling a notes tool
+    write = Script(reply="tools", tools=("notes_write",),
+                   arguments=('{"address": "a.md", "content": "x"}',))  # fmt: skip
+    world = run([*WIPE_TURN, KillRuntime(permanent=True), write, Prompt(chars=50)])
+    # Then the call is an error result naming the unavailable server, as the bridge's
+    [result] = [
+        e.message.raw for e in world.session.entries
+        if isinstance(e, MessageEntry) and e.message.raw.get("toolName") == "notes_write"
+    ]  # fmt: skip
+    assert result["isError"] is True
+    assert result["content"][0]["text"] == texts.TOOL_UNAVAILABLE.format(
+        state=f"degraded: {texts.FAULT_EXITED.format(code='killed')}", tool="notes_write"
+    )
+    assert not any(p.is_file() and p.name == "a.md" for p in world.notes.root.rglob("*"))
 
 
 def test_the_twin_follows_only_declared_transitions() -> None:
