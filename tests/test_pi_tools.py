@@ -23,8 +23,17 @@ from real_pi import python_wrapper, run_pi
 
 from pictx_fsm import AuditLog, LifecycleRuntime
 from pictx_fsm.hooks import ModelInfo
-from pictx_fsm.hosts.model import Brain, Call, HostSettings, LifecycleExtension, ModelSession
-from pictx_fsm.hosts.model import Response, Text, TickClock, Tools
+from pictx_fsm.hosts.model import (
+    Brain,
+    Call,
+    HostSettings,
+    LifecycleExtension,
+    ModelSession,
+    Response,
+    Text,
+    TickClock,
+    Tools,
+)
 from pictx_fsm.hosts.model.profiles import host_profile
 from pictx_fsm.hosts.pi import serve, texts
 from pictx_fsm.protocol import BOOT_TYPE
@@ -62,8 +71,10 @@ def _message(entry_id: str, parent: str | None, role: str, text: str) -> dict[st
 
 
 def _start(entries: list[dict[str, Any]], leaf: str | None, kind: str = "hook") -> dict[str, Any]:
-    return {"id": 1, "kind": kind, "name": "session_start", "event": {"reason": "startup"},
-            "ctx": CTX, "session": {"header": HEADER, "entries": entries, "leaf": leaf}}  # fmt: skip
+    session = {"header": HEADER, "entries": entries, "leaf": leaf}
+    event = {"reason": "startup"}
+    return {"id": 1, "kind": kind, "name": "session_start", "event": event, "ctx": CTX,
+            "session": session}  # fmt: skip
 
 
 def _tool(number: int, name: str, arguments: Mapping[str, Any], **session: Any) -> dict[str, Any]:
@@ -90,10 +101,8 @@ def test_the_server_runs_a_notes_tool_with_its_arguments_in_the_session_s_home(
     replies = _serve(_start([], None), _tool(2, "notes_write", write))
     # Then the runtime ran it: an ordinary result, the note in this session's home (N9)
     assert "error" not in replies[1]
-    assert replies[1]["value"] == {
-        "content": [{"type": "text", "text": '{\n  "address": "checkpoint.md",\n  "written": true\n}'}],
-        "isError": False,
-    }  # fmt: skip
+    text = '{\n  "address": "checkpoint.md",\n  "written": true\n}'
+    assert replies[1]["value"] == {"content": [{"type": "text", "text": text}], "isError": False}
     note = notes_home / "pi" / "session" / HEADER["id"] / "checkpoint.md"
     assert note.read_text(encoding="utf-8").endswith("\n---\n\n" + NOTE)
 
