@@ -32,6 +32,7 @@ from pictx_fsm.testing.actions import (
     FollowUp,
     Fork,
     HideBoot,
+    KillRuntime,
     Navigate,
     Prompt,
     QueueAtSettle,
@@ -346,6 +347,21 @@ SCENARIOS: Sequence[Scenario] = (
             *_turn(),
             *_turn(),
             Navigate(index=-1),
+            *_turn(),
+        ),
+    ),
+    Scenario(
+        # Found by the derandomized stateful test: the runtime dies after /wipe-memory, the
+        # next hook (session_before_tree) finds it dead, and the restart comes at
+        # session_tree, on the bare marker the user navigated to. The resynchronised runtime
+        # repairs the boot (R65) — applied at once, as the bridge applies it — so the
+        # session_tree that follows finds the tail intact and appends no second boot (D4).
+        name="restart-repairs-a-bare-marker-once",
+        actions=(
+            WipeCommand(),
+            KillRuntime(),
+            Script(reply="tools", tools=("history_windows",), arguments=("{}",)),
+            Navigate(index=-2),
             *_turn(),
         ),
     ),

@@ -171,6 +171,7 @@ class World:
             clock=self.clock,
             counter=CharsCounter(),
         )
+        self.extension.attach(self.session)
         if fault is not None and fault.host is not None:
             fault.host(self.session)
 
