@@ -1,38 +1,59 @@
 """Mutation evidence: plant each deliberate fault and show that verify catches it.
 
-    python bench/mutation.py [--seed 0] [--time-budget 30] [--out docs/mutation.md]
+    python bench/mutation.py [--seed 0] [--time-budget 45] [--no-scenarios]
+                             [--out docs/mutation.md]
 
 For every fault of ``pictx_fsm.testing.faults`` this runs the same exploration as
-``pictx-fsm verify --fault NAME`` (seed scenarios, then Hypothesis), records whether it
-failed, which invariant caught it, the length of the shrunk counterexample, whether
-replaying the trace reproduces it, and the wall time; then writes a Markdown table.
+``pictx-fsm verify --fault NAME`` (seed scenarios, then Hypothesis; with ``--no-scenarios``
+Hypothesis alone), records whether it failed, which invariant caught it, the length of the
+shrunk counterexample, whether replaying the trace reproduces it, how many runs and seconds
+it took to find the fault (before shrinking) and the total wall time; then writes a Markdown
+table (``--append`` adds it as a section instead of replacing the file).
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import platform
 import sys
 import time
 from pathlib import Path
 
 from pictx_fsm.lifecycle import load_lifecycle
-from pictx_fsm.testing.explore import ExploreOptions, explore
+from pictx_fsm.testing.explore import DEFAULT_EXAMPLES, ExploreOptions, explore
 from pictx_fsm.testing.faults import FAULTS
 from pictx_fsm.testing.trace import run_actions
+
+HEADER = [
+    "# Mutation evidence",
+    "",
+    "Each planted fault (`pictx_fsm/testing/faults.py`) changes one guard, action or",
+    "model transition (or, for the queue faults, the host) the way a regression would;",
+    "two of them bring back bugs that long explorations found (issue 14).",
+    "`verify` must fail on each with a short counterexample that `replay` reproduces; a",
+    'planted fault that is not caught fails `verify` ("planted fault not detected").',
+    '"found after" counts the runs (seed scenario runs, or generated runs) and seconds until',
+    'the first failure, before shrinking; "(cut)" marks a shrink ended by the time budget.',
+    "",
+]
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--time-budget", type=float, default=30.0)
-    parser.add_argument("--examples", type=int, default=500)
+    parser.add_argument("--time-budget", type=float, default=45.0)
+    parser.add_argument("--examples", type=int, default=DEFAULT_EXAMPLES)
+    parser.add_argument("--fault", action="append", help="only these faults (default: all)")
+    parser.add_argument("--append", action="store_true", help="add a section to --out")
     parser.add_argument("--no-scenarios", action="store_true", help="Hypothesis only")
     parser.add_argument("--out", default="docs/mutation.md")
     args = parser.parse_args()
     lifecycle = load_lifecycle()
     rows = []
     for name, fault in FAULTS.items():
+        if args.fault and name not in args.fault:
+            continue
         started = time.perf_counter()
         report = explore(
             ExploreOptions(
@@ -46,43 +67,49 @@ def main() -> int:
         )
         elapsed = time.perf_counter() - started
         trace = report.counterexample
-        if trace is None:
+        if trace is None or report.found_after is None:
             rows.append(
-                f"| `{name}` | {fault.description} | **not caught** | – | – | – | {elapsed:.1f} s |"
+                f"| `{name}` | {fault.description} | **not caught** | – | – | – | – | "
+                f"{elapsed:.1f} s |"
             )
             continue
         replay = run_actions(trace.config, trace.actions)
         reproduced = replay.describe_failure() == report.violation
         caught = (trace.failure or {}).get("invariant", "?")
+        runs, seconds = report.found_after
+        phase = "scenario" if report.examples == 0 else "generated"
+        cut = " (cut)" if report.shrink_cut else ""
         rows.append(
-            f"| `{name}` | {fault.description} | `{caught}` | {len(trace.actions)} | "
-            f"{'yes' if reproduced else 'NO'} | {report.examples + report.scenario_runs} | "
+            f"| `{name}` | {fault.description} | `{caught}` | {len(trace.actions)}{cut} | "
+            f"{'yes' if reproduced else 'NO'} | {runs} {phase} | {seconds:.1f} s | "
             f"{elapsed:.1f} s |"
         )
         print(rows[-1], file=sys.stderr)
     phase = "generated runs only" if args.no_scenarios else "seed scenarios, then generated runs"
-    text = "\n".join(
-        [
-            "# Mutation evidence",
-            "",
-            "Each planted fault (`pictx_fsm/testing/faults.py`) changes one guard, action or",
-            "model transition (or, for the queue faults, the host) the way a regression would.",
-            "`verify` must fail on each with a short counterexample that `replay` reproduces.",
-            "",
-            f"Measured with `python bench/mutation.py --seed {args.seed} --time-budget "
-            f"{args.time_budget:g} --examples {args.examples}"
-            f"{' --no-scenarios' if args.no_scenarios else ''}` ({phase}) "
-            f"on {platform.python_implementation()} {platform.python_version()}, "
-            f"{platform.machine()}.",
-            "",
-            "| fault | what it breaks | caught by | counterexample (actions) "
-            "| replay reproduces | runs until caught | time |",
-            "|---|---|---|---|---|---|---|",
-            *rows,
-            "",
-        ]
-    )
-    Path(args.out).write_text(text, encoding="utf-8")
+    only = "".join(f" --fault {name}" for name in args.fault or ())
+    examples = "" if args.examples == DEFAULT_EXAMPLES else f" --examples {args.examples}"
+    load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
+    table = [
+        f"Measured with `python bench/mutation.py --seed {args.seed} --time-budget "
+        f"{args.time_budget:g}{examples}{' --no-scenarios' if args.no_scenarios else ''}"
+        f"{only}` "
+        f"({phase}) on {platform.python_implementation()} {platform.python_version()}, "
+        f"{platform.machine()}, {os.cpu_count()} cores shared with other work (load average "
+        f"at the end: {load}).",
+        "",
+        "| fault | what it breaks | caught by | counterexample (actions) "
+        "| replay reproduces | found after (runs) | found after (time) | total time |",
+        "|---|---|---|---|---|---|---|---|",
+        *rows,
+        "",
+    ]
+    out = Path(args.out)
+    if args.append:
+        heading = f"## {phase.capitalize()}, seed {args.seed}"
+        text = out.read_text(encoding="utf-8").rstrip("\n") + "\n\n" + heading + "\n\n"
+        out.write_text(text + "\n".join(table), encoding="utf-8")
+    else:
+        out.write_text("\n".join([*HEADER, *table]), encoding="utf-8")
     print(f"wrote {args.out}", file=sys.stderr)
     return 0
 

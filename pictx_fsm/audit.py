@@ -29,8 +29,9 @@ import hashlib
 import json
 import os
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from operator import itemgetter
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
 import attrs
 from attrs import frozen
@@ -49,10 +50,12 @@ from pictx_fsm.audit_store import (
 from pictx_fsm.audit_store import canonical as _encode
 from pictx_fsm.audit_store import default as json_default
 from pictx_fsm.audit_store import digest as _digest
+from pictx_fsm.audit_text import Layout, layout, members_text, value_text
 from pictx_fsm.effects import HookResult, MessagesResult
 
 if TYPE_CHECKING:
     from pictx_fsm.machines import Configuration, Fired, Step
+    from pictx_fsm.tools.outcome import ToolOutcome
 
 
 def configuration_json(configuration: Configuration) -> dict[str, str]:
@@ -78,67 +81,127 @@ def step_json(step: Step[Any]) -> dict[str, Any]:
 
 
 def _step_text(step: Step[Any]) -> str:
-    """:func:`step_json` as canonical text; the facts are encoded once, for the record and
-    their digest, and the few configurations and transitions a lifecycle has are cached."""
-    facts = _encode(dict(step.facts)) if step.facts else "{}"
-    transitions = ",".join(_fired_text(fired) for fired in step.fired)
-    return (
+    """:func:`step_json` as canonical text. The frame around the facts (configurations, event,
+    machine) is cached by value, a step without facts whole (with its unguarded transitions,
+    which the engine reuses, by identity); only facts (:func:`_facts_text`) and guard values
+    (:func:`_fired_text`) are written anew."""
+    fired, facts = step.fired, step.facts
+    frame_key = (step.before.states, step.after.states, step.event, step.machine)
+    if not facts:
+        key = (*frame_key, *map(id, fired))
+        known = _PLAIN_STEPS.get(key)
+        if known is not None:
+            return known[1]
+    frame = _FRAMES.get(frame_key)
+    if frame is None:
+        frame = _frame(step, frame_key)
+    text = f"{frame[0]}{_facts_text(facts)},{frame[1]}{','.join(map(_fired_text, fired))}]}}"
+    if not facts and all(not f.guards for f in fired) and _str_names(step):
+        if len(_PLAIN_STEPS) >= 1024:
+            _PLAIN_STEPS.clear()
+        _PLAIN_STEPS[key] = (fired, text)  # keeps the transitions whose ids are in the key
+    return text
+
+
+_PLAIN_STEPS: dict[tuple[Any, ...], tuple[tuple[Fired, ...], str]] = {}
+"""Whole texts of steps without facts. An entry keeps the transitions whose ids are in its
+key alive, so no other object can take those ids."""
+_FRAMES: dict[tuple[Any, ...], tuple[str, str]] = {}
+
+
+def _frame(step: Step[Any], key: tuple[Any, ...]) -> tuple[str, str]:
+    """A step's text before its facts, and between its facts digest and its transitions."""
+    frame = (
         f'{{"after":{_configuration_text(step.after)},'
-        f'"before":{_configuration_text(step.before)},"event":{_text(step.event)},'
-        f'"facts":{facts},"facts_digest":"{_facts_digest(facts)}",'
-        f'"machine":{_text(step.machine)},"transitions":[{transitions}]}}'
+        f'"before":{_configuration_text(step.before)},"event":{_text(step.event)},"facts":',
+        f'"machine":{_text(step.machine)},"transitions":[',
     )
+    if _str_names(step):
+        if len(_FRAMES) >= 1024:
+            _FRAMES.clear()
+        _FRAMES[key] = frame
+    return frame
+
+
+def _str_names(step: Step[Any]) -> bool:
+    """The step's event and machine are strings, equal in a key only when their texts are."""
+    return type(step.event) is str and type(step.machine) is str
+
+
+def _facts_text(facts: tuple[tuple[str, Any], ...]) -> str:
+    """``"<facts>,"facts_digest":"<sha256 of them>"``. Facts of plain scalars recur hook after
+    hook: they are cached by value and by the type of each value (``1 == True``, but their
+    texts differ); other facts are encoded, their digest cached by their text."""
+    if not facts:
+        return _NO_FACTS
+    types = tuple(map(type, map(_second, facts)))
+    exact = _EXACT_TYPES.issuperset(types)
+    if exact:
+        known = _SCALAR_FACTS.get((facts, types))
+        if known is not None:
+            return known
+    text = members_text(facts)
+    digest = _FACTS_DIGESTS.get(text)
+    if digest is None:
+        digest = _facts_digest(text)
+    result = f'{text},"facts_digest":"{digest}"'
+    if exact:
+        if len(_SCALAR_FACTS) >= 4096:
+            _SCALAR_FACTS.clear()
+        _SCALAR_FACTS[(facts, types)] = result
+    return result
+
+
+_second: Final = itemgetter(1)
+_EXACT_TYPES: Final = frozenset({str, bool, int, type(None)})
+"""Types whose equal values have equal texts (with the type in the key: ``1`` is not ``True``)."""
+_SCALAR_FACTS: dict[tuple[Any, ...], str] = {}
+_FACTS_DIGESTS: dict[str, str] = {}
 
 
 def _facts_digest(text: str) -> str:
     """The digest of a facts text; the same few facts recur hook after hook (cached)."""
-    return _cached(("facts", text), lambda: _digest(text))
+    if len(_FACTS_DIGESTS) >= 4096:
+        _FACTS_DIGESTS.clear()
+    digest = _FACTS_DIGESTS[text] = _digest(text)
+    return digest
+
+
+_NO_FACTS = f'{{}},"facts_digest":"{_digest("{}")}"'
 
 
 def _text(value: Any) -> str:
     """Canonical text of a value, a plain string without the encoder's call."""
     if type(value) is str:
-        return str(json.encoder.encode_basestring_ascii(value))
+        return str(_ascii(value))
     return _encode(value)
 
 
-_TEXTS: dict[tuple[Any, ...], str] = {}
-
-
-def _cached(key: tuple[Any, ...], make: Callable[[], str]) -> str:
-    text = _TEXTS.get(key)
-    if text is None:
-        if len(_TEXTS) >= 4096:
-            _TEXTS.clear()
-        text = _TEXTS[key] = make()
-    return text
-
-
-_CONFIGURATIONS: dict[int, tuple[Configuration, str]] = {}
+_ascii = json.encoder.encode_basestring_ascii
 
 
 def _configuration_text(configuration: Configuration) -> str:
-    """A configuration's text, by identity first: a state keeps its configuration objects."""
-    known = _CONFIGURATIONS.get(id(configuration))
-    if known is not None and known[0] is configuration:
-        return known[1]
-    text = _cached(
-        ("configuration", configuration.states),
-        lambda: _encode(configuration_json(configuration)),
-    )
-    if len(_CONFIGURATIONS) >= 1024:
-        _CONFIGURATIONS.clear()
-    _CONFIGURATIONS[id(configuration)] = (configuration, text)
+    """A configuration's text; a machine has few, cached by value (region and state names)."""
+    text = _CONFIGURATIONS.get(configuration.states)
+    if text is None:
+        if len(_CONFIGURATIONS) >= 1024:
+            _CONFIGURATIONS.clear()
+        text = _CONFIGURATIONS[configuration.states] = _encode(configuration_json(configuration))
     return text
 
 
+_CONFIGURATIONS: dict[tuple[tuple[str, str], ...], str] = {}
+
+
 _UNGUARDED: dict[int, tuple[Fired, str]] = {}
+_GUARDED: dict[tuple[Any, ...], str] = {}
 
 
 def _fired_text(fired: Fired) -> str:
     """A fired transition's text: by identity for an unguarded one (the engine reuses it), by
     value for one with guard values (all ``bool``: ``1 == True`` but ``"1" != "true"``)."""
-    if not fired.guards:
+    guards = fired.guards
+    if not guards:
         known = _UNGUARDED.get(id(fired))
         if known is not None and known[0] is fired:
             return known[1]
@@ -147,10 +210,16 @@ def _fired_text(fired: Fired) -> str:
             _UNGUARDED.clear()
         _UNGUARDED[id(fired)] = (fired, text)
         return text
-    if not all(type(value) is bool for _, value in fired.guards):
-        return _encode(fired_json(fired))
-    key = ("fired", fired.transition, fired.region, fired.source, fired.target, fired.guards)
-    return _cached(key, lambda: _encode(fired_json(fired)))
+    for _, value in guards:
+        if type(value) is not bool:
+            return _encode(fired_json(fired))
+    key = (fired.transition, fired.region, fired.source, fired.target, guards)
+    known_text = _GUARDED.get(key)
+    if known_text is None:
+        if len(_GUARDED) >= 4096:
+            _GUARDED.clear()
+        known_text = _GUARDED[key] = _encode(fired_json(fired))
+    return known_text
 
 
 def message_digest(message: Any) -> bytes:
@@ -180,12 +249,36 @@ def json_digest(value: Any) -> dict[str, Any]:
     (a note of up to 1 MB) or its result text (up to 32 KiB on the wire). Both are of the
     canonical JSON in UTF-8 (not ASCII-escaped: a third of the bytes to hash for non-Latin
     text), a lone surrogate encoded as itself."""
-    text = json.dumps(
-        value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=json_default
-    ).encode("utf-8", "surrogatepass")
+    text = _encode_utf8(value).encode("utf-8", "surrogatepass")
     return {"bytes": len(text), "sha256": hashlib.sha256(text).hexdigest()}
 
 
+def _json_digest_text(value: Any) -> str:
+    text = _encode_utf8(value).encode("utf-8", "surrogatepass")
+    return f'{{"bytes":{len(text)},"sha256":"{hashlib.sha256(text).hexdigest()}"}}'
+
+
+def _make_utf8_encoder() -> Callable[[Any], str]:
+    """``json.dumps(sort_keys=True, separators=(",", ":"), ensure_ascii=False,
+    default=json_default)``, built once (``dumps`` builds an encoder on every call)."""
+    make = getattr(json.encoder, "c_make_encoder", None)
+    if make is None:  # pragma: no cover - CPython ships the C encoder
+        return json.JSONEncoder(
+            sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=json_default
+        ).encode
+    chunks = make(
+        {}, json_default, json.encoder.encode_basestring, None, ":", ",", True, False, True
+    )
+
+    def encode(value: Any) -> str:
+        if type(value) is str:
+            return str(json.encoder.encode_basestring(value))
+        return "".join(chunks(value, 0))
+
+    return encode
+
+
+_encode_utf8 = _make_utf8_encoder()
 _EVENT_FIELDS: dict[type, tuple[str, ...]] = {}
 
 
@@ -206,6 +299,37 @@ def _event_raw(event: Any) -> dict[str, Any]:
     return out
 
 
+_EVENT_LAYOUTS: dict[type, Layout] = {}
+
+
+def _event_text(event: Any) -> str:
+    """``canonical(_event_raw(event))`` member by member (:mod:`pictx_fsm.audit_text`), the
+    keys of each hook class sorted once."""
+    shape = _EVENT_LAYOUTS.get(type(event))
+    if shape is None:
+        shape = _EVENT_LAYOUTS[type(event)] = _event_layout(type(event))
+    read, end = shape
+    parts = []
+    for name, prefix in read:
+        value = getattr(event, name)
+        if name == "messages":
+            known = getattr(value, "list_digest", None)
+            digest = known() if callable(known) else message_list_digest(value)["sha256"]
+            parts.append(f'{prefix}{{"count":{len(value)},"sha256":"{digest}"}}')
+        elif name == "arguments":
+            parts.append(prefix + _json_digest_text(value))
+        else:
+            parts.append(prefix + value_text(value))
+    parts.append(end)
+    return "".join(parts)
+
+
+def _event_layout(cls: Any) -> Layout:
+    members = {"hook": (False, _text(cls.HOOK))}
+    members.update((field.name, (True, field.name)) for field in attrs.fields(cls))
+    return layout(members)
+
+
 def event_json(event: Any) -> dict[str, Any]:
     """A hook event as JSON (attrs fields; drafts as Pi writes them; message lists and tool
     arguments digested)."""
@@ -217,19 +341,35 @@ def _result_raw(result: Any) -> Any:
     """A hook result for the encoder, a returned message list digested (never encoded)."""
     if not isinstance(result, HookResult):
         return json.loads(_encode(result))
-    from pictx_fsm.tools.outcome import ToolOutcome
-
     value: Any = result.value
     if isinstance(value, MessagesResult):
         value = {"messages": message_list_digest(value.messages)}
-    elif isinstance(value, ToolOutcome):  # a notes or history tool: its status, text digested
+    elif isinstance(value, _tool_outcome()):  # a notes or history tool: status, text digested
         value = {"status": value.status, "text": json_digest(value.text)}
     return {"hook": result.hook, "value": value, "effects": list(result.effects)}
 
 
+def _tool_outcome() -> type[ToolOutcome]:
+    """:class:`~pictx_fsm.tools.outcome.ToolOutcome`, imported when first needed (the tools
+    import the audit's users)."""
+    global _TOOL_OUTCOME
+    if _TOOL_OUTCOME is None:
+        from pictx_fsm.tools.outcome import ToolOutcome
+
+        _TOOL_OUTCOME = ToolOutcome
+    return _TOOL_OUTCOME
+
+
+_TOOL_OUTCOME: type[ToolOutcome] | None = None
+_PLAIN_RESULTS: dict[str, str] = {}
+
+
 def _result_text(result: HookResult) -> str:
     if result.value is None and not result.effects:  # most hooks: cached per hook name
-        return _cached(("result", result.hook), lambda: _encode(_result_raw(result)))
+        text = _PLAIN_RESULTS.get(result.hook)
+        if text is None:
+            text = _PLAIN_RESULTS[result.hook] = _encode(_result_raw(result))
+        return text
     return _encode(_result_raw(result))
 
 
@@ -267,15 +407,12 @@ def record_line(
     identifiers), so the hashed body and the line — the same with ``hash`` at its sorted
     place between ``format`` and ``hook`` — are the bytes ``canonical`` gives for the whole
     record, without encoding anything twice or searching the text."""
-    steps = ",".join(_step_text(step) for step in result.steps)
-    head = (
-        f'{{"ctx":{_ctx_text(ctx)},"event":{_encode(_event_raw(event))},'
-        f'"format":{_text(AUDIT_FORMAT)}'
-    )
+    steps = ",".join(map(_step_text, result.steps))
+    head = f'{{"ctx":{_ctx_text(ctx)},"event":{_event_text(event)},"format":{_FORMAT_TEXT}'
     tail = (
         f'"hook":{_text(result.hook)},"models":{_text(fingerprint)},"prev":{_text(prev)},'
         f'"profile":{_text(profile)},"result":{_result_text(result)},'
-        f'"seq":{_encode(seq)},"steps":[{steps}]}}'
+        f'"seq":{value_text(seq)},"steps":[{steps}]}}'
     )
     state = hashlib.sha256(head.encode("ascii"))
     state.update(b",")
@@ -284,6 +421,7 @@ def record_line(
     return RecordLine(line=f'{head},"hash":"{digest}",{tail}', hash=digest)
 
 
+_FORMAT_TEXT = _text(AUDIT_FORMAT)
 _CTX_TEXT: dict[int, tuple[Any, str]] = {}
 
 
@@ -293,7 +431,7 @@ def _ctx_text(ctx: Any) -> str:
     known = _CTX_TEXT.get(id(ctx))
     if known is not None and known[0] is ctx:
         return known[1]
-    text = _encode(ctx)
+    text = value_text(ctx)
     if len(_CTX_TEXT) >= 64:
         _CTX_TEXT.clear()
     _CTX_TEXT[id(ctx)] = (ctx, text)

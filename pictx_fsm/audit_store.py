@@ -478,7 +478,7 @@ class AuditFile:
         verifier, unterminated = scan(self.path)
         assert self._fp is not None
         if unterminated:
-            self._fp.write("\n")  # never glue a record onto a cut line
+            os.write(self._fp.fileno(), b"\n")  # never glue a record onto a cut line
         self.last_hash, self.seq = verifier.previous, verifier.seq
         damage = verifier.undeclared()
         if damage is not None:
@@ -510,12 +510,18 @@ class AuditFile:
             self._write(line)
 
     def _write(self, line: str) -> None:
+        """One ``write(2)`` of the whole line on the append-only descriptor, no buffer in
+        between: the record is the kernel's (it survives this process crashing) before the
+        hook returns, and with ``fsync`` on the disk's (it survives the machine)."""
         assert self._fp is not None
         try:
-            self._fp.write(line + "\n")
-            self._fp.flush()
+            data = (line + "\n").encode("ascii")
+            fd = self._fp.fileno()
+            written = os.write(fd, data)
+            while written < len(data):  # a short write (a signal, a nearly full disk)
+                written += os.write(fd, data[written:])
             if self._fsync:
-                os.fsync(self._fp.fileno())
+                os.fsync(fd)
         except OSError as error:
             self._fp = None
             self._say(f"writing failed ({error.strerror or error}); records are kept in memory")

@@ -279,8 +279,11 @@ class RpcPi:
         env: dict[str, str],
         *,
         resume: bool = False,
+        extensions: Sequence[Path] = (),
     ) -> None:
         command, base = _pi(tmp_path, script)
+        for extension in extensions:  # loaded after the bridge (the driver, for one)
+            command += ["-e", str(extension)]
         self.tmp_path = tmp_path
         self.proc = subprocess.Popen(
             [*command, *(["-c"] if resume else []), "--mode", "rpc"],

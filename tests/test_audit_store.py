@@ -256,14 +256,11 @@ def test_any_bytes_before_a_resume_end_declared_and_the_new_records_verify(
 
 
 def test_a_log_file_that_cannot_be_written_later_falls_back_to_memory(tmp_path: Path) -> None:
-    # Given an open log whose file stops accepting writes (a full disk)
+    # Given an open log whose file stops accepting writes (a full disk: Linux's /dev/full)
     log = AuditFile(tmp_path / "audit.jsonl", warn=io.StringIO())
-
-    class Full(io.StringIO):
-        def write(self, text: str) -> int:
-            raise OSError(28, "No space left on device")
-
-    log._fp = Full()
+    assert log._fp is not None
+    log._fp.close()
+    log._fp = open("/dev/full", "a", encoding="ascii")  # noqa: SIM115 - the log closes it
     # When a record is appended / Then it is kept going in memory and the notice says why
     log.append({"hash": "0" * 64, "seq": 1})
     assert not log.writable

@@ -11,7 +11,7 @@ from pictx_fsm.context_management import guards
 from pictx_fsm.context_management.facts import CmFacts
 from pictx_fsm.context_management.policy import AUTO_COOLDOWN_MS, HOUR_MS
 from pictx_fsm.context_management.state import Observation
-from tests.cm_kit import (
+from cm_kit import (
     AUTO_TYPE,
     C,
     P,

@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 from pictx_fsm.context_management.policy import BG_SELECT_BYTES
 from pictx_fsm.context_management.sources import Source, closed_prefix
 from pictx_fsm.context_management.texts import NOTES_TOOL, NOTICE_STORAGE_FAILED, STATUS_REOPEN
-from tests.cm_kit import (
+from cm_kit import (
     NOTES_TYPE,
     C,
     D,

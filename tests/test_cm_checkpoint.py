@@ -17,7 +17,7 @@ from pictx_fsm.context_management.sources import Source, pieces, utf16_length
 from pictx_fsm.context_management.step import step
 from pictx_fsm.effects import CancelResult
 from pictx_fsm.session.entries import AgentMessage, MessageEntry
-from tests.cm_kit import (
+from cm_kit import (
     EVENT_TYPE,
     C,
     D,

@@ -7,7 +7,7 @@ import json
 import pytest
 
 from pictx_fsm.context_management.texts import NOTES_EMPTY, USAGE
-from tests.cm_kit import C, P, S, T, fired, machine, notices, play, state, tool, world
+from cm_kit import C, P, S, T, fired, machine, notices, play, state, tool, world
 
 STATUS_FIELDS = {
     "version",
@@ -44,7 +44,7 @@ def test_m71_cancel_keeps_saved_notes_and_later_history_triggers_again() -> None
     )
     assert notices(w)[-1] == "Context memory: background notes cancelled; saved notes stay."
     assert state(w).branch.notes
-    from tests.cm_kit import wait
+    from cm_kit import wait
 
     play(w, wait(1.1), P(chars=200), S)
     assert machine(w, "background_notes") == "running"

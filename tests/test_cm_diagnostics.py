@@ -19,7 +19,7 @@ from pictx_fsm.context_management.export import metrics, report_path, write_repo
 from pictx_fsm.context_management.policy import LOG_MAX_BYTES
 from pictx_fsm.context_management.texts import STATUS_LOG_FAILED
 from pictx_fsm.hosts.model.memfiles import MemoryFiles
-from tests.cm_kit import (
+from cm_kit import (
     C,
     P,
     S,

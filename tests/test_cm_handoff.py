@@ -15,7 +15,7 @@ from pictx_fsm.context_management.texts import (
     TAKEOVER_PROMPT,
 )
 from pictx_fsm.session.entries import AgentMessage, CompactionEntry, MessageEntry
-from tests.cm_kit import (
+from cm_kit import (
     AUTO_TYPE,
     HANDOFF_TYPE,
     NOTES_TYPE,

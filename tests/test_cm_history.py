@@ -17,7 +17,7 @@ from pictx_fsm.session.entries import (
     CustomMessageEntry,
     MessageEntry,
 )
-from tests.cm_kit import C, P, S, cm, play, shared, tool, tool_payloads, world
+from cm_kit import C, P, S, cm, play, shared, tool, tool_payloads, world
 
 
 def _scope(*texts: str, leaf: str | None = "m9") -> history.Scope:

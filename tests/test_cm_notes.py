@@ -19,7 +19,7 @@ from pictx_fsm.context_management.notes import (
 from pictx_fsm.context_management.policy import NOTE_MAX_ITEMS, Budgets
 from pictx_fsm.context_management.texts import GENERATION_POLICY_TEXT, NOTES_GUIDELINES, NOTES_TOOL
 from pictx_fsm.context_management.tools import TOOL_SCHEMAS
-from tests.cm_kit import (
+from cm_kit import (
     NOTES_TYPE,
     C,
     D,
@@ -187,7 +187,7 @@ def test_m14_a_write_over_budget_is_refused_with_the_numbers() -> None:
     assert state(w).last_failure is not None and state(w).last_failure.budget is not None
     play(w, C(args="status"))
     assert '"budget"' in w.session.log.notices[-1].message
-    from tests.cm_kit import log_records
+    from cm_kit import log_records
 
     record = next(r for r in log_records(w) if r["kind"] == "note_write")
     assert set(record["budget"]) == {"type", "actual", "limit"}

@@ -18,7 +18,7 @@ from pictx_fsm.context_management.texts import (
     STATUS_TOOL,
 )
 from pictx_fsm.hosts.model.context_memory import CM_HOOKS, flags_from
-from tests.cm_kit import (
+from cm_kit import (
     NOTES_TYPE,
     C,
     D,

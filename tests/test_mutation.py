@@ -58,3 +58,26 @@ def test_verify_without_a_fault_holds_every_invariant(capsys: pytest.CaptureFixt
     # Then no invariant is violated (coverage is judged by the full default run)
     assert "all held" in report, report
     assert code in (0, 1)
+
+
+FOUND_BY_LONG_EXPLORATION = ("split-tool-pair-behind-summary", "repair-during-commit")
+"""The faults that bring back the two bugs long explorations found (issue 14)."""
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("fault", FOUND_BY_LONG_EXPLORATION)
+def test_generated_runs_alone_find_the_bugs_long_explorations_found(
+    fault: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Given one of the bugs a 33-minute exploration found, planted back, and verify's
+    # generated phase alone (no seed scenario keeps it), seed 0, a bounded number of runs
+    # (the count, not the clock, bounds it, so the outcome does not depend on the machine)
+    args = ["--no-scenarios", "--examples", "1000", "--time-budget", "3600"]
+    code = main(
+        ["verify", "--fault", fault, "--no-contracts", "--quiet", *args, "--out", str(tmp_path)]
+    )
+    report = capsys.readouterr().out
+    # Then swarm runs aimed at boundaries find it, and the intended invariant reports it
+    assert code == 1, report
+    trace = json.loads((tmp_path / f"counterexample-{fault}.json").read_text())
+    assert trace["failure"]["invariant"] == FAULTS[fault].caught_by

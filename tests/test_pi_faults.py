@@ -23,6 +23,7 @@ from typing import Any
 
 import pi_versions
 import pytest
+from driven import DRIVER, shape
 from real_pi import PiExit, RpcPi, faulty_python, python_wrapper, run_pi
 
 from pictx_fsm.cli import main
@@ -31,6 +32,8 @@ from pictx_fsm.protocol import BOOT_TYPE, CONTINUATION_TYPE, MARKER_TYPE, NOTICE
 from pictx_fsm.session.jsonl import read_session
 from pictx_fsm.session.projection import context_messages
 from pictx_fsm.session.tree import SessionTree
+from pictx_fsm.testing.actions import KillRuntime, Navigate, Prompt, Script, Settle, WipeCommand
+from pictx_fsm.testing.world import World, WorldConfig
 
 # Three prompts; the second makes the model wipe its memory. Every text is unique, so a text
 # of the first window found in a later request is erased history, never a coincidence.
@@ -295,6 +298,43 @@ def test_escape_ends_the_wait_on_a_hung_server_and_rpc_mode_exits(tmp_path: Path
     assert waited < 10.0
     told = [n for n in pi.notices() if n.startswith(FAILURE_PREFIXES)]
     assert len(told) == 1 and "after the request was aborted" in told[0], pi.notices()
+
+
+def test_R65_D4_a_restart_at_tree_navigation_repairs_a_bare_marker_once(tmp_path: Path) -> None:
+    # Given a reset by /wipe-memory (marker → boot …) and a server that dies on the
+    # navigation's session_before_tree, so that the restart (no back-off the first time) comes
+    # at session_tree, on the bare marker the user navigated to
+    env = _fault(tmp_path, {"fault": "kill", "hook": "session_before_tree", "nth": 1})
+    pi = RpcPi(tmp_path, [{"text": "ALPHA answer"}] * 4, env, extensions=[DRIVER])
+    commands = ["ALPHA prompt", "/wipe-memory", f"/drive-tree {MARKER_TYPE} 1"]
+    for number, text in enumerate(commands):
+        pi.send({"id": f"c{number}", "type": "prompt", "message": text})
+        pi.until("response", id=f"c{number}")
+        if number == 0:
+            pi.until("agent_settled")
+    assert pi.close() == 0
+    # Then the resynchronised server repaired the boot, the extension applied it before
+    # forwarding session_tree, and session_tree found the tail intact: the marker's new
+    # branch holds exactly one boot (R65, D4), the model session's twin agrees
+    entries = read_session(next((tmp_path / "sessions").glob("*.jsonl"))).entries
+    [marker] = [e for e in entries if getattr(e, "custom_type", None) == MARKER_TYPE]
+    children = [getattr(e, "custom_type", None) for e in entries if e.parent_id == marker.id]
+    assert children.count(BOOT_TYPE) == 2  # the /wipe-memory branch's, and the repair's
+    repaired = [e for e in entries if e.parent_id == marker.id][-1]
+    assert not [e for e in entries if e.parent_id == repaired.id and
+                getattr(e, "custom_type", None) == BOOT_TYPE]  # fmt: skip
+    assert sum(n.startswith(FAILURE_PREFIXES) for n in pi.notices()) == 1, pi.notices()
+    assert shape(entries) == shape(_twin_navigates_after_a_kill())
+
+
+def _twin_navigates_after_a_kill() -> list[Any]:
+    """The same story on the model session, the bridge's twin killed before the navigation."""
+    world = World(WorldConfig())
+    for action in [Script(reply="text"), Prompt(chars=20), Settle(), WipeCommand(), KillRuntime()]:
+        world.apply(action)
+    kinds = [getattr(e, "custom_type", None) for e in world.session.entries]
+    world.apply(Navigate(index=kinds.index(MARKER_TYPE)))
+    return list(world.session.entries)
 
 
 @pytest.mark.parametrize(("fault", "ms"), [("slow", 800), ("split", 300)])

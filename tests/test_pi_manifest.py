@@ -17,11 +17,10 @@ from pictx_fsm.hosts.pi.manifest import (
     build_manifest,
     manifest_is_current,
     render_manifest,
-    tool_specs,
     write_manifest,
 )
-from pictx_fsm.lifecycle import TOOL_EVENTS
 from pictx_fsm.protocol import WIPE_MEMORY_DESCRIPTION
+from pictx_fsm.tools import TOOL_SPECS, ToolSpec
 
 
 def test_the_committed_manifest_is_current() -> None:
@@ -30,15 +29,18 @@ def test_the_committed_manifest_is_current() -> None:
     assert manifest_is_current(), "stale manifest: run `pictx-fsm pi manifest`"
 
 
-def test_the_manifest_lists_every_lifecycle_hook_and_tool_with_its_schema() -> None:
+def test_r18_the_manifest_lists_every_hook_and_all_eleven_tools_of_the_one_schema() -> None:
     manifest = json.loads(MANIFEST.read_text(encoding="utf-8"))
-    # Then the hooks are the lifecycle's one hook list, the tools every lifecycle tool
+    # Then the hooks are the lifecycle's one hook list, the tools TOOL_SPECS, in order, each
+    # with the registration every host makes (N1, N2: write and edit sequential)
     assert manifest["hooks"] == list(HOOKS)
-    assert {t["name"] for t in manifest["tools"]} >= set(TOOL_EVENTS)
+    assert manifest["tools"] == [json.loads(json.dumps(spec.to_json())) for spec in TOOL_SPECS]
+    assert len(manifest["tools"]) == 11
     wipe = next(t for t in manifest["tools"] if t["name"] == "wipe_memory")
     assert wipe["description"] == WIPE_MEMORY_DESCRIPTION
     assert wipe["parameters"] == {"type": "object", "properties": {}, "additionalProperties": False}
-    assert set(wipe) == {"name", "label", "description", "parameters", "executionMode"}
+    sequential = {t["name"] for t in manifest["tools"] if t["executionMode"] == "sequential"}
+    assert sequential == {"notes_write", "notes_edit"}
     # And the handshake version, the texts and the machine come from Python too
     assert manifest["package"] == __version__
     assert manifest["texts"]["MODEL_LOST_RESET"] == texts.MODEL_LOST_RESET
@@ -48,17 +50,17 @@ def test_the_manifest_lists_every_lifecycle_hook_and_tool_with_its_schema() -> N
 def test_a_new_tool_reaches_the_extension_through_the_manifest_alone(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    # Given one more tool in the Python registry
+    # Given one more tool in the one tool registry
     from pictx_fsm.hosts.pi import manifest as module
 
-    extra = module.ToolSpec(
-        name="notes_list",
-        label="List notes",
-        description="List notes.",
+    extra = ToolSpec(
+        name="notes_archive",
+        label="Archive notes",
+        description="Archive notes.",
         parameters={"type": "object", "properties": {"home": {"type": "string"}}},
         execution_mode="sequential",
     )
-    monkeypatch.setattr(module, "tool_specs", lambda: (*tool_specs(), extra))
+    monkeypatch.setattr(module, "TOOL_SPECS", (*TOOL_SPECS, extra))
     # When the manifest is regenerated
     path = tmp_path / "manifest.json"
     assert write_manifest(path) is True and write_manifest(path) is False
@@ -66,7 +68,7 @@ def test_a_new_tool_reaches_the_extension_through_the_manifest_alone(
     tools = json.loads(path.read_text())["tools"]
     assert tools[-1] == extra.to_json() and tools[-1]["executionMode"] == "sequential"
     assert render_manifest() == path.read_text()
-    assert build_manifest()["tools"][-1]["name"] == "notes_list"
+    assert build_manifest()["tools"][-1]["name"] == "notes_archive"
 
 
 def test_pi_manifest_check_reports_a_stale_file(

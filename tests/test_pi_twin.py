@@ -10,14 +10,17 @@ from pictx_fsm.hosts.pi import texts
 from pictx_fsm.hosts.pi.connection import connection_spec
 from pictx_fsm.hosts.pi.twin import BridgeTwin
 from pictx_fsm.protocol import BOOT_TYPE, MARKER_TYPE
+from pictx_fsm.session.entries import MessageEntry
 from pictx_fsm.testing.actions import (
     Action,
     Compact,
     KillRuntime,
+    Navigate,
     Prompt,
     Script,
     Settle,
     Toggle,
+    WipeCommand,
     action_from_json,
     action_to_json,
 )
@@ -89,6 +92,26 @@ def test_a_runtime_killed_in_a_wipe_batch_tells_the_model_its_reset_was_lost() -
     assert InvariantSuite().check(world) == []
 
 
+def test_R65_D4_a_restart_at_tree_navigation_repairs_a_bare_marker_once() -> None:
+    # Given /wipe-memory (marker → boot), then the runtime killed; the navigation's
+    # session_before_tree finds it dead, so the restart comes at session_tree, on the bare
+    # marker the user navigated to (the counterexample of the derandomized stateful test)
+    world = World(WorldConfig(profile="0.25.0", context_window=28_000, reserve_tokens=500,
+                              reminder_margin=12_800, keep_recent_tokens=500))  # fmt: skip
+    for action in [WipeCommand(), KillRuntime(), Navigate(index=-2)]:
+        world.apply(action)
+    # Then the resynchronised runtime repaired the boot at once (as the bridge applies its
+    # resync), so session_tree found the tail intact: one boot under the marker, not two
+    [marker] = [e for e in world.session.entries if getattr(e, "custom_type", None) == MARKER_TYPE]
+    children = [e for e in world.session.tree.branch() if e.parent_id == marker.id]
+    assert [getattr(e, "custom_type", None) for e in children] == [BOOT_TYPE]
+    assert world.session.leaf_id == children[0].id
+    assert [t.target for t in twin(world).connection.history][-3:] == [
+        "restarting", "starting", "ready"
+    ]  # fmt: skip
+    assert InvariantSuite().check(world) == []
+
+
 def test_a_permanently_dead_runtime_degrades_and_requests_stay_cut_at_the_window() -> None:
     # Given a reset window, then a runtime that can never start again
     actions: list[Action] = [*WIPE_TURN, KillRuntime(permanent=True)]
@@ -117,6 +140,23 @@ def test_a_degraded_bridge_still_refuses_native_compaction_on_a_marked_branch() 
     types = [e.type for e in world.session.entries]
     assert "compaction" not in types[types.index("custom") :]
     assert twin(world).connection.state == "degraded"
+
+
+def test_a_degraded_twin_answers_every_notes_tool_with_a_clear_error_result() -> None:
+    # Given a runtime that can never start again, then a model calling a notes tool
+    write = Script(reply="tools", tools=("notes_write",),
+                   arguments=('{"address": "a.md", "content": "x"}',))  # fmt: skip
+    world = run([*WIPE_TURN, KillRuntime(permanent=True), write, Prompt(chars=50)])
+    # Then the call is an error result naming the unavailable server, as the bridge's
+    [result] = [
+        e.message.raw for e in world.session.entries
+        if isinstance(e, MessageEntry) and e.message.raw.get("toolName") == "notes_write"
+    ]  # fmt: skip
+    assert result["isError"] is True
+    assert result["content"][0]["text"] == texts.TOOL_UNAVAILABLE.format(
+        state=f"degraded: {texts.FAULT_EXITED.format(code='killed')}", tool="notes_write"
+    )
+    assert not any(p.is_file() and p.name == "a.md" for p in world.notes.root.rglob("*"))
 
 
 def test_the_twin_follows_only_declared_transitions() -> None:

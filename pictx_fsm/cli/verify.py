@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import importlib.util
 import json
+import math
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
@@ -35,11 +36,18 @@ EXTRA_HINT = "install the verify extra: pip install '.[verify]' (hypothesis, cro
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--examples", type=int, default=500, help="generated runs (default 500)")
+    parser.add_argument(
+        "--examples",
+        type=int,
+        help="most generated runs (default: as many as the time budget allows)",
+    )
     parser.add_argument("--steps", type=int, default=40, help="max actions per run (default 40)")
     parser.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
     parser.add_argument(
-        "--time-budget", type=float, default=45.0, help="seconds of exploration (default 45)"
+        "--time-budget",
+        type=float,
+        default=45.0,
+        help="seconds of exploration, shrinking included (default 45)",
     )
     parser.add_argument(
         "--profile",
@@ -73,9 +81,33 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--quiet", action="store_true", help="no progress display")
 
 
+MAX_STEPS = 10_000
+"""Longer runs only slow shrinking down; the interesting interleavings are short."""
+
+
+def _check_options(args: argparse.Namespace) -> None:
+    """Every bad option value, named in one line (exit 2) before anything runs."""
+    if args.examples is not None and args.examples < 1:
+        raise UsageError(f"--examples must be at least 1, not {args.examples}")
+    if not 1 <= args.steps <= MAX_STEPS:
+        raise UsageError(f"--steps must be between 1 and {MAX_STEPS}, not {args.steps}")
+    for option, value in (
+        ("--time-budget", args.time_budget),
+        ("--contract-timeout", args.contract_timeout),
+    ):
+        if not (math.isfinite(value) and value > 0):
+            raise UsageError(f"{option} must be a positive number of seconds, not {value}")
+    if not 0 <= args.seed < 2**63:
+        raise UsageError(f"--seed must be between 0 and 2**63 - 1, not {args.seed}")
+    out = Path(args.out)
+    if out.exists() and not out.is_dir():
+        raise UsageError(f"--out {out}: not a directory")
+    if args.coverage_out and not Path(args.coverage_out).parent.resolve().is_dir():
+        raise UsageError(f"--coverage-out {args.coverage_out}: its directory does not exist")
+
+
 def run(args: argparse.Namespace) -> int:
-    if args.examples < 0 or args.steps < 1 or args.time_budget <= 0:
-        raise UsageError("--examples must be ≥ 0, --steps ≥ 1 and --time-budget > 0")
+    _check_options(args)
     if importlib.util.find_spec("hypothesis") is None:
         raise UsageError(f"verify explores with Hypothesis, which is not installed; {EXTRA_HINT}")
     if not args.no_contracts and importlib.util.find_spec("crosshair") is None:
@@ -99,7 +131,7 @@ def _run_pi_context(args: argparse.Namespace) -> int:
 
     lifecycle = load_lifecycle()
     options = ExploreOptions(
-        examples=args.examples,
+        **({} if args.examples is None else {"examples": args.examples}),
         steps=args.steps,
         seed=args.seed,
         time_budget=args.time_budget,
@@ -173,7 +205,8 @@ def _summarise(
         print(f"  {report.violation}")
         trace = report.counterexample
         assert trace is not None
-        print(f"  counterexample: {len(trace.actions)} actions, written to {path}")
+        cut = " (shrinking cut short by the time budget)" if report.shrink_cut else ""
+        print(f"  counterexample: {len(trace.actions)} actions{cut}, written to {path}")
         print(f"  reproduce with: pictx-fsm replay {path}")
     else:
         print(": all held")
@@ -182,14 +215,31 @@ def _summarise(
         f"examples       {report.scenario_runs} scenario runs + {report.examples} generated runs, "
         f"{report.actions:,} actions, seed {options.seed}{budget}"
     )
+    print(
+        f"throughput     {report.actions_per_second:,.0f} actions/s "
+        f"({report.actions:,} actions checked in {report.elapsed:.1f}s)"
+    )
     failed |= _print_coverage(coverage, report)
     failed |= _print_tool_outcomes(report)
     if args.coverage_out:
-        Path(args.coverage_out).write_text(json.dumps(coverage.counts(), indent=1) + "\n")
-        print(f"               coverage data written to {args.coverage_out}")
+        _write_coverage(Path(args.coverage_out), coverage)
     failed |= _print_contracts(contracts)
+    if options.fault and not report.failed:
+        failed = True
+        print(
+            f"planted fault not detected: {options.fault} ({FAULTS[options.fault].caught_by} "
+            "should have caught it)"
+        )
     print(f"result         {'FAILED' if failed else 'OK'} ({report.elapsed:.1f}s exploring)")
     return 1 if failed else 0
+
+
+def _write_coverage(path: Path, coverage: Coverage) -> None:
+    try:
+        path.write_text(json.dumps(coverage.counts(), indent=1) + "\n")
+    except OSError as error:
+        raise UsageError(f"--coverage-out {path}: {error.strerror or error}") from None
+    print(f"               coverage data written to {path}")
 
 
 def _print_coverage(coverage: Coverage, report: ExploreReport) -> bool:
@@ -247,7 +297,10 @@ def _write_counterexample(args: argparse.Namespace, report: ExploreReport) -> Pa
     trace = report.counterexample
     assert trace is not None
     name = f"counterexample-{report.options.fault or 'seed' + str(report.options.seed)}.json"
-    return trace.save(Path(args.out) / name)
+    try:
+        return trace.save(Path(args.out) / name)
+    except OSError as error:
+        raise UsageError(f"--out {args.out}: {error.strerror or error}") from None
 
 
 __all__ = ["configure", "run"]

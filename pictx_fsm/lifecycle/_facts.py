@@ -307,13 +307,15 @@ def tool_remaining(env: FactEnv, facts: Facts) -> int | None:
 @fact
 def tool_pair_open(env: FactEnv, facts: Facts) -> bool:
     """FM19: the leaf sits between an assistant's tool calls and their results, so anything
-    appended now would split a tool pair (a navigation can put the leaf there)."""
+    appended now would split a tool pair (a navigation can put the leaf there). Entries that
+    are not messages (a branch summary ``/tree`` wrote, custom entries) do not close the
+    pair: the walk looks through them to the nearest assistant message."""
     leaf = env.tree.leaf
     results = 0
     for node in leaf.ancestors() if leaf is not None else ():
         entry = node.entry
         if not isinstance(entry, MessageEntry):
-            return False
+            continue
         if entry.message.role == "toolResult":
             results += 1
         elif entry.message.role == "assistant":
@@ -435,8 +437,12 @@ def root_boot_visible(env: FactEnv, facts: Facts) -> bool:
 
 @fact
 def tail_verdict(env: FactEnv, facts: Facts) -> TailVerdict:
-    """R65/D4: what the current marker's tail needs (classified once per repair)."""
+    """R65/D4: what the current marker's tail needs (classified once per repair). A window
+    whose reset this runtime drafted and has not yet seen settle is the host's to complete:
+    a command between two appends of its boundary commit must not append a second boot."""
     window = _window(env)
+    if window.window_id in env.state.pending_resets:
+        return TailVerdict.INTACT
     tail = env.tree.tail_after_marker()
     kinds = [tail_kind(entry, window.window_id) for entry in tail]
     visible = False

@@ -27,32 +27,45 @@ from pictx_fsm.hosts.model import (
 )
 from pictx_fsm.hosts.model.errors import ModelHostError
 from pictx_fsm.protocol import (
+    BOOT_TYPE,
+    CONTINUATION_TYPE,
     GET_CONTEXT_REMAINING_TOOL,
+    GUIDANCE_TYPE,
     PI_CONTEXT_COMMAND,
+    WARNING_TYPE,
     WIPE_MEMORY_COMMAND,
     WIPE_MEMORY_TOOL,
 )
+from pictx_fsm.session.entries import CustomMessageEntry, Entry, MessageEntry
+from pictx_fsm.session.windows import window_id_of_marker
 from pictx_fsm.tools import TOOL_NAMES
 
 JSON: TypeAlias = Any
 ToolName: TypeAlias = str
 """One of pi-context's eleven tools (``TOOL_NAMES``) or the traces' ``echo``."""
 ReplyKind: TypeAlias = Literal["text", "tools", "overflow", "error", "length"]
+Anchor: TypeAlias = Literal["any", "tool_call", "tool_result", "user", "boundary"]
+"""Which entries a navigation or fork picks from: all of them, or one kind — the places
+where boundary bugs live (a pending tool call, a marker, a boot)."""
+ANCHORS: tuple[Anchor, ...] = ("any", "tool_call", "tool_result", "user", "boundary")
+BOUNDARY_TYPES = frozenset({BOOT_TYPE, CONTINUATION_TYPE, GUIDANCE_TYPE, WARNING_TYPE})
+"""The custom messages pi-context writes at a boundary (with the marker, a custom entry)."""
 
 _WORDS = ("alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel")
+_CYCLE = "".join(f" {word}" for word in _WORDS)
 
 
 def filler(label: str, chars: int) -> str:
-    """Deterministic text of about ``chars`` characters, starting with a unique label."""
-    words = [label]
-    size = len(label)
+    """Deterministic text of about ``chars`` characters, starting with a unique label: the
+    label, then `` alpha bravo …`` word by word until at least ``chars`` (whole cycles of
+    the words are repeated at once: prompts of 40 000 characters are common)."""
+    cycles = max(0, (chars - len(label)) // len(_CYCLE) - 1)
+    text = label + _CYCLE * cycles
     index = 0
-    while size < chars:
-        word = _WORDS[index % len(_WORDS)]
-        words.append(word)
-        size += len(word) + 1
+    while len(text) < chars:
+        text += f" {_WORDS[index % len(_WORDS)]}"
         index += 1
-    return " ".join(words)
+    return text
 
 
 @frozen(kw_only=True)
@@ -159,19 +172,23 @@ class Toggle:
 
 @frozen(kw_only=True)
 class Navigate:
-    """``/tree`` to the entry at ``index`` (modulo the file's entries), optionally summarised."""
+    """``/tree`` to the entry at ``index`` (modulo the file's entries of kind ``anchor``),
+    optionally summarised."""
 
     KIND: ClassVar[str] = "navigate"
     index: int
     summarize: bool = False
+    anchor: Anchor = "any"
 
 
 @frozen(kw_only=True)
 class Fork:
-    """Fork the session at the entry at ``index`` (modulo the file's entries)."""
+    """Fork the session at the entry at ``index`` (modulo the file's entries of kind
+    ``anchor``)."""
 
     KIND: ClassVar[str] = "fork"
     index: int
+    anchor: Anchor = "any"
 
 
 @frozen(kw_only=True)
@@ -338,6 +355,16 @@ def response_of(script: Script, serial: int) -> Response:
     return LengthStop()
 
 
+RUN_STEP_LIMIT = 5_000
+"""Host steps one action may take. A run verify generates settles within a few hundred (at
+most 40 scripted replies and 40 queued messages, each turn some twenty steps); one still
+running after this many never settles."""
+
+
+class EndlessRun(Exception):
+    """An action's run was still going after :data:`RUN_STEP_LIMIT` host steps."""
+
+
 def _arguments(script: Script, index: int, name: str, serial: int) -> Mapping[str, JSON]:
     if index < len(script.arguments):
         arguments: Mapping[str, JSON] = json.loads(script.arguments[index])
@@ -370,7 +397,7 @@ def _apply(session: ModelSession, action: Action, serial: int) -> bool:
     elif isinstance(action, AdvanceTo):
         _advance_to(session, action)
     elif isinstance(action, Settle):
-        session.run_until_idle()
+        _settle(session)
     elif isinstance(action, Steer | FollowUp):
         if session.is_idle:
             return False
@@ -391,29 +418,62 @@ def _apply(session: ModelSession, action: Action, serial: int) -> bool:
     return True
 
 
+def _settle(session: ModelSession) -> None:
+    for _ in range(RUN_STEP_LIMIT):
+        if session.step() is None:
+            return
+    raise EndlessRun(f"the run had not settled after {RUN_STEP_LIMIT:,} host steps")
+
+
 def _advance_to(session: ModelSession, action: AdvanceTo) -> None:
     passed = 0
-    while passed < action.count:
+    for _ in range(RUN_STEP_LIMIT):
         step = session.step()
-        if step is None:
+        if step is None or passed + (step.name == action.step) >= action.count:
             return
         passed += step.name == action.step
+    raise EndlessRun(f"no {action.step!r} step and no settling within {RUN_STEP_LIMIT:,} steps")
+
+
+def is_boundary_entry(entry: object) -> bool:
+    """A marker or one of the custom messages pi-context writes at a boundary."""
+    if window_id_of_marker(entry) is not None:
+        return True
+    return isinstance(entry, CustomMessageEntry) and entry.custom_type in BOUNDARY_TYPES
+
+
+def anchor_of(entry: Entry) -> Anchor:
+    """The most specific anchor kind an entry belongs to (``any`` when none)."""
+    if isinstance(entry, MessageEntry):
+        role = entry.message.role
+        if role == "assistant" and entry.message.tool_calls():
+            return "tool_call"
+        if role == "toolResult":
+            return "tool_result"
+        return "user" if role == "user" else "any"
+    return "boundary" if is_boundary_entry(entry) else "any"
+
+
+def _target(session: ModelSession, action: Navigate | Fork) -> str | None:
+    entries = [
+        e.id
+        for e in session.entries
+        if e.id is not None and (action.anchor == "any" or anchor_of(e) == action.anchor)
+    ]
+    return entries[action.index % len(entries)] if entries else None
 
 
 def _apply_session_operation(session: ModelSession, action: Action) -> bool:
     if not session.is_idle:
         return False
-    entries = [e for e in session.entries if e.id is not None]
-    if isinstance(action, Navigate | Fork) and not entries:
-        return False
-    if isinstance(action, Navigate):
-        target = entries[action.index % len(entries)].id
-        assert target is not None
-        session.navigate(target, summarize=action.summarize)
-    elif isinstance(action, Fork):
-        target = entries[action.index % len(entries)].id
-        assert target is not None
-        session.fork(target)
+    if isinstance(action, Navigate | Fork):
+        target = _target(session, action)
+        if target is None:
+            return False
+        if isinstance(action, Navigate):
+            session.navigate(target, summarize=action.summarize)
+        else:
+            session.fork(target)
     elif isinstance(action, Reload):
         session.reload()
     elif isinstance(action, Compact):

@@ -2,39 +2,79 @@
 
 A declared transition that no run can fire is a defect of the model or of its guards — unless
 the models directory documents why in ``coverage-exemptions.toml`` (one reason per transition
-id). The table is what ``pictx-fsm verify`` prints and what ``pictx-fsm diagram --coverage``
-overlays.
+id; a transition that one profile can never fire is listed under that profile). The table is
+what ``pictx-fsm verify`` prints and what ``pictx-fsm diagram --coverage`` overlays.
 """
 
 from __future__ import annotations
 
 import tomllib
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 from attrs import frozen
 
 from pictx_fsm.errors import ModelDocumentError
 from pictx_fsm.lifecycle import Lifecycle
+from pictx_fsm.protocol import Profile
 
 EXEMPTIONS_FILE = "coverage-exemptions.toml"
+PROFILE_TABLE = "profile_exemptions"
+"""``[profile_exemptions."<profile>"]``: transitions that cannot fire under one profile."""
 
 
-def load_exemptions(directory: Path) -> dict[str, str]:
-    """``{transition id: reason}`` from the models directory (empty when there is no file)."""
+def load_exemptions(directory: Path, profiles: Sequence[str] | None = None) -> dict[str, str]:
+    """``{transition id: reason}`` from the models directory (empty when there is no file):
+    the ``[exemptions]`` of every profile, plus, when ``profiles`` are given, the profile
+    exemptions that every one of them shares (a transition another explored profile can fire
+    is not exempt)."""
+    exemptions, by_profile = _load(directory)
+    if profiles:
+        shared = set.intersection(*(set(by_profile.get(p, {})) for p in profiles))
+        first = by_profile.get(profiles[0], {})
+        exemptions.update({t: f"{', '.join(profiles)} only: {first[t]}" for t in sorted(shared)})
+    return exemptions
+
+
+def load_profile_exemptions(directory: Path) -> dict[str, dict[str, str]]:
+    """``{profile: {transition id: reason}}``: the ``[profile_exemptions.*]`` tables."""
+    return _load(directory)[1]
+
+
+def _load(directory: Path) -> tuple[dict[str, str], dict[str, dict[str, str]]]:
     path = directory / EXEMPTIONS_FILE
     if not path.exists():
-        return {}
+        return {}, {}
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except (OSError, tomllib.TOMLDecodeError) as error:
         raise ModelDocumentError(str(path), "document", str(error)) from None
-    table = data.get("exemptions", {})
+    exemptions = _reasons(path, "exemptions", data.get("exemptions", {}))
+    return exemptions, _profile_tables(path, data.get(PROFILE_TABLE, {}))
+
+
+def _reasons(path: Path, field: str, table: Any) -> dict[str, str]:
     if not isinstance(table, dict) or not all(
         isinstance(k, str) and isinstance(v, str) and v.strip() for k, v in table.items()
     ):
-        raise ModelDocumentError(str(path), "exemptions", 'expected transition id = "reason"')
+        raise ModelDocumentError(str(path), field, 'expected transition id = "reason"')
     return dict(table)
+
+
+def _profile_tables(path: Path, tables: Any) -> dict[str, dict[str, str]]:
+    known = {profile.value for profile in Profile}
+    if not isinstance(tables, dict):
+        raise ModelDocumentError(str(path), PROFILE_TABLE, "expected one table per profile")
+    unknown = sorted(set(tables) - known)
+    if unknown:
+        raise ModelDocumentError(
+            str(path), PROFILE_TABLE, f"unknown profile {unknown[0]!r}; known: {sorted(known)}"
+        )
+    return {
+        profile: _reasons(path, f"{PROFILE_TABLE}.{profile}", table)
+        for profile, table in tables.items()
+    }
 
 
 @frozen(kw_only=True)
@@ -87,11 +127,17 @@ class Coverage:
         return table
 
 
-def coverage_of(lifecycle: Lifecycle, counts: Mapping[str, int]) -> Coverage:
-    exemptions = load_exemptions(lifecycle.directory)
+def coverage_of(
+    lifecycle: Lifecycle, counts: Mapping[str, int], profiles: Sequence[str] | None = None
+) -> Coverage:
+    """The coverage table of runs in ``profiles`` (all profiles when not given)."""
+    directory = lifecycle.directory
+    exemptions = load_exemptions(directory, profiles)
     ids = lifecycle.transition_ids()
     rows = tuple(
         CoverageRow(transition=t, fired=counts.get(t, 0), exemption=exemptions.get(t)) for t in ids
     )
-    unknown = tuple(sorted(set(exemptions) - set(ids)))
+    always, by_profile = _load(directory)
+    named = set(always).union(*(set(table) for table in by_profile.values()))
+    unknown = tuple(sorted(named - set(ids)))
     return Coverage(rows=rows, unknown_exemptions=unknown)

@@ -2,22 +2,26 @@
 
 Phase 1 runs every seed scenario (:mod:`~pictx_fsm.testing.scenarios`) in each profile, the
 host profiles (Pi versions) alternating.
-Phase 2 lets Hypothesis generate worlds and action sequences, checking every invariant after
-every action; on a failure Hypothesis shrinks the sequence and the last example it runs is
-the minimal one, which becomes the counterexample trace. Coverage counts every declared
-transition any run fired.
+Phase 2 lets Hypothesis generate worlds and swarm runs (:mod:`.strategies`: each run draws
+the action groups it may use, then its actions), checking every invariant after every
+action; on a failure Hypothesis shrinks the sequence, and the shortest failing example it
+ran becomes the counterexample trace. Coverage counts every declared transition any run
+fired.
 
 Budgets: ``examples`` generated runs of at most ``steps`` actions each, and a wall-clock
-``time_budget`` after which remaining examples are skipped (never once a failure is being
-shrunk, so shrinking stays deterministic).
+``time_budget`` for the whole exploration, shrinking included: once a failure is found,
+shrinking goes on until the budget is spent, or for ``SHRINK_SHARE`` of it when the failure
+came late — then the shortest counterexample so far is reported. A shrink that finishes in
+time is deterministic (same seed, same counterexample); one cut short depends on the
+machine's speed, and says so (:attr:`ExploreReport.shrink_cut`).
 """
 
 from __future__ import annotations
 
+import functools
 import time
 from collections import Counter
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Sequence
 
 from attrs import define, field, frozen
 from hypothesis import HealthCheck, Phase, Verbosity, given, seed, settings
@@ -31,15 +35,18 @@ from pictx_fsm.testing.coverage import Coverage, coverage_of
 from pictx_fsm.testing.faults import fault_named, faulty_lifecycle
 from pictx_fsm.testing.invariants import InvariantSuite, Violation
 from pictx_fsm.testing.scenarios import SCENARIOS
-from pictx_fsm.testing.strategies import host_actions, world_configs
+from pictx_fsm.testing.strategies import SWARMS, swarm_moves, world_configs
 from pictx_fsm.testing.tool_coverage import ToolOutcomeCoverage, tool_outcome_coverage
 from pictx_fsm.testing.trace import Trace, record_trace, run_actions, shrink_actions
 from pictx_fsm.testing.world import World, WorldConfig
 
+DEFAULT_EXAMPLES = 100_000
+"""Generated runs at most: the time budget, not this count, ends a default exploration."""
+
 
 @frozen(kw_only=True)
 class ExploreOptions:
-    examples: int = 60
+    examples: int = DEFAULT_EXAMPLES
     steps: int = 40
     seed: int = 0
     time_budget: float = 45.0
@@ -48,6 +55,10 @@ class ExploreOptions:
     """The Pi versions (host profiles) the model session behaves as, each explored."""
     fault: str | None = None
     scenarios: bool = True
+    max_actions: int | None = None
+    """Stop generating once this many actions were checked (long explorations)."""
+    without: tuple[str, ...] = ()
+    """Action groups (:data:`~.strategies.GROUPS`) no generated run uses."""
 
 
 @frozen(kw_only=True)
@@ -72,6 +83,13 @@ class ExploreReport:
     violation: str | None = None
     coverage: Coverage | None = None
     budget_exhausted: bool = False
+    shrink_cut: bool = False
+    """The time budget ended the shrinking: the counterexample is the shortest found so far."""
+    generated_seconds: float = 0.0
+    """Wall-clock time of the generated runs (Hypothesis phase), for the throughput."""
+    found_after: tuple[int, float] | None = None
+    """(runs, seconds) when the first failure was found: scenario runs in the scenario
+    phase, generated runs in the Hypothesis phase."""
     tool_outcomes: Counter[str] = field(factory=Counter)
     tool_coverage: ToolOutcomeCoverage | None = None
 
@@ -79,13 +97,17 @@ class ExploreReport:
     def failed(self) -> bool:
         return self.counterexample is not None
 
+    @property
+    def actions_per_second(self) -> float:
+        return self.actions / self.elapsed if self.elapsed > 0 else 0.0
+
 
 class _Found(Exception):
     """An invariant broke inside a generated example (Hypothesis shrinks on it)."""
 
 
 class _BudgetSpent(KeyboardInterrupt):
-    """The time budget ran out: stop generating at once.
+    """The budget ran out (time, the shrink deadline, or ``max_actions``): stop at once.
 
     Returning early from an example instead would draw less data than an earlier example with
     the same prefix, which Hypothesis reports as ``FlakyStrategyDefinition`` (a false
@@ -97,16 +119,18 @@ def explore(
     options: ExploreOptions,
     lifecycle: Lifecycle,
     progress: Callable[[Progress], None] | None = None,
+    clock: Callable[[], float] = time.monotonic,
 ) -> ExploreReport:
-    """Run the exploration; ``lifecycle`` is the unfaulted one (coverage is judged on it)."""
+    """Run the exploration; ``lifecycle`` is the unfaulted one (coverage is judged on it).
+    ``clock`` (seconds) is what the time budget is measured on."""
     if options.fault is not None:
         fault_named(options.fault)  # fail early on an unknown name
         faulty_lifecycle(options.fault)
     report = ExploreReport(options=options)
-    started = time.monotonic()
+    budget = Budget(clock=clock, started=clock(), seconds=options.time_budget)
 
     def tick(phase: str) -> None:
-        report.elapsed = time.monotonic() - started
+        report.elapsed = budget.elapsed()
         if progress is not None:
             covered = sum(1 for t in lifecycle.transition_ids() if report.counts.get(t))
             progress(
@@ -121,13 +145,43 @@ def explore(
             )
 
     if options.scenarios:
-        _run_scenarios(options, report, tick)
+        _run_scenarios(options, report, tick, budget)
     if not report.failed:
-        _run_hypothesis(options, report, tick, started)
-    report.elapsed = time.monotonic() - started
-    report.coverage = coverage_of(lifecycle, report.counts)
+        _run_hypothesis(options, report, tick, budget)
+    report.elapsed = budget.elapsed()
+    report.coverage = coverage_of(lifecycle, report.counts, options.profiles)
     report.tool_coverage = tool_outcome_coverage(report.tool_outcomes, lifecycle.directory)
     return report
+
+
+SHRINK_SHARE = 0.25
+"""Shrinking a failure found late gets at least this share of the time budget."""
+
+
+@define
+class Budget:
+    """The wall-clock budget of one exploration, shrinking included: generation stops at
+    ``seconds``; once a failure is found, shrinking goes on until then, or for
+    ``SHRINK_SHARE`` of the budget when the failure came late."""
+
+    clock: Callable[[], float]
+    started: float
+    seconds: float
+    shrink_deadline: float | None = None
+
+    def elapsed(self) -> float:
+        return self.clock() - self.started
+
+    def start_shrinking(self) -> float:
+        """The shrink deadline (fixed by the first failure)."""
+        if self.shrink_deadline is None:
+            latest = self.clock() + self.seconds * SHRINK_SHARE
+            self.shrink_deadline = max(self.started + self.seconds, latest)
+        return self.shrink_deadline
+
+    def spent(self) -> bool:
+        limit = self.started + self.seconds
+        return self.clock() > (limit if self.shrink_deadline is None else self.shrink_deadline)
 
 
 def scenario_config(
@@ -149,7 +203,10 @@ def scenario_config(
 
 
 def _run_scenarios(
-    options: ExploreOptions, report: ExploreReport, tick: Callable[[str], None]
+    options: ExploreOptions,
+    report: ExploreReport,
+    tick: Callable[[str], None],
+    budget: Budget,
 ) -> None:
     for number, scenario in enumerate(SCENARIOS):
         for index, profile in enumerate(options.profiles):
@@ -164,10 +221,21 @@ def _run_scenarios(
             report.actions += len(scenario.actions)
             tick(f"scenario {scenario.name}")
             if run.failed:
+                report.found_after = (report.scenario_runs, budget.elapsed())
                 invariant = run.violation.invariant if run.violation else "crash"
-                minimal = shrink_actions(config, scenario.actions, invariant)
+                deadline = budget.start_shrinking()
+                minimal = _delta_shrink(config, scenario.actions, invariant, budget)
+                report.shrink_cut = budget.clock() >= deadline
                 _fail(report, config, minimal)
                 return
+
+
+def _delta_shrink(
+    config: WorldConfig, actions: Sequence[Action], invariant: str, budget: Budget
+) -> list[Action]:
+    """:func:`~.trace.shrink_actions` on the budget's clock."""
+    deadline = budget.start_shrinking() - budget.clock() + time.monotonic()
+    return shrink_actions(config, actions, invariant, deadline)
 
 
 def _fail(report: ExploreReport, config: WorldConfig, actions: list[Action]) -> None:
@@ -176,15 +244,33 @@ def _fail(report: ExploreReport, config: WorldConfig, actions: list[Action]) -> 
     report.violation = run.describe_failure()
 
 
+@define
+class _Search:
+    """What the Hypothesis phase shares with its test function: the budget, and the
+    shortest failing example so far (what is reported when shrinking runs out of time)."""
+
+    budget: Budget
+    best: tuple[WorldConfig, list[Action]] | None = None
+
+    def check_clock(self) -> None:
+        if self.budget.spent():
+            raise _BudgetSpent()
+
+    def failed(self, config: WorldConfig, actions: list[Action]) -> None:
+        self.budget.start_shrinking()
+        if self.best is None or len(actions) <= len(self.best[1]):
+            self.best = (config, list(actions))
+
+
 def _run_hypothesis(
     options: ExploreOptions,
     report: ExploreReport,
     tick: Callable[[str], None],
-    started: float,
+    budget: Budget,
 ) -> None:
-    state: dict[str, Any] = {"failing": False, "last": None}
-    deadline = started + options.time_budget
+    search = _Search(budget=budget)
     configs = world_configs(options.profiles, options.fault, options.hosts)
+    counts = _run_lengths(options.steps)
 
     @settings(
         max_examples=options.examples,
@@ -198,43 +284,58 @@ def _run_hypothesis(
     )
     @given(data=st.data())
     def example(data: st.DataObject) -> None:
-        if not state["failing"] and time.monotonic() > deadline:
+        search.check_clock()
+        if search.best is None and report.actions >= (options.max_actions or report.actions + 1):
             raise _BudgetSpent()
+        config = data.draw(configs)
+        actions: list[Action] = []
         try:
-            _generated_run(data, options, configs, report, state)
+            _generated_run(data, config, counts, actions, report)
         except Exception:
-            state["failing"] = True  # from now on never stop early: shrinking must replay
+            if search.best is None:
+                report.found_after = (report.examples, budget.elapsed())
+            search.failed(config, actions)
             raise
         finally:
-            tick("explore")
+            tick("explore" if search.best is None else "shrink")
 
+    phase_started = budget.elapsed()
     try:
         seed(options.seed)(example)()
     except _BudgetSpent:
-        report.budget_exhausted = True
-    except Exception:  # the minimal failing example is in state["last"]
-        if state["last"] is None:
+        report.budget_exhausted = search.best is None
+        report.shrink_cut = search.best is not None
+    except Exception:
+        if search.best is None:
             raise
-        config, actions = state["last"]
-        _fail(report, config, list(actions))
+    finally:
+        report.generated_seconds = budget.elapsed() - phase_started
+    if search.best is not None:
+        config, actions = search.best
+        _fail(report, config, actions)
+
+
+@functools.cache
+def _run_lengths(steps: int) -> st.SearchStrategy[int]:
+    return st.integers(min_value=1, max_value=steps)
 
 
 def _generated_run(
     data: st.DataObject,
-    options: ExploreOptions,
-    configs: st.SearchStrategy[WorldConfig],
+    config: WorldConfig,
+    counts: st.SearchStrategy[int],
+    actions: list[Action],
     report: ExploreReport,
-    state: dict[str, Any],
 ) -> None:
-    config = data.draw(configs)
+    """One swarm run: its action groups, its length, then every action, each checked."""
     world = World(config)
     suite = InvariantSuite()
-    actions: list[Action] = []
-    state["last"] = (config, actions)
-    count = data.draw(st.integers(min_value=1, max_value=options.steps))
+    swarm = tuple(group for group in data.draw(SWARMS) if group not in report.options.without)
+    count = data.draw(counts)
     try:
-        for _ in range(count):
-            _act(world, suite, actions, data.draw(host_actions()))
+        while len(actions) < count:
+            for action in data.draw(swarm_moves(swarm, world.session.is_idle)):
+                _act(world, suite, actions, action)
         _act(world, suite, actions, Settle())
     finally:
         report.counts.update(world.transition_counts())

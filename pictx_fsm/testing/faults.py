@@ -15,6 +15,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
+import attrs
 from attrs import field, frozen
 
 from pictx_fsm.effects import Notify
@@ -35,6 +36,7 @@ from pictx_fsm.lifecycle import (
 from pictx_fsm.machines import load_models
 from pictx_fsm.protocol import NOTICE_MEMORY_CLEARED
 from pictx_fsm.repair import TailVerdict
+from pictx_fsm.session.entries import MessageEntry
 
 __all__ = ["FAULTS", "Fault", "fault_named", "faulty_lifecycle"]
 
@@ -93,6 +95,32 @@ def _build_reset_twice(facts: Facts, turn: Turn) -> Turn:
 
 def _leave_request_unprojected(facts: Facts, turn: Turn) -> Turn:
     return turn
+
+
+def _pair_closed_by_any_entry(env: FactEnv, facts: Facts) -> bool:
+    """``tool_pair_open`` as it was before FM19's fix: the walk stopped at the first entry
+    that is not a message (a branch summary ``/tree`` wrote) and answered "not open"."""
+    leaf = env.tree.leaf
+    results = 0
+    for node in leaf.ancestors() if leaf is not None else ():
+        entry = node.entry
+        if not isinstance(entry, MessageEntry):
+            return False
+        if entry.message.role == "toolResult":
+            results += 1
+        elif entry.message.role == "assistant":
+            return len(entry.message.tool_calls()) > results
+        else:
+            return False
+    return False
+
+
+def _verdict_blind_to_commit(env: FactEnv, facts: Facts) -> TailVerdict:
+    """``tail_verdict`` as it was before R65's fix: blind to the reset this runtime's own
+    boundary is still committing, so a repair mid-commit completes the tail a second time."""
+    state = attrs.evolve(env.state, pending_resets=())
+    verdict: TailVerdict = FACTS["tail_verdict"].compute(attrs.evolve(env, state=state), facts)
+    return verdict
 
 
 def _announce_when_built(facts: Facts, turn: Turn) -> Turn:
@@ -167,6 +195,20 @@ FAULTS: Mapping[str, Fault] = {
             description="a refused tail is repaired anyway: a boot after later conversation",
             caught_by="narrow_repair",
             facts={"tail_refused": _never, "tail_needs_boot": _repair_refused},
+        ),
+        Fault(
+            name="split-tool-pair-behind-summary",
+            description="tool_pair_open stops at a branch summary: a boot between a tool call "
+            "and its results",
+            caught_by="reset_tail",
+            facts={"tool_pair_open": _pair_closed_by_any_entry},
+        ),
+        Fault(
+            name="repair-during-commit",
+            description="repair ignores the reset its own boundary is committing: a second "
+            "boot in one window",
+            caught_by="narrow_repair",
+            facts={"tail_verdict": _verdict_blind_to_commit},
         ),
         Fault(
             name="drop-queued-message",

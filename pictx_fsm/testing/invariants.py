@@ -9,25 +9,26 @@ each keeps a cursor into the logs it reads.
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, Protocol
 
 from attrs import frozen
 
-from pictx_fsm.audit import AuditLog, verify_records
+from pictx_fsm.audit import GENESIS, AuditLog, canonical
 from pictx_fsm.hooks import ModelInfo
 from pictx_fsm.hosts.model import ModelSession
 from pictx_fsm.overflow import is_overflow_like
 from pictx_fsm.protocol import (
-    BOOT_TYPE,
-    CONTINUATION_TYPE,
     GUIDANCE_TYPE,
     MARKER_TYPE,
     NOTICE_GUIDANCE_RECORDED,
     NOTICE_MEMORY_CLEARED,
     NOTICE_WARNING_RECORDED,
+    PI_CONTEXT_COMMAND,
     WARNING_TYPE,
+    WIPE_MEMORY_COMMAND,
     Profile,
 )
 from pictx_fsm.repair import TailKind, tail_kind
@@ -35,9 +36,9 @@ from pictx_fsm.session.entries import CompactionEntry, CustomMessageEntry, Messa
 from pictx_fsm.session.projection import context_messages, convert_message
 from pictx_fsm.session.tree import SessionTree, TreeNode
 from pictx_fsm.session.windows import boot_window_id, is_continuation, window_id_of_marker
+from pictx_fsm.testing.actions import is_boundary_entry
 
 _PREFIX = NOTICE_MEMORY_CLEARED.split("{", 1)[0]
-_BOUNDARY_TYPES = frozenset({BOOT_TYPE, CONTINUATION_TYPE, GUIDANCE_TYPE, WARNING_TYPE})
 
 
 class WorldView(Protocol):
@@ -46,6 +47,8 @@ class WorldView(Protocol):
     session: ModelSession
     audits: list[AuditLog]
     """One audit log per runtime, oldest first (Pi re-creates the extension on replacement)."""
+    endless_runs: list[int]
+    """Serials of the actions whose run never settled."""
 
     @property
     def profile(self) -> Profile: ...
@@ -143,12 +146,6 @@ def _pending_tool_calls(node: TreeNode) -> tuple[str, int] | None:
     return None
 
 
-def _is_boundary(entry: object) -> bool:
-    if window_id_of_marker(entry) is not None:
-        return True
-    return isinstance(entry, CustomMessageEntry) and entry.custom_type in _BOUNDARY_TYPES
-
-
 class ResetTail(_PerTree):
     name = "reset_tail"
     guards = "R28, R35, R59, D1, D2, FM19 (rank 5)"
@@ -170,7 +167,7 @@ class ResetTail(_PerTree):
     def check_node(self, world: WorldView, tree: SessionTree, node: TreeNode) -> list[Violation]:
         found: list[Violation] = []
         entry = node.entry
-        if _is_boundary(entry):
+        if is_boundary_entry(entry):
             pending = _pending_tool_calls(node)
             if pending is not None:
                 found.append(
@@ -217,11 +214,11 @@ class _PerRecord(Invariant):
         found: list[Violation] = []
         for index, log in enumerate(world.audits):
             for record in log.records[self._cursors.get(index, 0) :]:
-                found.extend(self.check_record(record))
+                found.extend(self.check_record(record, index))
             self._cursors[index] = len(log.records)
         return found
 
-    def check_record(self, record: Mapping[str, Any]) -> list[Violation]:
+    def check_record(self, record: Mapping[str, Any], runtime: int) -> list[Violation]:
         raise NotImplementedError
 
 
@@ -230,7 +227,7 @@ class OneResetPerBatch(_PerRecord):
     guards = "R30, FM14–16 (rank 3)"
     doc = "(b) repeated wipe_memory in one tool batch gives one reset: at most one marker per hook"
 
-    def check_record(self, record: Mapping[str, Any]) -> list[Violation]:
+    def check_record(self, record: Mapping[str, Any], runtime: int) -> list[Violation]:
         markers = _markers_written(record)
         if len(markers) <= 1:
             return []
@@ -281,7 +278,7 @@ class NothingAfterAbort(_PerRecord):
     guards = "R21–R23, R35"
     doc = "(c) an aborted turn commits nothing and continues nothing; no settle boundary after it"
 
-    def check_record(self, record: Mapping[str, Any]) -> list[Violation]:
+    def check_record(self, record: Mapping[str, Any], runtime: int) -> list[Violation]:
         if record["hook"] not in ("turn_end", "agent_before_settle"):
             return []
         if not _aborted_turn(record) or not (_own_drafts(record) or _continues(record)):
@@ -345,65 +342,66 @@ def _erased_messages(tree: SessionTree, leaf: TreeNode) -> set[str]:
     return keys
 
 
+_BEHAVIOUR = {"steer": "steer", "followUp": "follow_up"}
+"""Pi's ``streamingBehavior`` of a queued input → the delivery kind it becomes."""
+
+
 class QueuedOnce(Invariant):
     name = "queued_once_in_order"
     guards = "FM10–13 (rank 2), R32"
     doc = "(e) every queued steer/follow-up message is delivered exactly once, in order"
 
+    def __init__(self) -> None:
+        self._events = 0
+        self._deliveries = 0
+        self._queued: dict[str, list[str]] = {"steer": [], "follow_up": []}
+        self._delivered: dict[str, list[str]] = {"steer": [], "follow_up": []}
+
     def check(self, world: WorldView) -> list[Violation]:
         log = world.session.log
-        found: list[Violation] = []
-        for kind in ("steer", "follow_up"):
-            queued = [
-                str(e.detail.get("text"))
-                for e in log.events
-                if e.name == "input"
-                and e.detail.get("streamingBehavior")
-                == ("steer" if kind == "steer" else "followUp")
-            ]
-            delivered = [d.text for d in log.deliveries if d.kind == kind]
-            for text in set(delivered):
-                if delivered.count(text) > 1:
-                    found.append(
-                        self.violation(
-                            f"{kind} {text[:24]!r} delivered {delivered.count(text)} times"
-                        )
-                    )
-            if delivered != queued[: len(delivered)]:
-                found.append(self.violation(f"{kind} messages delivered out of order or unqueued"))
-            # Idle with nothing left in Pi's queue (an abort keeps it for the next run): every
-            # queued message must have been delivered by now.
-            idle = world.session.is_idle and world.session.pending_messages == 0
-            if idle and len(delivered) < len(queued):
-                found.append(
-                    self.violation(f"{len(queued) - len(delivered)} {kind} message(s) lost")
-                )
-        return found
+        for event in log.events[self._events :]:
+            kind = _BEHAVIOUR.get(str(event.detail.get("streamingBehavior")))
+            if event.name == "input" and kind is not None:
+                self._queued[kind].append(str(event.detail.get("text")))
+        self._events = len(log.events)
+        found = [self._delivery(d.kind, d.text) for d in log.deliveries[self._deliveries :]]
+        self._deliveries = len(log.deliveries)
+        # Idle with nothing left in Pi's queue (an abort keeps it for the next run): every
+        # queued message must have been delivered by now.
+        if world.session.is_idle and world.session.pending_messages == 0:
+            for kind, queued in self._queued.items():
+                lost = len(queued) - len(self._delivered[kind])
+                if lost > 0:
+                    found.append(self.violation(f"{lost} {kind} message(s) lost"))
+        return [v for v in found if v is not None]
+
+    def _delivery(self, kind: str, text: str) -> Violation | None:
+        delivered = self._delivered.get(kind)
+        if delivered is None:
+            return None
+        delivered.append(text)
+        if delivered.count(text) > 1:
+            return self.violation(f"{kind} {text[:24]!r} delivered {delivered.count(text)} times")
+        queued = self._queued[kind]
+        if len(queued) < len(delivered) or queued[len(delivered) - 1] != text:
+            return self.violation(f"{kind} messages delivered out of order or unqueued")
+        return None
 
 
-class OverflowBounded(Invariant):
+class OverflowBounded(_PerRecord):
     name = "overflow_bounded"
     guards = "R33–R38, FM1–5 (rank 1), FM6"
     doc = "(f) at most one overflow recovery per failure chain; ordinary errors never reset"
 
     def __init__(self) -> None:
-        self._seen: dict[int, int] = {}
+        super().__init__()
         self._chain: dict[int, tuple[bool, int]] = {}
 
-    def check(self, world: WorldView) -> list[Violation]:
-        found: list[Violation] = []
-        runtime_records: dict[int, list[dict[str, Any]]] = {}
-        for index, log in enumerate(world.audits):
-            runtime_records[index] = log.records
-        for index, records in runtime_records.items():
-            armed, recoveries = self._chain.get(index, (False, 0))
-            for record in records[self._seen.get(index, 0) :]:
-                armed, recoveries, problem = _overflow_step(record, armed, recoveries)
-                if problem:
-                    found.append(self.violation(problem))
-            self._chain[index] = (armed, recoveries)
-            self._seen[index] = len(records)
-        return found
+    def check_record(self, record: Mapping[str, Any], runtime: int) -> list[Violation]:
+        armed, recoveries = self._chain.get(runtime, (False, 0))
+        armed, recoveries, problem = _overflow_step(record, armed, recoveries)
+        self._chain[runtime] = (armed, recoveries)
+        return [self.violation(problem)] if problem else []
 
 
 def _overflow_step(
@@ -441,7 +439,16 @@ def _overflow_step(
         return False, 0, ""
     if hook == "agent_end" and (record.get("ctx") or {}).get("signal_aborted"):
         return False, 0, ""
+    if hook == "command" and _clears_chain(event):
+        return False, 0, ""
     return armed, recoveries, ""
+
+
+def _clears_chain(command: Mapping[str, Any]) -> bool:
+    """R37: ``/pi-context off`` and ``/wipe-memory`` clear the failure chain, so a recovery
+    after ``off`` then ``on`` belongs to a new chain."""
+    name, args = command.get("name"), str(command.get("args") or "").strip()
+    return name == WIPE_MEMORY_COMMAND or (name == PI_CONTEXT_COMMAND and args == "off")
 
 
 def _model_of(model: Any) -> ModelInfo | None:
@@ -577,19 +584,38 @@ class OffKeepsBoundary(_PerTree):
         return []
 
 
-class AuditChains(Invariant):
+class AuditChains(_PerRecord):
     name = "audit_chains"
     guards = "audit log (issue 3 item 4)"
-    doc = "(j) every runtime's audit chain verifies and names the loaded models' fingerprint"
+    doc = "(j) every runtime's audit chain verifies: each record once, when it is appended"
 
-    def check(self, world: WorldView) -> list[Violation]:
-        found = []
-        for index, log in enumerate(world.audits):
-            try:
-                verify_records(log.records)
-            except Exception as error:
-                found.append(self.violation(f"runtime {index}: {error}"))
-        return found
+    def __init__(self) -> None:
+        super().__init__()
+        self._heads: dict[int, tuple[int, str | None]] = {}
+        """Per runtime: records verified so far and the last hash (``None`` once broken)."""
+
+    def check_record(self, record: Mapping[str, Any], runtime: int) -> list[Violation]:
+        count, previous = self._heads.get(runtime, (0, GENESIS))
+        if previous is None:
+            return []  # reported at the first broken record
+        problem = _chain_problem(record, previous, count + 1)
+        self._heads[runtime] = (count + 1, None if problem else record["hash"])
+        if problem is None:
+            return []
+        return [self.violation(f"runtime {runtime}: record {count + 1}: {problem}")]
+
+
+def _chain_problem(record: Mapping[str, Any], previous: str, seq: int) -> str | None:
+    """What breaks the chain at this record (the checks of :func:`~pictx_fsm.audit.verify_lines`
+    that an in-memory record can fail), or ``None``."""
+    body = {key: value for key, value in record.items() if key != "hash"}
+    if hashlib.sha256(canonical(body).encode("ascii")).hexdigest() != record.get("hash"):
+        return "record hash does not match its content"
+    if record.get("prev") != previous:
+        return "record does not chain to the previous hash"
+    if record.get("seq") != seq:
+        return f"sequence number {record.get('seq')} != {seq}"
+    return None
 
 
 class NoLifecycleErrors(Invariant):
@@ -611,6 +637,26 @@ class NoLifecycleErrors(Invariant):
         return found
 
 
+class RunsSettle(Invariant):
+    name = "runs_settle"
+    guards = "liveness: FM6–9 (rank 6)"
+    doc = "(k) every run ends: no action leaves Pi stepping for ever (turns, retries, resets)"
+
+    def __init__(self) -> None:
+        self._seen = 0
+
+    def check(self, world: WorldView) -> list[Violation]:
+        # A world that does not record endless runs (the context-management world lets
+        # EndlessRun surface as a crash) has none to report.
+        endless: list[int] = getattr(world, "endless_runs", [])
+        found = [
+            self.violation(f"the run of action {serial} never settled (a host step bound ran out)")
+            for serial in endless[self._seen :]
+        ]
+        self._seen = len(endless)
+        return found
+
+
 from pictx_fsm.testing.notes_sandbox import NotesConfined  # noqa: E402 (it imports Invariant)
 
 INVARIANT_TYPES: Sequence[type[Invariant]] = (
@@ -626,6 +672,7 @@ INVARIANT_TYPES: Sequence[type[Invariant]] = (
     OffKeepsBoundary,
     AuditChains,
     NoLifecycleErrors,
+    RunsSettle,
     NotesConfined,
 )
 

@@ -32,6 +32,7 @@ from pictx_fsm.testing.actions import (
     FollowUp,
     Fork,
     HideBoot,
+    KillRuntime,
     Navigate,
     Prompt,
     QueueAtSettle,
@@ -125,6 +126,19 @@ def _after_recovery(*replies: Script, then: Sequence[Action]) -> list[Action]:
         Prompt(chars=SHORT),
         AdvanceTo(step="agent_before_settle"),
         *then,
+        Settle(),
+    ]
+
+
+def _on_between_appends(reply: Script, boundary: str, appended: int) -> list[Action]:
+    """``/pi-context on`` after ``appended`` of the boundary's reset drafts were persisted
+    (Pi persists them one entry at a time): repair must leave the rest to the commit (R65)."""
+    return [
+        reply,
+        Prompt(chars=SHORT),
+        AdvanceTo(step=boundary),
+        Advance(steps=appended),
+        Toggle(arg="on"),
         Settle(),
     ]
 
@@ -337,6 +351,21 @@ SCENARIOS: Sequence[Scenario] = (
         ),
     ),
     Scenario(
+        # Found by the derandomized stateful test: the runtime dies after /wipe-memory, the
+        # next hook (session_before_tree) finds it dead, and the restart comes at
+        # session_tree, on the bare marker the user navigated to. The resynchronised runtime
+        # repairs the boot (R65) — applied at once, as the bridge applies it — so the
+        # session_tree that follows finds the tail intact and appends no second boot (D4).
+        name="restart-repairs-a-bare-marker-once",
+        actions=(
+            WipeCommand(),
+            KillRuntime(),
+            Script(reply="tools", tools=("history_windows",), arguments=("{}",)),
+            Navigate(index=-2),
+            *_turn(),
+        ),
+    ),
+    Scenario(
         name="tool-pair-guards",
         actions=(
             *_turn(_wipe("echo")),
@@ -345,6 +374,44 @@ SCENARIOS: Sequence[Scenario] = (
             WipeCommand(),
             Navigate(index=-1),
             *_turn(),
+        ),
+    ),
+    # Counterexamples long explorations found (issue 14), kept as stories.
+    Scenario(
+        name="tool-pair-behind-a-summary",
+        actions=(
+            # Another extension voids the wipe's reset; the run ends on two wipe calls with
+            # one result, then a fork and /tree with a summary onto the calls: the branch
+            # summary does not close the tool pair, so repair appends no boot (FM19).
+            VoidNextBoundary(),
+            Prompt(chars=SHORT),
+            _wipe("wipe_memory", "wipe_memory"),
+            AdvanceTo(step="context", count=2),
+            Fork(index=-1),
+            Navigate(index=-2, summarize=True),
+        ),
+    ),
+    Scenario(
+        name="on-between-boundary-appends",
+        actions=(
+            *_on_between_appends(OVERFLOW, "agent_before_settle", appended=1),
+            *_on_between_appends(OVERFLOW, "agent_before_settle", appended=2),
+            *_on_between_appends(_wipe(), "turn_end", appended=1),
+        ),
+    ),
+    Scenario(
+        name="off-and-on-start-a-new-overflow-chain",
+        actions=(
+            # Recovered, then /pi-context off and on before the retry overflows again: off
+            # cleared the chain (R37), so the second overflow is recovered too.
+            OVERFLOW,
+            OVERFLOW,
+            Prompt(chars=SHORT),
+            AdvanceTo(step="agent_before_settle"),
+            Advance(steps=3),
+            Toggle(arg="off"),
+            Toggle(arg="on"),
+            Settle(),
         ),
     ),
     Scenario(

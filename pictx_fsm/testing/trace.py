@@ -10,6 +10,7 @@ first invariant violation, if any.
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -167,9 +168,15 @@ def first_difference(
     return None
 
 
-def shrink_actions(config: WorldConfig, actions: Sequence[Action], invariant: str) -> list[Action]:
+def shrink_actions(
+    config: WorldConfig,
+    actions: Sequence[Action],
+    invariant: str,
+    deadline: float | None = None,
+) -> list[Action]:
     """Delta-debug a failing action list: drop chunks, then single actions, while the same
-    invariant (or crash) still fails. Used for failures found outside Hypothesis."""
+    invariant (or crash) still fails. Used for failures found outside Hypothesis; stops with
+    the shortest failing list so far once ``time.monotonic()`` passes ``deadline``."""
     current = list(actions)
 
     def fails(candidate: list[Action]) -> bool:
@@ -180,7 +187,7 @@ def shrink_actions(config: WorldConfig, actions: Sequence[Action], invariant: st
     chunk = max(1, len(current) // 2)
     while chunk >= 1:
         index = 0
-        while index < len(current):
+        while index < len(current) and (deadline is None or time.monotonic() < deadline):
             candidate = current[:index] + current[index + chunk :]
             if candidate and fails(candidate):
                 current = candidate

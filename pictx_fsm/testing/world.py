@@ -39,6 +39,7 @@ from pictx_fsm.session.estimate import CharsCounter
 from pictx_fsm.session.tree import SessionTree
 from pictx_fsm.testing.actions import (
     Action,
+    EndlessRun,
     HideBoot,
     KillRuntime,
     QueueAtSettle,
@@ -129,6 +130,8 @@ class World:
         self.runtimes: list[LifecycleRuntime] = []
         self.actions: list[Action] = []
         self.applied: list[bool] = []
+        self.endless_runs: list[int] = []
+        """Serials of actions whose run never settled (:class:`~.actions.EndlessRun`)."""
         self.clock = TickClock()
         self.settings = LiveSettings(config)
         self.noise = Arms()
@@ -168,6 +171,7 @@ class World:
             clock=self.clock,
             counter=CharsCounter(),
         )
+        self.extension.attach(self.session)
         if fault is not None and fault.host is not None:
             fault.host(self.session)
 
@@ -197,7 +201,11 @@ class World:
         serial = len(self.actions)
         applied = self._apply_world(action, serial)
         if applied is None:
-            applied = apply_action(self.session, action, serial=serial)
+            try:
+                applied = apply_action(self.session, action, serial=serial)
+            except EndlessRun:
+                self.endless_runs.append(serial)
+                applied = True
         self.actions.append(action)
         self.applied.append(applied)
         return applied

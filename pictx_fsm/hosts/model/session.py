@@ -14,7 +14,7 @@ import random
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any, Literal, TypeAlias
 
-from pictx_fsm.effects import HookResult
+from pictx_fsm.effects import HookResult, HostEffect
 from pictx_fsm.hooks import ModelInfo, ModelSelect, SessionShutdown
 from pictx_fsm.hosts.model import replace
 from pictx_fsm.hosts.model.brain import Brain
@@ -211,6 +211,12 @@ class ModelSession:
             trigger_turn=trigger_turn,
             deliver_as=deliver_as,
         )
+
+    def apply_effects(self, effects: Sequence[HostEffect], source: str) -> None:
+        """Effects an extension carries out itself through Pi's API in the middle of a
+        handler (``pi.sendMessage``, ``ctx.ui.notify``, ``ctx.abort``), applied at once, as
+        Pi applies them: an idle ``sendMessage`` is in the session before the handler goes on."""
+        apply_effects(self._host, effects, source)
 
     def abort(self) -> None:
         """``session.abort()``: aborts the active run (no-op when idle)."""

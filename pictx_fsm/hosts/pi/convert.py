@@ -11,8 +11,6 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-import attrs
-
 from pictx_fsm import hooks
 from pictx_fsm.effects import draft_from_json
 from pictx_fsm.errors import PictxError
@@ -122,18 +120,16 @@ _HOOKS: Mapping[str, _Builder] = {
 
 
 def tool_call(name: str, payload: Mapping[str, Any]) -> HookEvent:
-    """A tool call with its arguments and call id where the runtime's event has the fields
-    (they are being added to :class:`~pictx_fsm.hooks.ToolCall`; older runtimes ignore them)."""
+    """``execute(toolCallId, params)`` as the runtime's :class:`~pictx_fsm.hooks.ToolCall`."""
     arguments = payload.get("arguments")
     if arguments is not None and not isinstance(arguments, Mapping):
         raise BridgeProtocolError("field 'event.arguments' must be an object")
-    fields = attrs.fields_dict(hooks.ToolCall)
-    extra: dict[str, Any] = {}
-    if "arguments" in fields:
-        extra["arguments"] = dict(arguments or {})
-    if "tool_call_id" in fields:
-        extra["tool_call_id"] = str(payload.get("toolCallId") or "")
-    return hooks.ToolCall(name=name, **extra)
+    call_id = payload.get("toolCallId")
+    return hooks.ToolCall(
+        name=name,
+        arguments=dict(arguments or {}),
+        tool_call_id=None if call_id is None else str(call_id),
+    )
 
 
 def event_of(kind: str, name: str, event: Any) -> HookEvent:

@@ -2,8 +2,9 @@
 
 ``pictx-bridge.manifest.json`` sits beside ``pictx-bridge.mjs`` and is committed. The
 extension reads it at load time and registers from it every hook of the lifecycle's hook
-table, every tool (name, label, description, JSON-schema parameters, execution mode) and
-both commands; it also takes from it the window identity constants its fail-closed
+table (:data:`pictx_fsm.hooks.HOOKS`), all eleven tools of :data:`pictx_fsm.tools.TOOL_SPECS`
+(the one owner of their names, labels, descriptions, JSON-schema parameters and execution
+modes) and both commands; it also takes from it the window identity constants its fail-closed
 projection needs, every text it may show, the connection machine's transition table and the
 package version the handshake must find. So a new hook, tool or text needs no JS change:
 regenerate with ``pictx-fsm pi manifest`` (``--check`` fails when the file is stale; a test
@@ -13,11 +14,8 @@ runs it).
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Final
-
-from attrs import frozen
 
 from pictx_fsm import __version__
 from pictx_fsm.hooks import HOOKS
@@ -27,8 +25,6 @@ from pictx_fsm.hosts.pi.wire import PROTOCOL
 from pictx_fsm.lifecycle import toggle_completions
 from pictx_fsm.protocol import (
     BOOT_TYPE,
-    GET_CONTEXT_REMAINING_DESCRIPTION,
-    GET_CONTEXT_REMAINING_TOOL,
     MARKER_TYPE,
     NOTICE_MISSING_BOOT,
     PI_CONTEXT_COMMAND,
@@ -38,11 +34,11 @@ from pictx_fsm.protocol import (
     WINDOW_ID_PREFIX,
     WIPE_MEMORY_COMMAND,
     WIPE_MEMORY_COMMAND_DESCRIPTION,
-    WIPE_MEMORY_DESCRIPTION,
     WIPE_MEMORY_TOOL,
     WIPE_STATUS_REQUESTED,
 )
 from pictx_fsm.session.windows import session_prefix
+from pictx_fsm.tools import TOOL_SPECS
 
 MANIFEST: Final = Path(__file__).with_name("pictx-bridge.manifest.json")
 REQUEST_TIMEOUT_MS: Final = 5_000
@@ -54,50 +50,6 @@ behind the abandoned one."""
 START_TIMEOUT_MS: Final = 20_000
 """Default wait for a new server's handshake and first answer: Python's start and the
 lifecycle's load (``PICTX_FSM_START_TIMEOUT_MS`` overrides it)."""
-EMPTY_PARAMETERS: Final[Mapping[str, Any]] = {
-    "type": "object",
-    "properties": {},
-    "additionalProperties": False,
-}
-
-
-@frozen(kw_only=True)
-class ToolSpec:
-    """One tool as Pi's ``registerTool`` takes it (``execute`` is the bridge's)."""
-
-    name: str
-    label: str
-    description: str
-    parameters: Mapping[str, Any]
-    execution_mode: str | None = None
-    """Pi's ``executionMode`` (``"sequential"`` or ``"parallel"``); ``None`` = Pi's default."""
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "name": self.name,
-            "label": self.label,
-            "description": self.description,
-            "parameters": dict(self.parameters),
-            "executionMode": self.execution_mode,
-        }
-
-
-def tool_specs() -> Sequence[ToolSpec]:
-    """The tools the bridge registers (R16–R18), in registration order."""
-    return (
-        ToolSpec(
-            name=WIPE_MEMORY_TOOL,
-            label="Wipe memory",
-            description=WIPE_MEMORY_DESCRIPTION,
-            parameters=EMPTY_PARAMETERS,
-        ),
-        ToolSpec(
-            name=GET_CONTEXT_REMAINING_TOOL,
-            label="Get context remaining",
-            description=GET_CONTEXT_REMAINING_DESCRIPTION,
-            parameters=EMPTY_PARAMETERS,
-        ),
-    )
 
 
 def _commands() -> list[dict[str, Any]]:
@@ -134,7 +86,7 @@ def build_manifest() -> dict[str, Any]:
         "package": __version__,
         "protocol": PROTOCOL,
         "hooks": list(HOOKS),
-        "tools": [tool.to_json() for tool in tool_specs()],
+        "tools": [tool.to_json() for tool in TOOL_SPECS],
         "commands": _commands(),
         "window": {
             "markerType": MARKER_TYPE,

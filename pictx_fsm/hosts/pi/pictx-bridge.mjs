@@ -116,7 +116,10 @@ class Bridge {
         }
         const value = bridge.apply(reply.reply, ctx, spec.name, event) ?? {};
         if (spec.name === MANIFEST.wipeTool && wipeRequested(value)) bridge.resetPending = true;
-        return { content: value.content ?? [], details: undefined, terminate: value.terminate === true };
+        // A notes or history tool's error channel (N4) is what pi-context throws: Pi makes
+        // the message an error result. A refusal ({"error": …} JSON) is an ordinary result.
+        if (value.isError === true) throw new Error(value.content?.[0]?.text ?? "");
+        return { content: value.content ?? [], details: value.details, terminate: value.terminate === true };
       },
     };
     if (spec.executionMode) definition.executionMode = spec.executionMode;

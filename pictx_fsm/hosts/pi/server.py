@@ -38,7 +38,9 @@ import attrs
 
 from pictx_fsm import __version__
 from pictx_fsm.audit import AuditLog
+from pictx_fsm.effects import Notify
 from pictx_fsm.hooks import Command, ContextUsage, HookEvent, HostContext, SessionStart
+from pictx_fsm.hosts.pi import texts
 from pictx_fsm.hosts.pi.connection_audit import record_transitions
 from pictx_fsm.hosts.pi.convert import BridgeProtocolError, context_of, event_of
 from pictx_fsm.hosts.pi.wire import (
@@ -48,14 +50,7 @@ from pictx_fsm.hosts.pi.wire import (
     encode_messages,
     expand_messages,
 )
-from pictx_fsm.notes import (
-    FileNotesSource,
-    NotesIdentity,
-    agent_slug,
-    default_notes_home,
-    model_slug,
-    project_key,
-)
+from pictx_fsm.notes import FileNotesSource, default_notes_home
 from pictx_fsm.policy import default_agent_dir
 from pictx_fsm.protocol import (
     DEFAULT_PROFILE,
@@ -70,6 +65,7 @@ from pictx_fsm.session.entries import entry_from_json, header_from_json
 from pictx_fsm.session.estimate import CharsCounter
 from pictx_fsm.session.tree import SessionTree
 from pictx_fsm.session.usage import UsageIndex
+from pictx_fsm.tools import migrate_legacy_homes
 
 MESSAGE_HOOKS: Final = frozenset({"context", "context_with_system"})
 AUDIT_DIR_ENV: Final = "PICTX_FSM_AUDIT_DIR"
@@ -100,16 +96,15 @@ def runtime_from_environment(
     profile from ``PICTX_FSM_PROFILE``."""
     env = os.environ
     home = Path.home()
-    cwd = Path(str(ctx.get("cwd") or "."))
     profile = profile_from_environment()
     model: Mapping[str, Any] = ctx["model"] if isinstance(ctx.get("model"), Mapping) else {}
-    identity = NotesIdentity(
-        session_id=tree.session_id,
-        project_key=project_key(cwd),
-        agent=agent_slug(env.get(NOTES_AGENT_ENV)),
-        model=model_slug(str(model.get("id") or "") or None),
+    notes = FileNotesSource.for_session(
+        tree.session_id,
+        str(ctx.get("cwd") or tree.header.cwd or "."),
+        home=notes_home(),
+        agent=env.get(NOTES_AGENT_ENV),
+        model=str(model.get("id") or "") or None,
     )
-    notes = FileNotesSource(home=default_notes_home(env, home), identity=identity)
     return LifecycleRuntime(
         tree,
         profile=profile,
@@ -121,6 +116,22 @@ def runtime_from_environment(
         clock=_now_ms,
         audit=audit,
     )
+
+
+def notes_home() -> Path:
+    """``$PI_NOTES_HOME``, else ``~/.agents/notes``: what the boots index and the tools write."""
+    return default_notes_home(os.environ, Path.home())
+
+
+def migrate_notes_home() -> list[Notify]:
+    """N16, once at activation: a legacy ``personal/`` home becomes ``human/``; a conflict is
+    told (pi-context warns on its console; the bridge's console is Pi's notices)."""
+    try:
+        warning = migrate_legacy_homes(notes_home())
+    except OSError as error:  # the rename failed: told, and the session goes on
+        where = "the notes home's migration (N16)"
+        warning = texts.NOTICE_LIFECYCLE_ERROR.format(where=where, error=error)
+    return [] if warning is None else [Notify(message=warning, level="warning")]
 
 
 def _now_ms() -> int:
@@ -151,6 +162,8 @@ class BridgeSession:
         self.runtime: LifecycleRuntime | None = None
         self.audit: AuditLog | None = None
         self.host_usage: UsageIndex | None = None
+        self.activated = False
+        """Whether this server already answered a first request (N16 runs once)."""
 
     def sync(self, session: Mapping[str, Any], ctx: Mapping[str, Any]) -> None:
         header_json = session.get("header")
@@ -181,6 +194,8 @@ class BridgeSession:
         self.sync(request.get("session") or {}, ctx)
         assert self.runtime is not None
         record_transitions(self.audit, request.get("connection"), self.profile)
+        # A restarted server (resync) continues an activation: N16 ran in its first server.
+        first, self.activated = not self.activated and kind != "resync", True
         if kind == "resync":
             return self._resync(request, ctx)
         name = str(request.get("name"))
@@ -189,7 +204,10 @@ class BridgeSession:
         if kind == "hook" and name in MESSAGE_HOOKS and isinstance(event, Mapping):
             expanded = expand_messages(event.get("messages") or [])
             event = {**event, "messages": list(expanded.messages)}
-        return self._answer(event_of(kind, name, event), ctx, expanded)
+        reply = self._answer(event_of(kind, name, event), ctx, expanded)
+        if first:
+            reply["effects"] = [n.to_json() for n in migrate_notes_home()] + reply["effects"]
+        return reply
 
     def context(self, ctx: Mapping[str, Any], hook: str) -> HostContext:
         """The ``ctx`` facts, the host's usage from the mirror unless the request has one."""

@@ -9,14 +9,19 @@ one), the same notices and the same message to the model when a reset request is
 lets a generated run kill its runtime (:meth:`BridgeTwin.kill`). ``pictx-fsm verify``'s
 invariants, "no erased history after a marker" first, then hold for the degraded mode too.
 
+Like the bridge, the twin carries out its own effects (notices, the lost-reset message, what
+the resynchronised runtime answered) at once through the host's API (:meth:`attach`), before
+the hook it is handling goes on: an idle ``pi.sendMessage`` is in the session before the hook
+reaches the new runtime, so a boot repaired by the resync is not repaired again.
+
 One simplification: the real bridge waits a back-off after a fault before restarting; the
 twin restarts at the next hook (the model session has no wall clock to wait on).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Final
+from collections.abc import Mapping, Sequence
+from typing import Final, Protocol
 
 from pictx_fsm.effects import (
     AbortRun,
@@ -61,6 +66,13 @@ from pictx_fsm.session.tree import SessionTree
 KILLED: Final = texts.FAULT_EXITED.format(code="killed")
 
 
+class HostApi(Protocol):
+    """Pi's API as an extension calls it in the middle of a handler (``pi.sendMessage``,
+    ``ctx.ui.notify``, ``ctx.abort``): :class:`~pictx_fsm.hosts.model.ModelSession` is one."""
+
+    def apply_effects(self, effects: Sequence[HostEffect], source: str) -> None: ...
+
+
 class BridgeTwin:
     """pi-context as the bridge runs it, around a :class:`LifecycleExtension`."""
 
@@ -78,9 +90,21 @@ class BridgeTwin:
         self.reset_pending = False
         self.toggle: str | None = None
         self.queued: list[HostEffect] = []
+        """Effects produced before :meth:`attach`, returned with the next reply."""
+        self.host: HostApi | None = None
+        self.source = "bind"
+        """The hook, tool or command being handled (where an effect applied at once comes from)."""
         self.told: set[str] = set()
 
     # -- what the world does ---------------------------------------------------------------------
+
+    def attach(self, host: HostApi) -> None:
+        """Give the twin the host's API, so that its own effects apply at once, as the
+        bridge's do (:class:`~pictx_fsm.testing.world.World` attaches its session)."""
+        self.host = host
+        queued = tuple(self.queued)
+        self.queued.clear()
+        self._carry_out(queued)
 
     def kill(self, *, permanent: bool = False) -> None:
         """The runtime dies; with ``permanent``, no runtime can be started again."""
@@ -117,6 +141,7 @@ class BridgeTwin:
 
     def handle(self, event: HookEvent, ctx: HostContext) -> Reply:
         hook = type(event).HOOK
+        self.source = hook
         if hook in ("session_start", "session_tree"):
             self.told = {key for key in self.told if not key.startswith("boot:")}
         if self._connect(ctx):
@@ -175,7 +200,7 @@ class BridgeTwin:
             self.inner.handle(Command(name=PI_CONTEXT_COMMAND, args="off"), ctx)
         reply = self.inner.handle(SessionStart(reason="reload"), ctx)
         if isinstance(reply, HookResult):
-            self.queued.extend(reply.effects)
+            self._carry_out(reply.effects)
 
     def _lose(self) -> str:
         """A ``rollover_requested`` that never reached a boundary: the model is told through
@@ -188,7 +213,7 @@ class BridgeTwin:
             content=texts.MODEL_LOST_RESET,
             display=False,
         )
-        self.queued.append(notice)
+        self._carry_out((notice,))
         return texts.LOST_RESET
 
     def _unavailable(self) -> str:
@@ -253,10 +278,19 @@ class BridgeTwin:
         return reply
 
     def _tell(self, message: str, level: str = "warning") -> None:
-        self.queued.append(Notify(message=message, level=level))  # type: ignore[arg-type]
+        self._carry_out((Notify(message=message, level=level),))  # type: ignore[arg-type]
+
+    def _carry_out(self, effects: Sequence[HostEffect]) -> None:
+        """What the bridge does through Pi's API at once; held for the next reply only
+        while no host is attached."""
+        if self.host is None:
+            self.queued.extend(effects)
+        elif effects:
+            self.host.apply_effects(effects, self.source)
 
     def _tool(self, name: str, handler: ToolHandler) -> ToolHandler:
         def run(call: ToolInvocation, ctx: HostContext) -> HookResult | ToolOutput:
+            self.source = f"tool:{name}"
             if not self._connect(ctx):
                 text = texts.TOOL_UNAVAILABLE.format(state=self._unavailable(), tool=name)
                 return ToolOutput(text=text, is_error=True)
@@ -272,6 +306,7 @@ class BridgeTwin:
 
     def _command(self, name: str, handler: CommandHandler) -> CommandHandler:
         def run(args: str, ctx: HostContext) -> HookResult | None:
+            self.source = f"command:{name}"
             if self._connect(ctx):
                 reply = handler(args, ctx)
                 if args.strip().lower() in ("on", "off"):
