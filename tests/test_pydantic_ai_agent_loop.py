@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
+import json
 import random
 import tempfile
 from collections import Counter
@@ -21,7 +22,13 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, rule, run_state_machine_as_test
 from pydantic_ai import Agent, RunContext
 from pydantic_ai.exceptions import ModelAPIError
-from pydantic_ai.messages import ModelMessage, ModelRequest, ModelResponse, TextPart
+from pydantic_ai.messages import (
+    INTERRUPTED_TOOL_RETURN_CONTENT,
+    ModelMessage,
+    ModelRequest,
+    ModelResponse,
+    TextPart,
+)
 from pydantic_ai.models import ModelRequestContext
 from pydantic_ai.usage import RequestUsage
 from pydantic_graph import End
@@ -44,8 +51,10 @@ from pictx_fsm.hosts.pydantic_ai.scripted import (
     tools,
 )
 from pictx_fsm.lifecycle import load_lifecycle
+from pictx_fsm.session.entries import Entry, MessageEntry, entry_from_json
+from pictx_fsm.session.tree import SessionTree
 from pictx_fsm.testing.coverage import coverage_of
-from pictx_fsm.testing.host_neutral import Observation, QueuedInput, check_all
+from pictx_fsm.testing.host_neutral import LostResult, Observation, QueuedInput, check_all
 from pictx_fsm.testing.notes_sandbox import NotesSandbox, resolve_arguments
 from pictx_fsm.testing.tool_calls import CALLS as NOTES_CALLS
 from pictx_fsm.testing.tool_coverage import tool_outcomes
@@ -74,6 +83,8 @@ CALLS = st.one_of(
     NOTES_CALL,
 )
 TWO_WIPES = [("wipe_memory", {}), ("wipe_memory", {})]
+
+
 def _with_wipe(calls: list[Any], wipe_at: int | None) -> list[Any]:
     if wipe_at is None:
         return calls
@@ -81,7 +92,9 @@ def _with_wipe(calls: list[Any], wipe_at: int | None) -> list[Any]:
 
 
 NOTES_BATCH = st.builds(
-    _with_wipe, st.lists(NOTES_CALL, min_size=1, max_size=3), st.one_of(st.none(), st.integers(0, 3))
+    _with_wipe,
+    st.lists(NOTES_CALL, min_size=1, max_size=3),
+    st.one_of(st.none(), st.integers(0, 3)),
 )
 """One to three notes or history calls, ``wipe_memory`` at any position or not at all."""
 replies = st.one_of(
@@ -104,6 +117,12 @@ queue_points = st.lists(
 )
 
 
+def _results_in(lines: list[str]) -> list[str]:
+    """The call ids of the tool results among session file ``lines``."""
+    messages = [json.loads(line).get("message") or {} for line in lines]
+    return [str(m["toolCallId"]) for m in messages if m.get("role") == "toolResult"]
+
+
 class AgentLoop(RuleBasedStateMachine):
     capability: ClassVar[type[PiContext]] = PiContext
     transitions: ClassVar[dict[str, int]] = {}
@@ -119,6 +138,7 @@ class AgentLoop(RuleBasedStateMachine):
         self.calls = 0
         self.requests: list[Any] = []
         self.queued: list[QueuedInput] = []
+        self.lost: list[LostResult] = []
         self.prompts = self.resumes = self.enqueued = 0
         self.cancelled: list[str] = []
         self._agent()
@@ -205,6 +225,8 @@ class AgentLoop(RuleBasedStateMachine):
         keep = max(1, len(lines) - lost)
         self.path.write_text("".join(lines[:keep]))
         self.queued.clear()  # checked already; what the crash lost is gone on purpose
+        seq = self.session.audit_seq  # the audit log is a separate file: it keeps its records
+        self.lost += [LostResult(tool_call_id=i, audit_seq=seq) for i in _results_in(lines[keep:])]
         self.session = PiSession.open(self.path, rng=self.rng, config=self.config)
         self._agent()
 
@@ -216,7 +238,7 @@ class AgentLoop(RuleBasedStateMachine):
         self.resumes += 1
         self.path = self.path.with_name(f"resumed-{self.resumes}.jsonl")
         self.session = PiSession.from_messages(history, self.path, rng=self.rng, config=self.config)
-        self.requests, self.queued = [], []
+        self.requests, self.queued, self.lost = [], [], []
         self._agent()
 
     @invariant()
@@ -227,6 +249,7 @@ class AgentLoop(RuleBasedStateMachine):
             audit=self.session.audit_records(),
             queued=self.queued,
             notes=self.notes,
+            lost=self.lost,
         )
         violations = check_all(seen)
         assert not violations, violations
@@ -271,6 +294,13 @@ SEEDS: dict[str, list[tuple[str, dict[str, Any]]]] = {
         ("prompt", {"script": [tools(("wipe_memory", {})), text()]}),
         ("crash_and_reopen", {"lost": 2}),
         ("prompt", {"script": []}),
+    ],
+    # The counterexample of tool_channels' first reading: the runtime answered, the crash
+    # lost the result's line, and pydantic-ai closes the dangling call itself ("interrupted").
+    "a crash loses an answered tool result": [
+        ("prompt", {"script": [tools(("history_list", {"limit": 1})), text("reply 0")]}),
+        ("crash_and_reopen", {"lost": 2}),
+        ("prompt", {"script": [overflow(), overflow()]}),
     ],
     "notes and history across a reset": [
         ("prompt", {"script": [text("the code is zebra-17")]}),
@@ -347,6 +377,45 @@ def test_the_lifecycle_holds_every_invariant_on_pydantic_ais_agent_loop() -> Non
     assert {f"{tool}:ok" for tool in HANDLERS} <= reached, sorted(reached)
     statuses = {outcome.split(":")[1] for outcome in reached}
     assert {"refusal", "error"} <= statuses
+
+
+def _as_ok(entry: Entry) -> Entry:
+    obj = entry.to_json()
+    obj["message"] = {**obj["message"], "isError": False}
+    return entry_from_json(obj)[0]
+
+
+def test_n4_a_result_a_crash_lost_is_closed_by_pydantic_ai_as_an_interrupted_error() -> None:
+    # Given a run whose history_list call the runtime answered ok (the audit log keeps it)
+    machine = AgentLoop()
+    steps = SEEDS["a crash loses an answered tool result"]
+    machine.prompt(**{"queue": [], "from_result": False, **steps[0][1]})
+    # When the process dies with the tool result and the reply unwritten, and the next prompt
+    # runs on the reopened session
+    machine.crash_and_reopen(lost=2)
+    machine.prompt(script=[text("again")], queue=[], from_result=False)
+    # Then the session closes the call as pydantic-ai's repair does: an error result, not the
+    # runtime's lost answer, and every invariant holds
+    [(closing_id, closing)] = [
+        (e.id, e.message)
+        for e in machine.session.tree.entries
+        if isinstance(e, MessageEntry) and e.message.raw.get("toolCallId") == "call_1"
+    ]
+    assert closing.raw.get("isError") is True
+    assert closing.text() == INTERRUPTED_TOOL_RETURN_CONTENT
+    assert [x.tool_call_id for x in machine.lost] == ["call_1"]
+    machine.host_neutral_invariants_hold()
+    # And had the host closed it as an ok result, tool_channels would say so
+    tree = machine.session.tree
+    as_ok = [_as_ok(e) if e.id == closing_id else e for e in tree.entries]
+    seen = Observation(
+        tree=SessionTree.from_entries(tree.header, as_ok),
+        requests=(),
+        audit=machine.session.audit_records(),
+        lost=machine.lost,
+    )
+    assert [v.check for v in check_all(seen)] == ["tool_channels"]
+    machine.teardown()
 
 
 # -- planted faults ----------------------------------------------------------------------------
