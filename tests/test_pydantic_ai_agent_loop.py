@@ -35,6 +35,7 @@ from pydantic_graph import End
 
 from pictx_fsm import Applied, ToolOutcome
 from pictx_fsm.audit import transition_counts
+from pictx_fsm.audit_sessions import audit_file
 from pictx_fsm.hosts.pydantic_ai import (
     LifecycleSettings,
     PiContext,
@@ -54,7 +55,13 @@ from pictx_fsm.lifecycle import load_lifecycle
 from pictx_fsm.session.entries import Entry, MessageEntry, entry_from_json
 from pictx_fsm.session.tree import SessionTree
 from pictx_fsm.testing.coverage import coverage_of
-from pictx_fsm.testing.host_neutral import LostResult, Observation, QueuedInput, check_all
+from pictx_fsm.testing.host_neutral import (
+    LostResult,
+    Observation,
+    QueuedInput,
+    Violation,
+    check_all,
+)
 from pictx_fsm.testing.notes_sandbox import NotesSandbox, resolve_arguments
 from pictx_fsm.testing.tool_calls import CALLS as NOTES_CALLS
 from pictx_fsm.testing.tool_coverage import tool_outcomes
@@ -115,6 +122,21 @@ scripts = st.one_of(
 queue_points = st.lists(
     st.tuples(st.integers(0, 6), st.sampled_from(["asap", "when_idle"])), max_size=2
 )
+
+
+def _audited(path: Path) -> list[Violation]:
+    """What ``pictx-fsm audit`` finds wrong in the session file the adapter wrote: no error
+    and no warning (exit code 0), but for overflow storms. Info findings are about the
+    conversation, never defects (a clone's inherited root boot, R66). A storm (FM1) is the
+    scripted provider's doing: it overflows on every request, prompt after prompt, and the
+    audit counts recoveries until a successful reply where R37 ends the chain at a prompt (and
+    a ``/wipe-memory`` right after a failed reply reads as a recovery); Pi writes the same
+    file. ``recoveries_bounded`` holds the lifecycle to R36–R37."""
+    return [
+        Violation(check="session_audit", message=f"{f.name}: {f.message}")
+        for f in audit_file(path).findings
+        if f.is_defect and f.name != "overflow_storm"
+    ]
 
 
 def _results_in(lines: list[str]) -> list[str]:
@@ -251,7 +273,7 @@ class AgentLoop(RuleBasedStateMachine):
             notes=self.notes,
             lost=self.lost,
         )
-        violations = check_all(seen)
+        violations = check_all(seen) + _audited(self.path)
         assert not violations, violations
         # R68 fails closed; on this host no history ever loses its window's boot
         assert not self.cancelled, self.cancelled
