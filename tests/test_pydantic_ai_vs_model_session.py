@@ -1,8 +1,9 @@
 """The same scripted replies on the model session (an executable Pi) and on a pydantic-ai
 agent: where the hosts' semantics coincide, the lifecycle takes the same decisions — every
-hook, every fired transition, every notes and history tool's outcome (ok, refusal, error). Where they differ is listed in docs/pydantic-ai.md:
-``session_before_compact`` (Pi tries a native compaction on overflow, which the lifecycle
-cancels; pydantic-ai has none), so those records are left out of the comparison."""
+hook, every fired transition, every notes and history tool's outcome (ok, refusal, error).
+Where they differ is listed in docs/pydantic-ai.md: ``session_before_compact`` (Pi tries a
+native compaction on overflow, which the lifecycle cancels; pydantic-ai has none), so those
+records are left out of the comparison."""
 
 from __future__ import annotations
 
