@@ -24,10 +24,12 @@ from pydantic_ai import Agent, RunContext
 from pydantic_ai.exceptions import ModelAPIError
 from pydantic_ai.messages import (
     INTERRUPTED_TOOL_RETURN_CONTENT,
+    SYNTHESIZED_TOOL_RETURN_METADATA_KEY,
     ModelMessage,
     ModelRequest,
     ModelResponse,
     TextPart,
+    ToolReturnPart,
 )
 from pydantic_ai.models import ModelRequestContext
 from pydantic_ai.usage import RequestUsage
@@ -508,6 +510,24 @@ class WritesNotesItself(PiContext):
         return super()._execute(name, arguments, ctx)
 
 
+class ClosesLostCallsAsOk(PiContext):
+    """Closes a call whose result a crash lost with an ordinary result, as if it had run."""
+
+    def _continued(self, base: str | None, pending: ModelRequest | None) -> list[ModelMessage]:
+        messages = super()._continued(base, pending)
+        for message in messages:
+            if isinstance(message, ModelRequest):
+                message.parts = [_as_success(part) for part in message.parts]
+        return messages
+
+
+def _as_success(part: Any) -> Any:
+    metadata = getattr(part, "metadata", None) or {}
+    if isinstance(part, ToolReturnPart) and metadata.get(SYNTHESIZED_TOOL_RETURN_METADATA_KEY):
+        return dataclasses.replace(part, outcome="success")
+    return part
+
+
 FAULT_SETTINGS = settings(
     SETTINGS,
     max_examples=300,
@@ -524,6 +544,7 @@ FAULT_SETTINGS = settings(
         RecoversEveryOverflow,
         ErrorsAsResults,
         WritesNotesItself,
+        ClosesLostCallsAsOk,
     ],
     ids=lambda f: f.__name__,
 )
