@@ -4,8 +4,10 @@ The rest of the package speaks entries (Pi JSON objects), Pi messages and pydant
 messages; this module turns a host moment into the runtime's hook event and ``ctx`` facts,
 and carries the result out with the public :func:`pictx_fsm.apply` (notices shown, entries
 appended to the session tree in order, ``continue`` and the cancelled request reported). It
-uses nothing but the names :mod:`pictx_fsm` exports, except the token counter, the usage
-index and the settings protocol the runtime is built with.
+uses the names :mod:`pictx_fsm` exports, and besides them only what the runtime is built with
+(the token counter, the usage index, the settings protocol, the default profile and notes
+home) and the transcript helpers that keep each hook O(window) (``Transcript``,
+``fold_system``).
 """
 
 from __future__ import annotations
