@@ -82,6 +82,21 @@ def _length_stop(tokens: int) -> ModelResponse:
     )
 
 
+LONG = st.sampled_from([30_000, 62_000, 75_000, 90_000])
+"""Words in a long reply or tool result: alone, or with the 1,000 tokens before, on both
+sides of the same three lines."""
+
+
+def _long_reply(words: int) -> ModelResponse:
+    """A long answer: its own output tokens carry the usage across a line."""
+    return text("word " * words, tokens=1_000, output=words)
+
+
+def _long_result(words: int) -> ModelResponse:
+    """A call whose result is long: no usage covers it, Pi's estimate does (R47)."""
+    return tools(("echo", {"text": "word " * words}), tokens=1_000)
+
+
 NOTES_CALL = st.sampled_from(sorted(NOTES_CALLS)).flatmap(
     lambda name: NOTES_CALLS[name].map(lambda arguments: (name, arguments))
 )
@@ -116,6 +131,8 @@ replies = st.one_of(
     st.builds(overflow),
     st.builds(provider_error),
     st.builds(_length_stop, TOKENS),
+    st.builds(_long_reply, LONG),
+    st.builds(_long_result, LONG),
 )
 scripts = st.one_of(
     st.lists(replies, max_size=4),
@@ -309,6 +326,10 @@ SEEDS: dict[str, list[tuple[str, dict[str, Any]]]] = {
         ("prompt", {"script": [text(tokens=60_000)]}),
         ("prompt", {"script": [text(tokens=72_000)]}),
         ("prompt", {"script": [text()]}),
+    ],
+    "long replies": [
+        ("prompt", {"script": [_long_reply(62_000)]}),  # guidance in the next request
+        ("prompt", {"script": [_long_result(90_000), text()]}),  # the estimate: a reset
     ],
     "remaining": [("prompt", {"script": [tools(("get_context_remaining", {})), text()]})],
     "input queued during a reset batch": [
