@@ -276,6 +276,7 @@ class AgentLoop(RuleBasedStateMachine):
         """The history is kept as pydantic-ai messages (a database) and resumed elsewhere."""
         history = self.session.history()
         self.session.close()
+        self._tally()  # the clone has an audit log of its own
         self.resumes += 1
         self.path = self.path.with_name(f"resumed-{self.resumes}.jsonl")
         self.session = PiSession.from_messages(history, self.path, rng=self.rng, config=self.config)
@@ -299,11 +300,15 @@ class AgentLoop(RuleBasedStateMachine):
 
     def teardown(self) -> None:
         self.session.close()
+        self._tally()
+        self.notes.close()
+
+    def _tally(self) -> None:
+        """Count the session's transitions and tool outcomes (its audit log is closed)."""
         records = self.session.audit_records()
         for name, count in transition_counts(records).items():
             AgentLoop.transitions[name] = AgentLoop.transitions.get(name, 0) + count
         AgentLoop.outcomes.update(tool_outcomes(records))
-        self.notes.close()
 
 
 SETTINGS = settings(
