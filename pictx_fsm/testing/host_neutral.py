@@ -98,6 +98,7 @@ class Observation:
     notes: NotesSandbox | None = None
     """The run's notes home, with the outside it must not touch."""
     lost: tuple[LostResult, ...] = field(converter=_tuple, default=())
+    """Tool results the driver's crashes took from the session (it knows what it cut)."""
 
 
 @frozen(kw_only=True)
