@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import random
+import tempfile
 from pathlib import Path
 from typing import Any
 
 from pydantic_ai import Agent
 
-from pictx_fsm.hosts.pydantic_ai import PiContext, PiSession
+from pictx_fsm.hosts.pydantic_ai import LifecycleSettings, PiContext, PiSession
 from pictx_fsm.hosts.pydantic_ai.scripted import Reply, ScriptedModel
 from pictx_fsm.session.entries import CustomEntry, CustomMessageEntry, Entry, MessageEntry
 
@@ -19,8 +20,14 @@ automatic reset at ≥ 83616 (R44, R50)."""
 
 def new_session(path: Path | None = None, seed: int = 7, **options: Any) -> PiSession:
     """A session on the wall clock: pydantic-ai stamps its messages with it, and the
-    lifecycle's entries must share that time line (Pi's estimator compares timestamps)."""
+    lifecycle's entries must share that time line (Pi's estimator compares timestamps).
+    Its notes home is a fresh directory (never the developer's ``$PI_NOTES_HOME``)."""
+    options.setdefault("config", LifecycleSettings(notes_home=fresh_notes_home()))
     return PiSession.create(path, rng=random.Random(seed), **options)
+
+
+def fresh_notes_home() -> Path:
+    return Path(tempfile.mkdtemp(prefix="pictx-pydantic-notes-")) / "notes"
 
 
 def agent_for(

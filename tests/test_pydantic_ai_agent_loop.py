@@ -5,25 +5,45 @@ measures transition coverage of the machines, and planted adapter faults are cau
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import dataclasses
+import json
 import random
 import tempfile
+from collections import Counter
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, ClassVar
 
+import attrs
 import pytest
 from hypothesis import HealthCheck, Phase, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, rule, run_state_machine_as_test
 from pydantic_ai import Agent, RunContext
 from pydantic_ai.exceptions import ModelAPIError
-from pydantic_ai.messages import ModelMessage, ModelRequest, ModelResponse, TextPart
+from pydantic_ai.messages import (
+    INTERRUPTED_TOOL_RETURN_CONTENT,
+    SYNTHESIZED_TOOL_RETURN_METADATA_KEY,
+    ModelMessage,
+    ModelRequest,
+    ModelResponse,
+    TextPart,
+    ToolReturnPart,
+)
 from pydantic_ai.models import ModelRequestContext
 from pydantic_ai.usage import RequestUsage
 from pydantic_graph import End
 
+from pictx_fsm import Applied, ToolOutcome
 from pictx_fsm.audit import transition_counts
-from pictx_fsm.hosts.pydantic_ai import PiContext, PiSession, RequestCancelledError
-from pictx_fsm.hosts.pydantic_ai.glue import Applied
+from pictx_fsm.audit_sessions import audit_file
+from pictx_fsm.hosts.pydantic_ai import (
+    LifecycleSettings,
+    PiContext,
+    PiSession,
+    RequestCancelledError,
+)
 from pictx_fsm.hosts.pydantic_ai.scripted import (
     MODEL_NAME,
     Reply,
@@ -34,8 +54,20 @@ from pictx_fsm.hosts.pydantic_ai.scripted import (
     tools,
 )
 from pictx_fsm.lifecycle import load_lifecycle
+from pictx_fsm.session.entries import Entry, MessageEntry, entry_from_json
+from pictx_fsm.session.tree import SessionTree
 from pictx_fsm.testing.coverage import coverage_of
-from pictx_fsm.testing.host_neutral import Observation, QueuedInput, check_all
+from pictx_fsm.testing.host_neutral import (
+    LostResult,
+    Observation,
+    QueuedInput,
+    Violation,
+    check_all,
+)
+from pictx_fsm.testing.notes_sandbox import NotesSandbox, resolve_arguments
+from pictx_fsm.testing.tool_calls import CALLS as NOTES_CALLS
+from pictx_fsm.testing.tool_coverage import tool_outcomes
+from pictx_fsm.tools import HANDLERS
 
 WINDOW = 100_000
 TOKENS = st.sampled_from([1_000, 30_000, 60_000, 72_000, 72_500, 90_000])
@@ -50,19 +82,57 @@ def _length_stop(tokens: int) -> ModelResponse:
     )
 
 
-CALLS = st.sampled_from(
-    [("wipe_memory", {}), ("get_context_remaining", {}), ("echo", {"text": "e"})]
+LONG = st.sampled_from([30_000, 62_000, 75_000, 90_000])
+"""Words in a long reply or tool result: alone, or with the 1,000 tokens before, on both
+sides of the same three lines."""
+
+
+def _long_reply(words: int) -> ModelResponse:
+    """A long answer: its own output tokens carry the usage across a line."""
+    return text("word " * words, tokens=1_000, output=words)
+
+
+def _long_result(words: int) -> ModelResponse:
+    """A call whose result is long: no usage covers it, Pi's estimate does (R47)."""
+    return tools(("echo", {"text": "word " * words}), tokens=1_000)
+
+
+NOTES_CALL = st.sampled_from(sorted(NOTES_CALLS)).flatmap(
+    lambda name: NOTES_CALLS[name].map(lambda arguments: (name, arguments))
+)
+"""A notes or history tool call with arguments of every kind (ok, refused, failing, through
+the links planted out of the notes root); history ids resolved when the reply is given."""
+CALLS = st.one_of(
+    st.sampled_from([("wipe_memory", {}), ("get_context_remaining", {}), ("echo", {"text": "e"})]),
+    NOTES_CALL,
 )
 TWO_WIPES = [("wipe_memory", {}), ("wipe_memory", {})]
+
+
+def _with_wipe(calls: list[Any], wipe_at: int | None) -> list[Any]:
+    if wipe_at is None:
+        return calls
+    return [*calls[:wipe_at], ("wipe_memory", {}), *calls[wipe_at:]]
+
+
+NOTES_BATCH = st.builds(
+    _with_wipe,
+    st.lists(NOTES_CALL, min_size=1, max_size=3),
+    st.one_of(st.none(), st.integers(0, 3)),
+)
+"""One to three notes or history calls, ``wipe_memory`` at any position or not at all."""
 replies = st.one_of(
     st.builds(lambda n, t: text(f"reply {n}", tokens=t), st.integers(0, 99), TOKENS),
     st.builds(
         lambda calls, t: tools(*calls, tokens=t), st.lists(CALLS, min_size=1, max_size=3), TOKENS
     ),
     st.builds(lambda t: tools(*TWO_WIPES, tokens=t), TOKENS),
+    st.builds(lambda calls, t: tools(*calls, tokens=t), NOTES_BATCH, TOKENS),
     st.builds(overflow),
     st.builds(provider_error),
     st.builds(_length_stop, TOKENS),
+    st.builds(_long_reply, LONG),
+    st.builds(_long_result, LONG),
 )
 scripts = st.one_of(
     st.lists(replies, max_size=4),
@@ -73,23 +143,55 @@ queue_points = st.lists(
 )
 
 
+def _audited(path: Path) -> list[Violation]:
+    """What ``pictx-fsm audit`` finds wrong in the session file the adapter wrote: no error
+    and no warning (exit code 0), but for overflow storms. Info findings are about the
+    conversation, never defects (a clone's inherited root boot, R66). A storm (FM1) is the
+    scripted provider's doing: it overflows on every request, prompt after prompt, and the
+    audit counts recoveries until a successful reply where R37 ends the chain at a prompt (and
+    a ``/wipe-memory`` right after a failed reply reads as a recovery); Pi writes the same
+    file. ``recoveries_bounded`` holds the lifecycle to R36–R37."""
+    return [
+        Violation(check="session_audit", message=f"{f.name}: {f.message}")
+        for f in audit_file(path).findings
+        if f.is_defect and f.name != "overflow_storm"
+    ]
+
+
+def _results_in(lines: list[str]) -> list[str]:
+    """The call ids of the tool results among session file ``lines``."""
+    messages = [json.loads(line).get("message") or {} for line in lines]
+    return [str(m["toolCallId"]) for m in messages if m.get("role") == "toolResult"]
+
+
 class AgentLoop(RuleBasedStateMachine):
     capability: ClassVar[type[PiContext]] = PiContext
     transitions: ClassVar[dict[str, int]] = {}
+    outcomes: ClassVar[Counter[str]] = Counter()
 
     def __init__(self) -> None:
         super().__init__()
         self.path = Path(tempfile.mkdtemp()) / "session.jsonl"
         self.rng = random.Random(0)
-        self.session = PiSession.create(self.path, rng=self.rng)
+        self.notes = NotesSandbox()
+        self.config = LifecycleSettings(notes_home=self.notes.root)
+        self.session = PiSession.create(self.path, rng=self.rng, config=self.config)
+        self.calls = 0
         self.requests: list[Any] = []
         self.queued: list[QueuedInput] = []
+        self.lost: list[LostResult] = []
         self.prompts = self.resumes = self.enqueued = 0
         self.cancelled: list[str] = []
         self._agent()
 
     def _agent(self) -> None:
-        self.model = ScriptedModel(session=self.session)
+        if hasattr(self, "model"):
+            self.calls = self.model.calls  # call ids stay unique across processes
+        self.model = ScriptedModel(
+            session=self.session,
+            arguments=lambda arguments: resolve_arguments(arguments, self.session.tree),
+        )
+        self.model.calls = self.calls
         cap = self.capability(self.session, context_window=WINDOW, max_tokens=4096)
         self.agent: Agent[None, str] = Agent(self.model.model, capabilities=[cap])
 
@@ -136,6 +238,11 @@ class AgentLoop(RuleBasedStateMachine):
                 node = await run.next(node)
                 step += 1
 
+    @rule(batch=NOTES_BATCH, then=replies)
+    def notes_prompt(self, batch: list[tuple[str, dict[str, Any]]], then: Reply) -> None:
+        """A prompt whose model works with its notes and history first."""
+        self.prompt([tools(*batch), then], [], False)
+
     @rule(
         command=st.sampled_from([("wipe-memory", ""), ("pi-context", "off"), ("pi-context", "on")])
     )
@@ -147,7 +254,7 @@ class AgentLoop(RuleBasedStateMachine):
     def reopen(self) -> None:
         """The process ends; the session file is opened again (R64–R66 repair)."""
         self.session.close()
-        self.session = PiSession.open(self.path, rng=self.rng)
+        self.session = PiSession.open(self.path, rng=self.rng, config=self.config)
         self._agent()
 
     @rule(lost=st.integers(1, 3))
@@ -159,7 +266,9 @@ class AgentLoop(RuleBasedStateMachine):
         keep = max(1, len(lines) - lost)
         self.path.write_text("".join(lines[:keep]))
         self.queued.clear()  # checked already; what the crash lost is gone on purpose
-        self.session = PiSession.open(self.path, rng=self.rng)
+        seq = self.session.audit_seq  # the audit log is a separate file: it keeps its records
+        self.lost += [LostResult(tool_call_id=i, audit_seq=seq) for i in _results_in(lines[keep:])]
+        self.session = PiSession.open(self.path, rng=self.rng, config=self.config)
         self._agent()
 
     @rule()
@@ -167,10 +276,11 @@ class AgentLoop(RuleBasedStateMachine):
         """The history is kept as pydantic-ai messages (a database) and resumed elsewhere."""
         history = self.session.history()
         self.session.close()
+        self._tally()  # the clone has an audit log of its own
         self.resumes += 1
         self.path = self.path.with_name(f"resumed-{self.resumes}.jsonl")
-        self.session = PiSession.from_messages(history, self.path, rng=self.rng)
-        self.requests, self.queued = [], []
+        self.session = PiSession.from_messages(history, self.path, rng=self.rng, config=self.config)
+        self.requests, self.queued, self.lost = [], [], []
         self._agent()
 
     @invariant()
@@ -180,16 +290,25 @@ class AgentLoop(RuleBasedStateMachine):
             requests=self.requests,
             audit=self.session.audit_records(),
             queued=self.queued,
+            notes=self.notes,
+            lost=self.lost,
         )
-        violations = check_all(seen)
+        violations = check_all(seen) + _audited(self.path)
         assert not violations, violations
         # R68 fails closed; on this host no history ever loses its window's boot
         assert not self.cancelled, self.cancelled
 
     def teardown(self) -> None:
         self.session.close()
-        for name, count in transition_counts(self.session.audit_records()).items():
+        self._tally()
+        self.notes.close()
+
+    def _tally(self) -> None:
+        """Count the session's transitions and tool outcomes (its audit log is closed)."""
+        records = self.session.audit_records()
+        for name, count in transition_counts(records).items():
             AgentLoop.transitions[name] = AgentLoop.transitions.get(name, 0) + count
+        AgentLoop.outcomes.update(tool_outcomes(records))
 
 
 SETTINGS = settings(
@@ -201,6 +320,8 @@ SETTINGS = settings(
 )
 
 
+ITEM_0_1 = {"$item": [0, 1]}
+"""The second item of the first window (resolved when the reply is given)."""
 SEEDS: dict[str, list[tuple[str, dict[str, Any]]]] = {
     # Fixed runs that reach each group of MUST_FIRE whatever the random phase reaches.
     "two wipes": [("prompt", {"script": [tools(*TWO_WIPES), text()]})],
@@ -211,6 +332,10 @@ SEEDS: dict[str, list[tuple[str, dict[str, Any]]]] = {
         ("prompt", {"script": [text(tokens=72_000)]}),
         ("prompt", {"script": [text()]}),
     ],
+    "long replies": [
+        ("prompt", {"script": [_long_reply(62_000)]}),  # guidance in the next request
+        ("prompt", {"script": [_long_result(90_000), text()]}),  # the estimate: a reset
+    ],
     "remaining": [("prompt", {"script": [tools(("get_context_remaining", {})), text()]})],
     "input queued during a reset batch": [
         ("prompt", {"script": [tools(("wipe_memory", {})), text()], "queue": [(2, "asap")]}),
@@ -219,6 +344,51 @@ SEEDS: dict[str, list[tuple[str, dict[str, Any]]]] = {
         ("prompt", {"script": [tools(("wipe_memory", {})), text()]}),
         ("crash_and_reopen", {"lost": 2}),
         ("prompt", {"script": []}),
+    ],
+    # The counterexample of tool_channels' first reading: the runtime answered, the crash
+    # lost the result's line, and pydantic-ai closes the dangling call itself ("interrupted").
+    "a crash loses an answered tool result": [
+        ("prompt", {"script": [tools(("history_list", {"limit": 1})), text("reply 0")]}),
+        ("crash_and_reopen", {"lost": 2}),
+        ("prompt", {"script": [overflow(), overflow()]}),
+    ],
+    "notes and history across a reset": [
+        ("prompt", {"script": [text("the code is zebra-17")]}),
+        (
+            "prompt",
+            {
+                "script": [
+                    tools(
+                        ("notes_write", {"address": "plan.md", "content": "alpha needle"}),
+                        ("wipe_memory", {}),
+                    ),
+                    tools(
+                        ("notes_read", {"address": "plan.md"}),
+                        ("history_search", {"query": "zebra-17"}),
+                        ("notes_write", {"address": "../x.md", "content": "x"}),
+                    ),
+                    tools(
+                        ("notes_edit", {"address": "plan.md", "stale": True}),
+                        ("notes_list", {"pattern": "**"}),
+                        ("notes_search", {"query": "needle"}),
+                    ),
+                    tools(
+                        ("history_windows", {}),
+                        ("history_list", {"window_id": {"$window": 0}}),
+                        (
+                            "history_read",
+                            {"window_id": {"$window": 0}, "item_id": {"$item": [0, 1]}},
+                        ),
+                    ),
+                    tools(
+                        ("notes_write", {"address": "@human/leak.md", "content": "x"}),
+                        ("notes_write", {"address": "@human/escape/x.md", "content": "x"}),
+                        ("notes_read", {"address": "@human/leak.md"}),
+                    ),
+                    text(),
+                ]
+            },
+        ),
     ],
     "commands": [
         ("command", {"command": ("wipe-memory", "")}),
@@ -242,7 +412,7 @@ def _seed(
 
 
 def test_the_lifecycle_holds_every_invariant_on_pydantic_ais_agent_loop() -> None:
-    AgentLoop.transitions = {}
+    AgentLoop.transitions, AgentLoop.outcomes = {}, Counter()
     for steps in SEEDS.values():
         _seed(steps)
     run_state_machine_as_test(AgentLoop, settings=SETTINGS)
@@ -251,6 +421,51 @@ def test_the_lifecycle_holds_every_invariant_on_pydantic_ais_agent_loop() -> Non
     fired = {row.transition for row in coverage.rows if row.fired}
     for group in MUST_FIRE:
         assert group & fired, f"none of {sorted(group)} fired; fired: {sorted(fired)}"
+    # And every notes and history tool answered ok through the runtime, and N4's other two
+    # channels were taken
+    reached = set(AgentLoop.outcomes)
+    assert {f"{tool}:ok" for tool in HANDLERS} <= reached, sorted(reached)
+    statuses = {outcome.split(":")[1] for outcome in reached}
+    assert {"refusal", "error"} <= statuses
+
+
+def _as_ok(entry: Entry) -> Entry:
+    obj = entry.to_json()
+    obj["message"] = {**obj["message"], "isError": False}
+    return entry_from_json(obj)[0]
+
+
+def test_n4_a_result_a_crash_lost_is_closed_by_pydantic_ai_as_an_interrupted_error() -> None:
+    # Given a run whose history_list call the runtime answered ok (the audit log keeps it)
+    machine = AgentLoop()
+    steps = SEEDS["a crash loses an answered tool result"]
+    machine.prompt(**{"queue": [], "from_result": False, **steps[0][1]})
+    # When the process dies with the tool result and the reply unwritten, and the next prompt
+    # runs on the reopened session
+    machine.crash_and_reopen(lost=2)
+    machine.prompt(script=[text("again")], queue=[], from_result=False)
+    # Then the session closes the call as pydantic-ai's repair does: an error result, not the
+    # runtime's lost answer, and every invariant holds
+    [(closing_id, closing)] = [
+        (e.id, e.message)
+        for e in machine.session.tree.entries
+        if isinstance(e, MessageEntry) and e.message.raw.get("toolCallId") == "call_1"
+    ]
+    assert closing.raw.get("isError") is True
+    assert closing.text() == INTERRUPTED_TOOL_RETURN_CONTENT
+    assert [x.tool_call_id for x in machine.lost] == ["call_1"]
+    machine.host_neutral_invariants_hold()
+    # And had the host closed it as an ok result, tool_channels would say so
+    tree = machine.session.tree
+    as_ok = [_as_ok(e) if e.id == closing_id else e for e in tree.entries]
+    seen = Observation(
+        tree=SessionTree.from_entries(tree.header, as_ok),
+        requests=(),
+        audit=machine.session.audit_records(),
+        lost=machine.lost,
+    )
+    assert [v.check for v in check_all(seen)] == ["tool_channels"]
+    machine.teardown()
 
 
 # -- planted faults ----------------------------------------------------------------------------
@@ -267,12 +482,12 @@ class LeaksErasedHistory(PiContext):
 
 
 class DuplicatesTheTail(PiContext):
-    """Appends a boundary's drafts twice to the next request."""
+    """Puts a boundary's reset tail twice into the next request."""
 
     def _into_next_request(self, index: int, request: ModelRequest, applied: Applied) -> None:
         super()._into_next_request(index, request, applied)
-        if applied.continue_:
-            super()._into_next_request(index, request, applied)
+        if applied.continue_ and self._boundary is not None:
+            request.parts = [*request.parts, *map(dataclasses.replace, self._boundary[1])]
 
 
 class TailAfterQueuedInput(PiContext):
@@ -297,6 +512,48 @@ class RecoversEveryOverflow(PiContext):
         return await super().on_node_run_error(ctx, node=node, error=error)
 
 
+class ErrorsAsResults(PiContext):
+    """Hands a tool's error outcome to the model as an ordinary result (N4's channel lost)."""
+
+    def _execute(self, name: str, arguments: Mapping[str, Any], ctx: RunContext[Any]) -> Any:
+        value = super()._execute(name, arguments, ctx)
+        if isinstance(value, ToolOutcome) and value.is_error:
+            return attrs.evolve(value, status="ok")
+        return value
+
+
+class WritesNotesItself(PiContext):
+    """Writes a note by joining its address to the notes root (links followed), outside the
+    tools' confinement, before the runtime answers the call."""
+
+    def _execute(self, name: str, arguments: Mapping[str, Any], ctx: RunContext[Any]) -> Any:
+        home, address = self.session.config.notes_home, arguments.get("address")
+        if name == "notes_write" and isinstance(address, str) and home is not None:
+            path = home / address.removeprefix("@")
+            with contextlib.suppress(OSError, ValueError):
+                path.parent.mkdir(parents=True, exist_ok=True)
+                path.write_text(str(arguments.get("content")), encoding="utf-8")
+        return super()._execute(name, arguments, ctx)
+
+
+class ClosesLostCallsAsOk(PiContext):
+    """Closes a call whose result a crash lost with an ordinary result, as if it had run."""
+
+    def _continued(self, base: str | None, pending: ModelRequest | None) -> list[ModelMessage]:
+        messages = super()._continued(base, pending)
+        for message in messages:
+            if isinstance(message, ModelRequest):
+                message.parts = [_as_success(part) for part in message.parts]
+        return messages
+
+
+def _as_success(part: Any) -> Any:
+    metadata = getattr(part, "metadata", None) or {}
+    if isinstance(part, ToolReturnPart) and metadata.get(SYNTHESIZED_TOOL_RETURN_METADATA_KEY):
+        return dataclasses.replace(part, outcome="success")
+    return part
+
+
 FAULT_SETTINGS = settings(
     SETTINGS,
     max_examples=300,
@@ -306,12 +563,20 @@ FAULT_SETTINGS = settings(
 
 @pytest.mark.parametrize(
     "fault",
-    [LeaksErasedHistory, DuplicatesTheTail, TailAfterQueuedInput, RecoversEveryOverflow],
+    [
+        LeaksErasedHistory,
+        DuplicatesTheTail,
+        TailAfterQueuedInput,
+        RecoversEveryOverflow,
+        ErrorsAsResults,
+        WritesNotesItself,
+        ClosesLostCallsAsOk,
+    ],
     ids=lambda f: f.__name__,
 )
 def test_a_planted_fault_in_the_adapter_is_caught(fault: type[PiContext]) -> None:
     faulty = type(f"Faulty{fault.__name__}", (AgentLoop,), {"capability": fault})
-    with pytest.raises(AssertionError):
+    with pytest.raises(AssertionError, match=r"Violation\(check="):  # an invariant, no crash
         for steps in SEEDS.values():  # the fixed runs first, then generated ones
             _seed(steps, faulty)
         run_state_machine_as_test(faulty, settings=FAULT_SETTINGS)

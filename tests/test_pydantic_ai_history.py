@@ -9,6 +9,7 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from pydantic_ai.messages import (
+    SYNTHESIZED_TOOL_RETURN_METADATA_KEY,
     ModelMessage,
     ModelRequest,
     ModelResponse,
@@ -22,6 +23,7 @@ from pydantic_ai.messages import (
 )
 from pydantic_ai.usage import RequestUsage
 
+from pictx_fsm import TOOL_SPECS
 from pictx_fsm.hosts.pydantic_ai.history import entries_to_messages, messages_to_entries
 from pictx_fsm.hosts.pydantic_ai.residual import patch, residual
 from pictx_fsm.hosts.pydantic_ai.serial import messages_json
@@ -64,6 +66,11 @@ stamps = st.datetimes(
 )
 words = st.text(alphabet="abc xyz\n√é", max_size=12)
 tool_content = words | st.dictionaries(st.sampled_from(["a", "b"]), st.integers(), max_size=2)
+tool_details = st.dictionaries(
+    st.sampled_from(["address", "total_chars", SYNTHESIZED_TOOL_RETURN_METADATA_KEY]),
+    st.none() | st.booleans() | st.integers() | words,
+    max_size=3,
+)
 
 
 def _lifecycle_part(
@@ -91,11 +98,13 @@ request_parts = st.one_of(
     st.builds(UserPromptPart, words, timestamp=stamps),
     st.builds(
         ToolReturnPart,
-        tool_name=st.sampled_from(["echo", "wipe_memory"]),
+        tool_name=st.sampled_from(["echo", *(spec.name for spec in TOOL_SPECS)]),
         content=tool_content,
         tool_call_id=st.sampled_from(["call_1", "call_2"]),
         timestamp=stamps,
-        outcome=st.sampled_from(["success", "failed"]),
+        # ToolFailed's failed return (N4's error), a crash's synthesized interrupted one
+        outcome=st.sampled_from(["success", "failed", "interrupted", "denied"]),
+        metadata=st.none() | tool_details,  # a notes tool's details (never sent)
     ),
     st.builds(
         lambda kind, text, stamp, marker: _lifecycle_part(kind, text, stamp, marker, next(ids)),

@@ -11,6 +11,7 @@ from pydantic_ai.exceptions import ModelHTTPError
 from pydantic_ai_kit import WINDOW, agent_for, kinds, new_session, texts
 
 from pictx_fsm.audit import verify_chain
+from pictx_fsm.audit_sessions import audit_file
 from pictx_fsm.hosts.pydantic_ai import PiSession, audit_path_of
 from pictx_fsm.hosts.pydantic_ai.scripted import overflow, provider_error, text, tools
 from pictx_fsm.protocol import (
@@ -21,6 +22,7 @@ from pictx_fsm.protocol import (
     WARNING_TYPE,
 )
 from pictx_fsm.session.entries import MessageEntry
+from pictx_fsm.session.windows import root_window_id
 
 RESET = [MARKER_TYPE, BOOT_TYPE, CONTINUATION_TYPE]
 
@@ -168,7 +170,7 @@ def test_r64_d4_opening_a_session_whose_reset_tail_is_incomplete_repairs_it(tmp_
     path.write_text("\n".join(lines[:cut]) + "\n")
     audit_path_of(path).unlink()
     # When it is opened again
-    resumed = PiSession.open(path, rng=random.Random(5))
+    resumed = PiSession.open(path, rng=random.Random(5), config=session.config)
     # Then the missing continuation is appended (D4), and reaches the next request
     assert kinds(resumed.tree.branch())[-3:] == RESET
     agent2, model = agent_for(resumed, text("back"))
@@ -186,7 +188,7 @@ def test_resuming_from_a_stored_pydantic_ai_history_keeps_the_window(tmp_path: P
     from pydantic_ai.messages import ModelMessagesTypeAdapter
 
     history = ModelMessagesTypeAdapter.validate_json(stored)
-    resumed = new_session_from(history, tmp_path / "r.jsonl")
+    resumed = new_session_from(history, tmp_path / "r.jsonl", session)
     # Then the reset window is the current one and nothing was repaired
     assert resumed.tree.current_window.window_id == session.tree.current_window.window_id
     assert kinds(resumed.tree.branch()) == kinds(session.tree.branch())
@@ -195,8 +197,28 @@ def test_resuming_from_a_stored_pydantic_ai_history_keeps_the_window(tmp_path: P
     assert "erase me" not in texts(model.requests[0].messages)
 
 
-def new_session_from(history: list, path: Path) -> PiSession:
-    return PiSession.from_messages(history, path, rng=random.Random(3))
+def test_r66_a_session_rebuilt_from_a_stored_history_is_a_clone_the_audit_finds_clean(
+    tmp_path: Path,
+) -> None:
+    # Given a session whose branch left the root window (a reset), stored as messages
+    session = new_session()
+    agent, _ = agent_for(session, tools(("wipe_memory", {})), text("ok"))
+    history = agent.run_sync("erase me").all_messages()
+    old_root = root_window_id(session.tree.session_id)
+    # When a new session file is built from the history
+    path = tmp_path / "clone.jsonl"
+    clone = new_session_from(history, path, session)
+    clone.close()
+    # Then it is a clone, as Pi's fork: a new session id, its header names the copied root
+    assert clone.tree.session_id != session.tree.session_id
+    assert clone.tree.header.parent_session == old_root
+    # And pictx-fsm audit finds no defect (the copied root boot is explained, R66)
+    found = audit_file(path).findings
+    assert [f.name for f in found] == ["inherited_root_boot"] and not found[0].is_defect
+
+
+def new_session_from(history: list, path: Path, earlier: PiSession) -> PiSession:
+    return PiSession.from_messages(history, path, rng=random.Random(3), config=earlier.config)
 
 
 def test_the_session_file_reads_with_inspect_audit_and_diagram_trace(

@@ -1,14 +1,16 @@
 """The same scripted replies on the model session (an executable Pi) and on a pydantic-ai
 agent: where the hosts' semantics coincide, the lifecycle takes the same decisions — every
-hook, every fired transition. Where they differ is listed in docs/pydantic-ai.md:
-``session_before_compact`` (Pi tries a native compaction on overflow, which the lifecycle
-cancels; pydantic-ai has none), so those records are left out of the comparison."""
+hook, every fired transition, every notes and history tool's outcome (ok, refusal, error).
+Where they differ is listed in docs/pydantic-ai.md: ``session_before_compact`` (Pi tries a
+native compaction on overflow, which the lifecycle cancels; pydantic-ai has none), so those
+records are left out of the comparison."""
 
 from __future__ import annotations
 
 import contextlib
 import random
-from typing import Any
+from collections.abc import Iterator, Mapping
+from typing import Any, TypeAlias
 
 import pytest
 from pydantic_ai import Agent
@@ -21,6 +23,8 @@ from pictx_fsm.hosts.pydantic_ai import LifecycleSettings, PiContext, PiSession
 from pictx_fsm.hosts.pydantic_ai.scripted import MODEL_NAME, ScriptedModel
 from pictx_fsm.policy import StaticSettingsSource
 from pictx_fsm.session.entries import MessageEntry
+from pictx_fsm.testing.notes_sandbox import NotesSandbox, resolve_arguments
+from pictx_fsm.testing.tool_coverage import tool_outcomes
 from pictx_fsm.testing.world import World, WorldConfig
 
 CONFIG = WorldConfig(
@@ -32,8 +36,10 @@ CONFIG = WorldConfig(
 NOT_ON_PYDANTIC_AI = frozenset({"session_before_compact"})
 BAD_REQUEST = "invalid_request_error: unsupported parameter"
 LONG = "word " * 100_000
+NOTE = {"address": "plan.md", "content": "alpha needle"}
 
-SCRIPTS: dict[str, tuple[tuple[str, tuple[Response, ...]], ...]] = {
+Script: TypeAlias = tuple[tuple[str, tuple[Response, ...]], ...]
+SCRIPTS: dict[str, Script] = {
     "plain text": (("hello", (Text(text="Hi."),)),),
     "two wipes in one batch": (
         ("start over", (Tools(calls=[Call(name="wipe_memory"), Call(name="wipe_memory")]), Text())),
@@ -48,6 +54,62 @@ SCRIPTS: dict[str, tuple[tuple[str, tuple[Response, ...]], ...]] = {
     "ordinary provider error": (
         ("hello", (ProviderError(message=BAD_REQUEST),)),
         ("again", (Text(),)),
+    ),
+    "a note written, then a wipe, then read back": (
+        (
+            "plan, then start over",
+            (
+                Tools(calls=[Call(name="notes_write", arguments=NOTE), Call(name="wipe_memory")]),
+                Tools(
+                    calls=[
+                        Call(name="notes_read", arguments={"address": "plan.md"}),
+                        Call(name="notes_search", arguments={"query": "needle"}),
+                        Call(name="notes_list", arguments={"pattern": "**"}),
+                    ]
+                ),
+                Text(text="read it"),
+            ),
+        ),
+    ),
+    "history across a reset": (
+        ("the code is zebra-17", (Text(text="noted"),)),
+        ("start over", (Tools(calls=[Call(name="wipe_memory")]), Text(text="fresh"))),
+        (
+            "what was the code?",
+            (
+                Tools(
+                    calls=[
+                        Call(name="history_search", arguments={"query": "zebra-17"}),
+                        Call(name="history_windows"),
+                        Call(name="history_list", arguments={"window_id": {"$window": 0}}),
+                        Call(
+                            name="history_read",
+                            arguments={"window_id": {"$window": 0}, "item_id": {"$item": [0, 1]}},
+                        ),
+                    ]
+                ),
+                Text(text="zebra-17"),
+            ),
+        ),
+    ),
+    "refused and failing notes calls": (
+        (
+            "write badly",
+            (
+                Tools(
+                    calls=[
+                        Call(name="notes_write", arguments={"address": "../x.md", "content": "x"}),
+                        Call(name="notes_read", arguments={"address": "missing.md"}),
+                        Call(
+                            name="notes_write",
+                            arguments={"address": "@agents/other/x.md", "content": "x"},
+                        ),
+                        Call(name="history_read", arguments={"window_id": "pcw:nope:x"}),
+                    ]
+                ),
+                Text(),
+            ),
+        ),
     ),
     "long replies reach guidance, warning and the reserve": (
         ("one", (Text(text=LONG[: 4 * 40_000]),)),
@@ -67,6 +129,25 @@ EXERCISES = {
     "remaining, then a wipe": {"budget:meter:reading:query_remaining:1"},
     "overflow recovered once": {"reset_control:overflow:pending:before_settle:3"},
     "overflow twice": {"reset_control:overflow:pending_spent:before_settle:3"},
+    "a note written, then a wipe, then read back": {
+        "notes_write:ok",
+        "notes_read:ok",
+        "notes_search:ok",
+        "notes_list:ok",
+        "reset_control:request:explicit:turn_end:3",
+    },
+    "history across a reset": {
+        "history_search:ok",
+        "history_windows:ok",
+        "history_list:ok",
+        "history_read:ok",
+    },
+    "refused and failing notes calls": {
+        "notes_write:error",
+        "notes_read:refusal",
+        "notes_write:refusal",
+        "history_read:refusal",
+    },
     "long replies reach guidance, warning and the reserve": {
         "budget:guidance:guidance_staged:turn_end:2",
         "budget:warning:warning_staged:turn_end:2",
@@ -77,15 +158,16 @@ EXERCISES = {
 
 
 def decisions(records: Any) -> list[tuple[str, list[str]]]:
-    """Each audited hook with the transition ids it fired, in order."""
+    """Each audited hook with the transition ids it fired (and a notes or history tool's
+    ``<tool>:<status>``), in order."""
     return [
-        (r["hook"], [t["id"] for s in r["steps"] for t in s["transitions"]])
+        (r["hook"], [t["id"] for s in r["steps"] for t in s["transitions"]] + [*tool_outcomes([r])])
         for r in records
         if r["hook"] not in NOT_ON_PYDANTIC_AI
     ]
 
 
-def _model_session(script: tuple[tuple[str, tuple[Response, ...]], ...]) -> World:
+def _model_session(script: Script) -> World:
     world = World(CONFIG)
     for prompt, replies in script:
         world.session.brain.push(*replies)
@@ -94,17 +176,27 @@ def _model_session(script: tuple[tuple[str, tuple[Response, ...]], ...]) -> Worl
     return world
 
 
-def _replies(world: World) -> list[Any]:
+def _replies(world: World, script: Script) -> list[Any]:
     """Every reply the model session's provider gave (continuations included), as
-    pydantic-ai replies with the same content and the same usage."""
+    pydantic-ai replies with the same content and the same usage; tool calls keep the
+    script's arguments (history ids are resolved against each host's own session)."""
+    scripted = iter(
+        [
+            c.arguments
+            for _, replies in script
+            for r in replies
+            if isinstance(r, Tools)
+            for c in r.calls
+        ]
+    )
     return [
-        _reply(e.message.raw)
+        _reply(e.message.raw, scripted)
         for e in world.session.entries
         if isinstance(e, MessageEntry) and e.message.role == "assistant"
     ]
 
 
-def _reply(message: dict[str, Any]) -> Any:
+def _reply(message: dict[str, Any], scripted: Iterator[Mapping[str, Any]]) -> Any:
     if message["stopReason"] == "error":
         return ModelHTTPError(400, MODEL_NAME, body=message["errorMessage"])
     usage = message["usage"]
@@ -114,22 +206,24 @@ def _reply(message: dict[str, Any]) -> Any:
         cache_read_tokens=usage["cacheRead"],
         cache_write_tokens=usage["cacheWrite"],
     )
-    parts = [_part(block) for block in message["content"]]
+    parts = [_part(block, scripted) for block in message["content"]]
     return ModelResponse(parts=parts, usage=used, model_name=MODEL_NAME)
 
 
-def _part(block: dict[str, Any]) -> Any:
+def _part(block: dict[str, Any], scripted: Iterator[Mapping[str, Any]]) -> Any:
     if block["type"] == "toolCall":
-        return ToolCallPart(block["name"], dict(block["arguments"]))
+        return ToolCallPart(block["name"], dict(next(scripted)))
     return TextPart(block["text"])
 
 
-def _pydantic_ai(
-    script: tuple[tuple[str, tuple[Response, ...]], ...], replies: list[Any]
-) -> PiSession:
-    config = LifecycleSettings(settings=StaticSettingsSource(global_settings=CONFIG.settings))
+def _pydantic_ai(script: Script, replies: list[Any], notes: NotesSandbox) -> PiSession:
+    config = LifecycleSettings(
+        settings=StaticSettingsSource(global_settings=CONFIG.settings), notes_home=notes.root
+    )
     session = PiSession.create(None, rng=random.Random(0), config=config)
-    model = ScriptedModel(replies, session)
+    model = ScriptedModel(
+        replies, session, arguments=lambda arguments: resolve_arguments(arguments, session.tree)
+    )
     capability = PiContext(
         session, context_window=CONFIG.context_window, max_tokens=CONFIG.max_tokens
     )
@@ -145,7 +239,7 @@ def test_the_lifecycle_decides_on_pydantic_ai_as_on_the_model_session(name: str)
     # Given the same prompts and the same replies (with the same usage) on both hosts
     script = SCRIPTS[name]
     world = _model_session(script)
-    session = _pydantic_ai(script, _replies(world))
+    session = _pydantic_ai(script, _replies(world, script), NotesSandbox())
     # Then every hook both hosts raise fires the same transitions, in the same order
     [audit] = world.audits
     ours = decisions(session.audit.records)

@@ -18,23 +18,34 @@ check                         rule                                              
 ``recoveries_bounded``        at most one settle-boundary reset until a prompt or  R33–R37
                               a successful reply
 ``audit_chain``               the audit records' hash chain verifies               audit
+``tool_channels``             a notes or history tool's result in the session is   N3, N4
+                              the runtime's outcome, text and channel (an error
+                              is an error result, ok and refusal are not); a
+                              call whose result a crash lost is closed by the
+                              host as an error result, never as an ok one
+``notes_confined``            nothing outside the notes root changed, and its      N11, N12
+                              sentinel's secret never reached a tool result
+                              (when the run has a :class:`NotesSandbox`)
 ============================  ===================================================  =========
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import Any, TypeAlias
+from typing import Any, TypeAlias, TypeGuard
 
 from attrs import field, frozen
 
-from pictx_fsm.audit import verify_records
+from pictx_fsm.audit import json_digest, verify_records
 from pictx_fsm.errors import PictxError
+from pictx_fsm.hooks import ToolCall
 from pictx_fsm.protocol import CONTINUATION_TYPE, MARKER_TYPE
 from pictx_fsm.session.entries import CustomMessageEntry, Entry, MessageEntry, content_text
 from pictx_fsm.session.projection import context_messages, convert_message
 from pictx_fsm.session.tree import SessionTree
 from pictx_fsm.session.windows import window_id_of_marker
+from pictx_fsm.testing.notes_sandbox import SECRET, NotesSandbox
+from pictx_fsm.tools import HANDLERS as TOOL_HANDLERS
 
 JSON: TypeAlias = Any
 LIFECYCLE_PREFIX = "pi-context/"
@@ -66,6 +77,17 @@ class QueuedInput:
 
 
 @frozen(kw_only=True)
+class LostResult:
+    """A tool result a crash took from the session after the runtime had answered the call
+    (``audit_seq`` records in at the crash). The answer never reached the session, so the
+    host closes the call with its own error result (Pi's "No result provided", pydantic-ai's
+    "interrupted" return), which is not the runtime's outcome."""
+
+    tool_call_id: str
+    audit_seq: int
+
+
+@frozen(kw_only=True)
 class Observation:
     """Everything the checks read."""
 
@@ -73,6 +95,10 @@ class Observation:
     requests: tuple[ProviderRequest, ...] = field(converter=_tuple)
     audit: tuple[Mapping[str, JSON], ...] = field(converter=_tuple)
     queued: tuple[QueuedInput, ...] = field(converter=_tuple, default=())
+    notes: NotesSandbox | None = None
+    """The run's notes home, with the outside it must not touch."""
+    lost: tuple[LostResult, ...] = field(converter=_tuple, default=())
+    """Tool results the driver's crashes took from the session (it knows what it cut)."""
 
 
 @frozen(kw_only=True)
@@ -246,12 +272,65 @@ def audit_chain(seen: Observation) -> list[Violation]:
     return []
 
 
+# -- the notes and history tools ---------------------------------------------------------------
+
+
+def tool_channels(seen: Observation) -> list[Violation]:
+    """Each tool result in the session that the runtime answered (by its call id) carries
+    the outcome's text, as an error result exactly when the outcome is ``error`` (N4). A
+    result the host made itself (a call a crash left unanswered) has no record to match; one
+    that closes a call whose answered result a crash lost must be an error result."""
+    answers = {
+        str(r["event"].get("tool_call_id")): r
+        for r in seen.audit
+        if r.get("hook") == ToolCall.HOOK and r["event"].get("name") in TOOL_HANDLERS
+    }
+    lost = {x.tool_call_id: x.audit_seq for x in seen.lost}
+    found = []
+    for entry in seen.tree.entries:
+        if not _is_tool_result(entry):
+            continue
+        call_id = str(entry.message.raw.get("toolCallId"))
+        record = answers.get(call_id)
+        if record is None:
+            continue
+        text, failed = entry.message.text(), entry.message.raw.get("isError") is True
+        if int(record["seq"]) <= lost.get(call_id, 0):  # answered before the crash
+            if not failed:
+                found.append(_v("tool_channels", f"entry {entry.id} closes a lost call as ok"))
+            continue
+        answer = record["result"]["value"]
+        if failed != (answer["status"] == "error") or json_digest(text) != answer["text"]:
+            what = f"entry {entry.id} is not the {answer['status']} outcome the runtime gave"
+            found.append(_v("tool_channels", what))
+    return found
+
+
+def _is_tool_result(entry: Entry) -> TypeGuard[MessageEntry]:
+    return isinstance(entry, MessageEntry) and entry.message.role == "toolResult"
+
+
+def notes_confined(seen: Observation) -> list[Violation]:
+    sandbox = seen.notes
+    if sandbox is None:
+        return []
+    found = []
+    if sandbox.outside_state() != sandbox.baseline:
+        found.append(_v("notes_confined", f"{sandbox.outside} changed under the notes tools"))
+    for entry in seen.tree.entries:
+        if _is_tool_result(entry) and SECRET in entry.message.text():
+            found.append(_v("notes_confined", f"entry {entry.id} carries the secret"))
+    return found
+
+
 CHECKS: tuple[Check, ...] = (
     no_erased_history,
     one_continuation,
     queued_once,
     recoveries_bounded,
     audit_chain,
+    tool_channels,
+    notes_confined,
 )
 
 

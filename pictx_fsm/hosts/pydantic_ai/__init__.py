@@ -12,21 +12,16 @@
 
 from pictx_fsm.hosts.pydantic_ai.capability import PiContext
 from pictx_fsm.hosts.pydantic_ai.errors import RequestCancelledError, SessionBusyError
-from pictx_fsm.hosts.pydantic_ai.glue import LifecycleSettings, ModelFacts, Notice
+from pictx_fsm.hosts.pydantic_ai.glue import LifecycleSettings
 from pictx_fsm.hosts.pydantic_ai.history import entries_to_messages, messages_to_entries
 from pictx_fsm.hosts.pydantic_ai.session import PiSession, audit_path_of
-from pictx_fsm.hosts.pydantic_ai.tools import LIFECYCLE_TOOLS, ToolSchema
 
 __all__ = [
-    "LIFECYCLE_TOOLS",
     "LifecycleSettings",
-    "ModelFacts",
-    "Notice",
     "PiContext",
     "PiSession",
     "RequestCancelledError",
     "SessionBusyError",
-    "ToolSchema",
     "audit_path_of",
     "entries_to_messages",
     "messages_to_entries",

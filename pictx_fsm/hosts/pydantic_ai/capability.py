@@ -42,14 +42,15 @@ from pydantic_ai.models import Model, ModelRequestContext
 from pydantic_ai.run import AgentRunResult
 from pydantic_ai.toolsets import AbstractToolset
 
+from pictx_fsm import TOOL_SPECS, Applied, ModelInfo, ToolOutcome, ToolResult, ToolSpec
 from pictx_fsm.hosts.pydantic_ai.errors import RequestCancelledError, SessionBusyError
-from pictx_fsm.hosts.pydantic_ai.glue import Applied, ModelFacts, Outcome
+from pictx_fsm.hosts.pydantic_ai.glue import Outcome
 from pictx_fsm.hosts.pydantic_ai.history import carried_ids
 from pictx_fsm.hosts.pydantic_ai.serial import message_json
 from pictx_fsm.hosts.pydantic_ai.session import PiSession, lifecycle_request
-from pictx_fsm.hosts.pydantic_ai.tools import LIFECYCLE_TOOLS, ToolSchema, toolset
+from pictx_fsm.hosts.pydantic_ai.tools import toolset
 from pictx_fsm.hosts.pydantic_ai.views import METADATA_KEY, response_message
-from pictx_fsm.hosts.pydantic_ai.wire import provider_context, request_messages
+from pictx_fsm.hosts.pydantic_ai.wire import as_projection, provider_context, request_messages
 
 JSON: TypeAlias = Any
 R = TypeVar("R")
@@ -64,7 +65,8 @@ class PiContext(AbstractCapability[Any]):
     """The serving model's context window in tokens (budget and reset need it)."""
     max_tokens: int | None = None
     """The model's output limit (a ``length`` stop below it is recoverable, R33)."""
-    tools: Sequence[ToolSchema] = LIFECYCLE_TOOLS
+    tools: Sequence[ToolSpec] = TOOL_SPECS
+    """The tools the model is given: all eleven of pi-context by default."""
     _running: bool = field(default=False, init=False, repr=False)
     _boundary: tuple[int, list[ModelRequestPart]] | None = field(
         default=None, init=False, repr=False
@@ -76,9 +78,12 @@ class PiContext(AbstractCapability[Any]):
     def get_toolset(self) -> AbstractToolset[Any] | None:
         return toolset(self.tools, self._execute)
 
-    def _execute(self, name: str, arguments: Mapping[str, JSON], ctx: RunContext[Any]) -> str:
+    def _execute(
+        self, name: str, arguments: Mapping[str, JSON], ctx: RunContext[Any]
+    ) -> ToolResult | ToolOutcome:
         self._sync(ctx.messages)  # the reply that called the tool is persisted first (Pi)
-        return self.session.lifecycle.tool(name, _pending(ctx))
+        call_id = ctx.tool_call_id or ""
+        return self.session.lifecycle.tool(name, arguments, call_id, _pending(ctx))
 
     # -- the run -------------------------------------------------------------------------------
 
@@ -158,16 +163,20 @@ class PiContext(AbstractCapability[Any]):
         self, ctx: RunContext[Any], request_context: ModelRequestContext
     ) -> ModelRequestContext:
         self._sync(ctx.messages)
-        source = provider_context(request_context.messages, self.session.mirror)
-        provided = self.session.lifecycle.provider_context(source.messages, _pending(ctx))
+        session = self.session
+        source = provider_context(request_context.messages, session.mirror)
+        source = as_projection(source, session.tree.transcripts)
+        provided = session.lifecycle.provider_context(
+            source.messages, _pending(ctx), source.conversation
+        )
         if provided.cancel:
             raise RequestCancelledError(self.session.notices[-1].message)
         messages = request_messages(provided.messages, source, request_context.messages)
         request_context.messages = messages
         return request_context
 
-    def _model(self, model: Model) -> ModelFacts:
-        return ModelFacts(
+    def _model(self, model: Model) -> ModelInfo:
+        return ModelInfo(
             provider=model.system,
             id=model.model_name,
             context_window=self.context_window,
@@ -234,10 +243,10 @@ class PiContext(AbstractCapability[Any]):
         return result
 
     def _parts(self, applied: Applied) -> list[ModelRequestPart]:
-        if not applied.entries:
+        if not applied.appended:
             return []
-        entries = self.session.mirror.append(applied.entries)
-        return list(lifecycle_request(entries).parts)
+        self.session.mirror.adopt(applied.appended)
+        return list(lifecycle_request(applied.appended).parts)
 
     async def on_node_run_error(
         self, ctx: RunContext[Any], *, node: AgentNode[Any], error: Exception

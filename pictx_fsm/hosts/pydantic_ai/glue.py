@@ -2,57 +2,64 @@
 
 The rest of the package speaks entries (Pi JSON objects), Pi messages and pydantic-ai
 messages; this module turns a host moment into the runtime's hook event and ``ctx`` facts,
-and the :class:`~pictx_fsm.effects.HookResult` back into plain data: entries to append,
-notices, whether to continue, whether the provider request must be cancelled. When the
-runtime's public API settles, only this module changes.
+and carries the result out with the public :func:`pictx_fsm.apply` (notices shown, entries
+appended to the session tree in order, ``continue`` and the cancelled request reported). It
+uses the names :mod:`pictx_fsm` exports, and besides them only what the runtime is built with
+(the token counter, the usage index, the settings protocol, the default profile and notes
+home) and the transcript helpers that keep each hook O(window) (``Transcript``,
+``fold_system``).
 """
 
 from __future__ import annotations
 
+import os
 import random
 from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
 from typing import Any, Literal, TypeAlias
 
 from attrs import define, evolve, field, frozen
 
-from pictx_fsm.audit import AuditLog
-from pictx_fsm.effects import (
+from pictx_fsm import (
     AbortRun,
-    AppendEntry,
-    BoundaryResult,
-    HookResult,
-    MessagesResult,
-    SendMessage,
-    ToolResult,
-)
-from pictx_fsm.hooks import (
     AgentBeforeSettle,
     AgentEnd,
     AgentSettled,
+    Applied,
+    AuditLog,
+    BootWriter,
     Command,
     Context,
     ContextUsage,
     ContextWithSystem,
     HookEvent,
+    HookResult,
     HostContext,
+    LifecycleRuntime,
+    MessagesResult,
     ModelInfo,
     ModelSelect,
+    Notify,
+    Profile,
     SessionStart,
-    SessionStartReason,
+    SessionTree,
     SessionTreeEvent,
+    SessionWriter,
     ToolCall,
+    ToolOutcome,
+    ToolResult,
     TurnEnd,
     TurnStart,
+    apply,
 )
-from pictx_fsm.hosts.pydantic_ai.views import iso_ms
+from pictx_fsm.hooks import SessionStartReason
 from pictx_fsm.policy import SettingsSource
-from pictx_fsm.protocol import DEFAULT_PROFILE, Profile
-from pictx_fsm.resets import BootWriter
-from pictx_fsm.runtime import LifecycleRuntime
+from pictx_fsm.protocol import DEFAULT_PROFILE
 from pictx_fsm.session.estimate import TiktokenCounter, TokenCounter
 from pictx_fsm.session.projection import fold_system
-from pictx_fsm.session.tree import SessionTree
+from pictx_fsm.session.transcript import Transcript
 from pictx_fsm.session.usage import UsageIndex
+from pictx_fsm.tools import default_notes_home
 
 JSON: TypeAlias = Any
 Message: TypeAlias = Mapping[str, JSON]
@@ -60,31 +67,11 @@ Outcome: TypeAlias = Literal["completed", "aborted", "error"]
 Clock: TypeAlias = Callable[[], int]
 
 
-ModelFacts: TypeAlias = ModelInfo
-"""``ctx.model``: what the budget and the overflow classifier need of the serving model."""
-
-
-@frozen(kw_only=True)
-class Notice:
-    level: str
-    message: str
-
-
-@frozen(kw_only=True)
-class Applied:
-    """What one hook asks of the host: entries to append (in order), whether the run goes on
-    (``continue``), whether the provider request must be cancelled (R68)."""
-
-    entries: tuple[dict[str, JSON], ...] = ()
-    continue_: bool = False
-    cancel: bool = False
-
-
 @frozen(kw_only=True)
 class Provided:
     """The provider context after ``context`` and ``context_with_system``."""
 
-    messages: tuple[Message, ...]
+    messages: Sequence[Message]
     cancel: bool
 
 
@@ -95,8 +82,20 @@ class LifecycleSettings:
     profile: Profile | str = DEFAULT_PROFILE
     settings: SettingsSource | None = None
     boot_writer: BootWriter | None = None
+    """Boots from another notes source (then the notes tools write where it reads, if it is
+    a :class:`~pictx_fsm.FileNotesSource`; give it or ``notes_home``, not both)."""
+    notes_home: Path | None = None
+    """The notes root the boots index and the notes tools write (N6); ``None``:
+    ``$PI_NOTES_HOME``, else ``~/.agents/notes``, as the Pi bridge resolves it."""
     counter: TokenCounter = field(factory=TiktokenCounter)
     cwd: str = ""
+    """The project directory (its git root names the ``@project`` home); ``""``: the
+    process's working directory."""
+
+    def resolved_notes_home(self) -> Path | None:
+        if self.boot_writer is not None:
+            return self.notes_home
+        return self.notes_home or default_notes_home(os.environ, Path.home())
 
 
 class Lifecycle:
@@ -110,7 +109,7 @@ class Lifecycle:
         rng: random.Random,
         clock: Clock,
         audit: AuditLog | None,
-        on_notice: Callable[[Notice], None],
+        on_notice: Callable[[Notify], None],
     ) -> None:
         self.usage = UsageIndex(tree, config.counter)
         self.runtime = LifecycleRuntime(
@@ -118,16 +117,17 @@ class Lifecycle:
             profile=config.profile,
             settings=config.settings,
             boot_writer=config.boot_writer,
+            notes_home=config.resolved_notes_home(),
             usage=self.usage,
             counter=config.counter,
             rng=rng,
             clock=clock,
             audit=audit,
         )
-        self._clock = clock
+        self.writer = SessionWriter(tree, ids=rng, clock=clock)
         self._cwd = config.cwd
         self._on_notice = on_notice
-        self.model: ModelFacts | None = None
+        self.model: ModelInfo | None = None
 
     @property
     def audit(self) -> AuditLog | None:
@@ -137,14 +137,13 @@ class Lifecycle:
 
     def start(self, reason: SessionStartReason) -> Applied:
         """``session_start``: a new session gets its root boot; a resumed one its repair."""
-        return self._applied(self._handle(SessionStart(reason=reason), 0))
+        return self._apply(SessionStart(reason=reason), 0)
 
     def navigated(self, old_leaf: str | None, new_leaf: str | None) -> Applied:
         """``session_tree``: the history moved the leaf to another branch."""
-        event = SessionTreeEvent(new_leaf_id=new_leaf, old_leaf_id=old_leaf)
-        return self._applied(self._handle(event, 0))
+        return self._apply(SessionTreeEvent(new_leaf_id=new_leaf, old_leaf_id=old_leaf), 0)
 
-    def select(self, model: ModelFacts) -> None:
+    def select(self, model: ModelInfo) -> None:
         """``model_select`` when the serving model changes between requests."""
         changed = self.model is not None and self.model != model
         self.model = model
@@ -154,48 +153,58 @@ class Lifecycle:
     def turn_start(self, pending: int) -> None:
         self._handle(TurnStart(), pending)
 
-    def provider_context(self, messages: Sequence[Message], pending: int) -> Provided:
-        """``context`` then ``context_with_system`` (Pi's order and message shapes)."""
-        current = list(messages)
-        visible = tuple(m for m in current if m.get("role") != "system")
+    def provider_context(
+        self,
+        messages: Sequence[Message],
+        pending: int,
+        conversation: Sequence[Message] | None = None,
+    ) -> Provided:
+        """``context`` then ``context_with_system`` (Pi's order and message shapes).
+        ``conversation`` is ``messages`` without system messages when the caller has it: the
+        tree's transcripts stay :class:`Transcript` lists, so each hook and its audit record
+        cost O(window), not O(session)."""
+        current = messages
+        visible = conversation if conversation is not None else _visible(messages)
         budget = self._handle(Context(messages=visible), pending).value
         if isinstance(budget, MessagesResult) and not _same(budget.messages, visible):
-            head = fold_system(current)
-            current = [*([head] if head is not None else []), *budget.messages]
-        result = self._handle(ContextWithSystem(messages=tuple(current)), pending)
+            current = _headed(fold_system(_systems(current)), budget.messages)
+        result = self._handle(ContextWithSystem(messages=current), pending)
         if isinstance(result.value, MessagesResult):
-            current = list(result.value.messages)
+            current = result.value.messages
         cancel = any(isinstance(effect, AbortRun) for effect in result.effects)
-        return Provided(messages=tuple(current), cancel=cancel)
+        return Provided(messages=current, cancel=cancel)
 
-    def tool(self, name: str, pending: int) -> str:
-        """A lifecycle tool's result text (R16, R17)."""
-        value = self._handle(ToolCall(name=name), pending).value
-        assert isinstance(value, ToolResult), f"tool {name!r} gave no result"
-        return value.text
+    def tool(
+        self, name: str, arguments: Mapping[str, JSON], call_id: str, pending: int
+    ) -> ToolResult | ToolOutcome:
+        """One tool call: a lifecycle tool's result (R16, R17), or a notes or history
+        tool's outcome (ok, refusal or error, N4)."""
+        event = ToolCall(name=name, arguments=dict(arguments), tool_call_id=call_id)
+        value = self._handle(event, pending).value
+        assert isinstance(value, ToolResult | ToolOutcome), f"tool {name!r} gave no result"
+        return value
 
     def turn_end(self, message: Message, outcome: Outcome, pending: int) -> Applied:
-        event = TurnEnd(message=message, outcome=outcome, pending_messages=pending)
-        return self._applied(self._handle(event, pending))
+        return self._apply(
+            TurnEnd(message=message, outcome=outcome, pending_messages=pending), pending
+        )
 
     def run_end(self, outcome: Outcome, pending: int) -> Applied:
         """``agent_end`` then ``agent_before_settle`` (a run that would stop)."""
         self._handle(AgentEnd(), pending)
-        event = AgentBeforeSettle(outcome=outcome, pending_messages=pending)
-        return self._applied(self._handle(event, pending))
+        return self._apply(AgentBeforeSettle(outcome=outcome, pending_messages=pending), pending)
 
     def aborted(self) -> None:
         """The caller cancelled the run: ``agent_end`` with an aborted signal (R37)."""
         result = self.runtime.handle(AgentEnd(), evolve(self.context(0), signal_aborted=True))
-        for effect in result.notices:
-            self._on_notice(Notice(level=effect.level, message=effect.message))
+        self._notify(result)
 
     def settled(self) -> None:
         self._handle(AgentSettled(), 0)
 
     def command(self, name: str, args: str = "") -> Applied:
         """``/wipe-memory`` or ``/pi-context [on|off]`` between runs."""
-        return self._applied(self._handle(Command(name=name, args=args), 0))
+        return self._apply(Command(name=name, args=args), 0)
 
     # -- plumbing ----------------------------------------------------------------------------
 
@@ -212,33 +221,34 @@ class Lifecycle:
 
     def _handle(self, event: HookEvent, pending: int) -> HookResult:
         result = self.runtime.handle(event, self.context(pending))
-        for effect in result.notices:
-            self._on_notice(Notice(level=effect.level, message=effect.message))
+        self._notify(result)
         return result
 
-    def _applied(self, result: HookResult) -> Applied:
-        entries = [
-            self._entry(effect)
-            for effect in result.effects
-            if isinstance(effect, AppendEntry | SendMessage)
-        ]
-        value = result.value
-        go_on = False
-        if isinstance(value, BoundaryResult):
-            entries += [self._stamped(draft.to_json()) for draft in value.entries]
-            go_on = bool(value.continue_)
-        cancel = any(isinstance(effect, AbortRun) for effect in result.effects)
-        return Applied(entries=tuple(entries), continue_=go_on, cancel=cancel)
+    def _apply(self, event: HookEvent, pending: int) -> Applied:
+        """A hook whose entries the session takes now (an idle Pi host, pi-host §4)."""
+        return apply(self._handle(event, pending), self.writer, event)
 
-    def _entry(self, effect: AppendEntry | SendMessage) -> dict[str, JSON]:
-        if isinstance(effect, AppendEntry):
-            return self._stamped(effect.to_json() | {"type": "custom"})
-        drafted = {k: v for k, v in effect.to_json().items() if k != "triggerTurn"}
-        return self._stamped(drafted | {"type": "custom_message"})
+    def _notify(self, result: HookResult) -> None:
+        for notice in result.notices:
+            self._on_notice(notice)
 
-    def _stamped(self, obj: Mapping[str, JSON]) -> dict[str, JSON]:
-        body = {k: v for k, v in obj.items() if k != "effect"}
-        return {**body, "id": "", "parentId": None, "timestamp": iso_ms(self._clock())}
+
+def _visible(messages: Sequence[Message]) -> tuple[Message, ...]:
+    """What ``context`` carries: the conversation without system messages."""
+    return tuple(m for m in messages if m.get("role") != "system")
+
+
+def _systems(messages: Sequence[Message]) -> list[Message]:
+    if isinstance(messages, Transcript):
+        return messages.system_messages()
+    return [m for m in messages if m.get("role") == "system"]
+
+
+def _headed(head: Message | None, messages: Sequence[Message]) -> Sequence[Message]:
+    """``[head] + messages`` (no head when ``None``), a transcript's digests reused."""
+    if isinstance(messages, Transcript):
+        return messages.suffix(0, head)
+    return (*([head] if head is not None else []), *messages)
 
 
 def _same(left: Sequence[Message], right: Sequence[Message]) -> bool:

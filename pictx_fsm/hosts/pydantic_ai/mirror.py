@@ -99,6 +99,14 @@ class Mirror:
                 obj["id"] = self.mint()
         return [self._add(obj) for obj in chain(objs, self.tree.leaf_id)]
 
+    def adopt(self, entries: Iterable[Entry]) -> None:
+        """Take entries the lifecycle appended to the tree itself (:func:`pictx_fsm.apply`):
+        they extend the branch the mirror follows."""
+        for entry in entries:
+            assert entry.parent_id == (self._branch[-1].id if self._branch else None)
+            self._branch.append(entry)
+            self._views.append(view(entry.to_json()))
+
     def _add(self, obj: Mapping[str, JSON]) -> Entry:
         entry, problems = entry_from_json(obj)
         if problems:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections import deque
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any, TypeAlias
 
@@ -34,6 +34,7 @@ from pictx_fsm.testing.host_neutral import ProviderRequest
 
 JSON: TypeAlias = Any
 Reply: TypeAlias = ModelResponse | Exception
+Arguments: TypeAlias = Callable[[Mapping[str, JSON]], Mapping[str, JSON]]
 MODEL_NAME = "scripted"
 
 
@@ -64,9 +65,17 @@ def provider_error(body: str = "invalid_request_error: unsupported parameter") -
 class ScriptedModel:
     """Replies from a script; every request the agent makes is recorded."""
 
-    def __init__(self, script: Iterable[Reply] = (), session: PiSession | None = None) -> None:
+    def __init__(
+        self,
+        script: Iterable[Reply] = (),
+        session: PiSession | None = None,
+        arguments: Arguments | None = None,
+    ) -> None:
+        """``arguments`` completes a scripted call's arguments when the reply is given (a
+        history tool's window and item ids exist only then)."""
         self.script: deque[Reply] = deque(script)
         self.session = session
+        self.arguments = arguments
         self.requests: list[ProviderRequest] = []
         self.calls = 0
         self.model = FunctionModel(self._respond, model_name=MODEL_NAME)
@@ -88,7 +97,10 @@ class ScriptedModel:
         if not isinstance(part, ToolCallPart):
             return part
         self.calls += 1
-        return dataclasses.replace(part, tool_call_id=f"call_{self.calls}")
+        args: Any = part.args  # a subclass narrows the type; the script gives plain calls
+        if self.arguments is not None and isinstance(args, Mapping):
+            args = dict(self.arguments(args))
+        return dataclasses.replace(part, args=args, tool_call_id=f"call_{self.calls}")
 
     def _sent(self, messages: Sequence[ModelMessage]) -> ProviderRequest:
         session = self.session

@@ -14,21 +14,24 @@ from __future__ import annotations
 import random
 import time
 import uuid
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, TypeAlias
 
 from pydantic_ai.messages import ModelMessage, ModelRequest, repair_messages
 
-from pictx_fsm.audit import AuditLog, iter_records
+from pictx_fsm import Applied, AuditLog, Notify, SessionHeader, SessionTree, read_session
+from pictx_fsm.audit import iter_records
 from pictx_fsm.hooks import SessionStartReason
-from pictx_fsm.hosts.pydantic_ai.glue import Applied, Lifecycle, LifecycleSettings, Notice
+from pictx_fsm.hosts.pydantic_ai.glue import Lifecycle, LifecycleSettings
 from pictx_fsm.hosts.pydantic_ai.history import entries_to_messages, messages_to_entries
 from pictx_fsm.hosts.pydantic_ai.mirror import Mirror
 from pictx_fsm.hosts.pydantic_ai.views import iso_ms
-from pictx_fsm.session.entries import Entry, SessionHeader
-from pictx_fsm.session.jsonl import SessionWriter, read_session
-from pictx_fsm.session.tree import SessionTree, TreeNode
+from pictx_fsm.protocol import ROOT_WINDOW_SUFFIX
+from pictx_fsm.session.entries import Entry, entry_from_json
+from pictx_fsm.session.jsonl import SessionWriter
+from pictx_fsm.session.tree import TreeNode
+from pictx_fsm.session.windows import boot_window_id
 
 JSON: TypeAlias = Any
 Clock: TypeAlias = Callable[[], int]
@@ -68,11 +71,11 @@ class PiSession:
         config: LifecycleSettings | None = None,
         rng: random.Random | None = None,
         clock: Clock = wall_clock,
-        on_notice: Callable[[Notice], None] | None = None,
+        on_notice: Callable[[Notify], None] | None = None,
     ) -> None:
         self.tree = tree
         self.path = path
-        self.notices: list[Notice] = []
+        self.notices: list[Notify] = []
         self._on_notice = on_notice
         self._rng = rng or random.Random()
         self.clock = clock
@@ -82,9 +85,11 @@ class PiSession:
         if path is not None:
             tree.subscribe(_FileListener(SessionWriter(path), written=len(tree.entries)))
         self.mirror = Mirror(tree, self._rng)
+        self.config = config or LifecycleSettings()
+        """How the runtime was built (pass it to ``open`` to resume with the same notes home)."""
         self.lifecycle = Lifecycle(
             tree,
-            config=config or LifecycleSettings(),
+            config=self.config,
             rng=self._rng,
             clock=clock,
             audit=audit,
@@ -114,13 +119,23 @@ class PiSession:
 
     @classmethod
     def from_messages(
-        cls, messages: Sequence[ModelMessage], path: str | Path | None = None, **options: Any
+        cls,
+        messages: Sequence[ModelMessage],
+        path: str | Path | None = None,
+        *,
+        parent_session: str | None = None,
+        **options: Any,
     ) -> PiSession:
-        """Resume from a stored pydantic-ai history (its lifecycle entries travel inside it)."""
-        tree = SessionTree(_new_header(options))
-        Mirror(tree, options["rng"]).append(
-            messages_to_entries(messages, parent_id=None, mint=lambda: "")
-        )
+        """Resume from a stored pydantic-ai history (its lifecycle entries travel inside it).
+
+        The new session is a clone, as Pi's fork (R66): a new session id, and the header's
+        ``parentSession`` names where the copied entries came from (``parent_session``, by
+        default the root window id of the copied root boot), so the copied boots are
+        explained to ``pictx-fsm audit``."""
+        entries = messages_to_entries(messages, parent_id=None, mint=lambda: "")
+        parent = parent_session or _copied_root(entries)
+        tree = SessionTree(_new_header(options, parent_session=parent))
+        Mirror(tree, options["rng"]).append(entries)
         return cls(tree, path=_created(path, tree), reason="resume", **options)
 
     # -- the history ---------------------------------------------------------------------------
@@ -149,8 +164,9 @@ class PiSession:
         return repair_messages(entries_to_messages(self.mirror.branch))
 
     def absorb(self, applied: Applied) -> list[Entry]:
-        """Append the entries a hook asked for outside a boundary; they wait for the next run."""
-        entries = self.mirror.append(applied.entries)
+        """Take the entries a hook appended outside a boundary; they wait for the next run."""
+        entries = list(applied.appended)
+        self.mirror.adopt(entries)
         self.pending += entries
         return entries
 
@@ -170,7 +186,7 @@ class PiSession:
     def close(self) -> None:
         self.audit.close()
 
-    def _notice(self, notice: Notice) -> None:
+    def _notice(self, notice: Notify) -> None:
         self.notices.append(notice)
         if self._on_notice is not None:
             self._on_notice(notice)
@@ -182,7 +198,7 @@ def _records_in(path: Path | None) -> int:
     return sum(1 for _ in iter_records(path))
 
 
-def _new_header(options: dict[str, Any]) -> SessionHeader:
+def _new_header(options: dict[str, Any], parent_session: str | None = None) -> SessionHeader:
     """A v3 header; the session id is drawn from the injected random source."""
     rng: random.Random = options.setdefault("rng", random.Random())
     clock: Clock = options.setdefault("clock", wall_clock)
@@ -191,7 +207,17 @@ def _new_header(options: dict[str, Any]) -> SessionHeader:
         id=str(uuid.UUID(int=rng.getrandbits(128), version=4)),
         timestamp=iso_ms(clock()),
         cwd=config.cwd,
+        parent_session=parent_session,
     )
+
+
+def _copied_root(entries: Iterable[Mapping[str, JSON]]) -> str | None:
+    """The root window id of the first root boot among ``entries`` (another session's)."""
+    for obj in entries:
+        window_id = boot_window_id(entry_from_json(obj)[0])
+        if window_id is not None and window_id.endswith(ROOT_WINDOW_SUFFIX):
+            return window_id
+    return None
 
 
 def _created(path: str | Path | None, tree: SessionTree) -> Path | None:

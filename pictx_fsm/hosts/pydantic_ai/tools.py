@@ -1,71 +1,68 @@
-"""The lifecycle's tools as a pydantic-ai toolset, registered from their JSON schemas.
+"""The eleven tools of :data:`pictx_fsm.TOOL_SPECS` as a pydantic-ai toolset.
 
-Registration is a loop over :data:`LIFECYCLE_TOOLS`, so every tool another module exports as a
-schema (name, description, parameters) drops in with one more row and an executor; the
-lifecycle answers each call (R16, R17) and the text goes back to the model as the tool result.
+Registration is a loop over the specs: each tool keeps its name, description and JSON schema
+byte for byte, and a ``sequential`` spec (``notes_write``, ``notes_edit``) is a pydantic-ai
+``sequential`` tool — a barrier that runs alone, after the calls before it and before the
+calls after it, so ``[notes_write, wipe_memory]`` writes the note before the wipe is
+requested, as in Pi (N2). Every call goes to the lifecycle runtime (``runtime.handle(ToolCall)``),
+and its answer takes pydantic-ai's channel for it (N3, N4):
+
+- a lifecycle tool's text, an ``ok`` outcome and a ``refusal`` (a JSON ``{"error": …}`` the
+  model reads) are ordinary tool returns (``details`` ride as the return's ``metadata``,
+  which pydantic-ai keeps in the history and never sends);
+- an ``error`` outcome raises :class:`~pydantic_ai.exceptions.ToolFailed`: a failed tool
+  result (``outcome='failed'``, the provider's native error channel, Pi's ``isError: true``)
+  whose text is the outcome's, without ``ModelRetry``'s retry prompt or retry budget.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, Final, TypeAlias
+from typing import Any, TypeAlias
 
-from attrs import frozen
 from pydantic_ai import RunContext
+from pydantic_ai.exceptions import ToolFailed
+from pydantic_ai.messages import ToolReturn
 from pydantic_ai.tools import Tool
 from pydantic_ai.toolsets import FunctionToolset
 
-from pictx_fsm.protocol import (
-    GET_CONTEXT_REMAINING_DESCRIPTION,
-    GET_CONTEXT_REMAINING_TOOL,
-    WIPE_MEMORY_DESCRIPTION,
-    WIPE_MEMORY_TOOL,
-)
+from pictx_fsm import ToolOutcome, ToolResult, ToolSpec
+from pictx_fsm.session.entries import ABSENT
 
 JSON: TypeAlias = Any
-Executor: TypeAlias = Callable[[str, Mapping[str, JSON], RunContext[Any]], str]
-"""Runs one call: ``(tool name, arguments, run context) -> result text``."""
+Executor: TypeAlias = Callable[
+    [str, Mapping[str, JSON], RunContext[Any]], "ToolResult | ToolOutcome"
+]
+"""Runs one call: ``(tool name, arguments, run context) -> the runtime's answer``."""
 
 
-@frozen(kw_only=True)
-class ToolSchema:
-    """A tool as every host registers it: the model sees exactly these three fields."""
-
-    name: str
-    description: str
-    parameters: Mapping[str, JSON]
+def toolset(specs: Sequence[ToolSpec], execute: Executor) -> FunctionToolset[Any]:
+    """One pydantic-ai tool per spec, each answered by ``execute``."""
+    return FunctionToolset([_tool(spec, execute) for spec in specs])
 
 
-LIFECYCLE_TOOLS: Final = (
-    ToolSchema(
-        name=WIPE_MEMORY_TOOL,
-        description=WIPE_MEMORY_DESCRIPTION,
-        parameters={"type": "object", "properties": {}, "additionalProperties": False},
-    ),
-    ToolSchema(
-        name=GET_CONTEXT_REMAINING_TOOL,
-        description=GET_CONTEXT_REMAINING_DESCRIPTION,
-        parameters={"type": "object", "properties": {}},
-    ),
-)
-"""R16, R17: the two tools the lifecycle answers itself."""
+def tool_return(value: ToolResult | ToolOutcome) -> str | ToolReturn:
+    """The runtime's answer in pydantic-ai's channel for it (an error raises ``ToolFailed``)."""
+    if isinstance(value, ToolResult):
+        return value.text
+    if value.is_error:
+        raise ToolFailed(value.text)
+    if value.details is ABSENT:
+        return value.text
+    return ToolReturn(return_value=value.text, metadata=value.details)
 
 
-def toolset(schemas: Sequence[ToolSchema], execute: Executor) -> FunctionToolset[Any]:
-    """One pydantic-ai tool per schema, each answered by ``execute``."""
-    return FunctionToolset([_tool(schema, execute) for schema in schemas])
-
-
-def _tool(schema: ToolSchema, execute: Executor) -> Tool[Any]:
+def _tool(spec: ToolSpec, execute: Executor) -> Tool[Any]:
     # Async on purpose: pydantic-ai runs sync tools in worker threads, and the lifecycle's
     # session must see one call at a time (each call runs without awaiting).
-    async def call(ctx: RunContext[Any], **arguments: JSON) -> str:
-        return execute(schema.name, arguments, ctx)
+    async def call(ctx: RunContext[Any], **arguments: JSON) -> str | ToolReturn:
+        return tool_return(execute(spec.name, arguments, ctx))
 
     return Tool.from_schema(
         call,
-        name=schema.name,
-        description=schema.description,
-        json_schema=dict(schema.parameters),
+        name=spec.name,
+        description=spec.description,
+        json_schema=dict(spec.parameters),
         takes_ctx=True,
+        sequential=spec.execution_mode == "sequential",
     )

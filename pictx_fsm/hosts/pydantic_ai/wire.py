@@ -6,6 +6,11 @@ returns the messages the provider may see (R67–R69, R51). Each Pi message buil
 remembers the part or response it came from, so the projection maps back to pydantic-ai
 messages exactly: kept parts stay the same objects inside a copy of their request; a message
 the lifecycle adds (the folded system head, the budget warning) becomes a new part.
+
+When the request is exactly the session's projection (the common case: the history the run
+holds is the branch the session mirrors), the lifecycle is handed the tree's own
+:class:`~pictx_fsm.session.transcript.Transcript` lists instead, which know their digests, boots
+and system messages: the hooks and their audit records then cost O(window), not O(session).
 """
 
 from __future__ import annotations
@@ -26,6 +31,7 @@ from pydantic_ai.messages import (
 
 from pictx_fsm.hosts.pydantic_ai.mirror import Mirror
 from pictx_fsm.session.entries import content_text
+from pictx_fsm.session.transcript import TranscriptIndex
 
 JSON: TypeAlias = Any
 Message: TypeAlias = Mapping[str, JSON]
@@ -43,8 +49,10 @@ class Source:
 class ProviderContext:
     """The Pi messages of a request and the source of each (by object identity)."""
 
-    messages: tuple[Message, ...]
+    messages: Sequence[Message]
     sources: Mapping[int, Source]
+    conversation: Sequence[Message] | None = None
+    """``messages`` without system messages, when known (a transcript's)."""
 
 
 def provider_context(messages: Sequence[ModelMessage], mirror: Mirror) -> ProviderContext:
@@ -60,6 +68,17 @@ def provider_context(messages: Sequence[ModelMessage], mirror: Mirror) -> Provid
                     message=index, part=None if response else part_index
                 )
     return ProviderContext(messages=tuple(pi), sources=sources)
+
+
+def as_projection(context: ProviderContext, transcripts: TranscriptIndex) -> ProviderContext:
+    """The same request carried by the tree's transcripts, when it equals the session's
+    projection (checked message by message); else ``context`` unchanged."""
+    full = transcripts.transcript()
+    if full != context.messages:
+        return context
+    by_id = context.sources
+    sources = {id(t): by_id[id(m)] for t, m in zip(full, context.messages, strict=True)}
+    return ProviderContext(messages=full, sources=sources, conversation=transcripts.conversation())
 
 
 def request_messages(
