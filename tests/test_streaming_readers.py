@@ -202,3 +202,81 @@ def test_audit_memory_follows_entries_not_their_text(tmp_path: Path) -> None:
     # Then the 6 MB file costs the audit no more than one line's worth above the tiny one
     assert large.stat().st_size > 6_000_000
     assert peaks[1] - peaks[0] < 400_000
+
+
+_MESSAGE_LINES = [
+    b'{"type":"message","id":"m1","parentId":null,"timestamp":"t","message":{"role":"user"}}',
+    b'{"type":"message","id":"m2","parentId":"m1","timestamp":"t","message":{"role":'
+    b'"assistant","content":[{"type":"toolCall","id":"c1"}],"stopReason":"toolUse"}}',
+    b'{"type":"message","id":"m3","parentId":"m2","timestamp":"t","message":{"role":'
+    b'"toolResult","toolCallId":"c1","content":"\\u00e9"}}',
+    b'{"type":"message","id":"m2","parentId":"m9","timestamp":"t","message":{"role":"user"}}',
+    b'{"type":"message","id":"m4","parentId":"m4","timestamp":"t","message":{"role":"user"}}',
+    b'{"type":"message","id":"m5","parentId":"m3","timestamp":5,"message":{"role":1}}',
+    b'{"type":"message","id":"m6","parentId":"m3","timestamp":"t","message":{"role":"assistant"'
+    b',"stopReason":"error","errorMessage":"boom","model":"x"}}',
+    b'{"type":"message","id":"\\ud83d","parentId":null,"timestamp":"t","message":{"role":"user"}}',
+    b'{"type":"message","id":"m7","parentId":"m1","timestamp":"t","message":{"role":"assistant",'
+    b'"content":[{"type":"toolCall","id":9007199254740993}]}}',
+    b'{"type":"message","type":"session","id":"s2","timestamp":"t","cwd":"/w"}',
+    b'{"type":"message","id":"m8","parentId":"m1","timestamp":"t","message":{"role":"user"}}'
+    b'{"type":"message","id":"m9","parentId":"m8","timestamp":"t","message":{"role":"user"}}',
+    b'{"type":"message","id":"m10","parentId":"m1","times',
+    b'{"type":"message","id":"\xff","parentId":null,"timestamp":"t","message":{"role":"user"}}',
+    b'{"type":"message","id":"m11","parentId":"m1","timestamp":"t","message":{"role":"user"}}\r',
+    b'{"type":"message","id":"m12","parentId":"m1","timestamp":"t","message":[]}',
+    b'{"type":"message"}',
+    b'{"type":"custom","id":"k1","parentId":"m1","timestamp":"t","customType":"x","data":{}}',
+    b"",
+    b"   ",
+    b"[1]",
+]
+_HEADER_LINE = b'{"type":"session","version":3,"id":"s","timestamp":"t","cwd":"/w"}'
+
+
+@given(
+    header=st.booleans(),
+    lines=st.lists(st.sampled_from(_MESSAGE_LINES), max_size=12),
+    final_newline=st.booleans(),
+)
+def test_message_lines_read_from_their_bytes_give_what_the_parser_gives(
+    tmp_path_factory: pytest.TempPathFactory,
+    header: bool,
+    lines: list[bytes],
+    final_newline: bool,
+) -> None:
+    # Given a file of message lines, plain and damaged (blank, torn, glued, not UTF-8, a lone
+    # surrogate, duplicate and self-parented ids, a type repeated as a header's)
+    path = tmp_path_factory.mktemp("fast") / "s.jsonl"
+    body = b"\n".join([_HEADER_LINE] * header + lines)
+    path.write_bytes(body + (b"\n" if final_newline and body else b""))
+
+    # When its skeleton is read with the message lines decoded from their bytes (orjson)
+    # and again through the parser's own path only
+    def read(fast: bool) -> tuple[Any, ...]:
+        installed = skeleton._FAST_LOADS
+        skeleton._FAST_LOADS = installed if fast else None
+        try:
+            reader = skeleton.SkeletonReader(path)
+            seen = [(entry, line) for entry, _, line in reader.entries()]
+            found = reader.skeleton()
+        finally:
+            skeleton._FAST_LOADS = installed
+        tree = found.tree
+        return seen, list(tree.entries), list(found.lines), found.problems, tree.leaf_id
+
+    # Then both give the same entries, lines, problems and tree
+    assert skeleton._FAST_LOADS is not None, "orjson is a test dependency"
+    assert read(fast=True) == read(fast=False)
+
+
+@given(objs=st.lists(message_objects, max_size=8))
+def test_shared_message_skeletons_equal_their_own(objs: list[dict[str, Any]]) -> None:
+    # Given message objects read one after the other by one reader (skeletons shared)
+    shared: dict[Any, AgentMessage] = {}
+    for obj in filter(plain_message, objs):
+        # When each is made through the shared table and on its own
+        through_table = skeleton._slim_message("m", None, "t", obj["message"], shared)
+        alone = skeleton._slim_message("m", None, "t", obj["message"])
+        # Then the two are equal: a shared skeleton holds exactly the kept fields
+        assert through_table == alone

@@ -104,10 +104,11 @@ def _read(
     memory = ContextMemoryCheck()
     seen = memory.start()
     folded: list[Finding] = []
+    read = whole_types(checks) | memory.entry_types  # most entries (messages): none reads them
     for entry, node, line in reader.entries():
         if is_boundary_entry(entry):
             boundaries[line].append(entry)
-        if node is None:
+        if node is None or entry.type not in read:
             continue
         if ctx is None:
             assert reader.tree is not None  # the node was just added to it

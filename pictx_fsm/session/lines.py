@@ -57,12 +57,18 @@ def iter_physical_lines(
     number = 0
     while data := fp.readline(max_line_bytes + 1):
         number += 1
-        terminated = data.endswith(b"\n")
-        if len(data) > max_line_bytes and not terminated:
-            yield _oversized(number, data, fp)
-            continue
-        body = data[:-1] if terminated else data
-        yield _decode(number, body, terminated)
+        yield physical_line(number, data, fp, max_line_bytes)
+
+
+def physical_line(
+    number: int, data: bytes, fp: BinaryIO, max_line_bytes: int = MAX_LINE_BYTES
+) -> PhysicalLine:
+    """Line ``number`` from ``data``, what ``fp.readline(max_line_bytes + 1)`` returned (the
+    rest of an oversized line is read past in ``fp``)."""
+    terminated = data.endswith(b"\n")
+    if len(data) > max_line_bytes and not terminated:
+        return _oversized(number, data, fp)
+    return _decode(number, data[:-1] if terminated else data, terminated)
 
 
 def _oversized(number: int, start: bytes, fp: BinaryIO) -> PhysicalLine:
