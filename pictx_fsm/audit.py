@@ -29,6 +29,7 @@ import hashlib
 import json
 import os
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from enum import Enum
 from operator import itemgetter
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
@@ -37,6 +38,7 @@ import attrs
 from attrs import frozen
 
 from pictx_fsm.audit_store import (
+    _PLAIN_ATTRS,
     AUDIT_FORMAT,
     GENESIS,
     AuditFile,
@@ -135,9 +137,11 @@ def _facts_text(facts: tuple[tuple[str, Any], ...]) -> str:
     if not facts:
         return _NO_FACTS
     types = tuple(map(type, map(_second, facts)))
-    exact = _EXACT_TYPES.issuperset(types)
-    if exact:
-        known = _SCALAR_FACTS.get((facts, types))
+    key: tuple[Any, ...] | None = (facts, types)
+    if not _EXACT_TYPES.issuperset(types):
+        key = _facts_key(facts)
+    if key is not None:
+        known = _SCALAR_FACTS.get(key)
         if known is not None:
             return known
     text = members_text(facts)
@@ -145,16 +149,39 @@ def _facts_text(facts: tuple[tuple[str, Any], ...]) -> str:
     if digest is None:
         digest = _facts_digest(text)
     result = f'{text},"facts_digest":"{digest}"'
-    if exact:
+    if key is not None:
         if len(_SCALAR_FACTS) >= 4096:
             _SCALAR_FACTS.clear()
-        _SCALAR_FACTS[(facts, types)] = result
+        _SCALAR_FACTS[key] = result
     return result
 
 
 _second: Final = itemgetter(1)
 _EXACT_TYPES: Final = frozenset({str, bool, int, type(None)})
 """Types whose equal values have equal texts (with the type in the key: ``1`` is not ``True``)."""
+
+
+def _facts_key(facts: tuple[tuple[str, Any], ...]) -> tuple[Any, ...] | None:
+    """A cache key for facts that also hold enum members (equal ones are the same member) or
+    plain attrs values of exact scalars (a usage, thresholds: their fields and the fields'
+    types); ``None`` when a value is neither (its text is computed every time)."""
+    parts: list[Any] = []
+    for name, value in facts:
+        kind = type(value)
+        if kind in _EXACT_TYPES or isinstance(value, Enum):
+            parts += (name, kind, value)
+            continue
+        names = _PLAIN_ATTRS.get(kind)
+        if names is None:
+            return None
+        fields = tuple(getattr(value, field) for field in names)
+        field_types = tuple(map(type, fields))
+        if not _EXACT_TYPES.issuperset(field_types):
+            return None
+        parts += (name, kind, fields, field_types)
+    return tuple(parts)
+
+
 _SCALAR_FACTS: dict[tuple[Any, ...], str] = {}
 _FACTS_DIGESTS: dict[str, str] = {}
 
