@@ -224,6 +224,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, help="rewrite the benches' sections of this file")
     parser.add_argument("--skip", nargs="+", choices=BENCHES, default=[])
     args = parser.parse_args(argv)
+    if args.out is not None:
+        args.out = args.out.resolve()  # verify's bench writes it from its own process
     plan = Plan.of(args.quick)
     skip = {*args.skip, *(("foundation",) if args.quick else ())}
     started = time.monotonic()
