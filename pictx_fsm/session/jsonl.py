@@ -413,7 +413,11 @@ class SessionParser:
     def _report_cycles(self) -> None:
         """``parentId`` links that loop (e1 → e3 → e2 → e1): Pi's ``getBranch`` from any of
         them never ends. The reader's tree cannot loop (a parent must come earlier), so only
-        this check sees them; each cycle is reported once, at its first line."""
+        this check sees them; each cycle is reported once, at its first line. Without a
+        duplicate id or a parent named before it is defined, every parent precedes its child
+        and nothing can loop: the walk is skipped."""
+        if not self._unresolved and not self._reported[ProblemKind.DUPLICATE_ID]:
+            return
         done: set[str] = set()
         for start in self._parent_of:
             path: dict[str, None] = {}

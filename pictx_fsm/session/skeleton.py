@@ -387,7 +387,8 @@ class SkeletonReader:
         tree = self.tree
         if tree is None:
             tree = self.tree = SessionTree(self.parser.header or PLACEHOLDER_HEADER)
-        node = tree.add(entry if is_skeleton(entry) else self._slim(tree, entry))
+        skeleton = type(entry) is MessageEntry and entry.extra is NO_EXTRA  # is_skeleton
+        node = tree.add(entry if skeleton else self._slim(tree, entry))
         self._lines.append(line)
         return entry, node, line
 
