@@ -342,6 +342,38 @@ class Skeleton:
         return self.lines[node.order]
 
 
+class _Builder:
+    """Makes each entry of a :class:`SkeletonReader` (the parser's ``build``): a plain
+    message straight into its skeleton, anything else whole; parents share their id
+    objects with the tree's."""
+
+    def __init__(self, *, direct_messages: bool) -> None:
+        self.direct_messages = direct_messages
+        self.shared: dict[Any, AgentMessage] = {}
+        self.tree: SessionTree | None = None
+
+    def build(self, obj: Mapping[str, JSON]) -> tuple[Entry, Sequence[FieldProblem]]:
+        if not (self.direct_messages and plain_message(obj)):
+            return entry_from_json(obj)
+        timestamp = obj.get("timestamp", "")
+        skeleton = _slim_message(
+            obj["id"],
+            self.shared_parent(obj["parentId"]),
+            timestamp if isinstance(timestamp, str) else "",
+            obj["message"],
+            self.shared,
+        )
+        return skeleton, ()
+
+    def shared_parent(self, parent_id: str | None) -> str | None:
+        """The parent's own id object (one string per id in memory), else ``parent_id``."""
+        parent = self.tree.find(parent_id) if parent_id and self.tree is not None else None
+        return parent_id if parent is None else parent.id
+
+    def slim(self, entry: Entry) -> Entry:
+        return slim_entry(entry, self.shared_parent(entry.parent_id))
+
+
 class SkeletonReader:
     """Reads one file into its skeleton: :meth:`entries` yields each whole entry with its
     node and line as it is read (``tree`` and :meth:`line_of` already answer for it), then
@@ -351,9 +383,11 @@ class SkeletonReader:
         """``whole``: the entry types :meth:`entries` must hand over whole (with content);
         a plain message of any other type is made straight into its skeleton."""
         self.path = os.fspath(path)
-        self.parser = SessionParser(self.path, build=self._build, split=split_message_fast)
-        self._direct_messages = "message" not in whole
-        self._shared: dict[Any, AgentMessage] = {}
+        self._builder = _Builder(direct_messages="message" not in whole)
+        # the parser holds the builder, not this reader: no reference cycle, so the skeleton
+        # is freed as soon as it is dropped (a cycle would leave a whole file's skeleton to
+        # the cycle collector, which then traverses every node of it)
+        self.parser = SessionParser(self.path, build=self._builder.build, split=split_message_fast)
         self.tree: SessionTree | None = None
         self._lines = array("I")
         self._bytes = 0
@@ -386,32 +420,13 @@ class SkeletonReader:
     def _add(self, entry: Entry, line: int) -> tuple[Entry, TreeNode | None, int]:
         tree = self.tree
         if tree is None:
-            tree = self.tree = SessionTree(self.parser.header or PLACEHOLDER_HEADER)
+            tree = self.tree = self._builder.tree = SessionTree(
+                self.parser.header or PLACEHOLDER_HEADER
+            )
         skeleton = type(entry) is MessageEntry and entry.extra is NO_EXTRA  # is_skeleton
-        node = tree.add(entry if skeleton else self._slim(tree, entry))
+        node = tree.add(entry if skeleton else self._builder.slim(entry))
         self._lines.append(line)
         return entry, node, line
-
-    def _build(self, obj: Mapping[str, JSON]) -> tuple[Entry, Sequence[FieldProblem]]:
-        if not (self._direct_messages and plain_message(obj)):
-            return entry_from_json(obj)
-        timestamp = obj.get("timestamp", "")
-        skeleton = _slim_message(
-            obj["id"],
-            self._shared_parent(obj["parentId"]),
-            timestamp if isinstance(timestamp, str) else "",
-            obj["message"],
-            self._shared,
-        )
-        return skeleton, ()
-
-    def _shared_parent(self, parent_id: str | None) -> str | None:
-        """The parent's own id object (one string per id in memory), else ``parent_id``."""
-        parent = self.tree.find(parent_id) if parent_id and self.tree is not None else None
-        return parent_id if parent is None else parent.id
-
-    def _slim(self, tree: SessionTree, entry: Entry) -> Entry:
-        return slim_entry(entry, self._shared_parent(entry.parent_id))
 
     def line_of(self, node: TreeNode) -> int:
         return self._lines[node.order]
