@@ -4,8 +4,10 @@ and without orjson; memory follows the number of entries, not their text."""
 
 from __future__ import annotations
 
+import gc
 import json
 import tracemalloc
+import weakref
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -280,3 +282,28 @@ def test_shared_message_skeletons_equal_their_own(objs: list[dict[str, Any]]) ->
         alone = skeleton._slim_message("m", None, "t", obj["message"])
         # Then the two are equal: a shared skeleton holds exactly the kept fields
         assert through_table == alone
+
+
+def test_a_skeleton_is_freed_when_dropped_not_left_to_the_cycle_collector(
+    tmp_path: Path,
+) -> None:
+    # Given a session file read into its skeleton while the cycle collector is paused (as
+    # audit_file reads)
+    path = tmp_path / "s.jsonl"
+    header = '{"type":"session","version":3,"id":"s","timestamp":"t","cwd":"/w"}'
+    entry = '{"type":"message","id":"m%d","parentId":%s,"timestamp":"t","message":{"role":"user"}}'
+    lines = [header] + [entry % (i, "null" if i == 0 else f'"m{i - 1}"') for i in range(50)]
+    path.write_text("\n".join(lines) + "\n")
+    gc.disable()
+    try:
+        reader = skeleton.SkeletonReader(path)
+        for _ in reader.entries():
+            pass
+        tree = weakref.ref(reader.skeleton().tree)
+        assert tree() is not None
+        # When the reader is dropped
+        del reader
+        # Then the tree is gone at once: nothing in a skeleton is held by a reference cycle
+        assert tree() is None
+    finally:
+        gc.enable()
