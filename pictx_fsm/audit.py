@@ -437,8 +437,8 @@ def record_line(
     steps = ",".join(map(_step_text, result.steps))
     head = f'{{"ctx":{_ctx_text(ctx)},"event":{_event_text(event)},"format":{_FORMAT_TEXT}'
     tail = (
-        f'"hook":{_text(result.hook)},"models":{_text(fingerprint)},"prev":{_text(prev)},'
-        f'"profile":{_text(profile)},"result":{_result_text(result)},'
+        f'"hook":{_text(result.hook)},"models":{_known_text(fingerprint)},"prev":{_text(prev)},'
+        f'"profile":{_known_text(profile)},"result":{_result_text(result)},'
         f'"seq":{value_text(seq)},"steps":[{steps}]}}'
     )
     state = hashlib.sha256(head.encode("ascii"))
@@ -449,6 +449,22 @@ def record_line(
 
 
 _FORMAT_TEXT = _text(AUDIT_FORMAT)
+_KNOWN_TEXTS: dict[str, str] = {}
+
+
+def _known_text(value: str) -> str:
+    """The text of a string every record of a log repeats (its profile, its models'
+    fingerprint), cached by value (a non-string is encoded as it is)."""
+    if type(value) is not str:
+        return _encode(value)
+    text = _KNOWN_TEXTS.get(value)
+    if text is None:
+        if len(_KNOWN_TEXTS) >= 64:
+            _KNOWN_TEXTS.clear()
+        text = _KNOWN_TEXTS[value] = _text(value)
+    return text
+
+
 _CTX_TEXT: dict[int, tuple[Any, str]] = {}
 
 
