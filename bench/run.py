@@ -182,7 +182,7 @@ RUNNERS = {
 
 
 def verdict(met: bool | None) -> str:
-    return "(reported)" if met is None else ("met" if met else "NOT met")
+    return "" if met is None else ("met" if met else "NOT met")
 
 
 def table(found: Sequence[Row]) -> list[str]:
