@@ -5,6 +5,7 @@ and without orjson; memory follows the number of entries, not their text."""
 from __future__ import annotations
 
 import gc
+import io
 import json
 import tracemalloc
 import weakref
@@ -25,6 +26,7 @@ from pictx_fsm.audit_sessions.structure import (
     problem_findings,
 )
 from pictx_fsm.cli.inspect import inspect_file
+from pictx_fsm.session import lines as lines_module
 from pictx_fsm.session import skeleton
 from pictx_fsm.session.entries import AgentMessage, MessageEntry, entry_from_json
 from pictx_fsm.session.jsonl import read_session
@@ -307,3 +309,50 @@ def test_a_skeleton_is_freed_when_dropped_not_left_to_the_cycle_collector(
         assert tree() is None
     finally:
         gc.enable()
+
+
+@given(
+    data=st.binary(max_size=80).map(lambda b: b.replace(b"\x00", b"\n")),
+    max_line=st.integers(min_value=1, max_value=12),
+    block=st.integers(min_value=1, max_value=16),
+)
+def test_lines_read_a_block_at_a_time_are_those_readline_gives(
+    data: bytes, max_line: int, block: int
+) -> None:
+    # Given any bytes (lines short and long, blank, a last line without its newline)
+    def by_readline() -> list[bytes]:
+        fp = io.BytesIO(data)
+        return list(iter(lambda: fp.readline(max_line + 1), b""))
+
+    # When they are read a block at a time
+    fp = io.BytesIO(data)
+    lines = []
+    for line in lines_module.iter_line_bytes(fp, max_line, block):
+        lines.append(line)
+        if not line.endswith(b"\n"):  # a reader may read the rest of such a line itself
+            assert fp.tell() == sum(map(len, lines))
+    # Then they are exactly the pieces readline(max + 1) gives, one after the other
+    assert lines == by_readline()
+
+
+def test_a_line_longer_than_the_limit_is_skipped_and_the_next_entries_are_read(
+    tmp_path: Path,
+) -> None:
+    # Given a session whose second entry is a message line longer than the reader's limit
+    path = tmp_path / "s.jsonl"
+    header = b'{"type":"session","version":3,"id":"s","timestamp":"t","cwd":"/w"}\n'
+    message = (
+        b'{"type":"message","id":"m%d","parentId":null,"timestamp":"t","message":{"role":"user"}}\n'
+    )
+    huge = (
+        b'{"type":"message","id":"big","content":"' + b"x" * lines_module.MAX_LINE_BYTES + b'"}\n'
+    )
+    path.write_bytes(header + message % 1 + huge + message % 2)
+    # When its skeleton is read
+    reader = skeleton.SkeletonReader(path)
+    read = [(entry.id, line) for entry, _, line in reader.entries()]
+    found = reader.skeleton()
+    # Then the long line is one oversized_line problem at line 3, and the entry after it is read
+    assert read == [("m1", 2), ("m2", 4)]
+    assert [(p.kind.value, p.line) for p in found.problems] == [("oversized_line", 3)]
+    assert found.bytes == path.stat().st_size

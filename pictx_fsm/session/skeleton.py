@@ -47,8 +47,8 @@ from pictx_fsm.session.entries import (
 )
 from pictx_fsm.session.jsonl import SessionParser, open_regular, os_reason
 from pictx_fsm.session.lines import (
-    MAX_LINE_BYTES,
     Piece,
+    iter_line_bytes,
     js_number_value,
     physical_line,
     split_line,
@@ -407,7 +407,7 @@ class SkeletonReader:
         the same entry and problems, without the line's text, pieces and line records."""
         parser = self.parser
         number = 0
-        while data := fp.readline(MAX_LINE_BYTES + 1):
+        for data in iter_line_bytes(fp):
             number += 1
             value = message_object(data) if parser.started else None
             if value is not None:
