@@ -61,13 +61,14 @@ def iter_physical_lines(
 
 
 def iter_line_bytes(
-    fp: BinaryIO, max_line_bytes: int = MAX_LINE_BYTES, block: int = 1 << 20
+    fp: BinaryIO, max_line_bytes: int = MAX_LINE_BYTES, block: int = 1 << 18
 ) -> Iterator[bytes]:
     """What ``fp.readline(max_line_bytes + 1)`` returns again and again, read a block at a
     time (one ``readline`` call per line costs more than the line's bytes). ``fp`` must be
     seekable. A line without its newline (too long, or the last) is read by ``readline``
     itself, and ``fp`` then stands just after it, so a reader may go on reading the rest of a
-    too-long line from it (:func:`physical_line`); the next line starts where ``fp`` stands."""
+    too-long line from it (:func:`physical_line`); the next line starts where ``fp`` stands.
+    A block (256 KiB) is all it holds beyond the current line."""
     block = min(block, max_line_bytes + 1)  # a whole line in a block is never cut
     while True:
         start = fp.tell()
