@@ -10,7 +10,8 @@ Runs the benches one after the other, each measuring its rows as ratios within i
   ``orjson.loads`` loop) on the real corpus ×N and on a generated session, its peak RSS at
   10 MB and 100 MB, and ``pictx-fsm --help`` beside ``python -c pass``;
 - ``verify`` (``bench_verify.py speed``, its workers fresh processes): verify's host actions
-  per second against a trivial Hypothesis ``RuleBasedStateMachine``;
+  per second against a trivial Hypothesis ``RuleBasedStateMachine`` (its own section, with a
+  before/after comparison, is written by ``bench_verify.py speed --baseline … --out …``);
 - ``foundation`` (``bench_foundation.py``, not in quick mode): the per-hook questions,
   incremental against pi-context's rescans.
 
@@ -121,8 +122,9 @@ _TRIVIAL_ROW = re.compile(r"\| trivial `RuleBasedStateMachine`[^|]*\| ([\d,]+) \
 
 
 def verify_rows(plan: Plan, out: Path | None) -> list[Row]:
-    """``bench_verify.py speed`` as its own process (it writes its own section with
-    ``--out``); its printed table is read back for the row."""
+    """``bench_verify.py speed`` as its own process; its printed table is read back for the
+    row. Its own section of the file is left as it is (it holds a before/after comparison
+    with ``--baseline`` that this suite does not make)."""
     command = [
         sys.executable,
         str(ROOT / "bench" / "bench_verify.py"),
@@ -132,7 +134,7 @@ def verify_rows(plan: Plan, out: Path | None) -> list[Row]:
         "--rounds",
         str(plan.verify_rounds),
         "--out",
-        "" if out is None else str(out),
+        "",
     ]
     done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, check=False)
     verify, trivial = _VERIFY_ROW.search(done.stdout), _TRIVIAL_ROW.search(done.stdout)
