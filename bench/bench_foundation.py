@@ -6,8 +6,9 @@ node and usage in a :class:`UsageIndex`. This benchmark builds realistic session
 several sizes and times both answers to the same questions in the same run.
 
 Run: ``python bench/bench_foundation.py [--sizes 1000 10000 100000]
-[--out docs/performance.md]``. Timings are medians of batches (``time.perf_counter_ns``);
-the script asserts that both sides give the same answers, never how fast they are.
+[--out docs/performance.md]`` (rewrites only its own section). Timings are medians of
+batches (``time.perf_counter_ns``); the script asserts that both sides give the same answers,
+never how fast they are.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from attrs import frozen
+from doc_sections import write_section
 
 from pictx_fsm.protocol import (
     BOOT_TYPE,
@@ -59,6 +61,8 @@ from pictx_fsm.session.windows import (
 
 SESSION_ID = "01a22a68-d3ef-7474-9fd4-4c634fe3ee81"
 RESET_EVERY = 200
+SECTION = "bench_foundation"
+"""Its section of docs/performance.md (``doc_sections``): the rest of the file is kept."""
 SAMPLE_TEXT = "the quick brown fox jumps over a lazy dog while tests run and notes grow"
 WORDS = tuple(SAMPLE_TEXT.split())
 
@@ -380,7 +384,7 @@ def human(ns: float) -> str:
 
 def report(rows: list[Row], builds: dict[int, dict[str, float]], command: str) -> str:
     lines = [
-        "# Performance: per-hook questions, incremental vs rescan",
+        "## Per-hook questions, incremental vs rescan (`bench/bench_foundation.py`)",
         "",
         "Produced by `bench/bench_foundation.py` (see `bench/README.md`). Each value is the",
         "median, over batches, of the mean time of one call (`time.perf_counter_ns`); both",
@@ -430,23 +434,29 @@ def machine() -> str:
     )
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--sizes", type=int, nargs="+", default=[1000, 10000, 100000])
-    parser.add_argument("--out", type=Path, default=Path("docs/performance.md"))
-    args = parser.parse_args(argv)
+def run(sizes: list[int]) -> tuple[list[Row], dict[int, dict[str, float]]]:
+    """Every question at every size, printed as it is measured."""
     rows: list[Row] = []
     builds: dict[int, dict[str, float]] = {}
-    for size in args.sizes:
+    for size in sizes:
         size_rows, builds[size] = bench_size(size)
         rows += size_rows
         for row in size_rows:
             times = f"{human(row.incremental_ns):>10} {human(row.rescan_ns):>10}"
             print(f"{size:>7,}  {row.question:<55} {times} {row.ratio:>9,.0f}×")
+    return rows, builds
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sizes", type=int, nargs="+", default=[1000, 10000, 100000])
+    parser.add_argument("--out", type=Path, default=Path("docs/performance.md"))
+    args = parser.parse_args(argv)
+    rows, builds = run(args.sizes)
     command = "python bench/bench_foundation.py " + " ".join(sys.argv[1:] if argv is None else argv)
     args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(report(rows, builds, command.strip()))
-    print(f"wrote {args.out}")
+    write_section(args.out, SECTION, report(rows, builds, command.strip()))
+    print(f"wrote {args.out} (its {SECTION} section)")
     return 0
 
 

@@ -36,6 +36,7 @@ from typing import Any
 
 from attrs import frozen
 from bench_foundation import SESSION_ID, SessionMaker, session_header
+from doc_sections import write_section
 
 from pictx_fsm.audit import AuditLog
 from pictx_fsm.hooks import (
@@ -80,8 +81,8 @@ TARGET_AUDIT_US = 25.0
 KIND_GUARD = 3.0
 """A single kind's 100k/1k ratio carries the machine's noise (±0.5× here); a scan of the
 session shows as ≥ 10×, so each kind is held to this looser line, the mean to the target."""
-MARK_BEGIN = "<!-- bench_runtime:begin -->"
-MARK_END = "<!-- bench_runtime:end -->"
+SECTION = "bench_runtime"
+"""Its section of docs/performance.md (``doc_sections``)."""
 
 # --------------------------------------------------------------------------------------------
 # the session and the hooks
@@ -381,7 +382,6 @@ def median_line(median: Table) -> str:
 
 def section(tables: list[tuple[Table, Table]], command: str) -> str:
     lines = [
-        MARK_BEGIN,
         "## Runtime per hook as the session grows (`bench/bench_runtime.py`)",
         "",
         f"- Command: `{command}`",
@@ -396,7 +396,7 @@ def section(tables: list[tuple[Table, Table]], command: str) -> str:
     ]
     for table, median in tables:
         lines += ["", *shape_lines(table, median)]
-    return "\n".join([*lines, MARK_END]) + "\n"
+    return "\n".join(lines) + "\n"
 
 
 def shape_lines(table: Table, median: Table) -> list[str]:
@@ -417,16 +417,22 @@ def shape_lines(table: Table, median: Table) -> list[str]:
     ]
 
 
-def write_section(path: Path, text: str) -> None:
-    """Replace this bench's section of ``path`` (append it when absent); keep the rest."""
-    current = path.read_text(encoding="utf-8") if path.exists() else ""
-    if MARK_BEGIN in current and MARK_END in current:
-        before = current[: current.index(MARK_BEGIN)]
-        after = current[current.index(MARK_END) + len(MARK_END) :].lstrip("\n")
-        updated = before + text + ("\n" + after if after else "")
-    else:
-        updated = current.rstrip("\n") + ("\n\n" if current else "") + text
-    path.write_text(updated, encoding="utf-8")
+def run(sizes: Sequence[int], rounds: int, shapes: Sequence[str]) -> list[tuple[Table, Table]]:
+    """Measure every shape at every size: (lower quartiles, medians) per shape."""
+    sizes = tuple(sorted(sizes))
+    with tempfile.TemporaryDirectory() as directory:
+        subjects = [Subject(size, shape, Path(directory)) for shape in shapes for size in sizes]
+        figures = measure(subjects, rounds)
+        for subject in subjects:
+            subject.log.close()
+    kinds = tuple(k.name for k in subjects[0].kinds)
+    return [
+        (
+            Table(shape=shape, sizes=sizes, kinds=kinds, figures=figures["best"]),
+            Table(shape=shape, sizes=sizes, kinds=kinds, figures=figures["median"]),
+        )
+        for shape in shapes
+    ]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -436,22 +442,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--shapes", nargs="+", choices=SHAPES, default=list(SHAPES))
     parser.add_argument("--out", type=Path, default=None)
     args = parser.parse_args(argv)
-    sizes = tuple(sorted(args.sizes))
-    with tempfile.TemporaryDirectory() as directory:
-        subjects = [
-            Subject(size, shape, Path(directory)) for shape in args.shapes for size in sizes
-        ]
-        figures = measure(subjects, args.rounds)
-        for subject in subjects:
-            subject.log.close()
-    kinds = tuple(k.name for k in subjects[0].kinds)
-    tables = [
-        (
-            Table(shape=shape, sizes=sizes, kinds=kinds, figures=figures["best"]),
-            Table(shape=shape, sizes=sizes, kinds=kinds, figures=figures["median"]),
-        )
-        for shape in args.shapes
-    ]
+    tables = run(args.sizes, args.rounds, args.shapes)
     for table, median in tables:
         print(f"\nshape {table.shape}")
         print("\n".join(kind_lines(table)))
@@ -462,7 +453,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.out is not None:
         shown = " ".join(sys.argv[1:] if argv is None else argv)
         command = f"python bench/bench_runtime.py {shown}".strip()
-        write_section(args.out, section(tables, command))
+        write_section(args.out, SECTION, section(tables, command))
         print(f"wrote {args.out}")
     return 0
 

@@ -21,8 +21,6 @@ What an embedder needs, all importable from here (``docs/embedding.md`` uses not
 
 from __future__ import annotations
 
-import importlib
-
 TYPE_CHECKING = False  # not ``typing.TYPE_CHECKING``: ``pictx-fsm --help`` need not import typing
 if TYPE_CHECKING:
     from typing import Any
@@ -259,6 +257,8 @@ def __getattr__(name: str) -> Any:
     module = _PUBLIC.get(name)
     if module is None:
         raise AttributeError(f"module 'pictx_fsm' has no attribute {name!r}")
+    import importlib
+
     return getattr(importlib.import_module(module), name)
 
 

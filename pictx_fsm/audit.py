@@ -29,6 +29,7 @@ import hashlib
 import json
 import os
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from enum import Enum
 from operator import itemgetter
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
@@ -37,6 +38,7 @@ import attrs
 from attrs import frozen
 
 from pictx_fsm.audit_store import (
+    _PLAIN_ATTRS,
     AUDIT_FORMAT,
     GENESIS,
     AuditFile,
@@ -135,9 +137,11 @@ def _facts_text(facts: tuple[tuple[str, Any], ...]) -> str:
     if not facts:
         return _NO_FACTS
     types = tuple(map(type, map(_second, facts)))
-    exact = _EXACT_TYPES.issuperset(types)
-    if exact:
-        known = _SCALAR_FACTS.get((facts, types))
+    key: tuple[Any, ...] | None = (facts, types)
+    if not _EXACT_TYPES.issuperset(types):
+        key = _facts_key(facts)
+    if key is not None:
+        known = _SCALAR_FACTS.get(key)
         if known is not None:
             return known
     text = members_text(facts)
@@ -145,16 +149,39 @@ def _facts_text(facts: tuple[tuple[str, Any], ...]) -> str:
     if digest is None:
         digest = _facts_digest(text)
     result = f'{text},"facts_digest":"{digest}"'
-    if exact:
+    if key is not None:
         if len(_SCALAR_FACTS) >= 4096:
             _SCALAR_FACTS.clear()
-        _SCALAR_FACTS[(facts, types)] = result
+        _SCALAR_FACTS[key] = result
     return result
 
 
 _second: Final = itemgetter(1)
 _EXACT_TYPES: Final = frozenset({str, bool, int, type(None)})
 """Types whose equal values have equal texts (with the type in the key: ``1`` is not ``True``)."""
+
+
+def _facts_key(facts: tuple[tuple[str, Any], ...]) -> tuple[Any, ...] | None:
+    """A cache key for facts that also hold enum members (equal ones are the same member) or
+    plain attrs values of exact scalars (a usage, thresholds: their fields and the fields'
+    types); ``None`` when a value is neither (its text is computed every time)."""
+    parts: list[Any] = []
+    for name, value in facts:
+        kind = type(value)
+        if kind in _EXACT_TYPES or isinstance(value, Enum):
+            parts += (name, kind, value)
+            continue
+        names = _PLAIN_ATTRS.get(kind)
+        if names is None:
+            return None
+        fields = tuple(getattr(value, field) for field in names)
+        field_types = tuple(map(type, fields))
+        if not _EXACT_TYPES.issuperset(field_types):
+            return None
+        parts += (name, kind, fields, field_types)
+    return tuple(parts)
+
+
 _SCALAR_FACTS: dict[tuple[Any, ...], str] = {}
 _FACTS_DIGESTS: dict[str, str] = {}
 
@@ -410,8 +437,8 @@ def record_line(
     steps = ",".join(map(_step_text, result.steps))
     head = f'{{"ctx":{_ctx_text(ctx)},"event":{_event_text(event)},"format":{_FORMAT_TEXT}'
     tail = (
-        f'"hook":{_text(result.hook)},"models":{_text(fingerprint)},"prev":{_text(prev)},'
-        f'"profile":{_text(profile)},"result":{_result_text(result)},'
+        f'"hook":{_text(result.hook)},"models":{_known_text(fingerprint)},"prev":{_text(prev)},'
+        f'"profile":{_known_text(profile)},"result":{_result_text(result)},'
         f'"seq":{value_text(seq)},"steps":[{steps}]}}'
     )
     state = hashlib.sha256(head.encode("ascii"))
@@ -422,6 +449,22 @@ def record_line(
 
 
 _FORMAT_TEXT = _text(AUDIT_FORMAT)
+_KNOWN_TEXTS: dict[str, str] = {}
+
+
+def _known_text(value: str) -> str:
+    """The text of a string every record of a log repeats (its profile, its models'
+    fingerprint), cached by value (a non-string is encoded as it is)."""
+    if type(value) is not str:
+        return _encode(value)
+    text = _KNOWN_TEXTS.get(value)
+    if text is None:
+        if len(_KNOWN_TEXTS) >= 64:
+            _KNOWN_TEXTS.clear()
+        text = _KNOWN_TEXTS[value] = _text(value)
+    return text
+
+
 _CTX_TEXT: dict[int, tuple[Any, str]] = {}
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Callable, Mapping, Sequence
+from enum import Enum
 from pathlib import Path
 from typing import Any
 
@@ -328,3 +329,50 @@ def test_a_format_1_log_still_verifies_and_a_runtime_continues_it(tmp_path: Path
     assert report.records == len(lines) + 3 and report.sealed
     formats = [json.loads(line)["format"] for line in path.read_text().splitlines()]
     assert set(formats) == {"pictx-fsm/audit/1", AUDIT_FORMAT}
+
+
+# -- cached facts ------------------------------------------------------------------------------
+
+
+@attrs.frozen(kw_only=True)
+class _Tally:
+    tokens: Any
+    window: Any
+
+
+class _Verdict(str, Enum):  # noqa: UP042 (a str enum as the lifecycle's are)
+    OK = "ok"
+    REFUSED = "refused"
+
+
+_FACT_VALUES = st.sampled_from([1, True, 1.0, 0, False, -0.0, 0.0, None, "ok", _Verdict.OK])
+"""Few values, many equal to one another with different texts: the cache must tell them apart."""
+
+
+@given(
+    st.lists(
+        st.lists(
+            st.tuples(
+                st.sampled_from(["usage", "n"]),
+                _FACT_VALUES | st.builds(_Tally, tokens=_FACT_VALUES, window=_FACT_VALUES),
+            ),
+            min_size=1,
+            max_size=2,
+        ).map(tuple),
+        max_size=12,
+    )
+)
+def test_property_facts_texts_cached_by_value_are_those_of_the_encoder(
+    facts_seq: list[tuple[tuple[str, Any], ...]],
+) -> None:
+    # Given facts recorded hook after hook, equal ones among them (1 == True == 1.0 and
+    # "ok" == _Verdict.OK, but each encodes apart), some held in enums and attrs values
+    from pictx_fsm.audit import _facts_text
+
+    for facts in facts_seq:
+        # When each is written (from the cache when an equal one was written before)
+        text = _facts_text(facts)
+        # Then it is the encoder's text of those very facts, with their digest
+        expected = dumps(dict(facts))
+        digest = hashlib.sha256(expected.encode()).hexdigest()
+        assert text == f'{expected},"facts_digest":"{digest}"'

@@ -4,8 +4,11 @@ and without orjson; memory follows the number of entries, not their text."""
 
 from __future__ import annotations
 
+import gc
+import io
 import json
 import tracemalloc
+import weakref
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -23,6 +26,7 @@ from pictx_fsm.audit_sessions.structure import (
     problem_findings,
 )
 from pictx_fsm.cli.inspect import inspect_file
+from pictx_fsm.session import lines as lines_module
 from pictx_fsm.session import skeleton
 from pictx_fsm.session.entries import AgentMessage, MessageEntry, entry_from_json
 from pictx_fsm.session.jsonl import read_session
@@ -202,3 +206,153 @@ def test_audit_memory_follows_entries_not_their_text(tmp_path: Path) -> None:
     # Then the 6 MB file costs the audit no more than one line's worth above the tiny one
     assert large.stat().st_size > 6_000_000
     assert peaks[1] - peaks[0] < 400_000
+
+
+_MESSAGE_LINES = [
+    b'{"type":"message","id":"m1","parentId":null,"timestamp":"t","message":{"role":"user"}}',
+    b'{"type":"message","id":"m2","parentId":"m1","timestamp":"t","message":{"role":'
+    b'"assistant","content":[{"type":"toolCall","id":"c1"}],"stopReason":"toolUse"}}',
+    b'{"type":"message","id":"m3","parentId":"m2","timestamp":"t","message":{"role":'
+    b'"toolResult","toolCallId":"c1","content":"\\u00e9"}}',
+    b'{"type":"message","id":"m2","parentId":"m9","timestamp":"t","message":{"role":"user"}}',
+    b'{"type":"message","id":"m4","parentId":"m4","timestamp":"t","message":{"role":"user"}}',
+    b'{"type":"message","id":"m5","parentId":"m3","timestamp":5,"message":{"role":1}}',
+    b'{"type":"message","id":"m6","parentId":"m3","timestamp":"t","message":{"role":"assistant"'
+    b',"stopReason":"error","errorMessage":"boom","model":"x"}}',
+    b'{"type":"message","id":"\\ud83d","parentId":null,"timestamp":"t","message":{"role":"user"}}',
+    b'{"type":"message","id":"m7","parentId":"m1","timestamp":"t","message":{"role":"assistant",'
+    b'"content":[{"type":"toolCall","id":9007199254740993}]}}',
+    b'{"type":"message","type":"session","id":"s2","timestamp":"t","cwd":"/w"}',
+    b'{"type":"message","id":"m8","parentId":"m1","timestamp":"t","message":{"role":"user"}}'
+    b'{"type":"message","id":"m9","parentId":"m8","timestamp":"t","message":{"role":"user"}}',
+    b'{"type":"message","id":"m10","parentId":"m1","times',
+    b'{"type":"message","id":"\xff","parentId":null,"timestamp":"t","message":{"role":"user"}}',
+    b'{"type":"message","id":"m11","parentId":"m1","timestamp":"t","message":{"role":"user"}}\r',
+    b'{"type":"message","id":"m12","parentId":"m1","timestamp":"t","message":[]}',
+    b'{"type":"message"}',
+    b'{"type":"custom","id":"k1","parentId":"m1","timestamp":"t","customType":"x","data":{}}',
+    b"",
+    b"   ",
+    b"[1]",
+]
+_HEADER_LINE = b'{"type":"session","version":3,"id":"s","timestamp":"t","cwd":"/w"}'
+
+
+@given(
+    header=st.booleans(),
+    lines=st.lists(st.sampled_from(_MESSAGE_LINES), max_size=12),
+    final_newline=st.booleans(),
+)
+def test_message_lines_read_from_their_bytes_give_what_the_parser_gives(
+    tmp_path_factory: pytest.TempPathFactory,
+    header: bool,
+    lines: list[bytes],
+    final_newline: bool,
+) -> None:
+    # Given a file of message lines, plain and damaged (blank, torn, glued, not UTF-8, a lone
+    # surrogate, duplicate and self-parented ids, a type repeated as a header's)
+    path = tmp_path_factory.mktemp("fast") / "s.jsonl"
+    body = b"\n".join([_HEADER_LINE] * header + lines)
+    path.write_bytes(body + (b"\n" if final_newline and body else b""))
+
+    # When its skeleton is read with the message lines decoded from their bytes (orjson)
+    # and again through the parser's own path only
+    def read(fast: bool) -> tuple[Any, ...]:
+        installed = skeleton._FAST_LOADS
+        skeleton._FAST_LOADS = installed if fast else None
+        try:
+            reader = skeleton.SkeletonReader(path)
+            seen = [(entry, line) for entry, _, line in reader.entries()]
+            found = reader.skeleton()
+        finally:
+            skeleton._FAST_LOADS = installed
+        tree = found.tree
+        return seen, list(tree.entries), list(found.lines), found.problems, tree.leaf_id
+
+    # Then both give the same entries, lines, problems and tree
+    assert skeleton._FAST_LOADS is not None, "orjson is a test dependency"
+    assert read(fast=True) == read(fast=False)
+
+
+@given(objs=st.lists(message_objects, max_size=8))
+def test_shared_message_skeletons_equal_their_own(objs: list[dict[str, Any]]) -> None:
+    # Given message objects read one after the other by one reader (skeletons shared)
+    shared: dict[Any, AgentMessage] = {}
+    for obj in filter(plain_message, objs):
+        # When each is made through the shared table and on its own
+        through_table = skeleton._slim_message("m", None, "t", obj["message"], shared)
+        alone = skeleton._slim_message("m", None, "t", obj["message"])
+        # Then the two are equal: a shared skeleton holds exactly the kept fields
+        assert through_table == alone
+
+
+def test_a_skeleton_is_freed_when_dropped_not_left_to_the_cycle_collector(
+    tmp_path: Path,
+) -> None:
+    # Given a session file read into its skeleton while the cycle collector is paused (as
+    # audit_file reads)
+    path = tmp_path / "s.jsonl"
+    header = '{"type":"session","version":3,"id":"s","timestamp":"t","cwd":"/w"}'
+    entry = '{"type":"message","id":"m%d","parentId":%s,"timestamp":"t","message":{"role":"user"}}'
+    lines = [header] + [entry % (i, "null" if i == 0 else f'"m{i - 1}"') for i in range(50)]
+    path.write_text("\n".join(lines) + "\n")
+    gc.disable()
+    try:
+        reader = skeleton.SkeletonReader(path)
+        for _ in reader.entries():
+            pass
+        tree = weakref.ref(reader.skeleton().tree)
+        assert tree() is not None
+        # When the reader is dropped
+        del reader
+        # Then the tree is gone at once: nothing in a skeleton is held by a reference cycle
+        assert tree() is None
+    finally:
+        gc.enable()
+
+
+@given(
+    data=st.binary(max_size=80).map(lambda b: b.replace(b"\x00", b"\n")),
+    max_line=st.integers(min_value=1, max_value=12),
+    block=st.integers(min_value=1, max_value=16),
+)
+def test_lines_read_a_block_at_a_time_are_those_readline_gives(
+    data: bytes, max_line: int, block: int
+) -> None:
+    # Given any bytes (lines short and long, blank, a last line without its newline)
+    def by_readline() -> list[bytes]:
+        fp = io.BytesIO(data)
+        return list(iter(lambda: fp.readline(max_line + 1), b""))
+
+    # When they are read a block at a time
+    fp = io.BytesIO(data)
+    lines = []
+    for line in lines_module.iter_line_bytes(fp, max_line, block):
+        lines.append(line)
+        if not line.endswith(b"\n"):  # a reader may read the rest of such a line itself
+            assert fp.tell() == sum(map(len, lines))
+    # Then they are exactly the pieces readline(max + 1) gives, one after the other
+    assert lines == by_readline()
+
+
+def test_a_line_longer_than_the_limit_is_skipped_and_the_next_entries_are_read(
+    tmp_path: Path,
+) -> None:
+    # Given a session whose second entry is a message line longer than the reader's limit
+    path = tmp_path / "s.jsonl"
+    header = b'{"type":"session","version":3,"id":"s","timestamp":"t","cwd":"/w"}\n'
+    message = (
+        b'{"type":"message","id":"m%d","parentId":null,"timestamp":"t","message":{"role":"user"}}\n'
+    )
+    huge = (
+        b'{"type":"message","id":"big","content":"' + b"x" * lines_module.MAX_LINE_BYTES + b'"}\n'
+    )
+    path.write_bytes(header + message % 1 + huge + message % 2)
+    # When its skeleton is read
+    reader = skeleton.SkeletonReader(path)
+    read = [(entry.id, line) for entry, _, line in reader.entries()]
+    found = reader.skeleton()
+    # Then the long line is one oversized_line problem at line 3, and the entry after it is read
+    assert read == [("m1", 2), ("m2", 4)]
+    assert [(p.kind.value, p.line) for p in found.problems] == [("oversized_line", 3)]
+    assert found.bytes == path.stat().st_size

@@ -38,20 +38,23 @@ class Resets:
     pairs: tuple[tuple[TreeNode, TreeNode], ...] = ()
 
 
+NO_RESETS: Final = Resets()
+
+
 class MultipleResetsCheck:
     """R30 (module docstring)."""
 
     reads: Final = frozenset({MessageEntry, CustomEntry})
 
     def start(self, ctx: AuditContext) -> Resets:
-        return Resets()
+        return NO_RESETS
 
     def step(self, state: Resets, node: TreeNode, ctx: AuditContext) -> Step:
         entry = node.entry
         if isinstance(entry, MessageEntry):
             if entry.message.role != "assistant":
-                return Resets(), []  # a prompt: the resets before it were commands
-            return Resets(), [_finding(first, second, ctx) for first, second in state.pairs]
+                return NO_RESETS, []  # a prompt: the resets before it were commands
+            return NO_RESETS, [_finding(first, second, ctx) for first, second in state.pairs]
         if role_of(node) is not Role.MARKER:
             return state, []
         if state.last is None:

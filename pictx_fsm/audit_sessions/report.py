@@ -41,8 +41,10 @@ class Summary:
 
     @classmethod
     def of(cls, shape: Shape, entries: int) -> Summary:
-        markers = sum(1 for node in shape.nodes if node.window.marker_id == node.id)  # R8
-        boots = sum(1 for node in shape.nodes if is_boot(node.entry))
+        markers = boots = 0
+        for node in shape.nodes:  # one pass over the nodes for both counts
+            markers += node.window.marker_id == node.id  # R8
+            boots += is_boot(node.entry)
         return cls(
             entries=entries,
             branches=len(shape.leaves()),

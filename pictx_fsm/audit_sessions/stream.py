@@ -36,7 +36,7 @@ from pictx_fsm.audit_sessions.structure import (
 from pictx_fsm.audit_sessions.walk import ContentCheck, Shape
 from pictx_fsm.errors import UnreadableInputError
 from pictx_fsm.protocol import DEFAULT_PROFILE, Profile
-from pictx_fsm.session.entries import Entry
+from pictx_fsm.session.entries import Entry, MessageEntry
 from pictx_fsm.session.skeleton import SkeletonReader, paused_collector
 from pictx_fsm.session.tree import SessionTree, TreeNode
 
@@ -104,10 +104,11 @@ def _read(
     memory = ContextMemoryCheck()
     seen = memory.start()
     folded: list[Finding] = []
+    read = whole_types(checks) | memory.entry_types  # most entries (messages): none reads them
     for entry, node, line in reader.entries():
-        if is_boundary_entry(entry):
+        if type(entry) is not MessageEntry and is_boundary_entry(entry):  # messages never are
             boundaries[line].append(entry)
-        if node is None:
+        if node is None or entry.type not in read:
             continue
         if ctx is None:
             assert reader.tree is not None  # the node was just added to it

@@ -106,6 +106,11 @@ class Shape:
         found = self._children.get(id(node), ())
         return (found,) if isinstance(found, TreeNode) else found
 
+    def only_child(self, node: TreeNode) -> TreeNode | None:
+        """The node's child when it has exactly one (``None``: none, or several)."""
+        found = self._children.get(id(node))
+        return found if type(found) is TreeNode else None
+
     def is_leaf(self, node: TreeNode) -> bool:
         return id(node) not in self._children
 
@@ -118,6 +123,7 @@ def walk(shape: Shape, checks: Sequence[BranchCheck], ctx: AuditContext) -> Iter
     initial = tuple(check.start(ctx) for check in checks)
     plans: dict[type[Any], tuple[int, ...]] = {}
     stack: list[tuple[TreeNode, tuple[Any, ...]]] = [(r, initial) for r in reversed(shape.roots)]
+    only_child = shape.only_child
     while stack:
         node, states = stack.pop()
         kind = type(node.entry)
@@ -131,10 +137,12 @@ def walk(shape: Shape, checks: Sequence[BranchCheck], ctx: AuditContext) -> Iter
                 if found:
                     yield from found
             states = tuple(after)
+        child = only_child(node)
+        if child is not None:  # most nodes: one child
+            stack.append((child, states))
+            continue
         children = shape.children(node)
-        if len(children) == 1:
-            stack.append((children[0], states))
-        elif children:
+        if children:
             stack.extend((child, states) for child in reversed(children))
         else:
             for check, state in zip(checks, states, strict=True):

@@ -148,7 +148,8 @@ class SessionParser:
         self._parent_of: dict[str, str | None] = {}
         """Each id's parent as Pi's id map holds it (the later entry of a duplicate wins)."""
         self._unresolved: list[tuple[int, str, str]] = []
-        self._last: PhysicalLine | None = None
+        self._last: tuple[int, bool] | None = None
+        """The last line fed: its number and whether it ended with a newline."""
         self._last_had_junk = False
         self._closed = False
         self._blank_run: tuple[int, int] | None = None
@@ -166,7 +167,7 @@ class SessionParser:
 
     def feed(self, line: PhysicalLine) -> list[EntryLine]:
         """The entries found on one line (usually one)."""
-        self._last, self._last_had_junk = line, False
+        self._last, self._last_had_junk = (line.number, line.terminated), False
         if line.oversized is not None:
             self._oversized(line)
             return []
@@ -201,6 +202,22 @@ class SessionParser:
                 found += self._take(piece, line.number)
         self._last_had_junk = pieces[-1].junk  # a torn end is already reported as torn
         return found
+
+    @property
+    def started(self) -> bool:
+        """A JSON value was read: the next object is an entry or an extra header."""
+        return self._objects > 0
+
+    def feed_entry_object(self, number: int, value: dict[str, Any]) -> Entry:
+        """:meth:`feed` of a terminated UTF-8 line that holds exactly ``value``, decoded by
+        the caller, once the parser has :attr:`started`: an object whose type is an entry
+        type (not a header). The same entry and problems, without the line's text."""
+        self._last, self._last_had_junk = (number, True), False
+        if self._blank_run is not None:
+            self._end_blank_run()
+        index = self._objects
+        self._objects += 1
+        return self._entry(value, index, number)
 
     def _end_blank_run(self) -> None:
         """One problem per run of blank lines: a file of blank lines costs one, not millions."""
@@ -384,10 +401,10 @@ class SessionParser:
             what = "file is empty" if self._last is None else "no JSON value in the file"
             self._report(ProblemKind.MISSING_HEADER, None, f"{what}, so no session header")
         last = self._last
-        if last is not None and not last.terminated and not self._last_had_junk:
+        if last is not None and not last[1] and not self._last_had_junk:
             self._report(
                 ProblemKind.MISSING_FINAL_NEWLINE,
-                last.number,
+                last[0],
                 "last line has no final newline; a plain append would glue onto it",
             )
         self._report_cycles()
@@ -396,7 +413,11 @@ class SessionParser:
     def _report_cycles(self) -> None:
         """``parentId`` links that loop (e1 → e3 → e2 → e1): Pi's ``getBranch`` from any of
         them never ends. The reader's tree cannot loop (a parent must come earlier), so only
-        this check sees them; each cycle is reported once, at its first line."""
+        this check sees them; each cycle is reported once, at its first line. Without a
+        duplicate id or a parent named before it is defined, every parent precedes its child
+        and nothing can loop: the walk is skipped."""
+        if not self._unresolved and not self._reported[ProblemKind.DUPLICATE_ID]:
+            return
         done: set[str] = set()
         for start in self._parent_of:
             path: dict[str, None] = {}

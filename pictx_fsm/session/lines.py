@@ -57,12 +57,47 @@ def iter_physical_lines(
     number = 0
     while data := fp.readline(max_line_bytes + 1):
         number += 1
-        terminated = data.endswith(b"\n")
-        if len(data) > max_line_bytes and not terminated:
-            yield _oversized(number, data, fp)
+        yield physical_line(number, data, fp, max_line_bytes)
+
+
+def iter_line_bytes(
+    fp: BinaryIO, max_line_bytes: int = MAX_LINE_BYTES, block: int = 1 << 18
+) -> Iterator[bytes]:
+    """What ``fp.readline(max_line_bytes + 1)`` returns again and again, read a block at a
+    time (one ``readline`` call per line costs more than the line's bytes). ``fp`` must be
+    seekable. A line without its newline (too long, or the last) is read by ``readline``
+    itself, and ``fp`` then stands just after it, so a reader may go on reading the rest of a
+    too-long line from it (:func:`physical_line`); the next line starts where ``fp`` stands.
+    A block (256 KiB) is all it holds beyond the current line."""
+    block = min(block, max_line_bytes + 1)  # a whole line in a block is never cut
+    while True:
+        start = fp.tell()
+        data = fp.read(block)
+        last = data.rfind(b"\n")
+        if last < 0:  # no whole line in a block: a long line (or the last, unterminated)
+            fp.seek(start)
+            line = fp.readline(max_line_bytes + 1)
+            if not line:
+                return
+            yield line
             continue
-        body = data[:-1] if terminated else data
-        yield _decode(number, body, terminated)
+        fp.seek(start + last + 1)
+        position = 0
+        while position <= last:
+            end = data.index(b"\n", position) + 1
+            yield data[position:end]
+            position = end
+
+
+def physical_line(
+    number: int, data: bytes, fp: BinaryIO, max_line_bytes: int = MAX_LINE_BYTES
+) -> PhysicalLine:
+    """Line ``number`` from ``data``, what ``fp.readline(max_line_bytes + 1)`` returned (the
+    rest of an oversized line is read past in ``fp``)."""
+    terminated = data.endswith(b"\n")
+    if len(data) > max_line_bytes and not terminated:
+        return _oversized(number, data, fp)
+    return _decode(number, data[:-1] if terminated else data, terminated)
 
 
 def _oversized(number: int, start: bytes, fp: BinaryIO) -> PhysicalLine:

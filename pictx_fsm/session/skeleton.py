@@ -20,7 +20,7 @@ import sys
 from array import array
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from types import MappingProxyType
-from typing import Any, Final
+from typing import Any, BinaryIO, Final
 
 import attrs
 from attrs import frozen
@@ -45,8 +45,14 @@ from pictx_fsm.session.entries import (
     UsageEntry,
     entry_from_json,
 )
-from pictx_fsm.session.jsonl import SessionParser, iter_session_lines, open_regular, os_reason
-from pictx_fsm.session.lines import Piece, js_number_value, split_line
+from pictx_fsm.session.jsonl import SessionParser, open_regular, os_reason
+from pictx_fsm.session.lines import (
+    Piece,
+    iter_line_bytes,
+    js_number_value,
+    physical_line,
+    split_line,
+)
 from pictx_fsm.session.problems import Problem
 from pictx_fsm.session.tree import SessionTree, TreeNode
 
@@ -94,7 +100,30 @@ def _slim_message(
 ) -> MessageEntry:
     """The skeleton of a message entry from its message object (``role`` a string).
     ``shared`` (a reader's) holds one skeleton per distinct message skeleton without tool
-    calls: most replies and prompts of a session share a handful (role, model, stop)."""
+    calls: most replies and prompts of a session share a handful (role, model, stop), so
+    such a message is looked up by its kept values before anything is built."""
+    role = raw["role"]
+    calls = tool_call_ids(role, raw.get("content"))
+    table = None if calls or "toolCallId" in raw else shared
+    key = None if table is None else _shared_key(raw)
+    slim = None
+    if table is not None:
+        try:
+            slim = table.get(key)
+        except TypeError:  # an unhashable value (a model given as an object): not shared
+            table = None
+    if slim is None:
+        slim = AgentMessage(role=role, raw=_kept(raw, calls))
+        if table is not None and len(table) < _SHARED_MESSAGES:
+            table[key] = slim
+    return MessageEntry(
+        id=entry_id, parent_id=parent, timestamp=timestamp, message=slim, extra=NO_EXTRA
+    )
+
+
+def _kept(raw: Mapping[str, JSON], calls: list[str]) -> dict[str, JSON]:
+    """The fields a message skeleton keeps (module docstring), the few-valued ones
+    interned."""
     kept: dict[str, JSON] = {}
     for key in _MESSAGE_KEYS:
         if key in raw:
@@ -102,32 +131,30 @@ def _slim_message(
             kept[key] = sys.intern(value) if type(value) is str and key in _VOCABULARY else value
     if kept.get("stopReason") == "error" and "errorMessage" in raw:
         kept["errorMessage"] = raw["errorMessage"]
-    calls = tool_call_ids(kept["role"], raw.get("content"))
     if calls:
         kept["content"] = [{"type": "toolCall", "id": call_id} for call_id in calls]
-    slim = _shared_message(kept, shared)
-    return MessageEntry(
-        id=entry_id, parent_id=parent, timestamp=timestamp, message=slim, extra=NO_EXTRA
+    return kept
+
+
+def _shared_key(raw: Mapping[str, JSON]) -> tuple[Any, ...]:
+    """What :func:`_kept` keeps of a message without tool calls, as a key (``_MISSING`` for
+    an absent field): equal keys, equal skeletons."""
+    get = raw.get
+    stop = get("stopReason", _MISSING)
+    error = get("errorMessage", _MISSING) if stop == "error" else _MISSING
+    return (
+        get("role"),
+        stop,
+        get("provider", _MISSING),
+        get("model", _MISSING),
+        get("toolName", _MISSING),
+        error,
     )
 
 
+_MISSING: Final = object()
 _SHARED_MESSAGES: Final = 4096
 """At most this many distinct message skeletons are shared per file (memory stays bounded)."""
-
-
-def _shared_message(kept: dict[str, JSON], shared: dict[Any, AgentMessage] | None) -> AgentMessage:
-    if shared is None or "content" in kept or "toolCallId" in kept:
-        return AgentMessage(role=kept["role"], raw=kept)
-    try:
-        key = tuple(kept.items())
-        found = shared.get(key)
-    except TypeError:  # an unhashable value (a model given as an object): not shared
-        return AgentMessage(role=kept["role"], raw=kept)
-    if found is None:
-        found = AgentMessage(role=kept["role"], raw=kept)
-        if len(shared) < _SHARED_MESSAGES:
-            shared[key] = found
-    return found
 
 
 def tool_call_ids(role: JSON, content: JSON) -> list[str]:
@@ -139,7 +166,7 @@ def tool_call_ids(role: JSON, content: JSON) -> list[str]:
     return [
         str(js_number_value(block.get("id", "")))
         for block in content
-        if isinstance(block, Mapping) and block.get("type") == "toolCall"
+        if (type(block) is dict or isinstance(block, Mapping)) and block.get("type") == "toolCall"
     ]
 
 
@@ -159,20 +186,34 @@ def split_message_fast(text: str) -> list[Piece]:
     return split_line(text)
 
 
-def _fast_loads() -> Callable[[str], Any] | None:
+def message_object(data: bytes) -> dict[str, Any] | None:
+    """The object of a terminated ``message`` line as :func:`split_message_fast` reads it,
+    decoded from its bytes (orjson refuses what is not UTF-8); ``None`` for any other line,
+    or without orjson: the parser's own path reads those."""
+    if _FAST_LOADS is None or not data.startswith(_MESSAGE_BYTES) or not data.endswith(b"\n"):
+        return None
+    try:
+        value = _FAST_LOADS(data)
+    except ValueError:
+        return None
+    return value if type(value) is dict and value.get("type") == "message" else None
+
+
+def _fast_loads() -> Callable[[str | bytes], Any] | None:
     if os.environ.get("PICTX_FSM_NO_ORJSON"):
         return None
     try:
         import orjson
     except ImportError:
         return None
-    loads: Callable[[str], Any] = orjson.loads
+    loads: Callable[[str | bytes], Any] = orjson.loads
     return loads
 
 
 _FAST_LOADS: Final = _fast_loads()
 _MESSAGE_LINE: Final = '{"type":"message"'
 """How Pi starts every message entry line (``JSON.stringify`` keeps the key order)."""
+_MESSAGE_BYTES: Final = _MESSAGE_LINE.encode()
 
 
 def plain_message(obj: Mapping[str, JSON]) -> bool:
@@ -301,6 +342,38 @@ class Skeleton:
         return self.lines[node.order]
 
 
+class _Builder:
+    """Makes each entry of a :class:`SkeletonReader` (the parser's ``build``): a plain
+    message straight into its skeleton, anything else whole; parents share their id
+    objects with the tree's."""
+
+    def __init__(self, *, direct_messages: bool) -> None:
+        self.direct_messages = direct_messages
+        self.shared: dict[Any, AgentMessage] = {}
+        self.tree: SessionTree | None = None
+
+    def build(self, obj: Mapping[str, JSON]) -> tuple[Entry, Sequence[FieldProblem]]:
+        if not (self.direct_messages and plain_message(obj)):
+            return entry_from_json(obj)
+        timestamp = obj.get("timestamp", "")
+        skeleton = _slim_message(
+            obj["id"],
+            self.shared_parent(obj["parentId"]),
+            timestamp if isinstance(timestamp, str) else "",
+            obj["message"],
+            self.shared,
+        )
+        return skeleton, ()
+
+    def shared_parent(self, parent_id: str | None) -> str | None:
+        """The parent's own id object (one string per id in memory), else ``parent_id``."""
+        parent = self.tree.find(parent_id) if parent_id and self.tree is not None else None
+        return parent_id if parent is None else parent.id
+
+    def slim(self, entry: Entry) -> Entry:
+        return slim_entry(entry, self.shared_parent(entry.parent_id))
+
+
 class SkeletonReader:
     """Reads one file into its skeleton: :meth:`entries` yields each whole entry with its
     node and line as it is read (``tree`` and :meth:`line_of` already answer for it), then
@@ -310,9 +383,11 @@ class SkeletonReader:
         """``whole``: the entry types :meth:`entries` must hand over whole (with content);
         a plain message of any other type is made straight into its skeleton."""
         self.path = os.fspath(path)
-        self.parser = SessionParser(self.path, build=self._build, split=split_message_fast)
-        self._direct_messages = "message" not in whole
-        self._shared: dict[Any, AgentMessage] = {}
+        self._builder = _Builder(direct_messages="message" not in whole)
+        # the parser holds the builder, not this reader: no reference cycle, so the skeleton
+        # is freed as soon as it is dropped (a cycle would leave a whole file's skeleton to
+        # the cycle collector, which then traverses every node of it)
+        self.parser = SessionParser(self.path, build=self._builder.build, split=split_message_fast)
         self.tree: SessionTree | None = None
         self._lines = array("I")
         self._bytes = 0
@@ -321,38 +396,37 @@ class SkeletonReader:
         """Raises :class:`UnreadableInputError` only when the file cannot be opened or read."""
         try:
             with open_regular(self.path) as fp:
-                for item in iter_session_lines(fp, self.parser):
-                    if self.tree is None:
-                        self.tree = SessionTree(self.parser.header or PLACEHOLDER_HEADER)
-                    entry = item.entry
-                    slim = entry if is_skeleton(entry) else self._slim(self.tree, entry)
-                    node = self.tree.add(slim)
-                    self._lines.append(item.line)
-                    yield item.entry, node, item.line
+                yield from self._read(fp)
                 self._bytes = fp.tell()
         except OSError as exc:
             raise UnreadableInputError(self.path, os_reason(exc)) from exc
 
-    def _build(self, obj: Mapping[str, JSON]) -> tuple[Entry, Sequence[FieldProblem]]:
-        if not (self._direct_messages and plain_message(obj)):
-            return entry_from_json(obj)
-        timestamp = obj.get("timestamp", "")
-        skeleton = _slim_message(
-            obj["id"],
-            self._shared_parent(obj["parentId"]),
-            timestamp if isinstance(timestamp, str) else "",
-            obj["message"],
-            self._shared,
-        )
-        return skeleton, ()
+    def _read(self, fp: BinaryIO) -> Iterator[tuple[Entry, TreeNode | None, int]]:
+        """Each line through the parser; a plain message line (most of a session) is decoded
+        from its bytes by orjson and handed over as its object (:func:`message_object`):
+        the same entry and problems, without the line's text, pieces and line records."""
+        parser = self.parser
+        number = 0
+        for data in iter_line_bytes(fp):
+            number += 1
+            value = message_object(data) if parser.started else None
+            if value is not None:
+                yield self._add(parser.feed_entry_object(number, value), number)
+                continue
+            for item in parser.feed(physical_line(number, data, fp)):
+                yield self._add(item.entry, item.line)
+        parser.close()
 
-    def _shared_parent(self, parent_id: str | None) -> str | None:
-        """The parent's own id object (one string per id in memory), else ``parent_id``."""
-        parent = self.tree.find(parent_id) if parent_id and self.tree is not None else None
-        return parent_id if parent is None else parent.id
-
-    def _slim(self, tree: SessionTree, entry: Entry) -> Entry:
-        return slim_entry(entry, self._shared_parent(entry.parent_id))
+    def _add(self, entry: Entry, line: int) -> tuple[Entry, TreeNode | None, int]:
+        tree = self.tree
+        if tree is None:
+            tree = self.tree = self._builder.tree = SessionTree(
+                self.parser.header or PLACEHOLDER_HEADER
+            )
+        skeleton = type(entry) is MessageEntry and entry.extra is NO_EXTRA  # is_skeleton
+        node = tree.add(entry if skeleton else self._builder.slim(entry))
+        self._lines.append(line)
+        return entry, node, line
 
     def line_of(self, node: TreeNode) -> int:
         return self._lines[node.order]

@@ -25,6 +25,7 @@ from pictx_fsm.session.entries import (
     CustomMessageEntry,
     Entry,
     LabelEntry,
+    MessageEntry,
     OpaqueEntry,
     SessionHeader,
 )
@@ -164,6 +165,20 @@ class SessionTree:
         return node
 
     def _make_node(self, entry: Entry, entry_id: str, parent: TreeNode | None) -> TreeNode:
+        if parent is not None and type(entry) is MessageEntry:
+            # the common entry: it opens no window, is no boot, no continuation, no custom
+            # message, so it carries its parent's window facts as they are
+            return TreeNode(
+                entry=entry,
+                id=entry_id,
+                parent=parent,
+                depth=parent.depth + 1,
+                order=len(self._entries) - 1,
+                window=parent.window,
+                window_message_types=parent.window_message_types,
+                window_boot_id=parent.window_boot_id,
+                window_continued=parent.window_continued,
+            )
         window = parent.window if parent is not None else self._root_window
         types = parent.window_message_types if parent is not None else frozenset()
         boot = parent.window_boot_id if parent is not None else None
