@@ -495,6 +495,10 @@ class AuditLog:
         self._file = None if path is None else AuditFile(path, fsync=fsync)
         self._last_hash = GENESIS if self._file is None else self._file.last_hash
         self._seq = 0 if self._file is None else self._file.seq
+        # A file log keeps nothing per record in memory (a long-running host's memory stays
+        # flat): its records are read back from where this log started writing.
+        self._start = (self._seq + 1, _size(self.path)) if self._file is not None else None
+        self._in_file = 0
 
     @property
     def notice(self) -> str | None:
@@ -522,10 +526,17 @@ class AuditLog:
         )
         self._seq += 1  # only once the record exists: a record that cannot be built is not one
         self._last_hash = written.hash
-        self._unread.append(written.line)
-        if self._file is not None:
+        if self._file is not None and self._file.writable:
             self._file.append_line(written.line, written.hash, self._seq)
+            if self._file.writable:
+                self._in_file += 1
+                return written
+        self._unread.append(written.line)
         return written
+
+    def __len__(self) -> int:
+        """How many records were written through this log (none read back to count them)."""
+        return self._in_file + len(self._records) + len(self._unread)
 
     @property
     def records(self) -> list[dict[str, Any]]:
@@ -534,7 +545,19 @@ class AuditLog:
         if self._unread:
             self._records.extend(json.loads(line) for line in self._unread)
             self._unread.clear()
-        return self._records
+        return [*self._from_file(), *self._records] if self._in_file else self._records
+
+    def _from_file(self) -> Iterator[dict[str, Any]]:
+        """This log's records in its file: the ``seq`` range it wrote, after its offset."""
+        assert self._start is not None and self.path is not None
+        first, offset = self._start
+        last = first + self._in_file - 1
+        with self.path.open("rb") as fp:
+            fp.seek(offset)
+            for line in fp:
+                record = json.loads(line)
+                if first <= record.get("seq", 0) <= last and record.get("kind") is None:
+                    yield record
 
     def close(self) -> None:
         """Seal the file's segment (a clean shutdown; a later resume opens a new one)."""
@@ -543,6 +566,13 @@ class AuditLog:
 
     def transition_counts(self) -> dict[str, int]:
         return transition_counts(self.records)
+
+
+def _size(path: Path | None) -> int:
+    try:
+        return 0 if path is None else path.stat().st_size
+    except OSError:
+        return 0
 
 
 def transition_counts(

@@ -18,7 +18,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from lifecycle_kit import Kit
 
-from pictx_fsm.audit import AuditLog, verify_chain
+from pictx_fsm.audit import AuditLog, verify_chain, verify_records
 from pictx_fsm.audit_store import AuditFile, check_log
 from pictx_fsm.cli import main
 from pictx_fsm.errors import AuditChainError
@@ -280,3 +280,51 @@ def test_a_second_writer_waits_for_the_first_then_keeps_records_in_memory(
     assert second.notice is not None and "another process is writing this log" in second.notice
     first.close()
     assert verify_chain(path).sealed
+
+
+# -- memory of a file log ----------------------------------------------------------------------
+
+
+def test_a_file_log_keeps_no_record_lines_in_memory_and_reads_its_own_records_back(
+    tmp_path: Path,
+) -> None:
+    # Given a log file that already holds an earlier process's sealed session
+    path = _closed_log(tmp_path)
+    # When a new process's log resumes it and records a session
+    kit = Kit.create(audit_path=path)
+    _session(kit)
+    log = kit.audit
+    # Then nothing per record is held in memory (a long-running host stays flat) …
+    assert log._unread == [] and log._records == []
+    # … and its records are exactly the ones it wrote, read back from the file, in order
+    records = log.records
+    assert len(records) == len(log) > 0
+    assert [r["seq"] for r in records] == list(range(records[0]["seq"], records[-1]["seq"] + 1))
+    assert records[0]["hook"] == "session_start"
+    assert all("kind" not in record for record in records)
+    # And after the seal the same records are still read back, the seal not among them
+    log.close()
+    assert log.records == records
+    assert verify_chain(path).sealed
+
+
+def test_a_file_log_that_stops_accepting_writes_keeps_the_rest_in_memory(
+    tmp_path: Path,
+) -> None:
+    # Given a file log that has written some records
+    kit = Kit.create(audit_path=tmp_path / "audit.jsonl")
+    for step in (kit.start, kit.turn_start):
+        step()
+    log = kit.audit
+    written = len(log)
+    # When its file starts failing (a full disk) and the session goes on
+    assert log._file is not None and log._file._fp is not None
+    log._file._fp.close()
+    log._file._fp = open("/dev/full", "a", encoding="ascii")  # noqa: SIM115 - the log closes it
+    kit.context()
+    # Then the records before the failure come from the file, the later ones from memory,
+    # and together they still form one chain in order
+    records = log.records
+    assert len(records) == len(log) > written
+    assert [r["seq"] for r in records] == list(range(1, len(records) + 1))
+    assert verify_records(records).records == len(records)

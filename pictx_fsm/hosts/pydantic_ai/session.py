@@ -149,7 +149,7 @@ class PiSession:
     @property
     def audit_seq(self) -> int:
         """How many audit records the session has (this process's and earlier ones)."""
-        return self._audit_base + len(self.audit.records)
+        return self._audit_base + len(self.audit)
 
     def audit_records(self) -> list[dict[str, JSON]]:
         """Every audit record of the session, oldest first."""
