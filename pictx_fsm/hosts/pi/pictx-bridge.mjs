@@ -15,14 +15,14 @@
 // gets each handler's duration at shutdown, for bench/bench_bridge.py); PICTX_FSM_PROFILE and
 // PICTX_FSM_AUDIT_DIR are read by the server.
 import { spawn } from "node:child_process";
-import { appendFileSync, existsSync, readFileSync, realpathSync } from "node:fs";
+import { appendFileSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import * as piAgent from "@earendil-works/pi-coding-agent";
 import { ConnectionMachine } from "./connection.mjs";
 import { failClosed, foldSystem, markerOnPath, scanWindow } from "./failclosed.mjs";
-import { facts, format, lastLine, payload, positive, safely } from "./requests.mjs";
+import { facts, format, hostVersion, lastLine, payload, positive, safely } from "./requests.mjs";
 import { rebuild } from "./wire.mjs";
 
 const HERE = dirname(fileURLToPath(import.meta.url));
@@ -36,7 +36,7 @@ const ABORT_GRACE_MS = MANIFEST.timeouts.abortGraceMs;
 const NOTICES = process.env.PICTX_FSM_NOTICES || "auto";
 const TIMING = process.env.PICTX_FSM_TIMING;
 const CHECK_USAGE = process.env.PICTX_FSM_CHECK_USAGE;
-const PI_VERSION = piVersion();
+const PI_VERSION = hostVersion(piAgent, process.argv[1]);
 const IMPORT_FAILURE = /ModuleNotFoundError|ImportError|No module named|SyntaxError/;
 const children = new Set();
 process.once("exit", () => children.forEach((child) => child.kill("SIGKILL")));
@@ -566,23 +566,4 @@ function noInterpreter(error) {
     problem: format(T.PROBLEM_NO_INTERPRETER, { python: PYTHON, error: error.code ?? String(error) }),
     fix: T.FIX_PYTHON,
   };
-}
-
-// Pi's own version, from the host module, else from the package.json above the running CLI.
-function piVersion() {
-  if (typeof piAgent.VERSION === "string") return piAgent.VERSION;
-  try {
-    let dir = dirname(realpathSync(process.argv[1]));
-    while (dir !== dirname(dir)) {
-      const file = join(dir, "package.json");
-      if (existsSync(file)) {
-        const found = JSON.parse(readFileSync(file, "utf8"));
-        if (found.name === "@earendil-works/pi-coding-agent") return String(found.version);
-      }
-      dir = dirname(dir);
-    }
-  } catch {
-    // fall through: the version stays unknown, never a failure to load
-  }
-  return "unknown";
 }

@@ -43,6 +43,7 @@ from pictx_fsm.hooks import Command, ContextUsage, HookEvent, HostContext, Sessi
 from pictx_fsm.hosts.pi import texts
 from pictx_fsm.hosts.pi.connection_audit import record_transitions
 from pictx_fsm.hosts.pi.convert import BridgeProtocolError, context_of, event_of
+from pictx_fsm.hosts.pi.support import version_notice
 from pictx_fsm.hosts.pi.wire import (
     PROTOCOL,
     ExpandedMessages,
@@ -134,6 +135,13 @@ def migrate_notes_home() -> list[Notify]:
     return [] if warning is None else [Notify(message=warning, level="warning")]
 
 
+def version_notices(ctx: Mapping[str, Any]) -> list[Notify]:
+    """At Pi's startup: one notice when the Pi the extension reports is too old
+    (:func:`~pictx_fsm.hosts.pi.support.version_notice`)."""
+    notice = version_notice(context_of(ctx).pi_version)
+    return [] if notice is None else [notice]
+
+
 def _now_ms() -> int:
     return int(time.time() * 1000)
 
@@ -204,9 +212,13 @@ class BridgeSession:
         if kind == "hook" and name in MESSAGE_HOOKS and isinstance(event, Mapping):
             expanded = expand_messages(event.get("messages") or [])
             event = {**event, "messages": list(expanded.messages)}
-        reply = self._answer(event_of(kind, name, event), ctx, expanded)
-        if first:
-            reply["effects"] = [n.to_json() for n in migrate_notes_home()] + reply["effects"]
+        hook_event = event_of(kind, name, event)
+        reply = self._answer(hook_event, ctx, expanded)
+        notices = migrate_notes_home() if first else []
+        if isinstance(hook_event, SessionStart) and hook_event.reason == "startup":
+            notices += version_notices(ctx)
+        if notices:
+            reply["effects"] = [n.to_json() for n in notices] + reply["effects"]
         return reply
 
     def context(self, ctx: Mapping[str, Any], hook: str) -> HostContext:
