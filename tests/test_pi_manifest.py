@@ -12,8 +12,8 @@ from pictx_fsm import __version__
 from pictx_fsm.cli import main
 from pictx_fsm.hooks import HOOKS
 from pictx_fsm.hosts.pi import texts
-from pictx_fsm.hosts.pi.convert import event_of
 from pictx_fsm.hosts.pi.connection import transition_table
+from pictx_fsm.hosts.pi.convert import event_of
 from pictx_fsm.hosts.pi.manifest import (
     MANIFEST,
     build_manifest,
@@ -93,7 +93,7 @@ def test_pi_manifest_check_reports_a_stale_file(
 def test_the_server_converts_every_hook_of_the_one_hook_list(hook: str) -> None:
     # Given a bare request for each hook the lifecycle handles (pictx_fsm.hooks.HOOKS)
     # When the server converts it / Then it is that hook's event, nothing else
-    assert type(event_of("hook", hook, {})).HOOK == hook
+    assert hook == type(event_of("hook", hook, {})).HOOK
 
 
 def test_every_hook_name_the_extension_tests_is_one_of_the_one_hook_list() -> None:
