@@ -37,6 +37,7 @@ const NOTICES = process.env.PICTX_FSM_NOTICES || "auto";
 const TIMING = process.env.PICTX_FSM_TIMING;
 const CHECK_USAGE = process.env.PICTX_FSM_CHECK_USAGE;
 const PI_VERSION = hostVersion(piAgent, process.argv[1]);
+const PIPELINED = new Set(MANIFEST.pipelined);
 const IMPORT_FAILURE = /ModuleNotFoundError|ImportError|No module named|SyntaxError/;
 const children = new Set();
 process.once("exit", () => children.forEach((child) => child.kill("SIGKILL")));
@@ -79,6 +80,7 @@ class Bridge {
     this.ctx = ctx;
     if (name === "session_start" || name === "session_tree") this.forgetMissingBoots();
     try {
+      if (PIPELINED.has(name) && this.machine.state === "ready") return this.post(name, event, ctx);
       const reply = await this.request("hook", name, payload(name, event, WIN.bootType), ctx, ctx.signal);
       const value = reply.ok ? this.apply(reply.reply, ctx, name, event) : undefined;
       // A provider request is never passed through unanswered: no messages, no trust.
@@ -97,6 +99,24 @@ class Bridge {
         if (TIMING) safely(() => appendFileSync(TIMING, `${this.timings.join("\n")}\n`));
       }
     }
+  }
+
+  // An observational hook (its handler returns nothing, its effects are notices: the
+  // manifest's `pipelined` list) is sent without waiting: the request is ordered on the
+  // pipe before the next awaited one, its reply's notices are applied when it arrives, and
+  // its failure (error, timeout, dead server) is a fault like any other, so the next awaited
+  // request — every provider request is one — finds the connection restarting or degraded.
+  post(name, event, ctx) {
+    const body = { kind: "hook", name, event: payload(name, event, WIN.bootType), pipelined: true };
+    body.ctx = facts(ctx, PI_VERSION, CHECK_USAGE);
+    body.session = this.delta(ctx);
+    this.exchange(body, undefined, REQUEST_MS, name, true)
+      .then((reply) => {
+        if (reply.reply?.error) this.tellOnce(format(T.NOTICE_LIFECYCLE_ERROR, { where: name, error: reply.reply.error }));
+        else if (reply.ok) this.apply(reply.reply, ctx, name, event);
+      })
+      .catch((error) => this.tellOnce(format(T.NOTICE_LIFECYCLE_ERROR, { where: name, error: `bridge: ${error}` }), name));
+    return undefined;
   }
 
   tool(spec) {
@@ -302,7 +322,10 @@ class Bridge {
   // wait timed out (a fault) or `signal` aborted it (the request stays watched, unref'd).
   // A request sent in a run already aborted waits only the abort grace: a healthy server
   // answers in milliseconds, and Pi is winding the run down.
-  exchange(body, signal, timeoutMs, label) {
+  // A `detached` request (pipelined) is queued and written with the next awaited one or on
+  // the next turn of the event loop, several in one write; its timer keeps Node alive no
+  // longer than Pi does.
+  exchange(body, signal, timeoutMs, label, detached = false) {
     const server = this.server;
     if (!server?.child) return Promise.resolve({ ok: false });
     if (signal?.aborted && !body.session?.header) {
@@ -325,6 +348,7 @@ class Bridge {
         this.fault(server, format(text, { hook: label, ms }));
       };
       let timer = setTimeout(expire(T.FAULT_TIMEOUT, timeoutMs), timeoutMs);
+      if (detached) timer.unref();
       // Aborted (Escape): the handler returns at once; the request stays watched for a
       // short grace, after which a server that still has not answered counts as hung.
       const onAbort = () => {
@@ -340,14 +364,24 @@ class Bridge {
         settle({ ok: !reply.error, reply });
       });
       signal?.addEventListener?.("abort", onAbort, { once: true });
-      try {
-        const line = `${JSON.stringify({ id, ...body })}\n`;
-        if (TIMING) this.bytesSent += Buffer.byteLength(line);
-        server.child.stdin.write(line);
-      } catch (error) {
-        this.fault(server, format(T.FAULT_PIPE, { detail: error.code ?? String(error) }));
-      }
+      const line = `${JSON.stringify({ id, ...body })}\n`;
+      if (TIMING) this.bytesSent += Buffer.byteLength(line);
+      server.outbox.push(line);
+      if (!detached) this.flush(server);
+      else if (server.outbox.length === 1) setImmediate(() => this.flush(server));
     });
+  }
+
+  // Write every queued request line of `server` at once (the pipe keeps them in order).
+  flush(server) {
+    if (server !== this.server || server.outbox.length === 0 || !server.child) return;
+    const lines = server.outbox.join("");
+    server.outbox = [];
+    try {
+      server.child.stdin.write(lines);
+    } catch (error) {
+      this.fault(server, format(T.FAULT_PIPE, { detail: error.code ?? String(error) }));
+    }
   }
 
   // -- the connection machine ----------------------------------------------------------------
@@ -383,7 +417,7 @@ class Bridge {
   }
 
   do_spawn() {
-    const server = { generation: ++this.generation, waiting: new Map(), buffer: "", stderr: "" };
+    const server = { generation: ++this.generation, waiting: new Map(), outbox: [], buffer: "", stderr: "" };
     server.starting = new Promise((resolve) => (server.started = resolve));
     this.server = server;
     this.headerSent = false;
@@ -489,7 +523,7 @@ class Bridge {
     for (const answer of server.waiting.values()) answer(null);
     server.waiting.clear();
     server.started?.(false);
-    this.server = { ...server, child: null, waiting: new Map(), generation: -1 };
+    this.server = { ...server, child: null, waiting: new Map(), outbox: [], generation: -1 };
     if (server.child) {
       children.delete(server.child);
       safely(() => server.child.kill("SIGKILL"));

@@ -17,7 +17,8 @@ O(session) cost on every hook. With ``PICTX_FSM_CHECK_USAGE=<file>`` the extensi
 sends Pi's figure and every comparison is appended to that file (the tests check the twin).
 
 Request:  ``{"id", "kind": "hello"|"resync"|"hook"|"tool"|"command", "name", "event", "ctx",
-"session": {"header"?, "entries", "leaf"}, "connection"?: [transition, ...]}``.
+"session": {"header"?, "entries", "leaf"}, "connection"?: [transition, ...],
+"pipelined"?: true}`` (an observational hook the extension does not wait for).
 Reply:    ``{"id", "value", "effects"}``, ``{"id", "hello": {...}}`` or ``{"id", "error"}``;
 always ASCII (``\\uXXXX`` escapes), so a lone surrogate in a message cannot break the pipe.
 """
@@ -39,12 +40,14 @@ import attrs
 from pictx_fsm import __version__
 from pictx_fsm.audit import AuditLog
 from pictx_fsm.effects import Notify
+from pictx_fsm.errors import PictxError
 from pictx_fsm.hooks import Command, ContextUsage, HookEvent, HostContext, SessionStart
 from pictx_fsm.hosts.pi import texts
 from pictx_fsm.hosts.pi.connection_audit import record_transitions
 from pictx_fsm.hosts.pi.convert import BridgeProtocolError, context_of, event_of
 from pictx_fsm.hosts.pi.support import version_notice
 from pictx_fsm.hosts.pi.wire import (
+    PIPELINED_HOOKS,
     PROTOCOL,
     ExpandedMessages,
     WireError,
@@ -72,6 +75,10 @@ MESSAGE_HOOKS: Final = frozenset({"context", "context_with_system"})
 AUDIT_DIR_ENV: Final = "PICTX_FSM_AUDIT_DIR"
 CHECK_USAGE_ENV: Final = "PICTX_FSM_CHECK_USAGE"
 PROFILE_ENV: Final = "PICTX_FSM_PROFILE"
+
+class PipelinedEffectError(PictxError):
+    """A pipelined hook's reply held more than notices (a lifecycle bug the user is told)."""
+
 
 RuntimeFactory = Callable[[SessionTree, Mapping[str, Any], "AuditLog | None"], LifecycleRuntime]
 AuditFactory = Callable[[str], "AuditLog | None"]
@@ -133,6 +140,19 @@ def migrate_notes_home() -> list[Notify]:
         where = "the notes home's migration (N16)"
         warning = texts.NOTICE_LIFECYCLE_ERROR.format(where=where, error=error)
     return [] if warning is None else [Notify(message=warning, level="warning")]
+
+
+def check_pipelined(hook: str, reply: Mapping[str, Any]) -> None:
+    """A pipelined hook's reply is applied after Pi moved on: only notices may be in it
+    (:data:`~pictx_fsm.hosts.pi.wire.PIPELINED_HOOKS`); anything else is refused, and told."""
+    if hook not in PIPELINED_HOOKS:
+        raise BridgeProtocolError(f"field 'pipelined': hook {hook!r} is answered, not pipelined")
+    kinds = sorted({e["effect"] for e in reply["effects"]} - {"notify"})
+    if reply["value"] is not None or kinds:
+        found = ", ".join(kinds + (["a value"] if reply["value"] is not None else []))
+        raise PipelinedEffectError(
+            f"the lifecycle answered the pipelined hook {hook} with {found}; Pi did not wait"
+        )
 
 
 def version_notices(ctx: Mapping[str, Any]) -> list[Notify]:
@@ -214,6 +234,8 @@ class BridgeSession:
             event = {**event, "messages": list(expanded.messages)}
         hook_event = event_of(kind, name, event)
         reply = self._answer(hook_event, ctx, expanded)
+        if request.get("pipelined") is True:
+            check_pipelined(name, reply)
         notices = migrate_notes_home() if first else []
         if isinstance(hook_event, SessionStart) and hook_event.reason == "startup":
             notices += version_notices(ctx)

@@ -23,8 +23,13 @@ from attrs import frozen
 
 from pictx_fsm.errors import PictxError
 
-PROTOCOL: Final = 2
+PROTOCOL: Final = 3
 """Wire protocol version: the handshake refuses an extension that speaks another."""
+PIPELINED_HOOKS: Final = ("turn_start", "agent_end", "agent_settled", "model_select")
+"""Observational hooks: their handlers return nothing and their effects are notices only
+(lifecycle spec §6, R54, R55, R63), so the extension sends them without waiting
+(``"pipelined": true``) and applies the notices when the reply comes. ``session_shutdown``
+is not one: the server must have answered everything before its input is closed."""
 ELIDED_ROLE: Final = "pictx-fsm/elided"
 """Role of the placeholder standing for a run of messages the lifecycle does not read."""
 
