@@ -33,6 +33,7 @@ const PYTHON = process.env.PICTX_FSM_PYTHON || "python3";
 const REQUEST_MS = positive(process.env.PICTX_FSM_TIMEOUT_MS, MANIFEST.timeouts.requestMs);
 const START_MS = positive(process.env.PICTX_FSM_START_TIMEOUT_MS, MANIFEST.timeouts.startMs);
 const ABORT_GRACE_MS = MANIFEST.timeouts.abortGraceMs;
+const PIPELINE_MS = MANIFEST.timeouts.pipelineMs;
 const NOTICES = process.env.PICTX_FSM_NOTICES || "auto";
 const TIMING = process.env.PICTX_FSM_TIMING;
 const CHECK_USAGE = process.env.PICTX_FSM_CHECK_USAGE;
@@ -322,9 +323,9 @@ class Bridge {
   // wait timed out (a fault) or `signal` aborted it (the request stays watched, unref'd).
   // A request sent in a run already aborted waits only the abort grace: a healthy server
   // answers in milliseconds, and Pi is winding the run down.
-  // A `detached` request (pipelined) is queued and written with the next awaited one or on
-  // the next turn of the event loop, several in one write; its timer keeps Node alive no
-  // longer than Pi does.
+  // A `detached` request (pipelined) is queued and written with the next awaited one (one
+  // write, one wake-up of the server for the batch), at the latest after the pipeline delay;
+  // its timeout keeps Node alive no longer than Pi does.
   exchange(body, signal, timeoutMs, label, detached = false) {
     const server = this.server;
     if (!server?.child) return Promise.resolve({ ok: false });
@@ -368,12 +369,14 @@ class Bridge {
       if (TIMING) this.bytesSent += Buffer.byteLength(line);
       server.outbox.push(line);
       if (!detached) this.flush(server);
-      else if (server.outbox.length === 1) setImmediate(() => this.flush(server));
+      else server.flushTimer ??= setTimeout(() => this.flush(server), PIPELINE_MS);
     });
   }
 
   // Write every queued request line of `server` at once (the pipe keeps them in order).
   flush(server) {
+    clearTimeout(server.flushTimer);
+    server.flushTimer = undefined;
     if (server !== this.server || server.outbox.length === 0 || !server.child) return;
     const lines = server.outbox.join("");
     server.outbox = [];
