@@ -21,7 +21,7 @@ from pictx_fsm import __version__
 from pictx_fsm.hooks import HOOKS
 from pictx_fsm.hosts.pi import texts
 from pictx_fsm.hosts.pi.connection import transition_table
-from pictx_fsm.hosts.pi.wire import PIPELINED_HOOKS, PROTOCOL
+from pictx_fsm.hosts.pi.wire import MESSAGE_HOOKS, PIPELINED_HOOKS, PROTOCOL
 from pictx_fsm.lifecycle import toggle_completions
 from pictx_fsm.protocol import (
     BOOT_TYPE,
@@ -90,6 +90,7 @@ def build_manifest() -> dict[str, Any]:
         "protocol": PROTOCOL,
         "hooks": list(HOOKS),
         "pipelined": list(PIPELINED_HOOKS),
+        "messageHooks": list(MESSAGE_HOOKS),
         "tools": [tool.to_json() for tool in TOOL_SPECS],
         "commands": _commands(),
         "window": {

@@ -23,7 +23,7 @@ import * as piAgent from "@earendil-works/pi-coding-agent";
 import { ConnectionMachine } from "./connection.mjs";
 import { failClosed, foldSystem, markerOnPath, scanWindow } from "./failclosed.mjs";
 import { facts, format, hostVersion, lastLine, payload, positive, safely } from "./requests.mjs";
-import { rebuild } from "./wire.mjs";
+import { elideAgainst, rebuild } from "./wire.mjs";
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 const MANIFEST = JSON.parse(readFileSync(join(HERE, "pictx-bridge.manifest.json"), "utf8"));
@@ -39,6 +39,7 @@ const TIMING = process.env.PICTX_FSM_TIMING;
 const CHECK_USAGE = process.env.PICTX_FSM_CHECK_USAGE;
 const PI_VERSION = hostVersion(piAgent, process.argv[1]);
 const PIPELINED = new Set(MANIFEST.pipelined);
+const MESSAGE_HOOKS = new Set(MANIFEST.messageHooks);
 const IMPORT_FAILURE = /ModuleNotFoundError|ImportError|No module named|SyntaxError/;
 const children = new Set();
 process.once("exit", () => children.forEach((child) => child.kill("SIGKILL")));
@@ -82,7 +83,10 @@ class Bridge {
     if (name === "session_start" || name === "session_tree") this.forgetMissingBoots();
     try {
       if (PIPELINED.has(name) && this.machine.state === "ready") return this.post(name, event, ctx);
-      const reply = await this.request("hook", name, payload(name, event, WIN.bootType), ctx, ctx.signal);
+      const kept = MESSAGE_HOOKS.has(name) ? this.keptAgainst(name, event) : null;
+      const body = kept ? kept.build : payload(name, event, WIN.bootType);
+      const reply = await this.request("hook", name, body, ctx, ctx.signal);
+      kept?.settle(reply.ok);
       const value = reply.ok ? this.apply(reply.reply, ctx, name, event) : undefined;
       // A provider request is never passed through unanswered: no messages, no trust.
       if (reply.ok && (name !== "context_with_system" || Array.isArray(value?.messages))) return value;
@@ -118,6 +122,25 @@ class Bridge {
       })
       .catch((error) => this.tellOnce(format(T.NOTICE_LIFECYCLE_ERROR, { where: name, error: `bridge: ${error}` }), name));
     return undefined;
+  }
+
+  // A provider request's messages against what this connection's server holds (wire.mjs):
+  // built once the connection is ready (a restarted server holds nothing), and remembered
+  // only when the server answered (then it holds them too).
+  keptAgainst(name, event) {
+    let server = null;
+    let texts = null;
+    const build = (current) => {
+      server = current;
+      const [messages, sent] = elideAgainst(event.messages, WIN.bootType, current.kept.get(name));
+      texts = sent;
+      return { messages };
+    };
+    const settle = (ok) => {
+      if (server && ok) server.kept.set(name, texts);
+      else server?.kept.delete(name);
+    };
+    return { build, settle };
   }
 
   tool(spec) {
@@ -266,6 +289,7 @@ class Bridge {
 
   async request(kind, name, event, ctx, signal) {
     if (!(await this.ready(ctx))) return { ok: false };
+    if (typeof event === "function") event = event(this.server);
     const body = { kind, name, event, ctx: facts(ctx, PI_VERSION, CHECK_USAGE), session: this.delta(ctx) };
     const reply = await this.exchange(body, signal, body.session.header ? START_MS : REQUEST_MS, name);
     if (reply.reply?.error) {
@@ -420,7 +444,9 @@ class Bridge {
   }
 
   do_spawn() {
-    const server = { generation: ++this.generation, waiting: new Map(), outbox: [], buffer: "", stderr: "" };
+    const server = {
+      generation: ++this.generation, waiting: new Map(), outbox: [], kept: new Map(), buffer: "", stderr: "",
+    };
     server.starting = new Promise((resolve) => (server.started = resolve));
     this.server = server;
     this.headerSent = false;
@@ -526,7 +552,7 @@ class Bridge {
     for (const answer of server.waiting.values()) answer(null);
     server.waiting.clear();
     server.started?.(false);
-    this.server = { ...server, child: null, waiting: new Map(), outbox: [], generation: -1 };
+    this.server = { ...server, child: null, waiting: new Map(), outbox: [], kept: new Map(), generation: -1 };
     if (server.child) {
       children.delete(server.child);
       safely(() => server.child.kill("SIGKILL"));

@@ -47,6 +47,7 @@ from pictx_fsm.hosts.pi.connection_audit import record_transitions
 from pictx_fsm.hosts.pi.convert import BridgeProtocolError, context_of, event_of
 from pictx_fsm.hosts.pi.support import version_notice
 from pictx_fsm.hosts.pi.wire import (
+    MESSAGE_HOOKS,
     PIPELINED_HOOKS,
     PROTOCOL,
     ExpandedMessages,
@@ -71,10 +72,10 @@ from pictx_fsm.session.tree import SessionTree
 from pictx_fsm.session.usage import UsageIndex
 from pictx_fsm.tools import migrate_legacy_homes
 
-MESSAGE_HOOKS: Final = frozenset({"context", "context_with_system"})
 AUDIT_DIR_ENV: Final = "PICTX_FSM_AUDIT_DIR"
 CHECK_USAGE_ENV: Final = "PICTX_FSM_CHECK_USAGE"
 PROFILE_ENV: Final = "PICTX_FSM_PROFILE"
+
 
 class PipelinedEffectError(PictxError):
     """A pipelined hook's reply held more than notices (a lifecycle bug the user is told)."""
@@ -192,6 +193,8 @@ class BridgeSession:
         self.host_usage: UsageIndex | None = None
         self.activated = False
         """Whether this server already answered a first request (N16 runs once)."""
+        self.kept: dict[str, tuple[Mapping[str, Any], ...]] = {}
+        """Per message hook, the kept messages of its last request (``{SAME: k}`` refers)."""
 
     def sync(self, session: Mapping[str, Any], ctx: Mapping[str, Any]) -> None:
         header_json = session.get("header")
@@ -230,7 +233,9 @@ class BridgeSession:
         event = request.get("event")
         expanded = None
         if kind == "hook" and name in MESSAGE_HOOKS and isinstance(event, Mapping):
-            expanded = expand_messages(event.get("messages") or [])
+            previous = self.kept.pop(name, ())
+            expanded = expand_messages(event.get("messages") or [], previous=previous)
+            self.kept[name] = expanded.kept
             event = {**event, "messages": list(expanded.messages)}
         hook_event = event_of(kind, name, event)
         reply = self._answer(hook_event, ctx, expanded)
