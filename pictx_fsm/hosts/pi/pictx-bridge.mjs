@@ -358,7 +358,7 @@ class Bridge {
       signal = undefined;
     }
     const id = this.nextId++;
-    if (this.unreported.length && body.kind !== "hello") body.connection = this.unreported.slice();
+    if (this.unreported.length && body.kind !== "hello" && !detached) body.connection = this.unreported.slice();
     return new Promise((resolve) => {
       let settled = false;
       const settle = (reply) => {
