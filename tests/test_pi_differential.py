@@ -94,14 +94,13 @@ DIFFERENTIAL: dict[str, Differential] = {
     # for the next turn. Pi 0.87's faux model counts the uncached prompt twice, so there the
     # second request of each run is above the reserve and the automatic reset commits (on
     # 1.6 only the longest reply gets there); Pi's own mid-run threshold check then offers a
-    # compaction the lifecycle cancels (R62). The system prompt declares pi-context's eleven
-    # tools with their full texts on both hosts, so the bands hold on both versions.
+    # compaction the lifecycle cancels (R62).
     "long-reply": _long_call(190_000, AUTOMATIC_RESET, "toggle:toggle:on:compact:4"),
     "guidance": _long_call(
-        157_000, "budget:guidance:guidance_staged:turn_end:2", on_0_87=(AUTOMATIC_RESET,)
+        165_000, "budget:guidance:guidance_staged:turn_end:2", on_0_87=(AUTOMATIC_RESET,)
     ),
     "warning": _long_call(
-        170_000, "budget:warning:warning_staged:turn_end:2", on_0_87=(AUTOMATIC_RESET,)
+        175_000, "budget:warning:warning_staged:turn_end:2", on_0_87=(AUTOMATIC_RESET,)
     ),
     # Commands between prompts (print mode runs them in order)
     "wipe-command": Differential(

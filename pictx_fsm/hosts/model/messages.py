@@ -13,7 +13,6 @@ from pictx_fsm.hooks import ModelInfo
 from pictx_fsm.hosts.model.brain import ABORTED_STREAM, AssistantReply
 from pictx_fsm.hosts.model.provider_usage import usage_of
 from pictx_fsm.session.entries import ABSENT
-from pictx_fsm.tools.schema import TOOLS_BY_NAME
 
 JSON: TypeAlias = Any
 
@@ -129,11 +128,7 @@ def system_message(tools: Sequence[Mapping[str, JSON]], cwd: str, ms: int) -> di
 
 
 def tool_declaration(name: str) -> dict[str, JSON]:
-    """A tool as the system message declares it: pi-context's own tools as Pi registers them
-    (their texts weigh in the provider's usage near a budget threshold), others a stand-in."""
-    spec = TOOLS_BY_NAME.get(name)
-    if spec is not None:
-        return {"name": name, "description": spec.description, "parameters": spec.parameters}
+    """A tool as the system message declares it (descriptions are not modelled)."""
     schema = {"type": "object", "properties": {}, "additionalProperties": True}
     return {"name": name, "description": f"The {name} tool.", "parameters": schema}
 
