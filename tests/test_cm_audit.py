@@ -7,11 +7,11 @@ import json
 from pathlib import Path
 
 import pytest
+from cm_kit import AUTO_TYPE, NOTES_TYPE, C, D, P, S, T, fill, play, tool, world
+from shared_paths import CORPUS
 
 from pictx_fsm.audit_sessions import audit_file
 from pictx_fsm.cli import main
-from cm_kit import AUTO_TYPE, NOTES_TYPE, C, D, P, S, T, fill, play, tool, world
-from shared_paths import CORPUS
 
 
 def _write(tmp_path: Path, name: str, text: str) -> str:

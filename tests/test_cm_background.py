@@ -3,12 +3,6 @@
 from __future__ import annotations
 
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
-
-from pictx_fsm.context_management.policy import BG_SELECT_BYTES
-from pictx_fsm.context_management.sources import Source, closed_prefix
-from pictx_fsm.context_management.texts import NOTES_TOOL, NOTICE_STORAGE_FAILED, STATUS_REOPEN
 from cm_kit import (
     NOTES_TYPE,
     C,
@@ -29,6 +23,12 @@ from cm_kit import (
     wait,
     world,
 )
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from pictx_fsm.context_management.policy import BG_SELECT_BYTES
+from pictx_fsm.context_management.sources import Source, closed_prefix
+from pictx_fsm.context_management.texts import NOTES_TOOL, NOTICE_STORAGE_FAILED, STATUS_REOPEN
 
 START = "background_notes:background_notes:idle:reply_end:1"
 

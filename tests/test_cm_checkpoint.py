@@ -4,19 +4,6 @@ from __future__ import annotations
 
 import json
 
-from hypothesis import given, settings
-from hypothesis import strategies as st
-
-from pictx_fsm.context_management import events as ev
-from pictx_fsm.context_management import generation as gen
-from pictx_fsm.context_management.effects import CheckpointCompaction, RequestGeneration
-from pictx_fsm.context_management.notes import Note, NoteSet
-from pictx_fsm.context_management.policy import GEN_TIMEOUT_MS, Budgets
-from pictx_fsm.context_management.records import CHECKPOINT_KEY
-from pictx_fsm.context_management.sources import Source, pieces, utf16_length
-from pictx_fsm.context_management.step import step
-from pictx_fsm.effects import CancelResult
-from pictx_fsm.session.entries import AgentMessage, MessageEntry
 from cm_kit import (
     EVENT_TYPE,
     C,
@@ -38,6 +25,19 @@ from cm_kit import (
     state,
     world,
 )
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from pictx_fsm.context_management import events as ev
+from pictx_fsm.context_management import generation as gen
+from pictx_fsm.context_management.effects import CheckpointCompaction, RequestGeneration
+from pictx_fsm.context_management.notes import Note, NoteSet
+from pictx_fsm.context_management.policy import GEN_TIMEOUT_MS, Budgets
+from pictx_fsm.context_management.records import CHECKPOINT_KEY
+from pictx_fsm.context_management.sources import Source, pieces, utf16_length
+from pictx_fsm.context_management.step import step
+from pictx_fsm.effects import CancelResult
+from pictx_fsm.session.entries import AgentMessage, MessageEntry
 
 COMPACTABLE = (P(chars=4_000), S, P(chars=20_000), S)
 

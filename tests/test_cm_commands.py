@@ -5,9 +5,9 @@ from __future__ import annotations
 import json
 
 import pytest
+from cm_kit import C, P, S, T, fired, machine, notices, play, state, tool, world
 
 from pictx_fsm.context_management.texts import NOTES_EMPTY, USAGE
-from cm_kit import C, P, S, T, fired, machine, notices, play, state, tool, world
 
 STATUS_FIELDS = {
     "version",

@@ -5,20 +5,6 @@ from __future__ import annotations
 import json
 
 import pytest
-from hypothesis import given
-from hypothesis import strategies as st
-
-from pictx_fsm.context_management.diaglog import (
-    DiagnosticsLog,
-    OsLogFiles,
-    RecordError,
-    check_record,
-    log_path,
-)
-from pictx_fsm.context_management.export import metrics, report_path, write_report
-from pictx_fsm.context_management.policy import LOG_MAX_BYTES
-from pictx_fsm.context_management.texts import STATUS_LOG_FAILED
-from pictx_fsm.hosts.model.memfiles import MemoryFiles
 from cm_kit import (
     C,
     P,
@@ -34,6 +20,20 @@ from cm_kit import (
     tool,
     world,
 )
+from hypothesis import given
+from hypothesis import strategies as st
+
+from pictx_fsm.context_management.diaglog import (
+    DiagnosticsLog,
+    OsLogFiles,
+    RecordError,
+    check_record,
+    log_path,
+)
+from pictx_fsm.context_management.export import metrics, report_path, write_report
+from pictx_fsm.context_management.policy import LOG_MAX_BYTES
+from pictx_fsm.context_management.texts import STATUS_LOG_FAILED
+from pictx_fsm.hosts.model.memfiles import MemoryFiles
 
 
 def test_m62_the_panel_opens_closes_and_is_per_instance() -> None:

@@ -4,17 +4,6 @@ from __future__ import annotations
 
 import json
 
-from pictx_fsm.context_management import events as ev
-from pictx_fsm.context_management.effects import CreateSession, SwitchSession
-from pictx_fsm.context_management.records import CHECKPOINT_KEY, AutoSetting, branch_digest
-from pictx_fsm.context_management.step import step
-from pictx_fsm.context_management.texts import (
-    NOTICE_HANDOFF_REFUSED,
-    NOTICE_RETURNED,
-    NOTICE_TAKEOVER_FAILED,
-    TAKEOVER_PROMPT,
-)
-from pictx_fsm.session.entries import AgentMessage, CompactionEntry, MessageEntry
 from cm_kit import (
     AUTO_TYPE,
     HANDOFF_TYPE,
@@ -39,6 +28,18 @@ from cm_kit import (
     state,
     world,
 )
+
+from pictx_fsm.context_management import events as ev
+from pictx_fsm.context_management.effects import CreateSession, SwitchSession
+from pictx_fsm.context_management.records import CHECKPOINT_KEY, AutoSetting, branch_digest
+from pictx_fsm.context_management.step import step
+from pictx_fsm.context_management.texts import (
+    NOTICE_HANDOFF_REFUSED,
+    NOTICE_RETURNED,
+    NOTICE_TAKEOVER_FAILED,
+    TAKEOVER_PROMPT,
+)
+from pictx_fsm.session.entries import AgentMessage, CompactionEntry, MessageEntry
 
 
 def _handed_off(*before: object) -> object:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from cm_kit import C, P, S, cm, play, shared, tool, tool_payloads, world
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -17,7 +18,6 @@ from pictx_fsm.session.entries import (
     CustomMessageEntry,
     MessageEntry,
 )
-from cm_kit import C, P, S, cm, play, shared, tool, tool_payloads, world
 
 
 def _scope(*texts: str, leaf: str | None = "m9") -> history.Scope:

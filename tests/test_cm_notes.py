@@ -2,6 +2,22 @@
 
 from __future__ import annotations
 
+from cm_kit import (
+    NOTES_TYPE,
+    C,
+    D,
+    P,
+    S,
+    cm,
+    customs,
+    machine,
+    play,
+    shared,
+    state,
+    tool,
+    tool_payloads,
+    world,
+)
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -19,22 +35,6 @@ from pictx_fsm.context_management.notes import (
 from pictx_fsm.context_management.policy import NOTE_MAX_ITEMS, Budgets
 from pictx_fsm.context_management.texts import GENERATION_POLICY_TEXT, NOTES_GUIDELINES, NOTES_TOOL
 from pictx_fsm.context_management.tools import TOOL_SCHEMAS
-from cm_kit import (
-    NOTES_TYPE,
-    C,
-    D,
-    P,
-    S,
-    cm,
-    customs,
-    machine,
-    play,
-    shared,
-    state,
-    tool,
-    tool_payloads,
-    world,
-)
 
 BUDGETS = Budgets(context_window=64_000)
 

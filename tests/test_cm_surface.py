@@ -3,21 +3,6 @@
 
 from __future__ import annotations
 
-from hypothesis import given
-from hypothesis import strategies as st
-
-from pictx_fsm.context_management.events import ReplyEnded
-from pictx_fsm.context_management.texts import (
-    COMMAND,
-    NOTES_TOOL,
-    READ_TOOL,
-    SEARCH_TOOL,
-    STATUS_LOG_FAILED,
-    STATUS_READY,
-    STATUS_REOPEN,
-    STATUS_TOOL,
-)
-from pictx_fsm.hosts.model.context_memory import CM_HOOKS, flags_from
 from cm_kit import (
     NOTES_TYPE,
     C,
@@ -38,6 +23,21 @@ from cm_kit import (
     tool_payloads,
     world,
 )
+from hypothesis import given
+from hypothesis import strategies as st
+
+from pictx_fsm.context_management.events import ReplyEnded
+from pictx_fsm.context_management.texts import (
+    COMMAND,
+    NOTES_TOOL,
+    READ_TOOL,
+    SEARCH_TOOL,
+    STATUS_LOG_FAILED,
+    STATUS_READY,
+    STATUS_REOPEN,
+    STATUS_TOOL,
+)
+from pictx_fsm.hosts.model.context_memory import CM_HOOKS, flags_from
 
 
 def test_m1_a_child_session_registers_nothing() -> None:

@@ -90,17 +90,22 @@ DIFFERENTIAL: dict[str, Differential] = {
         exercises=frozenset({"reset_control:request:none:turn_end:2"}),  # error turn (R26)
     ),
     # Long replies (window 200k, reserve 16384, reminder margin 24576): the first reply's
-    # turn_end stages the low-budget guidance (~35k left) or the final warning (~25k left)
-    # for the next turn. Pi 0.87's faux model counts the uncached prompt twice, so there the
-    # second request of each run is above the reserve and the automatic reset commits (on
-    # 1.6 only the longest reply gets there); Pi's own mid-run threshold check then offers a
-    # compaction the lifecycle cancels (R62).
+    # turn_end stages the low-budget guidance (total 159,040–171,327 tokens) or the final
+    # warning (171,328–183,615) for the next turn. The total is the reply plus the prompt,
+    # which 0.87's faux model counts twice (input and cacheWrite) and 1.6's once; the prompt
+    # is ~700 tokens on the model session and ~5,400 in the real Pi (its own system prompt and
+    # the full schemas of the eleven tools, which the model session does not model), so the
+    # totals run from reply+695 to reply+10,794 and each reply sits inside its band for all
+    # four (~1,000 tokens of margin each side). On 0.87 the second request of each run is
+    # then above the reserve and the automatic reset commits (on 1.6 only the longest reply
+    # gets there); Pi's own mid-run threshold check then offers a compaction the lifecycle
+    # cancels (R62).
     "long-reply": _long_call(190_000, AUTOMATIC_RESET, "toggle:toggle:on:compact:4"),
     "guidance": _long_call(
-        165_000, "budget:guidance:guidance_staged:turn_end:2", on_0_87=(AUTOMATIC_RESET,)
+        159_400, "budget:guidance:guidance_staged:turn_end:2", on_0_87=(AUTOMATIC_RESET,)
     ),
     "warning": _long_call(
-        175_000, "budget:warning:warning_staged:turn_end:2", on_0_87=(AUTOMATIC_RESET,)
+        171_700, "budget:warning:warning_staged:turn_end:2", on_0_87=(AUTOMATIC_RESET,)
     ),
     # Commands between prompts (print mode runs them in order)
     "wipe-command": Differential(
