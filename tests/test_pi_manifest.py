@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -12,6 +13,7 @@ from pictx_fsm.cli import main
 from pictx_fsm.hooks import HOOKS
 from pictx_fsm.hosts.pi import texts
 from pictx_fsm.hosts.pi.connection import transition_table
+from pictx_fsm.hosts.pi.convert import event_of
 from pictx_fsm.hosts.pi.manifest import (
     MANIFEST,
     build_manifest,
@@ -85,3 +87,19 @@ def test_pi_manifest_check_reports_a_stale_file(
     assert "stale (run: pictx-fsm pi manifest)" in capsys.readouterr().out
     assert main(["pi", "manifest"]) == 0
     assert main(["pi", "manifest", "--check"]) == 0
+
+
+@pytest.mark.parametrize("hook", HOOKS)
+def test_the_server_converts_every_hook_of_the_one_hook_list(hook: str) -> None:
+    # Given a bare request for each hook the lifecycle handles (pictx_fsm.hooks.HOOKS)
+    # When the server converts it / Then it is that hook's event, nothing else
+    assert hook == type(event_of("hook", hook, {})).HOOK
+
+
+def test_every_hook_name_the_extension_tests_is_one_of_the_one_hook_list() -> None:
+    # Given the hook names the extension's JavaScript compares against or switches on
+    here = MANIFEST.parent
+    source = "".join((here / name).read_text() for name in ("pictx-bridge.mjs", "requests.mjs"))
+    named = set(re.findall(r'(?:name === |case )"([a-z_]+)"', source))
+    # Then each is a hook of pictx_fsm.hooks.HOOKS: a renamed hook cannot go unnoticed there
+    assert named and named <= set(HOOKS)

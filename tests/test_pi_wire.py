@@ -9,9 +9,16 @@ from typing import Any
 import pytest
 from generated_sessions import STEPS, build_session
 from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from node_batch import NodeBatch, json_normal
 
-from pictx_fsm.hosts.pi.wire import ELIDED_ROLE, WireError, encode_messages, expand_messages
+from pictx_fsm.hosts.pi.wire import (
+    ELIDED_ROLE,
+    SAME,
+    WireError,
+    encode_messages,
+    expand_messages,
+)
 from pictx_fsm.session.projection import context_messages
 from pictx_fsm.session.reset_projection import project_reset
 
@@ -40,6 +47,33 @@ def test_r67_r69_the_elided_round_trip_sends_what_the_full_list_would(
     assert len(json.dumps(slices)) <= len(json.dumps(projected.messages)) + 16
 
 
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(steps=STEPS, data=st.data())
+def test_r67_r69_an_unchanged_system_prompt_or_boot_travels_once_and_means_the_same(
+    node: NodeBatch, steps: list[tuple[Any, ...]], data: st.DataObject
+) -> None:
+    # Given two provider requests of one generated session: an earlier point of its branch
+    # and its leaf (they share the system prompt and, within a window, the boot)
+    tree = build_session(steps)
+    branch = tree.branch()
+    cut = data.draw(st.integers(min_value=0, max_value=len(branch)))
+    first = json_normal(context_messages(branch[:cut]))
+    second = json_normal(context_messages(branch))
+    # When the extension elides the second against the first, and the server expands both
+    wire = node.ask({"op": "elide_twice", "first": first, "second": second})
+    held = expand_messages(wire["first"]).kept
+    expanded = expand_messages(wire["second"], previous=held)
+    # Then the server sees exactly what the plain elided list gives, its kept messages copies
+    plain = expand_messages(node.ask({"op": "elide", "messages": second}))
+    assert json_normal(expanded.messages) == json_normal(plain.messages)
+    assert expanded.spans == plain.spans
+    assert not {id(m) for m in expanded.kept} & {id(m) for m in held}
+    # And each kept message the first request already carried went as a reference only
+    before = {json.dumps(m, sort_keys=True) for m in held}
+    for (_, message), full in zip(wire["second"]["kept"], plain.kept, strict=True):
+        assert (SAME in message) is (json.dumps(full, sort_keys=True) in before)
+
+
 def test_only_placeholders_stand_for_what_was_not_sent() -> None:
     # Given 5 messages of which the host sent only the system message at index 1
     expanded = expand_messages({"count": 5, "kept": [[1, {"role": "system", "content": "s"}]]})
@@ -59,6 +93,7 @@ def test_only_placeholders_stand_for_what_was_not_sent() -> None:
         ({"count": 2, "kept": [[2, {}]]}, "out of range"),
         ({"count": 3, "kept": [[1, {}], [0, {}]]}, "out of order"),
         ({"count": 1, "kept": [[0, "text"]]}, "message objects"),
+        ({"count": 1, "kept": [[0, {SAME: 0}]]}, "kept message 0, which is not held"),
         ("messages", "a list or"),
     ],
 )

@@ -117,6 +117,8 @@ _HOOKS: Mapping[str, _Builder] = {
     ),
     "model_select": lambda e: hooks.ModelSelect(model=model_of(e.get("model"))),
 }
+if set(_HOOKS) != set(hooks.HOOKS):  # pragma: no cover - a definition-time check (issue 9)
+    raise AssertionError(f"convert covers {sorted(_HOOKS)}, the hooks are {hooks.HOOKS}")
 
 
 def tool_call(name: str, payload: Mapping[str, Any]) -> HookEvent:

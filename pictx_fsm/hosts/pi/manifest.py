@@ -21,7 +21,7 @@ from pictx_fsm import __version__
 from pictx_fsm.hooks import HOOKS
 from pictx_fsm.hosts.pi import texts
 from pictx_fsm.hosts.pi.connection import transition_table
-from pictx_fsm.hosts.pi.wire import PROTOCOL
+from pictx_fsm.hosts.pi.wire import MESSAGE_HOOKS, PIPELINED_HOOKS, PROTOCOL
 from pictx_fsm.lifecycle import toggle_completions
 from pictx_fsm.protocol import (
     BOOT_TYPE,
@@ -47,6 +47,9 @@ ABORT_GRACE_MS: Final = 1_000
 """How long a request the user aborted (``ctx.signal``, Escape) may still take before the
 server counts as hung: a healthy server answers in milliseconds, and the next hooks queue
 behind the abandoned one."""
+PIPELINE_DELAY_MS: Final = 50
+"""How long a pipelined hook's request may wait for the next awaited one to share its write:
+its notices (R54, R63) show at most this late; in a turn the next request comes sooner."""
 START_TIMEOUT_MS: Final = 20_000
 """Default wait for a new server's handshake and first answer: Python's start and the
 lifecycle's load (``PICTX_FSM_START_TIMEOUT_MS`` overrides it)."""
@@ -86,6 +89,8 @@ def build_manifest() -> dict[str, Any]:
         "package": __version__,
         "protocol": PROTOCOL,
         "hooks": list(HOOKS),
+        "pipelined": list(PIPELINED_HOOKS),
+        "messageHooks": list(MESSAGE_HOOKS),
         "tools": [tool.to_json() for tool in TOOL_SPECS],
         "commands": _commands(),
         "window": {
@@ -102,6 +107,7 @@ def build_manifest() -> dict[str, Any]:
             "requestMs": REQUEST_TIMEOUT_MS,
             "startMs": START_TIMEOUT_MS,
             "abortGraceMs": ABORT_GRACE_MS,
+            "pipelineMs": PIPELINE_DELAY_MS,
         },
         "connection": transition_table(),
     }

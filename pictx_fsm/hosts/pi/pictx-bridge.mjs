@@ -15,15 +15,15 @@
 // gets each handler's duration at shutdown, for bench/bench_bridge.py); PICTX_FSM_PROFILE and
 // PICTX_FSM_AUDIT_DIR are read by the server.
 import { spawn } from "node:child_process";
-import { appendFileSync, existsSync, readFileSync, realpathSync } from "node:fs";
+import { appendFileSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import * as piAgent from "@earendil-works/pi-coding-agent";
 import { ConnectionMachine } from "./connection.mjs";
 import { failClosed, foldSystem, markerOnPath, scanWindow } from "./failclosed.mjs";
-import { facts, format, lastLine, payload, positive, safely } from "./requests.mjs";
-import { rebuild } from "./wire.mjs";
+import { facts, format, hostVersion, lastLine, payload, positive, safely } from "./requests.mjs";
+import { elideAgainst, rebuild } from "./wire.mjs";
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 const MANIFEST = JSON.parse(readFileSync(join(HERE, "pictx-bridge.manifest.json"), "utf8"));
@@ -33,10 +33,13 @@ const PYTHON = process.env.PICTX_FSM_PYTHON || "python3";
 const REQUEST_MS = positive(process.env.PICTX_FSM_TIMEOUT_MS, MANIFEST.timeouts.requestMs);
 const START_MS = positive(process.env.PICTX_FSM_START_TIMEOUT_MS, MANIFEST.timeouts.startMs);
 const ABORT_GRACE_MS = MANIFEST.timeouts.abortGraceMs;
+const PIPELINE_MS = MANIFEST.timeouts.pipelineMs;
 const NOTICES = process.env.PICTX_FSM_NOTICES || "auto";
 const TIMING = process.env.PICTX_FSM_TIMING;
 const CHECK_USAGE = process.env.PICTX_FSM_CHECK_USAGE;
-const PI_VERSION = piVersion();
+const PI_VERSION = hostVersion(piAgent, process.argv[1]);
+const PIPELINED = new Set(MANIFEST.pipelined);
+const MESSAGE_HOOKS = new Set(MANIFEST.messageHooks);
 const IMPORT_FAILURE = /ModuleNotFoundError|ImportError|No module named|SyntaxError/;
 const children = new Set();
 process.once("exit", () => children.forEach((child) => child.kill("SIGKILL")));
@@ -79,7 +82,11 @@ class Bridge {
     this.ctx = ctx;
     if (name === "session_start" || name === "session_tree") this.forgetMissingBoots();
     try {
-      const reply = await this.request("hook", name, payload(name, event, WIN.bootType), ctx, ctx.signal);
+      if (PIPELINED.has(name) && this.machine.state === "ready") return this.post(name, event, ctx);
+      const kept = MESSAGE_HOOKS.has(name) ? this.keptAgainst(name, event) : null;
+      const body = kept ? kept.build : payload(name, event, WIN.bootType);
+      const reply = await this.request("hook", name, body, ctx, ctx.signal);
+      kept?.settle(reply.ok);
       const value = reply.ok ? this.apply(reply.reply, ctx, name, event) : undefined;
       // A provider request is never passed through unanswered: no messages, no trust.
       if (reply.ok && (name !== "context_with_system" || Array.isArray(value?.messages))) return value;
@@ -97,6 +104,43 @@ class Bridge {
         if (TIMING) safely(() => appendFileSync(TIMING, `${this.timings.join("\n")}\n`));
       }
     }
+  }
+
+  // An observational hook (its handler returns nothing, its effects are notices: the
+  // manifest's `pipelined` list) is sent without waiting: the request is ordered on the
+  // pipe before the next awaited one, its reply's notices are applied when it arrives, and
+  // its failure (error, timeout, dead server) is a fault like any other, so the next awaited
+  // request — every provider request is one — finds the connection restarting or degraded.
+  post(name, event, ctx) {
+    const body = { kind: "hook", name, event: payload(name, event, WIN.bootType), pipelined: true };
+    body.ctx = facts(ctx, PI_VERSION, CHECK_USAGE);
+    body.session = this.delta(ctx);
+    this.exchange(body, undefined, REQUEST_MS, name, true)
+      .then((reply) => {
+        if (reply.reply?.error) this.tellOnce(format(T.NOTICE_LIFECYCLE_ERROR, { where: name, error: reply.reply.error }));
+        else if (reply.ok) this.apply(reply.reply, ctx, name, event);
+      })
+      .catch((error) => this.tellOnce(format(T.NOTICE_LIFECYCLE_ERROR, { where: name, error: `bridge: ${error}` }), name));
+    return undefined;
+  }
+
+  // A provider request's messages against what this connection's server holds (wire.mjs):
+  // built once the connection is ready (a restarted server holds nothing), and remembered
+  // only when the server answered (then it holds them too).
+  keptAgainst(name, event) {
+    let server = null;
+    let texts = null;
+    const build = (current) => {
+      server = current;
+      const [messages, sent] = elideAgainst(event.messages, WIN.bootType, current.kept.get(name));
+      texts = sent;
+      return { messages };
+    };
+    const settle = (ok) => {
+      if (server && ok) server.kept.set(name, texts);
+      else server?.kept.delete(name);
+    };
+    return { build, settle };
   }
 
   tool(spec) {
@@ -245,6 +289,7 @@ class Bridge {
 
   async request(kind, name, event, ctx, signal) {
     if (!(await this.ready(ctx))) return { ok: false };
+    if (typeof event === "function") event = event(this.server);
     const body = { kind, name, event, ctx: facts(ctx, PI_VERSION, CHECK_USAGE), session: this.delta(ctx) };
     const reply = await this.exchange(body, signal, body.session.header ? START_MS : REQUEST_MS, name);
     if (reply.reply?.error) {
@@ -302,7 +347,10 @@ class Bridge {
   // wait timed out (a fault) or `signal` aborted it (the request stays watched, unref'd).
   // A request sent in a run already aborted waits only the abort grace: a healthy server
   // answers in milliseconds, and Pi is winding the run down.
-  exchange(body, signal, timeoutMs, label) {
+  // A `detached` request (pipelined) is queued and written with the next awaited one (one
+  // write, one wake-up of the server for the batch), at the latest after the pipeline delay;
+  // its timeout keeps Node alive no longer than Pi does.
+  exchange(body, signal, timeoutMs, label, detached = false) {
     const server = this.server;
     if (!server?.child) return Promise.resolve({ ok: false });
     if (signal?.aborted && !body.session?.header) {
@@ -310,7 +358,7 @@ class Bridge {
       signal = undefined;
     }
     const id = this.nextId++;
-    if (this.unreported.length && body.kind !== "hello") body.connection = this.unreported.slice();
+    if (this.unreported.length && body.kind !== "hello" && !detached) body.connection = this.unreported.slice();
     return new Promise((resolve) => {
       let settled = false;
       const settle = (reply) => {
@@ -325,6 +373,7 @@ class Bridge {
         this.fault(server, format(text, { hook: label, ms }));
       };
       let timer = setTimeout(expire(T.FAULT_TIMEOUT, timeoutMs), timeoutMs);
+      if (detached) timer.unref();
       // Aborted (Escape): the handler returns at once; the request stays watched for a
       // short grace, after which a server that still has not answered counts as hung.
       const onAbort = () => {
@@ -340,14 +389,26 @@ class Bridge {
         settle({ ok: !reply.error, reply });
       });
       signal?.addEventListener?.("abort", onAbort, { once: true });
-      try {
-        const line = `${JSON.stringify({ id, ...body })}\n`;
-        if (TIMING) this.bytesSent += Buffer.byteLength(line);
-        server.child.stdin.write(line);
-      } catch (error) {
-        this.fault(server, format(T.FAULT_PIPE, { detail: error.code ?? String(error) }));
-      }
+      const line = `${JSON.stringify({ id, ...body })}\n`;
+      if (TIMING) this.bytesSent += Buffer.byteLength(line);
+      server.outbox.push(line);
+      if (!detached) this.flush(server);
+      else server.flushTimer ??= setTimeout(() => this.flush(server), PIPELINE_MS);
     });
+  }
+
+  // Write every queued request line of `server` at once (the pipe keeps them in order).
+  flush(server) {
+    clearTimeout(server.flushTimer);
+    server.flushTimer = undefined;
+    if (server !== this.server || server.outbox.length === 0 || !server.child) return;
+    const lines = server.outbox.join("");
+    server.outbox = [];
+    try {
+      server.child.stdin.write(lines);
+    } catch (error) {
+      this.fault(server, format(T.FAULT_PIPE, { detail: error.code ?? String(error) }));
+    }
   }
 
   // -- the connection machine ----------------------------------------------------------------
@@ -383,7 +444,9 @@ class Bridge {
   }
 
   do_spawn() {
-    const server = { generation: ++this.generation, waiting: new Map(), buffer: "", stderr: "" };
+    const server = {
+      generation: ++this.generation, waiting: new Map(), outbox: [], kept: new Map(), buffer: "", stderr: "",
+    };
     server.starting = new Promise((resolve) => (server.started = resolve));
     this.server = server;
     this.headerSent = false;
@@ -489,7 +552,7 @@ class Bridge {
     for (const answer of server.waiting.values()) answer(null);
     server.waiting.clear();
     server.started?.(false);
-    this.server = { ...server, child: null, waiting: new Map(), generation: -1 };
+    this.server = { ...server, child: null, waiting: new Map(), outbox: [], kept: new Map(), generation: -1 };
     if (server.child) {
       children.delete(server.child);
       safely(() => server.child.kill("SIGKILL"));
@@ -566,23 +629,4 @@ function noInterpreter(error) {
     problem: format(T.PROBLEM_NO_INTERPRETER, { python: PYTHON, error: error.code ?? String(error) }),
     fix: T.FIX_PYTHON,
   };
-}
-
-// Pi's own version, from the host module, else from the package.json above the running CLI.
-function piVersion() {
-  if (typeof piAgent.VERSION === "string") return piAgent.VERSION;
-  try {
-    let dir = dirname(realpathSync(process.argv[1]));
-    while (dir !== dirname(dir)) {
-      const file = join(dir, "package.json");
-      if (existsSync(file)) {
-        const found = JSON.parse(readFileSync(file, "utf8"));
-        if (found.name === "@earendil-works/pi-coding-agent") return String(found.version);
-      }
-      dir = dirname(dir);
-    }
-  } catch {
-    // fall through: the version stays unknown, never a failure to load
-  }
-  return "unknown";
 }

@@ -1,7 +1,11 @@
 // What one request to the lifecycle server carries besides the session: the hook's payload
 // (only what the lifecycle reads, lifecycle spec §6) and the ctx facts; and the small helpers
-// pictx-bridge.mjs shares. Pure: no Pi, no process.
+// pictx-bridge.mjs shares. No Pi and no process: the tests run it under plain Node.
+import { existsSync, readFileSync, realpathSync } from "node:fs";
+import { dirname, join } from "node:path";
 import { elide } from "./wire.mjs";
+
+const PI_PACKAGE = "@earendil-works/pi-coding-agent";
 
 // Only what the lifecycle reads of each payload (lifecycle spec §6); message lists elided
 // to what it reads (system messages and boots) plus their count (pictx_fsm/hosts/pi/wire.py).
@@ -82,4 +86,25 @@ export function safely(run) {
   } catch {
     return undefined;
   }
+}
+
+// Pi's own version (sent as ctx.piVersion: the server warns a Pi older than it supports):
+// the host module's VERSION, else the package.json of Pi above its running CLI `entry`,
+// else "unknown" (never a failure to load).
+export function hostVersion(hostModule, entry) {
+  if (typeof hostModule?.VERSION === "string") return hostModule.VERSION;
+  try {
+    let dir = dirname(realpathSync(entry));
+    while (dir !== dirname(dir)) {
+      const file = join(dir, "package.json");
+      if (existsSync(file)) {
+        const found = JSON.parse(readFileSync(file, "utf8"));
+        if (found.name === PI_PACKAGE) return String(found.version);
+      }
+      dir = dirname(dir);
+    }
+  } catch {
+    // fall through: the version stays unknown
+  }
+  return "unknown";
 }

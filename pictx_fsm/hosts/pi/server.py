@@ -17,7 +17,8 @@ O(session) cost on every hook. With ``PICTX_FSM_CHECK_USAGE=<file>`` the extensi
 sends Pi's figure and every comparison is appended to that file (the tests check the twin).
 
 Request:  ``{"id", "kind": "hello"|"resync"|"hook"|"tool"|"command", "name", "event", "ctx",
-"session": {"header"?, "entries", "leaf"}, "connection"?: [transition, ...]}``.
+"session": {"header"?, "entries", "leaf"}, "connection"?: [transition, ...],
+"pipelined"?: true}`` (an observational hook the extension does not wait for).
 Reply:    ``{"id", "value", "effects"}``, ``{"id", "hello": {...}}`` or ``{"id", "error"}``;
 always ASCII (``\\uXXXX`` escapes), so a lone surrogate in a message cannot break the pipe.
 """
@@ -30,7 +31,7 @@ import platform
 import random
 import sys
 import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import IO, Any, Final
 
@@ -39,11 +40,15 @@ import attrs
 from pictx_fsm import __version__
 from pictx_fsm.audit import AuditLog
 from pictx_fsm.effects import Notify
+from pictx_fsm.errors import PictxError
 from pictx_fsm.hooks import Command, ContextUsage, HookEvent, HostContext, SessionStart
 from pictx_fsm.hosts.pi import texts
 from pictx_fsm.hosts.pi.connection_audit import record_transitions
 from pictx_fsm.hosts.pi.convert import BridgeProtocolError, context_of, event_of
+from pictx_fsm.hosts.pi.support import version_notice
 from pictx_fsm.hosts.pi.wire import (
+    MESSAGE_HOOKS,
+    PIPELINED_HOOKS,
     PROTOCOL,
     ExpandedMessages,
     WireError,
@@ -67,10 +72,14 @@ from pictx_fsm.session.tree import SessionTree
 from pictx_fsm.session.usage import UsageIndex
 from pictx_fsm.tools import migrate_legacy_homes
 
-MESSAGE_HOOKS: Final = frozenset({"context", "context_with_system"})
 AUDIT_DIR_ENV: Final = "PICTX_FSM_AUDIT_DIR"
 CHECK_USAGE_ENV: Final = "PICTX_FSM_CHECK_USAGE"
 PROFILE_ENV: Final = "PICTX_FSM_PROFILE"
+
+
+class PipelinedEffectError(PictxError):
+    """A pipelined hook's reply held more than notices (a lifecycle bug the user is told)."""
+
 
 RuntimeFactory = Callable[[SessionTree, Mapping[str, Any], "AuditLog | None"], LifecycleRuntime]
 AuditFactory = Callable[[str], "AuditLog | None"]
@@ -134,6 +143,26 @@ def migrate_notes_home() -> list[Notify]:
     return [] if warning is None else [Notify(message=warning, level="warning")]
 
 
+def check_pipelined(hook: str, reply: Mapping[str, Any]) -> None:
+    """A pipelined hook's reply is applied after Pi moved on: only notices may be in it
+    (:data:`~pictx_fsm.hosts.pi.wire.PIPELINED_HOOKS`); anything else is refused, and told."""
+    if hook not in PIPELINED_HOOKS:
+        raise BridgeProtocolError(f"field 'pipelined': hook {hook!r} is answered, not pipelined")
+    kinds = sorted({e["effect"] for e in reply["effects"]} - {"notify"})
+    if reply["value"] is not None or kinds:
+        found = ", ".join(kinds + (["a value"] if reply["value"] is not None else []))
+        raise PipelinedEffectError(
+            f"the lifecycle answered the pipelined hook {hook} with {found}; Pi did not wait"
+        )
+
+
+def version_notices(ctx: Mapping[str, Any]) -> list[Notify]:
+    """At Pi's startup: one notice when the Pi the extension reports is too old
+    (:func:`~pictx_fsm.hosts.pi.support.version_notice`)."""
+    notice = version_notice(context_of(ctx).pi_version)
+    return [] if notice is None else [notice]
+
+
 def _now_ms() -> int:
     return int(time.time() * 1000)
 
@@ -164,6 +193,8 @@ class BridgeSession:
         self.host_usage: UsageIndex | None = None
         self.activated = False
         """Whether this server already answered a first request (N16 runs once)."""
+        self.kept: dict[str, tuple[Mapping[str, Any], ...]] = {}
+        """Per message hook, the kept messages of its last request (``{SAME: k}`` refers)."""
 
     def sync(self, session: Mapping[str, Any], ctx: Mapping[str, Any]) -> None:
         header_json = session.get("header")
@@ -202,11 +233,19 @@ class BridgeSession:
         event = request.get("event")
         expanded = None
         if kind == "hook" and name in MESSAGE_HOOKS and isinstance(event, Mapping):
-            expanded = expand_messages(event.get("messages") or [])
+            previous = self.kept.pop(name, ())
+            expanded = expand_messages(event.get("messages") or [], previous=previous)
+            self.kept[name] = expanded.kept
             event = {**event, "messages": list(expanded.messages)}
-        reply = self._answer(event_of(kind, name, event), ctx, expanded)
-        if first:
-            reply["effects"] = [n.to_json() for n in migrate_notes_home()] + reply["effects"]
+        hook_event = event_of(kind, name, event)
+        reply = self._answer(hook_event, ctx, expanded)
+        if request.get("pipelined") is True:
+            check_pipelined(name, reply)
+        notices = migrate_notes_home() if first else []
+        if isinstance(hook_event, SessionStart) and hook_event.reason == "startup":
+            notices += version_notices(ctx)
+        if notices:
+            reply["effects"] = [n.to_json() for n in notices] + reply["effects"]
         return reply
 
     def context(self, ctx: Mapping[str, Any], hook: str) -> HostContext:
@@ -261,12 +300,65 @@ def serve(
 ) -> int:
     """Answer every request line; an unusable request gets an error line, never a crash."""
     session = BridgeSession(factory, audit_factory)
+    lines = PipeLines.of(lines)
     for line in lines:
         if not line.strip():
             continue
         out.write(json.dumps(answer(session, line), ensure_ascii=True) + "\n")
-        out.flush()
+        if not (isinstance(lines, PipeLines) and lines.pending()):
+            out.flush()
     return 0
+
+
+class PipeLines:
+    """Request lines read straight from the pipe, so the server knows whether the next
+    request is already there: the replies to a batch (pipelined hooks and the awaited request
+    they were written with) go out in one write, one wake-up of Pi."""
+
+    def __init__(self, fd: int, encoding: str) -> None:
+        self._fd = fd
+        self._encoding = encoding
+        self._buffer = b""
+
+    @classmethod
+    def of(cls, lines: Iterable[str]) -> Iterable[str]:
+        """A stream with a descriptor read as :class:`PipeLines`; anything else as it is."""
+        try:
+            fd = lines.fileno()  # type: ignore[attr-defined]
+        except (AttributeError, OSError, ValueError):
+            return lines
+        return cls(fd, getattr(lines, "encoding", None) or "utf-8")
+
+    def __iter__(self) -> Iterator[str]:
+        while True:
+            end = self._buffer.find(b"\n")
+            if end < 0 and not self._fill():
+                if self._buffer:
+                    yield self._decode(self._buffer)
+                return
+            if end >= 0:
+                line, self._buffer = self._buffer[:end], self._buffer[end + 1 :]
+                yield self._decode(line)
+
+    def pending(self) -> bool:
+        """Whether a whole request line is already read and waiting."""
+        return b"\n" in self._buffer
+
+    def _fill(self) -> bool:
+        """Read up to the next line end (chunks joined once); ``False`` at end of input."""
+        parts = [self._buffer]
+        while True:
+            chunk = os.read(self._fd, 1 << 16)
+            if not chunk:
+                self._buffer = b"".join(parts)
+                return False
+            parts.append(chunk)
+            if b"\n" in chunk:
+                self._buffer = b"".join(parts)
+                return True
+
+    def _decode(self, line: bytes) -> str:
+        return line.decode(self._encoding, errors="surrogateescape")
 
 
 def answer(session: BridgeSession, line: str) -> dict[str, Any]:

@@ -3,6 +3,8 @@
 // plus the length — and rebuilds the lifecycle's answer from slices of its own list and the
 // few new messages. Pure: the tests run it under plain Node against the Python side.
 
+export const SAME = "pictx-fsm/same";
+
 export function elide(messages, bootType) {
   const kept = [];
   for (let index = 0; index < messages.length; index++) {
@@ -12,6 +14,22 @@ export function elide(messages, bootType) {
     }
   }
   return { count: messages.length, kept };
+}
+
+// The same, against the kept messages the previous request of this hook carried on this
+// connection (`previous`: their JSON text → position): an unchanged one — the system prompt,
+// the boot — travels as {SAME: position}, once per connection instead of on every provider
+// request. Returns [the elided list, this request's texts for the next one].
+export function elideAgainst(messages, bootType, previous) {
+  const elided = elide(messages, bootType);
+  const texts = new Map();
+  elided.kept = elided.kept.map(([index, message], position) => {
+    const text = JSON.stringify(message);
+    const same = previous?.get(text);
+    texts.set(text, position);
+    return same === undefined ? [index, message] : [index, { [SAME]: same }];
+  });
+  return [elided, texts];
 }
 
 // A reply's message list: [start, end] slices of `messages` and {message} new ones.

@@ -23,8 +23,18 @@ from attrs import frozen
 
 from pictx_fsm.errors import PictxError
 
-PROTOCOL: Final = 2
+PROTOCOL: Final = 3
 """Wire protocol version: the handshake refuses an extension that speaks another."""
+MESSAGE_HOOKS: Final = ("context", "context_with_system")
+"""The hooks whose payload is a provider request's message list (sent elided)."""
+PIPELINED_HOOKS: Final = ("turn_start", "agent_end", "agent_settled", "model_select")
+"""Observational hooks: their handlers return nothing and their effects are notices only
+(lifecycle spec §6, R54, R55, R63), so the extension sends them without waiting
+(``"pipelined": true``) and applies the notices when the reply comes. ``session_shutdown``
+is not one: the server must have answered everything before its input is closed."""
+SAME: Final = "pictx-fsm/same"
+"""Key of a kept message sent by reference: ``{SAME: k}`` is the ``k``-th kept message of the
+previous request of the same hook (the extension sends an unchanged system prompt once)."""
 ELIDED_ROLE: Final = "pictx-fsm/elided"
 """Role of the placeholder standing for a run of messages the lifecycle does not read."""
 
@@ -42,11 +52,16 @@ class ExpandedMessages:
 
     messages: tuple[Mapping[str, Any], ...]
     spans: tuple[tuple[int, int], ...]
+    kept: tuple[Mapping[str, Any], ...] = ()
+    """The kept messages in order, references resolved: what the next request may refer to."""
 
 
-def expand_messages(value: Any, field: str = "event.messages") -> ExpandedMessages:
+def expand_messages(
+    value: Any, field: str = "event.messages", previous: Sequence[Mapping[str, Any]] = ()
+) -> ExpandedMessages:
     """``{"count": n, "kept": [[index, message], ...]}`` (or a plain list) → the runtime's
-    list, with one placeholder per run of elided messages."""
+    list, with one placeholder per run of elided messages; a ``{SAME: k}`` message is
+    ``previous[k]`` (the previous request's kept messages), a copy of it."""
     if isinstance(value, list):
         return ExpandedMessages(
             messages=tuple(_message(m, field) for m in value),
@@ -60,9 +75,12 @@ def expand_messages(value: Any, field: str = "event.messages") -> ExpandedMessag
         raise WireError(f"field '{field}.count' must be a non-negative integer")
     messages: list[Mapping[str, Any]] = []
     spans: list[tuple[int, int]] = []
+    resolved: list[Mapping[str, Any]] = []
     position = 0
     for item in kept:
         index, message = _kept(item, field, position, count)
+        message = _resolved(message, previous, f"{field}.kept[{index}]")
+        resolved.append(message)
         if index > position:
             messages.append({"role": ELIDED_ROLE, "count": index - position})
             spans.append((position, index))
@@ -72,7 +90,18 @@ def expand_messages(value: Any, field: str = "event.messages") -> ExpandedMessag
     if count > position:
         messages.append({"role": ELIDED_ROLE, "count": count - position})
         spans.append((position, count))
-    return ExpandedMessages(messages=tuple(messages), spans=tuple(spans))
+    return ExpandedMessages(messages=tuple(messages), spans=tuple(spans), kept=tuple(resolved))
+
+
+def _resolved(
+    message: Mapping[str, Any], previous: Sequence[Mapping[str, Any]], field: str
+) -> Mapping[str, Any]:
+    if SAME not in message:
+        return message
+    which = message[SAME]
+    if not (isinstance(which, int) and not isinstance(which, bool) and 0 <= which < len(previous)):
+        raise WireError(f"field {field!r} refers to kept message {which!r}, which is not held")
+    return dict(previous[which])  # a copy: identity marks where an item came from
 
 
 def _kept(item: Any, field: str, position: int, count: int) -> tuple[int, Mapping[str, Any]]:
