@@ -42,8 +42,7 @@ ITEM_REF: Final = "$item"
 
 MEMORY_DIR: Final = Path("/dev/shm")
 """Where sandboxes go when it is there (a tmpfs): every world creates and removes one, which
-on a loaded disk took ~24 ms of wall time against ~0.8 ms in memory — more than a whole
-generated run's host work."""
+on a loaded disk took longer than a whole generated run's host work."""
 
 
 def sandbox_parent() -> str | None:
