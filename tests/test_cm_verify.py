@@ -148,3 +148,31 @@ def test_shrinking_a_scenario_failure_stops_at_the_time_budget() -> None:
     assert report.failed and report.shrink_cut
     assert report.counterexample is not None and report.counterexample.failure is not None
     assert report.counterexample.failure["invariant"] == "hourly_limit"
+
+
+def test_m44_a_compaction_whose_writes_all_fail_ends_in_storage_failed_without_looping() -> None:
+    # Given both extensions loaded, a disk that refuses every write, and a compaction whose
+    # generation fails and falls back to Pi's own (the 5-action story the default verify found:
+    # each write of the failure step failed again, and the runtime retried the failure step
+    # until Python's recursion limit)
+    from pictx_fsm.testing import actions as shared
+    from pictx_fsm.testing.cm import actions as cm
+    from pictx_fsm.testing.cm.trace import run_cm_actions
+    from pictx_fsm.testing.cm.world import CmWorldConfig
+
+    story = (
+        cm.FailDisk(on=True),
+        shared.Prompt(chars=30_000),
+        shared.Settle(),
+        cm.Generate(reply="stubborn"),
+        shared.Compact(),
+    )
+    # When it runs with every invariant checked
+    run = run_cm_actions(CmWorldConfig(pi_context=True), story)
+    # Then the extension never throws into the host, the state says the disk failed (Q11),
+    # and the failure was handled once per failed step, not retried
+    assert not run.failed, run.describe_failure()
+    runtime = run.world.runtimes[-1]
+    assert runtime.state.storage_failed
+    failures = [e for e, _ in runtime.results if type(e).__name__ == "StorageFailed"]
+    assert 1 <= len(failures) <= 2
