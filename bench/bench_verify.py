@@ -314,9 +314,9 @@ def _long_report(args: argparse.Namespace, results: list[dict[str, Any]], wall: 
             f"**{steps:,} checked steps** (host actions, every invariant checked after each), "
             f"**{len(violations)} violation(s)**. Wall time {wall / 60:.1f} min "
             f"({steps / wall:,.0f} steps/s over {args.jobs} processes on the shared machine); "
-            f"CPU time {cpu / 60:.1f} min ({steps / cpu:,.0f} steps per CPU second), so "
-            f"{idle_minutes:.1f} min of wall time on this machine when nothing else runs. "
-            + reached,
+            f"CPU time {cpu / 60:.1f} min ({steps / cpu:,.0f} steps per CPU second; divided "
+            f"over the cores, {idle_minutes:.1f} min — an estimate of an idle machine's wall "
+            "time, not a measurement). " + reached,
             "",
             "| seed | generated runs (both profiles) | checked steps | steps per CPU second | "
             "transitions fired (generated runs only) | violation |",
