@@ -259,6 +259,7 @@ def long(args: argparse.Namespace) -> int:
         return {"seed": seed, **result}
 
     started = time.perf_counter()
+    args.load_at_start = ", ".join(f"{x:.1f}" for x in os.getloadavg())
     with ThreadPoolExecutor(max_workers=args.jobs) as pool:
         results = list(pool.map(run, args.seeds))
     text = _long_report(args, results, time.perf_counter() - started)
@@ -289,21 +290,33 @@ def _long_report(args: argparse.Namespace, results: list[dict[str, Any]], wall: 
     command = (
         f"python bench/bench_verify.py long --steps {args.steps} "
         f"--seeds {' '.join(map(str, args.seeds))} --jobs {args.jobs}"
+        f" --max-seconds {args.max_seconds:g}"
         + "".join(f" --without {group}" for group in args.without)
     )
     idle_minutes = cpu / min(args.jobs, os.cpu_count() or 1) / 60
+    share = -(-args.steps // len(args.seeds))
+    cut = [r for r in results if r["actions"] < share and not r["violation"]]
+    reached = (
+        f"Target ≥ {args.steps:,} checked steps: **reached**."
+        if steps >= args.steps
+        else f"Target ≥ {args.steps:,} checked steps: **NOT reached** — "
+        f"{len(cut)} job(s) stopped at their {args.max_seconds:g} s time budget"
+        + (f", {len(violations)} at a violation" if violations else "")
+        + "; the figures are what was measured."
+    )
     return "\n".join(
         [
             "## The long exploration",
             "",
             f"- Command: `{command}`",
-            f"- Machine: {machine()}",
+            f"- Machine: {machine()}; load average when the run started: {args.load_at_start}",
             "",
             f"**{steps:,} checked steps** (host actions, every invariant checked after each), "
             f"**{len(violations)} violation(s)**. Wall time {wall / 60:.1f} min "
             f"({steps / wall:,.0f} steps/s over {args.jobs} processes on the shared machine); "
-            f"CPU time {cpu / 60:.1f} min ({steps / cpu:,.0f} steps per CPU second), so "
-            f"{idle_minutes:.1f} min of wall time on this machine when nothing else runs.",
+            f"CPU time {cpu / 60:.1f} min ({steps / cpu:,.0f} steps per CPU second; divided "
+            f"over the cores, {idle_minutes:.1f} min — an estimate of an idle machine's wall "
+            "time, not a measurement). " + reached,
             "",
             "| seed | generated runs (both profiles) | checked steps | steps per CPU second | "
             "transitions fired (generated runs only) | violation |",

@@ -115,15 +115,28 @@ def run(args: argparse.Namespace) -> int:
             f"the contract check needs CrossHair, which is not installed; {EXTRA_HINT}, "
             "or run with --no-contracts"
         )
-    extension = args.extension
-    if args.fault in CM_FAULTS and extension in ("pi-context", "all"):
-        extension = "context-management"  # a context-management fault is planted there
+    extension = _extension_of(args.extension, args.fault)
     code = 0
     if extension in ("pi-context", "all"):
         code = _run_pi_context(args)
-    if extension != "pi-context" and (args.fault is None or args.fault in CM_FAULTS):
+    if extension != "pi-context":
         code = max(code, run_cm(args, extension))
     return code
+
+
+def _extension_of(extension: str, fault: str | None) -> str:
+    """What to explore: a planted fault narrows ``all`` (and ``both``, for a pi-context
+    fault) to the extension it is planted in; a fault in an extension not explored is an
+    error, never a run that cannot catch it."""
+    if fault is None:
+        return extension
+    home = "pi-context" if fault in FAULTS else "context-management"
+    if extension == ("context-management" if home == "pi-context" else "pi-context"):
+        raise UsageError(
+            f"--fault {fault} is planted in {home}, which --extension {extension} does not "
+            f"explore; use --extension {home}, both or all"
+        )
+    return home if extension == "all" or home == "pi-context" else extension
 
 
 def _run_pi_context(args: argparse.Namespace) -> int:

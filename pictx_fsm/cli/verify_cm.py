@@ -31,7 +31,7 @@ def run_cm(args: argparse.Namespace, extension: str) -> int:
 
     fault = args.fault if args.fault in CM_FAULTS else None
     options = CmExploreOptions(
-        examples=args.examples,
+        **({} if args.examples is None else {"examples": args.examples}),
         steps=args.steps,
         seed=args.seed,
         time_budget=args.time_budget,
@@ -74,7 +74,8 @@ def _summarise(args: argparse.Namespace, report: object, extension: str) -> int:
         path = trace.save(Path(args.out) / name)
         print(": VIOLATED")
         print(f"  {report.violation}")
-        print(f"  counterexample: {len(trace.actions)} actions, written to {path}")
+        cut = " (shrinking cut short by the time budget)" if report.shrink_cut else ""
+        print(f"  counterexample: {len(trace.actions)} actions{cut}, written to {path}")
         print(f"  reproduce with: pictx-fsm replay {path}")
     else:
         print(": all held")
@@ -98,6 +99,12 @@ def _summarise(args: argparse.Namespace, report: object, extension: str) -> int:
         target = out.with_name(out.stem + "-cm" + out.suffix)
         target.write_text(json.dumps(coverage.counts(), indent=1) + "\n")
         print(f"               coverage data written to {target}")
+    if options.fault and not report.failed:
+        failed = True
+        print(
+            f"planted fault not detected: {options.fault} ({CM_FAULTS[options.fault].caught_by} "
+            "should have caught it)"
+        )
     print(f"result         {'FAILED' if failed else 'OK'} ({report.elapsed:.1f}s exploring)")
     return 1 if failed else 0
 

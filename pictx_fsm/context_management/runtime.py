@@ -143,6 +143,8 @@ class ContextMemoryRuntime:
             try:
                 follow = self._carry_out(effect)
             except StorageError:
+                if isinstance(event, ev.StorageFailed):
+                    continue  # Q11: the failure is in the state; its own writes fail too
                 self.state = before
                 if self.on_rollback is not None:
                     self.on_rollback()

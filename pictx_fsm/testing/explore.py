@@ -21,7 +21,8 @@ from __future__ import annotations
 import functools
 import time
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
+from typing import Any
 
 from attrs import define, field, frozen
 from hypothesis import HealthCheck, Phase, Verbosity, given, seed, settings
@@ -102,11 +103,11 @@ class ExploreReport:
         return self.actions / self.elapsed if self.elapsed > 0 else 0.0
 
 
-class _Found(Exception):
+class Found(Exception):
     """An invariant broke inside a generated example (Hypothesis shrinks on it)."""
 
 
-class _BudgetSpent(KeyboardInterrupt):
+class BudgetSpent(KeyboardInterrupt):
     """The budget ran out (time, the shrink deadline, or ``max_actions``): stop at once.
 
     Returning early from an example instead would draw less data than an earlier example with
@@ -224,18 +225,12 @@ def _run_scenarios(
                 report.found_after = (report.scenario_runs, budget.elapsed())
                 invariant = run.violation.invariant if run.violation else "crash"
                 deadline = budget.start_shrinking()
-                minimal = _delta_shrink(config, scenario.actions, invariant, budget)
+                minimal = shrink_actions(
+                    config, scenario.actions, invariant, deadline, budget.clock
+                )
                 report.shrink_cut = budget.clock() >= deadline
                 _fail(report, config, minimal)
                 return
-
-
-def _delta_shrink(
-    config: WorldConfig, actions: Sequence[Action], invariant: str, budget: Budget
-) -> list[Action]:
-    """:func:`~.trace.shrink_actions` on the budget's clock."""
-    deadline = budget.start_shrinking() - budget.clock() + time.monotonic()
-    return shrink_actions(config, actions, invariant, deadline)
 
 
 def _fail(report: ExploreReport, config: WorldConfig, actions: list[Action]) -> None:
@@ -245,18 +240,19 @@ def _fail(report: ExploreReport, config: WorldConfig, actions: list[Action]) -> 
 
 
 @define
-class _Search:
+class Search:
     """What the Hypothesis phase shares with its test function: the budget, and the
-    shortest failing example so far (what is reported when shrinking runs out of time)."""
+    shortest failing example so far (what is reported when shrinking runs out of time).
+    Shared by both extensions' explorations (a world config and its actions)."""
 
     budget: Budget
-    best: tuple[WorldConfig, list[Action]] | None = None
+    best: tuple[Any, list[Any]] | None = None
 
     def check_clock(self) -> None:
         if self.budget.spent():
-            raise _BudgetSpent()
+            raise BudgetSpent()
 
-    def failed(self, config: WorldConfig, actions: list[Action]) -> None:
+    def failed(self, config: Any, actions: list[Any]) -> None:
         self.budget.start_shrinking()
         if self.best is None or len(actions) <= len(self.best[1]):
             self.best = (config, list(actions))
@@ -268,9 +264,9 @@ def _run_hypothesis(
     tick: Callable[[str], None],
     budget: Budget,
 ) -> None:
-    search = _Search(budget=budget)
+    search = Search(budget=budget)
     configs = world_configs(options.profiles, options.fault, options.hosts)
-    counts = _run_lengths(options.steps)
+    counts = run_lengths(options.steps)
 
     @settings(
         max_examples=options.examples,
@@ -286,7 +282,7 @@ def _run_hypothesis(
     def example(data: st.DataObject) -> None:
         search.check_clock()
         if search.best is None and report.actions >= (options.max_actions or report.actions + 1):
-            raise _BudgetSpent()
+            raise BudgetSpent()
         config = data.draw(configs)
         actions: list[Action] = []
         try:
@@ -302,7 +298,7 @@ def _run_hypothesis(
     phase_started = budget.elapsed()
     try:
         seed(options.seed)(example)()
-    except _BudgetSpent:
+    except BudgetSpent:
         report.budget_exhausted = search.best is None
         report.shrink_cut = search.best is not None
     except Exception:
@@ -316,7 +312,7 @@ def _run_hypothesis(
 
 
 @functools.cache
-def _run_lengths(steps: int) -> st.SearchStrategy[int]:
+def run_lengths(steps: int) -> st.SearchStrategy[int]:
     return st.integers(min_value=1, max_value=steps)
 
 
@@ -349,4 +345,4 @@ def _act(world: World, suite: InvariantSuite, actions: list[Action], action: Act
     world.apply(action)
     found: list[Violation] = suite.check(world)
     if found:
-        raise _Found(str(found[0]))
+        raise Found(str(found[0]))

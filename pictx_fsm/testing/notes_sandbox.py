@@ -40,11 +40,23 @@ WINDOW_REF: Final = "$window"
 ITEM_REF: Final = "$item"
 
 
+MEMORY_DIR: Final = Path("/dev/shm")
+"""Where sandboxes go when it is there (a tmpfs): every world creates and removes one, which
+on a loaded disk took longer than a whole generated run's host work."""
+
+
+def sandbox_parent() -> str | None:
+    """A memory-backed directory for sandboxes when one is writable, else the default temp
+    directory (``None``)."""
+    return str(MEMORY_DIR) if os.access(MEMORY_DIR, os.W_OK | os.X_OK) else None
+
+
 class NotesSandbox:
     """A temporary notes root and the outside it must never touch; removed with the object."""
 
-    def __init__(self) -> None:
-        self.base = Path(tempfile.mkdtemp(prefix="pictx-notes-"))
+    def __init__(self, parent: str | None = None) -> None:
+        base = tempfile.mkdtemp(prefix="pictx-notes-", dir=parent or sandbox_parent())
+        self.base = Path(base)
         self.root = self.base / "notes"
         self.outside = self.base / "outside"
         self.outside.mkdir()
@@ -54,6 +66,7 @@ class NotesSandbox:
             path.parent.mkdir(parents=True, exist_ok=True)
             path.symlink_to(self.outside / target if target else self.outside)
         self.baseline = self.outside_state()
+        self.stamp = self.outside_stamp()
         self._cleanup = weakref.finalize(self, shutil.rmtree, self.base, ignore_errors=True)
 
     def outside_state(self) -> dict[str, tuple[int, int, bytes]]:
@@ -72,6 +85,26 @@ class NotesSandbox:
             if entry.name not in (self.root.name, self.outside.name):
                 state[entry.name] = (-1, -1, b"")
         return state
+
+    def outside_stamp(self) -> tuple[tuple[int, int, int, int], ...]:
+        """What any change outside the root moves, in three ``stat`` calls: the base and
+        outside directories (an entry created, removed or renamed in them changes their
+        mtime) and the sentinel (a write, truncation, chmod or replacement changes its size,
+        mtime, ctime or inode). The invariant compares this after every action and reads
+        the whole outside (:meth:`outside_state`) only when it moved."""
+        stamps = []
+        for path in (self.base, self.outside, self.outside / SENTINEL):
+            try:
+                stat = path.lstat()
+            except OSError:
+                stamps.append((-1, -1, -1, -1))
+                continue
+            stamps.append((stat.st_ino, stat.st_size, stat.st_mtime_ns, stat.st_ctime_ns))
+        return tuple(stamps)
+
+    def changed(self) -> bool:
+        """Whether anything outside the notes root differs from how it was planted."""
+        return self.outside_stamp() != self.stamp and self.outside_state() != self.baseline
 
     def close(self) -> None:
         self._cleanup()
@@ -123,7 +156,7 @@ class NotesConfined(Invariant):
         if not isinstance(sandbox, NotesSandbox):
             return []
         found = []
-        if sandbox.outside_state() != sandbox.baseline:
+        if sandbox.changed():
             found.append(self.violation(f"{sandbox.outside} changed under the notes tools"))
         persisted = world.session.log.persisted
         for entry in persisted[self._seen :]:

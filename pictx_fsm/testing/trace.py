@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from attrs import define, field, frozen
 
@@ -28,6 +28,8 @@ from pictx_fsm.testing.trace_input import (
     check_failure,
 )
 from pictx_fsm.testing.world import World, WorldConfig
+
+T = TypeVar("T")
 
 TRACE_FORMAT = "pictx-fsm/trace/1"
 
@@ -173,21 +175,33 @@ def shrink_actions(
     actions: Sequence[Action],
     invariant: str,
     deadline: float | None = None,
+    clock: Callable[[], float] = time.monotonic,
 ) -> list[Action]:
-    """Delta-debug a failing action list: drop chunks, then single actions, while the same
-    invariant (or crash) still fails. Used for failures found outside Hypothesis; stops with
-    the shortest failing list so far once ``time.monotonic()`` passes ``deadline``."""
-    current = list(actions)
+    """Delta-debug a failing action list (:func:`delta_shrink`) while the same invariant (or
+    crash) still fails. Used for failures found outside Hypothesis."""
 
     def fails(candidate: list[Action]) -> bool:
         run = run_actions(config, candidate)
         name = run.violation.invariant if run.violation else ("crash" if run.crash else None)
         return name == invariant
 
+    return delta_shrink(actions, fails, deadline, clock)
+
+
+def delta_shrink(
+    actions: Sequence[T],
+    fails: Callable[[list[T]], bool],
+    deadline: float | None = None,
+    clock: Callable[[], float] = time.monotonic,
+) -> list[T]:
+    """Drop chunks, then single actions, while ``fails`` still holds; stops with the shortest
+    failing list so far once ``clock()`` passes ``deadline`` (the time budget bounds
+    shrinking too)."""
+    current = list(actions)
     chunk = max(1, len(current) // 2)
     while chunk >= 1:
         index = 0
-        while index < len(current) and (deadline is None or time.monotonic() < deadline):
+        while index < len(current) and (deadline is None or clock() < deadline):
             candidate = current[:index] + current[index + chunk :]
             if candidate and fails(candidate):
                 current = candidate

@@ -35,11 +35,21 @@ from pictx_fsm.testing.cm.trace import (
     shrink_cm_actions,
 )
 from pictx_fsm.testing.cm.world import CmWorld, CmWorldConfig
+from pictx_fsm.testing.explore import (
+    DEFAULT_EXAMPLES,
+    Budget,
+    BudgetSpent,
+    Found,
+    Search,
+    run_lengths,
+)
 
 
 @frozen(kw_only=True)
 class CmExploreOptions:
-    examples: int = 100
+    examples: int = DEFAULT_EXAMPLES
+    """Generated runs at most (0: the seed scenarios alone); the time budget ends a default
+    exploration."""
     steps: int = 40
     seed: int = 0
     time_budget: float = 45.0
@@ -72,31 +82,29 @@ class CmExploreReport:
     violation: str | None = None
     coverage: CmCoverage | None = None
     budget_exhausted: bool = False
+    shrink_cut: bool = False
+    """The time budget ended the shrinking: the counterexample is the shortest found so far."""
 
     @property
     def failed(self) -> bool:
         return self.counterexample is not None
 
 
-class _BudgetSpent(KeyboardInterrupt):
-    """The time budget ran out (see :mod:`pictx_fsm.testing.explore` for why an interrupt)."""
-
-
-class _Found(Exception):
-    pass
-
-
 def explore_cm(
-    options: CmExploreOptions, progress: Callable[[CmProgress], None] | None = None
+    options: CmExploreOptions,
+    progress: Callable[[CmProgress], None] | None = None,
+    clock: Callable[[], float] = time.monotonic,
 ) -> CmExploreReport:
+    """Run the exploration; the time budget (on ``clock``) bounds it, shrinking included,
+    as it bounds pi-context's (:class:`~pictx_fsm.testing.explore.Budget`)."""
     if options.fault is not None:
         cm_fault(options.fault)
     report = CmExploreReport(options=options)
-    started = time.monotonic()
+    budget = Budget(clock=clock, started=clock(), seconds=options.time_budget)
     declared = load_machines().transition_ids()
 
     def tick(phase: str) -> None:
-        report.elapsed = time.monotonic() - started
+        report.elapsed = budget.elapsed()
         if progress is not None:
             covered = sum(1 for t in declared if report.counts.get(t))
             progress(
@@ -111,10 +119,10 @@ def explore_cm(
             )
 
     if options.scenarios:
-        _run_scenarios(options, report, tick)
+        _run_scenarios(options, report, tick, budget)
     if not report.failed and options.examples:
-        _run_hypothesis(options, report, tick, started)
-    report.elapsed = time.monotonic() - started
+        _run_hypothesis(options, report, tick, budget)
+    report.elapsed = budget.elapsed()
     report.coverage = cm_coverage(report.counts)
     return report
 
@@ -126,7 +134,10 @@ def _count(report: CmExploreReport, world: CmWorld, actions: int) -> None:
 
 
 def _run_scenarios(
-    options: CmExploreOptions, report: CmExploreReport, tick: Callable[[str], None]
+    options: CmExploreOptions,
+    report: CmExploreReport,
+    tick: Callable[[str], None],
+    budget: Budget,
 ) -> None:
     for scenario in SCENARIOS:
         for with_pi_context in options.settings:
@@ -138,7 +149,11 @@ def _run_scenarios(
             tick(f"scenario {scenario.name}")
             if run.failed:
                 invariant = run.invariant or "crash"
-                minimal = shrink_cm_actions(config, scenario.actions, invariant)
+                deadline = budget.start_shrinking()
+                minimal = shrink_cm_actions(
+                    config, scenario.actions, invariant, deadline, budget.clock
+                )
+                report.shrink_cut = budget.clock() >= deadline
                 _fail(report, config, minimal)
                 return
 
@@ -150,11 +165,14 @@ def _fail(report: CmExploreReport, config: CmWorldConfig, actions: list[Any]) ->
 
 
 def _run_hypothesis(
-    options: CmExploreOptions, report: CmExploreReport, tick: Callable[[str], None], started: float
+    options: CmExploreOptions,
+    report: CmExploreReport,
+    tick: Callable[[str], None],
+    budget: Budget,
 ) -> None:
-    state: dict[str, Any] = {"failing": False, "last": None}
-    deadline = started + options.time_budget
+    search = Search(budget=budget)
     configs = cm_configs(options.settings, options.fault)
+    lengths = run_lengths(options.steps)
 
     @settings(
         max_examples=options.examples,
@@ -168,51 +186,52 @@ def _run_hypothesis(
     )
     @given(data=st.data())
     def example(data: st.DataObject) -> None:
-        if not state["failing"] and time.monotonic() > deadline:
-            raise _BudgetSpent()
+        search.check_clock()
+        config = data.draw(configs)
+        actions: list[Any] = []
         try:
-            _generated_run(data, options, configs, report, state)
+            _generated_run(data, config, lengths, actions, report)
         except Exception:
-            state["failing"] = True
+            search.failed(config, actions)
             raise
         finally:
-            tick("explore")
+            tick("explore" if search.best is None else "shrink")
 
     try:
         seed(options.seed)(example)()
-    except _BudgetSpent:
-        report.budget_exhausted = True
+    except BudgetSpent:
+        report.budget_exhausted = search.best is None
+        report.shrink_cut = search.best is not None
     except Exception:
-        if state["last"] is None:
+        if search.best is None:
             raise
-        config, actions = state["last"]
+    if search.best is not None:
+        config, actions = search.best
         _fail(report, config, list(actions))
 
 
 def _generated_run(
     data: st.DataObject,
-    options: CmExploreOptions,
-    configs: st.SearchStrategy[CmWorldConfig],
+    config: CmWorldConfig,
+    lengths: st.SearchStrategy[int],
+    actions: list[Any],
     report: CmExploreReport,
-    state: dict[str, Any],
 ) -> None:
-    config = data.draw(configs)
     world = CmWorld(config)
     suite = CmInvariantSuite()
     extra = _lifecycle_suite(config)
-    actions: list[Any] = []
-    state["last"] = (config, actions)
-    count = data.draw(st.integers(min_value=1, max_value=options.steps))
+    count = data.draw(lengths)
+    moves = cm_actions()
     try:
         for _ in range(count):
-            action = data.draw(cm_actions())
+            action = data.draw(moves)
             actions.append(action)
             world.apply(action)
             found: list[Any] = suite.check(world)
             if extra is not None:
                 found += [_as_cm(v) for v in extra.check(world)]
             if found:
-                raise _Found(str(found[0]))
+                raise Found(str(found[0]))
     finally:
         report.examples += 1
         _count(report, world, len(actions))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 from hypothesis import strategies as st
@@ -26,6 +27,7 @@ COMMANDS = (
 )
 
 
+@functools.cache
 def cm_configs(settings: tuple[bool, ...], fault: str | None) -> st.SearchStrategy[CmWorldConfig]:
     return st.builds(
         CmWorldConfig,
@@ -52,8 +54,11 @@ def _tool() -> st.SearchStrategy[Any]:
     )
 
 
+@functools.cache
 def cm_actions() -> st.SearchStrategy[Any]:
-    """Weighted towards what drives the schedulers: prompts, settling, deliveries, time."""
+    """Weighted towards what drives the schedulers: prompts, settling, deliveries, time.
+    Built once (Hypothesis validates a strategy on its first draw: see
+    :mod:`pictx_fsm.testing.strategies`)."""
     prompt = st.builds(shared.Prompt, chars=st.sampled_from((200, 4_000, 9_000, 30_000, 60_000)))
     return st.one_of(
         prompt,

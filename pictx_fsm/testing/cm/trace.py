@@ -9,7 +9,8 @@ recorded violation reproduces.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+import time
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +22,7 @@ from pictx_fsm.testing.cm.actions import Action, action_from_json, action_to_jso
 from pictx_fsm.testing.cm.checks import CmViolation
 from pictx_fsm.testing.cm.invariants_handoff import CmInvariantSuite
 from pictx_fsm.testing.cm.world import CmWorld, CmWorldConfig
+from pictx_fsm.testing.trace import delta_shrink
 
 CM_TRACE_FORMAT = "pictx-fsm/cm-trace/1"
 
@@ -173,18 +175,16 @@ def record_cm_trace(config: CmWorldConfig, actions: Sequence[Action]) -> tuple[C
 
 
 def shrink_cm_actions(
-    config: CmWorldConfig, actions: Sequence[Action], invariant: str
+    config: CmWorldConfig,
+    actions: Sequence[Action],
+    invariant: str,
+    deadline: float | None = None,
+    clock: Callable[[], float] = time.monotonic,
 ) -> list[Action]:
-    """Delta-debug: drop chunks, then single actions, while the same invariant still fails."""
-    current = list(actions)
-    chunk = max(1, len(current) // 2)
-    while chunk >= 1:
-        index = 0
-        while index < len(current):
-            candidate = current[:index] + current[index + chunk :]
-            if candidate and run_cm_actions(config, candidate).invariant == invariant:
-                current = candidate
-            else:
-                index += chunk
-        chunk //= 2
-    return current
+    """Delta-debug (:func:`~pictx_fsm.testing.trace.delta_shrink`) while the same invariant
+    still fails, until ``clock()`` passes ``deadline``."""
+
+    def fails(candidate: list[Action]) -> bool:
+        return run_cm_actions(config, candidate).invariant == invariant
+
+    return delta_shrink(actions, fails, deadline, clock)
