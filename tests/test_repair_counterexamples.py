@@ -29,6 +29,7 @@ PROFILES = ("0.25.0", "0.25.1")
 SCENARIO_OF_FAULT = {
     "split-tool-pair-behind-summary": "tool-pair-behind-a-summary",
     "repair-during-commit": "on-between-boundary-appends",
+    "repair-mid-run": "on-mid-run-after-tree-to-a-marker",
 }
 
 
@@ -103,6 +104,42 @@ def test_r65_pi_context_on_between_two_appends_of_a_reset_commit_adds_no_second_
     branch = kit.branch_types()
     tail = branch[branch.index(f"custom:{MARKER_TYPE}") :]
     assert tail.count(f"custom_message:{BOOT_TYPE}") == 1
+
+
+# -- R65/D4: no repair while a run is under way ---------------------------------------------
+
+
+def _torn_tail_off(profile: str) -> Kit:
+    """A window whose marker is the leaf (``/tree`` onto it while off): its boot is missing."""
+    kit = Kit.create(profile=profile)
+    kit.start()
+    kit.wipe()
+    kit.toggle("off")
+    marker = kit.of_type(MARKER_TYPE)[-1]
+    kit.navigate(marker.id)
+    return kit
+
+
+@pytest.mark.parametrize("profile", PROFILES)
+def test_r65_pi_context_on_mid_run_repairs_nothing_pi_would_append_behind_the_run(
+    profile: str,
+) -> None:
+    # Given a reset window whose boot is off the branch, and a prompt's run under way
+    kit = _torn_tail_off(profile)
+    # When /pi-context on arrives mid-run (ctx.isIdle() is false)
+    result = kit.toggle("on", idle=False)
+    # Then repair refuses: Pi would hold the boot until the turn's end, behind the run's
+    # user and assistant messages (a boot after later conversation, R65/D4)
+    assert _sends(result) == []
+
+
+@pytest.mark.parametrize("profile", PROFILES)
+def test_r64_pi_context_on_while_idle_still_repairs_the_missing_boot(profile: str) -> None:
+    # Given the same torn tail with the session idle
+    kit = _torn_tail_off(profile)
+    # When /pi-context on arrives / Then repair appends the missing boot
+    sends = _sends(kit.toggle("on"))
+    assert [send.custom_type for send in sends][:1] == [BOOT_TYPE]
 
 
 # -- the counterexamples on the model session --------------------------------------------------

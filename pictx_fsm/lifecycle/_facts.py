@@ -439,7 +439,9 @@ def root_boot_visible(env: FactEnv, facts: Facts) -> bool:
 def tail_verdict(env: FactEnv, facts: Facts) -> TailVerdict:
     """R65/D4: what the current marker's tail needs (classified once per repair). A window
     whose reset this runtime drafted and has not yet seen settle is the host's to complete:
-    a command between two appends of its boundary commit must not append a second boot."""
+    a command between two appends of its boundary commit must not append a second boot.
+    Mid-run (``/pi-context on`` while streaming) a repair is refused: Pi holds the sent boot
+    until the turn's end, behind the run's own conversation (pi-host §5 ``sendMessage``)."""
     window = _window(env)
     if window.window_id in env.state.pending_resets:
         return TailVerdict.INTACT
@@ -448,7 +450,10 @@ def tail_verdict(env: FactEnv, facts: Facts) -> TailVerdict:
     visible = False
     if env.profile is Profile.V0_25_0:
         visible = has_boot_message(env.tree, window.window_id)
-    return classify_tail(kinds, env.profile, visible)
+    verdict = classify_tail(kinds, env.profile, visible)
+    if env.ctx.idle or verdict in (TailVerdict.INTACT, TailVerdict.REFUSED):
+        return verdict
+    return TailVerdict.REFUSED
 
 
 @fact

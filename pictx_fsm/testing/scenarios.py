@@ -400,6 +400,21 @@ SCENARIOS: Sequence[Scenario] = (
         ),
     ),
     Scenario(
+        name="on-mid-run-after-tree-to-a-marker",
+        actions=(
+            # /tree onto the marker leaves its boot off the branch while off; /pi-context on
+            # before the prompt's user message is persisted: Pi would hold a repaired boot
+            # until the turn's end, behind the run's conversation, so repair refuses (R65).
+            WipeCommand(),
+            Toggle(arg="off"),
+            Navigate(index=1, anchor="boundary"),
+            Prompt(chars=SHORT),
+            Advance(steps=2),
+            Toggle(arg="on"),
+            Settle(),
+        ),
+    ),
+    Scenario(
         name="off-and-on-start-a-new-overflow-chain",
         actions=(
             # Recovered, then /pi-context off and on before the retry overflows again: off
