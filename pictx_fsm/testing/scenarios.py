@@ -92,12 +92,13 @@ def _after_overflow(*replies: Script, overflows: int = 1, then: Sequence[Action]
 def _chain_outcomes(overflows: int) -> list[Action]:
     """Every outcome of the turn that follows an armed overflow (R24–R26, R36): a message
     queued after the overflowing ``turn_end`` makes Pi run another turn before settling (a
-    steer is delivered in it, a follow-up is still queued at its end)."""
+    steer is delivered in it; of two follow-ups, ``agent.continue()`` delivers the first and
+    the second is still queued at its end)."""
     steer, follow = Steer(chars=SHORT), FollowUp(chars=SHORT)
     return [
         *_after_overflow(TEXT, overflows=overflows, then=[steer]),
         *_after_overflow(OVERFLOW, overflows=overflows, then=[steer]),
-        *_after_overflow(OVERFLOW, overflows=overflows, then=[follow]),
+        *_after_overflow(OVERFLOW, overflows=overflows, then=[follow, follow]),
         *_after_overflow(*RETRIES_EXHAUSTED, overflows=overflows, then=[steer]),
         *_after_overflow(overflows=overflows, then=[steer, AdvanceTo(step="streaming"), Abort()]),
     ]
@@ -411,6 +412,30 @@ SCENARIOS: Sequence[Scenario] = (
             Prompt(chars=SHORT),
             Advance(steps=2),
             Toggle(arg="on"),
+            Settle(),
+        ),
+    ),
+    Scenario(
+        name="follow-up-after-a-failed-overflow-recovery",
+        actions=(
+            # A reset window, then /pi-context off: its marker makes pi-context cancel Pi's
+            # overflow compaction (R62). A prompt and a follow-up that really overflow the
+            # window: the failed recovery leaves the error reply last, and Pi's
+            # agent.continue() runs the queued follow-up as its prompt — the run settles
+            # (it once re-sent the overflowing context forever: runs_settle).
+            OVERFLOW,
+            Script(reply="text", chars=29_928),
+            Script(reply="text", chars=29_928),
+            Prompt(chars=SHORT),
+            Script(reply="text", chars=54_000),
+            Settle(),
+            Toggle(arg="off"),
+            Prompt(chars=7_704),
+            Settle(),
+            QueueAtSettle(chars=40),
+            Prompt(chars=23_815),
+            FollowUp(chars=1_674),
+            AdvanceTo(step="custom_message"),
             Settle(),
         ),
     ),
