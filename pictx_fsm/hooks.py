@@ -82,6 +82,8 @@ class HostContext:
     model: ModelInfo | None = None
     signal_aborted: bool = False
     has_pending_messages: bool = False
+    idle: bool = True
+    """``ctx.isIdle()``: no run under way (a command can arrive mid-run, R64's repair)."""
     cwd: str = ""
     project_trusted: bool = False
     pi_version: str = "0.87.1"

@@ -54,10 +54,11 @@ from pictx_fsm.hosts.model import (
     Text,
     Tools,
 )
+from pictx_fsm.hosts.model.compaction import OVERFLOW_RECOVERY_FAILED
 from pictx_fsm.hosts.model.extension import HOST_HOOKS, Reply
 from pictx_fsm.hosts.model.settings import FAUX_MODEL
 from pictx_fsm.protocol import WIPE_MEMORY_COMMAND, WIPE_MEMORY_TOOL
-from pictx_fsm.session.entries import Entry
+from pictx_fsm.session.entries import Entry, MessageEntry
 from pictx_fsm.session.tree import SessionTree
 
 Answer = Callable[[HookEvent, HostContext], Reply]
@@ -575,6 +576,49 @@ def test_a_second_overflow_in_the_chain_gives_up_without_another_compaction() ->
     settle = [r.detail["outcome"] for r in session.log.events if r.name == "agent_before_settle"]
     assert settle[-1] == "error"
     assert after_prompt(session)[-1] == "message:assistant"
+
+
+def test_pi_host_continue_after_a_failed_overflow_recovery_runs_the_queued_follow_up() -> None:
+    # Given an overflow, its compact-and-retry overflowing again, and a follow-up queued
+    # while the run was under way
+    session = ModelSession(
+        brain=Brain([Text(text="a " * 30), Overflow(), Overflow(), Text(text="ok")]),
+        settings=HostSettings(compaction=CompactionSettings(keep_recent_tokens=10)),
+    )
+    warm(session, 1)
+    session.prompt("question " + "context " * 20)
+    session.run_until(lambda step: step.name == "agent_start")
+    session.follow_up("and then")
+    # When the failed recovery leaves the error reply last and Pi calls agent.continue()
+    session.run_until_idle()
+    # Then pi-agent-core's Agent.continue() runs the follow-up as its prompt, right after
+    # the error (no context-only turn re-sending what overflowed), and the run settles
+    follow_up = next(d for d in session.log.deliveries if d.kind == "follow_up")
+    ids = [e.id for e in session.entries]
+    before = session.entries[ids.index(follow_up.entry_id) - 1]
+    assert isinstance(before, MessageEntry) and before.message.raw["stopReason"] == "error"
+    assert session.is_idle and hooks(session, "agent_settled")[-1:] == ["agent_settled"]
+
+
+def test_pi_host_a_delivered_follow_up_earns_its_own_compact_and_retry() -> None:
+    # Given the same failed recovery, and the follow-up's own request overflowing too
+    session = ModelSession(
+        brain=Brain([Text(text="a " * 30), Overflow(), Overflow(), Overflow()]),
+        settings=HostSettings(compaction=CompactionSettings(keep_recent_tokens=10)),
+    )
+    warm(session, 1)
+    session.prompt("question " + "context " * 20)
+    session.run_until(lambda step: step.name == "agent_start")
+    session.follow_up("and then")
+    session.run_until_idle()
+    # Then the follow-up's message_start reset Pi's _overflowRecoveryAttempted: its overflow
+    # is hidden for a recovery of its own (one compact-and-retry per user message, pi-host
+    # §7 e), not refused as a second attempt
+    failures = [
+        r.detail["errorMessage"] for r in session.log.events if r.name == "session_compact_failed"
+    ]
+    assert failures[0] == OVERFLOW_RECOVERY_FAILED and failures[1:] != [OVERFLOW_RECOVERY_FAILED]
+    assert kinds(session.entries[-3:]) == ["message:user", "message:assistant", "context_edit"]
 
 
 def test_a_cancelled_overflow_compaction_settles_without_a_host_retry() -> None:

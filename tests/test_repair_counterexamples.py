@@ -1,6 +1,8 @@
 """Regressions for the counterexamples long explorations found: a boot between a tool call
-and its results (FM19) and a second boot in one window (R65, D4) — issue 14 — and an
-invariant that took a new failure chain after ``/pi-context off`` for the old one (R37).
+and its results (FM19), a second boot in one window (R65, D4), a boot repaired mid-run behind
+the run's conversation (R65, D4), a run that never settled after a failed overflow recovery
+(liveness, FM6–9) — issue 14 — and an invariant that took a new failure chain after
+``/pi-context off`` for the old one (R37).
 
 Each lifecycle bug is pinned twice: on the runtime alone (the lifecycle kit, the rule as a
 specification) and on the model session (the counterexample kept as a seed scenario replays
@@ -29,6 +31,7 @@ PROFILES = ("0.25.0", "0.25.1")
 SCENARIO_OF_FAULT = {
     "split-tool-pair-behind-summary": "tool-pair-behind-a-summary",
     "repair-during-commit": "on-between-boundary-appends",
+    "repair-mid-run": "on-mid-run-after-tree-to-a-marker",
 }
 
 
@@ -105,6 +108,42 @@ def test_r65_pi_context_on_between_two_appends_of_a_reset_commit_adds_no_second_
     assert tail.count(f"custom_message:{BOOT_TYPE}") == 1
 
 
+# -- R65/D4: no repair while a run is under way ---------------------------------------------
+
+
+def _torn_tail_off(profile: str) -> Kit:
+    """A window whose marker is the leaf (``/tree`` onto it while off): its boot is missing."""
+    kit = Kit.create(profile=profile)
+    kit.start()
+    kit.wipe()
+    kit.toggle("off")
+    marker = kit.of_type(MARKER_TYPE)[-1]
+    kit.navigate(marker.id)
+    return kit
+
+
+@pytest.mark.parametrize("profile", PROFILES)
+def test_r65_pi_context_on_mid_run_repairs_nothing_pi_would_append_behind_the_run(
+    profile: str,
+) -> None:
+    # Given a reset window whose boot is off the branch, and a prompt's run under way
+    kit = _torn_tail_off(profile)
+    # When /pi-context on arrives mid-run (ctx.isIdle() is false)
+    result = kit.toggle("on", idle=False)
+    # Then repair refuses: Pi would hold the boot until the turn's end, behind the run's
+    # user and assistant messages (a boot after later conversation, R65/D4)
+    assert _sends(result) == []
+
+
+@pytest.mark.parametrize("profile", PROFILES)
+def test_r64_pi_context_on_while_idle_still_repairs_the_missing_boot(profile: str) -> None:
+    # Given the same torn tail with the session idle
+    kit = _torn_tail_off(profile)
+    # When /pi-context on arrives / Then repair appends the missing boot
+    sends = _sends(kit.toggle("on"))
+    assert [send.custom_type for send in sends][:1] == [BOOT_TYPE]
+
+
 # -- the counterexamples on the model session --------------------------------------------------
 
 
@@ -167,3 +206,29 @@ def test_r36_two_recoveries_in_one_chain_are_still_a_violation() -> None:
     # When it runs / Then the overflow invariant reports the second recovery
     run = run_actions(scenario_config("0.25.1", fault="recover-twice"), actions)
     assert run.violation is not None and run.violation.invariant == "overflow_bounded"
+
+
+@pytest.mark.parametrize("profile", PROFILES)
+def test_fm6_liveness_a_follow_up_after_a_failed_overflow_recovery_settles(profile: str) -> None:
+    # Given the kept counterexample: pi-context off over a marked branch (its compactions are
+    # cancelled, R62), a prompt and a follow-up that really overflow, the recovery failing
+    scenario = next(s for s in SCENARIOS if s.name == "follow-up-after-a-failed-overflow-recovery")
+    # When it runs with every invariant checked
+    run = run_actions(scenario_config(profile), scenario.actions)
+    # Then every run settled (Pi's continue() delivered the follow-up) and nothing broke
+    assert not run.failed, run.describe_failure()
+    assert run.world.endless_runs == [] and run.world.session.is_idle
+
+
+def test_fm6_liveness_the_counterexample_trace_replays_clean(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Given the endless-run counterexample written as a trace file
+    scenario = next(s for s in SCENARIOS if s.name == "follow-up-after-a-failed-overflow-recovery")
+    trace, _ = record_trace(scenario_config("0.25.0"), scenario.actions)
+    path = trace.save(tmp_path / f"{scenario.name}.json")
+    # When `pictx-fsm replay` re-runs it / Then every invariant holds
+    code = main(["replay", str(path)])
+    out = capsys.readouterr().out
+    assert code == 0, out
+    assert "invariants     all held" in out

@@ -23,6 +23,7 @@ from pictx_fsm import overflow, policy
 from pictx_fsm.hooks import (
     AgentBeforeSettle,
     AgentEnd,
+    Command,
     ContextWithSystem,
     HookEvent,
     HostContext,
@@ -439,7 +440,11 @@ def root_boot_visible(env: FactEnv, facts: Facts) -> bool:
 def tail_verdict(env: FactEnv, facts: Facts) -> TailVerdict:
     """R65/D4: what the current marker's tail needs (classified once per repair). A window
     whose reset this runtime drafted and has not yet seen settle is the host's to complete:
-    a command between two appends of its boundary commit must not append a second boot."""
+    a command between two appends of its boundary commit must not append a second boot.
+    A command mid-run (``/pi-context on`` while not idle) is refused a repair: Pi holds the
+    sent boot until the turn's end, behind the run's own conversation (pi-host §5
+    ``sendMessage``). Only commands: the other repairs append at once, and Pi's ``isIdle()``
+    can be false around them (a bridge resync at ``/tree``, tests/test_pi_faults.py)."""
     window = _window(env)
     if window.window_id in env.state.pending_resets:
         return TailVerdict.INTACT
@@ -448,7 +453,11 @@ def tail_verdict(env: FactEnv, facts: Facts) -> TailVerdict:
     visible = False
     if env.profile is Profile.V0_25_0:
         visible = has_boot_message(env.tree, window.window_id)
-    return classify_tail(kinds, env.profile, visible)
+    verdict = classify_tail(kinds, env.profile, visible)
+    mid_run = isinstance(env.event, Command) and not env.ctx.idle
+    if not mid_run or verdict in (TailVerdict.INTACT, TailVerdict.REFUSED):
+        return verdict
+    return TailVerdict.REFUSED
 
 
 @fact

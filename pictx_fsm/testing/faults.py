@@ -117,9 +117,20 @@ def _pair_closed_by_any_entry(env: FactEnv, facts: Facts) -> bool:
 
 def _verdict_blind_to_commit(env: FactEnv, facts: Facts) -> TailVerdict:
     """``tail_verdict`` as it was before R65's fix: blind to the reset this runtime's own
-    boundary is still committing, so a repair mid-commit completes the tail a second time."""
+    boundary is still committing, so a repair mid-commit completes the tail a second time
+    (on a host that reports idle then: the mid-run refusal would otherwise cover it)."""
     state = attrs.evolve(env.state, pending_resets=())
-    verdict: TailVerdict = FACTS["tail_verdict"].compute(attrs.evolve(env, state=state), facts)
+    ctx = attrs.evolve(env.ctx, idle=True)
+    changed = attrs.evolve(env, state=state, ctx=ctx)
+    verdict: TailVerdict = FACTS["tail_verdict"].compute(changed, facts)
+    return verdict
+
+
+def _verdict_blind_to_the_run(env: FactEnv, facts: Facts) -> TailVerdict:
+    """``tail_verdict`` as it was before the mid-run fix: a repair while a run is under way
+    sends a boot Pi holds until the turn's end, behind the run's conversation."""
+    ctx = attrs.evolve(env.ctx, idle=True)
+    verdict: TailVerdict = FACTS["tail_verdict"].compute(attrs.evolve(env, ctx=ctx), facts)
     return verdict
 
 
@@ -209,6 +220,13 @@ FAULTS: Mapping[str, Fault] = {
             "boot in one window",
             caught_by="narrow_repair",
             facts={"tail_verdict": _verdict_blind_to_commit},
+        ),
+        Fault(
+            name="repair-mid-run",
+            description="repair while a run is under way: Pi appends the boot after the run's "
+            "conversation",
+            caught_by="narrow_repair",
+            facts={"tail_verdict": _verdict_blind_to_the_run},
         ),
         Fault(
             name="drop-queued-message",

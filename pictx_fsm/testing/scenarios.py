@@ -92,12 +92,13 @@ def _after_overflow(*replies: Script, overflows: int = 1, then: Sequence[Action]
 def _chain_outcomes(overflows: int) -> list[Action]:
     """Every outcome of the turn that follows an armed overflow (R24–R26, R36): a message
     queued after the overflowing ``turn_end`` makes Pi run another turn before settling (a
-    steer is delivered in it, a follow-up is still queued at its end)."""
+    steer is delivered in it; of two follow-ups, ``agent.continue()`` delivers the first and
+    the second is still queued at its end)."""
     steer, follow = Steer(chars=SHORT), FollowUp(chars=SHORT)
     return [
         *_after_overflow(TEXT, overflows=overflows, then=[steer]),
         *_after_overflow(OVERFLOW, overflows=overflows, then=[steer]),
-        *_after_overflow(OVERFLOW, overflows=overflows, then=[follow]),
+        *_after_overflow(OVERFLOW, overflows=overflows, then=[follow, follow]),
         *_after_overflow(*RETRIES_EXHAUSTED, overflows=overflows, then=[steer]),
         *_after_overflow(overflows=overflows, then=[steer, AdvanceTo(step="streaming"), Abort()]),
     ]
@@ -397,6 +398,45 @@ SCENARIOS: Sequence[Scenario] = (
             *_on_between_appends(OVERFLOW, "agent_before_settle", appended=1),
             *_on_between_appends(OVERFLOW, "agent_before_settle", appended=2),
             *_on_between_appends(_wipe(), "turn_end", appended=1),
+        ),
+    ),
+    Scenario(
+        name="on-mid-run-after-tree-to-a-marker",
+        actions=(
+            # /tree onto the marker leaves its boot off the branch while off; /pi-context on
+            # before the prompt's user message is persisted: Pi would hold a repaired boot
+            # until the turn's end, behind the run's conversation, so repair refuses (R65).
+            WipeCommand(),
+            Toggle(arg="off"),
+            Navigate(index=1, anchor="boundary"),
+            Prompt(chars=SHORT),
+            Advance(steps=2),
+            Toggle(arg="on"),
+            Settle(),
+        ),
+    ),
+    Scenario(
+        name="follow-up-after-a-failed-overflow-recovery",
+        actions=(
+            # A reset window, then /pi-context off: its marker makes pi-context cancel Pi's
+            # overflow compaction (R62). A prompt and a follow-up that really overflow the
+            # window: the failed recovery leaves the error reply last, and Pi's
+            # agent.continue() runs the queued follow-up as its prompt — the run settles
+            # (it once re-sent the overflowing context forever: runs_settle).
+            OVERFLOW,
+            Script(reply="text", chars=29_928),
+            Script(reply="text", chars=29_928),
+            Prompt(chars=SHORT),
+            Script(reply="text", chars=54_000),
+            Settle(),
+            Toggle(arg="off"),
+            Prompt(chars=7_704),
+            Settle(),
+            QueueAtSettle(chars=40),
+            Prompt(chars=23_815),
+            FollowUp(chars=1_674),
+            AdvanceTo(step="custom_message"),
+            Settle(),
         ),
     ),
     Scenario(

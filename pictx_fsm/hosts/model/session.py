@@ -14,6 +14,8 @@ import random
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any, Literal, TypeAlias
 
+import attrs
+
 from pictx_fsm.effects import HookResult, HostEffect
 from pictx_fsm.hooks import ModelInfo, ModelSelect, SessionShutdown
 from pictx_fsm.hosts.model import replace
@@ -311,7 +313,7 @@ class ModelSession:
         if name == WIPE_MEMORY_COMMAND:
             self._require_idle(f"/{name}")
         try:
-            reply = handler(args, host.host_context())
+            reply = handler(args, attrs.evolve(host.host_context(), idle=self.is_idle))
         except Exception as exc:  # Pi reports command errors as extension errors
             error(host, "command", name, f"{type(exc).__name__}: {exc}")
             return

@@ -60,11 +60,27 @@ def low_level_run(host: HostState, prompts: Sequence[Queued]) -> Steps[None]:
     run.signal_live = True
     run.turn_index = None
     yield record(host, "agent_start")
-    yield from _turns(host, run, [*prompts, *host.queues.take_steering()])
+    yield from _turns(host, run, [*prompts, *_first_pending(host, bool(prompts))])
     emit(host, AgentEnd())
     yield Step(kind="hook", name="agent_end")
     run.signal_live = False
     run.turn_index = None
+
+
+def _first_pending(host: HostState, prompted: bool) -> list[Queued]:
+    """One steering message; for ``agent.continue()`` from an assistant message with none,
+    one follow-up: pi-agent-core runs it as the prompt (``Agent.continue``), so a continuation
+    after a failed overflow recovery delivers the queued work instead of re-sending the
+    context that overflowed."""
+    steering = host.queues.take_steering()
+    if steering or prompted or not _ends_on_assistant(host):
+        return steering
+    return host.queues.take_follow_up()
+
+
+def _ends_on_assistant(host: HostState) -> bool:
+    messages = host.store.context_messages()
+    return bool(messages) and role_of(messages[-1]) == "assistant"
 
 
 def _turns(host: HostState, run: RunState, pending: list[Queued]) -> Steps[None]:
@@ -116,8 +132,12 @@ def _turn(
 
 
 def deliver(host: HostState, items: Sequence[Queued]) -> Steps[None]:
+    """Persist the turn's pending messages; a user message's ``message_start`` grants its
+    own compact-and-retry (Pi resets ``_overflowRecoveryAttempted`` there, pi-host §7 ``e``)."""
     for item in items:
         host.queues.started(item)
+        if role_of(item.message) == "user" and host.run is not None:
+            host.run.overflow_attempted = False
         entry = yield from persist(host, item.message)
         if role_of(item.message) != "system":
             record_delivery(host, item, entry)

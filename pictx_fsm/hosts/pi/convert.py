@@ -60,6 +60,7 @@ def context_of(value: Any) -> HostContext:
         model=model_of(ctx.get("model")),
         signal_aborted=bool(ctx.get("signalAborted", False)),
         has_pending_messages=bool(ctx.get("hasPendingMessages", False)),
+        idle=ctx.get("idle", True) is not False,
         cwd=str(ctx.get("cwd", "")),
         project_trusted=bool(ctx.get("projectTrusted", False)),
         pi_version=str(ctx.get("piVersion", "0.87.1")),

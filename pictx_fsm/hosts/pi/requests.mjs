@@ -49,6 +49,7 @@ export function facts(ctx, piVersion, checkUsage) {
     model: modelFacts(ctx.model),
     signalAborted: ctx.signal?.aborted === true,
     hasPendingMessages: safely(() => ctx.hasPendingMessages?.()) === true,
+    idle: safely(() => ctx.isIdle?.()) !== false,
     cwd: ctx.cwd,
     projectTrusted: safely(() => ctx.isProjectTrusted?.()) === true,
     piVersion,
