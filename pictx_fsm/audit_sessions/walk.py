@@ -12,14 +12,17 @@ findings of sibling leaves can name the same entry.
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sequence
-from typing import Any, Protocol
+from typing import Any, Final, Protocol
 
 from pictx_fsm.audit_sessions.context import AuditContext
 from pictx_fsm.audit_sessions.findings import Finding
 from pictx_fsm.session.entries import Entry
 from pictx_fsm.session.tree import SessionTree, TreeNode
 
-Step = tuple[Any, list[Finding]]
+Step = tuple[Any, Sequence[Finding]]
+
+NO_FINDINGS: Final[tuple[Finding, ...]] = ()
+"""What most steps find: one shared empty value, not a new list a node and a check."""
 
 
 class BranchCheck(Protocol):
