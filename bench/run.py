@@ -234,6 +234,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     found: list[Row] = []
     for name in BENCHES:
         if name in skip:
+            if name in args.skip:  # said in the table: its rows are not this run's
+                found.append(
+                    (f"`{name}` bench", f"skipped in this run (`--skip {name}`)", "", None)
+                )
             continue
         print(f"== {name}", file=sys.stderr, flush=True)
         found += RUNNERS[name](plan, args.out)

@@ -30,7 +30,8 @@ import json
 import os
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from enum import Enum
-from operator import itemgetter
+from functools import partial
+from operator import attrgetter, itemgetter
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
@@ -88,12 +89,15 @@ def _step_text(step: Step[Any]) -> str:
     which the engine reuses, by identity); only facts (:func:`_facts_text`) and guard values
     (:func:`_fired_text`) are written anew."""
     fired, facts = step.fired, step.facts
-    frame_key = (step.before.states, step.after.states, step.event, step.machine)
-    if not facts:
-        key = (*frame_key, *map(id, fired))
+    frame_key: tuple[Any, ...]
+    if facts:
+        frame_key = (step.before.states, step.after.states, step.event, step.machine)
+    else:
+        key = (step.before.states, step.after.states, step.event, step.machine, *map(id, fired))
         known = _PLAIN_STEPS.get(key)
         if known is not None:
             return known[1]
+        frame_key = key[:4]
     frame = _FRAMES.get(frame_key)
     if frame is None:
         frame = _frame(step, frame_key)
@@ -171,15 +175,33 @@ def _facts_key(facts: tuple[tuple[str, Any], ...]) -> tuple[Any, ...] | None:
         if kind in _EXACT_TYPES or isinstance(value, Enum):
             parts += (name, kind, value)
             continue
-        names = _PLAIN_ATTRS.get(kind)
-        if names is None:
+        read = _FIELD_READERS.get(kind)
+        if read is None and (read := _field_reader(kind)) is None:
             return None
-        fields = tuple(getattr(value, field) for field in names)
+        fields = read(value)
         field_types = tuple(map(type, fields))
         if not _EXACT_TYPES.issuperset(field_types):
             return None
         parts += (name, kind, fields, field_types)
     return tuple(parts)
+
+
+_FIELD_READERS: dict[type, Callable[[Any], tuple[Any, ...]]] = {}
+
+
+def _field_reader(kind: type) -> Callable[[Any], tuple[Any, ...]] | None:
+    """A plain attrs class's fields as a tuple, read by one C call (``None``: not plain)."""
+    names = _PLAIN_ATTRS.get(kind)
+    if names is None:
+        return None
+    # attrgetter of one name returns the value, not a tuple; of none, raises
+    read = attrgetter(*names) if len(names) > 1 else partial(_fields_of, names)
+    _FIELD_READERS[kind] = read
+    return read
+
+
+def _fields_of(names: tuple[str, ...], value: Any) -> tuple[Any, ...]:
+    return tuple(getattr(value, name) for name in names)
 
 
 _SCALAR_FACTS: dict[tuple[Any, ...], str] = {}
@@ -200,7 +222,8 @@ _NO_FACTS = f'{{}},"facts_digest":"{_digest("{}")}"'
 def _text(value: Any) -> str:
     """Canonical text of a value, a plain string without the encoder's call."""
     if type(value) is str:
-        return str(_ascii(value))
+        text: str = _ascii(value)
+        return text
     return _encode(value)
 
 
@@ -269,6 +292,13 @@ def message_list_digest(messages: Sequence[Any]) -> dict[str, Any]:
     for message in messages:
         state.update(message_digest(message))
     return {"count": len(messages), "sha256": state.hexdigest()}
+
+
+def _list_digest_text(messages: Sequence[Any]) -> str:
+    """:func:`message_list_digest`'s canonical text."""
+    known = getattr(messages, "list_digest", None)
+    digest = known() if callable(known) else message_list_digest(messages)["sha256"]
+    return f'{{"count":{len(messages)},"sha256":"{digest}"}}'
 
 
 def json_digest(value: Any) -> dict[str, Any]:
@@ -340,9 +370,7 @@ def _event_text(event: Any) -> str:
     for name, prefix in read:
         value = getattr(event, name)
         if name == "messages":
-            known = getattr(value, "list_digest", None)
-            digest = known() if callable(known) else message_list_digest(value)["sha256"]
-            parts.append(f'{prefix}{{"count":{len(value)},"sha256":"{digest}"}}')
+            parts.append(prefix + _list_digest_text(value))
         elif name == "arguments":
             parts.append(prefix + _json_digest_text(value))
         else:
@@ -392,12 +420,25 @@ _PLAIN_RESULTS: dict[str, str] = {}
 
 
 def _result_text(result: HookResult) -> str:
-    if result.value is None and not result.effects:  # most hooks: cached per hook name
+    """``canonical(_result_raw(result))`` member by member: the keys (``effects``, ``hook``,
+    ``value``) are in sorted order here, the value's and effects' texts the encoder's."""
+    effects = result.effects
+    if result.value is None and not effects:  # most hooks: cached per hook name
         text = _PLAIN_RESULTS.get(result.hook)
         if text is None:
             text = _PLAIN_RESULTS[result.hook] = _encode(_result_raw(result))
         return text
-    return _encode(_result_raw(result))
+    if type(result.hook) is not str:
+        return _encode(_result_raw(result))
+    value: Any = result.value
+    if isinstance(value, MessagesResult):
+        value_part = f'{{"messages":{_list_digest_text(value.messages)}}}'
+    elif isinstance(value, _tool_outcome()):
+        value_part = f'{{"status":{_text(value.status)},"text":{_json_digest_text(value.text)}}}'
+    else:
+        value_part = _encode(value)
+    effects_part = _encode(list(effects)) if effects else "[]"
+    return f'{{"effects":{effects_part},"hook":{_ascii(result.hook)},"value":{value_part}}}'
 
 
 def result_json(result: Any) -> Any:
@@ -439,13 +480,16 @@ def record_line(
     tail = (
         f'"hook":{_text(result.hook)},"models":{_known_text(fingerprint)},"prev":{_text(prev)},'
         f'"profile":{_known_text(profile)},"result":{_result_text(result)},'
-        f'"seq":{value_text(seq)},"steps":[{steps}]}}'
+        f'"seq":{seq if type(seq) is int else value_text(seq)},"steps":[{steps}]}}'
     )
-    state = hashlib.sha256(head.encode("ascii"))
+    state = sha256(head.encode("ascii"))
     state.update(b",")
     state.update(tail.encode("ascii"))
     digest = state.hexdigest()
     return RecordLine(line=f'{head},"hash":"{digest}",{tail}', hash=digest)
+
+
+sha256: Final = hashlib.sha256
 
 
 _FORMAT_TEXT = _text(AUDIT_FORMAT)

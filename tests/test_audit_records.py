@@ -33,6 +33,7 @@ from pictx_fsm.audit import (
 from pictx_fsm.effects import HookResult, MessagesResult, Notify, ToolResult
 from pictx_fsm.hooks import Context, ContextWithSystem, HostContext, ToolCall, TurnEnd
 from pictx_fsm.session.projection import Message
+from pictx_fsm.tools.outcome import ToolOutcome
 
 # -- the reference: format 1's encoding, written out plainly -----------------------------------
 
@@ -107,6 +108,11 @@ def reference_record(
         else:
             event_part[field.name] = plain(value)
     result_part = plain(result)
+    if isinstance(result.value, ToolOutcome):  # a notes or history tool's: the text digested
+        result_part["value"] = {
+            "status": result.value.status,
+            "text": utf8_digest(result.value.text),
+        }
     value = result_part.get("value")
     if isinstance(value, dict) and isinstance(value.get("messages"), list):
         value["messages"] = digest(value["messages"])
@@ -267,6 +273,14 @@ def test_property_any_payload_gives_a_canonical_line_with_the_reference_content(
             ),
         ),
         (Context(messages=messages), HookResult(hook="context")),
+        (
+            ToolCall(name="save_note", arguments=arguments),
+            HookResult(
+                hook="tool",
+                value=ToolOutcome(status="ok", text=notice),
+                effects=(Notify(message=notice, level="info"),),
+            ),
+        ),
     ]
     for seq, (event, result) in enumerate(cases, 1):
         inputs: dict[str, Any] = {

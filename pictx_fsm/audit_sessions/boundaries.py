@@ -35,7 +35,7 @@ from pictx_fsm.audit_sessions.roles import (
     is_pi_context_message,
     role_of,
 )
-from pictx_fsm.audit_sessions.walk import EntryCheck, Step
+from pictx_fsm.audit_sessions.walk import NO_FINDINGS, EntryCheck, Step
 from pictx_fsm.session.entries import BranchSummaryEntry, CompactionEntry, Entry, MessageEntry
 from pictx_fsm.session.tree import TreeNode
 
@@ -123,7 +123,7 @@ class ToolPairCheck:
     def step(self, state: Pending, node: TreeNode, ctx: AuditContext) -> Step:
         entry = node.entry
         if isinstance(entry, MessageEntry):
-            return _after_message(state, node, entry), []
+            return _after_message(state, node, entry), NO_FINDINGS
         if state.call is None or not _is_boundary(node):
             return state, []
         calls = ", ".join(sorted(state.ids))

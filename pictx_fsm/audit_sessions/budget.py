@@ -22,7 +22,7 @@ from attrs import frozen
 from pictx_fsm.audit_sessions.context import AuditContext
 from pictx_fsm.audit_sessions.findings import Finding, FindingKind
 from pictx_fsm.audit_sessions.roles import Role, role_of
-from pictx_fsm.audit_sessions.walk import EntryCheck, Step
+from pictx_fsm.audit_sessions.walk import NO_FINDINGS, EntryCheck, Step
 from pictx_fsm.protocol import GUIDANCE_TYPE, WARNING_TYPE
 from pictx_fsm.session.entries import CustomEntry, CustomMessageEntry, MessageEntry
 from pictx_fsm.session.tree import TreeNode
@@ -53,7 +53,7 @@ class MultipleResetsCheck:
         entry = node.entry
         if isinstance(entry, MessageEntry):
             if entry.message.role != "assistant":
-                return NO_RESETS, []  # a prompt: the resets before it were commands
+                return NO_RESETS, NO_FINDINGS  # a prompt: the resets before it were commands
             return NO_RESETS, [_finding(first, second, ctx) for first, second in state.pairs]
         if role_of(node) is not Role.MARKER:
             return state, []

@@ -51,6 +51,8 @@ def role_of(node: TreeNode) -> Role:
     entry = node.entry
     if node.window.marker_id == node.id:
         return Role.MARKER
+    if type(entry) is MessageEntry:  # most nodes: answered before the isinstance chain
+        return Role.CONVERSATION
     if isinstance(entry, CustomMessageEntry):
         if entry.custom_type == BOOT_TYPE:
             own = boot_window_id(entry) == node.window.window_id

@@ -39,7 +39,7 @@ from attrs import frozen
 from pictx_fsm.audit_sessions.context import AuditContext
 from pictx_fsm.audit_sessions.findings import Finding, FindingKind
 from pictx_fsm.audit_sessions.roles import Role, is_native_compaction, role_of
-from pictx_fsm.audit_sessions.walk import Step
+from pictx_fsm.audit_sessions.walk import NO_FINDINGS, Step
 from pictx_fsm.session.entries import CompactionEntry, Entry, MessageEntry
 from pictx_fsm.session.tree import TreeNode
 
@@ -76,10 +76,10 @@ class StormCheck:
         return StormState()
 
     def step(self, state: StormState, node: TreeNode, ctx: AuditContext) -> Step:
-        found: list[Finding] = []
         overflow = _is_overflow(node, ctx)
         if state.episode is None and not overflow:
-            return state, found  # the common case: no timestamp parsing
+            return state, NO_FINDINGS  # the common case: no timestamp parsing
+        found: list[Finding] = []
         when = _time(node)
         if state.episode is not None and _too_late(state.episode, when):
             state, found = _close(state, ctx)

@@ -105,11 +105,16 @@ def _read(
     seen = memory.start()
     folded: list[Finding] = []
     read = whole_types(checks) | memory.entry_types  # most entries (messages): none reads them
+    messages_read = MessageEntry.TYPE in read
     for entry, node, line in reader.entries():
-        if type(entry) is not MessageEntry and is_boundary_entry(entry):  # messages never are
-            boundaries[line].append(entry)
-        if node is None or entry.type not in read:
-            continue
+        if type(entry) is MessageEntry:  # never a boundary; its type known without a call
+            if node is None or not messages_read:
+                continue
+        else:
+            if is_boundary_entry(entry):
+                boundaries[line].append(entry)
+            if node is None or entry.type not in read:
+                continue
         if ctx is None:
             assert reader.tree is not None  # the node was just added to it
             ctx = _context(reader.tree, profile, reader)

@@ -27,7 +27,7 @@ from attrs import frozen
 from pictx_fsm.audit_sessions.context import AuditContext
 from pictx_fsm.audit_sessions.findings import WARNING, Finding, FindingKind
 from pictx_fsm.audit_sessions.roles import NOT_METADATA, Role, role_of
-from pictx_fsm.audit_sessions.walk import Step
+from pictx_fsm.audit_sessions.walk import NO_FINDINGS, Step
 from pictx_fsm.protocol import Profile
 from pictx_fsm.session.tree import TreeNode
 
@@ -69,8 +69,8 @@ class TailCheck:
         if role is Role.CONTINUATION:
             return _continuation(state, node, ctx)
         if role is Role.CONVERSATION:
-            return _conversation(state, node), []
-        return state, []
+            return _conversation(state, node), NO_FINDINGS
+        return state, NO_FINDINGS
 
     def end(self, state: Tail, leaf: TreeNode, ctx: AuditContext) -> list[Finding]:
         return close(state, None, ctx)

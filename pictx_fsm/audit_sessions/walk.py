@@ -12,14 +12,17 @@ findings of sibling leaves can name the same entry.
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sequence
-from typing import Any, Protocol
+from typing import Any, Final, Protocol
 
 from pictx_fsm.audit_sessions.context import AuditContext
 from pictx_fsm.audit_sessions.findings import Finding
 from pictx_fsm.session.entries import Entry
 from pictx_fsm.session.tree import SessionTree, TreeNode
 
-Step = tuple[Any, list[Finding]]
+Step = tuple[Any, Sequence[Finding]]
+
+NO_FINDINGS: Final[tuple[Finding, ...]] = ()
+"""What most steps find: one shared empty value, not a new list a node and a check."""
 
 
 class BranchCheck(Protocol):
@@ -119,31 +122,33 @@ class Shape:
 
 
 def walk(shape: Shape, checks: Sequence[BranchCheck], ctx: AuditContext) -> Iterator[Finding]:
-    """Every finding of every check on every branch (in depth-first, file order)."""
-    initial = tuple(check.start(ctx) for check in checks)
-    plans: dict[type[Any], tuple[int, ...]] = {}
-    stack: list[tuple[TreeNode, tuple[Any, ...]]] = [(r, initial) for r in reversed(shape.roots)]
+    """Every finding of every check on every branch (in depth-first, file order).
+
+    A branch's check states are one list, updated in place along a run of only children (most
+    nodes) and copied where the branch forks: each child goes on from its own copy."""
+    initial = [check.start(ctx) for check in checks]
+    plans: dict[type[Any], tuple[tuple[int, Any], ...]] = {}
+    stack: list[tuple[TreeNode, list[Any]]] = [
+        (root, list(initial)) for root in reversed(shape.roots)
+    ]
     only_child = shape.only_child
     while stack:
         node, states = stack.pop()
-        kind = type(node.entry)
-        plan = plans.get(kind)
-        if plan is None:
-            plan = plans[kind] = _plan(checks, kind)
-        if plan:
-            after = list(states)
-            for index in plan:
-                after[index], found = checks[index].step(states[index], node, ctx)
+        while True:
+            plan = plans.get(type(node.entry))
+            if plan is None:
+                plan = plans[type(node.entry)] = _plan(checks, type(node.entry))
+            for index, step in plan:
+                states[index], found = step(states[index], node, ctx)
                 if found:
                     yield from found
-            states = tuple(after)
-        child = only_child(node)
-        if child is not None:  # most nodes: one child
-            stack.append((child, states))
-            continue
+            child = only_child(node)
+            if child is None:
+                break
+            node = child  # most nodes: one child, the same states go on
         children = shape.children(node)
         if children:
-            stack.extend((child, states) for child in reversed(children))
+            stack.extend((child, list(states)) for child in reversed(children))
         else:
             for check, state in zip(checks, states, strict=True):
                 yield from check.end(state, node, ctx)
@@ -153,10 +158,10 @@ READS_ALL: Any = None
 """``reads`` of a check that must see every node (the default)."""
 
 
-def _plan(checks: Sequence[BranchCheck], kind: type[Any]) -> tuple[int, ...]:
-    """The checks a node of this entry class can concern, by index."""
+def _plan(checks: Sequence[BranchCheck], kind: type[Any]) -> tuple[tuple[int, Any], ...]:
+    """The checks a node of this entry class can concern: their indexes and steps."""
     return tuple(
-        index
+        (index, check.step)
         for index, check in enumerate(checks)
         if (reads := getattr(check, "reads", READS_ALL)) is READS_ALL or kind in reads
     )

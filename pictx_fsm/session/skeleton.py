@@ -407,9 +407,11 @@ class SkeletonReader:
         the same entry and problems, without the line's text, pieces and line records."""
         parser = self.parser
         number = 0
+        started = False  # once a JSON value was read, the parser stays started
         for data in iter_line_bytes(fp):
             number += 1
-            value = message_object(data) if parser.started else None
+            started = started or parser.started
+            value = message_object(data) if started else None
             if value is not None:
                 yield self._add(parser.feed_entry_object(number, value), number)
                 continue

@@ -139,7 +139,7 @@ class SessionTree:
         Entries without an id are kept in file order but cannot join the tree (``None``).
         """
         self._entries.append(entry)
-        entry_id = _entry_id(entry)
+        entry_id = entry.id  # every entry class has one (``None``: an opaque entry without)
         if entry_id is None:
             return None
         parent = self._nodes.get(entry.parent_id) if entry.parent_id else None
