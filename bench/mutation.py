@@ -30,7 +30,7 @@ HEADER = [
     "",
     "Each planted fault (`pictx_fsm/testing/faults.py`) changes one guard, action or",
     "model transition (or, for the queue faults, the host) the way a regression would;",
-    "two of them bring back bugs that long explorations found (issue 14).",
+    "three of them bring back bugs that long explorations found (issue 14).",
     "`verify` must fail on each with a short counterexample that `replay` reproduces; a",
     'planted fault that is not caught fails `verify` ("planted fault not detected").',
     '"found after" counts the runs (seed scenario runs, or generated runs) and seconds until',
