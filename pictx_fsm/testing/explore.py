@@ -258,6 +258,21 @@ class Search:
             self.best = (config, list(actions))
 
 
+def exploration_settings(examples: int) -> settings:
+    """Hypothesis settings of a generated exploration (both extensions): the run count and
+    verify's own budget bound it, no database, no health checks, quiet, one bug."""
+    return settings(
+        max_examples=examples,
+        deadline=None,
+        database=None,
+        suppress_health_check=list(HealthCheck),
+        phases=(Phase.generate, Phase.shrink),
+        verbosity=Verbosity.quiet,
+        report_multiple_bugs=False,
+        print_blob=False,
+    )
+
+
 def _run_hypothesis(
     options: ExploreOptions,
     report: ExploreReport,
@@ -268,16 +283,7 @@ def _run_hypothesis(
     configs = world_configs(options.profiles, options.fault, options.hosts)
     counts = run_lengths(options.steps)
 
-    @settings(
-        max_examples=options.examples,
-        deadline=None,
-        database=None,
-        suppress_health_check=list(HealthCheck),
-        phases=(Phase.generate, Phase.shrink),
-        verbosity=Verbosity.quiet,
-        report_multiple_bugs=False,
-        print_blob=False,
-    )
+    @exploration_settings(options.examples)
     @given(data=st.data())
     def example(data: st.DataObject) -> None:
         search.check_clock()

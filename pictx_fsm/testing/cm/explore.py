@@ -16,7 +16,7 @@ from collections.abc import Callable
 from typing import Any
 
 from attrs import define, field, frozen
-from hypothesis import HealthCheck, Phase, Verbosity, given, seed, settings
+from hypothesis import given, seed
 from hypothesis import strategies as st
 
 from pictx_fsm.context_management.machines import load_machines
@@ -41,6 +41,7 @@ from pictx_fsm.testing.explore import (
     BudgetSpent,
     Found,
     Search,
+    exploration_settings,
     run_lengths,
 )
 
@@ -174,16 +175,7 @@ def _run_hypothesis(
     configs = cm_configs(options.settings, options.fault)
     lengths = run_lengths(options.steps)
 
-    @settings(
-        max_examples=options.examples,
-        deadline=None,
-        database=None,
-        suppress_health_check=list(HealthCheck),
-        phases=(Phase.generate, Phase.shrink),
-        verbosity=Verbosity.quiet,
-        report_multiple_bugs=False,
-        print_blob=False,
-    )
+    @exploration_settings(options.examples)
     @given(data=st.data())
     def example(data: st.DataObject) -> None:
         search.check_clock()
