@@ -23,7 +23,7 @@ import * as piAgent from "@earendil-works/pi-coding-agent";
 import { ConnectionMachine } from "./connection.mjs";
 import { failClosed, foldSystem, markerOnPath, scanWindow } from "./failclosed.mjs";
 import { facts, format, hostVersion, lastLine, payload, positive, safely } from "./requests.mjs";
-import { elideAgainst, rebuild } from "./wire.mjs";
+import { elideAgainst, isPredicted, rebuild, systemsOf } from "./wire.mjs";
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 const MANIFEST = JSON.parse(readFileSync(join(HERE, "pictx-bridge.manifest.json"), "utf8"));
@@ -68,6 +68,7 @@ class Bridge {
     this.diagnosis = null;
     this.faultAt = 0;
     this.resetPending = false;
+    this.speculation = null; // the context_with_system the server decided with the last context
     this.toggle = null;
     this.told = new Set(); // error texts and missing-boot windows already announced
     this.timings = [];
@@ -80,14 +81,19 @@ class Bridge {
     const started = TIMING ? performance.now() : 0;
     const bytes = this.bytesSent;
     this.ctx = ctx;
+    const guess = this.speculation;
+    this.speculation = null;
     if (name === "session_start" || name === "session_tree") this.forgetMissingBoots();
     try {
       if (PIPELINED.has(name) && this.machine.state === "ready") return this.post(name, event, ctx);
+      const decided = guess && name === "context_with_system" ? this.decidedAhead(guess, event, ctx) : null;
+      if (decided) return decided;
       const kept = MESSAGE_HOOKS.has(name) ? this.keptAgainst(name, event) : null;
       const body = kept ? kept.build : payload(name, event, WIN.bootType);
       const reply = await this.request("hook", name, body, ctx, ctx.signal);
       kept?.settle(reply.ok);
       const value = reply.ok ? this.apply(reply.reply, ctx, name, event) : undefined;
+      if (reply.ok && reply.reply.withSystem && value === undefined) this.speculate(reply, event.messages);
       // A provider request is never passed through unanswered: no messages, no trust.
       if (reply.ok && (name !== "context_with_system" || Array.isArray(value?.messages))) return value;
       return this.fallback(name, event, ctx);
@@ -111,8 +117,8 @@ class Bridge {
   // pipe before the next awaited one, its reply's notices are applied when it arrives, and
   // its failure (error, timeout, dead server) is a fault like any other, so the next awaited
   // request — every provider request is one — finds the connection restarting or degraded.
-  post(name, event, ctx) {
-    const body = { kind: "hook", name, event: payload(name, event, WIN.bootType), pipelined: true };
+  post(name, event, ctx, body = { kind: "hook", name, event: payload(name, event, WIN.bootType) }) {
+    body.pipelined = true;
     body.ctx = facts(ctx, PI_VERSION, CHECK_USAGE);
     body.session = this.delta(ctx);
     this.exchange(body, undefined, REQUEST_MS, name, true)
@@ -127,20 +133,49 @@ class Bridge {
   // A provider request's messages against what this connection's server holds (wire.mjs):
   // built once the connection is ready (a restarted server holds nothing), and remembered
   // only when the server answered (then it holds them too).
+  // An answered `context_with_system` leaves where its system messages were: the next
+  // `context` asks the server to decide the `context_with_system` that follows it too.
   keptAgainst(name, event) {
     let server = null;
     let texts = null;
+    let systems = null;
     const build = (current) => {
       server = current;
       const [messages, sent] = elideAgainst(event.messages, WIN.bootType, current.kept.get(name));
       texts = sent;
-      return { messages };
+      if (name === "context_with_system") systems = systemsOf(messages, event.messages);
+      return name === "context" && current.systems ? { messages, speculate: true } : { messages };
     };
     const settle = (ok) => {
       if (server && ok) server.kept.set(name, texts);
       else server?.kept.delete(name);
+      if (server && name === "context_with_system") server.systems = ok ? systems : null;
     };
     return { build, settle };
+  }
+
+  // The `context_with_system` the server decided with `context` (speculation.py), kept to
+  // be checked against the real one; `list` is the transcript this `context` handler saw.
+  speculate(reply, list) {
+    const { slices } = reply.reply.withSystem;
+    this.speculation = { server: this.server, slices, list, leaf: reply.leaf, facts: JSON.stringify(reply.facts) };
+  }
+
+  // The decided answer, when Pi passes exactly the predicted transcript (isPredicted), on
+  // the same leaf with the same facts.
+  // Then the server is told to keep its decision (pipelined, ahead of any later request);
+  // else null, and the request is sent as usual (the server drops what it decided).
+  decidedAhead(guess, event, ctx) {
+    const server = this.server;
+    const messages = event.messages;
+    if (guess.server !== server || this.machine.state !== "ready" || !server.systems) return null;
+    if ((ctx.sessionManager.getLeafId() ?? null) !== guess.leaf) return null;
+    if (!isPredicted(messages, guess.list, server.systems)) return null;
+    if (JSON.stringify(facts(ctx, PI_VERSION, CHECK_USAGE)) !== guess.facts) return null;
+    const value = { messages: rebuild(guess.slices, messages) };
+    server.systems = server.systems.map(([index]) => [index, messages[index]]);
+    this.post("context_with_system", event, ctx, { kind: "hook", name: "context_with_system", event: { speculated: true } });
+    return value;
   }
 
   tool(spec) {
@@ -295,7 +330,7 @@ class Bridge {
     if (reply.reply?.error) {
       this.tellOnce(format(T.NOTICE_LIFECYCLE_ERROR, { where: name, error: reply.reply.error }));
     }
-    return reply;
+    return { ...reply, leaf: body.session.leaf, facts: body.ctx };
   }
 
   // The connection as the machine says: start on first use, restart after the back-off.
@@ -445,7 +480,7 @@ class Bridge {
 
   do_spawn() {
     const server = {
-      generation: ++this.generation, waiting: new Map(), outbox: [], kept: new Map(), buffer: "", stderr: "",
+      generation: ++this.generation, waiting: new Map(), outbox: [], kept: new Map(), systems: null, buffer: "", stderr: "",
     };
     server.starting = new Promise((resolve) => (server.started = resolve));
     this.server = server;
@@ -552,7 +587,7 @@ class Bridge {
     for (const answer of server.waiting.values()) answer(null);
     server.waiting.clear();
     server.started?.(false);
-    this.server = { ...server, child: null, waiting: new Map(), outbox: [], kept: new Map(), generation: -1 };
+    this.server = { ...server, child: null, waiting: new Map(), outbox: [], kept: new Map(), systems: null, generation: -1 };
     if (server.child) {
       children.delete(server.child);
       safely(() => server.child.kill("SIGKILL"));

@@ -45,6 +45,12 @@ from pictx_fsm.hooks import Command, ContextUsage, HookEvent, HostContext, Sessi
 from pictx_fsm.hosts.pi import texts
 from pictx_fsm.hosts.pi.connection_audit import record_transitions
 from pictx_fsm.hosts.pi.convert import BridgeProtocolError, context_of, event_of
+from pictx_fsm.hosts.pi.speculation import (
+    Speculation,
+    Systems,
+    predict_with_system,
+    systems_of,
+)
 from pictx_fsm.hosts.pi.support import version_notice
 from pictx_fsm.hosts.pi.wire import (
     MESSAGE_HOOKS,
@@ -75,6 +81,7 @@ from pictx_fsm.tools import migrate_legacy_homes
 AUDIT_DIR_ENV: Final = "PICTX_FSM_AUDIT_DIR"
 CHECK_USAGE_ENV: Final = "PICTX_FSM_CHECK_USAGE"
 PROFILE_ENV: Final = "PICTX_FSM_PROFILE"
+WITH_SYSTEM: Final = "context_with_system"
 
 
 class PipelinedEffectError(PictxError):
@@ -195,6 +202,11 @@ class BridgeSession:
         """Whether this server already answered a first request (N16 runs once)."""
         self.kept: dict[str, tuple[Mapping[str, Any], ...]] = {}
         """Per message hook, the kept messages of its last request (``{SAME: k}`` refers)."""
+        self.systems: Systems | None = None
+        """The last ``context_with_system``'s system messages: where a speculated one has
+        them (:mod:`.speculation`)."""
+        self.speculation: Speculation | None = None
+        """The ``context_with_system`` decided with the last request, if that was ``context``."""
 
     def sync(self, session: Mapping[str, Any], ctx: Mapping[str, Any]) -> None:
         header_json = session.get("header")
@@ -221,6 +233,7 @@ class BridgeSession:
         kind = str(request.get("kind"))
         if kind == "hello":
             return {"hello": hello()}
+        speculation, self.speculation = self.speculation, None
         ctx = request.get("ctx") or {}
         self.sync(request.get("session") or {}, ctx)
         assert self.runtime is not None
@@ -231,14 +244,21 @@ class BridgeSession:
             return self._resync(request, ctx)
         name = str(request.get("name"))
         event = request.get("event")
-        expanded = None
+        if kind == "hook" and name == WITH_SYSTEM and _confirms(event):
+            return self._confirm(speculation)
+        expanded, speculate = None, False
         if kind == "hook" and name in MESSAGE_HOOKS and isinstance(event, Mapping):
+            speculate = name == "context" and event.get("speculate") is True
             previous = self.kept.pop(name, ())
             expanded = expand_messages(event.get("messages") or [], previous=previous)
             self.kept[name] = expanded.kept
+            if name == WITH_SYSTEM:
+                self.systems = systems_of(expanded)
             event = {**event, "messages": list(expanded.messages)}
         hook_event = event_of(kind, name, event)
         reply = self._answer(hook_event, ctx, expanded)
+        if speculate and expanded is not None:
+            self._speculate(reply, ctx, expanded)
         if request.get("pipelined") is True:
             check_pipelined(name, reply)
         notices = migrate_notes_home() if first else []
@@ -247,6 +267,38 @@ class BridgeSession:
         if notices:
             reply["effects"] = [n.to_json() for n in notices] + reply["effects"]
         return reply
+
+    def _speculate(
+        self, reply: dict[str, Any], ctx: Mapping[str, Any], expanded: ExpandedMessages
+    ) -> None:
+        """Decide, not keep, the ``context_with_system`` Pi will send next (:mod:`.speculation`);
+        offered in ``reply["withSystem"]`` when ``context`` returned nothing and the decision
+        is a plain message list."""
+        assert self.runtime is not None
+        if self.systems is None or reply["value"] is not None or reply["effects"]:
+            return
+        predicted = predict_with_system(self.systems, expanded)
+        if predicted is None:
+            return
+        event = event_of("hook", WITH_SYSTEM, {"messages": list(predicted.messages)})
+        facts = self.context(ctx, WITH_SYSTEM)
+        decision = self.runtime.decide(event, facts)
+        result = decision[1].to_json()
+        value = result["value"]
+        if result["effects"] or not (isinstance(value, dict) and "messages" in value):
+            return
+        self.speculation = Speculation(event=event, ctx=facts, decision=decision)
+        reply["withSystem"] = {"slices": encode_messages(value["messages"], predicted)}
+
+    def _confirm(self, speculation: Speculation | None) -> dict[str, Any]:
+        """The extension answered ``context_with_system`` from the speculation: keep it."""
+        if speculation is None:
+            raise BridgeProtocolError(
+                "field 'event.speculated': no context_with_system was decided ahead"
+            )
+        assert self.runtime is not None
+        speculation.keep(self.runtime)
+        return {"value": None, "effects": []}
 
     def context(self, ctx: Mapping[str, Any], hook: str) -> HostContext:
         """The ``ctx`` facts, the host's usage from the mirror unless the request has one."""
@@ -279,6 +331,10 @@ class BridgeSession:
         if request.get("toggle") == "off":
             self._answer(Command(name=PI_CONTEXT_COMMAND, args="off"), ctx)
         return self._answer(SessionStart(reason="reload"), ctx)
+
+
+def _confirms(event: Any) -> bool:
+    return isinstance(event, Mapping) and event.get("speculated") is True
 
 
 def check_usage(hook: str, host: Any, mirror: ContextUsage | None) -> None:
