@@ -189,6 +189,23 @@ def test_a_server_killed_between_turns_after_a_reset_is_resynchronised(
     assert len(last) <= 5
 
 
+def test_a_server_dying_after_deciding_a_request_ahead_is_one_fault_and_nothing_leaks(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Given a server that answers the third context (the continuation turn's, in the reset
+    # window; its reply also holds the context_with_system decided ahead) and then dies
+    env = _fault(tmp_path, {"fault": "kill_after", "hook": "context", "nth": 3})
+    # When Pi runs the three prompts
+    run = run_pi(tmp_path, SCRIPT, *PROMPTS, env=env)
+    # Then that request went out as decided (cut at the boot), the lost confirmation is one
+    # fault, the restarted server goes on, and no request after the marker leaks
+    assert_fails_closed(run, capsys, [FAULT_NOTICE])
+    assert _reset_committed(run)
+    fresh = run.requests[2]["messages"]
+    assert not any("ALPHA" in text for text in _texts(fresh)) and len(fresh) <= 5
+    assert "BRAVO prompt three" in _texts(run.requests[-1]["messages"])
+
+
 def test_a_server_dying_in_a_wipe_batch_tells_the_human_and_the_model_the_reset_was_lost(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

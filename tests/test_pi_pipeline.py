@@ -159,8 +159,7 @@ def test_real_pi_pipelines_the_observational_hooks_and_still_shows_their_notices
     confirmed = [r for r in hooks if r["event"] == {"speculated": True}]
     assert confirmed and all(r["name"] == "context_with_system" for r in confirmed)
     assert all(
-        bool(r.get("pipelined")) is (r["name"] in PIPELINED_HOOKS or r in confirmed)
-        for r in hooks
+        bool(r.get("pipelined")) is (r["name"] in PIPELINED_HOOKS or r in confirmed) for r in hooks
     )
     assert all("error" not in answered[r["id"]] for r in sent)
     # And the reset's notice (R63, at the continuation turn's pipelined turn_start) was shown
