@@ -110,13 +110,16 @@ class LifecycleRuntime:
         ctx = ctx or HostContext()
         return self.keep(event, ctx, self.decide(event, ctx))
 
-    def decide(self, event: HookEvent, ctx: HostContext) -> tuple[LifecycleState, HookResult]:
-        """:meth:`handle`'s decision, not kept: the next state and the result. A host that
-        answers a hook ahead of time (the Pi bridge's speculated ``context_with_system``)
-        keeps it only when the host confirms the event."""
+    def decide(
+        self, event: HookEvent, ctx: HostContext, state: LifecycleState | None = None
+    ) -> tuple[LifecycleState, HookResult]:
+        """:meth:`handle`'s decision in ``state`` (default: the kept one), not kept: the
+        next state and the result. A host that answers hooks ahead of time (the Pi bridge,
+        :mod:`pictx_fsm.hosts.pi.speculation`) keeps each only when the host confirms it."""
+        state = self.state if state is None else state
         if isinstance(event, ToolCall) and event.name in TOOL_HANDLERS:
-            return self.state, self._run_tool(event, ctx)
-        return step(self.state, event, ctx, self.services)
+            return state, self._run_tool(event, ctx)
+        return step(state, event, ctx, self.services)
 
     def keep(
         self, event: HookEvent, ctx: HostContext, decision: tuple[LifecycleState, HookResult]

@@ -165,3 +165,110 @@ def test_a_confirmation_with_nothing_decided_is_a_typed_error_and_keeps_nothing(
         "bad request: field 'event.speculated': no context_with_system was decided ahead"
     )
     assert [r["hook"] for r in audit[-2:]] == ["context_with_system", "context"]
+
+
+ASSISTANT = _entry("a2", "u2", "assistant")
+TURN_END = {
+    "message": {**ASSISTANT["message"], "stopReason": "stop"},
+    "outcome": "completed",
+    "entries": [],
+    "pendingMessages": 0,
+    "turnIndex": 0,
+}
+
+
+def _last_turn(speculate: bool, *settle: dict[str, Any]) -> list[dict[str, Any]]:
+    """The second provider request, then its turn's end and the given settling requests."""
+    event = {**TURN_END, "speculate": True} if speculate else TURN_END
+    turn_end = _hook("turn_end", event, [ASSISTANT], "a2")
+    return [_second_context(False), REAL_WITH_SYSTEM, turn_end, *settle]
+
+
+def _settle(name: str, event: dict[str, Any], pipelined: bool = False) -> dict[str, Any]:
+    request = _hook(name, event, [], "a2")
+    return {**request, "pipelined": True} if pipelined else request
+
+
+SETTLE = {"outcome": "completed", "entries": [], "pendingMessages": 0}
+
+
+def test_the_hooks_settling_a_run_are_decided_with_its_last_turn_end_and_kept_when_confirmed() -> (
+    None
+):
+    # Given the end of a run sent as turn_end, agent_end and agent_before_settle, and as a
+    # turn_end asking for the settling hooks ahead followed by the two confirmations
+    plain, plain_audit = _served(
+        _requests(
+            _last_turn(
+                False, _settle("agent_end", {}, True), _settle("agent_before_settle", SETTLE)
+            )
+        )
+    )
+    ahead, ahead_audit = _served(
+        _requests(
+            _last_turn(
+                True,
+                _settle("agent_end", {"speculated": True}, True),
+                _settle("agent_before_settle", {"speculated": True}, True),
+            )
+        )
+    )
+    # Then the turn_end reply carried both decisions, on the payloads the extension sends,
+    # with the values the requests got; and the audit log is the same, record for record
+    offered = ahead[-3]["ahead"]
+    assert [(o["name"], o["event"]) for o in offered] == [
+        ("agent_end", {}),
+        ("agent_before_settle", SETTLE),
+    ]
+    assert [o["value"] for o in offered] == [plain[-2]["value"], plain[-1]["value"]]
+    assert all("error" not in reply for reply in ahead)
+    assert ahead_audit == plain_audit
+    assert [r["hook"] for r in ahead_audit[-3:]] == [
+        "turn_end",
+        "agent_end",
+        "agent_before_settle",
+    ]
+
+
+def test_a_settling_hook_sent_for_real_after_a_confirmed_one_is_answered_as_ever() -> None:
+    # Given agent_end confirmed, then agent_before_settle sent for real (Pi's payload was
+    # not the one decided on: the run was aborted meanwhile)
+    aborted = {**SETTLE, "outcome": "aborted"}
+    plain, plain_audit = _served(
+        _requests(
+            _last_turn(
+                False, _settle("agent_end", {}, True), _settle("agent_before_settle", aborted)
+            )
+        )
+    )
+    ahead, ahead_audit = _served(
+        _requests(
+            _last_turn(
+                True,
+                _settle("agent_end", {"speculated": True}, True),
+                _settle("agent_before_settle", aborted),
+            )
+        )
+    )
+    # Then the real request is answered and audited exactly as without decisions ahead
+    assert ahead[-1] == plain[-1]
+    assert ahead_audit == plain_audit
+
+
+def test_a_confirmation_out_of_order_is_refused_and_drops_what_was_decided() -> None:
+    # Given agent_before_settle confirmed before agent_end
+    replies, audit = _served(
+        _requests(
+            _last_turn(
+                True,
+                _settle("agent_before_settle", {"speculated": True}, True),
+                _settle("agent_end", {"speculated": True}, True),
+            )
+        )
+    )
+    # Then both are refused, naming the field, and only the turn_end is audited last
+    assert [r["error"] for r in replies[-2:]] == [
+        "bad request: field 'event.speculated': no agent_before_settle was decided ahead",
+        "bad request: field 'event.speculated': no agent_end was decided ahead",
+    ]
+    assert audit[-1]["hook"] == "turn_end"

@@ -23,7 +23,7 @@ import * as piAgent from "@earendil-works/pi-coding-agent";
 import { ConnectionMachine } from "./connection.mjs";
 import { failClosed, foldSystem, markerOnPath, scanWindow } from "./failclosed.mjs";
 import { facts, format, hostVersion, lastLine, payload, positive, safely } from "./requests.mjs";
-import { elideAgainst, isPredicted, rebuild, systemsOf } from "./wire.mjs";
+import { elideAgainst, isPredicted, rebuild, sameJson, systemsOf } from "./wire.mjs";
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 const MANIFEST = JSON.parse(readFileSync(join(HERE, "pictx-bridge.manifest.json"), "utf8"));
@@ -69,6 +69,7 @@ class Bridge {
     this.faultAt = 0;
     this.resetPending = false;
     this.speculation = null; // the context_with_system the server decided with the last context
+    this.ahead = null; // the hooks that settle a run, decided with its last turn_end
     this.toggle = null;
     this.told = new Set(); // error texts and missing-boot windows already announced
     this.timings = [];
@@ -82,18 +83,23 @@ class Bridge {
     const bytes = this.bytesSent;
     this.ctx = ctx;
     const guess = this.speculation;
+    const ahead = this.ahead;
     this.speculation = null;
+    this.ahead = null;
     if (name === "session_start" || name === "session_tree") this.forgetMissingBoots();
     try {
-      if (PIPELINED.has(name) && this.machine.state === "ready") return this.post(name, event, ctx);
       const decided = guess && name === "context_with_system" ? this.decidedAhead(guess, event, ctx) : null;
       if (decided) return decided;
+      if (ahead?.items[0].name === name && this.settledAhead(ahead, event, ctx)) return this.keptAhead(ahead, event, ctx);
+      if (PIPELINED.has(name) && this.machine.state === "ready") return this.post(name, event, ctx);
       const kept = MESSAGE_HOOKS.has(name) ? this.keptAgainst(name, event) : null;
       const body = kept ? kept.build : payload(name, event, WIN.bootType);
+      if (name === "turn_end" && endsRun(body)) body.speculate = true;
       const reply = await this.request("hook", name, body, ctx, ctx.signal);
       kept?.settle(reply.ok);
       const value = reply.ok ? this.apply(reply.reply, ctx, name, event) : undefined;
       if (reply.ok && reply.reply.withSystem && value === undefined) this.speculate(reply, event.messages);
+      if (reply.ok && reply.reply.ahead) this.ahead = { ...this.decidedWith(reply), items: reply.reply.ahead };
       // A provider request is never passed through unanswered: no messages, no trust.
       if (reply.ok && (name !== "context_with_system" || Array.isArray(value?.messages))) return value;
       return this.fallback(name, event, ctx);
@@ -158,7 +164,33 @@ class Bridge {
   // be checked against the real one; `list` is the transcript this `context` handler saw.
   speculate(reply, list) {
     const { slices } = reply.reply.withSystem;
-    this.speculation = { server: this.server, slices, list, leaf: reply.leaf, facts: JSON.stringify(reply.facts) };
+    this.speculation = { ...this.decidedWith(reply), slices, list };
+  }
+
+  // What a decision ahead was taken on: this server, the leaf and the facts of `reply`'s request.
+  decidedWith(reply) {
+    return { server: this.server, leaf: reply.leaf, facts: JSON.stringify(reply.facts) };
+  }
+
+  // Whether the decision ahead still holds: the same ready server, leaf and facts.
+  holds(guess, ctx) {
+    if (guess.server !== this.server || this.machine.state !== "ready") return false;
+    if ((ctx.sessionManager.getLeafId() ?? null) !== guess.leaf) return false;
+    return JSON.stringify(facts(ctx, PI_VERSION, CHECK_USAGE)) === guess.facts;
+  }
+
+  // The hooks that settle a run, decided with its last turn_end (speculation.py's
+  // settle_events): the next one holds when Pi sends it with the payload decided on.
+  settledAhead(ahead, event, ctx) {
+    return this.holds(ahead, ctx) && sameJson(payload(ahead.items[0].name, event, WIN.bootType), ahead.items[0].event);
+  }
+
+  // Answer from the decision, tell the server to keep it, and hold the ones after it.
+  keptAhead(ahead, event, ctx) {
+    const [item, ...rest] = ahead.items;
+    if (rest.length) this.ahead = { ...ahead, items: rest };
+    this.post(item.name, event, ctx, { kind: "hook", name: item.name, event: { speculated: true } });
+    return this.apply({ value: item.value }, ctx, item.name, event);
   }
 
   // The decided answer, when Pi passes exactly the predicted transcript (isPredicted), on
@@ -168,10 +200,7 @@ class Bridge {
   decidedAhead(guess, event, ctx) {
     const server = this.server;
     const messages = event.messages;
-    if (guess.server !== server || this.machine.state !== "ready" || !server.systems) return null;
-    if ((ctx.sessionManager.getLeafId() ?? null) !== guess.leaf) return null;
-    if (!isPredicted(messages, guess.list, server.systems)) return null;
-    if (JSON.stringify(facts(ctx, PI_VERSION, CHECK_USAGE)) !== guess.facts) return null;
+    if (!this.holds(guess, ctx) || !server.systems || !isPredicted(messages, guess.list, server.systems)) return null;
     const value = { messages: rebuild(guess.slices, messages) };
     server.systems = server.systems.map(([index]) => [index, messages[index]]);
     this.post("context_with_system", event, ctx, { kind: "hook", name: "context_with_system", event: { speculated: true } });
@@ -653,6 +682,12 @@ class Bridge {
 function wipeRequested(value) {
   const text = value?.content?.[0]?.text;
   return typeof text === "string" && safely(() => JSON.parse(text).status) === MANIFEST.wipeRequested;
+}
+
+// A turn after which Pi ends the run (no tool call to answer, nothing queued): its turn_end
+// may have the hooks that settle the run decided with it.
+function endsRun(turnEnd) {
+  return turnEnd.message?.stopReason !== "toolUse" && turnEnd.pendingMessages === 0;
 }
 
 function isMarkerDraft(draft) {

@@ -49,6 +49,7 @@ from pictx_fsm.hosts.pi.speculation import (
     Speculation,
     Systems,
     predict_with_system,
+    settle_events,
     systems_of,
 )
 from pictx_fsm.hosts.pi.support import version_notice
@@ -205,8 +206,8 @@ class BridgeSession:
         self.systems: Systems | None = None
         """The last ``context_with_system``'s system messages: where a speculated one has
         them (:mod:`.speculation`)."""
-        self.speculation: Speculation | None = None
-        """The ``context_with_system`` decided with the last request, if that was ``context``."""
+        self.ahead: list[Speculation] = []
+        """The hooks decided with the last request, in the order Pi sends them."""
 
     def sync(self, session: Mapping[str, Any], ctx: Mapping[str, Any]) -> None:
         header_json = session.get("header")
@@ -233,7 +234,7 @@ class BridgeSession:
         kind = str(request.get("kind"))
         if kind == "hello":
             return {"hello": hello()}
-        speculation, self.speculation = self.speculation, None
+        ahead, self.ahead = self.ahead, []
         ctx = request.get("ctx") or {}
         self.sync(request.get("session") or {}, ctx)
         assert self.runtime is not None
@@ -244,8 +245,8 @@ class BridgeSession:
             return self._resync(request, ctx)
         name = str(request.get("name"))
         event = request.get("event")
-        if kind == "hook" and name == WITH_SYSTEM and _confirms(event):
-            return self._confirm(speculation)
+        if kind == "hook" and _confirms(event):
+            return self._confirm(name, ahead)
         expanded, speculate = None, False
         if kind == "hook" and name in MESSAGE_HOOKS and isinstance(event, Mapping):
             speculate = name == "context" and event.get("speculate") is True
@@ -259,6 +260,8 @@ class BridgeSession:
         reply = self._answer(hook_event, ctx, expanded)
         if speculate and expanded is not None:
             self._speculate(reply, ctx, expanded)
+        elif name == "turn_end" and isinstance(event, Mapping) and event.get("speculate"):
+            self._settle_ahead(reply, ctx, event)
         if request.get("pipelined") is True:
             check_pipelined(name, reply)
         notices = migrate_notes_home() if first else []
@@ -287,17 +290,40 @@ class BridgeSession:
         value = result["value"]
         if result["effects"] or not (isinstance(value, dict) and "messages" in value):
             return
-        self.speculation = Speculation(event=event, ctx=facts, decision=decision)
+        self.ahead = [Speculation(hook=WITH_SYSTEM, event=event, ctx=facts, decision=decision)]
         reply["withSystem"] = {"slices": encode_messages(value["messages"], predicted)}
 
-    def _confirm(self, speculation: Speculation | None) -> dict[str, Any]:
-        """The extension answered ``context_with_system`` from the speculation: keep it."""
-        if speculation is None:
-            raise BridgeProtocolError(
-                "field 'event.speculated': no context_with_system was decided ahead"
-            )
+    def _settle_ahead(
+        self, reply: dict[str, Any], ctx: Mapping[str, Any], turn_end: Mapping[str, Any]
+    ) -> None:
+        """Decide, not keep, the ``agent_end`` and ``agent_before_settle`` that follow a
+        ``turn_end`` ending the run (:func:`settle_events`); offered in ``reply["ahead"]``
+        (their events and replies) when none has an effect and ``agent_end`` no value."""
         assert self.runtime is not None
-        speculation.keep(self.runtime)
+        if reply["value"] is not None or reply["effects"]:
+            return
+        state, decided, offered = self.runtime.state, [], []
+        for hook, payload in settle_events(turn_end):
+            event = event_of("hook", hook, payload)
+            facts = self.context(ctx, hook)
+            decision = self.runtime.decide(event, facts, state)
+            result = decision[1].to_json()
+            if result["effects"] or (hook == "agent_end" and result["value"] is not None):
+                return
+            state = decision[0]
+            decided.append(Speculation(hook=hook, event=event, ctx=facts, decision=decision))
+            offered.append({"name": hook, "event": payload, "value": result["value"]})
+        self.ahead = decided
+        reply["ahead"] = offered
+
+    def _confirm(self, name: str, ahead: list[Speculation]) -> dict[str, Any]:
+        """The extension answered hook ``name`` as decided ahead: keep that decision (the
+        next ones decided with it stay held)."""
+        if not ahead or ahead[0].hook != name:
+            raise BridgeProtocolError(f"field 'event.speculated': no {name} was decided ahead")
+        assert self.runtime is not None
+        ahead[0].keep(self.runtime)
+        self.ahead = ahead[1:]
         return {"value": None, "effects": []}
 
     def context(self, ctx: Mapping[str, Any], hook: str) -> HostContext:

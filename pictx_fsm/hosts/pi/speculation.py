@@ -37,14 +37,27 @@ ELIDED: Mapping[str, Any] = {"role": ELIDED_ROLE}
 
 @frozen(kw_only=True)
 class Speculation:
-    """A ``context_with_system`` decided ahead of its request, not kept yet."""
+    """A hook decided ahead of its request, not kept yet."""
 
+    hook: str
     event: HookEvent
     ctx: HostContext
     decision: tuple[LifecycleState, HookResult]
 
     def keep(self, runtime: LifecycleRuntime) -> HookResult:
         return runtime.keep(self.event, self.ctx, self.decision)
+
+
+def settle_events(turn_end: Mapping[str, Any]) -> tuple[tuple[str, dict[str, Any]], ...]:
+    """The hooks Pi sends after the last turn's ``turn_end`` when the run ends there, with
+    the payloads the extension will send (``payload`` in requests.mjs): ``agent_end``, then
+    ``agent_before_settle`` with the turn's outcome and nothing pending."""
+    settle = {
+        "outcome": turn_end.get("outcome"),
+        "entries": [],
+        "pendingMessages": turn_end.get("pendingMessages", 0),
+    }
+    return (("agent_end", {}), ("agent_before_settle", settle))
 
 
 def is_kept(message: Mapping[str, Any]) -> bool:
