@@ -41,6 +41,7 @@ import tempfile
 import time
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from pictx_fsm.hosts.pi.offline import OfflinePi, offline_environment
 
@@ -50,6 +51,8 @@ EXTENSION = ROOT / "pictx_fsm" / "hosts" / "pi" / "pictx-bridge.mjs"
 START, END = "<!-- bench_bridge:start -->", "<!-- bench_bridge:end -->"
 WINDOW = 5
 """Turns on each side of a size that its figures are taken over."""
+CONFIRM = {"speculated": True}
+"""The extension's confirmation of a hook the server decided ahead."""
 FLAT_RATIO, TARGET_MS = 1.5, 2.0
 """Issue 8 item 7: added per turn flat (largest size against smallest) and small at p50."""
 
@@ -125,10 +128,11 @@ def serve_timed(log: Path) -> int:
 
 def in_process(turns: int) -> list[float]:
     """The server alone, without Pi or the pipe: one simple turn's requests (as the extension
-    sends them: observational hooks pipelined, the unchanged system prompt by reference)
-    answered by a :class:`BridgeSession`, the time per turn (ms), turn by turn."""
+    sends them: observational hooks pipelined, the unchanged system prompt by reference,
+    ``context_with_system`` and the settling hooks decided ahead and confirmed) answered by a
+    :class:`BridgeSession`, the time per turn (ms), turn by turn."""
     from pictx_fsm.hosts.pi.server import BridgeSession, answer
-    from pictx_fsm.hosts.pi.wire import PIPELINED_HOOKS, SAME
+    from pictx_fsm.hosts.pi.wire import PIPELINED_HOOKS
 
     session = BridgeSession(audit_factory=lambda _: None)
     ctx = {"cwd": "/tmp", "model": {"provider": "faux", "id": "faux-1", "contextWindow": 200000}}
@@ -136,15 +140,16 @@ def in_process(turns: int) -> list[float]:
     system = {"role": "system", "content": "", "sections": {"p": "You are Pi. " * 600}}
     root = {"type": "message", "id": "s0", "parentId": None, "timestamp": "t", "message": system}
 
-    def ask(name: str, event: dict[str, object], entries: list[object], leaf: str) -> None:
+    def ask(name: str, event: dict[str, object], entries: list[object], leaf: str) -> Any:
         request = {"id": 1, "kind": "hook", "name": name, "event": event, "ctx": ctx}
         request["session"] = {"entries": entries, "leaf": leaf}
-        if name in PIPELINED_HOOKS:
+        if name in PIPELINED_HOOKS or event == CONFIRM:
             request["pipelined"] = True
         if session.tree is None:
             request["session"] = {**request["session"], "header": header}  # type: ignore[dict-item]
         reply = answer(session, json.dumps(request))
         assert "error" not in reply, reply
+        return reply
 
     ask("session_start", {"reason": "startup"}, [root], "s0")
     leaf, count, out = "s0", 1, []
@@ -152,14 +157,21 @@ def in_process(turns: int) -> list[float]:
         started = time.perf_counter()
         user = _message(f"u{turn}", leaf, "user", f"prompt {turn}")
         ask("turn_start", {"turnIndex": 0}, [user], user["id"])
-        ask("context", {"messages": {"count": count, "kept": []}}, [], user["id"])
-        kept = {"count": count + 1, "kept": [[0, system if turn == 0 else {SAME: 0}]]}
-        ask("context_with_system", {"messages": kept}, [], user["id"])
+        elided = {"count": count, "kept": []}
+        ahead = ask("context", {"messages": elided, "speculate": turn > 0}, [], user["id"])
+        if turn == 0:
+            kept = {"count": count + 1, "kept": [[0, system]]}
+            ask("context_with_system", {"messages": kept}, [], user["id"])
+        else:
+            assert "withSystem" in ahead, ahead
+            ask("context_with_system", CONFIRM, [], user["id"])
         reply = _message(f"a{turn}", user["id"], "assistant", f"answer {turn}")
         end = {"message": reply["message"], "outcome": "completed", "entries": []}
-        ask("turn_end", end, [reply], reply["id"])
-        for hook in ("agent_end", "agent_before_settle", "agent_settled"):
-            ask(hook, {"outcome": "completed", "entries": []}, [], reply["id"])
+        end |= {"pendingMessages": 0, "speculate": True}
+        assert "ahead" in ask("turn_end", end, [reply], reply["id"])
+        for hook in ("agent_end", "agent_before_settle"):
+            ask(hook, CONFIRM, [], reply["id"])
+        ask("agent_settled", {}, [], reply["id"])
         out.append((time.perf_counter() - started) * 1000)
         leaf, count = reply["id"], count + 2
     return out
@@ -274,14 +286,18 @@ def report(rows: list[dict[str, float]], args: argparse.Namespace) -> str:
         "How to read it: *bytes sent per turn* and *server CPU per turn* are the bridge's own",
         "work (the session mirror takes only the new entries, message lists travel elided and",
         "an unchanged system prompt or boot only once per connection, the host's usage comes",
-        "from the mirror instead of Pi's O(session) `getContextUsage`). Pi waits on four round",
-        "trips per turn (`context`, `context_with_system`, `turn_end`, `agent_before_settle`);",
-        "the observational hooks (`turn_start`, `agent_end`, `agent_settled`) are pipelined:",
-        "queued and written with the next awaited request, answered in the same batch. Each",
-        "round trip costs a pipe wake-up on each side, which on a loaded 2-core machine costs",
-        "up to milliseconds and dominates the sum (Pi alone slows down the same way: see the",
-        "baseline column). *Server alone* replays the same turns through the server in this",
-        "process, without Pi or the pipe: the bridge's Python side on its own.",
+        "from the mirror instead of Pi's O(session) `getContextUsage`). Pi waits on two round",
+        "trips per turn (`context`, `turn_end`): the server decides `context_with_system` with",
+        "`context`, and `agent_end` and `agent_before_settle` with a `turn_end` that ends the",
+        "run, and the extension answers them from that reply once it has checked that Pi sent",
+        "exactly what was decided on (a pipelined confirmation makes the server keep the",
+        "decision: same state, same audit records). The observational hooks (`turn_start`,",
+        "`agent_settled`) and the confirmations are pipelined: queued and written with the",
+        "next awaited request, answered in the same batch. Each round trip costs a pipe",
+        "wake-up on each side, which on a loaded 2-core machine costs up to milliseconds and",
+        "dominates the sum (Pi alone slows down the same way: see the baseline column).",
+        "*Server alone* replays the same turns through the server in this process, without",
+        "Pi or the pipe: the bridge's Python side on its own.",
         END,
     ]
     return "\n".join(lines) + "\n"

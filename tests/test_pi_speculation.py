@@ -114,7 +114,9 @@ REAL_WITH_SYSTEM = _hook(
     [],
     "u2",
 )
-CONFIRM = {**_hook("context_with_system", {"speculated": True}, [], "u2"), "pipelined": True}
+CONFIRMED = {"speculated": True}
+"""The event of the extension's confirmation of a hook decided ahead."""
+CONFIRM = {**_hook("context_with_system", CONFIRMED, [], "u2"), "pipelined": True}
 
 
 def _served(requests: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], list[Any]]:
@@ -177,19 +179,23 @@ TURN_END = {
 }
 
 
-def _last_turn(speculate: bool, *settle: dict[str, Any]) -> list[dict[str, Any]]:
-    """The second provider request, then its turn's end and the given settling requests."""
+SETTLE = {"outcome": "completed", "entries": [], "pendingMessages": 0}
+
+
+def _run_end(
+    speculate: bool, *settle: tuple[str, dict[str, Any]]
+) -> tuple[list[dict[str, Any]], list[Any]]:
+    """The second provider request, then its turn's end (asking for the settling hooks
+    ahead or not) and the given settling requests (agent_end and confirmations pipelined):
+    every reply and the audit records."""
     event = {**TURN_END, "speculate": True} if speculate else TURN_END
     turn_end = _hook("turn_end", event, [ASSISTANT], "a2")
-    return [_second_context(False), REAL_WITH_SYSTEM, turn_end, *settle]
-
-
-def _settle(name: str, event: dict[str, Any], pipelined: bool = False) -> dict[str, Any]:
-    request = _hook(name, event, [], "a2")
-    return {**request, "pipelined": True} if pipelined else request
-
-
-SETTLE = {"outcome": "completed", "entries": [], "pendingMessages": 0}
+    requests = [_second_context(False), REAL_WITH_SYSTEM, turn_end]
+    for name, payload in settle:
+        request = _hook(name, payload, [], "a2")
+        pipelined = name == "agent_end" or payload == CONFIRMED
+        requests.append({**request, "pipelined": True} if pipelined else request)
+    return _served(_requests(requests))
 
 
 def test_the_hooks_settling_a_run_are_decided_with_its_last_turn_end_and_kept_when_confirmed() -> (
@@ -197,21 +203,9 @@ def test_the_hooks_settling_a_run_are_decided_with_its_last_turn_end_and_kept_wh
 ):
     # Given the end of a run sent as turn_end, agent_end and agent_before_settle, and as a
     # turn_end asking for the settling hooks ahead followed by the two confirmations
-    plain, plain_audit = _served(
-        _requests(
-            _last_turn(
-                False, _settle("agent_end", {}, True), _settle("agent_before_settle", SETTLE)
-            )
-        )
-    )
-    ahead, ahead_audit = _served(
-        _requests(
-            _last_turn(
-                True,
-                _settle("agent_end", {"speculated": True}, True),
-                _settle("agent_before_settle", {"speculated": True}, True),
-            )
-        )
+    plain, plain_audit = _run_end(False, ("agent_end", {}), ("agent_before_settle", SETTLE))
+    ahead, ahead_audit = _run_end(
+        True, ("agent_end", CONFIRMED), ("agent_before_settle", CONFIRMED)
     )
     # Then the turn_end reply carried both decisions, on the payloads the extension sends,
     # with the values the requests got; and the audit log is the same, record for record
@@ -234,22 +228,8 @@ def test_a_settling_hook_sent_for_real_after_a_confirmed_one_is_answered_as_ever
     # Given agent_end confirmed, then agent_before_settle sent for real (Pi's payload was
     # not the one decided on: the run was aborted meanwhile)
     aborted = {**SETTLE, "outcome": "aborted"}
-    plain, plain_audit = _served(
-        _requests(
-            _last_turn(
-                False, _settle("agent_end", {}, True), _settle("agent_before_settle", aborted)
-            )
-        )
-    )
-    ahead, ahead_audit = _served(
-        _requests(
-            _last_turn(
-                True,
-                _settle("agent_end", {"speculated": True}, True),
-                _settle("agent_before_settle", aborted),
-            )
-        )
-    )
+    plain, plain_audit = _run_end(False, ("agent_end", {}), ("agent_before_settle", aborted))
+    ahead, ahead_audit = _run_end(True, ("agent_end", CONFIRMED), ("agent_before_settle", aborted))
     # Then the real request is answered and audited exactly as without decisions ahead
     assert ahead[-1] == plain[-1]
     assert ahead_audit == plain_audit
@@ -257,15 +237,7 @@ def test_a_settling_hook_sent_for_real_after_a_confirmed_one_is_answered_as_ever
 
 def test_a_confirmation_out_of_order_is_refused_and_drops_what_was_decided() -> None:
     # Given agent_before_settle confirmed before agent_end
-    replies, audit = _served(
-        _requests(
-            _last_turn(
-                True,
-                _settle("agent_before_settle", {"speculated": True}, True),
-                _settle("agent_end", {"speculated": True}, True),
-            )
-        )
-    )
+    replies, audit = _run_end(True, ("agent_before_settle", CONFIRMED), ("agent_end", CONFIRMED))
     # Then both are refused, naming the field, and only the turn_end is audited last
     assert [r["error"] for r in replies[-2:]] == [
         "bad request: field 'event.speculated': no agent_before_settle was decided ahead",

@@ -18,8 +18,11 @@ sends Pi's figure and every comparison is appended to that file (the tests check
 
 Request:  ``{"id", "kind": "hello"|"resync"|"hook"|"tool"|"command", "name", "event", "ctx",
 "session": {"header"?, "entries", "leaf"}, "connection"?: [transition, ...],
-"pipelined"?: true}`` (an observational hook the extension does not wait for).
-Reply:    ``{"id", "value", "effects"}``, ``{"id", "hello": {...}}`` or ``{"id", "error"}``;
+"pipelined"?: true}`` (an observational hook the extension does not wait for). The event of
+``context`` or of a ``turn_end`` may ask for the next hooks decided ahead (``"speculate":
+true``); ``"event": {"speculated": true}`` confirms the next decision (:mod:`.speculation`).
+Reply:    ``{"id", "value", "effects", "withSystem"?: {"slices"}, "ahead"?: [{"name",
+"event", "value"}, ...]}``, ``{"id", "hello": {...}}`` or ``{"id", "error"}``;
 always ASCII (``\\uXXXX`` escapes), so a lone surrogate in a message cannot break the pipe.
 """
 

@@ -1,20 +1,28 @@
-"""One provider request, one round trip: ``context_with_system`` answered with ``context``.
+"""Hooks answered ahead: the server decides Pi's next hooks with the request before them.
 
-Pi runs the ``context`` handlers and then, at once, the ``context_with_system`` handlers. When
-the bridge's ``context`` handler returns nothing, Pi passes its own transcript on: the list
-``context`` saw with the system messages where they are (``restoreSystemMessages``), and the
-system messages stay where the previous request had them. So the server can tell in its
-``context`` reply what it would answer to that list (:func:`predict_with_system`): the
-extension checks that the real event is exactly it (each system message equal to the
-previous one, every other message the very object ``context`` saw, nothing appended to the
-session, the same facts) and answers from the reply without waiting, telling the server to
-keep the decision (a pipelined ``{"speculated": true}`` request, written before any later
-one). Anything else — an edit by the lifecycle or another extension, a new system prompt, a
-fault — and it sends the request as before; the server drops the decision it held.
+Pi waits on the server at each hook whose answer it applies. Some of them follow each other
+so closely that the server can tell what Pi will send:
 
-The decision is the runtime's :meth:`~pictx_fsm.runtime.LifecycleRuntime.decide` on the very
-event a real request would carry (the same elided list, :func:`canonical`), kept with its
-audit record only when confirmed: the audit log and the state are those of the two requests.
+- ``context`` and ``context_with_system`` (one provider request): when the ``context``
+  handler returns nothing, Pi passes its own transcript on — the list ``context`` saw with
+  the system messages where they are (``restoreSystemMessages``), and they stay where the
+  previous request had them (:func:`predict_with_system`);
+- the ``turn_end`` of a turn that ends the run, then ``agent_end`` and
+  ``agent_before_settle`` with the turn's outcome and nothing pending (:func:`settle_events`).
+
+The server adds those decisions to its reply (``withSystem``, ``ahead``). The extension
+checks each against the real hook — the very message objects ``context`` saw and each system
+message equal, or the same payload; the same leaf (nothing appended) and facts — and then
+answers from the reply without waiting, telling the server to keep the decision (a pipelined
+``{"speculated": true}`` request, written before any later one). Anything else — an edit by
+the lifecycle or another extension, a new system prompt, an aborted run, a fault — and it
+sends the request as before; the server drops what it decided at the next request.
+
+Each decision is the runtime's :meth:`~pictx_fsm.runtime.LifecycleRuntime.decide` on the very
+event a real request would carry (for ``context_with_system`` the same elided list,
+:func:`canonical`), in the state the hooks before it leave, kept with its audit record only
+when confirmed: the audit log and the state are those of the requests. A decision with an
+effect is never offered (its notices or messages belong to the moment of its hook).
 """
 
 from __future__ import annotations
