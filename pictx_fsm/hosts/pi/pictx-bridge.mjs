@@ -138,9 +138,9 @@ class Bridge {
 
   // A provider request's messages against what this connection's server holds (wire.mjs):
   // built once the connection is ready (a restarted server holds nothing), and remembered
-  // only when the server answered (then it holds them too).
-  // An answered `context_with_system` leaves where its system messages were: the next
-  // `context` asks the server to decide the `context_with_system` that follows it too.
+  // only when the server answered (then it holds them too). An answered
+  // `context_with_system` leaves where its system messages were: the next `context` then
+  // asks the server to decide the `context_with_system` that follows it too.
   keptAgainst(name, event) {
     let server = null;
     let texts = null;
@@ -193,10 +193,10 @@ class Bridge {
     return this.apply({ value: item.value }, ctx, item.name, event);
   }
 
-  // The decided answer, when Pi passes exactly the predicted transcript (isPredicted), on
-  // the same leaf with the same facts.
-  // Then the server is told to keep its decision (pipelined, ahead of any later request);
-  // else null, and the request is sent as usual (the server drops what it decided).
+  // The decided answer, when Pi passes exactly the predicted transcript (isPredicted) on the
+  // same leaf with the same facts; the server is then told to keep its decision (pipelined,
+  // ahead of any later request). Else null: the request is sent as usual, and the server
+  // drops what it decided.
   decidedAhead(guess, event, ctx) {
     const server = this.server;
     const messages = event.messages;
@@ -352,6 +352,9 @@ class Bridge {
   // -- requests --------------------------------------------------------------------------------
 
   async request(kind, name, event, ctx, signal) {
+    // Any request makes the server drop what it decided ahead: so does the extension.
+    this.speculation = null;
+    this.ahead = null;
     if (!(await this.ready(ctx))) return { ok: false };
     if (typeof event === "function") event = event(this.server);
     const body = { kind, name, event, ctx: facts(ctx, PI_VERSION, CHECK_USAGE), session: this.delta(ctx) };
