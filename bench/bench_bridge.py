@@ -13,6 +13,7 @@ on this interpreter, audit log off), alternately, ``--runs`` times each, in the 
   lands in the awaited request it is written with), p50 and p99 over the hooks of the turns
   around each size in ``--at``;
 - per turn: the sum of those durations in one turn (what the extension adds to Pi's loop),
+  the requests Pi waited for in it (round trips: independent of the machine's load),
   the server's own processing (CPU time; the server runs behind a timing wrapper, this
   script's ``--serve-timed``), the same turns replayed through the server in this process
   (without Pi or the pipe), the bytes the extension sent, and the wall time between consecutive
@@ -57,8 +58,8 @@ FLAT_RATIO, TARGET_MS = 1.5, 2.0
 """Issue 8 item 7: added per turn flat (largest size against smallest) and small at p50."""
 
 
-Handler = tuple[int, str, float, int, float]
-"""One bridge handler call: ``(turn, hook, ms, bytes sent, server ms)``."""
+Handler = tuple[int, str, float, int, float, int]
+"""One bridge handler call: ``(turn, hook, ms, bytes sent, server ms, requests waited for)``."""
 
 
 def run_pi(turns: int, bridge: bool, work: Path) -> tuple[list[float], list[Handler]]:
@@ -100,9 +101,10 @@ def _handlers(timing: Path, served: Path) -> list[Handler]:
     server = [float(line) for line in served.read_text().split()][1:]
     turn, out = 0, []
     for index, line in enumerate(timing.read_text().splitlines()):
-        hook, ms, sent = line.split("\t")
+        hook, ms, sent, waited = line.split("\t")
         turn += hook == "turn_start"
-        out.append((turn, hook, float(ms), int(sent), server[index] if index < len(server) else 0))
+        served = server[index] if index < len(server) else 0
+        out.append((turn, hook, float(ms), int(sent), served, int(waited)))
     return out
 
 
@@ -218,12 +220,13 @@ def measure(turns: int, sizes: Sequence[int], runs: int) -> list[dict[str, float
         near = set(_near(size))
         hooks = [h[2] for h in handlers if h[0] in near]
         sums: dict[tuple[int, int], list[float]] = {}
-        for position, (turn, _, ms, sent, served) in enumerate(handlers):
+        for position, (turn, _, ms, sent, served, waited) in enumerate(handlers):
             if turn in near:
-                total = sums.setdefault((position // per_run, turn), [0.0, 0.0, 0.0])
+                total = sums.setdefault((position // per_run, turn), [0.0, 0.0, 0.0, 0.0])
                 total[0] += ms
                 total[1] += sent
                 total[2] += served
+                total[3] += waited
         rows.append(
             {
                 "size": size,
@@ -231,6 +234,7 @@ def measure(turns: int, sizes: Sequence[int], runs: int) -> list[dict[str, float
                 "hook_p99": _percentile(hooks, 0.99),
                 "added_p50": statistics.median(t[0] for t in sums.values()),
                 "bytes": statistics.median(t[1] for t in sums.values()),
+                "waited": statistics.median(t[3] for t in sums.values()),
                 "server": statistics.median(t[2] for t in sums.values()),
                 "alone": statistics.median(alone[t - 1] for t in near),
                 "base_turn": statistics.median(_per_turn_wall(t, size) for t in base),
@@ -257,14 +261,15 @@ def report(rows: list[dict[str, float]], args: argparse.Namespace) -> str:
         "absolute times are noisy, compare within the run)",
         "",
         "| turns | per hook p50 | per hook p99 | added per turn p50 (sum of hooks) "
-        "| server CPU per turn | server alone per turn | bytes sent per turn "
-        "| turn without extension | turn with the bridge |",
-        "|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+        "| round trips waited per turn | server CPU per turn | server alone per turn "
+        "| bytes sent per turn | turn without extension | turn with the bridge |",
+        "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for row in rows:
         lines.append(
             f"| {row['size']:,} | {row['hook_p50']:.3f} ms | {row['hook_p99']:.3f} ms "
-            f"| {row['added_p50']:.2f} ms | {row['server']:.2f} ms | {row['alone']:.2f} ms "
+            f"| {row['added_p50']:.2f} ms | {row['waited']:.0f} | {row['server']:.2f} ms "
+            f"| {row['alone']:.2f} ms "
             f"| {row['bytes']:,.0f} B "
             f"| {row['base_turn']:.2f} ms | {row['bridge_turn']:.2f} ms |"
         )

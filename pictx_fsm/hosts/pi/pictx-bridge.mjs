@@ -12,7 +12,8 @@
 // Environment: PICTX_FSM_PYTHON (default "python3"), PICTX_FSM_TIMEOUT_MS,
 // PICTX_FSM_START_TIMEOUT_MS, PICTX_FSM_NOTICES (auto|stderr|off: where notices go besides
 // Pi's UI; auto = stderr when Pi has no UI, as in print mode), PICTX_FSM_TIMING (a file that
-// gets each handler's duration at shutdown, for bench/bench_bridge.py); PICTX_FSM_PROFILE and
+// gets each handler's duration, bytes sent and requests waited for at shutdown, for
+// bench/bench_bridge.py); PICTX_FSM_PROFILE and
 // PICTX_FSM_AUDIT_DIR are read by the server.
 import { spawn } from "node:child_process";
 import { appendFileSync, readFileSync } from "node:fs";
@@ -74,6 +75,7 @@ class Bridge {
     this.told = new Set(); // error texts and missing-boot windows already announced
     this.timings = [];
     this.bytesSent = 0;
+    this.waited = 0; // requests written and waited for (PICTX_FSM_TIMING)
   }
 
   // -- Pi handlers -----------------------------------------------------------------------
@@ -81,6 +83,7 @@ class Bridge {
   async hook(name, event, ctx) {
     const started = TIMING ? performance.now() : 0;
     const bytes = this.bytesSent;
+    const waited = this.waited;
     this.ctx = ctx;
     const guess = this.speculation;
     const ahead = this.ahead;
@@ -109,7 +112,7 @@ class Bridge {
     } finally {
       if (TIMING) {
         const ms = (performance.now() - started).toFixed(4);
-        this.timings.push(`${name}\t${ms}\t${this.bytesSent - bytes}`);
+        this.timings.push(`${name}\t${ms}\t${this.bytesSent - bytes}\t${this.waited - waited}`);
       }
       if (name === "session_shutdown") {
         this.fire("shutdown", "session_shutdown");
@@ -458,6 +461,7 @@ class Bridge {
       signal?.addEventListener?.("abort", onAbort, { once: true });
       const line = `${JSON.stringify({ id, ...body })}\n`;
       if (TIMING) this.bytesSent += Buffer.byteLength(line);
+      if (TIMING && !detached) this.waited += 1;
       server.outbox.push(line);
       if (!detached) this.flush(server);
       else server.flushTimer ??= setTimeout(() => this.flush(server), PIPELINE_MS);
