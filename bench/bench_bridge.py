@@ -303,6 +303,16 @@ def report(rows: list[dict[str, float]], args: argparse.Namespace) -> str:
         "dominates the sum (Pi alone slows down the same way: see the baseline column).",
         "*Server alone* replays the same turns through the server in this process, without",
         "Pi or the pipe: the bridge's Python side on its own.",
+        "",
+        "Where the time goes (profiled with Node's `--cpu-prof`, `process.cpuUsage` and",
+        "cProfile while this benchmark ran): nothing the bridge does per turn grows with the",
+        "session — the extension's work is a scan of the message array's roles and a walk to",
+        "the newest entry already sent, the server's the new entries and one lifecycle step",
+        "per hook — so what grows with the session is Pi's (its own turn grows several-fold:",
+        "see the baseline column; its structured cloning and garbage collection land in",
+        "whatever handler allocates or waits next), and the sum itself is the round trips:",
+        "each costs the server's processing of its batch plus a scheduler wake-up on each",
+        "side. Deciding the predictable hooks ahead halved them (four before).",
         END,
     ]
     return "\n".join(lines) + "\n"

@@ -244,3 +244,28 @@ def test_a_confirmation_out_of_order_is_refused_and_drops_what_was_decided() -> 
         "bad request: field 'event.speculated': no agent_end was decided ahead",
     ]
     assert audit[-1]["hook"] == "turn_end"
+
+
+class _FailingWithSystem(LifecycleRuntime):
+    """A lifecycle that fails on every context_with_system (a bug, say)."""
+
+    def decide(self, event: Any, ctx: Any, state: Any = None) -> Any:
+        if event.HOOK == "context_with_system":
+            raise RuntimeError("broken projection")
+        return super().decide(event, ctx, state)
+
+
+def test_a_decision_ahead_that_fails_is_not_offered_and_the_request_meets_the_failure() -> None:
+    # Given a lifecycle failing on context_with_system, a context asking for it ahead
+    requests = _requests([_second_context(True), REAL_WITH_SYSTEM])
+    out = io.StringIO()
+
+    def runtime(tree: SessionTree, ctx: Any, log: AuditLog | None) -> LifecycleRuntime:
+        return _FailingWithSystem(tree)
+
+    assert serve([json.dumps(r) for r in requests], out, runtime) == 0
+    replies = [json.loads(line) for line in out.getvalue().splitlines()]
+    # Then context is answered as ever, without a decision ahead, and the real request gets
+    # the failure, told as the lifecycle's own
+    assert "error" not in replies[-2] and "withSystem" not in replies[-2]
+    assert replies[-1]["error"] == "RuntimeError: broken projection"

@@ -65,6 +65,7 @@ from pictx_fsm.hosts.pi.wire import (
     encode_messages,
     expand_messages,
 )
+from pictx_fsm.lifecycle import LifecycleState
 from pictx_fsm.notes import FileNotesSource, default_notes_home
 from pictx_fsm.policy import default_agent_dir
 from pictx_fsm.protocol import (
@@ -280,44 +281,59 @@ class BridgeSession:
         """Decide, not keep, the ``context_with_system`` Pi will send next (:mod:`.speculation`);
         offered in ``reply["withSystem"]`` when ``context`` returned nothing and the decision
         is a plain message list."""
-        assert self.runtime is not None
         if self.systems is None or reply["value"] is not None or reply["effects"]:
             return
         predicted = predict_with_system(self.systems, expanded)
         if predicted is None:
             return
-        event = event_of("hook", WITH_SYSTEM, {"messages": list(predicted.messages)})
-        facts = self.context(ctx, WITH_SYSTEM)
-        decision = self.runtime.decide(event, facts)
-        result = decision[1].to_json()
-        value = result["value"]
-        if result["effects"] or not (isinstance(value, dict) and "messages" in value):
+        decided = self._decide(WITH_SYSTEM, predicted, ctx)
+        if decided is None or not isinstance(decided[1], dict) or "messages" not in decided[1]:
             return
-        self.ahead = [Speculation(hook=WITH_SYSTEM, event=event, ctx=facts, decision=decision)]
-        reply["withSystem"] = {"slices": encode_messages(value["messages"], predicted)}
+        self.ahead = [decided[0]]
+        reply["withSystem"] = {"slices": encode_messages(decided[1]["messages"], predicted)}
 
     def _settle_ahead(
         self, reply: dict[str, Any], ctx: Mapping[str, Any], turn_end: Mapping[str, Any]
     ) -> None:
         """Decide, not keep, the ``agent_end`` and ``agent_before_settle`` that follow a
         ``turn_end`` ending the run (:func:`settle_events`); offered in ``reply["ahead"]``
-        (their events and replies) when none has an effect and ``agent_end`` no value."""
-        assert self.runtime is not None
+        (their events and values) when ``agent_end`` has no value."""
         if reply["value"] is not None or reply["effects"]:
             return
+        assert self.runtime is not None
         state, decided, offered = self.runtime.state, [], []
         for hook, payload in settle_events(turn_end):
+            found = self._decide(hook, payload, ctx, state)
+            if found is None or (hook == "agent_end" and found[1] is not None):
+                return
+            state = found[0].decision[0]
+            decided.append(found[0])
+            offered.append({"name": hook, "event": payload, "value": found[1]})
+        self.ahead = decided
+        reply["ahead"] = offered
+
+    def _decide(
+        self,
+        hook: str,
+        payload: Mapping[str, Any] | ExpandedMessages,
+        ctx: Mapping[str, Any],
+        state: LifecycleState | None = None,
+    ) -> tuple[Speculation, Any] | None:
+        """``hook`` decided ahead in ``state`` and its reply's value; ``None`` when deciding
+        fails or the reply has an effect (then the real request meets it, as ever)."""
+        assert self.runtime is not None
+        if isinstance(payload, ExpandedMessages):
+            payload = {"messages": list(payload.messages)}
+        try:
             event = event_of("hook", hook, payload)
             facts = self.context(ctx, hook)
             decision = self.runtime.decide(event, facts, state)
             result = decision[1].to_json()
-            if result["effects"] or (hook == "agent_end" and result["value"] is not None):
-                return
-            state = decision[0]
-            decided.append(Speculation(hook=hook, event=event, ctx=facts, decision=decision))
-            offered.append({"name": hook, "event": payload, "value": result["value"]})
-        self.ahead = decided
-        reply["ahead"] = offered
+        except Exception:  # not offered: the real request reports the failure
+            return None
+        if result["effects"]:
+            return None
+        return Speculation(hook=hook, event=event, ctx=facts, decision=decision), result["value"]
 
     def _confirm(self, name: str, ahead: list[Speculation]) -> dict[str, Any]:
         """The extension answered hook ``name`` as decided ahead: keep that decision (the
