@@ -21,7 +21,7 @@ from attrs import frozen
 
 from pictx_fsm.audit_sessions.context import AuditContext
 from pictx_fsm.audit_sessions.findings import Finding, FindingKind
-from pictx_fsm.audit_sessions.roles import Role, role_of
+from pictx_fsm.audit_sessions.roles import BOOT, MARKER, OTHER_BOOT, role_of
 from pictx_fsm.audit_sessions.walk import Step
 from pictx_fsm.protocol import ROOT_WINDOW_SUFFIX, WINDOW_ID_PREFIX
 from pictx_fsm.session.entries import CustomEntry, CustomMessageEntry
@@ -53,11 +53,11 @@ class BootIdentityCheck:
 
     def step(self, state: Inherited, node: TreeNode, ctx: AuditContext) -> Step:
         role = role_of(node)
-        if role is Role.MARKER:
+        if role is MARKER:
             return Inherited(), _unexplained(state, ctx)
-        if role is Role.BOOT:
+        if role is BOOT:
             return Inherited(), _explained(state, node, ctx)
-        if role is not Role.OTHER_BOOT:
+        if role is not OTHER_BOOT:
             return state, []
         window_id = boot_window_id(node.entry)
         if window_id is None:
@@ -130,7 +130,7 @@ class DuplicateWindowIdCheck:
 
     def step(self, state: Mapping[str, int], node: TreeNode, ctx: AuditContext) -> Step:
         window_id = node.window.window_id
-        if role_of(node) is not Role.MARKER or state.get(window_id, 0) < 2:
+        if role_of(node) is not MARKER or state.get(window_id, 0) < 2:
             return state, []
         previous = node.window.previous
         if previous is None or window_id not in previous.marker_window_ids():

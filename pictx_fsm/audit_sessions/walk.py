@@ -12,6 +12,7 @@ findings of sibling leaves can name the same entry.
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sequence
+from operator import attrgetter
 from typing import Any, Final, Protocol
 
 from pictx_fsm.audit_sessions.context import AuditContext
@@ -71,6 +72,9 @@ class EntryCheck:
 # The tree as the walk sees it
 
 
+_ORDER: Final = attrgetter("order")
+
+
 class Shape:
     """Every node of a tree with its children in file order.
 
@@ -86,7 +90,7 @@ class Shape:
             while ancestor is not None and id(ancestor) not in nodes:
                 nodes[id(ancestor)] = ancestor
                 ancestor = ancestor.parent
-        self.nodes: list[TreeNode] = sorted(nodes.values(), key=lambda n: n.order)
+        self.nodes: list[TreeNode] = sorted(nodes.values(), key=_ORDER)
         del nodes
         # A node's only child is kept as is, several in a list: most nodes of a session have
         # exactly one child, and a list each would double the shape's memory.
@@ -131,7 +135,7 @@ def walk(shape: Shape, checks: Sequence[BranchCheck], ctx: AuditContext) -> Iter
     stack: list[tuple[TreeNode, list[Any]]] = [
         (root, list(initial)) for root in reversed(shape.roots)
     ]
-    only_child = shape.only_child
+    children_of = shape._children.get  # only_child, inline: one call less per node
     while stack:
         node, states = stack.pop()
         while True:
@@ -142,8 +146,8 @@ def walk(shape: Shape, checks: Sequence[BranchCheck], ctx: AuditContext) -> Iter
                 states[index], found = step(states[index], node, ctx)
                 if found:
                     yield from found
-            child = only_child(node)
-            if child is None:
+            child = children_of(id(node))
+            if type(child) is not TreeNode:
                 break
             node = child  # most nodes: one child, the same states go on
         children = shape.children(node)
