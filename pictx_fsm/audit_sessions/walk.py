@@ -122,7 +122,8 @@ class Shape:
         return id(node) not in self._children
 
     def leaves(self) -> list[TreeNode]:
-        return [node for node in self.nodes if self.is_leaf(node)]
+        children = self._children  # is_leaf, inline
+        return [node for node in self.nodes if id(node) not in children]
 
 
 def walk(shape: Shape, checks: Sequence[BranchCheck], ctx: AuditContext) -> Iterator[Finding]:

@@ -241,8 +241,14 @@ def is_skeleton(entry: Entry) -> bool:
 
 def _custom(entry: CustomEntry, parent: str | None) -> Entry:
     data = _only(entry.data, "windowId") if entry.custom_type == MARKER_TYPE else ABSENT
-    custom_type = _intern(entry.custom_type)
-    return attrs.evolve(entry, parent_id=parent, custom_type=custom_type, data=data, extra=NO_EXTRA)
+    return CustomEntry(
+        id=entry.id,
+        parent_id=parent,
+        timestamp=entry.timestamp,
+        extra=NO_EXTRA,
+        custom_type=_intern(entry.custom_type),
+        data=data,
+    )  # not attrs.evolve, which reads the class's fields again on every call
 
 
 def _custom_message(entry: CustomMessageEntry, parent: str | None) -> Entry:
@@ -285,7 +291,14 @@ def _branch_summary(entry: BranchSummaryEntry, parent: str | None) -> Entry:
 def _context_edit(entry: ContextEditEntry, parent: str | None) -> Entry:
     hides_target = entry.replacement is None or entry.replacement is ABSENT
     replacement = entry.replacement if hides_target else {}
-    return attrs.evolve(entry, parent_id=parent, replacement=replacement, extra=NO_EXTRA)
+    return ContextEditEntry(
+        id=entry.id,
+        parent_id=parent,
+        timestamp=entry.timestamp,
+        extra=NO_EXTRA,
+        target_id=entry.target_id,
+        replacement=replacement,
+    )
 
 
 def _usage(entry: UsageEntry, parent: str | None) -> Entry:
@@ -400,16 +413,18 @@ class SkeletonReader:
         self._lines = array("I")
         self._bytes = 0
 
-    def entries(self) -> Iterator[tuple[Entry, TreeNode | None, int]]:
-        """Raises :class:`UnreadableInputError` only when the file cannot be opened or read."""
+    def entries(self, *, messages: bool = True) -> Iterator[tuple[Entry, TreeNode | None, int]]:
+        """Raises :class:`UnreadableInputError` only when the file cannot be opened or read.
+        ``messages=False``: message entries join the tree without being handed over (a
+        reader that reads none of them saves a hand-over per message, most of a session)."""
         try:
             with open_regular(self.path) as fp:
-                yield from self._read(fp)
+                yield from self._read(fp, messages)
                 self._bytes = fp.tell()
         except OSError as exc:
             raise UnreadableInputError(self.path, os_reason(exc)) from exc
 
-    def _read(self, fp: BinaryIO) -> Iterator[tuple[Entry, TreeNode | None, int]]:
+    def _read(self, fp: BinaryIO, messages: bool) -> Iterator[tuple[Entry, TreeNode | None, int]]:
         """Each line through the parser; a plain message line (most of a session) is decoded
         from its bytes by orjson and handed over as its object (:func:`message_object`):
         the same entry and problems, without the line's text, pieces and line records."""
@@ -433,7 +448,8 @@ class SkeletonReader:
                 continue
             node = tree.add(entry)  # a skeleton already (is_skeleton): :meth:`_add`, inline
             add_line(number)
-            yield entry, node, number
+            if messages:
+                yield entry, node, number
         parser.close()
 
     def _add(self, entry: Entry, line: int) -> tuple[Entry, TreeNode | None, int]:
@@ -466,7 +482,7 @@ def read_skeleton(path: str | os.PathLike[str]) -> Skeleton:
     """Read one file into its skeleton (see :class:`SkeletonReader`)."""
     reader = SkeletonReader(path)
     with paused_collector():
-        for _ in reader.entries():
+        for _ in reader.entries(messages=False):
             pass
     return reader.skeleton()
 

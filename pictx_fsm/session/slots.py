@@ -21,7 +21,7 @@ T = TypeVar("T")
 def maker(cls: type[T]) -> Callable[..., T]:
     """``cls``'s constructor taking every field positionally, in declaration order, that
     sets the slots directly (module docstring). Refuses a class it would build wrongly."""
-    fields = attrs.fields(cls)  # type: ignore[misc]  # cls is an attrs class (checked)
+    fields = attrs.fields(cls)  # type: ignore[arg-type]  # an attrs class, else TypeError
     names = tuple(field.name for field in fields)
     plain = all(field.converter is None and field.validator is None for field in fields)
     if not (plain and "__slots__" in vars(cls)) or hasattr(cls, "__attrs_post_init__"):
