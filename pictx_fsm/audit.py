@@ -55,6 +55,7 @@ from pictx_fsm.audit_store import default as json_default
 from pictx_fsm.audit_store import digest as _digest
 from pictx_fsm.audit_text import Layout, layout, members_text, value_text
 from pictx_fsm.effects import HookResult, MessagesResult
+from pictx_fsm.session.slots import maker
 
 if TYPE_CHECKING:
     from pictx_fsm.machines import Configuration, Fired, Step
@@ -486,10 +487,11 @@ def record_line(
     state.update(b",")
     state.update(tail.encode("ascii"))
     digest = state.hexdigest()
-    return RecordLine(line=f'{head},"hash":"{digest}",{tail}', hash=digest)
+    return _new_record_line(f'{head},"hash":"{digest}",{tail}', digest)
 
 
 sha256: Final = hashlib.sha256
+_new_record_line: Final = maker(RecordLine)
 
 
 _FORMAT_TEXT = _text(AUDIT_FORMAT)
