@@ -24,7 +24,7 @@ from pictx_fsm.audit_sessions.findings import Finding, FindingKind
 from pictx_fsm.audit_sessions.roles import BOOT, MARKER, OTHER_BOOT, role_of
 from pictx_fsm.audit_sessions.walk import Step
 from pictx_fsm.protocol import ROOT_WINDOW_SUFFIX, WINDOW_ID_PREFIX
-from pictx_fsm.session.entries import CustomEntry, CustomMessageEntry
+from pictx_fsm.session.entries import CustomEntry, CustomMessageEntry, MessageEntry
 from pictx_fsm.session.tree import TreeNode
 from pictx_fsm.session.windows import boot_window_id, window_id_of_marker
 
@@ -125,7 +125,8 @@ class DuplicateWindowIdCheck:
         return Counter(
             window_id
             for entry in ctx.tree.entries
-            if (window_id := window_id_of_marker(entry)) is not None
+            if type(entry) is not MessageEntry  # most entries, never a marker
+            and (window_id := window_id_of_marker(entry)) is not None
         )
 
     def step(self, state: Mapping[str, int], node: TreeNode, ctx: AuditContext) -> Step:

@@ -75,6 +75,17 @@ class EntryCheck:
 _ORDER: Final = attrgetter("order")
 
 
+def _all_nodes(listed: list[TreeNode]) -> list[TreeNode]:
+    """The listed nodes and those they shadow (the parents they name), in file order."""
+    nodes: dict[int, TreeNode] = {}
+    for node in listed:
+        ancestor: TreeNode | None = node
+        while ancestor is not None and id(ancestor) not in nodes:
+            nodes[id(ancestor)] = ancestor
+            ancestor = ancestor.parent
+    return sorted(nodes.values(), key=_ORDER)
+
+
 class Shape:
     """Every node of a tree with its children in file order.
 
@@ -84,14 +95,10 @@ class Shape:
     """
 
     def __init__(self, tree: SessionTree) -> None:
-        nodes: dict[int, TreeNode] = {}
-        for node in tree.nodes():
-            ancestor: TreeNode | None = node
-            while ancestor is not None and id(ancestor) not in nodes:
-                nodes[id(ancestor)] = ancestor
-                ancestor = ancestor.parent
-        self.nodes: list[TreeNode] = sorted(nodes.values(), key=_ORDER)
-        del nodes
+        self.nodes: list[TreeNode] = list(tree.nodes())
+        if len(self.nodes) != len(tree):  # a duplicate id, or an entry without one
+            self.nodes = _all_nodes(self.nodes)
+        # else every entry is a node, each id once: none is shadowed, and they are in file order
         # A node's only child is kept as is, several in a list: most nodes of a session have
         # exactly one child, and a list each would double the shape's memory.
         children: dict[int, TreeNode | list[TreeNode]] = {}
