@@ -22,7 +22,7 @@ import functools
 import time
 from collections import Counter
 from collections.abc import Callable
-from typing import Any
+from typing import Any, TypeVar
 
 from attrs import define, field, frozen
 from hypothesis import HealthCheck, Phase, Verbosity, given, seed, settings
@@ -289,10 +289,11 @@ def _run_hypothesis(
         search.check_clock()
         if search.best is None and report.actions >= (options.max_actions or report.actions + 1):
             raise BudgetSpent()
-        config = data.draw(configs)
+        draw = drawer(data)
+        config = draw(configs)
         actions: list[Action] = []
         try:
-            _generated_run(data, config, counts, actions, report)
+            _generated_run(draw, config, counts, actions, report)
         except Exception:
             if search.best is None:
                 report.found_after = (report.examples, budget.elapsed())
@@ -322,8 +323,22 @@ def run_lengths(steps: int) -> st.SearchStrategy[int]:
     return st.integers(min_value=1, max_value=steps)
 
 
+T = TypeVar("T")
+Draw = Callable[[st.SearchStrategy[T]], T]
+
+
+def drawer(data: st.DataObject) -> Draw[Any]:
+    """How a generated run draws: straight from the example's choices (Hypothesis's
+    semi-stable ``DataObject.conjecture_data``), the same choices ``data.draw`` makes
+    without its bookkeeping for Hypothesis's own failure report (a label and a note per
+    draw, a check of the global random state) — verify writes its own trace, and that
+    bookkeeping cost as much as drawing a small value."""
+    conjecture = getattr(data, "conjecture_data", None)
+    return data.draw if conjecture is None else conjecture.draw
+
+
 def _generated_run(
-    data: st.DataObject,
+    draw: Draw[Any],
     config: WorldConfig,
     counts: st.SearchStrategy[int],
     actions: list[Action],
@@ -332,11 +347,11 @@ def _generated_run(
     """One swarm run: its action groups, its length, then every action, each checked."""
     world = World(config)
     suite = InvariantSuite()
-    swarm = tuple(group for group in data.draw(SWARMS) if group not in report.options.without)
-    count = data.draw(counts)
+    swarm = tuple(group for group in draw(SWARMS) if group not in report.options.without)
+    count = draw(counts)
     try:
         while len(actions) < count:
-            for action in data.draw(swarm_moves(swarm, world.session.is_idle)):
+            for action in draw(swarm_moves(swarm, world.session.is_idle)):
                 _act(world, suite, actions, action)
         _act(world, suite, actions, Settle())
     finally:

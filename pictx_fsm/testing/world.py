@@ -10,6 +10,7 @@ runtimes) and applies host actions — the world actions (noise, settings) itsel
 
 from __future__ import annotations
 
+import functools
 import random
 from collections import Counter
 from collections.abc import Mapping
@@ -35,7 +36,7 @@ from pictx_fsm.lifecycle import Lifecycle, load_lifecycle
 from pictx_fsm.policy import SettingsScopes
 from pictx_fsm.protocol import Profile
 from pictx_fsm.runtime import LifecycleRuntime
-from pictx_fsm.session.estimate import CharsCounter
+from pictx_fsm.session.estimate import CharsCounter, TiktokenCounter
 from pictx_fsm.session.tree import SessionTree
 from pictx_fsm.testing.actions import (
     Action,
@@ -55,6 +56,14 @@ from pictx_fsm.testing.notes_sandbox import NotesSandbox, resolve_arguments
 from pictx_fsm.testing.tool_coverage import tool_outcomes
 
 USAGE_ACCOUNTINGS = ("estimated", "faux")
+
+
+@functools.cache
+def shared_counter() -> TiktokenCounter:
+    """The runtimes' token counter, one per process: its counts are a pure function of the
+    text, and verify's worlds count the same boots, prompts and replies again and again
+    (a counter per runtime encoded each of them again in every world, fork and resume)."""
+    return TiktokenCounter()
 
 
 @frozen(kw_only=True)
@@ -187,6 +196,7 @@ class World:
             lifecycle=self.lifecycle,
             audit=audit,
             notes_home=self.notes.root,
+            counter=shared_counter(),
         )
         self.audits.append(audit)
         self.runtimes.append(runtime)
