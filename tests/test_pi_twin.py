@@ -3,13 +3,18 @@ invariants ``pictx-fsm verify`` checks — no erased history after a marker firs
 
 from __future__ import annotations
 
+from pathlib import Path
+from typing import Any
+
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from pictx_fsm.audit_sessions import audit_file
 from pictx_fsm.hosts.pi import texts
 from pictx_fsm.hosts.pi.connection import connection_spec
 from pictx_fsm.hosts.pi.twin import BridgeTwin
-from pictx_fsm.protocol import BOOT_TYPE, MARKER_TYPE
+from pictx_fsm.protocol import BOOT_TYPE, MARKER_TYPE, NOTICE_MISSING_BOOT
 from pictx_fsm.session.entries import MessageEntry
 from pictx_fsm.testing.actions import (
     Action,
@@ -24,8 +29,11 @@ from pictx_fsm.testing.actions import (
     action_from_json,
     action_to_json,
 )
+from pictx_fsm.testing.explore import scenario_config
 from pictx_fsm.testing.invariants import InvariantSuite
+from pictx_fsm.testing.scenarios import SCENARIOS
 from pictx_fsm.testing.strategies import host_actions, world_configs
+from pictx_fsm.testing.trace import run_actions
 from pictx_fsm.testing.world import World, WorldConfig
 
 
@@ -190,3 +198,68 @@ def test_no_invariant_breaks_when_runtimes_die_anywhere(
     # Given generated host actions with runtime deaths anywhere in them
     # Then every invariant holds after every action (run() checks)
     run(actions, config)
+
+
+# -- a dead lifecycle repairs nothing (issue 14: seeds 3 and 5 with the kill group) -----------
+
+
+def _scenario(name: str) -> tuple[Action, ...]:
+    return next(s for s in SCENARIOS if s.name == name).actions
+
+
+def _after_marker(world: World) -> list[Any]:
+    """The forked branch from its reset marker on."""
+    branch = world.session.tree.branch()
+    at = next(i for i, e in enumerate(branch) if getattr(e, "custom_type", None) == MARKER_TYPE)
+    return list(branch[at:])
+
+
+@pytest.mark.parametrize("profile", ["0.25.0", "0.25.1"])
+def test_r68_a_dead_lifecycle_forked_onto_a_marker_aborts_the_prompt_and_audit_tells(
+    profile: str, tmp_path: Path
+) -> None:
+    # Given a committed reset, the runtime dead for good, a fork onto the marker and a prompt
+    run = run_actions(scenario_config(profile), _scenario("a-dead-lifecycle-forks-onto-a-marker"))
+    # Then no invariant breaks: nothing is running to complete the forked tail, and the
+    # degraded mode's promise, no erased history, holds: the request is aborted (R68)
+    assert not run.failed, run.describe_failure()
+    world = run.world
+    assert world.lifecycle_down
+    prompt = _after_marker(world)[1]
+    assert isinstance(prompt, MessageEntry) and prompt.message.role == "user"
+    missing_boot = NOTICE_MISSING_BOOT.split("{", 1)[0]
+    assert any(n.startswith(missing_boot) for n in notices(world))
+    # And the audit of the forked file records the incomplete window honestly
+    path = tmp_path / "forked.jsonl"
+    path.write_text(world.session.jsonl(), encoding="utf-8")
+    assert "boot_missing" in audit_file(path, profile).kinds()
+
+
+def test_r67_a_dead_lifecycle_forked_onto_a_boot_sends_the_window_from_its_boot() -> None:
+    # Given a committed reset (0.25.1: marker, boot, continuation), the runtime dead for good,
+    # a fork onto the boot and a prompt
+    run = run_actions(scenario_config("0.25.1"), _scenario("a-dead-lifecycle-forks-onto-a-boot"))
+    # Then no invariant breaks, though no continuation follows the boot
+    assert not run.failed, run.describe_failure()
+    _marker, boot, prompt = _after_marker(run.world)[:3]
+    assert getattr(boot, "custom_type", None) == BOOT_TYPE
+    assert isinstance(prompt, MessageEntry) and prompt.message.role == "user"
+    # And the provider saw the system prompt, the boot and the prompt: cut at the boot (R67)
+    sent = run.world.session.log.requests[-1].messages
+    assert [m["role"] for m in sent] == ["system", "user", "user"]
+    assert sent[1]["content"] == [{"type": "text", "text": boot.content}]
+
+
+def test_a_lifecycle_that_restarts_still_completes_the_forked_tail() -> None:
+    # Given the same fork onto the marker, with the runtime killed only for a moment
+    actions = [
+        KillRuntime(permanent=False) if isinstance(a, KillRuntime) else a
+        for a in _scenario("a-dead-lifecycle-forks-onto-a-marker")
+    ]
+    # When it runs
+    run = run_actions(scenario_config("0.25.1"), actions)
+    # Then the restarted runtime repairs the fork: the marker is followed by its boot, and
+    # the tail checks apply (the lifecycle is not down)
+    assert not run.failed, run.describe_failure()
+    assert not run.world.lifecycle_down
+    assert getattr(_after_marker(run.world)[1], "custom_type", None) == BOOT_TYPE

@@ -32,6 +32,7 @@ from pictx_fsm.hosts.model.profiles import DEFAULT_HOST_PROFILE, HOST_PROFILES
 from pictx_fsm.lifecycle import Lifecycle
 from pictx_fsm.protocol import Profile
 from pictx_fsm.testing.actions import Action, Settle
+from pictx_fsm.testing.constant_pool import global_constants_only
 from pictx_fsm.testing.coverage import Coverage, coverage_of
 from pictx_fsm.testing.faults import fault_named, faulty_lifecycle
 from pictx_fsm.testing.invariants import InvariantSuite, Violation
@@ -304,7 +305,8 @@ def _run_hypothesis(
 
     phase_started = budget.elapsed()
     try:
-        seed(options.seed)(example)()
+        with global_constants_only():
+            seed(options.seed)(example)()
     except BudgetSpent:
         report.budget_exhausted = search.best is None
         report.shrink_cut = search.best is not None

@@ -53,6 +53,12 @@ class WorldView(Protocol):
     @property
     def profile(self) -> Profile: ...
 
+    @property
+    def lifecycle_down(self) -> bool:
+        """No runtime can answer for the lifecycle any more (the bridge is degraded for good):
+        what it would append cannot be demanded, only what the fail-closed bridge guarantees."""
+        ...
+
 
 @frozen(kw_only=True)
 class Violation:
@@ -205,6 +211,8 @@ class ResetTail(_PerTree):
         if parent is None or (id(tree), parent.id) in self._parents:
             return found  # a later child is another branch (navigation), not the commit
         self._parents.add((id(tree), parent.id))
+        if world.lifecycle_down:
+            return found  # nothing can complete a tail the host branched while it is down
         window_id = window_id_of_marker(parent.entry)
         if window_id is not None and not (boot_window_id(entry) == window_id and entry.hidden):  # type: ignore[union-attr]
             found.append(

@@ -366,6 +366,30 @@ SCENARIOS: Sequence[Scenario] = (
             *_turn(),
         ),
     ),
+    # Found by the long exploration with the kill group (seeds 3 and 5): the runtime dies for
+    # good after a reset, then the user forks onto the marker or onto the boot and prompts.
+    # Nothing is left to complete the forked tail, so the prompt follows the bare marker
+    # (every request aborted, R68) or the boot without its continuation (cut at the boot,
+    # R67): no erased history reaches the provider, which is what the degraded mode promises
+    # (docs/decisions.md, "A dead lifecycle repairs nothing").
+    Scenario(
+        name="a-dead-lifecycle-forks-onto-a-marker",
+        actions=(
+            *_turn(_wipe()),
+            KillRuntime(permanent=True),
+            Fork(index=-2, anchor="boundary"),
+            *_turn(),
+        ),
+    ),
+    Scenario(
+        name="a-dead-lifecycle-forks-onto-a-boot",
+        actions=(
+            *_turn(_wipe()),
+            KillRuntime(permanent=True),
+            Fork(index=-1, anchor="boundary"),
+            *_turn(),
+        ),
+    ),
     Scenario(
         name="tool-pair-guards",
         actions=(

@@ -206,6 +206,10 @@ class World:
     def profile(self) -> Profile:
         return Profile.parse(self.config.profile)
 
+    @property
+    def lifecycle_down(self) -> bool:
+        return self.extension.broken
+
     def apply(self, action: Action) -> bool:
         """Apply one host action; returns whether the session's state allowed it."""
         serial = len(self.actions)

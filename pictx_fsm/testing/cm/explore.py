@@ -35,6 +35,7 @@ from pictx_fsm.testing.cm.trace import (
     shrink_cm_actions,
 )
 from pictx_fsm.testing.cm.world import CmWorld, CmWorldConfig
+from pictx_fsm.testing.constant_pool import global_constants_only
 from pictx_fsm.testing.explore import (
     DEFAULT_EXAMPLES,
     Budget,
@@ -190,7 +191,8 @@ def _run_hypothesis(
             tick("explore" if search.best is None else "shrink")
 
     try:
-        seed(options.seed)(example)()
+        with global_constants_only():
+            seed(options.seed)(example)()
     except BudgetSpent:
         report.budget_exhausted = search.best is None
         report.shrink_cut = search.best is not None

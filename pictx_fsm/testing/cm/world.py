@@ -186,6 +186,10 @@ class CmWorld:
     def profile(self) -> Profile:
         return Profile.V0_25_1
 
+    @property
+    def lifecycle_down(self) -> bool:
+        return False  # pi-context runs in process here: nothing kills it
+
     def _lifecycle_runtime(self, tree: SessionTree) -> LifecycleRuntime:
         audit = AuditLog()
         index = len(self.lifecycle_runtimes)

@@ -1,0 +1,66 @@
+"""A seed generates the same runs wherever pictx_fsm is installed: Hypothesis's pool of
+constants harvested from local modules (an editable install, a test run's helpers) does not
+reach verify's generation."""
+
+from __future__ import annotations
+
+import contextlib
+import importlib.util
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+from pictx_fsm.lifecycle import load_lifecycle
+from pictx_fsm.testing.constant_pool import global_constants_only
+from pictx_fsm.testing.explore import ExploreOptions, ExploreReport, explore
+
+OPTIONS = ExploreOptions(
+    examples=12, steps=25, seed=7, scenarios=False, profiles=("0.25.1",), time_budget=600
+)
+
+
+@contextlib.contextmanager
+def local_module_with_constants(directory: Path) -> Iterator[None]:
+    """A module outside site-packages full of integers and strings, as an editable install
+    of a project (or its helpers) brings into ``sys.modules``."""
+    source = directory / "probe_pool" / "constants_probe.py"
+    source.parent.mkdir()
+    numbers = ", ".join(str(n) for n in range(3, 4000, 7))
+    words = ", ".join(f'"w{n}"' for n in range(300))
+    source.write_text(f"NUMBERS = ({numbers})\nWORDS = ({words})\n", encoding="utf-8")
+    spec = importlib.util.spec_from_file_location("constants_probe", source)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    sys.modules["constants_probe"] = module
+    try:
+        yield
+    finally:
+        del sys.modules["constants_probe"]
+
+
+def _fingerprint(report: ExploreReport) -> tuple[int, int, list[tuple[str, int]]]:
+    return report.examples, report.actions, sorted(report.counts.items())
+
+
+def test_a_seed_generates_the_same_runs_whatever_local_modules_are_loaded(
+    tmp_path: Path,
+) -> None:
+    # Given a seeded exploration
+    before = explore(OPTIONS, load_lifecycle())
+    # When the same seed runs again with a local module full of constants loaded
+    with local_module_with_constants(tmp_path):
+        after = explore(OPTIONS, load_lifecycle())
+    # Then it generated the same runs
+    assert _fingerprint(after) == _fingerprint(before)
+
+
+def test_the_pool_is_hypothesis_own_again_after_the_exploration() -> None:
+    # Given Hypothesis's harvest of local constants
+    from hypothesis.internal.conjecture import providers
+
+    harvest = getattr(providers, "_get_local_constants", None)
+    # When an exploration pinned the pool and ended / Then the harvest is back in place
+    with global_constants_only():
+        pass
+    assert getattr(providers, "_get_local_constants", None) is harvest
