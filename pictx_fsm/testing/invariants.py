@@ -362,6 +362,8 @@ class NoErasedHistory(Invariant):
 
     def __init__(self) -> None:
         self._seen = 0
+        self._erased: dict[int, tuple[TreeNode, set[str]]] = {}
+        """Per marker node: the keys of the messages before it (its ancestors never change)."""
 
     def check(self, world: WorldView) -> list[Violation]:
         session = world.session
@@ -371,7 +373,7 @@ class NoErasedHistory(Invariant):
             leaf = session.tree.find(request.leaf_id) if request.leaf_id else None
             if leaf is None or leaf.window.marker_id is None:
                 continue
-            erased = _erased_messages(session.tree, leaf)
+            erased = self._erased_before(session.tree.node(leaf.window.marker_id))
             for message in request.messages:
                 if message.get("role") != "system" and _message_key(message) in erased:
                     found.append(
@@ -386,8 +388,14 @@ class NoErasedHistory(Invariant):
         return found
 
 
-def _erased_messages(tree: SessionTree, leaf: TreeNode) -> set[str]:
-    marker = tree.node(leaf.window.marker_id or "")
+    def _erased_before(self, marker: TreeNode) -> set[str]:
+        known = self._erased.get(id(marker))
+        if known is None or known[0] is not marker:
+            known = self._erased[id(marker)] = (marker, _erased_messages(marker))
+        return known[1]
+
+
+def _erased_messages(marker: TreeNode) -> set[str]:
     before = marker.path()[:-1]
     keys = set()
     for message in context_messages([n.entry for n in before]):

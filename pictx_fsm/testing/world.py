@@ -112,6 +112,11 @@ def _settings(config: WorldConfig, *, automatic: bool) -> dict[str, Any]:
     }
 
 
+def world_lifecycle(fault: str | None) -> Lifecycle:
+    """The lifecycle a world runs: the declared one, or the one with ``fault`` planted."""
+    return faulty_lifecycle(fault) if fault else load_lifecycle()
+
+
 class LiveSettings:
     """The settings manager injected into every runtime, read live on every decision (R40):
     :class:`~.actions.SetAutomatic` switches ``compaction.enabled`` mid-run."""
@@ -132,9 +137,7 @@ class World:
     def __init__(self, config: WorldConfig, lifecycle: Lifecycle | None = None) -> None:
         self.config = config
         fault = fault_named(config.fault) if config.fault else None
-        if lifecycle is None:
-            lifecycle = faulty_lifecycle(fault.name) if fault else load_lifecycle()
-        self.lifecycle = lifecycle
+        self.lifecycle = lifecycle if lifecycle is not None else world_lifecycle(config.fault)
         self.audits: list[AuditLog] = []
         self.runtimes: list[LifecycleRuntime] = []
         self.actions: list[Action] = []
