@@ -387,7 +387,6 @@ class NoErasedHistory(Invariant):
         self._seen = len(requests)
         return found
 
-
     def _erased_before(self, marker: TreeNode) -> set[str]:
         known = self._erased.get(id(marker))
         if known is None or known[0] is not marker:
