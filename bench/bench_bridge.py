@@ -13,6 +13,7 @@ on this interpreter, audit log off), alternately, ``--runs`` times each, in the 
   lands in the awaited request it is written with), p50 and p99 over the hooks of the turns
   around each size in ``--at``;
 - per turn: the sum of those durations in one turn (what the extension adds to Pi's loop),
+  the requests Pi waited for in it (round trips: independent of the machine's load),
   the server's own processing (CPU time; the server runs behind a timing wrapper, this
   script's ``--serve-timed``), the same turns replayed through the server in this process
   (without Pi or the pipe), the bytes the extension sent, and the wall time between consecutive
@@ -41,6 +42,7 @@ import tempfile
 import time
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from pictx_fsm.hosts.pi.offline import OfflinePi, offline_environment
 
@@ -50,12 +52,14 @@ EXTENSION = ROOT / "pictx_fsm" / "hosts" / "pi" / "pictx-bridge.mjs"
 START, END = "<!-- bench_bridge:start -->", "<!-- bench_bridge:end -->"
 WINDOW = 5
 """Turns on each side of a size that its figures are taken over."""
+CONFIRM = {"speculated": True}
+"""The extension's confirmation of a hook the server decided ahead."""
 FLAT_RATIO, TARGET_MS = 1.5, 2.0
 """Issue 8 item 7: added per turn flat (largest size against smallest) and small at p50."""
 
 
-Handler = tuple[int, str, float, int, float]
-"""One bridge handler call: ``(turn, hook, ms, bytes sent, server ms)``."""
+Handler = tuple[int, str, float, int, float, int]
+"""One bridge handler call: ``(turn, hook, ms, bytes sent, server ms, requests waited for)``."""
 
 
 def run_pi(turns: int, bridge: bool, work: Path) -> tuple[list[float], list[Handler]]:
@@ -97,9 +101,10 @@ def _handlers(timing: Path, served: Path) -> list[Handler]:
     server = [float(line) for line in served.read_text().split()][1:]
     turn, out = 0, []
     for index, line in enumerate(timing.read_text().splitlines()):
-        hook, ms, sent = line.split("\t")
+        hook, ms, sent, waited = line.split("\t")
         turn += hook == "turn_start"
-        out.append((turn, hook, float(ms), int(sent), server[index] if index < len(server) else 0))
+        served = server[index] if index < len(server) else 0
+        out.append((turn, hook, float(ms), int(sent), served, int(waited)))
     return out
 
 
@@ -125,10 +130,11 @@ def serve_timed(log: Path) -> int:
 
 def in_process(turns: int) -> list[float]:
     """The server alone, without Pi or the pipe: one simple turn's requests (as the extension
-    sends them: observational hooks pipelined, the unchanged system prompt by reference)
-    answered by a :class:`BridgeSession`, the time per turn (ms), turn by turn."""
+    sends them: observational hooks pipelined, the unchanged system prompt by reference,
+    ``context_with_system`` and the settling hooks decided ahead and confirmed) answered by a
+    :class:`BridgeSession`, the time per turn (ms), turn by turn."""
     from pictx_fsm.hosts.pi.server import BridgeSession, answer
-    from pictx_fsm.hosts.pi.wire import PIPELINED_HOOKS, SAME
+    from pictx_fsm.hosts.pi.wire import PIPELINED_HOOKS
 
     session = BridgeSession(audit_factory=lambda _: None)
     ctx = {"cwd": "/tmp", "model": {"provider": "faux", "id": "faux-1", "contextWindow": 200000}}
@@ -136,15 +142,16 @@ def in_process(turns: int) -> list[float]:
     system = {"role": "system", "content": "", "sections": {"p": "You are Pi. " * 600}}
     root = {"type": "message", "id": "s0", "parentId": None, "timestamp": "t", "message": system}
 
-    def ask(name: str, event: dict[str, object], entries: list[object], leaf: str) -> None:
+    def ask(name: str, event: dict[str, object], entries: list[object], leaf: str) -> Any:
         request = {"id": 1, "kind": "hook", "name": name, "event": event, "ctx": ctx}
         request["session"] = {"entries": entries, "leaf": leaf}
-        if name in PIPELINED_HOOKS:
+        if name in PIPELINED_HOOKS or event == CONFIRM:
             request["pipelined"] = True
         if session.tree is None:
             request["session"] = {**request["session"], "header": header}  # type: ignore[dict-item]
         reply = answer(session, json.dumps(request))
         assert "error" not in reply, reply
+        return reply
 
     ask("session_start", {"reason": "startup"}, [root], "s0")
     leaf, count, out = "s0", 1, []
@@ -152,14 +159,21 @@ def in_process(turns: int) -> list[float]:
         started = time.perf_counter()
         user = _message(f"u{turn}", leaf, "user", f"prompt {turn}")
         ask("turn_start", {"turnIndex": 0}, [user], user["id"])
-        ask("context", {"messages": {"count": count, "kept": []}}, [], user["id"])
-        kept = {"count": count + 1, "kept": [[0, system if turn == 0 else {SAME: 0}]]}
-        ask("context_with_system", {"messages": kept}, [], user["id"])
+        elided = {"count": count, "kept": []}
+        ahead = ask("context", {"messages": elided, "speculate": turn > 0}, [], user["id"])
+        if turn == 0:
+            kept = {"count": count + 1, "kept": [[0, system]]}
+            ask("context_with_system", {"messages": kept}, [], user["id"])
+        else:
+            assert "withSystem" in ahead, ahead
+            ask("context_with_system", CONFIRM, [], user["id"])
         reply = _message(f"a{turn}", user["id"], "assistant", f"answer {turn}")
         end = {"message": reply["message"], "outcome": "completed", "entries": []}
-        ask("turn_end", end, [reply], reply["id"])
-        for hook in ("agent_end", "agent_before_settle", "agent_settled"):
-            ask(hook, {"outcome": "completed", "entries": []}, [], reply["id"])
+        end |= {"pendingMessages": 0, "speculate": True}
+        assert "ahead" in ask("turn_end", end, [reply], reply["id"])
+        for hook in ("agent_end", "agent_before_settle"):
+            ask(hook, CONFIRM, [], reply["id"])
+        ask("agent_settled", {}, [], reply["id"])
         out.append((time.perf_counter() - started) * 1000)
         leaf, count = reply["id"], count + 2
     return out
@@ -206,12 +220,13 @@ def measure(turns: int, sizes: Sequence[int], runs: int) -> list[dict[str, float
         near = set(_near(size))
         hooks = [h[2] for h in handlers if h[0] in near]
         sums: dict[tuple[int, int], list[float]] = {}
-        for position, (turn, _, ms, sent, served) in enumerate(handlers):
+        for position, (turn, _, ms, sent, served, waited) in enumerate(handlers):
             if turn in near:
-                total = sums.setdefault((position // per_run, turn), [0.0, 0.0, 0.0])
+                total = sums.setdefault((position // per_run, turn), [0.0, 0.0, 0.0, 0.0])
                 total[0] += ms
                 total[1] += sent
                 total[2] += served
+                total[3] += waited
         rows.append(
             {
                 "size": size,
@@ -219,6 +234,7 @@ def measure(turns: int, sizes: Sequence[int], runs: int) -> list[dict[str, float
                 "hook_p99": _percentile(hooks, 0.99),
                 "added_p50": statistics.median(t[0] for t in sums.values()),
                 "bytes": statistics.median(t[1] for t in sums.values()),
+                "waited": statistics.median(t[3] for t in sums.values()),
                 "server": statistics.median(t[2] for t in sums.values()),
                 "alone": statistics.median(alone[t - 1] for t in near),
                 "base_turn": statistics.median(_per_turn_wall(t, size) for t in base),
@@ -245,14 +261,15 @@ def report(rows: list[dict[str, float]], args: argparse.Namespace) -> str:
         "absolute times are noisy, compare within the run)",
         "",
         "| turns | per hook p50 | per hook p99 | added per turn p50 (sum of hooks) "
-        "| server CPU per turn | server alone per turn | bytes sent per turn "
-        "| turn without extension | turn with the bridge |",
-        "|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+        "| round trips waited per turn | server CPU per turn | server alone per turn "
+        "| bytes sent per turn | turn without extension | turn with the bridge |",
+        "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for row in rows:
         lines.append(
             f"| {row['size']:,} | {row['hook_p50']:.3f} ms | {row['hook_p99']:.3f} ms "
-            f"| {row['added_p50']:.2f} ms | {row['server']:.2f} ms | {row['alone']:.2f} ms "
+            f"| {row['added_p50']:.2f} ms | {row['waited']:.0f} | {row['server']:.2f} ms "
+            f"| {row['alone']:.2f} ms "
             f"| {row['bytes']:,.0f} B "
             f"| {row['base_turn']:.2f} ms | {row['bridge_turn']:.2f} ms |"
         )
@@ -274,14 +291,28 @@ def report(rows: list[dict[str, float]], args: argparse.Namespace) -> str:
         "How to read it: *bytes sent per turn* and *server CPU per turn* are the bridge's own",
         "work (the session mirror takes only the new entries, message lists travel elided and",
         "an unchanged system prompt or boot only once per connection, the host's usage comes",
-        "from the mirror instead of Pi's O(session) `getContextUsage`). Pi waits on four round",
-        "trips per turn (`context`, `context_with_system`, `turn_end`, `agent_before_settle`);",
-        "the observational hooks (`turn_start`, `agent_end`, `agent_settled`) are pipelined:",
-        "queued and written with the next awaited request, answered in the same batch. Each",
-        "round trip costs a pipe wake-up on each side, which on a loaded 2-core machine costs",
-        "up to milliseconds and dominates the sum (Pi alone slows down the same way: see the",
-        "baseline column). *Server alone* replays the same turns through the server in this",
-        "process, without Pi or the pipe: the bridge's Python side on its own.",
+        "from the mirror instead of Pi's O(session) `getContextUsage`). Pi waits on two round",
+        "trips per turn (`context`, `turn_end`): the server decides `context_with_system` with",
+        "`context`, and `agent_end` and `agent_before_settle` with a `turn_end` that ends the",
+        "run, and the extension answers them from that reply once it has checked that Pi sent",
+        "exactly what was decided on (a pipelined confirmation makes the server keep the",
+        "decision: same state, same audit records). The observational hooks (`turn_start`,",
+        "`agent_settled`) and the confirmations are pipelined: queued and written with the",
+        "next awaited request, answered in the same batch. Each round trip costs a pipe",
+        "wake-up on each side, which on a loaded 2-core machine costs up to milliseconds and",
+        "dominates the sum (Pi alone slows down the same way: see the baseline column).",
+        "*Server alone* replays the same turns through the server in this process, without",
+        "Pi or the pipe: the bridge's Python side on its own.",
+        "",
+        "Where the time goes (profiled with Node's `--cpu-prof`, `process.cpuUsage` and",
+        "cProfile while this benchmark ran): nothing the bridge does per turn grows with the",
+        "session — the extension's work is a scan of the message array's roles and a walk to",
+        "the newest entry already sent, the server's the new entries and one lifecycle step",
+        "per hook — so what grows with the session is Pi's (its own turn grows several-fold:",
+        "see the baseline column; its structured cloning and garbage collection land in",
+        "whatever handler allocates or waits next), and the sum itself is the round trips:",
+        "each costs the server's processing of its batch plus a scheduler wake-up on each",
+        "side. Deciding the predictable hooks ahead halved them (four before).",
         END,
     ]
     return "\n".join(lines) + "\n"

@@ -44,6 +44,7 @@ from pictx_fsm.audit_store import (
     GENESIS,
     AuditFile,
     ChainReport,
+    _attrs_fields,
     canonical,
     hook_records,
     iter_records,
@@ -55,6 +56,7 @@ from pictx_fsm.audit_store import default as json_default
 from pictx_fsm.audit_store import digest as _digest
 from pictx_fsm.audit_text import Layout, layout, members_text, value_text
 from pictx_fsm.effects import HookResult, MessagesResult
+from pictx_fsm.session.slots import maker
 
 if TYPE_CHECKING:
     from pictx_fsm.machines import Configuration, Fired, Step
@@ -140,10 +142,7 @@ def _facts_text(facts: tuple[tuple[str, Any], ...]) -> str:
     texts differ); other facts are encoded, their digest cached by their text."""
     if not facts:
         return _NO_FACTS
-    types = tuple(map(type, map(_second, facts)))
-    key: tuple[Any, ...] | None = (facts, types)
-    if not _EXACT_TYPES.issuperset(types):
-        key = _facts_key(facts)
+    key = _facts_key(facts)
     if key is not None:
         known = _SCALAR_FACTS.get(key)
         if known is not None:
@@ -160,44 +159,72 @@ def _facts_text(facts: tuple[tuple[str, Any], ...]) -> str:
     return result
 
 
+_first: Final = itemgetter(0)
 _second: Final = itemgetter(1)
 _EXACT_TYPES: Final = frozenset({str, bool, int, type(None)})
 """Types whose equal values have equal texts (with the type in the key: ``1`` is not ``True``)."""
 
+Plan = tuple[tuple[int, Callable[[Any], Any]], ...]
+"""For facts of given value types, the values a key holds by a stand-in: ``(index, read)``."""
+
 
 def _facts_key(facts: tuple[tuple[str, Any], ...]) -> tuple[Any, ...] | None:
-    """A cache key for facts that also hold enum members (equal ones are the same member) or
-    plain attrs values of exact scalars (a usage, thresholds: their fields and the fields'
-    types); ``None`` when a value is neither (its text is computed every time)."""
-    parts: list[Any] = []
-    for name, value in facts:
-        kind = type(value)
-        if kind in _EXACT_TYPES or isinstance(value, Enum):
-            parts += (name, kind, value)
-            continue
-        read = _FIELD_READERS.get(kind)
-        if read is None and (read := _field_reader(kind)) is None:
-            return None
-        fields = read(value)
-        field_types = tuple(map(type, fields))
-        if not _EXACT_TYPES.issuperset(field_types):
-            return None
-        parts += (name, kind, fields, field_types)
-    return tuple(parts)
+    """A cache key for facts: their names, their values' types and their values, where an
+    enum member stands as its identity (its class is in the key) and a plain attrs value of
+    exact scalars (a usage, thresholds) as its fields with their types; ``None`` when a value
+    is neither (its text is computed every time). Which values stand in is planned once per
+    tuple of types, so a key costs a few C calls, not a loop over the facts."""
+    values = tuple(map(_second, facts))
+    types = tuple(map(type, values))
+    plan = _PLANS.get(types, _NO_PLAN)
+    if plan is _NO_PLAN:
+        plan = _plan(types)
+    if plan is None:
+        return None
+    if plan:
+        stand_ins = list(values)
+        for index, read in plan:
+            stand_in = read(values[index])
+            if stand_in is None:
+                return None
+            stand_ins[index] = stand_in
+        values = tuple(stand_ins)
+    return (tuple(map(_first, facts)), types, values)
 
 
-_FIELD_READERS: dict[type, Callable[[Any], tuple[Any, ...]]] = {}
+_NO_PLAN: Final[Any] = object()
+_PLANS: dict[tuple[type, ...], Plan | None] = {}
 
 
-def _field_reader(kind: type) -> Callable[[Any], tuple[Any, ...]] | None:
-    """A plain attrs class's fields as a tuple, read by one C call (``None``: not plain)."""
+def _plan(types: tuple[type, ...]) -> Plan | None:
+    """The plan for facts of these value types (``None``: a type the cache cannot key)."""
+    steps = [
+        (index, id if issubclass(kind, Enum) else _fields_key(kind))  # a member: one per value
+        for index, kind in enumerate(types)
+        if kind not in _EXACT_TYPES
+    ]
+    plan = None if any(read is None for _, read in steps) else tuple(steps)
+    if len(_PLANS) >= 1024:
+        _PLANS.clear()
+    _PLANS[types] = plan  # type: ignore[assignment]  # no read is None in a plan
+    return plan  # type: ignore[return-value]
+
+
+def _fields_key(kind: type) -> Callable[[Any], Any] | None:
+    """A plain attrs class's stand-in: its fields and their types, ``None`` for a value whose
+    fields are not all exact scalars (``None`` for the class when it is not plain attrs)."""
     names = _PLAIN_ATTRS.get(kind)
-    if names is None:
+    if names is None and (_attrs_fields(kind) is None or (names := _PLAIN_ATTRS.get(kind)) is None):
         return None
     # attrgetter of one name returns the value, not a tuple; of none, raises
     read = attrgetter(*names) if len(names) > 1 else partial(_fields_of, names)
-    _FIELD_READERS[kind] = read
-    return read
+
+    def stand_in(value: Any) -> tuple[Any, ...] | None:
+        fields = read(value)
+        field_types = tuple(map(type, fields))
+        return (fields, field_types) if _EXACT_TYPES.issuperset(field_types) else None
+
+    return stand_in
 
 
 def _fields_of(names: tuple[str, ...], value: Any) -> tuple[Any, ...]:
@@ -486,10 +513,11 @@ def record_line(
     state.update(b",")
     state.update(tail.encode("ascii"))
     digest = state.hexdigest()
-    return RecordLine(line=f'{head},"hash":"{digest}",{tail}', hash=digest)
+    return _new_record_line(f'{head},"hash":"{digest}",{tail}', digest)
 
 
 sha256: Final = hashlib.sha256
+_new_record_line: Final = maker(RecordLine)
 
 
 _FORMAT_TEXT = _text(AUDIT_FORMAT)

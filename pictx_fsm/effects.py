@@ -10,9 +10,9 @@ them; the model session applies them exactly as Pi 0.87 does.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from functools import cached_property
-from typing import TYPE_CHECKING, Any, Literal, TypeAlias
+from typing import TYPE_CHECKING, Any, Final, Literal, TypeAlias
 
 from attrs import field, frozen
 
@@ -244,6 +244,31 @@ class MessagesResult:
         return {"messages": list(self.messages)}
 
 
+def pretty_json(payload: JSON) -> str:
+    """``json.dumps(payload, indent=2, ensure_ascii=False)``. A flat object of strings,
+    integers, booleans and nulls (what the lifecycle's own tools answer) is written member by
+    member: ``json`` indents with its pure-Python encoder, slower than a whole audit record."""
+    if type(payload) is dict and payload:
+        members = [
+            f"  {_json_string(key)}: {write(value)}"
+            for key, value in payload.items()
+            if type(key) is str and (write := _FLAT_TEXTS.get(type(value))) is not None
+        ]
+        if len(members) == len(payload):
+            return "{\n" + ",\n".join(members) + "\n}"
+    return json.dumps(payload, indent=2, ensure_ascii=False)
+
+
+_json_string: Final[Callable[[str], str]] = json.encoder.encode_basestring  # type: ignore[attr-defined]
+_FLAT_TEXTS: Final[dict[type, Callable[[Any], str]]] = {
+    str: _json_string,
+    int: int.__repr__,
+    bool: {True: "true", False: "false"}.__getitem__,
+    type(None): {None: "null"}.__getitem__,
+}
+"""What ``json`` writes for a value of exactly these types (``bool`` is not ``int`` here)."""
+
+
 @frozen(kw_only=True)
 class ToolResult:
     """A tool's result: JSON pretty-printed with two spaces (R16, R17)."""
@@ -253,9 +278,8 @@ class ToolResult:
 
     @cached_property
     def text(self) -> str:
-        # Once per result: the host sends it and the audit records it (pretty JSON is the
-        # pure-Python encoder, slower than the rest of a record).
-        return json.dumps(self.payload, indent=2, ensure_ascii=False)
+        # Once per result: the host sends it and the audit records it.
+        return pretty_json(self.payload)
 
     def to_json(self) -> dict[str, JSON]:
         out: dict[str, JSON] = {"content": [{"type": "text", "text": self.text}]}

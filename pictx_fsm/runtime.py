@@ -108,10 +108,24 @@ class LifecycleRuntime:
         failure outside a running reset), the error propagates, the runtime keeps the state
         it had before the hook, and no audit record is written."""
         ctx = ctx or HostContext()
+        return self.keep(event, ctx, self.decide(event, ctx))
+
+    def decide(
+        self, event: HookEvent, ctx: HostContext, state: LifecycleState | None = None
+    ) -> tuple[LifecycleState, HookResult]:
+        """:meth:`handle`'s decision in ``state`` (default: the kept one), not kept: the
+        next state and the result. A host that answers hooks ahead of time (the Pi bridge,
+        :mod:`pictx_fsm.hosts.pi.speculation`) keeps each only when the host confirms it."""
+        state = self.state if state is None else state
         if isinstance(event, ToolCall) and event.name in TOOL_HANDLERS:
-            state, result = self.state, self._run_tool(event, ctx)
-        else:
-            state, result = step(self.state, event, ctx, self.services)
+            return state, self._run_tool(event, ctx)
+        return step(state, event, ctx, self.services)
+
+    def keep(
+        self, event: HookEvent, ctx: HostContext, decision: tuple[LifecycleState, HookResult]
+    ) -> HookResult:
+        """Write the audit record of a :meth:`decide` decision and keep its state."""
+        state, result = decision
         if self.audit is not None:
             self.audit.record(
                 event=event,

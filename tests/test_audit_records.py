@@ -390,3 +390,25 @@ def test_property_facts_texts_cached_by_value_are_those_of_the_encoder(
         expected = dumps(dict(facts))
         digest = hashlib.sha256(expected.encode()).hexdigest()
         assert text == f'{expected},"facts_digest":"{digest}"'
+
+
+_FLAT_VALUES = st.one_of(
+    st.none(), st.booleans(), st.integers(), st.text(), st.floats(allow_nan=False)
+)
+
+
+@given(
+    st.one_of(
+        st.dictionaries(st.text(), _FLAT_VALUES, max_size=6),
+        st.dictionaries(st.integers(), st.integers(), max_size=3),
+        st.lists(st.integers(), max_size=3),
+    )
+)
+def test_property_a_tool_result_text_is_json_indented_by_two_r16(payload: Any) -> None:
+    """R16: a tool's result text is its payload as ``json.dumps(indent=2)`` writes it, also
+    where it is written member by member (a flat object), lone surrogates included."""
+    # Given any payload a tool could answer with (flat objects take the direct path)
+    # When its result text is made
+    text = ToolResult(payload=payload).text
+    # Then it is exactly json's two-space indentation of it
+    assert text == json.dumps(payload, indent=2, ensure_ascii=False)

@@ -189,6 +189,26 @@ def test_a_server_killed_between_turns_after_a_reset_is_resynchronised(
     assert len(last) <= 5
 
 
+@pytest.mark.parametrize(("hook", "nth"), [("context", 3), ("turn_end", 1), ("turn_end", 4)])
+def test_a_server_dying_after_deciding_hooks_ahead_is_one_fault_and_nothing_leaks(
+    hook: str, nth: int, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Given a server that answers a request whose reply also holds the hooks decided ahead
+    # (the third context: the continuation turn's, in the reset window, with its
+    # context_with_system; a turn_end ending a run, with agent_end and agent_before_settle)
+    # and then dies
+    env = _fault(tmp_path, {"fault": "kill_after", "hook": hook, "nth": nth})
+    # When Pi runs the three prompts
+    run = run_pi(tmp_path, SCRIPT, *PROMPTS, env=env)
+    # Then the lost confirmation is one fault, the restarted server goes on, the reset is
+    # committed, and no request after the marker leaks (the continuation's is cut at the boot)
+    assert_fails_closed(run, capsys, [FAULT_NOTICE])
+    assert _reset_committed(run)
+    fresh = run.requests[2]["messages"]
+    assert not any("ALPHA" in text for text in _texts(fresh)) and len(fresh) <= 5
+    assert "BRAVO prompt three" in _texts(run.requests[-1]["messages"])
+
+
 def test_a_server_dying_in_a_wipe_batch_tells_the_human_and_the_model_the_reset_was_lost(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

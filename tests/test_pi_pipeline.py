@@ -152,10 +152,17 @@ def test_real_pi_pipelines_the_observational_hooks_and_still_shows_their_notices
     assert run.returncode == 0, run.stderr
     sent = [json.loads(line) for line in requests.read_text().splitlines()]
     answered = {r["id"]: r for r in map(json.loads, replies.read_text().splitlines())}
-    # Then exactly the observational hooks went pipelined, and every request was answered
+    # Then exactly the observational hooks and the confirmations of the hooks decided ahead
+    # (a provider request's context_with_system, the hooks that settle a run) went
+    # pipelined, and every request was answered
     hooks = [r for r in sent if r.get("kind") == "hook"]
     assert {r["name"] for r in hooks if r.get("pipelined")} >= {"turn_start", "agent_settled"}
-    assert all(bool(r.get("pipelined")) is (r["name"] in PIPELINED_HOOKS) for r in hooks)
+    confirmed = [r for r in hooks if r["event"] == {"speculated": True}]
+    decided = {"context_with_system", "agent_end", "agent_before_settle"}
+    assert {r["name"] for r in confirmed} == decided
+    assert all(
+        bool(r.get("pipelined")) is (r["name"] in PIPELINED_HOOKS or r in confirmed) for r in hooks
+    )
     assert all("error" not in answered[r["id"]] for r in sent)
     # And the reset's notice (R63, at the continuation turn's pipelined turn_start) was shown
     cleared = NOTICE_MEMORY_CLEARED.split("{")[0]

@@ -28,8 +28,8 @@ from attrs import frozen
 from pictx_fsm.audit_sessions.context import AuditContext
 from pictx_fsm.audit_sessions.findings import WARNING, Finding, FindingKind
 from pictx_fsm.audit_sessions.roles import (
+    MARKER,
     NOT_METADATA,
-    Role,
     is_legacy_reset,
     is_native_compaction,
     is_pi_context_message,
@@ -37,6 +37,7 @@ from pictx_fsm.audit_sessions.roles import (
 )
 from pictx_fsm.audit_sessions.walk import NO_FINDINGS, EntryCheck, Step
 from pictx_fsm.session.entries import BranchSummaryEntry, CompactionEntry, Entry, MessageEntry
+from pictx_fsm.session.slots import maker
 from pictx_fsm.session.tree import TreeNode
 
 K = FindingKind
@@ -110,6 +111,8 @@ class Pending:
 
 
 NOTHING_PENDING = Pending()
+_new_pending: Final = maker(Pending)
+"""``Pending(call=, ids=)``, made for every tool call of a session (a slots maker)."""
 
 
 class ToolPairCheck:
@@ -139,23 +142,23 @@ class ToolPairCheck:
 
 def _after_message(state: Pending, node: TreeNode, entry: MessageEntry) -> Pending:
     message = entry.message
-    calls = message.tool_calls()
-    if calls:
-        return Pending(call=node, ids=frozenset(call.id for call in calls))
+    ids = message.tool_call_ids()
+    if ids:
+        return _new_pending(node, ids)
     if message.role == "toolResult" and message.tool_call_id in state.ids:
         rest = state.ids - {message.tool_call_id}
-        return Pending(call=state.call, ids=rest) if rest else NOTHING_PENDING
+        return _new_pending(state.call, rest) if rest else NOTHING_PENDING
     return NOTHING_PENDING  # the turn moved on; results that never came are not a boundary
 
 
 def _is_boundary(node: TreeNode) -> bool:
     entry = node.entry
-    if role_of(node) is Role.MARKER or is_pi_context_message(entry):
+    if role_of(node) is MARKER or is_pi_context_message(entry):
         return True
     return isinstance(entry, CompactionEntry | BranchSummaryEntry)
 
 
 def _boundary_name(node: TreeNode) -> str:
-    if role_of(node) is Role.MARKER:
+    if role_of(node) is MARKER:
         return "reset marker"
     return str(getattr(node.entry, "custom_type", None) or node.entry.type)

@@ -21,7 +21,7 @@ from attrs import frozen
 
 from pictx_fsm.audit_sessions.context import AuditContext
 from pictx_fsm.audit_sessions.findings import Finding, FindingKind
-from pictx_fsm.audit_sessions.roles import Role, role_of
+from pictx_fsm.audit_sessions.roles import MARKER, role_of
 from pictx_fsm.audit_sessions.walk import NO_FINDINGS, EntryCheck, Step
 from pictx_fsm.protocol import GUIDANCE_TYPE, WARNING_TYPE
 from pictx_fsm.session.entries import CustomEntry, CustomMessageEntry, MessageEntry
@@ -52,10 +52,10 @@ class MultipleResetsCheck:
     def step(self, state: Resets, node: TreeNode, ctx: AuditContext) -> Step:
         entry = node.entry
         if isinstance(entry, MessageEntry):
-            if entry.message.role != "assistant":
+            if entry.message.role != "assistant" or not state.pairs:
                 return NO_RESETS, NO_FINDINGS  # a prompt: the resets before it were commands
             return NO_RESETS, [_finding(first, second, ctx) for first, second in state.pairs]
-        if role_of(node) is not Role.MARKER:
+        if role_of(node) is not MARKER:
             return state, []
         if state.last is None:
             return Resets(last=node, pairs=state.pairs), []
@@ -104,7 +104,7 @@ def _earlier(node: TreeNode, custom_type: str) -> list[TreeNode]:
     for ancestor in node.ancestors():
         if ancestor is node:
             continue
-        if role_of(ancestor) is Role.MARKER:
+        if role_of(ancestor) is MARKER:
             break
         entry = ancestor.entry
         if isinstance(entry, CustomMessageEntry) and entry.custom_type == custom_type:

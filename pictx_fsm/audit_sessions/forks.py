@@ -29,10 +29,9 @@ def out_of_band_forks(shape: Shape, ctx: AuditContext) -> list[Finding]:
         children = shape.children(node)
         if len(children) < 2:
             continue
-        calls = entry.message.tool_calls()
-        if not calls:
+        ids = entry.message.tool_call_ids()
+        if not ids:
             continue
-        ids = frozenset(call.id for call in calls)
         for child in children:
             if shape.is_leaf(child) and not _answers(child, ids):
                 found.append(_finding(child, node, ids, ctx))

@@ -21,10 +21,10 @@ from attrs import frozen
 
 from pictx_fsm.audit_sessions.context import AuditContext
 from pictx_fsm.audit_sessions.findings import Finding, FindingKind
-from pictx_fsm.audit_sessions.roles import Role, role_of
+from pictx_fsm.audit_sessions.roles import BOOT, MARKER, OTHER_BOOT, role_of
 from pictx_fsm.audit_sessions.walk import Step
 from pictx_fsm.protocol import ROOT_WINDOW_SUFFIX, WINDOW_ID_PREFIX
-from pictx_fsm.session.entries import CustomEntry, CustomMessageEntry
+from pictx_fsm.session.entries import CustomEntry, CustomMessageEntry, MessageEntry
 from pictx_fsm.session.tree import TreeNode
 from pictx_fsm.session.windows import boot_window_id, window_id_of_marker
 
@@ -53,11 +53,11 @@ class BootIdentityCheck:
 
     def step(self, state: Inherited, node: TreeNode, ctx: AuditContext) -> Step:
         role = role_of(node)
-        if role is Role.MARKER:
+        if role is MARKER:
             return Inherited(), _unexplained(state, ctx)
-        if role is Role.BOOT:
+        if role is BOOT:
             return Inherited(), _explained(state, node, ctx)
-        if role is not Role.OTHER_BOOT:
+        if role is not OTHER_BOOT:
             return state, []
         window_id = boot_window_id(node.entry)
         if window_id is None:
@@ -125,12 +125,13 @@ class DuplicateWindowIdCheck:
         return Counter(
             window_id
             for entry in ctx.tree.entries
-            if (window_id := window_id_of_marker(entry)) is not None
+            if type(entry) is not MessageEntry  # most entries, never a marker
+            and (window_id := window_id_of_marker(entry)) is not None
         )
 
     def step(self, state: Mapping[str, int], node: TreeNode, ctx: AuditContext) -> Step:
         window_id = node.window.window_id
-        if role_of(node) is not Role.MARKER or state.get(window_id, 0) < 2:
+        if role_of(node) is not MARKER or state.get(window_id, 0) < 2:
             return state, []
         previous = node.window.previous
         if previous is None or window_id not in previous.marker_window_ids():

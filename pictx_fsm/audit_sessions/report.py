@@ -21,6 +21,7 @@ from pictx_fsm.audit_sessions.findings import Finding
 from pictx_fsm.audit_sessions.roles import is_boot
 from pictx_fsm.audit_sessions.walk import Shape
 from pictx_fsm.protocol import Profile
+from pictx_fsm.session.entries import MessageEntry
 from pictx_fsm.session.problems import Severity
 
 EXIT_CLEAN: Final = 0
@@ -44,7 +45,8 @@ class Summary:
         markers = boots = 0
         for node in shape.nodes:  # one pass over the nodes for both counts
             markers += node.window.marker_id == node.id  # R8
-            boots += is_boot(node.entry)
+            if type(node.entry) is not MessageEntry:  # most nodes, never a boot
+                boots += is_boot(node.entry)
         return cls(
             entries=entries,
             branches=len(shape.leaves()),

@@ -41,6 +41,15 @@ class Role(enum.Enum):
     METADATA = "metadata"
 
 
+# The members as module constants, for the walk's per-node comparisons: on Python 3.11
+# ``Role.MARKER`` is looked up through ``EnumType.__getattr__``, several times slower.
+MARKER: Final = Role.MARKER
+BOOT: Final = Role.BOOT
+OTHER_BOOT: Final = Role.OTHER_BOOT
+CONTINUATION: Final = Role.CONTINUATION
+CONVERSATION: Final = Role.CONVERSATION
+METADATA: Final = Role.METADATA
+
 NOT_METADATA: Final = frozenset(
     {MessageEntry, CustomEntry, CustomMessageEntry, CompactionEntry, BranchSummaryEntry}
 )
@@ -50,19 +59,19 @@ NOT_METADATA: Final = frozenset(
 def role_of(node: TreeNode) -> Role:
     entry = node.entry
     if node.window.marker_id == node.id:
-        return Role.MARKER
+        return MARKER
     if type(entry) is MessageEntry:  # most nodes: answered before the isinstance chain
-        return Role.CONVERSATION
+        return CONVERSATION
     if isinstance(entry, CustomMessageEntry):
         if entry.custom_type == BOOT_TYPE:
             own = boot_window_id(entry) == node.window.window_id
-            return Role.BOOT if own else Role.OTHER_BOOT
+            return BOOT if own else OTHER_BOOT
         if entry.custom_type == CONTINUATION_TYPE:
-            return Role.CONTINUATION
-        return Role.CONVERSATION
+            return CONTINUATION
+        return CONVERSATION
     if isinstance(entry, MessageEntry | CompactionEntry | BranchSummaryEntry):
-        return Role.CONVERSATION
-    return Role.METADATA
+        return CONVERSATION
+    return METADATA
 
 
 def is_boot(entry: Entry) -> bool:

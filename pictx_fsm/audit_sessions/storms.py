@@ -38,7 +38,7 @@ from attrs import frozen
 
 from pictx_fsm.audit_sessions.context import AuditContext
 from pictx_fsm.audit_sessions.findings import Finding, FindingKind
-from pictx_fsm.audit_sessions.roles import Role, is_native_compaction, role_of
+from pictx_fsm.audit_sessions.roles import MARKER, METADATA, is_native_compaction, role_of
 from pictx_fsm.audit_sessions.walk import NO_FINDINGS, Step
 from pictx_fsm.session.entries import CompactionEntry, Entry, MessageEntry
 from pictx_fsm.session.tree import TreeNode
@@ -99,7 +99,7 @@ class StormCheck:
         if _is_progress(node):
             state, closing = _close(state, ctx)
             return state, found + closing
-        if episode.armed and role_of(node) is not Role.METADATA:
+        if episode.armed and role_of(node) is not METADATA:
             return attrs.evolve(state, episode=attrs.evolve(episode, armed=False)), found
         return state, found
 
@@ -185,7 +185,7 @@ def _is_overflow(node: TreeNode, ctx: AuditContext) -> bool:
 
 
 def _is_boundary(node: TreeNode) -> bool:
-    return isinstance(node.entry, CompactionEntry) or role_of(node) is Role.MARKER
+    return isinstance(node.entry, CompactionEntry) or role_of(node) is MARKER
 
 
 def _is_progress(node: TreeNode) -> bool:

@@ -106,7 +106,7 @@ def _read(
     folded: list[Finding] = []
     read = whole_types(checks) | memory.entry_types  # most entries (messages): none reads them
     messages_read = MessageEntry.TYPE in read
-    for entry, node, line in reader.entries():
+    for entry, node, line in reader.entries(messages=messages_read):
         if type(entry) is MessageEntry:  # never a boundary; its type known without a call
             if node is None or not messages_read:
                 continue

@@ -26,7 +26,15 @@ from attrs import frozen
 
 from pictx_fsm.audit_sessions.context import AuditContext
 from pictx_fsm.audit_sessions.findings import WARNING, Finding, FindingKind
-from pictx_fsm.audit_sessions.roles import NOT_METADATA, Role, role_of
+from pictx_fsm.audit_sessions.roles import (
+    BOOT,
+    CONTINUATION,
+    CONVERSATION,
+    MARKER,
+    NOT_METADATA,
+    Role,
+    role_of,
+)
 from pictx_fsm.audit_sessions.walk import NO_FINDINGS, Step
 from pictx_fsm.protocol import Profile
 from pictx_fsm.session.tree import TreeNode
@@ -60,15 +68,15 @@ class TailCheck:
 
     def step(self, state: Tail, node: TreeNode, ctx: AuditContext) -> Step:
         role = role_of(node)
-        if role is Role.MARKER:
+        if role is MARKER:
             return Tail(marker=node), close(state, node, ctx)
         if state.marker is None:
             return _root_step(state, node, role, ctx)
-        if role is Role.BOOT:
+        if role is BOOT:
             return _boot(state, node, ctx)
-        if role is Role.CONTINUATION:
+        if role is CONTINUATION:
             return _continuation(state, node, ctx)
-        if role is Role.CONVERSATION:
+        if role is CONVERSATION:
             return _conversation(state, node), NO_FINDINGS
         return state, NO_FINDINGS
 
@@ -77,10 +85,10 @@ class TailCheck:
 
 
 def _root_step(state: Tail, node: TreeNode, role: Role, ctx: AuditContext) -> Step:
-    if role is Role.CONTINUATION:
+    if role is CONTINUATION:
         message = "continuation in the root window: no reset, so no committed boot before it"
         return state, [ctx.finding(K.CONTINUATION_WITHOUT_BOOT, message, [node])]
-    if role is not Role.BOOT:
+    if role is not BOOT:
         return state, []
     if state.boot is None:
         return attrs.evolve(state, boot=node), []
@@ -178,7 +186,7 @@ def _close_without_continuation(
 
 
 def _what(node: TreeNode) -> str:
-    if role_of(node) is Role.MARKER:
+    if role_of(node) is MARKER:
         return "another marker"
     entry = node.entry
     role = getattr(getattr(entry, "message", None), "role", None)

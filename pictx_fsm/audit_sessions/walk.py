@@ -12,6 +12,7 @@ findings of sibling leaves can name the same entry.
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sequence
+from operator import attrgetter
 from typing import Any, Final, Protocol
 
 from pictx_fsm.audit_sessions.context import AuditContext
@@ -71,6 +72,20 @@ class EntryCheck:
 # The tree as the walk sees it
 
 
+_ORDER: Final = attrgetter("order")
+
+
+def _all_nodes(listed: list[TreeNode]) -> list[TreeNode]:
+    """The listed nodes and those they shadow (the parents they name), in file order."""
+    nodes: dict[int, TreeNode] = {}
+    for node in listed:
+        ancestor: TreeNode | None = node
+        while ancestor is not None and id(ancestor) not in nodes:
+            nodes[id(ancestor)] = ancestor
+            ancestor = ancestor.parent
+    return sorted(nodes.values(), key=_ORDER)
+
+
 class Shape:
     """Every node of a tree with its children in file order.
 
@@ -80,14 +95,10 @@ class Shape:
     """
 
     def __init__(self, tree: SessionTree) -> None:
-        nodes: dict[int, TreeNode] = {}
-        for node in tree.nodes():
-            ancestor: TreeNode | None = node
-            while ancestor is not None and id(ancestor) not in nodes:
-                nodes[id(ancestor)] = ancestor
-                ancestor = ancestor.parent
-        self.nodes: list[TreeNode] = sorted(nodes.values(), key=lambda n: n.order)
-        del nodes
+        self.nodes: list[TreeNode] = list(tree.nodes())
+        if len(self.nodes) != len(tree):  # a duplicate id, or an entry without one
+            self.nodes = _all_nodes(self.nodes)
+        # else every entry is a node, each id once: none is shadowed, and they are in file order
         # A node's only child is kept as is, several in a list: most nodes of a session have
         # exactly one child, and a list each would double the shape's memory.
         children: dict[int, TreeNode | list[TreeNode]] = {}
@@ -118,7 +129,8 @@ class Shape:
         return id(node) not in self._children
 
     def leaves(self) -> list[TreeNode]:
-        return [node for node in self.nodes if self.is_leaf(node)]
+        children = self._children  # is_leaf, inline
+        return [node for node in self.nodes if id(node) not in children]
 
 
 def walk(shape: Shape, checks: Sequence[BranchCheck], ctx: AuditContext) -> Iterator[Finding]:
@@ -131,7 +143,7 @@ def walk(shape: Shape, checks: Sequence[BranchCheck], ctx: AuditContext) -> Iter
     stack: list[tuple[TreeNode, list[Any]]] = [
         (root, list(initial)) for root in reversed(shape.roots)
     ]
-    only_child = shape.only_child
+    children_of = shape._children.get  # only_child, inline: one call less per node
     while stack:
         node, states = stack.pop()
         while True:
@@ -142,8 +154,8 @@ def walk(shape: Shape, checks: Sequence[BranchCheck], ctx: AuditContext) -> Iter
                 states[index], found = step(states[index], node, ctx)
                 if found:
                     yield from found
-            child = only_child(node)
-            if child is None:
+            child = children_of(id(node))
+            if type(child) is not TreeNode:
                 break
             node = child  # most nodes: one child, the same states go on
         children = shape.children(node)

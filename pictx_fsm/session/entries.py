@@ -125,6 +125,9 @@ class ToolCall:
     arguments: JSON
 
 
+_NO_IDS: Final[frozenset[str]] = frozenset()
+
+
 @frozen(kw_only=True)
 class AgentMessage:
     """A persisted ``AgentMessage``: its ``role`` plus the whole JSON object, read through
@@ -180,6 +183,21 @@ class AgentMessage:
     def text(self, separator: str = "\n") -> str:
         """The text parts of the content joined (a string content is returned as is)."""
         return content_text(self.content, separator)
+
+    def tool_call_ids(self) -> frozenset[str]:
+        """The ids of :meth:`tool_calls`, without a ``ToolCall`` made per block (the audit's
+        tool-pair checks ask every assistant message for them)."""
+        content = self.raw.get("content")
+        if self.role != "assistant" or not isinstance(content, list):
+            return _NO_IDS
+        return frozenset(
+            [
+                str(block.get("id", ""))
+                for block in content
+                if (type(block) is dict or isinstance(block, Mapping))
+                and block.get("type") == "toolCall"
+            ]
+        )
 
     def tool_calls(self) -> tuple[ToolCall, ...]:
         content = self.content

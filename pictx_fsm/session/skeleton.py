@@ -54,6 +54,7 @@ from pictx_fsm.session.lines import (
     split_line,
 )
 from pictx_fsm.session.problems import Problem
+from pictx_fsm.session.slots import maker
 from pictx_fsm.session.tree import SessionTree, TreeNode
 
 NO_EXTRA: Final[Mapping[str, JSON]] = MappingProxyType({})
@@ -113,22 +114,24 @@ def _slim_message(
         except TypeError:  # an unhashable value (a model given as an object): not shared
             table = None
     if slim is None:
-        slim = AgentMessage(role=role, raw=_kept(raw, calls))
+        slim = _new_agent_message(role, _kept(raw, calls))
         if table is not None and len(table) < _SHARED_MESSAGES:
             table[key] = slim
-    return MessageEntry(
-        id=entry_id, parent_id=parent, timestamp=timestamp, message=slim, extra=NO_EXTRA
-    )
+    return _new_message_entry(entry_id, parent, timestamp, NO_EXTRA, slim)
+
+
+_new_message_entry: Final = maker(MessageEntry)
+_new_agent_message: Final = maker(AgentMessage)
 
 
 def _kept(raw: Mapping[str, JSON], calls: list[str]) -> dict[str, JSON]:
     """The fields a message skeleton keeps (module docstring), the few-valued ones
     interned."""
-    kept: dict[str, JSON] = {}
-    for key in _MESSAGE_KEYS:
-        if key in raw:
-            value = raw[key]
-            kept[key] = sys.intern(value) if type(value) is str and key in _VOCABULARY else value
+    kept: dict[str, JSON] = {key: raw[key] for key in _MESSAGE_KEYS if key in raw}
+    for key in _VOCABULARY.intersection(kept):
+        value = kept[key]
+        if type(value) is str:
+            kept[key] = sys.intern(value)
     if kept.get("stopReason") == "error" and "errorMessage" in raw:
         kept["errorMessage"] = raw["errorMessage"]
     if calls:
@@ -238,8 +241,14 @@ def is_skeleton(entry: Entry) -> bool:
 
 def _custom(entry: CustomEntry, parent: str | None) -> Entry:
     data = _only(entry.data, "windowId") if entry.custom_type == MARKER_TYPE else ABSENT
-    custom_type = _intern(entry.custom_type)
-    return attrs.evolve(entry, parent_id=parent, custom_type=custom_type, data=data, extra=NO_EXTRA)
+    return CustomEntry(
+        id=entry.id,
+        parent_id=parent,
+        timestamp=entry.timestamp,
+        extra=NO_EXTRA,
+        custom_type=_intern(entry.custom_type),
+        data=data,
+    )  # not attrs.evolve, which reads the class's fields again on every call
 
 
 def _custom_message(entry: CustomMessageEntry, parent: str | None) -> Entry:
@@ -282,7 +291,14 @@ def _branch_summary(entry: BranchSummaryEntry, parent: str | None) -> Entry:
 def _context_edit(entry: ContextEditEntry, parent: str | None) -> Entry:
     hides_target = entry.replacement is None or entry.replacement is ABSENT
     replacement = entry.replacement if hides_target else {}
-    return attrs.evolve(entry, parent_id=parent, replacement=replacement, extra=NO_EXTRA)
+    return ContextEditEntry(
+        id=entry.id,
+        parent_id=parent,
+        timestamp=entry.timestamp,
+        extra=NO_EXTRA,
+        target_id=entry.target_id,
+        replacement=replacement,
+    )
 
 
 def _usage(entry: UsageEntry, parent: str | None) -> Entry:
@@ -342,6 +358,9 @@ class Skeleton:
         return self.lines[node.order]
 
 
+_NO_PROBLEMS: Final[tuple[FieldProblem, ...]] = ()
+
+
 class _Builder:
     """Makes each entry of a :class:`SkeletonReader` (the parser's ``build``): a plain
     message straight into its skeleton, anything else whole; parents share their id
@@ -356,14 +375,16 @@ class _Builder:
         if not (self.direct_messages and plain_message(obj)):
             return entry_from_json(obj)
         timestamp = obj.get("timestamp", "")
+        parent_id = obj["parentId"]
+        parent = self.tree.find(parent_id) if parent_id and self.tree is not None else None
         skeleton = _slim_message(
             obj["id"],
-            self.shared_parent(obj["parentId"]),
-            timestamp if isinstance(timestamp, str) else "",
+            parent_id if parent is None else parent.id,  # shared_parent, inline
+            timestamp if type(timestamp) is str or isinstance(timestamp, str) else "",
             obj["message"],
             self.shared,
         )
-        return skeleton, ()
+        return skeleton, _NO_PROBLEMS
 
     def shared_parent(self, parent_id: str | None) -> str | None:
         """The parent's own id object (one string per id in memory), else ``parent_id``."""
@@ -392,31 +413,43 @@ class SkeletonReader:
         self._lines = array("I")
         self._bytes = 0
 
-    def entries(self) -> Iterator[tuple[Entry, TreeNode | None, int]]:
-        """Raises :class:`UnreadableInputError` only when the file cannot be opened or read."""
+    def entries(self, *, messages: bool = True) -> Iterator[tuple[Entry, TreeNode | None, int]]:
+        """Raises :class:`UnreadableInputError` only when the file cannot be opened or read.
+        ``messages=False``: message entries join the tree without being handed over (a
+        reader that reads none of them saves a hand-over per message, most of a session)."""
         try:
             with open_regular(self.path) as fp:
-                yield from self._read(fp)
+                yield from self._read(fp, messages)
                 self._bytes = fp.tell()
         except OSError as exc:
             raise UnreadableInputError(self.path, os_reason(exc)) from exc
 
-    def _read(self, fp: BinaryIO) -> Iterator[tuple[Entry, TreeNode | None, int]]:
+    def _read(self, fp: BinaryIO, messages: bool) -> Iterator[tuple[Entry, TreeNode | None, int]]:
         """Each line through the parser; a plain message line (most of a session) is decoded
         from its bytes by orjson and handed over as its object (:func:`message_object`):
         the same entry and problems, without the line's text, pieces and line records."""
         parser = self.parser
         number = 0
         started = False  # once a JSON value was read, the parser stays started
+        add_line = self._lines.append
         for data in iter_line_bytes(fp):
             number += 1
-            started = started or parser.started
+            if not started:
+                started = parser.started
             value = message_object(data) if started else None
-            if value is not None:
-                yield self._add(parser.feed_entry_object(number, value), number)
+            if value is None:
+                for item in parser.feed(physical_line(number, data, fp)):
+                    yield self._add(item.entry, item.line)
                 continue
-            for item in parser.feed(physical_line(number, data, fp)):
-                yield self._add(item.entry, item.line)
+            entry = parser.feed_entry_object(number, value)
+            tree = self.tree
+            if tree is None or type(entry) is not MessageEntry or entry.extra is not NO_EXTRA:
+                yield self._add(entry, number)
+                continue
+            node = tree.add(entry)  # a skeleton already (is_skeleton): :meth:`_add`, inline
+            add_line(number)
+            if messages:
+                yield entry, node, number
         parser.close()
 
     def _add(self, entry: Entry, line: int) -> tuple[Entry, TreeNode | None, int]:
@@ -449,7 +482,7 @@ def read_skeleton(path: str | os.PathLike[str]) -> Skeleton:
     """Read one file into its skeleton (see :class:`SkeletonReader`)."""
     reader = SkeletonReader(path)
     with paused_collector():
-        for _ in reader.entries():
+        for _ in reader.entries(messages=False):
             pass
     return reader.skeleton()
 

@@ -29,6 +29,7 @@ from pictx_fsm.session.entries import (
     OpaqueEntry,
     SessionHeader,
 )
+from pictx_fsm.session.slots import maker
 from pictx_fsm.session.transcript import TranscriptIndex
 from pictx_fsm.session.windows import (
     Window,
@@ -89,6 +90,11 @@ class TreeNode:
             nodes.append(node)
         nodes.reverse()
         return nodes
+
+
+_new_node = maker(TreeNode)
+"""A message's node (``_make_node``), its fields in declaration order: made for every entry a
+session reads, set slot by slot (:mod:`pictx_fsm.session.slots`)."""
 
 
 class TreeListener(Protocol):
@@ -168,16 +174,16 @@ class SessionTree:
         if parent is not None and type(entry) is MessageEntry:
             # the common entry: it opens no window, is no boot, no continuation, no custom
             # message, so it carries its parent's window facts as they are
-            return TreeNode(
-                entry=entry,
-                id=entry_id,
-                parent=parent,
-                depth=parent.depth + 1,
-                order=len(self._entries) - 1,
-                window=parent.window,
-                window_message_types=parent.window_message_types,
-                window_boot_id=parent.window_boot_id,
-                window_continued=parent.window_continued,
+            return _new_node(
+                entry,
+                entry_id,
+                parent,
+                parent.depth + 1,
+                len(self._entries) - 1,
+                parent.window,
+                parent.window_message_types,
+                parent.window_boot_id,
+                parent.window_continued,
             )
         window = parent.window if parent is not None else self._root_window
         types = parent.window_message_types if parent is not None else frozenset()

@@ -12,7 +12,8 @@
 // Environment: PICTX_FSM_PYTHON (default "python3"), PICTX_FSM_TIMEOUT_MS,
 // PICTX_FSM_START_TIMEOUT_MS, PICTX_FSM_NOTICES (auto|stderr|off: where notices go besides
 // Pi's UI; auto = stderr when Pi has no UI, as in print mode), PICTX_FSM_TIMING (a file that
-// gets each handler's duration at shutdown, for bench/bench_bridge.py); PICTX_FSM_PROFILE and
+// gets each handler's duration, bytes sent and requests waited for at shutdown, for
+// bench/bench_bridge.py); PICTX_FSM_PROFILE and
 // PICTX_FSM_AUDIT_DIR are read by the server.
 import { spawn } from "node:child_process";
 import { appendFileSync, readFileSync } from "node:fs";
@@ -23,7 +24,7 @@ import * as piAgent from "@earendil-works/pi-coding-agent";
 import { ConnectionMachine } from "./connection.mjs";
 import { failClosed, foldSystem, markerOnPath, scanWindow } from "./failclosed.mjs";
 import { facts, format, hostVersion, lastLine, payload, positive, safely } from "./requests.mjs";
-import { elideAgainst, rebuild } from "./wire.mjs";
+import { elideAgainst, isPredicted, rebuild, sameJson, systemsOf } from "./wire.mjs";
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 const MANIFEST = JSON.parse(readFileSync(join(HERE, "pictx-bridge.manifest.json"), "utf8"));
@@ -68,10 +69,13 @@ class Bridge {
     this.diagnosis = null;
     this.faultAt = 0;
     this.resetPending = false;
+    this.speculation = null; // the context_with_system the server decided with the last context
+    this.ahead = null; // the hooks that settle a run, decided with its last turn_end
     this.toggle = null;
     this.told = new Set(); // error texts and missing-boot windows already announced
     this.timings = [];
     this.bytesSent = 0;
+    this.waited = 0; // requests written and waited for (PICTX_FSM_TIMING)
   }
 
   // -- Pi handlers -----------------------------------------------------------------------
@@ -79,15 +83,26 @@ class Bridge {
   async hook(name, event, ctx) {
     const started = TIMING ? performance.now() : 0;
     const bytes = this.bytesSent;
+    const waited = this.waited;
     this.ctx = ctx;
+    const guess = this.speculation;
+    const ahead = this.ahead;
+    this.speculation = null;
+    this.ahead = null;
     if (name === "session_start" || name === "session_tree") this.forgetMissingBoots();
     try {
+      const decided = guess && name === "context_with_system" ? this.decidedAhead(guess, event, ctx) : null;
+      if (decided) return decided;
+      if (ahead?.items[0].name === name && this.settledAhead(ahead, event, ctx)) return this.keptAhead(ahead, event, ctx);
       if (PIPELINED.has(name) && this.machine.state === "ready") return this.post(name, event, ctx);
       const kept = MESSAGE_HOOKS.has(name) ? this.keptAgainst(name, event) : null;
       const body = kept ? kept.build : payload(name, event, WIN.bootType);
+      if (name === "turn_end" && endsRun(body)) body.speculate = true;
       const reply = await this.request("hook", name, body, ctx, ctx.signal);
       kept?.settle(reply.ok);
       const value = reply.ok ? this.apply(reply.reply, ctx, name, event) : undefined;
+      if (reply.ok && reply.reply.withSystem && value === undefined) this.speculate(reply, event.messages);
+      if (reply.ok && reply.reply.ahead) this.ahead = { ...this.decidedWith(reply), items: reply.reply.ahead };
       // A provider request is never passed through unanswered: no messages, no trust.
       if (reply.ok && (name !== "context_with_system" || Array.isArray(value?.messages))) return value;
       return this.fallback(name, event, ctx);
@@ -97,7 +112,7 @@ class Bridge {
     } finally {
       if (TIMING) {
         const ms = (performance.now() - started).toFixed(4);
-        this.timings.push(`${name}\t${ms}\t${this.bytesSent - bytes}`);
+        this.timings.push(`${name}\t${ms}\t${this.bytesSent - bytes}\t${this.waited - waited}`);
       }
       if (name === "session_shutdown") {
         this.fire("shutdown", "session_shutdown");
@@ -111,8 +126,8 @@ class Bridge {
   // pipe before the next awaited one, its reply's notices are applied when it arrives, and
   // its failure (error, timeout, dead server) is a fault like any other, so the next awaited
   // request — every provider request is one — finds the connection restarting or degraded.
-  post(name, event, ctx) {
-    const body = { kind: "hook", name, event: payload(name, event, WIN.bootType), pipelined: true };
+  post(name, event, ctx, body = { kind: "hook", name, event: payload(name, event, WIN.bootType) }) {
+    body.pipelined = true;
     body.ctx = facts(ctx, PI_VERSION, CHECK_USAGE);
     body.session = this.delta(ctx);
     this.exchange(body, undefined, REQUEST_MS, name, true)
@@ -126,21 +141,73 @@ class Bridge {
 
   // A provider request's messages against what this connection's server holds (wire.mjs):
   // built once the connection is ready (a restarted server holds nothing), and remembered
-  // only when the server answered (then it holds them too).
+  // only when the server answered (then it holds them too). An answered
+  // `context_with_system` leaves where its system messages were: the next `context` then
+  // asks the server to decide the `context_with_system` that follows it too.
   keptAgainst(name, event) {
     let server = null;
     let texts = null;
+    let systems = null;
     const build = (current) => {
       server = current;
       const [messages, sent] = elideAgainst(event.messages, WIN.bootType, current.kept.get(name));
       texts = sent;
-      return { messages };
+      if (name === "context_with_system") systems = systemsOf(messages, event.messages);
+      return name === "context" && current.systems ? { messages, speculate: true } : { messages };
     };
     const settle = (ok) => {
       if (server && ok) server.kept.set(name, texts);
       else server?.kept.delete(name);
+      if (server && name === "context_with_system") server.systems = ok ? systems : null;
     };
     return { build, settle };
+  }
+
+  // The `context_with_system` the server decided with `context` (speculation.py), kept to
+  // be checked against the real one; `list` is the transcript this `context` handler saw.
+  speculate(reply, list) {
+    const { slices } = reply.reply.withSystem;
+    this.speculation = { ...this.decidedWith(reply), slices, list };
+  }
+
+  // What a decision ahead was taken on: this server, the leaf and the facts of `reply`'s request.
+  decidedWith(reply) {
+    return { server: this.server, leaf: reply.leaf, facts: JSON.stringify(reply.facts) };
+  }
+
+  // Whether the decision ahead still holds: the same ready server, leaf and facts.
+  holds(guess, ctx) {
+    if (guess.server !== this.server || this.machine.state !== "ready") return false;
+    if ((ctx.sessionManager.getLeafId() ?? null) !== guess.leaf) return false;
+    return JSON.stringify(facts(ctx, PI_VERSION, CHECK_USAGE)) === guess.facts;
+  }
+
+  // The hooks that settle a run, decided with its last turn_end (speculation.py's
+  // settle_events): the next one holds when Pi sends it with the payload decided on.
+  settledAhead(ahead, event, ctx) {
+    return this.holds(ahead, ctx) && sameJson(payload(ahead.items[0].name, event, WIN.bootType), ahead.items[0].event);
+  }
+
+  // Answer from the decision, tell the server to keep it, and hold the ones after it.
+  keptAhead(ahead, event, ctx) {
+    const [item, ...rest] = ahead.items;
+    if (rest.length) this.ahead = { ...ahead, items: rest };
+    this.post(item.name, event, ctx, { kind: "hook", name: item.name, event: { speculated: true } });
+    return this.apply({ value: item.value }, ctx, item.name, event);
+  }
+
+  // The decided answer, when Pi passes exactly the predicted transcript (isPredicted) on the
+  // same leaf with the same facts; the server is then told to keep its decision (pipelined,
+  // ahead of any later request). Else null: the request is sent as usual, and the server
+  // drops what it decided.
+  decidedAhead(guess, event, ctx) {
+    const server = this.server;
+    const messages = event.messages;
+    if (!this.holds(guess, ctx) || !server.systems || !isPredicted(messages, guess.list, server.systems)) return null;
+    const value = { messages: rebuild(guess.slices, messages) };
+    server.systems = server.systems.map(([index]) => [index, messages[index]]);
+    this.post("context_with_system", event, ctx, { kind: "hook", name: "context_with_system", event: { speculated: true } });
+    return value;
   }
 
   tool(spec) {
@@ -288,6 +355,9 @@ class Bridge {
   // -- requests --------------------------------------------------------------------------------
 
   async request(kind, name, event, ctx, signal) {
+    // Any request makes the server drop what it decided ahead: so does the extension.
+    this.speculation = null;
+    this.ahead = null;
     if (!(await this.ready(ctx))) return { ok: false };
     if (typeof event === "function") event = event(this.server);
     const body = { kind, name, event, ctx: facts(ctx, PI_VERSION, CHECK_USAGE), session: this.delta(ctx) };
@@ -295,7 +365,7 @@ class Bridge {
     if (reply.reply?.error) {
       this.tellOnce(format(T.NOTICE_LIFECYCLE_ERROR, { where: name, error: reply.reply.error }));
     }
-    return reply;
+    return { ...reply, leaf: body.session.leaf, facts: body.ctx };
   }
 
   // The connection as the machine says: start on first use, restart after the back-off.
@@ -391,6 +461,7 @@ class Bridge {
       signal?.addEventListener?.("abort", onAbort, { once: true });
       const line = `${JSON.stringify({ id, ...body })}\n`;
       if (TIMING) this.bytesSent += Buffer.byteLength(line);
+      if (TIMING && !detached) this.waited += 1;
       server.outbox.push(line);
       if (!detached) this.flush(server);
       else server.flushTimer ??= setTimeout(() => this.flush(server), PIPELINE_MS);
@@ -445,7 +516,7 @@ class Bridge {
 
   do_spawn() {
     const server = {
-      generation: ++this.generation, waiting: new Map(), outbox: [], kept: new Map(), buffer: "", stderr: "",
+      generation: ++this.generation, waiting: new Map(), outbox: [], kept: new Map(), systems: null, buffer: "", stderr: "",
     };
     server.starting = new Promise((resolve) => (server.started = resolve));
     this.server = server;
@@ -552,7 +623,7 @@ class Bridge {
     for (const answer of server.waiting.values()) answer(null);
     server.waiting.clear();
     server.started?.(false);
-    this.server = { ...server, child: null, waiting: new Map(), outbox: [], kept: new Map(), generation: -1 };
+    this.server = { ...server, child: null, waiting: new Map(), outbox: [], kept: new Map(), systems: null, generation: -1 };
     if (server.child) {
       children.delete(server.child);
       safely(() => server.child.kill("SIGKILL"));
@@ -618,6 +689,12 @@ class Bridge {
 function wipeRequested(value) {
   const text = value?.content?.[0]?.text;
   return typeof text === "string" && safely(() => JSON.parse(text).status) === MANIFEST.wipeRequested;
+}
+
+// A turn after which Pi ends the run (no tool call to answer, nothing queued): its turn_end
+// may have the hooks that settle the run decided with it.
+function endsRun(turnEnd) {
+  return turnEnd.message?.stopReason !== "toolUse" && turnEnd.pendingMessages === 0;
 }
 
 function isMarkerDraft(draft) {

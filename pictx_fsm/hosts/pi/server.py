@@ -18,8 +18,11 @@ sends Pi's figure and every comparison is appended to that file (the tests check
 
 Request:  ``{"id", "kind": "hello"|"resync"|"hook"|"tool"|"command", "name", "event", "ctx",
 "session": {"header"?, "entries", "leaf"}, "connection"?: [transition, ...],
-"pipelined"?: true}`` (an observational hook the extension does not wait for).
-Reply:    ``{"id", "value", "effects"}``, ``{"id", "hello": {...}}`` or ``{"id", "error"}``;
+"pipelined"?: true}`` (an observational hook the extension does not wait for). The event of
+``context`` or of a ``turn_end`` may ask for the next hooks decided ahead (``"speculate":
+true``); ``"event": {"speculated": true}`` confirms the next decision (:mod:`.speculation`).
+Reply:    ``{"id", "value", "effects", "withSystem"?: {"slices"}, "ahead"?: [{"name",
+"event", "value"}, ...]}``, ``{"id", "hello": {...}}`` or ``{"id", "error"}``;
 always ASCII (``\\uXXXX`` escapes), so a lone surrogate in a message cannot break the pipe.
 """
 
@@ -45,6 +48,13 @@ from pictx_fsm.hooks import Command, ContextUsage, HookEvent, HostContext, Sessi
 from pictx_fsm.hosts.pi import texts
 from pictx_fsm.hosts.pi.connection_audit import record_transitions
 from pictx_fsm.hosts.pi.convert import BridgeProtocolError, context_of, event_of
+from pictx_fsm.hosts.pi.speculation import (
+    Speculation,
+    Systems,
+    predict_with_system,
+    settle_events,
+    systems_of,
+)
 from pictx_fsm.hosts.pi.support import version_notice
 from pictx_fsm.hosts.pi.wire import (
     MESSAGE_HOOKS,
@@ -55,6 +65,7 @@ from pictx_fsm.hosts.pi.wire import (
     encode_messages,
     expand_messages,
 )
+from pictx_fsm.lifecycle import LifecycleState
 from pictx_fsm.notes import FileNotesSource, default_notes_home
 from pictx_fsm.policy import default_agent_dir
 from pictx_fsm.protocol import (
@@ -75,6 +86,7 @@ from pictx_fsm.tools import migrate_legacy_homes
 AUDIT_DIR_ENV: Final = "PICTX_FSM_AUDIT_DIR"
 CHECK_USAGE_ENV: Final = "PICTX_FSM_CHECK_USAGE"
 PROFILE_ENV: Final = "PICTX_FSM_PROFILE"
+WITH_SYSTEM: Final = "context_with_system"
 
 
 class PipelinedEffectError(PictxError):
@@ -195,6 +207,11 @@ class BridgeSession:
         """Whether this server already answered a first request (N16 runs once)."""
         self.kept: dict[str, tuple[Mapping[str, Any], ...]] = {}
         """Per message hook, the kept messages of its last request (``{SAME: k}`` refers)."""
+        self.systems: Systems | None = None
+        """The last ``context_with_system``'s system messages: where a speculated one has
+        them (:mod:`.speculation`)."""
+        self.ahead: list[Speculation] = []
+        """The hooks decided with the last request, in the order Pi sends them."""
 
     def sync(self, session: Mapping[str, Any], ctx: Mapping[str, Any]) -> None:
         header_json = session.get("header")
@@ -221,6 +238,7 @@ class BridgeSession:
         kind = str(request.get("kind"))
         if kind == "hello":
             return {"hello": hello()}
+        ahead, self.ahead = self.ahead, []
         ctx = request.get("ctx") or {}
         self.sync(request.get("session") or {}, ctx)
         assert self.runtime is not None
@@ -231,14 +249,23 @@ class BridgeSession:
             return self._resync(request, ctx)
         name = str(request.get("name"))
         event = request.get("event")
-        expanded = None
+        if kind == "hook" and _confirms(event):
+            return self._confirm(name, ahead)
+        expanded, speculate = None, False
         if kind == "hook" and name in MESSAGE_HOOKS and isinstance(event, Mapping):
+            speculate = name == "context" and event.get("speculate") is True
             previous = self.kept.pop(name, ())
             expanded = expand_messages(event.get("messages") or [], previous=previous)
             self.kept[name] = expanded.kept
+            if name == WITH_SYSTEM:
+                self.systems = systems_of(expanded)
             event = {**event, "messages": list(expanded.messages)}
         hook_event = event_of(kind, name, event)
         reply = self._answer(hook_event, ctx, expanded)
+        if speculate and expanded is not None:
+            self._speculate(reply, ctx, expanded)
+        elif name == "turn_end" and isinstance(event, Mapping) and event.get("speculate"):
+            self._settle_ahead(reply, ctx, event)
         if request.get("pipelined") is True:
             check_pipelined(name, reply)
         notices = migrate_notes_home() if first else []
@@ -247,6 +274,76 @@ class BridgeSession:
         if notices:
             reply["effects"] = [n.to_json() for n in notices] + reply["effects"]
         return reply
+
+    def _speculate(
+        self, reply: dict[str, Any], ctx: Mapping[str, Any], expanded: ExpandedMessages
+    ) -> None:
+        """Decide, not keep, the ``context_with_system`` Pi will send next (:mod:`.speculation`);
+        offered in ``reply["withSystem"]`` when ``context`` returned nothing and the decision
+        is a plain message list."""
+        if self.systems is None or reply["value"] is not None or reply["effects"]:
+            return
+        predicted = predict_with_system(self.systems, expanded)
+        if predicted is None:
+            return
+        decided = self._decide(WITH_SYSTEM, predicted, ctx)
+        if decided is None or not isinstance(decided[1], dict) or "messages" not in decided[1]:
+            return
+        self.ahead = [decided[0]]
+        reply["withSystem"] = {"slices": encode_messages(decided[1]["messages"], predicted)}
+
+    def _settle_ahead(
+        self, reply: dict[str, Any], ctx: Mapping[str, Any], turn_end: Mapping[str, Any]
+    ) -> None:
+        """Decide, not keep, the ``agent_end`` and ``agent_before_settle`` that follow a
+        ``turn_end`` ending the run (:func:`settle_events`); offered in ``reply["ahead"]``
+        (their events and values) when ``agent_end`` has no value."""
+        if reply["value"] is not None or reply["effects"]:
+            return
+        assert self.runtime is not None
+        state, decided, offered = self.runtime.state, [], []
+        for hook, payload in settle_events(turn_end):
+            found = self._decide(hook, payload, ctx, state)
+            if found is None or (hook == "agent_end" and found[1] is not None):
+                return
+            state = found[0].decision[0]
+            decided.append(found[0])
+            offered.append({"name": hook, "event": payload, "value": found[1]})
+        self.ahead = decided
+        reply["ahead"] = offered
+
+    def _decide(
+        self,
+        hook: str,
+        payload: Mapping[str, Any] | ExpandedMessages,
+        ctx: Mapping[str, Any],
+        state: LifecycleState | None = None,
+    ) -> tuple[Speculation, Any] | None:
+        """``hook`` decided ahead in ``state`` and its reply's value; ``None`` when deciding
+        fails or the reply has an effect (then the real request meets it, as ever)."""
+        assert self.runtime is not None
+        if isinstance(payload, ExpandedMessages):
+            payload = {"messages": list(payload.messages)}
+        try:
+            event = event_of("hook", hook, payload)
+            facts = self.context(ctx, hook)
+            decision = self.runtime.decide(event, facts, state)
+            result = decision[1].to_json()
+        except Exception:  # not offered: the real request reports the failure
+            return None
+        if result["effects"]:
+            return None
+        return Speculation(hook=hook, event=event, ctx=facts, decision=decision), result["value"]
+
+    def _confirm(self, name: str, ahead: list[Speculation]) -> dict[str, Any]:
+        """The extension answered hook ``name`` as decided ahead: keep that decision (the
+        next ones decided with it stay held)."""
+        if not ahead or ahead[0].hook != name:
+            raise BridgeProtocolError(f"field 'event.speculated': no {name} was decided ahead")
+        assert self.runtime is not None
+        ahead[0].keep(self.runtime)
+        self.ahead = ahead[1:]
+        return {"value": None, "effects": []}
 
     def context(self, ctx: Mapping[str, Any], hook: str) -> HostContext:
         """The ``ctx`` facts, the host's usage from the mirror unless the request has one."""
@@ -279,6 +376,10 @@ class BridgeSession:
         if request.get("toggle") == "off":
             self._answer(Command(name=PI_CONTEXT_COMMAND, args="off"), ctx)
         return self._answer(SessionStart(reason="reload"), ctx)
+
+
+def _confirms(event: Any) -> bool:
+    return isinstance(event, Mapping) and event.get("speculated") is True
 
 
 def check_usage(hook: str, host: Any, mirror: ContextUsage | None) -> None:

@@ -32,6 +32,37 @@ export function elideAgainst(messages, bootType, previous) {
   return [elided, texts];
 }
 
+// Where a request's system messages are: [[index, message], ...] (speculation.py's
+// systems_of, the same on both sides).
+export function systemsOf(elided, messages) {
+  return elided.kept.filter(([index]) => messages[index]?.role === "system").map(([index]) => [index, messages[index]]);
+}
+
+// Whether `messages` is `list` (the very objects) with `systems` back at their indexes
+// (each equal to the one held): what Pi passes to context_with_system after a context
+// handler that returned nothing (speculation.py's predict_with_system).
+export function isPredicted(messages, list, systems) {
+  if (!Array.isArray(messages) || messages.length !== list.length + systems.length) return false;
+  let next = 0;
+  let item = 0;
+  for (let index = 0; index < messages.length; index++) {
+    if (next < systems.length && systems[next][0] === index) {
+      if (!sameJson(messages[index], systems[next++][1])) return false;
+    } else if (messages[index] !== list[item++]) return false;
+  }
+  return true;
+}
+
+// Equal as JSON values (a system prompt cloned by Pi for each request), without encoding.
+export function sameJson(a, b) {
+  if (a === b) return true;
+  if (typeof a !== "object" || typeof b !== "object" || a === null || b === null) return false;
+  if (Array.isArray(a) !== Array.isArray(b)) return false;
+  const keys = Object.keys(a).filter((key) => a[key] !== undefined);
+  if (keys.length !== Object.keys(b).filter((key) => b[key] !== undefined).length) return false;
+  return keys.every((key) => sameJson(a[key], b[key]));
+}
+
 // A reply's message list: [start, end] slices of `messages` and {message} new ones.
 export function rebuild(slices, messages) {
   const out = [];
