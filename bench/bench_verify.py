@@ -14,6 +14,8 @@ that checkout's ``explore`` the same way: before/after in one run. Rates are per
 second of the worker process (other work on a shared machine stretches wall time, not CPU
 time) and per wall second; each worker is a fresh process. The target of issue 11 is ≥ 900
 actions/s, which was ≥ 6× the ~150 actions/s verify checked before; the report prints both.
+One more worker then times the parts of a checked action (creating worlds, acting, checking
+the invariants, the rest: Hypothesis) around their calls, so a regression shows where.
 
 ``long`` runs the exploration (both profiles, drawn per run) for every seed as its own
 process, ``--jobs`` at a time, each until it has checked its share of ``--steps`` host
@@ -86,6 +88,34 @@ def _work_explore(
     return result
 
 
+def _work_split(seconds: float, seed: int) -> dict[str, Any]:
+    """CPU seconds per part of a checked action: creating worlds, acting (the model session,
+    the bridge twin, the runtime, its audit records), checking every invariant, and the rest
+    (Hypothesis drawing and its engine, the exploration's bookkeeping)."""
+    from pictx_fsm.testing.invariants import InvariantSuite
+    from pictx_fsm.testing.world import World
+
+    spent = {"world": 0.0, "act": 0.0, "check": 0.0}
+    clock = time.process_time
+
+    def timed(part: str, function: Any) -> Any:
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            started = clock()
+            try:
+                return function(*args, **kwargs)
+            finally:
+                spent[part] += clock() - started
+
+        return wrapper
+
+    World.__init__ = timed("world", World.__init__)  # type: ignore[method-assign]
+    World.apply = timed("act", World.apply)  # type: ignore[method-assign]
+    InvariantSuite.check = timed("check", InvariantSuite.check)  # type: ignore[method-assign]
+    result = _work_explore(seconds, seed, PROFILES, None, 0)
+    result.update(spent)
+    return result
+
+
 def _work_rule_based(seconds: float) -> dict[str, Any]:
     from hypothesis import HealthCheck, Phase, settings
     from hypothesis import strategies as st
@@ -120,6 +150,8 @@ def _worker(argv: Sequence[str]) -> int:
     without = [group for group in argv[6].split(",") if group] if len(argv) > 6 else []
     if kind == "explore":
         result = _work_explore(seconds, seed, profiles.split(","), out or None, steps, without)
+    elif kind == "split":
+        result = _work_split(seconds, seed)
     else:
         result = _work_rule_based(seconds)
     print(json.dumps(result))
@@ -180,7 +212,8 @@ def speed(args: argparse.Namespace) -> int:
     trivial = _rates(sides["rule_based"])
     verify = _rates(sides["verify"])
     baseline = _rates(sides["baseline"]) if args.baseline else None
-    text = _speed_report(args, trivial, verify, baseline)
+    split = _spawn("split", args.seconds)
+    text = _speed_report(args, trivial, verify, baseline) + "\n" + _split_report(split)
     print(text)
     if args.out:
         _replace_section(Path(args.out), "## verify throughput", text)
@@ -239,6 +272,35 @@ def _speed_report(
             *rows,
             "",
             target,
+            "",
+        ]
+    )
+
+
+def _split_report(split: dict[str, Any]) -> str:
+    actions = split["actions"]
+    rest = split["cpu"] - split["world"] - split["act"] - split["check"]
+    parts = (
+        ("creating worlds (model session, runtime, notes sandbox, `session_start`)", "world"),
+        ("acting: the model session, the bridge twin, the runtime and its audit records", "act"),
+        ("checking every invariant after every action", "check"),
+    )
+    rows = [
+        f"| {label} | {split[key] / actions * 1e6:,.0f} | {split[key] / split['cpu']:.0%} |"
+        for label, key in parts
+    ]
+    rows.append(
+        "| the rest: Hypothesis drawing the runs, its engine, the exploration's bookkeeping | "
+        f"{rest / actions * 1e6:,.0f} | {rest / split['cpu']:.0%} |"
+    )
+    return "\n".join(
+        [
+            "Where a checked action's CPU time goes (one more generated exploration, seed 0, "
+            f"the same length, {actions:,} actions; each part timed around its call):",
+            "",
+            "| part | µs per action | share |",
+            "|---|---:|---:|",
+            *rows,
             "",
         ]
     )

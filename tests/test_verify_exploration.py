@@ -4,6 +4,7 @@ audit-chain invariant that reads each record once, and one-line errors for bad o
 
 from __future__ import annotations
 
+import gc
 import itertools
 from pathlib import Path
 
@@ -13,6 +14,7 @@ from pictx_fsm.cli import main
 from pictx_fsm.errors import ModelDocumentError
 from pictx_fsm.lifecycle import load_lifecycle
 from pictx_fsm.testing import actions, invariants
+from pictx_fsm.testing import explore as explore_module
 from pictx_fsm.testing.actions import (
     AdvanceTo,
     Fork,
@@ -25,12 +27,15 @@ from pictx_fsm.testing.actions import (
 from pictx_fsm.testing.coverage import EXEMPTIONS_FILE, coverage_of, load_exemptions
 from pictx_fsm.testing.explore import (
     SHRINK_SHARE,
+    YOUNG_COLLECTION_EVERY,
     Budget,
     ExploreOptions,
     explore,
     scenario_config,
 )
-from pictx_fsm.testing.invariants import InvariantSuite
+from pictx_fsm.testing.faults import FAULTS
+from pictx_fsm.testing.invariants import INVARIANT_TYPES, InvariantSuite
+from pictx_fsm.testing.scenarios import SCENARIOS
 from pictx_fsm.testing.strategies import GROUPS, host_actions, swarm_moves, world_configs
 from pictx_fsm.testing.world import World
 
@@ -286,3 +291,50 @@ def test_advancing_to_a_step_that_never_comes_is_bounded_too(
     # When Pi is advanced to it / Then the world records the endless run, not a hang
     world.apply(AdvanceTo(step="no-such-step"))
     assert world.endless_runs == [1]
+
+
+# -- one walk of new entries and records feeds every invariant -----------------------------------
+
+
+@pytest.mark.parametrize("fault", sorted(FAULTS))
+def test_the_suite_finds_what_each_invariant_finds_alone_after_every_action(fault: str) -> None:
+    # Given the seed scenarios in a world with a planted fault, up to the first that breaks an
+    # invariant, checked after every action by the suite (one shared walk of the new entries
+    # and records) and by each invariant on its own
+    found = 0
+    for scenario in SCENARIOS:
+        world = World(scenario_config("0.25.1", fault=fault))
+        suite = InvariantSuite()
+        alone = [cls() for cls in INVARIANT_TYPES]
+        for action in scenario.actions:
+            world.apply(action)
+            # Then both find the same violations, in the same order, after every action
+            expected = [v for invariant in alone for v in invariant.check(world)]
+            assert suite.check(world) == expected, scenario.name
+            found += len(expected)
+        if found:
+            break
+    # And the fault was found (the comparison covered violations, not only clean checks)
+    assert found, fault
+
+
+# -- the collector's pace while runs are generated -----------------------------------------------
+
+
+def test_generated_runs_collect_garbage_rarely_and_restore_the_pace_after() -> None:
+    # Given the collector's pace before an exploration
+    before = gc.get_threshold()
+    seen: list[int] = []
+    original = explore_module.World
+
+    def world(*args: object) -> World:
+        seen.append(gc.get_threshold()[0])
+        return original(*args)  # type: ignore[arg-type]
+
+    # When a short generated exploration runs
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(explore_module, "World", world)
+        explore(ExploreOptions(examples=3, scenarios=False, time_budget=60), load_lifecycle())
+    # Then its runs built their worlds with young collections rarer, and the pace is back after
+    assert seen and all(pace >= YOUNG_COLLECTION_EVERY for pace in seen)
+    assert gc.get_threshold() == before

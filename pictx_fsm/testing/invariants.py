@@ -100,28 +100,53 @@ def _nodes_since(tree: SessionTree, start: int) -> Iterator[TreeNode]:
                 yield node
 
 
-class _PerTree(Invariant):
-    """Checks every entry once when it is appended, in every session file of the world.
+Fresh = list[tuple[SessionTree, TreeNode, bool]]
+"""Entries appended since the last look: (file, node, first time any file had it)."""
 
-    A fork copies a path and a reload re-reads a file: their entries keep their ids and were
-    checked when first appended, so copies are only noted (:meth:`copied`), never re-judged.
-    """
+
+class EntryWalk:
+    """Every entry appended to any session file of the world, seen once.
+
+    A fork copies a path and a reload re-reads a file: their entries keep their ids, so a
+    copy is reported as not new (``False``) and never judged again. One walk feeds every
+    per-entry invariant of a suite."""
 
     def __init__(self) -> None:
         self._cursors: dict[int, int] = {}
-        self._checked: set[str] = set()
+        self._seen: set[str] = set()
+
+    def advance(self, session: ModelSession) -> Fresh:
+        fresh: Fresh = []
+        for tree in _trees(session):
+            start = self._cursors.get(id(tree), 0)
+            if start == len(tree.entries):
+                continue
+            for node in _nodes_since(tree, start):
+                first = node.id not in self._seen
+                if first:
+                    self._seen.add(node.id)
+                fresh.append((tree, node, first))
+            self._cursors[id(tree)] = len(tree.entries)
+        return fresh
+
+
+class _PerTree(Invariant):
+    """Checks every entry once when it is appended, in every session file of the world;
+    copies are only noted (:meth:`copied`), never re-judged (:class:`EntryWalk`)."""
+
+    def __init__(self) -> None:
+        self._walk = EntryWalk()
 
     def check(self, world: WorldView) -> list[Violation]:
+        return self.check_entries(world, self._walk.advance(world.session))
+
+    def check_entries(self, world: WorldView, fresh: Fresh) -> list[Violation]:
         found: list[Violation] = []
-        for tree in _trees(world.session):
-            start = self._cursors.get(id(tree), 0)
-            for node in _nodes_since(tree, start):
-                if node.id in self._checked:
-                    self.copied(tree, node)
-                    continue
-                self._checked.add(node.id)
+        for tree, node, first in fresh:
+            if first:
                 found.extend(self.check_node(world, tree, node))
-            self._cursors[id(tree)] = len(tree.entries)
+            else:
+                self.copied(tree, node)
         return found
 
     def copied(self, tree: SessionTree, node: TreeNode) -> None:
@@ -212,18 +237,42 @@ class ResetTail(_PerTree):
         return found
 
 
-class _PerRecord(Invariant):
-    """Checks every audit record once, runtime by runtime (each keeps its own cursor)."""
+Records = list[tuple[Mapping[str, Any], int]]
+"""Audit records written since the last look: (record, index of its runtime)."""
+
+
+class RecordWalk:
+    """Every audit record of every runtime of the world, seen once (each runtime's log has
+    its own cursor). One walk feeds every per-record invariant of a suite."""
 
     def __init__(self) -> None:
         self._cursors: dict[int, int] = {}
 
+    def advance(self, audits: Sequence[AuditLog]) -> Records:
+        fresh: Records = []
+        for index, log in enumerate(audits):
+            start = self._cursors.get(index, 0)
+            if start == len(log):
+                continue
+            records = log.records
+            fresh.extend((record, index) for record in records[start:])
+            self._cursors[index] = len(records)
+        return fresh
+
+
+class _PerRecord(Invariant):
+    """Checks every audit record once, runtime by runtime (:class:`RecordWalk`)."""
+
+    def __init__(self) -> None:
+        self._walk = RecordWalk()
+
     def check(self, world: WorldView) -> list[Violation]:
+        return self.check_records(self._walk.advance(world.audits))
+
+    def check_records(self, fresh: Records) -> list[Violation]:
         found: list[Violation] = []
-        for index, log in enumerate(world.audits):
-            for record in log.records[self._cursors.get(index, 0) :]:
-                found.extend(self.check_record(record, index))
-            self._cursors[index] = len(log.records)
+        for record, runtime in fresh:
+            found.extend(self.check_record(record, runtime))
         return found
 
     def check_record(self, record: Mapping[str, Any], runtime: int) -> list[Violation]:
@@ -313,6 +362,8 @@ class NoErasedHistory(Invariant):
 
     def __init__(self) -> None:
         self._seen = 0
+        self._erased: dict[int, tuple[TreeNode, set[str]]] = {}
+        """Per marker node: the keys of the messages before it (its ancestors never change)."""
 
     def check(self, world: WorldView) -> list[Violation]:
         session = world.session
@@ -322,7 +373,7 @@ class NoErasedHistory(Invariant):
             leaf = session.tree.find(request.leaf_id) if request.leaf_id else None
             if leaf is None or leaf.window.marker_id is None:
                 continue
-            erased = _erased_messages(session.tree, leaf)
+            erased = self._erased_before(session.tree.node(leaf.window.marker_id))
             for message in request.messages:
                 if message.get("role") != "system" and _message_key(message) in erased:
                     found.append(
@@ -336,9 +387,14 @@ class NoErasedHistory(Invariant):
         self._seen = len(requests)
         return found
 
+    def _erased_before(self, marker: TreeNode) -> set[str]:
+        known = self._erased.get(id(marker))
+        if known is None or known[0] is not marker:
+            known = self._erased[id(marker)] = (marker, _erased_messages(marker))
+        return known[1]
 
-def _erased_messages(tree: SessionTree, leaf: TreeNode) -> set[str]:
-    marker = tree.node(leaf.window.marker_id or "")
+
+def _erased_messages(marker: TreeNode) -> set[str]:
     before = marker.path()[:-1]
     keys = set()
     for message in context_messages([n.entry for n in before]):
@@ -686,13 +742,23 @@ INVARIANT_TYPES: Sequence[type[Invariant]] = (
 
 
 class InvariantSuite:
-    """Fresh instances of every invariant for one world."""
+    """Fresh instances of every invariant for one world. The per-entry and per-record
+    invariants share one walk of the new entries and one of the new records."""
 
     def __init__(self) -> None:
         self.invariants = [cls() for cls in INVARIANT_TYPES]
+        self._entries = EntryWalk()
+        self._records = RecordWalk()
 
     def check(self, world: WorldView) -> list[Violation]:
+        entries = self._entries.advance(world.session)
+        records = self._records.advance(world.audits)
         found: list[Violation] = []
         for invariant in self.invariants:
-            found.extend(invariant.check(world))
+            if isinstance(invariant, _PerTree):
+                found.extend(invariant.check_entries(world, entries))
+            elif isinstance(invariant, _PerRecord):
+                found.extend(invariant.check_records(records))
+            else:
+                found.extend(invariant.check(world))
         return found

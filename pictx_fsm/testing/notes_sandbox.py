@@ -65,6 +65,7 @@ class NotesSandbox:
             path = self.root / link
             path.parent.mkdir(parents=True, exist_ok=True)
             path.symlink_to(self.outside / target if target else self.outside)
+        self._stamped = (str(self.base), str(self.outside), str(self.outside / SENTINEL))
         self.baseline = self.outside_state()
         self.stamp = self.outside_stamp()
         self._cleanup = weakref.finalize(self, shutil.rmtree, self.base, ignore_errors=True)
@@ -93,9 +94,9 @@ class NotesSandbox:
         mtime, ctime or inode). The invariant compares this after every action and reads
         the whole outside (:meth:`outside_state`) only when it moved."""
         stamps = []
-        for path in (self.base, self.outside, self.outside / SENTINEL):
+        for path in self._stamped:
             try:
-                stat = path.lstat()
+                stat = os.lstat(path)
             except OSError:
                 stamps.append((-1, -1, -1, -1))
                 continue

@@ -206,10 +206,19 @@ CALLS: Final[Mapping[str, st.SearchStrategy[Arguments]]] = {
 """Arguments of every kind, per tool (built once)."""
 
 
+def _encoded(name: str) -> st.SearchStrategy[tuple[str, str]]:
+    return CALLS[name].map(lambda args: (name, json.dumps(args, sort_keys=True)))
+
+
+_ENCODED: Final[Mapping[str, st.SearchStrategy[tuple[str, str]]]] = {
+    name: _encoded(name) for name in CALLS
+}
+"""Each tool's calls as (name, JSON arguments), built once: a strategy built per draw is
+validated again on every draw."""
+
+
 def _call() -> st.SearchStrategy[tuple[str, str]]:
-    return st.sampled_from(tuple(CALLS)).flatmap(
-        lambda name: CALLS[name].map(lambda args: (name, json.dumps(args, sort_keys=True)))
-    )
+    return st.sampled_from(tuple(CALLS)).flatmap(_ENCODED.__getitem__)
 
 
 def _batch(calls: list[tuple[str, str]], wipe_at: int | None) -> Script:

@@ -10,6 +10,7 @@ runtimes) and applies host actions — the world actions (noise, settings) itsel
 
 from __future__ import annotations
 
+import functools
 import random
 from collections import Counter
 from collections.abc import Mapping
@@ -35,7 +36,7 @@ from pictx_fsm.lifecycle import Lifecycle, load_lifecycle
 from pictx_fsm.policy import SettingsScopes
 from pictx_fsm.protocol import Profile
 from pictx_fsm.runtime import LifecycleRuntime
-from pictx_fsm.session.estimate import CharsCounter
+from pictx_fsm.session.estimate import CharsCounter, TiktokenCounter
 from pictx_fsm.session.tree import SessionTree
 from pictx_fsm.testing.actions import (
     Action,
@@ -55,6 +56,14 @@ from pictx_fsm.testing.notes_sandbox import NotesSandbox, resolve_arguments
 from pictx_fsm.testing.tool_coverage import tool_outcomes
 
 USAGE_ACCOUNTINGS = ("estimated", "faux")
+
+
+@functools.cache
+def shared_counter() -> TiktokenCounter:
+    """The runtimes' token counter, one per process: its counts are a pure function of the
+    text, and verify's worlds count the same boots, prompts and replies again and again
+    (a counter per runtime encoded each of them again in every world, fork and resume)."""
+    return TiktokenCounter()
 
 
 @frozen(kw_only=True)
@@ -103,6 +112,11 @@ def _settings(config: WorldConfig, *, automatic: bool) -> dict[str, Any]:
     }
 
 
+def world_lifecycle(fault: str | None) -> Lifecycle:
+    """The lifecycle a world runs: the declared one, or the one with ``fault`` planted."""
+    return faulty_lifecycle(fault) if fault else load_lifecycle()
+
+
 class LiveSettings:
     """The settings manager injected into every runtime, read live on every decision (R40):
     :class:`~.actions.SetAutomatic` switches ``compaction.enabled`` mid-run."""
@@ -123,9 +137,7 @@ class World:
     def __init__(self, config: WorldConfig, lifecycle: Lifecycle | None = None) -> None:
         self.config = config
         fault = fault_named(config.fault) if config.fault else None
-        if lifecycle is None:
-            lifecycle = faulty_lifecycle(fault.name) if fault else load_lifecycle()
-        self.lifecycle = lifecycle
+        self.lifecycle = lifecycle if lifecycle is not None else world_lifecycle(config.fault)
         self.audits: list[AuditLog] = []
         self.runtimes: list[LifecycleRuntime] = []
         self.actions: list[Action] = []
@@ -187,6 +199,7 @@ class World:
             lifecycle=self.lifecycle,
             audit=audit,
             notes_home=self.notes.root,
+            counter=shared_counter(),
         )
         self.audits.append(audit)
         self.runtimes.append(runtime)

@@ -56,6 +56,9 @@ class HostState:
     run: RunState | None = None
     triggered: list[Queued] = field(factory=list)
     """Custom messages that asked for a turn while idle; the session starts their run."""
+    last_context: HostContext | None = None
+    """The ``ctx`` handed out last: handed out again while the facts are the same (most
+    hooks of a run), so an audit record encodes a context once, not on every hook."""
 
     @property
     def streaming(self) -> bool:
@@ -81,7 +84,7 @@ class HostState:
         usage = ContextUsage(
             tokens=self.store.context_tokens(), context_window=self.model.context_window
         )
-        return HostContext(
+        context = HostContext(
             usage=usage,
             model=self.model,
             signal_aborted=self.signal_aborted,
@@ -90,3 +93,13 @@ class HostState:
             project_trusted=self.settings.project_trusted,
             pi_version=self.settings.profile.pi_version,
         )
+        known = self.last_context
+        # Equal facts, and tokens of the same type: 7 == 7.0, but a record spells them apart.
+        if known is not None and known == context and _tokens_type(known) is type(usage.tokens):
+            return known
+        self.last_context = context
+        return context
+
+
+def _tokens_type(context: HostContext) -> type:
+    return type(None if context.usage is None else context.usage.tokens)

@@ -16,6 +16,7 @@ from pictx_fsm.session.entries import Entry, SessionHeader
 from pictx_fsm.session.estimate import TokenCounter
 from pictx_fsm.session.jsonl import dumps_session
 from pictx_fsm.session.projection import Message, context_messages
+from pictx_fsm.session.transcript import Transcript
 from pictx_fsm.session.tree import SessionTree
 from pictx_fsm.session.usage import UsageIndex
 from pictx_fsm.session.writer import Builder, Clock, SessionWriter
@@ -57,6 +58,16 @@ class SessionStore(SessionWriter):
     def context_messages(self) -> list[Message]:
         """``buildSessionContext().messages`` at the leaf (the agent's message state)."""
         return context_messages(self.tree.branch())
+
+    def transcript(self) -> Transcript:
+        """:meth:`context_messages` as the session layer keeps it for the leaf (the same
+        messages): a request's hooks and their audit records then cost what changed since
+        the last request, not the whole branch again."""
+        return self.tree.transcripts.transcript()
+
+    def conversation(self) -> Transcript:
+        """:meth:`transcript` without its system messages (what ``context`` carries)."""
+        return self.tree.transcripts.conversation()
 
     def context_tokens(self) -> int | None:
         """``getContextUsage().tokens``: ``None`` after a compaction until a settled reply."""

@@ -35,6 +35,7 @@ from pictx_fsm.hosts.model.steps import Steps
 from pictx_fsm.hosts.model.tools import run_batch, tool_calls
 from pictx_fsm.session.entries import Entry
 from pictx_fsm.session.projection import Message, convert_to_llm, fold_system
+from pictx_fsm.session.transcript import Transcript
 
 JSON: TypeAlias = Any
 BOUNDARY = "<boundary>"
@@ -154,7 +155,7 @@ def record_delivery(host: HostState, item: Queued, entry: Entry) -> None:
 
 def request(host: HostState, run: RunState) -> Steps[Mapping[str, JSON]]:
     """Context hooks, then the provider (unless aborted), then the persisted reply."""
-    full = yield from context_chain(host, host.store.context_messages())
+    full = yield from context_chain(host, host.store.transcript())
     full = yield from messages_chain(
         host, "context_with_system", lambda ms: ContextWithSystem(messages=ms), full
     )
@@ -173,22 +174,34 @@ def request(host: HostState, run: RunState) -> Steps[Mapping[str, JSON]]:
     return message
 
 
-def context_chain(host: HostState, messages: list[Message]) -> Steps[list[Message]]:
+def context_chain(host: HostState, messages: Transcript) -> Steps[Sequence[Message]]:
     """``context``: each handler sees the conversation only (no system messages). A handler
     that changes it gets the current system message as the one leading message; an unchanged
     conversation keeps every system message in place (Pi's ``restoreSystemMessages``), so a
-    root boot appended before the first system message stays first in the request."""
-    current = list(messages)
-    record(host, "context", count=sum(1 for m in current if m.get("role") != "system"))
+    root boot appended before the first system message stays first in the request. Until a
+    handler changes it, the conversation is the store's (a transcript that knows its
+    digests)."""
+    current: Sequence[Message] = messages
+    conversation = host.store.conversation()
+    record(host, "context", count=len(conversation))
     for ext in subscribers(host, "context"):
-        visible = [m for m in current if m.get("role") != "system"]
-        reply = call(host, ext, Context(messages=tuple(visible)), host.host_context())
+        visible = conversation if current is messages else _without_system(current)
+        reply = call(host, ext, Context(messages=visible), host.host_context())
         value = getattr(reply, "value", None)
         if isinstance(value, MessagesResult) and not _same(value.messages, visible):
             head = fold_system(current)
             current = [*([head] if head is not None else []), *value.messages]
     yield Step(kind="hook", name="context")
     return current
+
+
+def _as_tuple(messages: Sequence[Message]) -> tuple[Message, ...]:
+    """A tuple as it is (a transcript stays one), anything else copied into one."""
+    return messages if isinstance(messages, tuple) else tuple(messages)
+
+
+def _without_system(messages: Sequence[Message]) -> tuple[Message, ...]:
+    return tuple(m for m in messages if m.get("role") != "system")
 
 
 def _same(left: Sequence[Message], right: Sequence[Message]) -> bool:
@@ -200,12 +213,12 @@ def messages_chain(
     host: HostState,
     hook: str,
     make: Callable[[tuple[Message, ...]], HookEvent],
-    messages: list[Message],
-) -> Steps[list[Message]]:
+    messages: Sequence[Message],
+) -> Steps[Sequence[Message]]:
     """``context_with_system``: each handler may replace the list."""
     record(host, hook, count=len(messages))
     for ext in subscribers(host, hook):
-        reply = call(host, ext, make(tuple(messages)), host.host_context())
+        reply = call(host, ext, make(_as_tuple(messages)), host.host_context())
         value = getattr(reply, "value", None)
         if isinstance(value, MessagesResult):
             messages = list(value.messages)
