@@ -308,8 +308,7 @@ def _run_hypothesis(
 
     phase_started = budget.elapsed()
     try:
-        with global_constants_only(), collecting_rarely():
-            seed(options.seed)(example)()
+        run_seeded(example, options.seed)
     except BudgetSpent:
         report.budget_exhausted = search.best is None
         report.shrink_cut = search.best is not None
@@ -374,6 +373,14 @@ def _generated_run(draw: Draw[Any], config: WorldConfig, actions: list[Action], 
 YOUNG_COLLECTION_EVERY = 20_000
 """Allocations between two young-generation collections while runs are generated (Python's
 default is 700)."""
+
+
+def run_seeded(example: Callable[[], None], value: int) -> None:
+    """Run an exploration's Hypothesis test under seed ``value`` (both extensions): drawing
+    from Hypothesis's global constant pool only, so a seed means the same runs on every
+    install, and collecting garbage rarely while the runs are generated."""
+    with global_constants_only(), collecting_rarely():
+        seed(value)(example)()
 
 
 @contextlib.contextmanager

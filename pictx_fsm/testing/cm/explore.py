@@ -16,7 +16,7 @@ from collections.abc import Callable
 from typing import Any
 
 from attrs import define, field, frozen
-from hypothesis import given, seed
+from hypothesis import given
 from hypothesis import strategies as st
 
 from pictx_fsm.context_management.machines import load_machines
@@ -35,7 +35,6 @@ from pictx_fsm.testing.cm.trace import (
     shrink_cm_actions,
 )
 from pictx_fsm.testing.cm.world import CmWorld, CmWorldConfig
-from pictx_fsm.testing.constant_pool import global_constants_only
 from pictx_fsm.testing.explore import (
     DEFAULT_EXAMPLES,
     Budget,
@@ -44,6 +43,7 @@ from pictx_fsm.testing.explore import (
     Search,
     exploration_settings,
     run_lengths,
+    run_seeded,
 )
 
 
@@ -191,8 +191,7 @@ def _run_hypothesis(
             tick("explore" if search.best is None else "shrink")
 
     try:
-        with global_constants_only():
-            seed(options.seed)(example)()
+        run_seeded(example, options.seed)
     except BudgetSpent:
         report.budget_exhausted = search.best is None
         report.shrink_cut = search.best is not None
