@@ -187,34 +187,30 @@ class AgentMessage:
     def tool_call_ids(self) -> frozenset[str]:
         """The ids of :meth:`tool_calls`, without a ``ToolCall`` made per block (the audit's
         tool-pair checks ask every assistant message for them)."""
-        content = self.raw.get("content")
-        if self.role != "assistant" or not isinstance(content, list):
-            return _NO_IDS
-        return frozenset(
-            [
-                str(block.get("id", ""))
-                for block in content
-                if (type(block) is dict or isinstance(block, Mapping))
-                and block.get("type") == "toolCall"
-            ]
-        )
+        blocks = self._tool_call_blocks()
+        return frozenset([str(block.get("id", "")) for _, block in blocks]) if blocks else _NO_IDS
 
     def tool_calls(self) -> tuple[ToolCall, ...]:
-        content = self.content
+        return tuple(
+            ToolCall(
+                index=index,
+                id=str(block.get("id", "")),
+                name=str(block.get("name", "")),
+                arguments=block.get("arguments"),
+            )
+            for index, block in self._tool_call_blocks()
+        )
+
+    def _tool_call_blocks(self) -> list[tuple[int, Mapping[str, Any]]]:
+        """The ``toolCall`` blocks of an assistant message's content, with their indexes."""
+        content = self.raw.get("content")
         if self.role != "assistant" or not isinstance(content, list):
-            return ()
-        calls = []
-        for index, block in enumerate(content):
-            if isinstance(block, Mapping) and block.get("type") == "toolCall":
-                calls.append(
-                    ToolCall(
-                        index=index,
-                        id=str(block.get("id", "")),
-                        name=str(block.get("name", "")),
-                        arguments=block.get("arguments"),
-                    )
-                )
-        return tuple(calls)
+            return []
+        return [
+            (index, block)
+            for index, block in enumerate(content)
+            if isinstance(block, Mapping) and block.get("type") == "toolCall"
+        ]
 
 
 def content_text(content: JSON, separator: str = "\n") -> str:
