@@ -100,6 +100,7 @@ def classify_tail(
     checks first; 0.25.1 judges the raw tail only (D4).
 
     post: profile is not Profile.V0_25_0 or not __return__.needs_continuation
+    post: profile is Profile.V0_25_0 or __return__ is not TailVerdict.NEEDS_BOOT
     post: not _appends(__return__) or not any(k in _CONVERSATION for k in kinds)
     post: __return__ is not TailVerdict.NEEDS_CONTINUATION or TailKind.BOOT in kinds
     """

@@ -173,3 +173,14 @@ def test_the_runtime_appends_what_the_classification_says_once(
     names = {K.BOOT: BOOT_TYPE, K.CONTINUATION: CONTINUATION_TYPE}
     assert [s.custom_type for s in first] == [names[k] for k in expected]
     assert second == []
+
+
+@settings(max_examples=300)
+@given(kinds=KINDS, visible=st.booleans())
+def test_d4_0_25_1_never_repairs_a_boot_alone(kinds: list[TailKind], visible: bool) -> None:
+    # Given any tail under 0.25.1, where a continuation counts only after the window's boot
+    # When repair classifies it
+    verdict = classify_tail(kinds, Profile.V0_25_1, boot_visible=visible)
+    # Then a missing boot always comes with a missing continuation: the 'needs boot' row of
+    # boot_repair is 0.25.0's alone (models/coverage-exemptions.toml, profile 0.25.1)
+    assert verdict is not V.NEEDS_BOOT
