@@ -13,7 +13,8 @@
 // PICTX_FSM_START_TIMEOUT_MS, PICTX_FSM_NOTICES (auto|stderr|off: where notices go besides
 // Pi's UI; auto = stderr when Pi has no UI, as in print mode), PICTX_FSM_TIMING (a file that
 // gets each handler's duration, bytes sent and requests waited for at shutdown, for
-// bench/bench_bridge.py); PICTX_FSM_PROFILE and
+// bench/bench_bridge.py); PICTX_FSM_LEASE=0 (no leases on quiet hooks: lease.mjs, every
+// hook that returns something waits for the server); PICTX_FSM_PROFILE and
 // PICTX_FSM_AUDIT_DIR are read by the server.
 import { spawn } from "node:child_process";
 import { appendFileSync, readFileSync } from "node:fs";
@@ -23,7 +24,8 @@ import { fileURLToPath } from "node:url";
 import * as piAgent from "@earendil-works/pi-coding-agent";
 import { ConnectionMachine } from "./connection.mjs";
 import { failClosed, foldSystem, markerOnPath, scanWindow } from "./failclosed.mjs";
-import { facts, format, hostVersion, lastLine, payload, positive, safely } from "./requests.mjs";
+import { Lease } from "./lease.mjs";
+import { facts, format, hostVersion, lastLine, modelFacts, payload, positive, safely } from "./requests.mjs";
 import { elideAgainst, isPredicted, rebuild, sameJson, systemsOf } from "./wire.mjs";
 
 const HERE = dirname(fileURLToPath(import.meta.url));
@@ -41,6 +43,9 @@ const CHECK_USAGE = process.env.PICTX_FSM_CHECK_USAGE;
 const PI_VERSION = hostVersion(piAgent, process.argv[1]);
 const PIPELINED = new Set(MANIFEST.pipelined);
 const MESSAGE_HOOKS = new Set(MANIFEST.messageHooks);
+const LEASES = process.env.PICTX_FSM_LEASE !== "0";
+const LEASED = new Set(MANIFEST.lease.hooks);
+const NEUTRAL = new Set(MANIFEST.lease.neutral);
 const IMPORT_FAILURE = /ModuleNotFoundError|ImportError|No module named|SyntaxError/;
 const children = new Set();
 process.once("exit", () => children.forEach((child) => child.kill("SIGKILL")));
@@ -72,6 +77,8 @@ class Bridge {
     this.speculation = null; // the context_with_system the server decided with the last context
     this.ahead = null; // the hooks that settle a run, decided with its last turn_end
     this.toggle = null;
+    this.lease = null; // the server's lease on quiet hooks (lease.mjs), while it holds
+    this.carried = []; // entries read for a lease that voided: they go with the next request
     this.told = new Set(); // error texts and missing-boot windows already announced
     this.timings = [];
     this.bytesSent = 0;
@@ -91,6 +98,8 @@ class Bridge {
     this.ahead = null;
     if (name === "session_start" || name === "session_tree") this.forgetMissingBoots();
     try {
+      const leased = this.leased(name, event, ctx);
+      if (leased) return leased.value;
       const decided = guess && name === "context_with_system" ? this.decidedAhead(guess, event, ctx) : null;
       if (decided) return decided;
       if (ahead?.items[0].name === name && this.settledAhead(ahead, event, ctx)) return this.keptAhead(ahead, event, ctx);
@@ -98,8 +107,10 @@ class Bridge {
       const kept = MESSAGE_HOOKS.has(name) ? this.keptAgainst(name, event) : null;
       const body = kept ? kept.build : payload(name, event, WIN.bootType);
       if (name === "turn_end" && endsRun(body)) body.speculate = true;
+      const issued = this.nextId;
       const reply = await this.request("hook", name, body, ctx, ctx.signal);
       kept?.settle(reply.ok);
+      if (reply.ok && reply.reply.lease && this.nextId === issued + 1) this.hold(reply);
       const value = reply.ok ? this.apply(reply.reply, ctx, name, event) : undefined;
       if (reply.ok && reply.reply.withSystem && value === undefined) this.speculate(reply, event.messages);
       if (reply.ok && reply.reply.ahead) this.ahead = { ...this.decidedWith(reply), items: reply.reply.ahead };
@@ -129,14 +140,60 @@ class Bridge {
   post(name, event, ctx, body = { kind: "hook", name, event: payload(name, event, WIN.bootType) }) {
     body.pipelined = true;
     body.ctx = facts(ctx, PI_VERSION, CHECK_USAGE);
-    body.session = this.delta(ctx);
+    body.session ??= this.delta(ctx);
+    const server = this.server;
     this.exchange(body, undefined, REQUEST_MS, name, true)
       .then((reply) => {
+        if (reply.reply?.broken) this.broken(server);
         if (reply.reply?.error) this.tellOnce(format(T.NOTICE_LIFECYCLE_ERROR, { where: name, error: reply.reply.error }));
         else if (reply.ok) this.apply(reply.reply, ctx, name, event);
       })
       .catch((error) => this.tellOnce(format(T.NOTICE_LIFECYCLE_ERROR, { where: name, error: `bridge: ${error}` }), name));
     return undefined;
+  }
+
+  // -- the lease on quiet hooks (lease.mjs) ------------------------------------------------------
+
+  // A covered hook answered under the lease, sent pipelined for the server to decide and
+  // check ({value}); null when no lease holds for it (then it is requested as usual). Any
+  // hook the lease does not cover voids it, but the observational ones that leave it be.
+  leased(name, event, ctx) {
+    const lease = this.lease;
+    if (!lease) return null;
+    if (lease.server !== this.server || this.machine.state !== "ready") return this.void();
+    if (NEUTRAL.has(name)) return null;
+    if (!LEASED.has(name)) return this.void();
+    const session = this.delta(ctx);
+    const answer = this.lease && lease.answer(name, event, modelFacts(ctx.model), ctx.signal?.aborted === true);
+    if (!answer) {
+      this.carried = session.entries;
+      return this.void();
+    }
+    let sent = payload(name, event, WIN.bootType);
+    if (MESSAGE_HOOKS.has(name)) {
+      const kept = this.keptAgainst(name, event);
+      sent = kept.build(this.server);
+      kept.settle(true);
+    }
+    this.post(name, event, ctx, { kind: "hook", name, event: sent, leased: answer.claim ?? true, session });
+    return answer;
+  }
+
+  hold(reply) {
+    if (LEASES && this.server.leasing !== false) {
+      this.lease = new Lease(reply.reply.lease, reply.leaf, this.server, MANIFEST.lease, WIN);
+    }
+  }
+
+  void() {
+    this.lease = null;
+    return null;
+  }
+
+  // The server decided a leased hook otherwise (it told the user): no more leases from it.
+  broken(server) {
+    server.leasing = false;
+    if (this.lease?.server === server) this.lease = null;
   }
 
   // A provider request's messages against what this connection's server holds (wire.mjs):
@@ -355,12 +412,14 @@ class Bridge {
   // -- requests --------------------------------------------------------------------------------
 
   async request(kind, name, event, ctx, signal) {
-    // Any request makes the server drop what it decided ahead: so does the extension.
+    // Any request makes the server drop what it decided ahead, and voids a lease.
     this.speculation = null;
     this.ahead = null;
+    this.lease = null;
     if (!(await this.ready(ctx))) return { ok: false };
     if (typeof event === "function") event = event(this.server);
     const body = { kind, name, event, ctx: facts(ctx, PI_VERSION, CHECK_USAGE), session: this.delta(ctx) };
+    if (LEASES && kind === "hook" && this.server.leasing !== false) body.lease = true;
     const reply = await this.exchange(body, signal, body.session.header ? START_MS : REQUEST_MS, name);
     if (reply.reply?.error) {
       this.tellOnce(format(T.NOTICE_LIFECYCLE_ERROR, { where: name, error: reply.reply.error }));
@@ -392,7 +451,8 @@ class Bridge {
   }
 
   // The session since the last request: everything on a new connection, else the entries
-  // between the leaf and the nearest entry already sent (O(new entries)).
+  // between the leaf and the nearest entry already sent (O(new entries)), after any read for
+  // a lease that voided. A held lease bounds every entry shipped (lease.mjs).
   delta(ctx) {
     const manager = ctx.sessionManager;
     const out = { entries: [], leaf: manager.getLeafId() ?? null };
@@ -401,6 +461,8 @@ class Bridge {
       out.entries = manager.getEntries();
       this.sent = new Set(out.entries.map((entry) => entry.id));
       this.headerSent = true;
+      this.carried = [];
+      this.lease = null;
       return out;
     }
     let entry = manager.getLeafEntry();
@@ -410,6 +472,9 @@ class Bridge {
       entry = entry.parentId ? manager.getEntry(entry.parentId) : undefined;
     }
     out.entries.reverse();
+    if (this.carried.length) out.entries = [...this.carried, ...out.entries];
+    this.carried = [];
+    if (this.lease && !this.lease.observe(out.entries, out.leaf)) this.lease = null;
     return out;
   }
 
