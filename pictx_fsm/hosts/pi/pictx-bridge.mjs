@@ -142,7 +142,9 @@ class Bridge {
     body.ctx = facts(ctx, PI_VERSION, CHECK_USAGE);
     body.session ??= this.delta(ctx);
     const server = this.server;
-    this.exchange(body, undefined, REQUEST_MS, name, true)
+    const sent = this.exchange(body, undefined, REQUEST_MS, name, true);
+    if (body.leased) this.outstanding(server, sent);
+    sent
       .then((reply) => {
         if (reply.reply?.broken) this.broken(server);
         if (reply.reply?.error) this.tellOnce(format(T.NOTICE_LIFECYCLE_ERROR, { where: name, error: reply.reply.error }));
@@ -177,6 +179,23 @@ class Bridge {
     }
     this.post(name, event, ctx, { kind: "hook", name, event: sent, leased: answer.claim ?? true, session });
     return answer;
+  }
+
+  // A leased hook's request, until answered: an awaited request is written only once every
+  // one of them is, so a server that died on one is restarted (and resynchronised) before
+  // the awaited request — a tool call the lease did not cover — reaches any server.
+  outstanding(server, sent) {
+    server.leased.add(sent);
+    sent.finally(() => server.leased.delete(sent));
+  }
+
+  async drained() {
+    const server = this.server;
+    if (!server?.leased?.size) return;
+    this.flush(server);
+    const alive = setTimeout(() => {}, REQUEST_MS); // their timers keep no Node alive
+    await Promise.all([...server.leased]);
+    clearTimeout(alive);
   }
 
   hold(reply) {
@@ -416,6 +435,7 @@ class Bridge {
     this.speculation = null;
     this.ahead = null;
     this.lease = null;
+    await this.drained();
     if (!(await this.ready(ctx))) return { ok: false };
     if (typeof event === "function") event = event(this.server);
     const body = { kind, name, event, ctx: facts(ctx, PI_VERSION, CHECK_USAGE), session: this.delta(ctx) };
@@ -582,6 +602,7 @@ class Bridge {
   do_spawn() {
     const server = {
       generation: ++this.generation, waiting: new Map(), outbox: [], kept: new Map(), systems: null, buffer: "", stderr: "",
+      leased: new Set(),
     };
     server.starting = new Promise((resolve) => (server.started = resolve));
     this.server = server;
@@ -688,7 +709,9 @@ class Bridge {
     for (const answer of server.waiting.values()) answer(null);
     server.waiting.clear();
     server.started?.(false);
-    this.server = { ...server, child: null, waiting: new Map(), outbox: [], kept: new Map(), systems: null, generation: -1 };
+    this.server = {
+      ...server, child: null, waiting: new Map(), outbox: [], kept: new Map(), systems: null, leased: new Set(), generation: -1,
+    };
     if (server.child) {
       children.delete(server.child);
       safely(() => server.child.kill("SIGKILL"));
