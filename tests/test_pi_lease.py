@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
+from pathlib import Path
+from random import Random
 from typing import Any
 
 import pytest
@@ -14,19 +16,25 @@ from hypothesis import strategies as st
 from node_batch import NodeBatch
 from session_builders import SessionBuilder
 
-from pictx_fsm.hosts.pi import lease
+from pictx_fsm.audit import AuditLog
+from pictx_fsm.hosts.pi import lease, texts
 from pictx_fsm.hosts.pi.server import BridgeSession, answer
 from pictx_fsm.session.entries import Entry
+from pictx_fsm.runtime import LifecycleRuntime, pi_file_settings
 from pictx_fsm.session.estimate import CharsCounter, TiktokenCounter, TokenCounter
 from pictx_fsm.session.tree import SessionTree
 from pictx_fsm.session.usage import branch_tokens_of, window_tokens_of
 
 # -- generated entries -------------------------------------------------------------------------
 
-TEXT = st.text(st.characters(codec=None, exclude_categories=("Cs",)), max_size=40) | st.sampled_from(
-    ["", "\ud83d", "a\udc00b", "emoji 😀 and 中文", "quote \" and \\ back", "\u2028"]
+TEXT = (
+    st.text(max_size=40)
+    | st.text(st.sampled_from("中😀ab 9\u0301"), min_size=100, max_size=600)
+    | st.text(st.characters(min_codepoint=0x3400, max_codepoint=0x4DBF), min_size=50, max_size=300)
+    | st.sampled_from(["", "\ud83d", "a\udc00b", "emoji 😀 and 中文", "quote \" and \\", "\u2028"])
 )
-"""Unicode text, lone UTF-16 surrogates (a cut emoji) and characters JSON escapes."""
+"""Unicode text, long runs of what packs many tokens into few chars (CJK, rare CJK a tokenizer
+spells byte by byte, emoji, digits, combining marks), lone UTF-16 surrogates (a cut emoji) and characters JSON escapes."""
 NUMBER = st.integers(-5, 10**6) | st.floats(-1e6, 1e6, allow_nan=False) | st.none()
 JSON_VALUE = st.recursive(
     st.none() | st.booleans() | st.integers(-(10**9), 10**9) | TEXT,
@@ -168,6 +176,31 @@ def test_R47_R48_the_lease_bound_covers_the_estimate_after_any_appended_entries(
         assert twin >= estimate
 
 
+@pytest.mark.parametrize(("marked", "counter", "per_byte"), ESTIMATES)
+def test_R48_an_untrusted_usage_after_long_messages_does_not_lower_the_bound(
+    node: NodeBatch,
+    marked: bool,
+    counter: type[CharsCounter] | type[TiktokenCounter],
+    per_byte: bool,
+) -> None:
+    # Given a known estimate, then a long prompt, then a reply stamped before that prompt
+    # (pi-ai distrusts its usage: the estimate goes on counting) reporting little usage
+    builder = SessionBuilder()
+    _base(builder, marked)
+    tree = builder.tree
+    base = _estimate(tree, marked, counter())
+    assert base is not None
+    leaf, before = tree.leaf_id, len(tree.entries)
+    builder.user("long prompt " * 500)
+    builder.assistant("short", total=5, stamp=0)
+    # When the extension bounds the estimate
+    new = list(tree.entries[before:])
+    bound = _js_bound(node, base, leaf, [new], per_byte)
+    # Then the bound still covers it: the small usage is no new base
+    estimate = _estimate(tree, marked, counter())
+    assert estimate is not None and bound is not None and bound >= estimate > base
+
+
 @pytest.mark.parametrize(
     "raw",
     [
@@ -195,3 +228,133 @@ def test_entries_on_another_branch_void_the_lease(node: NodeBatch) -> None:
     entry = {"type": "custom", "id": "e1", "parentId": "elsewhere", "timestamp": "t", "customType": "n", "data": {}}
     # Then the lease is void
     assert node.ask({"op": "bound", "base": 10, "leaf": "base", "perByte": False, "chunks": [[entry]]})["bound"] is None
+
+
+# -- the server: grant and check ----------------------------------------------------------------
+
+HEADER = {
+    "type": "session",
+    "version": 3,
+    "id": "01a22b3e-0000-7000-8000-000000000001",
+    "timestamp": "2026-11-30T00:00:00.000Z",
+    "cwd": "/tmp",
+}
+SYSTEM = {"role": "system", "content": "", "sections": {"p": "You are Pi."}}
+
+
+def _ctx(window: int = 200000) -> dict[str, Any]:
+    model = {"provider": "faux", "id": "faux-1", "contextWindow": window, "maxTokens": 16384}
+    return {"cwd": "/tmp", "model": model}
+
+
+class Server:
+    """A bridge server in this process, asked as the extension asks it."""
+
+    def __init__(self, tmp_path: Path, window: int = 200000) -> None:
+        def runtime(tree: SessionTree, ctx: Mapping[str, Any], audit: AuditLog | None) -> Any:
+            settings = pi_file_settings(tmp_path / "agent")
+            return LifecycleRuntime(tree, settings=settings, audit=audit, rng=Random(0))
+
+        self.audit = AuditLog()
+        self.session = BridgeSession(runtime, lambda _: self.audit)
+        self.ctx = _ctx(window)
+        self.next_id = 0
+        self.leaf: str | None = None
+
+    def ask(self, name: str, event: Any, entries: list[dict[str, Any]] = (), **fields: Any) -> Any:  # type: ignore[assignment]
+        self.next_id += 1
+        leaf = entries[-1]["id"] if entries else self.leaf
+        self.leaf = leaf
+        session: dict[str, Any] = {"entries": list(entries), "leaf": leaf}
+        if self.session.tree is None:
+            session["header"] = HEADER
+        request = {"id": self.next_id, "kind": "hook", "name": name, "event": event}
+        request |= {"ctx": self.ctx, "session": session, **fields}
+        reply = answer(self.session, json.dumps(request))
+        assert "error" not in reply, reply
+        return reply
+
+
+def _entry(entry_id: str, parent: str | None, message: dict[str, Any]) -> dict[str, Any]:
+    return {"type": "message", "id": entry_id, "parentId": parent, "timestamp": "t", "message": message}
+
+
+def _started(server: Server, text: str = "hello") -> None:
+    root = _entry("s0", None, SYSTEM)
+    server.ask("session_start", {"reason": "startup"}, [root])
+    user = _entry("u1", server.leaf, {"role": "user", "content": text, "timestamp": 1})
+    server.ask("turn_start", {"turnIndex": 0}, [user], pipelined=True)
+
+
+def test_R50_R51_a_quiet_lifecycle_is_leased_up_to_the_highest_line_a_covered_hook_tests(
+    tmp_path: Path,
+) -> None:
+    # Given a started session with nothing staged or requested (default settings: reserve
+    # 16384, warning 28672, reminder 40960)
+    server = Server(tmp_path)
+    _started(server)
+    # When the extension asks for a lease with an awaited context
+    reply = server.ask("context", {"messages": {"count": 1, "kept": []}}, lease=True)
+    # Then the lease is bounded below the reminder line, from the lifecycle's own estimate
+    granted = reply["lease"]
+    assert granted["limit"] == 200000 - 40960 - 1
+    assert granted["base"] == server.session.host_usage.branch_tokens()  # type: ignore[union-attr]
+    assert granted["markerId"] is None and granted["perByte"] is False
+    # And nothing is decided ahead: the lease answers the next hooks
+    assert "withSystem" not in reply and "ahead" not in reply
+
+
+def test_R20_R51_no_lease_while_a_reminder_is_staged_or_a_reset_requested(tmp_path: Path) -> None:
+    # Given a small window whose estimate is past the reminder line: context stages guidance
+    server = Server(tmp_path, window=50000)
+    _started(server, "x" * 40000)
+    reply = server.ask("context", {"messages": {"count": 1, "kept": []}}, lease=True)
+    # Then no lease is granted (a staged reminder commits at turn_end)
+    assert server.session.runtime is not None and server.session.runtime.state.staged
+    assert "lease" not in reply
+
+
+def test_a_leased_hook_the_lifecycle_decides_otherwise_breaks_the_lease_told_and_audited(
+    tmp_path: Path,
+) -> None:
+    # Given a lease granted on a small window
+    server = Server(tmp_path, window=50000)
+    _started(server)
+    assert "lease" in server.ask("context", {"messages": {"count": 1, "kept": []}}, lease=True)
+    # When the extension answers a context under it although the estimate crossed the
+    # reminder line (a bound that failed), and sends it pipelined
+    user = _entry("u2", server.leaf, {"role": "user", "content": "y" * 40000, "timestamp": 2})
+    event = {"messages": {"count": 2, "kept": []}}
+    reply = server.ask("context", event, [user], pipelined=True, leased=True)
+    # Then the server decided it as ever (guidance staged), says the lease is broken, tells
+    # the user once and audits it
+    assert "broken" in reply and reply["value"] is None
+    [notice] = [e["message"] for e in reply["effects"]]
+    assert notice == texts.NOTICE_LEASE_BROKEN.format(detail=reply["broken"])
+    assert server.audit.records[-1]["hook"] == lease.BROKEN_HOOK
+    # And grants no lease again on this connection
+    server.ask("turn_end", _turn_end(), [])
+    assert "lease" not in server.ask("agent_settled", {}, [], lease=True)
+
+
+def _turn_end() -> dict[str, Any]:
+    message = {"role": "assistant", "content": [], "stopReason": "stop", "timestamp": 3}
+    return {"message": message, "outcome": "completed", "entries": [], "pendingMessages": 0}
+
+
+def test_R67_a_leased_projection_is_checked_against_the_lifecycle_s_and_the_extension_s(
+    tmp_path: Path,
+) -> None:
+    # Given a lease
+    server = Server(tmp_path)
+    _started(server)
+    assert "lease" in server.ask("context", {"messages": {"count": 1, "kept": []}}, lease=True)
+    # When the extension answers context_with_system with the fail-closed projection (the
+    # root window: the list as it is, 2 messages)
+    event = {"messages": {"count": 2, "kept": [[0, SYSTEM]]}}
+    agreed = server.ask("context_with_system", event, pipelined=True, leased={"length": 2})
+    # Then the server agrees; a claim of another length breaks the lease
+    assert "broken" not in agreed and agreed["value"] is None
+    event = {"messages": {"count": 2, "kept": [[0, {"pictx-fsm/same": 0}]]}}
+    broken = server.ask("context_with_system", event, pipelined=True, leased={"length": 3})
+    assert broken["broken"] == "the extension's projection differs from the lifecycle's"

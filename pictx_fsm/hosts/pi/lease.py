@@ -270,11 +270,19 @@ def expected_projection(expanded: ExpandedMessages, window: Window) -> list[Any]
 
 
 def disagreement(
-    hook: str, reply: Mapping[str, Any], expected: list[Any] | None, claimed: Any
+    hook: str,
+    reply: Mapping[str, Any],
+    expected: list[Any] | None,
+    claimed: Any,
+    after: LifecycleState,
 ) -> str | None:
-    """Why the lifecycle's reply to a leased hook is not what the extension answered
-    (``None``: it is). A covered hook decides nothing; ``context_with_system`` decides the
-    projection the extension computed (``claimed``: its length and cut)."""
+    """Why the lifecycle's decision of a leased hook is not what the extension answered
+    (``None``: it is). A covered hook decides nothing — no value, no effect, and a state still
+    :func:`quiet` (a reminder staged at ``context`` returns nothing yet commits at
+    ``turn_end``); ``context_with_system`` decides the projection the extension computed
+    (``claimed``: its length)."""
+    if not quiet(after):
+        return f"the lifecycle's {hook} staged or requested something"
     if reply["effects"]:
         kinds = sorted({effect["effect"] for effect in reply["effects"]})
         return f"the lifecycle's {hook} had effects ({', '.join(kinds)})"

@@ -303,7 +303,8 @@ class BridgeSession:
         expected = None
         if expanded is not None:
             expected = lease.expected_projection(expanded, self.tree.current_window)
-        detail = lease.disagreement(hook, reply, expected, claimed)
+        assert self.runtime is not None
+        detail = lease.disagreement(hook, reply, expected, claimed, self.runtime.state)
         notices = [e for e in reply["effects"] if e["effect"] == "notify"]
         if detail is None:
             return {"value": None, "effects": notices}
