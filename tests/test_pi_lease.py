@@ -5,6 +5,7 @@ every leased answer against its own decision."""
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping
 from pathlib import Path
 from random import Random
@@ -14,13 +15,15 @@ import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 from node_batch import NodeBatch
+from real_pi import PiExit, run_pi
 from session_builders import SessionBuilder
+from test_pi_faults import FAULT_NOTICE, _fault, _reset_committed, _texts, assert_fails_closed
 
-from pictx_fsm.audit import AuditLog
+from pictx_fsm.audit import AuditLog, hook_records
 from pictx_fsm.hosts.pi import lease, texts
 from pictx_fsm.hosts.pi.server import BridgeSession, answer
-from pictx_fsm.session.entries import Entry
 from pictx_fsm.runtime import LifecycleRuntime, pi_file_settings
+from pictx_fsm.session.entries import Entry
 from pictx_fsm.session.estimate import CharsCounter, TiktokenCounter, TokenCounter
 from pictx_fsm.session.tree import SessionTree
 from pictx_fsm.session.usage import branch_tokens_of, window_tokens_of
@@ -31,7 +34,7 @@ TEXT = (
     st.text(max_size=40)
     | st.text(st.sampled_from("中😀ab 9\u0301"), min_size=100, max_size=600)
     | st.text(st.characters(min_codepoint=0x3400, max_codepoint=0x4DBF), min_size=50, max_size=300)
-    | st.sampled_from(["", "\ud83d", "a\udc00b", "emoji 😀 and 中文", "quote \" and \\", "\u2028"])
+    | st.sampled_from(["", "\ud83d", "a\udc00b", "emoji 😀 and 中文", 'quote " and \\', "\u2028"])
 )
 """Unicode text, long runs of what packs many tokens into few chars (CJK, rare CJK a tokenizer
 spells byte by byte, emoji, digits, combining marks), lone UTF-16 surrogates (a cut emoji) and characters JSON escapes."""
@@ -41,7 +44,9 @@ JSON_VALUE = st.recursive(
     lambda inner: st.lists(inner, max_size=3) | st.dictionaries(TEXT, inner, max_size=3),
     max_leaves=8,
 )
-IMAGE = st.fixed_dictionaries({"type": st.just("image"), "data": TEXT, "mimeType": st.just("image/png")})
+IMAGE = st.fixed_dictionaries(
+    {"type": st.just("image"), "data": TEXT, "mimeType": st.just("image/png")}
+)
 TEXT_BLOCK = st.builds(lambda t: {"type": "text", "text": t}, TEXT)
 THINKING = st.builds(lambda t: {"type": "thinking", "thinking": t}, TEXT)
 TOOL_CALL = st.builds(
@@ -209,7 +214,10 @@ def test_R48_an_untrusted_usage_after_long_messages_does_not_lower_the_bound(
         {"type": "compaction", "summary": "s", "firstKeptEntryId": "x", "tokensBefore": 1},
         {"type": "message", "message": {"role": "system", "content": "new prompt"}},
         {"type": "message", "message": {"role": "bashExecution", "command": "ls", "output": ""}},
-        {"type": "message", "message": {"role": "user", "content": [{"type": "text", "text": "1e+21"}]}},
+        {
+            "type": "message",
+            "message": {"role": "user", "content": [{"type": "text", "text": "1e+21"}]},
+        },
     ],
     ids=["marker", "boot", "compaction", "system", "bash", "exponent"],
 )
@@ -219,15 +227,32 @@ def test_an_entry_the_bound_cannot_cover_voids_the_lease(
     # Given a held lease; When an entry arrives that may change the estimate otherwise
     entry = {"id": "e1", "parentId": "base", "timestamp": "t", **raw}
     # Then both the extension and its twin void the lease
-    assert node.ask({"op": "bound", "base": 10, "leaf": "base", "perByte": False, "chunks": [[entry]]})["bound"] is None
+    assert (
+        node.ask(
+            {"op": "bound", "base": 10, "leaf": "base", "perByte": False, "chunks": [[entry]]}
+        )["bound"]
+        is None
+    )
     assert lease.bound_after(10, [entry], False) is None
 
 
 def test_entries_on_another_branch_void_the_lease(node: NodeBatch) -> None:
     # Given a lease held at leaf "base"; When the next delta does not continue from it
-    entry = {"type": "custom", "id": "e1", "parentId": "elsewhere", "timestamp": "t", "customType": "n", "data": {}}
+    entry = {
+        "type": "custom",
+        "id": "e1",
+        "parentId": "elsewhere",
+        "timestamp": "t",
+        "customType": "n",
+        "data": {},
+    }
     # Then the lease is void
-    assert node.ask({"op": "bound", "base": 10, "leaf": "base", "perByte": False, "chunks": [[entry]]})["bound"] is None
+    assert (
+        node.ask(
+            {"op": "bound", "base": 10, "leaf": "base", "perByte": False, "chunks": [[entry]]}
+        )["bound"]
+        is None
+    )
 
 
 # -- the server: grant and check ----------------------------------------------------------------
@@ -276,7 +301,13 @@ class Server:
 
 
 def _entry(entry_id: str, parent: str | None, message: dict[str, Any]) -> dict[str, Any]:
-    return {"type": "message", "id": entry_id, "parentId": parent, "timestamp": "t", "message": message}
+    return {
+        "type": "message",
+        "id": entry_id,
+        "parentId": parent,
+        "timestamp": "t",
+        "message": message,
+    }
 
 
 def _started(server: Server, text: str = "hello") -> None:
@@ -358,3 +389,82 @@ def test_R67_a_leased_projection_is_checked_against_the_lifecycle_s_and_the_exte
     event = {"messages": {"count": 2, "kept": [[0, {"pictx-fsm/same": 0}]]}}
     broken = server.ask("context_with_system", event, pipelined=True, leased={"length": 3})
     assert broken["broken"] == "the extension's projection differs from the lifecycle's"
+
+
+# -- the real Pi: the same audit log with and without leases ----------------------------------
+
+PROMPTS = ("ALPHA prompt one", "ALPHA prompt two, wipe please", "BRAVO prompt three", "CHARLIE")
+SCRIPT = [
+    {"text": "ALPHA answer one"},
+    {"tools": [{"name": "wipe_memory"}], "text": "ALPHA wiping now"},
+    {"text": "BRAVO fresh window"},
+    {"text": "BRAVO answer three"},
+    {"text": "CHARLIE answer four"},
+]
+VARYING = re.compile(
+    r"[0-9a-f]{8,}|\d{13}|\d{4}-\d\d-\d\dT[\d:.]+Z|(?<=\"tokens\": )\d+|(?<=\"remaining\": )\d+"
+    r"|(?<=\"durationMs\": )\d+"
+)
+"""What differs between two runs of the same script: ids, hashes, times (Pi 1.6 times each
+reply: ``durationMs``), and the token
+counts of a reset window (a tokenizer counts its random window id in the boot's text)."""
+
+
+def _normal_records(run: PiExit, tmp: Path) -> list[str]:
+    [log] = list((tmp / "audit").glob("*.audit.jsonl"))
+    out = []
+    for record in hook_records(log):
+        body = {k: v for k, v in record.items() if k not in ("hash", "prev")}
+        out.append(VARYING.sub("X", json.dumps(body, sort_keys=True).replace(str(tmp), "T")))
+    return out
+
+
+def _waited(tmp: Path) -> int:
+    lines = (tmp / "timing").read_text().splitlines()
+    return sum(int(line.split("\t")[3]) for line in lines)
+
+
+def test_leases_change_no_audit_record_and_spare_the_round_trips(tmp_path: Path) -> None:
+    # Given the same script (a reset, then turns in the new window), run with leases off
+    # (PICTX_FSM_LEASE=0) and on
+    runs = {}
+    for mode in ("0", "1"):
+        tmp = tmp_path / f"lease{mode}"
+        tmp.mkdir()
+        env = {"PICTX_FSM_LEASE": mode, "PICTX_FSM_TIMING": str(tmp / "timing")}
+        run = run_pi(tmp, SCRIPT, *PROMPTS, env=env)
+        assert run.returncode == 0, run.stderr
+        runs[mode] = (run, tmp)
+    # Then the audit logs hold the same records, in the same order (ids and times aside),
+    # and the provider requests the same messages
+    without, with_leases = (_normal_records(*runs[m]) for m in ("0", "1"))
+    assert with_leases == without
+    requests = [[len(r["messages"]) for r in runs[m][0].requests] for m in ("0", "1")]
+    assert requests[0] == requests[1]
+    notices = [[VARYING.sub("X", n) for n in runs[m][0].notices()] for m in ("0", "1")]
+    assert notices[0] == notices[1] == ["notice[info] pi-context: memory cleared · pcw:X:X"]
+    # And Pi waited on fewer requests with the leases
+    assert _waited(runs["1"][1]) < _waited(runs["0"][1])
+
+
+@pytest.mark.parametrize(
+    ("hook", "nth"), [("context", 4), ("context_with_system", 4), ("turn_end", 4)]
+)
+def test_a_server_killed_while_the_extension_holds_a_lease_fails_closed(
+    hook: str, nth: int, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Given a server that dies (kill -9) on receiving a hook of the turn after the reset's
+    # continuation — a quiet turn in the new window, answered by the extension under a lease
+    env = _fault(tmp_path, {"fault": "kill", "hook": hook, "nth": nth})
+    env["PICTX_FSM_TIMING"] = str(tmp_path / "timing")
+    # When Pi runs the prompts
+    run = run_pi(tmp_path, SCRIPT, *PROMPTS, env=env)
+    # Then that hook was leased (answered without waiting)
+    timed = [line.split("\t") for line in (tmp_path / "timing").read_text().splitlines()]
+    assert [waited for name, _, _, waited in timed if name == hook][nth - 1] == "0"
+    # And Pi exits normally, told once, nothing before the marker reaches a provider, the
+    # audit of the session finds nothing, and the restarted server carries on
+    assert_fails_closed(run, capsys, [FAULT_NOTICE])
+    assert _reset_committed(run)
+    assert all("ALPHA" not in text for r in run.requests[2:] for text in _texts(r["messages"]))
+    assert "CHARLIE" in _texts(run.requests[-1]["messages"])
