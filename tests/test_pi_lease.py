@@ -37,7 +37,8 @@ TEXT = (
     | st.sampled_from(["", "\ud83d", "a\udc00b", "emoji 😀 and 中文", 'quote " and \\', "\u2028"])
 )
 """Unicode text, long runs of what packs many tokens into few chars (CJK, rare CJK a tokenizer
-spells byte by byte, emoji, digits, combining marks), lone UTF-16 surrogates (a cut emoji) and characters JSON escapes."""
+spells byte by byte, emoji, digits, combining marks), lone UTF-16 surrogates (a cut emoji)
+and characters JSON escapes."""
 NUMBER = st.integers(-5, 10**6) | st.floats(-1e6, 1e6, allow_nan=False) | st.none()
 JSON_VALUE = st.recursive(
     st.none() | st.booleans() | st.integers(-(10**9), 10**9) | TEXT,
