@@ -29,15 +29,16 @@ The conditions below are R19–R57 read for "every covered hook is a no-op":
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar, Final
 
 from attrs import frozen
 
 from pictx_fsm import policy
+from pictx_fsm._jscompat import is_number
 from pictx_fsm.audit import AuditLog
-from pictx_fsm.effects import HookResult
-from pictx_fsm.hooks import HostContext
+from pictx_fsm.effects import HookResult, MessagesResult
+from pictx_fsm.hooks import HostContext, ModelInfo
 from pictx_fsm.hosts.pi.failclosed import ScannedWindow, fail_closed
 from pictx_fsm.hosts.pi.wire import ExpandedMessages, encode_messages
 from pictx_fsm.lifecycle import LifecycleState, in_state
@@ -134,12 +135,19 @@ def token_limit(
 
 
 def grant(
-    runtime: LifecycleRuntime, ctx: HostContext, model: Mapping[str, Any] | None
+    runtime: LifecycleRuntime,
+    ctx: HostContext,
+    model: Mapping[str, Any] | None,
+    *,
+    live: bool = False,
 ) -> Lease | None:
-    """The lease the runtime's state allows now, or ``None``."""
+    """The lease the runtime's state allows now, or ``None``. The settings policy must be
+    cached (R40: it changes only at a transition, which voids the lease) unless ``live``: a
+    holder that checks the policy at every leased hook (:class:`HeldLease`, the twin)."""
     state = runtime.state
-    if not quiet(state) or state.policy is None or not runtime.services.cache_policy:
+    if not quiet(state) or not (live or (state.policy and runtime.services.cache_policy)):
         return None
+    rules = runtime.policy(ctx)
     tree = runtime.tree
     window = tree.current_window
     usage = runtime.services.window_usage(ctx)
@@ -149,7 +157,7 @@ def grant(
         if usage is None or usage.tokens is None:
             return None  # the estimate may become known: nothing to bound it from
         persisted = (tree.has_window_message(GUIDANCE_TYPE), tree.has_window_message(WARNING_TYPE))
-        limit = token_limit(usage, state.policy.thresholds, state.policy.automatic, persisted)
+        limit = token_limit(usage, rules.thresholds, rules.automatic, persisted)
         base = usage.tokens
         if limit is not None and base > limit:
             return None
@@ -205,7 +213,7 @@ def usage_floor(entry: Mapping[str, Any]) -> int | None:
     return usage_tokens(message, strict=False)
 
 
-def bound_after(bound: int, entries: list[Mapping[str, Any]], per_byte: bool) -> int | None:
+def bound_after(bound: int, entries: Sequence[Mapping[str, Any]], per_byte: bool) -> int | None:
     """The bound after ``entries`` are appended (``None``: void). A trusted usage may anchor
     the estimate at itself, an untrusted one leaves it counting on: the larger covers both."""
     for entry in entries:
@@ -312,3 +320,69 @@ def record_broken(audit: AuditLog | None, hook: str, detail: str, profile: Profi
         profile=profile.value,
         fingerprint="",
     )
+
+
+# -- holding a lease (the Python twin of lease.mjs's Lease, for the model session) -----------
+
+
+PLAIN_STOPS: Final = frozenset({"stop", "toolUse"})
+
+
+def plain_turn(message: Mapping[str, Any], outcome: str, drafts: int, ctx: HostContext) -> bool:
+    """A ``turn_end`` that decides nothing under a lease (lease.mjs's ``plainTurn``):
+    completed, not aborted, no drafts, a reply that is no overflow of any kind (R21, R33)."""
+    if ctx.signal_aborted or outcome != "completed" or drafts:
+        return False
+    if message.get("role") != "assistant" or message.get("stopReason") not in PLAIN_STOPS:
+        return False
+    if message.get("errorMessage") not in (None, ""):
+        return False
+    usage = message.get("usage")
+    usage = usage if isinstance(usage, Mapping) else {}
+    parts = (usage.get("input", 0), usage.get("cacheRead", 0))
+    if not all(is_number(part) and math.isfinite(part) for part in parts):
+        return False
+    window = ctx.model.context_window if ctx.model is not None else None
+    return not window or window <= 0 or sum(parts) <= window
+
+
+class HeldLease:
+    """A lease as the extension holds it: the bound over the entries since its base."""
+
+    def __init__(
+        self, lease: Lease, leaf: str | None, rules: policy.Policy, model: ModelInfo | None
+    ) -> None:
+        self.lease = lease
+        self.bound = lease.base
+        self.leaf = leaf
+        self.policy = rules
+        """The settings policy it was granted under (a live source may change it: void)."""
+        self.model = model
+
+    def observe(self, entries: Sequence[Mapping[str, Any]], leaf: str | None) -> bool:
+        """The entries appended since the last hook (parent first): ``False`` when they void
+        the lease (another branch, an entry it cannot bound, past the limit)."""
+        if entries and entries[0].get("parentId") != self.leaf:
+            return False
+        if not entries and leaf != self.leaf:
+            return False
+        bound = bound_after(self.bound, entries, self.lease.per_byte)
+        if bound is None:
+            return False
+        self.bound, self.leaf = bound, leaf
+        return self.lease.limit is None or bound <= self.lease.limit
+
+
+def decided_otherwise(answer: HookResult, decided: HookResult, after: LifecycleState) -> str | None:
+    """The twin's agreement check (:func:`disagreement` on the decided values): the same
+    value, no effect, a state still :func:`quiet`."""
+    if not quiet(after):
+        return f"the lifecycle's {decided.hook} staged or requested something"
+    if decided.effects:
+        return f"the lifecycle's {decided.hook} had effects"
+    mine, theirs = answer.value, decided.value
+    if isinstance(mine, MessagesResult) and isinstance(theirs, MessagesResult):
+        same = list(mine.messages) == list(theirs.messages)
+    else:
+        same = mine is None and theirs is None
+    return None if same else f"the lifecycle's {decided.hook} decided another value"
