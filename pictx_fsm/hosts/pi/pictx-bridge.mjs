@@ -47,6 +47,10 @@ const LEASES = process.env.PICTX_FSM_LEASE !== "0";
 const LEASED = new Set(MANIFEST.lease.hooks);
 const NEUTRAL = new Set(MANIFEST.lease.neutral);
 const IMPORT_FAILURE = /ModuleNotFoundError|ImportError|No module named|SyntaxError/;
+const LEASE_BACKLOG = 8;
+// Unanswered leased requests after which a leased handler lets Node's loop turn once before
+// it returns (the replies that arrived are read): Pi's loop with a fast provider may be all
+// promises, and a server whose replies are never read stops reading requests.
 const children = new Set();
 process.once("exit", () => children.forEach((child) => child.kill("SIGKILL")));
 
@@ -99,6 +103,7 @@ class Bridge {
     if (name === "session_start" || name === "session_tree") this.forgetMissingBoots();
     try {
       const leased = this.leased(name, event, ctx);
+      if (leased && this.server.leased.size >= LEASE_BACKLOG) await nextTurnOfTheLoop();
       if (leased) return leased.value;
       const decided = guess && name === "context_with_system" ? this.decidedAhead(guess, event, ctx) : null;
       if (decided) return decided;
@@ -503,7 +508,8 @@ class Bridge {
   // A request sent in a run already aborted waits only the abort grace: a healthy server
   // answers in milliseconds, and Pi is winding the run down.
   // A `detached` request (pipelined) is queued and written with the next awaited one (one
-  // write, one wake-up of the server for the batch), at the latest after the pipeline delay;
+  // write, one wake-up of the server for the batch), at the latest after the pipeline delay
+  // (a leased one at once: flushSoon);
   // its timeout keeps Node alive no longer than Pi does.
   exchange(body, signal, timeoutMs, label, detached = false) {
     const server = this.server;
@@ -527,7 +533,11 @@ class Bridge {
         settle({ ok: false });
         this.fault(server, format(text, { hook: label, ms }));
       };
-      let timer = setTimeout(expire(T.FAULT_TIMEOUT, timeoutMs), timeoutMs);
+      // A pipelined request's timer may run late, before the loop has read a reply that
+      // came in time (timers run before I/O in a turn of the loop): it looks once more after
+      // the I/O of this turn.
+      const late = (text, ms) => () => setImmediate(() => server.waiting.has(id) && expire(text, ms)());
+      let timer = setTimeout((detached ? late : expire)(T.FAULT_TIMEOUT, timeoutMs), timeoutMs);
       if (detached) timer.unref();
       // Aborted (Escape): the handler returns at once; the request stays watched for a
       // short grace, after which a server that still has not answered counts as hung.
@@ -549,7 +559,21 @@ class Bridge {
       if (TIMING && !detached) this.waited += 1;
       server.outbox.push(line);
       if (!detached) this.flush(server);
+      else if (body.leased) this.flushSoon(server);
       else server.flushTimer ??= setTimeout(() => this.flush(server), PIPELINE_MS);
+    });
+  }
+
+  // A leased hook's request is written as soon as the handler has returned (a microtask,
+  // with anything queued before it), not at the pipeline delay: under a lease no awaited
+  // request comes to carry it, and a run of leased turns may never let a timer fire
+  // (Pi's loop with a fast provider is all promises), which would starve the server.
+  flushSoon(server) {
+    if (server.flushing) return;
+    server.flushing = true;
+    queueMicrotask(() => {
+      server.flushing = false;
+      this.flush(server);
     });
   }
 
@@ -794,4 +818,8 @@ function noInterpreter(error) {
     problem: format(T.PROBLEM_NO_INTERPRETER, { python: PYTHON, error: error.code ?? String(error) }),
     fix: T.FIX_PYTHON,
   };
+}
+
+function nextTurnOfTheLoop() {
+  return new Promise((resolve) => setImmediate(resolve));
 }
