@@ -20,7 +20,9 @@ from session_builders import SessionBuilder
 from test_pi_faults import FAULT_NOTICE, _fault, _reset_committed, _texts, assert_fails_closed
 
 from pictx_fsm.audit import AuditLog, hook_records
+from pictx_fsm.errors import IllegalEventError
 from pictx_fsm.hosts.pi import lease, texts
+from pictx_fsm.hosts.pi.lease_machine import LeaseFollower
 from pictx_fsm.hosts.pi.server import BridgeSession, answer
 from pictx_fsm.runtime import LifecycleRuntime, pi_file_settings
 from pictx_fsm.session.entries import Entry
@@ -469,3 +471,27 @@ def test_a_server_killed_while_the_extension_holds_a_lease_fails_closed(
     assert _reset_committed(run)
     assert all("ALPHA" not in text for r in run.requests[2:] for text in _texts(r["messages"]))
     assert "CHARLIE" in _texts(run.requests[-1]["messages"])
+
+
+# -- the bridge_lease machine ---------------------------------------------------------------
+
+LEASE_EVENTS = st.lists(st.sampled_from(["grant", "answer", "void", "break", "connect"]))
+
+
+@settings(max_examples=50, deadline=None)
+@given(events=LEASE_EVENTS)
+def test_the_extension_follows_bridge_lease_as_declared(node: NodeBatch, events: list[str]) -> None:
+    # Given any events; When the extension's follower (the manifest's table) and the compiled
+    # engine step bridge_lease
+    steps = node.ask({"op": "lease_machine", "events": events})["steps"]
+    follower = LeaseFollower()
+    expected: list[Any] = []
+    for event in events:
+        try:
+            actions = follower.fire(event)
+        except IllegalEventError:
+            expected.append(None)
+        else:
+            expected.append([follower.state, list(actions)])
+    # Then they take the same transitions and refuse the same undeclared events
+    assert steps == expected

@@ -21,6 +21,7 @@ from pictx_fsm import __version__
 from pictx_fsm.hooks import HOOKS
 from pictx_fsm.hosts.pi import lease, texts
 from pictx_fsm.hosts.pi.connection import transition_table
+from pictx_fsm.hosts.pi.lease_machine import lease_table
 from pictx_fsm.hosts.pi.wire import MESSAGE_HOOKS, PIPELINED_HOOKS, PROTOCOL
 from pictx_fsm.lifecycle import toggle_completions
 from pictx_fsm.protocol import (
@@ -118,6 +119,7 @@ def build_manifest() -> dict[str, Any]:
             "countedRoles": sorted(lease.COUNTED_ROLES),
             "charsPerToken": CHARS_PER_TOKEN,
             "imageTokens": IMAGE_TOKENS,
+            "machine": lease_table(),
         },
     }
 

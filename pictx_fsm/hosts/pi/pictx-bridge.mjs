@@ -47,6 +47,7 @@ const LEASES = process.env.PICTX_FSM_LEASE !== "0";
 const LEASED = new Set(MANIFEST.lease.hooks);
 const NEUTRAL = new Set(MANIFEST.lease.neutral);
 const IMPORT_FAILURE = /ModuleNotFoundError|ImportError|No module named|SyntaxError/;
+const PIPE_GRACE_MS = 100;
 const LEASE_BACKLOG = 8;
 // Unanswered leased requests after which a leased handler lets Node's loop turn once before
 // it returns (the replies that arrived are read): Pi's loop with a fast provider may be all
@@ -82,6 +83,7 @@ class Bridge {
     this.ahead = null; // the hooks that settle a run, decided with its last turn_end
     this.toggle = null;
     this.lease = null; // the server's lease on quiet hooks (lease.mjs), while it holds
+    this.leasing = new ConnectionMachine(MANIFEST.lease.machine); // bridge_lease's follower
     this.carried = []; // entries read for a lease that voided: they go with the next request
     this.told = new Set(); // error texts and missing-boot windows already announced
     this.timings = [];
@@ -176,6 +178,7 @@ class Bridge {
       this.carried = session.entries;
       return this.void();
     }
+    this.fireLease("answer"); // send_pipelined: below
     let sent = payload(name, event, WIN.bootType);
     if (MESSAGE_HOOKS.has(name)) {
       const kept = this.keptAgainst(name, event);
@@ -204,20 +207,30 @@ class Bridge {
   }
 
   hold(reply) {
-    if (LEASES && this.server.leasing !== false) {
+    if (LEASES && this.leasing.state !== "broken") {
+      this.fireLease("grant");
       this.lease = new Lease(reply.reply.lease, reply.leaf, this.server, MANIFEST.lease, WIN);
     }
   }
 
   void() {
+    if (this.lease) this.fireLease("void");
     this.lease = null;
     return null;
   }
 
   // The server decided a leased hook otherwise (it told the user): no more leases from it.
   broken(server) {
-    server.leasing = false;
-    if (this.lease?.server === server) this.lease = null;
+    if (server !== this.server) return;
+    this.fireLease("break"); // stop_leasing
+    this.lease = null;
+  }
+
+  // Step bridge_lease; an undeclared event is a follower bug, told once, never a crash.
+  fireLease(event) {
+    if (this.leasing.fire(event) === null) {
+      this.tellOnce(format(T.NOTICE_LIFECYCLE_ERROR, { where: "bridge_lease", error: `no ${event} in ${this.leasing.state}` }));
+    }
   }
 
   // A provider request's messages against what this connection's server holds (wire.mjs):
@@ -439,12 +452,12 @@ class Bridge {
     // Any request makes the server drop what it decided ahead, and voids a lease.
     this.speculation = null;
     this.ahead = null;
-    this.lease = null;
+    this.void();
     await this.drained();
     if (!(await this.ready(ctx))) return { ok: false };
     if (typeof event === "function") event = event(this.server);
     const body = { kind, name, event, ctx: facts(ctx, PI_VERSION, CHECK_USAGE), session: this.delta(ctx) };
-    if (LEASES && kind === "hook" && this.server.leasing !== false) body.lease = true;
+    if (LEASES && kind === "hook" && this.leasing.state !== "broken") body.lease = true;
     const reply = await this.exchange(body, signal, body.session.header ? START_MS : REQUEST_MS, name);
     if (reply.reply?.error) {
       this.tellOnce(format(T.NOTICE_LIFECYCLE_ERROR, { where: name, error: reply.reply.error }));
@@ -487,7 +500,7 @@ class Bridge {
       this.sent = new Set(out.entries.map((entry) => entry.id));
       this.headerSent = true;
       this.carried = [];
-      this.lease = null;
+      this.void();
       return out;
     }
     let entry = manager.getLeafEntry();
@@ -499,7 +512,7 @@ class Bridge {
     out.entries.reverse();
     if (this.carried.length) out.entries = [...this.carried, ...out.entries];
     this.carried = [];
-    if (this.lease && !this.lease.observe(out.entries, out.leaf)) this.lease = null;
+    if (this.lease && !this.lease.observe(out.entries, out.leaf)) this.void();
     return out;
   }
 
@@ -630,6 +643,8 @@ class Bridge {
     };
     server.starting = new Promise((resolve) => (server.started = resolve));
     this.server = server;
+    this.void();
+    this.fireLease("connect"); // a new server: unleased, whatever the last one said
     this.headerSent = false;
     try {
       // A neutral working directory: `python -m` puts it first on sys.path, and Pi's own
@@ -653,9 +668,12 @@ class Bridge {
     for (const stream of [child.stdin, child.stdout, child.stderr]) {
       stream.unref?.();
       stream.on("error", (error) => {
-        // While starting, the process event that follows (error or close) says more.
+        // While starting, the process event that follows (error or close) says more; a
+        // dead server's pipe breaks before its exit is seen, and the exit, when it follows
+        // within the grace, names the fault (a leased request is written at once).
         if (this.machine.state === "starting") return;
-        this.fault(server, format(T.FAULT_PIPE, { detail: error.code ?? String(error) }));
+        const detail = format(T.FAULT_PIPE, { detail: error.code ?? String(error) });
+        setTimeout(() => this.fault(server, detail), PIPE_GRACE_MS).unref();
       });
     }
     child.on("error", (error) => {

@@ -306,7 +306,7 @@ class BridgeSession:
         assert self.runtime is not None
         detail = lease.disagreement(hook, reply, expected, claimed, self.runtime.state)
         notices = [e for e in reply["effects"] if e["effect"] == "notify"]
-        if detail is None:
+        if detail is None or not self.leasing:  # a break is told once per connection
             return {"value": None, "effects": notices}
         self.leasing = False
         lease.record_broken(self.audit, hook, detail, self.profile)

@@ -63,6 +63,7 @@ from pictx_fsm.hosts.model.extension import (
 from pictx_fsm.hosts.pi import lease, texts
 from pictx_fsm.hosts.pi.connection import Connection
 from pictx_fsm.hosts.pi.failclosed import ScannedWindow, fail_closed, marker_on_path, scan_window
+from pictx_fsm.hosts.pi.lease_machine import LeaseFollower
 from pictx_fsm.hosts.pi.wire import PIPELINED_HOOKS
 from pictx_fsm.protocol import (
     MARKER_TYPE,
@@ -106,7 +107,8 @@ class BridgeTwin:
         """The hook, tool or command being handled (where an effect applied at once comes from)."""
         self.told: set[str] = set()
         self.held: lease.HeldLease | None = None
-        self.leasing = True
+        self.leasing = LeaseFollower()
+        """The ``bridge_lease`` machine, as the extension follows it."""
         self.disagreements: list[str] = []
         """Leased answers the runtime decided otherwise (none, if the lease is sound)."""
         self.leased: list[str] = []
@@ -154,8 +156,8 @@ class BridgeTwin:
         self.reset_pending = False
         self.told = {key for key in self.told if not key.startswith("boot:")}
         self.queued.clear()
-        self.held = None
-        self.leasing = True
+        self._void()
+        self.leasing.fire("connect")
 
     def handle(self, event: HookEvent, ctx: HostContext) -> Reply:
         hook = type(event).HOOK
@@ -171,7 +173,7 @@ class BridgeTwin:
             elif hook not in lease.NEUTRAL_HOOKS:
                 self._hold(hook, ctx, reply)
         else:
-            self.held = None
+            self._void()
             reply = self._fallback(event)
         if hook == "session_shutdown":
             self._fire("shutdown")
@@ -215,6 +217,8 @@ class BridgeTwin:
             return
         assert self.tree is not None
         self.inner.bind(self.tree)
+        self._void()
+        self.leasing.fire("connect")  # a new server: unleased, whatever the last one said
         self.alive = True
         self._fire("handshake", ctx=ctx)
 
@@ -249,14 +253,17 @@ class BridgeTwin:
     def _hold(self, hook: str, ctx: HostContext, reply: Reply) -> None:
         """After a hook the runtime answered as an awaited request: the lease it grants (a
         pipelined one, ``model_select``, grants none and voids it)."""
-        self.held = None
+        self._void()
         runtime = self.inner.runtime
-        if not self.leasing or hook in PIPELINED_HOOKS or not isinstance(runtime, LifecycleRuntime):
+        if self.leasing.state == "broken" or hook in PIPELINED_HOOKS:
+            return
+        if not isinstance(runtime, LifecycleRuntime):
             return
         if isinstance(reply, HookResult) and reply.effects:
             return
         granted = lease.grant(runtime, ctx, None, live=True)
         if granted is not None and self.tree is not None:
+            self.leasing.fire("grant")
             self.held = lease.HeldLease(granted, self.tree.leaf_id, runtime.policy(ctx), ctx.model)
 
     def _leased(self, event: HookEvent, ctx: HostContext) -> HookResult | None:
@@ -269,8 +276,15 @@ class BridgeTwin:
         if hook in lease.LEASED_HOOKS and self._holds(held, ctx):
             answer = self._answer(event, held, ctx)
         if answer is None:
-            self.held = None
+            self._void()
+        else:
+            self.leasing.fire("answer")
         return answer
+
+    def _void(self) -> None:
+        if self.held is not None:
+            self.leasing.fire("void")
+        self.held = None
 
     def _holds(self, held: lease.HeldLease, ctx: HostContext) -> bool:
         runtime = self.inner.runtime
@@ -318,7 +332,8 @@ class BridgeTwin:
         notices = [e for e in decided.effects if isinstance(e, Notify)]
         if detail is not None:
             self.disagreements.append(f"{hook}: {detail}")
-            self.leasing, self.held = False, None
+            self.leasing.fire("break")
+            self.held = None
             message = texts.NOTICE_LEASE_BROKEN.format(detail=detail)
             notices.append(Notify(message=message, level="error"))
         return HookResult(hook=hook, value=answer.value, effects=tuple(notices))
@@ -394,7 +409,7 @@ class BridgeTwin:
     def _tool(self, name: str, handler: ToolHandler) -> ToolHandler:
         def run(call: ToolInvocation, ctx: HostContext) -> HookResult | ToolOutput:
             self.source = f"tool:{name}"
-            self.held = None
+            self._void()
             if not self._connect(ctx):
                 text = texts.TOOL_UNAVAILABLE.format(state=self._unavailable(), tool=name)
                 return ToolOutput(text=text, is_error=True)
@@ -411,7 +426,7 @@ class BridgeTwin:
     def _command(self, name: str, handler: CommandHandler) -> CommandHandler:
         def run(args: str, ctx: HostContext) -> HookResult | None:
             self.source = f"command:{name}"
-            self.held = None
+            self._void()
             if self._connect(ctx):
                 reply = handler(args, ctx)
                 if args.strip().lower() in ("on", "off"):
