@@ -124,6 +124,13 @@ def _base(builder: SessionBuilder, marked: bool) -> None:
         builder.continuation()
 
 
+def _based(marked: bool, counter: type[TokenCounter]) -> tuple[SessionBuilder, int | None]:
+    """A session of one turn (then a reset when ``marked``) and its window's estimate."""
+    builder = SessionBuilder()
+    _base(builder, marked)
+    return builder, _estimate(builder.tree, marked, counter())
+
+
 def _json(entries: list[Entry]) -> list[dict[str, Any]]:
     return json.loads(json.dumps([e.to_json() for e in entries], ensure_ascii=True))
 
@@ -162,12 +169,10 @@ def test_R47_R48_the_lease_bound_covers_the_estimate_after_any_appended_entries(
     split: int,
 ) -> None:
     # Given a session whose window estimate is known, the lease's base
-    builder = SessionBuilder()
-    _base(builder, marked)
-    tree = builder.tree
-    base = _estimate(tree, marked, counter())
+    builder, base = _based(marked, counter)
     assume(base is not None)
     assert base is not None
+    tree = builder.tree
     leaf, before = tree.leaf_id, len(tree.entries)
     # When entries are appended (unicode, images, tool calls, usages, stamps out of order)
     # and the extension observes them in two deltas
@@ -175,7 +180,8 @@ def test_R47_R48_the_lease_bound_covers_the_estimate_after_any_appended_entries(
         _grow(builder, raw)
     new = list(tree.entries[before:])
     bound = _js_bound(node, base, leaf, [new[:split], new[split:]], per_byte)
-    # Then its bound is the Python twin's, and at least the estimate wherever that is known
+    # Then the extension's bound and its Python twin's are at least the estimate wherever
+    # that is known
     twin = lease.bound_after(base, [e.to_json() for e in new], per_byte)
     assert bound is not None and twin is not None
     estimate = _estimate(tree, marked, counter())
@@ -193,11 +199,9 @@ def test_R48_an_untrusted_usage_after_long_messages_does_not_lower_the_bound(
 ) -> None:
     # Given a known estimate, then a long prompt, then a reply stamped before that prompt
     # (pi-ai distrusts its usage: the estimate goes on counting) reporting little usage
-    builder = SessionBuilder()
-    _base(builder, marked)
-    tree = builder.tree
-    base = _estimate(tree, marked, counter())
+    builder, base = _based(marked, counter)
     assert base is not None
+    tree = builder.tree
     leaf, before = tree.leaf_id, len(tree.entries)
     builder.user("long prompt " * 500)
     builder.assistant("short", total=5, stamp=0)
@@ -230,32 +234,21 @@ def test_an_entry_the_bound_cannot_cover_voids_the_lease(
     # Given a held lease; When an entry arrives that may change the estimate otherwise
     entry = {"id": "e1", "parentId": "base", "timestamp": "t", **raw}
     # Then both the extension and its twin void the lease
-    assert (
-        node.ask(
-            {"op": "bound", "base": 10, "leaf": "base", "perByte": False, "chunks": [[entry]]}
-        )["bound"]
-        is None
-    )
+    assert _bound_of(node, entry) is None
     assert lease.bound_after(10, [entry], False) is None
 
 
 def test_entries_on_another_branch_void_the_lease(node: NodeBatch) -> None:
     # Given a lease held at leaf "base"; When the next delta does not continue from it
-    entry = {
-        "type": "custom",
-        "id": "e1",
-        "parentId": "elsewhere",
-        "timestamp": "t",
-        "customType": "n",
-        "data": {},
-    }
+    entry = {"type": "custom", "id": "e1", "parentId": "elsewhere", "customType": "n"}
     # Then the lease is void
-    assert (
-        node.ask(
-            {"op": "bound", "base": 10, "leaf": "base", "perByte": False, "chunks": [[entry]]}
-        )["bound"]
-        is None
-    )
+    assert _bound_of(node, entry) is None
+
+
+def _bound_of(node: NodeBatch, entry: dict[str, Any]) -> int | None:
+    """The bound after one raw entry, from a lease held at leaf "base" with base 10."""
+    request = {"op": "bound", "base": 10, "leaf": "base", "perByte": False, "chunks": [[entry]]}
+    return node.ask(request)["bound"]  # type: ignore[no-any-return]
 
 
 # -- the server: grant and check ----------------------------------------------------------------
