@@ -47,11 +47,11 @@ const LEASES = process.env.PICTX_FSM_LEASE !== "0";
 const LEASED = new Set(MANIFEST.lease.hooks);
 const NEUTRAL = new Set(MANIFEST.lease.neutral);
 const IMPORT_FAILURE = /ModuleNotFoundError|ImportError|No module named|SyntaxError/;
-const PIPE_GRACE_MS = 100;
-const LEASE_BACKLOG = 8;
+const PIPE_GRACE_MS = 100; // how long a broken pipe waits for the exit that names the fault
 // Unanswered leased requests after which a leased handler lets Node's loop turn once before
 // it returns (the replies that arrived are read): Pi's loop with a fast provider may be all
 // promises, and a server whose replies are never read stops reading requests.
+const LEASE_BACKLOG = 8;
 const children = new Set();
 process.once("exit", () => children.forEach((child) => child.kill("SIGKILL")));
 
@@ -172,7 +172,7 @@ class Bridge {
     if (lease.server !== this.server || this.machine.state !== "ready") return this.void();
     if (NEUTRAL.has(name)) return null;
     if (!LEASED.has(name)) return this.void();
-    const session = this.delta(ctx);
+    const session = this.delta(ctx); // the new entries: past the bound, the lease is void
     const answer = this.lease && lease.answer(name, event, modelFacts(ctx.model), ctx.signal?.aborted === true);
     if (!answer) {
       this.carried = session.entries;
