@@ -148,7 +148,10 @@ def test_real_pi_pipelines_the_observational_hooks_and_still_shows_their_notices
     server = f'"{sys.executable}" -m pictx_fsm.hosts.pi'
     python = python_wrapper(tmp_path, "python", f"tee {requests} | {server} | tee {replies}")
     script = [{"tools": [{"name": "wipe_memory"}], "text": "wiping"}, {"text": "fresh"}]
-    run = run_pi(tmp_path, script, "please wipe", env={"PICTX_FSM_PYTHON": str(python)})
+    # (with leases off: the hooks decided ahead are what this test watches; test_pi_lease
+    # watches the leased ones)
+    env = {"PICTX_FSM_PYTHON": str(python), "PICTX_FSM_LEASE": "0"}
+    run = run_pi(tmp_path, script, "please wipe", env=env)
     assert run.returncode == 0, run.stderr
     sent = [json.loads(line) for line in requests.read_text().splitlines()]
     answered = {r["id"]: r for r in map(json.loads, replies.read_text().splitlines())}

@@ -11,10 +11,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from pictx_fsm.audit_sessions import audit_file
-from pictx_fsm.hosts.pi import texts
+from pictx_fsm.hosts.pi import lease, texts
 from pictx_fsm.hosts.pi.connection import connection_spec
 from pictx_fsm.hosts.pi.twin import BridgeTwin
-from pictx_fsm.protocol import BOOT_TYPE, MARKER_TYPE, NOTICE_MISSING_BOOT
+from pictx_fsm.protocol import BOOT_TYPE, MARKER_TYPE, NOTICE_MISSING_BOOT, WARNING_TYPE
 from pictx_fsm.session.entries import MessageEntry
 from pictx_fsm.testing.actions import (
     Action,
@@ -263,3 +263,51 @@ def test_a_lifecycle_that_restarts_still_completes_the_forked_tail() -> None:
     assert not run.failed, run.describe_failure()
     assert not run.world.lifecycle_down
     assert getattr(_after_marker(run.world)[1], "custom_type", None) == BOOT_TYPE
+
+
+# -- the lease on quiet hooks (pictx_fsm.hosts.pi.lease) ---------------------------------------
+
+QUIET_TURNS: list[Action] = [
+    action
+    for index in range(4)
+    for action in (Prompt(chars=200), Script(reply="text", chars=300), Settle())
+]
+
+
+def test_quiet_turns_are_answered_under_a_lease_the_runtime_agrees_with() -> None:
+    # Given quiet turns in a large window
+    world = run(QUIET_TURNS)
+    bridge = twin(world)
+    # Then after the first awaited answer the twin answered the provider requests and the
+    # turn ends itself, and the runtime decided every one the same way
+    assert {"context", "context_with_system", "turn_end"} <= set(bridge.leased)
+    assert bridge.disagreements == []
+
+
+def test_R51_a_window_filling_up_ends_the_lease_before_the_warning_line() -> None:
+    # Given leased turns, then a prompt that fills a small window past the warning line
+    # (R51: remaining ≤ reserve 2000 + 12288 stages the final warning at context)
+    config = WorldConfig(context_window=60000)
+    world = run([*QUIET_TURNS, Prompt(chars=190000), Script(reply="text"), Settle()], config)
+    bridge = twin(world)
+    # Then the warning was committed (the lifecycle decided it, not a lease), and no leased
+    # answer disagreed with the runtime
+    types = [getattr(e, "custom_type", None) for e in world.session.entries]
+    assert WARNING_TYPE in types and "context" in bridge.leased
+    assert bridge.disagreements == []
+
+
+def test_a_lease_with_a_wrong_limit_is_caught_by_verify_s_invariant(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Given leases granted without a limit (a wrong derivation of R50–R52)
+    monkeypatch.setattr(lease, "token_limit", lambda *args: None)
+    world = World(WorldConfig(context_window=60000))
+    suite = InvariantSuite()
+    # When a prompt fills the window past the warning line under such a lease
+    for action in [*QUIET_TURNS, Prompt(chars=190000), Script(reply="text"), Settle()]:
+        world.apply(action)
+    # Then the runtime decided otherwise, and the leases_agree invariant says so
+    found = [v for v in suite.check(world) if v.invariant == "leases_agree"]
+    assert found and "staged or requested" in found[0].message
+    assert texts.NOTICE_LEASE_BROKEN.split("(")[0] in " ".join(notices(world))

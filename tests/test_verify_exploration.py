@@ -211,9 +211,11 @@ def test_shrinking_stops_at_the_time_budget_and_reports_the_shortest_failure_so_
     assert report.failed and report.found_after is not None
     assert report.elapsed <= 40.0 * (1 + SHRINK_SHARE) + 2
     assert report.shrink_cut
-    # And the reported counterexample still fails on replay (it was a failing example)
+    # And the reported counterexample still fails on replay (it was a failing example): the
+    # leak reaches a provider request, or — where the bridge held a lease on quiet hooks and
+    # sent its own fail-closed projection — the lifecycle's leaking projection disagreed
     assert report.counterexample is not None and report.counterexample.failure is not None
-    assert report.counterexample.failure["invariant"] == "no_erased_history"
+    assert report.counterexample.failure["invariant"] in ("no_erased_history", "leases_agree")
 
 
 def test_the_budget_gives_a_late_failure_a_share_for_shrinking() -> None:

@@ -148,6 +148,11 @@ class UsageIndex:
 
     # -- queries ------------------------------------------------------------------------------
 
+    @property
+    def counter(self) -> TokenCounter:
+        """What turns a message into tokens (a lease bounds chars/4 and a tokenizer apart)."""
+        return self._window_rules.counter
+
     def active_window_tokens(self) -> int | None:
         """R47/R48 at the leaf: the host estimate in the root window, else the window's."""
         leaf = self._tree.leaf

@@ -721,6 +721,25 @@ class RunsSettle(Invariant):
         return found
 
 
+class LeasesAgree(Invariant):
+    name = "leases_agree"
+    guards = "the bridge's lease on quiet hooks (issue 8 item 7)"
+    doc = (
+        "a hook the bridge answered under a lease is what the lifecycle decided: no value, no "
+        "effect, nothing staged or requested, the same projection (pictx_fsm.hosts.pi.lease)"
+    )
+
+    def __init__(self) -> None:
+        self._seen = 0
+
+    def check(self, world: WorldView) -> list[Violation]:
+        # A world without the bridge twin (the context-management world) leases nothing.
+        found: list[str] = getattr(getattr(world, "extension", None), "disagreements", [])
+        fresh = [self.violation(detail) for detail in found[self._seen :]]
+        self._seen = len(found)
+        return fresh
+
+
 from pictx_fsm.testing.notes_sandbox import NotesConfined  # noqa: E402 (it imports Invariant)
 
 INVARIANT_TYPES: Sequence[type[Invariant]] = (
@@ -738,6 +757,7 @@ INVARIANT_TYPES: Sequence[type[Invariant]] = (
     NoLifecycleErrors,
     RunsSettle,
     NotesConfined,
+    LeasesAgree,
 )
 
 

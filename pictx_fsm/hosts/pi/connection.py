@@ -155,17 +155,22 @@ def condition_json(condition: Condition | None) -> Any:
 
 
 def transition_table() -> Mapping[str, Any]:
-    """The machine as the extension runs it: states, initial state, transitions in document
-    order (the order both engines try them), guards as JSON trees, actions by name."""
-    spec = connection_spec()
+    """The machine as the extension runs it (:func:`machine_table`), with its restart limit
+    and back-off."""
+    table = machine_table(connection_spec())
+    return {**table, "maxRestarts": MAX_RESTARTS, "backoffMs": list(BACKOFF_MS)}
+
+
+def machine_table(spec: MachineSpec) -> dict[str, Any]:
+    """A one-region machine as the extension runs it (``connection.mjs``): states, initial
+    state, transitions in document order (the order both engines try them), guards as JSON
+    trees, actions by name."""
     [region] = spec.regions
     return {
-        "machine": MACHINE,
+        "machine": spec.name,
         "sha256": spec.sha256,
         "initial": region.initial,
         "states": list(region.states),
-        "maxRestarts": MAX_RESTARTS,
-        "backoffMs": list(BACKOFF_MS),
         "transitions": [
             {
                 "id": t.id,

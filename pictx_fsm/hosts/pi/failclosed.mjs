@@ -46,11 +46,13 @@ export function isBoot(message, win, windowId = null) {
   return isObject(message.details) && message.details.windowId === windowId;
 }
 
-// pi-ai's getCurrentSystemMessage, exactly as pictx_fsm.session.projection.fold_system.
-export function foldSystem(messages) {
+// pi-ai's getCurrentSystemMessage, exactly as pictx_fsm.session.projection.fold_system,
+// of messages[0:end].
+export function foldSystem(messages, end = messages.length) {
   const state = { contents: [], sections: new Map(), tools: new Map() };
   let timestamp = null;
-  for (const message of messages) {
+  for (let index = 0; index < end; index++) {
+    const message = messages[index];
     if (!isObject(message) || message.role !== "system") continue;
     if (message.replace === true) {
       state.contents.length = 0;
@@ -101,15 +103,23 @@ export function projectMarkerWindow(messages, windowId, win) {
     const head = foldSystem(messages);
     return { messages: head === null ? [] : [head], cutIndex: null, missingBoot: true };
   }
-  const head = foldSystem(messages.slice(0, cut));
+  const head = foldSystem(messages, cut);
   const rest = messages.slice(cut);
   return { messages: head === null ? rest : [head, ...rest], cutIndex: cut, missingBoot: false };
 }
 
-// R69: the last boot for the root id replaces every boot, at the first boot's index.
+// R69: the last boot for the root id replaces every boot, at the first boot's index. One
+// pass, and no copy when the list is its own projection (no root boot, or that boot alone).
 export function projectRootWindow(messages, rootId, win) {
+  let boots = 0;
+  let root = -1;
+  for (let index = 0; index < messages.length; index++) {
+    if (!isBoot(messages[index], win)) continue;
+    boots += 1;
+    if (isBoot(messages[index], win, rootId)) root = index;
+  }
+  if (root < 0 || boots === 1) return { messages, cutIndex: null, missingBoot: false };
   const matching = messages.filter((message) => isBoot(message, win, rootId));
-  if (matching.length === 0) return { messages: [...messages], cutIndex: null, missingBoot: false };
   const first = messages.findIndex((message) => isBoot(message, win));
   const without = messages.filter((message) => !isBoot(message, win));
   const projected = [...without.slice(0, first), matching[matching.length - 1], ...without.slice(first)];

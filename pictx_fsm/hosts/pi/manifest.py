@@ -19,8 +19,9 @@ from typing import Any, Final
 
 from pictx_fsm import __version__
 from pictx_fsm.hooks import HOOKS
-from pictx_fsm.hosts.pi import texts
+from pictx_fsm.hosts.pi import lease, texts
 from pictx_fsm.hosts.pi.connection import transition_table
+from pictx_fsm.hosts.pi.lease_machine import lease_table
 from pictx_fsm.hosts.pi.wire import MESSAGE_HOOKS, PIPELINED_HOOKS, PROTOCOL
 from pictx_fsm.lifecycle import toggle_completions
 from pictx_fsm.protocol import (
@@ -37,6 +38,7 @@ from pictx_fsm.protocol import (
     WIPE_MEMORY_TOOL,
     WIPE_STATUS_REQUESTED,
 )
+from pictx_fsm.session.estimate import CHARS_PER_TOKEN, IMAGE_TOKENS
 from pictx_fsm.session.windows import session_prefix
 from pictx_fsm.tools import TOOL_SPECS
 
@@ -110,6 +112,15 @@ def build_manifest() -> dict[str, Any]:
             "pipelineMs": PIPELINE_DELAY_MS,
         },
         "connection": transition_table(),
+        "lease": {
+            "hooks": list(lease.LEASED_HOOKS),
+            "neutral": list(lease.NEUTRAL_HOOKS),
+            "countedEntries": sorted(lease.COUNTED_ENTRIES),
+            "countedRoles": sorted(lease.COUNTED_ROLES),
+            "charsPerToken": CHARS_PER_TOKEN,
+            "imageTokens": IMAGE_TOKENS,
+            "machine": lease_table(),
+        },
     }
 
 

@@ -13,7 +13,8 @@
 // PICTX_FSM_START_TIMEOUT_MS, PICTX_FSM_NOTICES (auto|stderr|off: where notices go besides
 // Pi's UI; auto = stderr when Pi has no UI, as in print mode), PICTX_FSM_TIMING (a file that
 // gets each handler's duration, bytes sent and requests waited for at shutdown, for
-// bench/bench_bridge.py); PICTX_FSM_PROFILE and
+// bench/bench_bridge.py); PICTX_FSM_LEASE=0 (no leases on quiet hooks: lease.mjs, every
+// hook that returns something waits for the server); PICTX_FSM_PROFILE and
 // PICTX_FSM_AUDIT_DIR are read by the server.
 import { spawn } from "node:child_process";
 import { appendFileSync, readFileSync } from "node:fs";
@@ -23,7 +24,8 @@ import { fileURLToPath } from "node:url";
 import * as piAgent from "@earendil-works/pi-coding-agent";
 import { ConnectionMachine } from "./connection.mjs";
 import { failClosed, foldSystem, markerOnPath, scanWindow } from "./failclosed.mjs";
-import { facts, format, hostVersion, lastLine, payload, positive, safely } from "./requests.mjs";
+import { Lease } from "./lease.mjs";
+import { facts, format, hostVersion, lastLine, modelFacts, payload, positive, safely } from "./requests.mjs";
 import { elideAgainst, isPredicted, rebuild, sameJson, systemsOf } from "./wire.mjs";
 
 const HERE = dirname(fileURLToPath(import.meta.url));
@@ -41,7 +43,15 @@ const CHECK_USAGE = process.env.PICTX_FSM_CHECK_USAGE;
 const PI_VERSION = hostVersion(piAgent, process.argv[1]);
 const PIPELINED = new Set(MANIFEST.pipelined);
 const MESSAGE_HOOKS = new Set(MANIFEST.messageHooks);
+const LEASES = process.env.PICTX_FSM_LEASE !== "0";
+const LEASED = new Set(MANIFEST.lease.hooks);
+const NEUTRAL = new Set(MANIFEST.lease.neutral);
 const IMPORT_FAILURE = /ModuleNotFoundError|ImportError|No module named|SyntaxError/;
+const PIPE_GRACE_MS = 100; // how long a broken pipe waits for the exit that names the fault
+// Unanswered leased requests after which a leased handler lets Node's loop turn once before
+// it returns (the replies that arrived are read): Pi's loop with a fast provider may be all
+// promises, and a server whose replies are never read stops reading requests.
+const LEASE_BACKLOG = 8;
 const children = new Set();
 process.once("exit", () => children.forEach((child) => child.kill("SIGKILL")));
 
@@ -72,6 +82,9 @@ class Bridge {
     this.speculation = null; // the context_with_system the server decided with the last context
     this.ahead = null; // the hooks that settle a run, decided with its last turn_end
     this.toggle = null;
+    this.lease = null; // the server's lease on quiet hooks (lease.mjs), while it holds
+    this.leasing = new ConnectionMachine(MANIFEST.lease.machine); // bridge_lease's follower
+    this.carried = []; // entries read for a lease that voided: they go with the next request
     this.told = new Set(); // error texts and missing-boot windows already announced
     this.timings = [];
     this.bytesSent = 0;
@@ -91,6 +104,9 @@ class Bridge {
     this.ahead = null;
     if (name === "session_start" || name === "session_tree") this.forgetMissingBoots();
     try {
+      const leased = this.leased(name, event, ctx);
+      if (leased && this.server.leased.size >= LEASE_BACKLOG) await nextTurnOfTheLoop();
+      if (leased) return leased.value;
       const decided = guess && name === "context_with_system" ? this.decidedAhead(guess, event, ctx) : null;
       if (decided) return decided;
       if (ahead?.items[0].name === name && this.settledAhead(ahead, event, ctx)) return this.keptAhead(ahead, event, ctx);
@@ -98,8 +114,10 @@ class Bridge {
       const kept = MESSAGE_HOOKS.has(name) ? this.keptAgainst(name, event) : null;
       const body = kept ? kept.build : payload(name, event, WIN.bootType);
       if (name === "turn_end" && endsRun(body)) body.speculate = true;
+      const issued = this.nextId;
       const reply = await this.request("hook", name, body, ctx, ctx.signal);
       kept?.settle(reply.ok);
+      if (reply.ok && reply.reply.lease && this.nextId === issued + 1) this.hold(reply);
       const value = reply.ok ? this.apply(reply.reply, ctx, name, event) : undefined;
       if (reply.ok && reply.reply.withSystem && value === undefined) this.speculate(reply, event.messages);
       if (reply.ok && reply.reply.ahead) this.ahead = { ...this.decidedWith(reply), items: reply.reply.ahead };
@@ -129,14 +147,90 @@ class Bridge {
   post(name, event, ctx, body = { kind: "hook", name, event: payload(name, event, WIN.bootType) }) {
     body.pipelined = true;
     body.ctx = facts(ctx, PI_VERSION, CHECK_USAGE);
-    body.session = this.delta(ctx);
-    this.exchange(body, undefined, REQUEST_MS, name, true)
+    body.session ??= this.delta(ctx);
+    const server = this.server;
+    const sent = this.exchange(body, undefined, REQUEST_MS, name, true);
+    if (body.leased) this.outstanding(server, sent);
+    sent
       .then((reply) => {
+        if (reply.reply?.broken) this.broken(server);
         if (reply.reply?.error) this.tellOnce(format(T.NOTICE_LIFECYCLE_ERROR, { where: name, error: reply.reply.error }));
         else if (reply.ok) this.apply(reply.reply, ctx, name, event);
       })
       .catch((error) => this.tellOnce(format(T.NOTICE_LIFECYCLE_ERROR, { where: name, error: `bridge: ${error}` }), name));
     return undefined;
+  }
+
+  // -- the lease on quiet hooks (lease.mjs) ------------------------------------------------------
+
+  // A covered hook answered under the lease, sent pipelined for the server to decide and
+  // check ({value}); null when no lease holds for it (then it is requested as usual). Any
+  // hook the lease does not cover voids it, but the observational ones that leave it be.
+  leased(name, event, ctx) {
+    const lease = this.lease;
+    if (!lease) return null;
+    if (lease.server !== this.server || this.machine.state !== "ready") return this.void();
+    if (NEUTRAL.has(name)) return null;
+    if (!LEASED.has(name)) return this.void();
+    const session = this.delta(ctx); // the new entries: past the bound, the lease is void
+    const answer = this.lease && lease.answer(name, event, modelFacts(ctx.model), ctx.signal?.aborted === true);
+    if (!answer) {
+      this.carried = session.entries;
+      return this.void();
+    }
+    this.fireLease("answer"); // send_pipelined: below
+    let sent = payload(name, event, WIN.bootType);
+    if (MESSAGE_HOOKS.has(name)) {
+      const kept = this.keptAgainst(name, event);
+      sent = kept.build(this.server);
+      kept.settle(true);
+    }
+    this.post(name, event, ctx, { kind: "hook", name, event: sent, leased: answer.claim ?? true, session });
+    return answer;
+  }
+
+  // A leased hook's request, until answered: an awaited request is written only once every
+  // one of them is, so a server that died on one is restarted (and resynchronised) before
+  // the awaited request — a tool call the lease did not cover — reaches any server.
+  outstanding(server, sent) {
+    server.leased.add(sent);
+    sent.finally(() => server.leased.delete(sent));
+  }
+
+  async drained() {
+    const server = this.server;
+    if (!server?.leased?.size) return;
+    this.flush(server);
+    const alive = setTimeout(() => {}, REQUEST_MS); // their timers keep no Node alive
+    await Promise.all([...server.leased]);
+    clearTimeout(alive);
+  }
+
+  hold(reply) {
+    if (LEASES && this.leasing.state !== "broken") {
+      this.fireLease("grant");
+      this.lease = new Lease(reply.reply.lease, reply.leaf, this.server, MANIFEST.lease, WIN);
+    }
+  }
+
+  void() {
+    if (this.lease) this.fireLease("void");
+    this.lease = null;
+    return null;
+  }
+
+  // The server decided a leased hook otherwise (it told the user): no more leases from it.
+  broken(server) {
+    if (server !== this.server) return;
+    this.fireLease("break"); // stop_leasing
+    this.lease = null;
+  }
+
+  // Step bridge_lease; an undeclared event is a follower bug, told once, never a crash.
+  fireLease(event) {
+    if (this.leasing.fire(event) === null) {
+      this.tellOnce(format(T.NOTICE_LIFECYCLE_ERROR, { where: "bridge_lease", error: `no ${event} in ${this.leasing.state}` }));
+    }
   }
 
   // A provider request's messages against what this connection's server holds (wire.mjs):
@@ -355,12 +449,15 @@ class Bridge {
   // -- requests --------------------------------------------------------------------------------
 
   async request(kind, name, event, ctx, signal) {
-    // Any request makes the server drop what it decided ahead: so does the extension.
+    // Any request makes the server drop what it decided ahead, and voids a lease.
     this.speculation = null;
     this.ahead = null;
+    this.void();
+    await this.drained();
     if (!(await this.ready(ctx))) return { ok: false };
     if (typeof event === "function") event = event(this.server);
     const body = { kind, name, event, ctx: facts(ctx, PI_VERSION, CHECK_USAGE), session: this.delta(ctx) };
+    if (LEASES && kind === "hook" && this.leasing.state !== "broken") body.lease = true;
     const reply = await this.exchange(body, signal, body.session.header ? START_MS : REQUEST_MS, name);
     if (reply.reply?.error) {
       this.tellOnce(format(T.NOTICE_LIFECYCLE_ERROR, { where: name, error: reply.reply.error }));
@@ -392,7 +489,8 @@ class Bridge {
   }
 
   // The session since the last request: everything on a new connection, else the entries
-  // between the leaf and the nearest entry already sent (O(new entries)).
+  // between the leaf and the nearest entry already sent (O(new entries)), after any read for
+  // a lease that voided. A held lease bounds every entry shipped (lease.mjs).
   delta(ctx) {
     const manager = ctx.sessionManager;
     const out = { entries: [], leaf: manager.getLeafId() ?? null };
@@ -401,6 +499,8 @@ class Bridge {
       out.entries = manager.getEntries();
       this.sent = new Set(out.entries.map((entry) => entry.id));
       this.headerSent = true;
+      this.carried = [];
+      this.void();
       return out;
     }
     let entry = manager.getLeafEntry();
@@ -410,6 +510,9 @@ class Bridge {
       entry = entry.parentId ? manager.getEntry(entry.parentId) : undefined;
     }
     out.entries.reverse();
+    if (this.carried.length) out.entries = [...this.carried, ...out.entries];
+    this.carried = [];
+    if (this.lease && !this.lease.observe(out.entries, out.leaf)) this.void();
     return out;
   }
 
@@ -418,7 +521,8 @@ class Bridge {
   // A request sent in a run already aborted waits only the abort grace: a healthy server
   // answers in milliseconds, and Pi is winding the run down.
   // A `detached` request (pipelined) is queued and written with the next awaited one (one
-  // write, one wake-up of the server for the batch), at the latest after the pipeline delay;
+  // write, one wake-up of the server for the batch), at the latest after the pipeline delay
+  // (a leased one at once: flushSoon);
   // its timeout keeps Node alive no longer than Pi does.
   exchange(body, signal, timeoutMs, label, detached = false) {
     const server = this.server;
@@ -442,7 +546,11 @@ class Bridge {
         settle({ ok: false });
         this.fault(server, format(text, { hook: label, ms }));
       };
-      let timer = setTimeout(expire(T.FAULT_TIMEOUT, timeoutMs), timeoutMs);
+      // A pipelined request's timer may run late, before the loop has read a reply that
+      // came in time (timers run before I/O in a turn of the loop): it looks once more after
+      // the I/O of this turn.
+      const late = (text, ms) => () => setImmediate(() => server.waiting.has(id) && expire(text, ms)());
+      let timer = setTimeout((detached ? late : expire)(T.FAULT_TIMEOUT, timeoutMs), timeoutMs);
       if (detached) timer.unref();
       // Aborted (Escape): the handler returns at once; the request stays watched for a
       // short grace, after which a server that still has not answered counts as hung.
@@ -464,7 +572,21 @@ class Bridge {
       if (TIMING && !detached) this.waited += 1;
       server.outbox.push(line);
       if (!detached) this.flush(server);
+      else if (body.leased) this.flushSoon(server);
       else server.flushTimer ??= setTimeout(() => this.flush(server), PIPELINE_MS);
+    });
+  }
+
+  // A leased hook's request is written as soon as the handler has returned (a microtask,
+  // with anything queued before it), not at the pipeline delay: under a lease no awaited
+  // request comes to carry it, and a run of leased turns may never let a timer fire
+  // (Pi's loop with a fast provider is all promises), which would starve the server.
+  flushSoon(server) {
+    if (server.flushing) return;
+    server.flushing = true;
+    queueMicrotask(() => {
+      server.flushing = false;
+      this.flush(server);
     });
   }
 
@@ -517,9 +639,12 @@ class Bridge {
   do_spawn() {
     const server = {
       generation: ++this.generation, waiting: new Map(), outbox: [], kept: new Map(), systems: null, buffer: "", stderr: "",
+      leased: new Set(),
     };
     server.starting = new Promise((resolve) => (server.started = resolve));
     this.server = server;
+    this.void();
+    this.fireLease("connect"); // a new server: unleased, whatever the last one said
     this.headerSent = false;
     try {
       // A neutral working directory: `python -m` puts it first on sys.path, and Pi's own
@@ -543,9 +668,12 @@ class Bridge {
     for (const stream of [child.stdin, child.stdout, child.stderr]) {
       stream.unref?.();
       stream.on("error", (error) => {
-        // While starting, the process event that follows (error or close) says more.
+        // While starting, the process event that follows (error or close) says more; a
+        // dead server's pipe breaks before its exit is seen, and the exit, when it follows
+        // within the grace, names the fault (a leased request is written at once).
         if (this.machine.state === "starting") return;
-        this.fault(server, format(T.FAULT_PIPE, { detail: error.code ?? String(error) }));
+        const detail = format(T.FAULT_PIPE, { detail: error.code ?? String(error) });
+        setTimeout(() => this.fault(server, detail), PIPE_GRACE_MS).unref();
       });
     }
     child.on("error", (error) => {
@@ -623,7 +751,9 @@ class Bridge {
     for (const answer of server.waiting.values()) answer(null);
     server.waiting.clear();
     server.started?.(false);
-    this.server = { ...server, child: null, waiting: new Map(), outbox: [], kept: new Map(), systems: null, generation: -1 };
+    this.server = {
+      ...server, child: null, waiting: new Map(), outbox: [], kept: new Map(), systems: null, leased: new Set(), generation: -1,
+    };
     if (server.child) {
       children.delete(server.child);
       safely(() => server.child.kill("SIGKILL"));
@@ -706,4 +836,8 @@ function noInterpreter(error) {
     problem: format(T.PROBLEM_NO_INTERPRETER, { python: PYTHON, error: error.code ?? String(error) }),
     fix: T.FIX_PYTHON,
   };
+}
+
+function nextTurnOfTheLoop() {
+  return new Promise((resolve) => setImmediate(resolve));
 }

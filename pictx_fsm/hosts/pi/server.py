@@ -45,7 +45,7 @@ from pictx_fsm.audit import AuditLog
 from pictx_fsm.effects import Notify
 from pictx_fsm.errors import PictxError
 from pictx_fsm.hooks import Command, ContextUsage, HookEvent, HostContext, SessionStart
-from pictx_fsm.hosts.pi import texts
+from pictx_fsm.hosts.pi import lease, texts
 from pictx_fsm.hosts.pi.connection_audit import record_transitions
 from pictx_fsm.hosts.pi.convert import BridgeProtocolError, context_of, event_of
 from pictx_fsm.hosts.pi.speculation import (
@@ -212,6 +212,8 @@ class BridgeSession:
         them (:mod:`.speculation`)."""
         self.ahead: list[Speculation] = []
         """The hooks decided with the last request, in the order Pi sends them."""
+        self.leasing = True
+        """Whether this connection may still get leases (a broken one ends them)."""
 
     def sync(self, session: Mapping[str, Any], ctx: Mapping[str, Any]) -> None:
         header_json = session.get("header")
@@ -262,7 +264,11 @@ class BridgeSession:
             event = {**event, "messages": list(expanded.messages)}
         hook_event = event_of(kind, name, event)
         reply = self._answer(hook_event, ctx, expanded)
-        if speculate and expanded is not None:
+        if "leased" in request:
+            return self._check_lease(name, reply, expanded, request["leased"])
+        if request.get("lease") is True and self._lease(reply, ctx, name):
+            pass  # the leased hooks that follow are answered by the extension: nothing ahead
+        elif speculate and expanded is not None:
             self._speculate(reply, ctx, expanded)
         elif name == "turn_end" and isinstance(event, Mapping) and event.get("speculate"):
             self._settle_ahead(reply, ctx, event)
@@ -274,6 +280,38 @@ class BridgeSession:
         if notices:
             reply["effects"] = [n.to_json() for n in notices] + reply["effects"]
         return reply
+
+    def _lease(self, reply: dict[str, Any], ctx: Mapping[str, Any], hook: str) -> bool:
+        """Grant a lease with this awaited reply when the state allows one (:mod:`.lease`)."""
+        assert self.runtime is not None
+        if not self.leasing or reply["effects"]:
+            return False
+        model = ctx.get("model") if isinstance(ctx.get("model"), Mapping) else None
+        granted = lease.grant(self.runtime, self.context(ctx, hook), model)
+        if granted is not None:
+            reply["lease"] = granted.to_json()
+        return granted is not None
+
+    def _check_lease(
+        self, hook: str, reply: dict[str, Any], expanded: ExpandedMessages | None, claimed: Any
+    ) -> dict[str, Any]:
+        """A hook the extension answered under a lease, decided here as ever: the answers
+        must agree, else the lease is broken for this connection (told, audited)."""
+        if hook not in lease.LEASED_HOOKS:
+            raise BridgeProtocolError(f"field 'leased': hook {hook!r} is not leased")
+        assert self.tree is not None
+        expected = None
+        if expanded is not None:
+            expected = lease.expected_projection(expanded, self.tree.current_window)
+        assert self.runtime is not None
+        detail = lease.disagreement(hook, reply, expected, claimed, self.runtime.state)
+        notices = [e for e in reply["effects"] if e["effect"] == "notify"]
+        if detail is None or not self.leasing:  # a break is told once per connection
+            return {"value": None, "effects": notices}
+        self.leasing = False
+        lease.record_broken(self.audit, hook, detail, self.profile)
+        told = Notify(message=texts.NOTICE_LEASE_BROKEN.format(detail=detail), level="error")
+        return {"value": None, "effects": [*notices, told.to_json()], "broken": detail}
 
     def _speculate(
         self, reply: dict[str, Any], ctx: Mapping[str, Any], expanded: ExpandedMessages

@@ -55,6 +55,12 @@ FAULT_GARBAGE: Final = "wrote a line that is not a reply ({detail})"
 FAULT_PIPE: Final = "closed its pipe ({detail})"
 FAULT_HANDSHAKE: Final = "did not complete its handshake ({detail})"
 
+NOTICE_LEASE_BROKEN: Final = (
+    "pi-context: a hook answered under a lease was not what the lifecycle decided ({detail}); "
+    "no more leases on this connection: every hook waits for the lifecycle again."
+)
+"""A leased answer the server's own decision contradicts (:mod:`.lease`): told once."""
+
 NOTICE_DEGRADED_STATUS: Final = (
     "pi-context: {state} · {reason} · Pi {pi_version}: " + DEGRADED_CONSEQUENCE + "."
 )

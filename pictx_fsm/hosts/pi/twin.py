@@ -14,6 +14,12 @@ the resynchronised runtime answered) at once through the host's API (:meth:`atta
 the hook it is handling goes on: an idle ``pi.sendMessage`` is in the session before the hook
 reaches the new runtime, so a boot repaired by the resync is not repaired again.
 
+It holds the leases on quiet hooks the same way (:mod:`.lease`): granted after a hook the
+runtime answered, it answers ``context``, ``context_with_system``, ``turn_end`` and
+``agent_before_settle`` itself while the bound of the window's estimate stays under the limit,
+and the runtime still decides each; every disagreement is recorded (:attr:`disagreements`,
+an invariant of ``pictx-fsm verify``), told, and ends the leases, as on the real bridge.
+
 One simplification: the real bridge waits a back-off after a fault before restarting; the
 twin restarts at the next hook (the model session has no wall clock to wait on).
 """
@@ -36,6 +42,7 @@ from pictx_fsm.effects import (
     TreeSummaryResult,
 )
 from pictx_fsm.hooks import (
+    AgentBeforeSettle,
     Command,
     ContextWithSystem,
     HookEvent,
@@ -43,6 +50,7 @@ from pictx_fsm.hooks import (
     SessionBeforeCompact,
     SessionBeforeTree,
     SessionStart,
+    TurnEnd,
 )
 from pictx_fsm.hosts.model.adapter import LIFECYCLE_HOOKS, LifecycleExtension
 from pictx_fsm.hosts.model.extension import (
@@ -52,15 +60,18 @@ from pictx_fsm.hosts.model.extension import (
     ToolInvocation,
     ToolOutput,
 )
-from pictx_fsm.hosts.pi import texts
+from pictx_fsm.hosts.pi import lease, texts
 from pictx_fsm.hosts.pi.connection import Connection
-from pictx_fsm.hosts.pi.failclosed import fail_closed, marker_on_path, scan_window
+from pictx_fsm.hosts.pi.failclosed import ScannedWindow, fail_closed, marker_on_path, scan_window
+from pictx_fsm.hosts.pi.lease_machine import LeaseFollower
+from pictx_fsm.hosts.pi.wire import PIPELINED_HOOKS
 from pictx_fsm.protocol import (
     MARKER_TYPE,
     NOTICE_MISSING_BOOT,
     PI_CONTEXT_COMMAND,
     WIPE_STATUS_REQUESTED,
 )
+from pictx_fsm.runtime import LifecycleRuntime
 from pictx_fsm.session.tree import SessionTree
 
 KILLED: Final = texts.FAULT_EXITED.format(code="killed")
@@ -95,6 +106,13 @@ class BridgeTwin:
         self.source = "bind"
         """The hook, tool or command being handled (where an effect applied at once comes from)."""
         self.told: set[str] = set()
+        self.held: lease.HeldLease | None = None
+        self.leasing = LeaseFollower()
+        """The ``bridge_lease`` machine, as the extension follows it."""
+        self.disagreements: list[str] = []
+        """Leased answers the runtime decided otherwise (none, if the lease is sound)."""
+        self.leased: list[str] = []
+        """Every hook answered under a lease, in order."""
 
     # -- what the world does ---------------------------------------------------------------------
 
@@ -138,6 +156,8 @@ class BridgeTwin:
         self.reset_pending = False
         self.told = {key for key in self.told if not key.startswith("boot:")}
         self.queued.clear()
+        self._void()
+        self.leasing.fire("connect")
 
     def handle(self, event: HookEvent, ctx: HostContext) -> Reply:
         hook = type(event).HOOK
@@ -145,9 +165,15 @@ class BridgeTwin:
         if hook in ("session_start", "session_tree"):
             self.told = {key for key in self.told if not key.startswith("boot:")}
         if self._connect(ctx):
+            leased = self._leased(event, ctx)
             reply = self.inner.handle(event, ctx)
             self._track(hook, reply)
+            if leased is not None:
+                reply = self._checked(hook, leased, reply)
+            elif hook not in lease.NEUTRAL_HOOKS:
+                self._hold(hook, ctx, reply)
         else:
+            self._void()
             reply = self._fallback(event)
         if hook == "session_shutdown":
             self._fire("shutdown")
@@ -191,6 +217,8 @@ class BridgeTwin:
             return
         assert self.tree is not None
         self.inner.bind(self.tree)
+        self._void()
+        self.leasing.fire("connect")  # a new server: unleased, whatever the last one said
         self.alive = True
         self._fire("handshake", ctx=ctx)
 
@@ -219,6 +247,96 @@ class BridgeTwin:
     def _unavailable(self) -> str:
         state = self.connection.state
         return f"degraded: {KILLED}" if state == "degraded" else state
+
+    # -- the lease on quiet hooks ---------------------------------------------------------------
+
+    def _hold(self, hook: str, ctx: HostContext, reply: Reply) -> None:
+        """After a hook the runtime answered as an awaited request: the lease it grants (a
+        pipelined one, ``model_select``, grants none and voids it)."""
+        self._void()
+        runtime = self.inner.runtime
+        if self.leasing.state == "broken" or hook in PIPELINED_HOOKS:
+            return
+        if not isinstance(runtime, LifecycleRuntime):
+            return
+        if isinstance(reply, HookResult) and reply.effects:
+            return
+        granted = lease.grant(runtime, ctx, None, live=True)
+        if granted is not None and self.tree is not None:
+            self.leasing.fire("grant")
+            self.held = lease.HeldLease(granted, self.tree.leaf_id, runtime.policy(ctx), ctx.model)
+
+    def _leased(self, event: HookEvent, ctx: HostContext) -> HookResult | None:
+        """The answer under the held lease, or ``None`` (the hook is requested; a hook the
+        lease does not cover voids it, the observational ones leave it be)."""
+        held, hook = self.held, type(event).HOOK
+        if held is None or hook in lease.NEUTRAL_HOOKS:
+            return None
+        answer = None
+        if hook in lease.LEASED_HOOKS and self._holds(held, ctx):
+            answer = self._answer(event, held, ctx)
+        if answer is None:
+            self._void()
+        else:
+            self.leasing.fire("answer")
+        return answer
+
+    def _void(self) -> None:
+        if self.held is not None:
+            self.leasing.fire("void")
+        self.held = None
+
+    def _holds(self, held: lease.HeldLease, ctx: HostContext) -> bool:
+        runtime = self.inner.runtime
+        if ctx.model != held.model or not isinstance(runtime, LifecycleRuntime):
+            return False
+        if runtime.policy(ctx) != held.policy or self.tree is None:
+            return False
+        entries = []
+        for node in self.tree.leaf.ancestors() if self.tree.leaf is not None else ():
+            if node.id == held.leaf:
+                break
+            entries.append(node.entry.to_json())
+        else:
+            if held.leaf is not None:
+                return False
+        return held.observe(entries[::-1], self.tree.leaf_id)
+
+    def _answer(
+        self, event: HookEvent, held: lease.HeldLease, ctx: HostContext
+    ) -> HookResult | None:
+        """What the extension answers itself (lease.mjs's ``answer``)."""
+        hook = type(event).HOOK
+        if isinstance(event, ContextWithSystem):
+            window = ScannedWindow(window_id=held.lease.window_id, marker_id=held.lease.marker_id)
+            projected = fail_closed(event.messages, window)
+            if projected.missing_boot:
+                return None
+            return HookResult(hook=hook, value=MessagesResult(messages=projected.messages))
+        if isinstance(event, TurnEnd):
+            plain = lease.plain_turn(event.message, event.outcome, len(event.entries), ctx)
+            return HookResult(hook=hook) if plain else None
+        if isinstance(event, AgentBeforeSettle) and ctx.signal_aborted:
+            return None
+        return HookResult(hook=hook)
+
+    def _checked(self, hook: str, answer: HookResult, reply: Reply) -> HookResult:
+        """The runtime decided a leased hook: the extension's answer stands (Pi has it), the
+        runtime's notices are shown, and a disagreement ends the leases, told once."""
+        runtime = self.inner.runtime
+        decided = reply if isinstance(reply, HookResult) else HookResult(hook=hook)
+        self.leased.append(hook)
+        detail = None
+        if isinstance(runtime, LifecycleRuntime):
+            detail = lease.decided_otherwise(answer, decided, runtime.state)
+        notices = [e for e in decided.effects if isinstance(e, Notify)]
+        if detail is not None:
+            self.disagreements.append(f"{hook}: {detail}")
+            self.leasing.fire("break")
+            self.held = None
+            message = texts.NOTICE_LEASE_BROKEN.format(detail=detail)
+            notices.append(Notify(message=message, level="error"))
+        return HookResult(hook=hook, value=answer.value, effects=tuple(notices))
 
     # -- answers ---------------------------------------------------------------------------------
 
@@ -291,6 +409,7 @@ class BridgeTwin:
     def _tool(self, name: str, handler: ToolHandler) -> ToolHandler:
         def run(call: ToolInvocation, ctx: HostContext) -> HookResult | ToolOutput:
             self.source = f"tool:{name}"
+            self._void()
             if not self._connect(ctx):
                 text = texts.TOOL_UNAVAILABLE.format(state=self._unavailable(), tool=name)
                 return ToolOutput(text=text, is_error=True)
@@ -307,6 +426,7 @@ class BridgeTwin:
     def _command(self, name: str, handler: CommandHandler) -> CommandHandler:
         def run(args: str, ctx: HostContext) -> HookResult | None:
             self.source = f"command:{name}"
+            self._void()
             if self._connect(ctx):
                 reply = handler(args, ctx)
                 if args.strip().lower() in ("on", "off"):
