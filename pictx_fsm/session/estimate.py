@@ -205,8 +205,26 @@ def _system_parts(message: Message) -> MessageText:
         parts += [value for value in sections.values() if isinstance(value, str)]
     tools = message.get("toolsAdded")
     if isinstance(tools, list) and tools:
-        parts.append(js_json(tools))
+        parts.append(f"[{','.join(map(_tool_json, tools))}]")
     return MessageText(parts=tuple(parts))
+
+
+_TOOL_TEXTS: dict[int, tuple[Any, str]] = {}
+
+
+def _tool_json(tool: Any) -> str:
+    """``JSON.stringify`` of one declared tool, cached by identity: a system message keeps
+    its tool declarations (a fold copies the list, not the tools) and is counted again at
+    every estimate; the declarations are read, never changed, once they are in an entry."""
+    known = _TOOL_TEXTS.get(id(tool))
+    if known is not None and known[0] is tool:
+        return known[1]
+    text = js_json(tool)
+    if isinstance(tool, dict):
+        if len(_TOOL_TEXTS) >= 4096:
+            _TOOL_TEXTS.clear()
+        _TOOL_TEXTS[id(tool)] = (tool, text)
+    return text
 
 
 # --------------------------------------------------------------------------------------------

@@ -769,16 +769,24 @@ class InvariantSuite:
         self.invariants = [cls() for cls in INVARIANT_TYPES]
         self._entries = EntryWalk()
         self._records = RecordWalk()
+        self._per_tree = [i for i in self.invariants if isinstance(i, _PerTree)]
+        self._per_record = [i for i in self.invariants if isinstance(i, _PerRecord)]
+        self._others = [i for i in self.invariants if not isinstance(i, _PerTree | _PerRecord)]
 
     def check(self, world: WorldView) -> list[Violation]:
+        """Every invariant, in :data:`INVARIANT_TYPES` order when any is violated (the
+        first violation is the one reported); the per-entry and per-record ones only when
+        something new was appended."""
         entries = self._entries.advance(world.session)
         records = self._records.advance(world.audits)
         found: list[Violation] = []
-        for invariant in self.invariants:
-            if isinstance(invariant, _PerTree):
-                found.extend(invariant.check_entries(world, entries))
-            elif isinstance(invariant, _PerRecord):
-                found.extend(invariant.check_records(records))
-            else:
-                found.extend(invariant.check(world))
+        for invariant in self._others:
+            found.extend(invariant.check(world))
+        for tree_invariant in self._per_tree if entries else ():
+            found.extend(tree_invariant.check_entries(world, entries))
+        for record_invariant in self._per_record if records else ():
+            found.extend(record_invariant.check_records(records))
+        if found:
+            order = {invariant.name: index for index, invariant in enumerate(self.invariants)}
+            found.sort(key=lambda violation: order[violation.invariant])
         return found
