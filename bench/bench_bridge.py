@@ -50,6 +50,8 @@ from pictx_fsm.hosts.pi.offline import OfflinePi, offline_environment
 ROOT = Path(__file__).resolve().parents[1]
 FAUX = ROOT / "tests" / "fixtures" / "pi" / "faux-provider.mjs"
 EXTENSION = ROOT / "pictx_fsm" / "hosts" / "pi" / "pictx-bridge.mjs"
+NOOP = ROOT / "bench" / "noop-extension.mjs"
+"""The bridge's hooks, tools and commands doing nothing: what Pi spends on them itself."""
 START, END = "<!-- bench_bridge:start -->", "<!-- bench_bridge:end -->"
 WINDOW = 5
 """Turns on each side of a size that its figures are taken over."""
@@ -61,8 +63,9 @@ Handler = tuple[int, str, float, int, float, int]
 """One bridge handler call: ``(turn, hook, ms, bytes sent, server ms, requests waited for)``."""
 
 
-def run_pi(turns: int, bridge: bool, work: Path) -> tuple[list[float], list[Handler]]:
-    """One print-mode run: provider request times (ms) and, with the bridge, every handler."""
+def run_pi(turns: int, extension: Path | None, work: Path) -> tuple[list[float], list[Handler]]:
+    """One print-mode run, with ``extension`` besides the faux provider: provider request
+    times (ms) and, with the bridge, every handler."""
     work.mkdir(parents=True)
     python = work / "python"
     python.write_text(
@@ -86,7 +89,8 @@ def run_pi(turns: int, bridge: bool, work: Path) -> tuple[list[float], list[Hand
     env.pop("PICTX_FSM_AUDIT_DIR", None)
     pi = OfflinePi.find(ROOT)
     assert pi is not None
-    extensions = [FAUX, EXTENSION] if bridge else [FAUX]
+    bridge = extension == EXTENSION
+    extensions = [FAUX] if extension is None else [FAUX, extension]
     command = [*pi.command(extensions, work / "sessions"), "-p"]
     command += [f"prompt {i}" for i in range(turns)]
     subprocess.run(command, cwd=work / "ws", env=env, check=True, capture_output=True)
@@ -211,12 +215,14 @@ def _percentile(values: Sequence[float], fraction: float) -> float:
 
 def measure(turns: int, sizes: Sequence[int], runs: int) -> list[dict[str, float]]:
     base: list[list[float]] = []
+    noop: list[list[float]] = []
     with_bridge: list[list[float]] = []
     handlers: list[Handler] = []
     with tempfile.TemporaryDirectory() as tmp:
         for index in range(runs):
-            base.append(run_pi(turns, False, Path(tmp) / f"base{index}")[0])
-            times, timed = run_pi(turns, True, Path(tmp) / f"bridge{index}")
+            base.append(run_pi(turns, None, Path(tmp) / f"base{index}")[0])
+            noop.append(run_pi(turns, NOOP, Path(tmp) / f"noop{index}")[0])
+            times, timed = run_pi(turns, EXTENSION, Path(tmp) / f"bridge{index}")
             with_bridge.append(times)
             handlers += timed
     alone = in_process(max(sizes) + WINDOW + 1)
@@ -244,6 +250,7 @@ def measure(turns: int, sizes: Sequence[int], runs: int) -> list[dict[str, float
                 "server": statistics.median(t[2] for t in sums.values()),
                 "alone": statistics.median(alone[t - 1] for t in near),
                 "base_turn": statistics.median(_per_turn_wall(t, size) for t in base),
+                "noop_turn": statistics.median(_per_turn_wall(t, size) for t in noop),
                 "bridge_turn": statistics.median(_per_turn_wall(t, size) for t in with_bridge),
             }
         )
@@ -268,8 +275,9 @@ def report(rows: list[dict[str, float]], args: argparse.Namespace) -> str:
         "",
         "| turns | per hook p50 | per hook p99 | added per turn p50 (sum of hooks) "
         "| round trips waited per turn | server CPU per turn | server alone per turn "
-        "| bytes sent per turn | turn without extension | turn with the bridge |",
-        "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+        "| bytes sent per turn | turn without extension | turn with a no-op extension "
+        "| turn with the bridge |",
+        "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for row in rows:
         lines.append(
@@ -277,7 +285,8 @@ def report(rows: list[dict[str, float]], args: argparse.Namespace) -> str:
             f"| {row['added_p50']:.2f} ms | {row['waited']:.0f} | {row['server']:.2f} ms "
             f"| {row['alone']:.2f} ms "
             f"| {row['bytes']:,.0f} B "
-            f"| {row['base_turn']:.2f} ms | {row['bridge_turn']:.2f} ms |"
+            f"| {row['base_turn']:.2f} ms | {row['noop_turn']:.2f} ms "
+            f"| {row['bridge_turn']:.2f} ms |"
         )
     first, last = rows[0], rows[-1]
 
@@ -293,6 +302,11 @@ def report(rows: list[dict[str, float]], args: argparse.Namespace) -> str:
         f"**{ratio('alone')}**), bytes per turn **{ratio('bytes')}** (target ≤ 1.5×: "
         f"**{_verdict(flat)}**); added per turn at p50: **{last['added_p50']:.2f} ms** at "
         f"{last['size']:,} turns (target ≤ 2 ms: **{_verdict(cheap)}**).",
+        "",
+        "Wall time per turn (faux provider timestamps; noisier than the handler sums): the",
+        f"bridge against a no-op extension on the same hooks, tools and commands "
+        f"({_wall(rows, 'bridge_turn', 'noop_turn')}); the no-op extension against none, Pi's",
+        f"own cost of those hooks and tools ({_wall(rows, 'noop_turn', 'base_turn')}).",
         "",
         "How to read it: *bytes sent per turn* and *server CPU per turn* are the bridge's own",
         "work (the session mirror takes only the new entries, message lists travel elided and",
@@ -318,6 +332,11 @@ def report(rows: list[dict[str, float]], args: argparse.Namespace) -> str:
         END,
     ]
     return "\n".join(lines) + "\n"
+
+
+def _wall(rows: Sequence[dict[str, float]], over: str, under: str) -> str:
+    """The wall time per turn ``over`` adds to ``under`` at each size."""
+    return ", ".join(f"{r[over] - r[under]:+.2f} ms at {r['size']:,} turns" for r in rows)
 
 
 def _verdict(met: bool) -> str:
