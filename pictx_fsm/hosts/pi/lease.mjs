@@ -6,9 +6,6 @@
 // under plain Node against the Python estimates).
 import { failClosed } from "./failclosed.mjs";
 
-const UNTRUSTED = new Set(["aborted", "error"]);
-const PLAIN_STOPS = new Set(["stop", "toolUse"]);
-
 export class Lease {
   // `grant`: the server's lease; `leaf`: the leaf of the request it came with; `server`: the
   // connection it holds on; `spec`: the manifest's lease section; `win`: its window section.
@@ -24,6 +21,8 @@ export class Lease {
     this.win = win;
     this.counted = new Set(spec.countedEntries);
     this.roles = new Set(spec.countedRoles);
+    this.plainStops = new Set(spec.plainStops);
+    this.unsettled = new Set(spec.unsettledStops);
   }
 
   // The entries appended since the last request (in order, parent first) and the new leaf:
@@ -36,7 +35,7 @@ export class Lease {
       const added = entryBound(entry, this.perByte, this.spec, this.win, this.counted, this.roles);
       if (added === null) return false;
       this.bound += added;
-      const floor = usageFloor(entry);
+      const floor = usageFloor(entry, this.unsettled);
       if (floor !== null) this.bound = Math.max(this.bound, floor);
     }
     this.leaf = leaf;
@@ -60,7 +59,7 @@ export class Lease {
         return { value: { messages: projected.messages }, claim: { length: projected.messages.length } };
       }
       case "turn_end":
-        return plainTurn(event, model, aborted) ? { value: undefined } : null;
+        return plainTurn(event, model, aborted, this.plainStops) ? { value: undefined } : null;
       case "agent_before_settle":
         return aborted ? null : { value: undefined };
       default:
@@ -71,10 +70,10 @@ export class Lease {
 
 // A turn_end that decides nothing under a lease: completed, not aborted, no drafts, and an
 // assistant reply that is no overflow of any kind (R21, R22, R33), judged conservatively.
-export function plainTurn(event, model, aborted) {
+export function plainTurn(event, model, aborted, plainStops) {
   const message = event.message;
   if (aborted || event.outcome !== "completed" || (event.entries ?? []).length > 0) return false;
-  if (message?.role !== "assistant" || !PLAIN_STOPS.has(message.stopReason)) return false;
+  if (message?.role !== "assistant" || !plainStops.has(message.stopReason)) return false;
   if (message.errorMessage !== undefined && message.errorMessage !== null && message.errorMessage !== "") return false;
   const usage = message.usage ?? {};
   const input = usage.input ?? 0;
@@ -102,9 +101,9 @@ export function entryBound(entry, perByte, spec, win, counted = new Set(spec.cou
 
 // The context tokens a settled assistant's usage reports (calculateContextTokens), when
 // positive: the estimate may restart from it.
-export function usageFloor(entry) {
+export function usageFloor(entry, unsettled) {
   const message = entry?.type === "message" ? entry.message : null;
-  if (message?.role !== "assistant" || UNTRUSTED.has(message.stopReason)) return null;
+  if (message?.role !== "assistant" || unsettled.has(message.stopReason)) return null;
   const usage = message.usage;
   if (usage === null || typeof usage !== "object") return null;
   let tokens = usage.totalTokens;

@@ -38,7 +38,7 @@ from pictx_fsm.protocol import (
     WIPE_MEMORY_TOOL,
     WIPE_STATUS_REQUESTED,
 )
-from pictx_fsm.session.estimate import CHARS_PER_TOKEN, IMAGE_TOKENS
+from pictx_fsm.session.estimate import CHARS_PER_TOKEN, IMAGE_TOKENS, UNSETTLED_STOPS
 from pictx_fsm.session.windows import session_prefix
 from pictx_fsm.tools import TOOL_SPECS
 
@@ -117,6 +117,8 @@ def build_manifest() -> dict[str, Any]:
             "neutral": list(lease.NEUTRAL_HOOKS),
             "countedEntries": sorted(lease.COUNTED_ENTRIES),
             "countedRoles": sorted(lease.COUNTED_ROLES),
+            "plainStops": sorted(lease.PLAIN_STOPS),
+            "unsettledStops": sorted(UNSETTLED_STOPS),
             "charsPerToken": CHARS_PER_TOKEN,
             "imageTokens": IMAGE_TOKENS,
             "machine": lease_table(),
