@@ -56,6 +56,7 @@ from pictx_fsm.audit_store import default as json_default
 from pictx_fsm.audit_store import digest as _digest
 from pictx_fsm.audit_text import Layout, layout, members_text, value_text
 from pictx_fsm.effects import HookResult, MessagesResult
+from pictx_fsm.fastjson import loads
 from pictx_fsm.session.slots import maker
 
 if TYPE_CHECKING:
@@ -562,8 +563,10 @@ class AuditLog:
 
     def __init__(self, path: str | os.PathLike[str] | None = None, *, fsync: bool = False) -> None:
         self.path = None if path is None else Path(path)
+        self._lines: list[str] = []
+        """The records this log keeps in memory, as written."""
         self._records: list[dict[str, Any]] = []
-        self._unread: list[str] = []
+        """The first of them, parsed (when first read: writing never parses a record)."""
         self._file = None if path is None else AuditFile(path, fsync=fsync)
         self._last_hash = GENESIS if self._file is None else self._file.last_hash
         self._seq = 0 if self._file is None else self._file.seq
@@ -603,33 +606,43 @@ class AuditLog:
             if self._file.writable:
                 self._in_file += 1
                 return written
-        self._unread.append(written.line)
+        self._lines.append(written.line)
         return written
 
     def __len__(self) -> int:
         """How many records were written through this log (none read back to count them)."""
-        return self._in_file + len(self._records) + len(self._unread)
+        return self._in_file + len(self._lines)
 
     @property
     def records(self) -> list[dict[str, Any]]:
         """Every record written through this log, as JSON objects (parsed when first read:
         writing a record never parses it back)."""
-        if self._unread:
-            self._records.extend(json.loads(line) for line in self._unread)
-            self._unread.clear()
-        return [*self._from_file(), *self._records] if self._in_file else self._records
+        parsed = len(self._records)
+        if parsed < len(self._lines):
+            self._records.extend(map(loads, self._lines[parsed:]))
+        if not self._in_file:
+            return self._records
+        return [*(record for _, record in self._in_file_records()), *self._records]
 
-    def _from_file(self) -> Iterator[dict[str, Any]]:
+    @property
+    def lines(self) -> Sequence[str]:
+        """Every record written through this log as its line, the bytes :func:`verify_lines`
+        checks (:attr:`records` are these lines parsed)."""
+        if not self._in_file:
+            return self._lines
+        return [*(line for line, _ in self._in_file_records()), *self._lines]
+
+    def _in_file_records(self) -> Iterator[tuple[str, dict[str, Any]]]:
         """This log's records in its file: the ``seq`` range it wrote, after its offset."""
         assert self._start is not None and self.path is not None
         first, offset = self._start
         last = first + self._in_file - 1
         with self.path.open("rb") as fp:
             fp.seek(offset)
-            for line in fp:
-                record = json.loads(line)
+            for raw in fp:
+                record = json.loads(raw)
                 if first <= record.get("seq", 0) <= last and record.get("kind") is None:
-                    yield record
+                    yield raw.decode("utf-8", "surrogateescape").rstrip("\n"), record
 
     def close(self) -> None:
         """Seal the file's segment (a clean shutdown; a later resume opens a new one)."""

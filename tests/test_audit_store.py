@@ -295,13 +295,14 @@ def test_a_file_log_keeps_no_record_lines_in_memory_and_reads_its_own_records_ba
     _session(kit)
     log = kit.audit
     # Then nothing per record is held in memory (a long-running host stays flat) …
-    assert log._unread == [] and log._records == []
+    assert log._lines == [] and log._records == []
     # … and its records are exactly the ones it wrote, read back from the file, in order
     records = log.records
     assert len(records) == len(log) > 0
     assert [r["seq"] for r in records] == list(range(records[0]["seq"], records[-1]["seq"] + 1))
     assert records[0]["hook"] == "session_start"
     assert all("kind" not in record for record in records)
+    assert [json.loads(line) for line in log.lines] == records
     # And after the seal the same records are still read back, the seal not among them
     log.close()
     assert log.records == records

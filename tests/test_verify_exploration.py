@@ -7,9 +7,11 @@ from __future__ import annotations
 import gc
 import itertools
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from pictx_fsm import audit
 from pictx_fsm.cli import main
 from pictx_fsm.errors import ModelDocumentError
 from pictx_fsm.lifecycle import load_lifecycle
@@ -27,7 +29,6 @@ from pictx_fsm.testing.actions import (
 from pictx_fsm.testing.coverage import EXEMPTIONS_FILE, coverage_of, load_exemptions
 from pictx_fsm.testing.explore import (
     SHRINK_SHARE,
-    YOUNG_COLLECTION_EVERY,
     Budget,
     ExploreOptions,
     explore,
@@ -236,32 +237,60 @@ def test_the_audit_chain_invariant_hashes_each_record_once(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     # Given a world driven through three turns, its invariants checked after every action
-    encoded: list[int] = []
-    original = invariants.canonical
-    monkeypatch.setattr(invariants, "canonical", lambda obj: encoded.append(1) or original(obj))
+    hashed: list[str] = []
+    original = invariants._sha256_text
+
+    def counted(text: str) -> str:
+        hashed.append(text)
+        return original(text)
+
+    monkeypatch.setattr(invariants, "_sha256_text", counted)
     world = World(scenario_config("0.25.1"))
     suite = InvariantSuite()
     for action in (Prompt(chars=40), Settle()) * 3:
         world.apply(action)
         assert suite.check(world) == []
     # Then every audit record was hashed exactly once, not the whole chain per action
-    assert len(encoded) == sum(len(log.records) for log in world.audits)
+    assert len(hashed) == sum(len(log.records) for log in world.audits)
 
 
-def test_the_audit_chain_invariant_reports_an_edited_record_once() -> None:
-    # Given a checked world whose audit record is then edited
+def test_the_audit_chain_invariant_reports_an_edited_record_once(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Given a checked world whose log then writes a record edited after it was hashed
     world = World(scenario_config("0.25.1"))
     suite = InvariantSuite()
     world.apply(Prompt(chars=40))
     suite.check(world)
+    original = audit.record_line
+
+    def edited(**inputs: Any) -> audit.RecordLine:
+        written = original(**inputs)
+        line = written.line.replace('"hook":"', '"hook":"edited ', 1)
+        return audit.RecordLine(line=line, hash=written.hash)
+
+    monkeypatch.setattr(audit, "record_line", edited)
     world.apply(Settle())
-    world.audits[0].records[-1]["hook"] = "edited"
     # When the invariants are checked twice
     first = [v for v in suite.check(world) if v.invariant == "audit_chains"]
     again = [v for v in suite.check(world) if v.invariant == "audit_chains"]
     # Then the break is reported once, naming the record
     assert len(first) == 1 and "does not match its content" in first[0].message
     assert again == []
+
+
+def test_the_audit_chain_invariant_reports_a_record_out_of_sequence() -> None:
+    # Given a checked world, and a log whose next record skips a sequence number
+    world = World(scenario_config("0.25.1"))
+    suite = InvariantSuite()
+    world.apply(Prompt(chars=40))
+    assert suite.check(world) == []
+    world.audits[0]._seq += 1
+    world.apply(Settle())
+    # When the invariants are checked
+    found = [v for v in suite.check(world) if v.invariant == "audit_chains"]
+    # Then the skipped number is named
+    assert len(found) == 1 and "sequence number" in found[0].message
 
 
 # -- liveness: every run settles -----------------------------------------------------------------
@@ -323,20 +352,45 @@ def test_the_suite_finds_what_each_invariant_finds_alone_after_every_action(faul
 # -- the collector's pace while runs are generated -----------------------------------------------
 
 
-def test_generated_runs_collect_garbage_rarely_and_restore_the_pace_after() -> None:
-    # Given the collector's pace before an exploration
-    before = gc.get_threshold()
-    seen: list[int] = []
-    original = explore_module.World
+def test_generated_runs_collect_garbage_after_each_run_and_restore_the_collector() -> None:
+    # Given the automatic collector on before an exploration
+    assert gc.isenabled()
+    automatic: list[bool] = []
+    collected: list[int] = []
+    original, after_run = explore_module.World, explore_module.RunCollector.after_run
 
     def world(*args: object) -> World:
-        seen.append(gc.get_threshold()[0])
+        automatic.append(gc.isenabled())
         return original(*args)  # type: ignore[arg-type]
+
+    def counted(collector: explore_module.RunCollector) -> None:
+        collected.append(collector.runs)
+        after_run(collector)
 
     # When a short generated exploration runs
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(explore_module, "World", world)
-        explore(ExploreOptions(examples=3, scenarios=False, time_budget=60), load_lifecycle())
-    # Then its runs built their worlds with young collections rarer, and the pace is back after
-    assert seen and all(pace >= YOUNG_COLLECTION_EVERY for pace in seen)
-    assert gc.get_threshold() == before
+        patch.setattr(explore_module.RunCollector, "after_run", counted)
+        options = ExploreOptions(examples=3, scenarios=False, time_budget=60)
+        report = explore(options, load_lifecycle())
+    # Then its runs built their worlds with the automatic collector off, garbage was collected
+    # after each run, and the collector is on again after
+    assert automatic and not any(automatic)
+    assert collected == [0, 1, 2] and report.examples == 3
+    assert gc.isenabled()
+
+
+def test_the_run_collector_collects_the_older_generations_at_their_pace(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Given a collector whose collections are recorded
+    generations: list[int] = []
+    monkeypatch.setattr(explore_module.gc, "collect", generations.append)
+    collector = explore_module.RunCollector()
+    # When a thousand runs end
+    for _ in range(explore_module.FULL_COLLECTION_EVERY):
+        collector.after_run()
+    # Then every tenth collected the middle generation, the thousandth all, the rest the young
+    assert generations.count(2) == 1 and generations[-1] == 2
+    assert generations.count(1) == explore_module.FULL_COLLECTION_EVERY // 10 - 1
+    assert generations.count(0) == len(generations) - generations.count(1) - 1

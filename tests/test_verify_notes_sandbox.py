@@ -82,3 +82,45 @@ def test_writes_inside_the_notes_root_are_no_violation() -> None:
 def test_worlds_put_their_sandboxes_in_memory_where_they_can() -> None:
     world = World(scenario_config("0.25.1"))
     assert world.notes.base.parent == Path("/dev/shm")
+
+
+# -- sandboxes handed on (verify's generated runs) ---------------------------------------------
+
+
+def test_a_released_untouched_sandbox_is_the_next_worlds() -> None:
+    # Given a world whose run left its notes sandbox as planted
+    first = World(scenario_config("0.25.1"))
+    planted = first.notes.base
+    # When the world is released and the next one made
+    first.release()
+    second = World(scenario_config("0.25.1"))
+    # Then the next world has the same sandbox, still pristine and watched as before
+    assert second.notes.base == planted and second.notes.pristine()
+    assert NotesConfined().check(second) == []
+    second.release()
+
+
+@pytest.mark.parametrize(
+    "touch",
+    ["a note in a home", "a home directory", "a link retargeted", "a mode changed", "outside"],
+)
+def test_a_released_sandbox_that_anything_moved_in_is_removed(touch: str) -> None:
+    # Given a sandbox in which something moved
+    sandbox = NotesSandbox()
+    if touch == "a note in a home":
+        (sandbox.root / "human" / "kept.md").write_text("x\n")
+    elif touch == "a home directory":
+        (sandbox.root / "project").mkdir()
+    elif touch == "a link retargeted":
+        (sandbox.root / "agents" / "evil").unlink()
+        (sandbox.root / "agents" / "evil").symlink_to(sandbox.root)
+    elif touch == "a mode changed":
+        (sandbox.root / "human").chmod(0o500)
+    else:
+        (sandbox.outside / "new.md").write_text("x\n")
+    # When it is released
+    assert not sandbox.pristine()
+    sandbox.release()
+    # Then it is gone, and no world gets it
+    assert not sandbox.base.exists()
+    assert NotesSandbox.fresh().base != sandbox.base

@@ -20,8 +20,6 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Mapping, Sequence
 
-import attrs
-
 from pictx_fsm import policy
 from pictx_fsm.effects import BoundaryResult, HookResult, HookValue, Notify, compose_entries
 from pictx_fsm.errors import UsageError
@@ -149,8 +147,9 @@ def step(
         raised = queue.popleft()
         turn, decided = _machine_event(turn, raised, event, ctx, services, settings)
         steps.append(decided)
-        queue.extend(turn.raised)
-        turn = turn.evolve(raised=())
+        if turn.raised:
+            queue.extend(turn.raised)
+            turn = turn.evolve(raised=())
         if hook == "session_start" and raised.machine == "budget":
             settings()  # R55: session_start resolves the policy at once
             turn = settings.drain(turn)
@@ -183,11 +182,12 @@ def _machine_event(
         turn.state.configuration(machine), raised.event, facts
     )
     turn = settings.drain(turn)
-    turn = turn.evolve(state=turn.state.with_configuration(machine, decided.after))
+    if decided.after.states != decided.before.states:  # most events leave every state as is
+        turn = turn.evolve(state=turn.state.with_configuration(machine, decided.after))
     for name in decided.effects:
         turn = lifecycle.actions[name](facts, turn)
     turn = settings.drain(turn)
-    return turn, attrs.evolve(decided, facts=facts.used())
+    return turn, decided.with_facts(facts.used())
 
 
 class _PolicyCell:

@@ -88,6 +88,19 @@ class Step(Generic[E]):
     """The facts the decision read, in order, when the caller records them (the engine
     itself sees guards only)."""
 
+    def with_facts(self, facts: tuple[tuple[str, Any], ...]) -> Step[E]:
+        """This step with the facts its decision read (``attrs.evolve`` without its field
+        lookups: every machine event of every hook records one)."""
+        return Step(
+            machine=self.machine,
+            event=self.event,
+            before=self.before,
+            after=self.after,
+            fired=self.fired,
+            effects=self.effects,
+            facts=facts,
+        )
+
 
 @attrs.frozen(kw_only=True)
 class _Entry(Generic[F, E]):

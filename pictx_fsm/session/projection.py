@@ -17,6 +17,7 @@ is returned as persisted (not copied): treat every returned message as read-only
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any, Final, TypeAlias
@@ -65,6 +66,12 @@ def iso_to_epoch_ms(text: object) -> int | None:
     """
     if not isinstance(text, str) or not text:
         return None
+    return _epoch_ms(text)
+
+
+@functools.lru_cache(maxsize=1 << 12)
+def _epoch_ms(text: str) -> int | None:
+    """Cached: every projection of a window reads its entries' timestamps again."""
     try:
         parsed = datetime.fromisoformat(text.replace("z", "Z"))
     except ValueError:

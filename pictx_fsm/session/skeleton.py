@@ -26,6 +26,7 @@ import attrs
 from attrs import frozen
 
 from pictx_fsm.errors import UnreadableInputError
+from pictx_fsm.fastjson import FAST_LOADS
 from pictx_fsm.protocol import BOOT_TYPE, MARKER_TYPE
 from pictx_fsm.session.entries import (
     ABSENT,
@@ -202,18 +203,8 @@ def message_object(data: bytes) -> dict[str, Any] | None:
     return value if type(value) is dict and value.get("type") == "message" else None
 
 
-def _fast_loads() -> Callable[[str | bytes], Any] | None:
-    if os.environ.get("PICTX_FSM_NO_ORJSON"):
-        return None
-    try:
-        import orjson
-    except ImportError:
-        return None
-    loads: Callable[[str | bytes], Any] = orjson.loads
-    return loads
-
-
-_FAST_LOADS: Final = _fast_loads()
+_FAST_LOADS: Final = FAST_LOADS
+"""orjson's decoder where installed (tests and benchmarks switch it off here)."""
 _MESSAGE_LINE: Final = '{"type":"message"'
 """How Pi starts every message entry line (``JSON.stringify`` keeps the key order)."""
 _MESSAGE_BYTES: Final = _MESSAGE_LINE.encode()

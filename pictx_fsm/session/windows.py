@@ -7,7 +7,6 @@ The predicates here are pure functions of one entry; the per-entry bookkeeping t
 from __future__ import annotations
 
 import random
-import uuid
 from collections.abc import Iterable, Mapping
 from collections.abc import Set as AbstractSet
 from typing import Any
@@ -106,8 +105,14 @@ def mint_window_id(session_id: str, draws: Iterable[str], taken: Iterable[str]) 
 
 def uuid_draws(rng: random.Random) -> Iterable[str]:
     """An endless stream of random UUID4 hex strings from an injected random source."""
-    while True:
-        yield uuid.UUID(int=rng.getrandbits(128), version=4).hex
+    while True:  # ``uuid.UUID(int=…, version=4).hex``, without building the object
+        value = rng.getrandbits(128) & _UUID4_KEEP | _UUID4_SET
+        yield f"{value:032x}"
+
+
+_UUID4_KEEP = ~((0xC000 << 48) | (0xF000 << 64))
+"""Everything but the variant and version bits (RFC 4122)."""
+_UUID4_SET = (0x8000 << 48) | (4 << 76)
 
 
 @frozen(kw_only=True)

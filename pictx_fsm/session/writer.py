@@ -48,8 +48,18 @@ def wall_clock() -> int:
 
 def iso(ms: int) -> str:
     """``new Date(ms).toISOString()``."""
+    if type(ms) is int and 0 <= ms < _YEAR_10000_MS:  # every entry: the plain arithmetic
+        seconds, millis = divmod(ms, 1000)
+        t = time.gmtime(seconds)
+        return (
+            f"{t.tm_year:04d}-{t.tm_mon:02d}-{t.tm_mday:02d}T"
+            f"{t.tm_hour:02d}:{t.tm_min:02d}:{t.tm_sec:02d}.{millis:03d}Z"
+        )
     stamp = datetime.fromtimestamp(ms / 1000, tz=UTC)
     return stamp.isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+_YEAR_10000_MS = 253_402_300_800_000
 
 
 class SessionWriter:

@@ -283,6 +283,7 @@ def _run_hypothesis(
     budget: Budget,
 ) -> None:
     search = Search(budget=budget)
+    collector = RunCollector()
     configs = world_configs(options.profiles, options.fault, options.hosts)
     counts = run_lengths(options.steps)
     runs = Runs(counts=counts, report=report, lifecycle=world_lifecycle(options.fault))
@@ -305,10 +306,11 @@ def _run_hypothesis(
             raise
         finally:
             tick("explore" if search.best is None else "shrink")
+            collector.after_run()
 
     phase_started = budget.elapsed()
     try:
-        run_seeded(example, options.seed)
+        run_seeded(example, options.seed, collector)
     except BudgetSpent:
         report.budget_exhausted = search.best is None
         report.shrink_cut = search.best is not None
@@ -368,33 +370,56 @@ def _generated_run(draw: Draw[Any], config: WorldConfig, actions: list[Action], 
         report.tool_outcomes.update(world.tool_outcomes())
         report.examples += 1
         report.actions += len(actions)
+        world.release()
 
 
-YOUNG_COLLECTION_EVERY = 20_000
-"""Allocations between two young-generation collections while runs are generated (Python's
-default is 700)."""
+MIDDLE_COLLECTION_EVERY = 10
+"""Generated runs between two collections of the middle generation (Python's default pace
+between young collections, counted in runs instead of allocations)."""
+FULL_COLLECTION_EVERY = 1_000
+"""Generated runs between two full collections."""
 
 
-def run_seeded(example: Callable[[], None], value: int) -> None:
+@define
+class RunCollector:
+    """Cyclic garbage collected once per generated run instead of every 700 allocations.
+
+    Every run builds a world of thousands of objects that live until the run ends and are then
+    dropped whole (a world is cyclic). At the collector's own pace they were scanned again and
+    again while alive; collected after each run, each is scanned about once, when it is
+    garbage. Memory stays bounded by one run's garbage; the middle and oldest generations are
+    collected every :data:`MIDDLE_COLLECTION_EVERY` and :data:`FULL_COLLECTION_EVERY` runs."""
+
+    runs: int = 0
+
+    def after_run(self) -> None:
+        self.runs += 1
+        if self.runs % FULL_COLLECTION_EVERY == 0:
+            gc.collect(2)
+        elif self.runs % MIDDLE_COLLECTION_EVERY == 0:
+            gc.collect(1)
+        else:
+            gc.collect(0)
+
+    @contextlib.contextmanager
+    def pausing(self) -> Iterator[RunCollector]:
+        """The automatic collector off while runs are generated, as it was after."""
+        enabled = gc.isenabled()
+        gc.disable()
+        try:
+            yield self
+        finally:
+            if enabled:
+                gc.enable()
+
+
+def run_seeded(example: Callable[[], None], value: int, collector: RunCollector) -> None:
     """Run an exploration's Hypothesis test under seed ``value`` (both extensions): drawing
     from Hypothesis's global constant pool only, so a seed means the same runs on every
-    install, and collecting garbage rarely while the runs are generated."""
-    with global_constants_only(), collecting_rarely():
+    install, with the garbage collected by ``collector`` (the test calls
+    :meth:`RunCollector.after_run` after each run)."""
+    with global_constants_only(), collector.pausing():
         seed(value)(example)()
-
-
-@contextlib.contextmanager
-def collecting_rarely() -> Iterator[None]:
-    """Collect cyclic garbage less often while runs are generated, then as before. Every run
-    builds a world of thousands of objects and drops it whole; at the default pace the
-    collector scanned them again and again while they were alive (about a tenth of verify's
-    time). Memory is unchanged: what a run drops is collected as before, in bigger batches."""
-    old = gc.get_threshold()
-    gc.set_threshold(max(old[0], YOUNG_COLLECTION_EVERY), *old[1:])
-    try:
-        yield
-    finally:
-        gc.set_threshold(*old)
 
 
 def _act(world: World, suite: InvariantSuite, actions: list[Action], action: Action) -> None:

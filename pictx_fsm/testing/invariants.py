@@ -16,7 +16,7 @@ from typing import Any, Protocol
 
 from attrs import frozen
 
-from pictx_fsm.audit import GENESIS, AuditLog, canonical
+from pictx_fsm.audit import GENESIS, AuditLog
 from pictx_fsm.hooks import ModelInfo
 from pictx_fsm.hosts.model import ModelSession
 from pictx_fsm.overflow import is_overflow_like
@@ -237,8 +237,8 @@ class ResetTail(_PerTree):
         return found
 
 
-Records = list[tuple[Mapping[str, Any], int]]
-"""Audit records written since the last look: (record, index of its runtime)."""
+Records = list[tuple[Mapping[str, Any], int, str]]
+"""Audit records written since the last look: (record, index of its runtime, its line)."""
 
 
 class RecordWalk:
@@ -254,8 +254,11 @@ class RecordWalk:
             start = self._cursors.get(index, 0)
             if start == len(log):
                 continue
-            records = log.records
-            fresh.extend((record, index) for record in records[start:])
+            records, lines = log.records, log.lines
+            fresh.extend(
+                (record, index, line)
+                for record, line in zip(records[start:], lines[start:], strict=True)
+            )
             self._cursors[index] = len(records)
         return fresh
 
@@ -271,7 +274,7 @@ class _PerRecord(Invariant):
 
     def check_records(self, fresh: Records) -> list[Violation]:
         found: list[Violation] = []
-        for record, runtime in fresh:
+        for record, runtime, _ in fresh:
             found.extend(self.check_record(record, runtime))
         return found
 
@@ -352,6 +355,12 @@ def _message_key(message: Any) -> str:
     return json.dumps(message, sort_keys=True, default=str)
 
 
+def _message_shape(message: Mapping[str, Any]) -> str:
+    """A part of :func:`_message_key`, cheap to make: equal keys have equal shapes, so a
+    message whose shape no erased message has is not one (most are not, and most are long)."""
+    return json.dumps([message.get("role"), message.get("timestamp")], sort_keys=True, default=str)
+
+
 class NoErasedHistory(Invariant):
     name = "no_erased_history"
     guards = "R67, R68, R61, FM17–18 (rank 4)"
@@ -362,8 +371,8 @@ class NoErasedHistory(Invariant):
 
     def __init__(self) -> None:
         self._seen = 0
-        self._erased: dict[int, tuple[TreeNode, set[str]]] = {}
-        """Per marker node: the keys of the messages before it (its ancestors never change)."""
+        self._erased: dict[int, tuple[TreeNode, Erased]] = {}
+        """Per marker node: the messages before it (its ancestors never change)."""
 
     def check(self, world: WorldView) -> list[Violation]:
         session = world.session
@@ -375,7 +384,7 @@ class NoErasedHistory(Invariant):
                 continue
             erased = self._erased_before(session.tree.node(leaf.window.marker_id))
             for message in request.messages:
-                if message.get("role") != "system" and _message_key(message) in erased:
+                if message.get("role") != "system" and erased.holds(message):
                     found.append(
                         self.violation(
                             f"request {index} in window {leaf.window.window_id} carries erased "
@@ -387,23 +396,36 @@ class NoErasedHistory(Invariant):
         self._seen = len(requests)
         return found
 
-    def _erased_before(self, marker: TreeNode) -> set[str]:
+    def _erased_before(self, marker: TreeNode) -> Erased:
         known = self._erased.get(id(marker))
         if known is None or known[0] is not marker:
             known = self._erased[id(marker)] = (marker, _erased_messages(marker))
         return known[1]
 
 
-def _erased_messages(marker: TreeNode) -> set[str]:
+@frozen
+class Erased:
+    """The provider messages of the entries before a marker: their keys, and their shapes."""
+
+    keys: frozenset[str]
+    shapes: frozenset[str]
+
+    def holds(self, message: Mapping[str, Any]) -> bool:
+        return _message_shape(message) in self.shapes and _message_key(message) in self.keys
+
+
+def _erased_messages(marker: TreeNode) -> Erased:
     before = marker.path()[:-1]
-    keys = set()
+    erased = []
     for message in context_messages([n.entry for n in before]):
         if message.get("role") == "system":
             continue
         converted = convert_message(message)
         if converted is not None:
-            keys.add(_message_key(converted))
-    return keys
+            erased.append(converted)
+    return Erased(
+        keys=frozenset(map(_message_key, erased)), shapes=frozenset(map(_message_shape, erased))
+    )
 
 
 _BEHAVIOUR = {"steer": "steer", "followUp": "follow_up"}
@@ -658,22 +680,33 @@ class AuditChains(_PerRecord):
         self._heads: dict[int, tuple[int, str | None]] = {}
         """Per runtime: records verified so far and the last hash (``None`` once broken)."""
 
-    def check_record(self, record: Mapping[str, Any], runtime: int) -> list[Violation]:
-        count, previous = self._heads.get(runtime, (0, GENESIS))
-        if previous is None:
-            return []  # reported at the first broken record
-        problem = _chain_problem(record, previous, count + 1)
-        self._heads[runtime] = (count + 1, None if problem else record["hash"])
-        if problem is None:
-            return []
-        return [self.violation(f"runtime {runtime}: record {count + 1}: {problem}")]
+    def check_records(self, fresh: Records) -> list[Violation]:
+        found: list[Violation] = []
+        for record, runtime, line in fresh:
+            count, previous = self._heads.get(runtime, (0, GENESIS))
+            if previous is None:
+                continue  # reported at the first broken record
+            problem = _chain_problem(line, record, previous, count + 1)
+            self._heads[runtime] = (count + 1, None if problem else record["hash"])
+            if problem is not None:
+                found.append(self.violation(f"runtime {runtime}: record {count + 1}: {problem}"))
+        return found
 
 
-def _chain_problem(record: Mapping[str, Any], previous: str, seq: int) -> str | None:
+def _sha256_text(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def _chain_problem(line: str, record: Mapping[str, Any], previous: str, seq: int) -> str | None:
     """What breaks the chain at this record (the checks of :func:`~pictx_fsm.audit.verify_lines`
-    that an in-memory record can fail), or ``None``."""
-    body = {key: value for key, value in record.items() if key != "hash"}
-    if hashlib.sha256(canonical(body).encode("ascii")).hexdigest() != record.get("hash"):
+    that a record written in memory can fail), or ``None``. The hash is checked on the line as
+    written: it covers the line without its own ``"hash"`` member, the canonical text of
+    everything else (that :func:`~pictx_fsm.audit.record_line` writes canonical text is its
+    tests' to prove, not every generated action's to encode again)."""
+    digest = record.get("hash")
+    member = f',"hash":"{digest}"'
+    at = line.find(member) if isinstance(digest, str) else -1
+    if at < 0 or _sha256_text(line[:at] + line[at + len(member) :]) != digest:
         return "record hash does not match its content"
     if record.get("prev") != previous:
         return "record does not chain to the previous hash"

@@ -68,7 +68,30 @@ class NotesSandbox:
         self._stamped = (str(self.base), str(self.outside), str(self.outside / SENTINEL))
         self.baseline = self.outside_state()
         self.stamp = self.outside_stamp()
+        self._planted = _entries(base)
         self._cleanup = weakref.finalize(self, shutil.rmtree, self.base, ignore_errors=True)
+
+    @classmethod
+    def fresh(cls) -> NotesSandbox:
+        """A sandbox as planted: a released one that is still pristine, or a new one."""
+        return _SPARE.pop() if _SPARE else cls()
+
+    def release(self) -> None:
+        """Done with: kept for the next world when nothing in it moved, else removed.
+        Creating and removing a sandbox cost more than a short generated run's checks."""
+        if len(_SPARE) < SPARE_SANDBOXES and self.pristine():
+            _SPARE.append(self)
+        else:
+            self.close()
+
+    def pristine(self) -> bool:
+        """Whether everything is as planted: the outside unmoved (:meth:`outside_stamp`), and
+        the same entries everywhere else — directories with their modes, the same links to
+        the same targets, no note or home the tools made."""
+        try:
+            return self.outside_stamp() == self.stamp and _entries(str(self.base)) == self._planted
+        except OSError:
+            return False
 
     def outside_state(self) -> dict[str, tuple[int, int, bytes]]:
         """Everything outside the notes root: each path with its size, mtime and bytes."""
@@ -109,6 +132,31 @@ class NotesSandbox:
 
     def close(self) -> None:
         self._cleanup()
+
+
+SPARE_SANDBOXES: Final = 4
+_SPARE: list[NotesSandbox] = []
+"""Released pristine sandboxes of this process, for the next worlds."""
+
+
+def _entries(top: str) -> frozenset[tuple[str, int, str | None]]:
+    """Every entry below ``top``, links not followed: (relative path, a directory's mode or
+    -1, a link's target)."""
+    found: set[tuple[str, int, str | None]] = set()
+    pending = [("", top)]
+    while pending:
+        prefix, directory = pending.pop()
+        with os.scandir(directory) as scan:
+            for entry in scan:
+                name = prefix + entry.name
+                if entry.is_symlink():
+                    found.add((name, -1, os.readlink(entry.path)))
+                elif entry.is_dir(follow_symlinks=False):
+                    found.add((name, entry.stat(follow_symlinks=False).st_mode, None))
+                    pending.append((name + "/", entry.path))
+                else:
+                    found.add((name, -1, None))
+    return frozenset(found)
 
 
 # -- late arguments --------------------------------------------------------------------------

@@ -52,6 +52,7 @@ from pictx_fsm.testing.actions import (
     VoidNextBoundary,
     WipeCommand,
 )
+from pictx_fsm.testing.lean import builds, mapped
 from pictx_fsm.testing.tool_calls import tool_scripts
 from pictx_fsm.testing.world import WorldConfig
 
@@ -85,7 +86,7 @@ def world_configs(
     profiles: tuple[str, ...] = PROFILES, fault: str | None = None, hosts: tuple[str, ...] = HOSTS
 ) -> st.SearchStrategy[WorldConfig]:
     """Reproducible world parameters; ``fault`` plants a named fault (see ``faults``)."""
-    return st.builds(
+    return builds(
         WorldConfig,
         profile=st.sampled_from(profiles),
         seed=st.integers(min_value=0, max_value=2**16),
@@ -107,14 +108,14 @@ _CHARS = st.one_of(
     st.integers(min_value=2_000, max_value=40_000),
 )
 _SCRIPTS: st.SearchStrategy[Script] = st.one_of(
-    st.builds(Script, reply=st.just("text"), chars=_CHARS),
-    st.builds(
+    builds(Script, reply=st.just("text"), chars=_CHARS),
+    builds(
         Script,
         reply=st.just("tools"),
         chars=st.integers(min_value=8, max_value=2_000),
-        tools=st.lists(st.sampled_from(TOOLS), min_size=1, max_size=3).map(tuple),
+        tools=mapped(st.lists(st.sampled_from(TOOLS), min_size=1, max_size=3), tuple),
     ),
-    st.builds(Script, reply=st.sampled_from(("overflow", "error", "length"))),
+    builds(Script, reply=st.sampled_from(("overflow", "error", "length"))),
 )
 _ENTRY_INDEX = st.one_of(
     st.integers(min_value=0, max_value=500), st.integers(min_value=-12, max_value=-1)
@@ -123,19 +124,19 @@ _ENTRY_INDEX = st.one_of(
 markers and boots a navigation or fork most often lands next to."""
 _ANCHOR = st.sampled_from((*ANCHORS, "tool_call", "boundary"))
 """Where navigations and forks aim: tool calls and boundary entries count twice."""
-_SMALL_STEPS = st.builds(Advance, steps=st.integers(min_value=1, max_value=4))
-_STOP = st.builds(AdvanceTo, step=st.sampled_from(STOPS), count=st.integers(1, 2))
-_TOGGLE = st.builds(Toggle, arg=st.sampled_from(("on", "off", "on", "off", "", "bogus")))
-_FAILURES: st.SearchStrategy[Action] = st.builds(
+_SMALL_STEPS = builds(Advance, steps=st.integers(min_value=1, max_value=4))
+_STOP = builds(AdvanceTo, step=st.sampled_from(STOPS), count=st.integers(1, 2))
+_TOGGLE = builds(Toggle, arg=st.sampled_from(("on", "off", "on", "off", "", "bogus")))
+_FAILURES: st.SearchStrategy[Action] = builds(
     Script, reply=st.sampled_from(("overflow", "overflow", "error"))
 )
 _NOISE: st.SearchStrategy[Action] = st.sampled_from(
     (VoidNextBoundary(), HideBoot(), QueueAtSettle())
 )
-_SETTINGS = st.builds(SetAutomatic, enabled=st.booleans())
+_SETTINGS = builds(SetAutomatic, enabled=st.booleans())
 _COMPACT = st.just(Compact())
-_COMMIT_STOP = st.builds(AdvanceTo, step=st.sampled_from(COMMIT_STEPS), count=st.integers(1, 2))
-_SWITCH = st.builds(Toggle, arg=st.sampled_from(("on", "off")))
+_COMMIT_STOP = builds(AdvanceTo, step=st.sampled_from(COMMIT_STEPS), count=st.integers(1, 2))
+_SWITCH = builds(Toggle, arg=st.sampled_from(("on", "off")))
 
 
 def weighted(branches: Sequence[st.SearchStrategy[T]]) -> st.SearchStrategy[T]:
@@ -154,8 +155,8 @@ _MID_RUN_ACTS: st.SearchStrategy[Action] = weighted(
         _SWITCH,
         _SWITCH,
         _SWITCH,
-        st.builds(Steer, chars=st.integers(min_value=8, max_value=2_000)),
-        st.builds(FollowUp, chars=st.integers(min_value=8, max_value=2_000)),
+        builds(Steer, chars=st.integers(min_value=8, max_value=2_000)),
+        builds(FollowUp, chars=st.integers(min_value=8, max_value=2_000)),
         st.just(Abort()),
         _NOISE,
         _SETTINGS,
@@ -163,10 +164,10 @@ _MID_RUN_ACTS: st.SearchStrategy[Action] = weighted(
     ]
 )
 """What a user (or another extension, or a settings change) does while a run is active."""
-_NAVIGATE: st.SearchStrategy[Action] = st.builds(
+_NAVIGATE: st.SearchStrategy[Action] = builds(
     Navigate, index=_ENTRY_INDEX, summarize=st.booleans(), anchor=_ANCHOR
 )
-_FORK: st.SearchStrategy[Action] = st.builds(Fork, index=_ENTRY_INDEX, anchor=_ANCHOR)
+_FORK: st.SearchStrategy[Action] = builds(Fork, index=_ENTRY_INDEX, anchor=_ANCHOR)
 _TREE_OPS = weighted(
     [_NAVIGATE, _NAVIGATE, _FORK, st.just(Reload()), _SWITCH, st.just(WipeCommand())]
 )
@@ -175,25 +176,25 @@ the previous one left the leaf."""
 
 
 def _one(strategy: st.SearchStrategy[Action]) -> st.SearchStrategy[tuple[Action, ...]]:
-    return strategy.map(lambda action: (action,))
+    return mapped(strategy, lambda action: (action,))
 
 
 Moves = st.SearchStrategy[tuple[Action, ...]]
 
 GROUPS: Mapping[str, tuple[Moves, int, int]] = {
-    "prompt": (_one(st.builds(Prompt, chars=_CHARS)), 2, 0),
-    "turn": (st.tuples(_SCRIPTS, st.builds(Prompt, chars=_CHARS), st.just(Settle())), 2, 0),
+    "prompt": (_one(builds(Prompt, chars=_CHARS)), 2, 0),
+    "turn": (st.tuples(_SCRIPTS, builds(Prompt, chars=_CHARS), st.just(Settle())), 2, 0),
     "script": (_one(_SCRIPTS), 2, 1),
     "failure": (_one(_FAILURES), 1, 1),
     "notes_tools": (_one(tool_scripts()), 1, 1),
     "step": (_one(_SMALL_STEPS), 0, 3),
     "stop": (_one(_STOP), 0, 2),
     "interrupt": (st.tuples(_COMMIT_STOP, _MID_RUN_ACTS), 0, 3),
-    "run": (_one(st.builds(Advance, steps=st.integers(min_value=5, max_value=30))), 0, 1),
+    "run": (_one(builds(Advance, steps=st.integers(min_value=5, max_value=30))), 0, 1),
     "settle": (_one(st.just(Settle())), 0, 1),
-    "steer": (_one(st.builds(Steer, chars=st.integers(min_value=8, max_value=2_000))), 0, 1),
+    "steer": (_one(builds(Steer, chars=st.integers(min_value=8, max_value=2_000))), 0, 1),
     "follow_up": (
-        _one(st.builds(FollowUp, chars=st.integers(min_value=8, max_value=2_000))),
+        _one(builds(FollowUp, chars=st.integers(min_value=8, max_value=2_000))),
         0,
         1,
     ),
@@ -206,12 +207,12 @@ GROUPS: Mapping[str, tuple[Moves, int, int]] = {
         0,
     ),
     "fork": (_one(_FORK), 1, 0),
-    "tree": (st.lists(_TREE_OPS, min_size=2, max_size=3).map(tuple), 1, 0),
+    "tree": (mapped(st.lists(_TREE_OPS, min_size=2, max_size=3), tuple), 1, 0),
     "reload": (_one(st.just(Reload())), 1, 0),
     "compact": (_one(_COMPACT), 1, 1),
     "noise": (_one(_NOISE), 1, 1),
     "settings": (_one(_SETTINGS), 1, 1),
-    "kill": (_one(st.builds(KillRuntime, permanent=st.sampled_from((False, False, True)))), 1, 1),
+    "kill": (_one(builds(KillRuntime, permanent=st.sampled_from((False, False, True)))), 1, 1),
 }
 """Action groups: (moves, weight while idle, weight while a run is active). A move is one
 action, a whole turn (the model's reply, a prompt, settle), tree churn (two or three
@@ -230,7 +231,7 @@ def host_actions() -> st.SearchStrategy[Action]:
     """One host action from any group, whatever the session's state (the plain mix used by
     :class:`~.stateful.LifecycleStateMachine`; an interrupt contributes its stop)."""
     branches = [
-        moves.map(_first)
+        mapped(moves, _first)
         for moves, idle, running in GROUPS.values()
         for _ in range(max(idle, running))
     ]
@@ -241,9 +242,10 @@ def _first(actions: tuple[Action, ...]) -> Action:
     return actions[0]
 
 
-SWARMS: st.SearchStrategy[tuple[str, ...]] = st.lists(
-    st.booleans(), min_size=len(OPTIONAL), max_size=len(OPTIONAL)
-).map(lambda chosen: CORE + tuple(g for g, on in zip(OPTIONAL, chosen, strict=True) if on))
+SWARMS: st.SearchStrategy[tuple[str, ...]] = mapped(
+    st.lists(st.booleans(), min_size=len(OPTIONAL), max_size=len(OPTIONAL)),
+    lambda chosen: CORE + tuple(g for g, on in zip(OPTIONAL, chosen, strict=True) if on),
+)
 """A swarm: the core groups plus each optional group with probability ½ (shrinks towards
 the core alone, so a counterexample names only the groups it needs)."""
 

@@ -19,6 +19,7 @@ from typing import Any, Final, TypeAlias
 from hypothesis import strategies as st
 
 from pictx_fsm.testing.actions import Script
+from pictx_fsm.testing.lean import builds, mapped
 from pictx_fsm.testing.notes_sandbox import ITEM_REF, WINDOW_REF
 from pictx_fsm.tools.schema import ROLES
 
@@ -57,7 +58,7 @@ TOOL_NAMES_IN_HISTORY: Final = ("wipe_memory", "notes_write", "history_list", No
 
 
 def _text() -> st.SearchStrategy[str]:
-    return st.lists(st.sampled_from(WORDS), min_size=0, max_size=6).map(" ".join)
+    return mapped(st.lists(st.sampled_from(WORDS), min_size=0, max_size=6), " ".join)
 
 
 def _address() -> st.SearchStrategy[JSON]:
@@ -82,7 +83,7 @@ def _query() -> st.SearchStrategy[JSON]:
 
 def _notes_write() -> st.SearchStrategy[Arguments]:
     return st.one_of(
-        st.builds(
+        builds(
             lambda address, content, extra: {"address": address, "content": content, **extra},
             _address(),
             _text(),
@@ -148,7 +149,7 @@ def _notes_search() -> st.SearchStrategy[Arguments]:
 
 def _window() -> st.SearchStrategy[JSON]:
     return st.one_of(
-        st.builds(lambda i: {WINDOW_REF: i}, st.integers(-3, 3)),
+        builds(lambda i: {WINDOW_REF: i}, st.integers(-3, 3)),
         st.just("pcw:unknown:window"),
     )
 
@@ -177,7 +178,7 @@ def _history_windows() -> st.SearchStrategy[Arguments]:
 
 def _history_read() -> st.SearchStrategy[Arguments]:
     item = st.one_of(
-        st.builds(lambda i, j: {ITEM_REF: [i, j]}, st.integers(-2, 2), st.integers(-6, 6)),
+        builds(lambda i, j: {ITEM_REF: [i, j]}, st.integers(-2, 2), st.integers(-6, 6)),
         st.just("no-such-item"),
     )
     return st.fixed_dictionaries(
@@ -207,7 +208,7 @@ CALLS: Final[Mapping[str, st.SearchStrategy[Arguments]]] = {
 
 
 def _encoded(name: str) -> st.SearchStrategy[tuple[str, str]]:
-    return CALLS[name].map(lambda args: (name, json.dumps(args, sort_keys=True)))
+    return mapped(CALLS[name], lambda args: (name, json.dumps(args, sort_keys=True)))
 
 
 _ENCODED: Final[Mapping[str, st.SearchStrategy[tuple[str, str]]]] = {
@@ -231,7 +232,7 @@ def _batch(calls: list[tuple[str, str]], wipe_at: int | None) -> Script:
 def tool_scripts() -> st.SearchStrategy[Script]:
     """One model reply calling 1–3 notes or history tools, ``wipe_memory`` sometimes among
     them."""
-    return st.builds(
+    return builds(
         _batch,
         st.lists(_call(), min_size=1, max_size=3),
         st.one_of(st.none(), st.none(), st.integers(0, 3)),

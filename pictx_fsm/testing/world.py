@@ -147,7 +147,7 @@ class World:
         self.clock = TickClock()
         self.settings = LiveSettings(config)
         self.noise = Arms()
-        self.notes = NotesSandbox()
+        self.notes = NotesSandbox.fresh()
         """The world's ``PI_NOTES_HOME``, its escape links and the outside it must not touch."""
         # The lifecycle as the Pi bridge runs it: a KillRuntime action can take it down.
         self.extension = BridgeTwin(LifecycleExtension(self._runtime))
@@ -252,6 +252,10 @@ class World:
             for key, value in log.transition_counts().items():
                 counts[key] = counts.get(key, 0) + value
         return counts
+
+    def release(self) -> None:
+        """Done with this world: its notes sandbox goes to the next one if untouched."""
+        self.notes.release()
 
     def tool_outcomes(self) -> Counter[str]:
         """``<tool>:<status>`` of every notes and history tool call so far."""

@@ -16,6 +16,7 @@ import errno
 import hashlib
 import os
 import re
+import stat
 import uuid
 from collections.abc import Mapping
 from pathlib import Path
@@ -179,10 +180,34 @@ class NotesPlace:
 
     def confine(self, path: Path, what: str) -> None:
         """Raise :class:`OutsideNotesRoot` unless ``path`` really lies inside the root."""
+        if _plainly_below(self.root, path):
+            return
         root = os.path.realpath(self.root)
         real = os.path.realpath(path)
         if os.path.commonpath((root, real)) != root:
             raise OutsideNotesRoot(what)
+
+
+def _plainly_below(root: Path, path: Path) -> bool:
+    """Whether ``path`` is the root joined with plain names, none of them a symbolic link:
+    then its real path is the root's joined with the same names, inside the root whatever
+    the root itself resolves to (``os.path.realpath`` walks the same components and finds
+    nothing to resolve below the root). A name that does not exist is no link, for
+    ``realpath`` too. At the first link (or ``.``/``..``) the full check decides."""
+    root_parts, parts = root.parts, path.parts
+    if parts[: len(root_parts)] != root_parts:
+        return False
+    current = str(root)
+    for name in parts[len(root_parts) :]:
+        if name in ("", ".", ".."):
+            return False
+        current = os.path.join(current, name)
+        try:
+            if stat.S_ISLNK(os.lstat(current).st_mode):
+                return False
+        except OSError:
+            continue
+    return True
 
 
 LEGACY_HOME_CONFLICT: Final = (

@@ -40,6 +40,7 @@ from pictx_fsm.testing.explore import (
     Budget,
     BudgetSpent,
     Found,
+    RunCollector,
     Search,
     exploration_settings,
     run_lengths,
@@ -173,6 +174,7 @@ def _run_hypothesis(
     budget: Budget,
 ) -> None:
     search = Search(budget=budget)
+    collector = RunCollector()
     configs = cm_configs(options.settings, options.fault)
     lengths = run_lengths(options.steps)
 
@@ -189,9 +191,10 @@ def _run_hypothesis(
             raise
         finally:
             tick("explore" if search.best is None else "shrink")
+            collector.after_run()
 
     try:
-        run_seeded(example, options.seed)
+        run_seeded(example, options.seed, collector)
     except BudgetSpent:
         report.budget_exhausted = search.best is None
         report.shrink_cut = search.best is not None

@@ -1,0 +1,97 @@
+"""Fast paths that must answer exactly as the general code they shortcut (issue 11).
+
+Each hot-path shortcut keeps the general computation for what it does not handle; these
+properties quantify over the inputs where the two could part: symbolic links anywhere on a
+notes path, every millisecond of ``toISOString``'s range, every 128-bit draw of a UUID.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import uuid
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from pictx_fsm.fastjson import loads
+from pictx_fsm.session.windows import uuid_draws
+from pictx_fsm.session.writer import iso
+from pictx_fsm.tools.homes import NotesIdentity, NotesPlace, OutsideNotesRoot
+
+NAMES = ("a", "b", "link", "up", "dangling", "file.md", "..", ".")
+LINKS = st.fixed_dictionaries(
+    {},
+    optional={
+        "link": st.sampled_from(("a", "../outside", "a/b", "/", "missing", "file.md")),
+        "a/up": st.sampled_from(("..", "../..", "b", "../a")),
+        "a/b/dangling": st.sampled_from(("nowhere", "../../../outside/x")),
+    },
+)
+
+
+def _confined_by_realpath(root: Path, path: Path) -> bool:
+    """The general rule: the path's real path lies inside the root's."""
+    real_root = os.path.realpath(root)
+    return os.path.commonpath((real_root, os.path.realpath(path))) == real_root
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=list(HealthCheck))
+@given(links=LINKS, parts=st.lists(st.sampled_from(NAMES), min_size=1, max_size=5))
+def test_confine_refuses_exactly_the_paths_whose_real_path_leaves_the_root(
+    tmp_path_factory: pytest.TempPathFactory, links: dict[str, str], parts: list[str]
+) -> None:
+    # Given a notes root with directories, a note file and links in, out and nowhere
+    base = tmp_path_factory.mktemp("confine")
+    root = base / "root"
+    (root / "a" / "b").mkdir(parents=True)
+    (base / "outside").mkdir()
+    (root / "file.md").write_text("x")
+    for link, target in links.items():
+        (root / link).symlink_to(target)
+    place = NotesPlace(root=root, identity=NotesIdentity.of_session("s", base))
+    path = root.joinpath(*parts)
+    # When confine judges a path below it
+    try:
+        place.confine(path, "address")
+        refused = False
+    except OutsideNotesRoot:
+        refused = True
+    # Then it refuses exactly what the real paths say is outside
+    assert refused == (not _confined_by_realpath(root, path))
+
+
+@given(ms=st.integers(min_value=0, max_value=253_402_300_799_999))
+def test_iso_is_to_iso_string_of_the_exact_millisecond(ms: int) -> None:
+    expected = datetime(1970, 1, 1, tzinfo=UTC) + timedelta(milliseconds=ms)
+    assert iso(ms) == expected.isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def test_iso_of_the_last_millisecond_javascript_can_print_with_four_year_digits() -> None:
+    # new Date(253402300799999).toISOString() in Node
+    assert iso(253_402_300_799_999) == "9999-12-31T23:59:59.999Z"
+
+
+@given(seed=st.integers(min_value=0, max_value=2**32))
+def test_uuid_draws_are_uuid4_hex_of_the_same_bits(seed: int) -> None:
+    draws, bits = uuid_draws(random.Random(seed)), random.Random(seed)
+    for _ in range(20):
+        assert next(draws) == uuid.UUID(int=bits.getrandbits(128), version=4).hex
+
+
+@given(
+    value=st.recursive(
+        st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(),
+        lambda inner: st.lists(inner) | st.dictionaries(st.text(), inner),
+        max_leaves=12,
+    )
+)
+def test_fast_loads_decodes_every_json_text_as_the_standard_decoder(value: object) -> None:
+    import json
+
+    for text in (json.dumps(value), json.dumps(value, ensure_ascii=False)):
+        decoded, expected = loads(text), json.loads(text)
+        assert json.dumps(decoded) == json.dumps(expected)  # 1 and 1.0 spelled apart

@@ -1,0 +1,69 @@
+"""verify's lean ``builds`` and ``map`` draw exactly what Hypothesis's own draw (issue 11).
+
+They drop bookkeeping only verify never reads; an exploration must still draw the very same
+runs. Each case draws from Hypothesis's strategy and from the lean one under the same random
+source, and the two must make the same choices, open the same spans with the same labels and
+return equal values.
+"""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+import pytest
+from hypothesis import strategies as st
+from hypothesis.control import BuildContext
+from hypothesis.internal.conjecture.data import ConjectureData
+
+from pictx_fsm.testing.actions import Advance, Prompt, Script
+from pictx_fsm.testing.lean import LEAN, builds, mapped
+
+_CHARS = st.one_of(st.integers(8, 400), st.integers(2_000, 40_000))
+CASES: dict[str, tuple[st.SearchStrategy[Any], st.SearchStrategy[Any]]] = {
+    "builds, keywords": (st.builds(Prompt, chars=_CHARS), builds(Prompt, chars=_CHARS)),
+    "builds, positional": (
+        st.builds(lambda a, b: (a, b), st.integers(-3, 3), st.booleans()),
+        builds(lambda a, b: (a, b), st.integers(-3, 3), st.booleans()),
+    ),
+    "builds inside builds": (
+        st.builds(Script, reply=st.just("tools"), tools=st.lists(st.just("echo")).map(tuple)),
+        builds(Script, reply=st.just("tools"), tools=mapped(st.lists(st.just("echo")), tuple)),
+    ),
+    "map of a list": (
+        st.lists(st.sampled_from("abc"), max_size=6).map(tuple),
+        mapped(st.lists(st.sampled_from("abc"), max_size=6), tuple),
+    ),
+    "map of a sampled_from (no span of its own)": (
+        st.sampled_from((1, 2, 3)).map(lambda x: (x,)),
+        mapped(st.sampled_from((1, 2, 3)), lambda x: (x,)),
+    ),
+    "map of builds": (
+        st.builds(Advance, steps=st.integers(1, 4)).map(lambda a: (a,)),
+        mapped(builds(Advance, steps=st.integers(1, 4)), lambda a: (a,)),
+    ),
+    "one_of of lean ones": (
+        st.one_of(st.builds(Advance, steps=st.integers(1, 4)), st.just(Advance(steps=9))),
+        st.one_of(builds(Advance, steps=st.integers(1, 4)), st.just(Advance(steps=9))),
+    ),
+}
+
+
+def _drawn(strategy: st.SearchStrategy[Any], seed: int) -> tuple[Any, Any, Any]:
+    data = ConjectureData(random=random.Random(seed))
+    with BuildContext(data, wrapped_test=_drawn):  # what a test's draws run inside
+        value = data.draw(strategy)
+    data.freeze()
+    spans = [(span.label, span.start, span.end, span.depth) for span in data.spans]
+    return value, data.choices, spans
+
+
+def test_the_lean_strategies_are_in_use_with_this_hypothesis() -> None:
+    assert LEAN
+
+
+@pytest.mark.parametrize("case", list(CASES))
+def test_a_lean_strategy_draws_the_choices_spans_and_value_of_hypothesis_own(case: str) -> None:
+    plain, lean = CASES[case]
+    for seed in range(60):
+        assert _drawn(lean, seed) == _drawn(plain, seed), seed
