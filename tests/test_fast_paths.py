@@ -95,3 +95,22 @@ def test_fast_loads_decodes_every_json_text_as_the_standard_decoder(value: objec
     for text in (json.dumps(value), json.dumps(value, ensure_ascii=False)):
         decoded, expected = loads(text), json.loads(text)
         assert json.dumps(decoded) == json.dumps(expected)  # 1 and 1.0 spelled apart
+
+
+@pytest.mark.parametrize("number", ["123456789012345678901234567890", "-9223372036854775809"])
+def test_a_tool_call_id_beyond_64_bits_reads_the_same_from_orjson_and_the_standard_decoder(
+    number: str,
+) -> None:
+    # Given a tool call whose id is an integer orjson reads as a float
+    import json
+
+    import orjson
+
+    from pictx_fsm.session.skeleton import tool_call_ids
+
+    content = f'[{{"type":"toolCall","id":{number},"name":"x","arguments":{{}}}}]'
+    # When the skeleton reads its id from either decoder's value
+    # Then it is the same JavaScript number
+    assert tool_call_ids("assistant", orjson.loads(content)) == tool_call_ids(
+        "assistant", json.loads(content)
+    )

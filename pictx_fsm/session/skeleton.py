@@ -177,11 +177,13 @@ def tool_call_ids(role: JSON, content: JSON) -> list[str]:
 def split_message_fast(text: str) -> list[Piece]:
     """:func:`split_line`, with a ``message`` line decoded by orjson where it is installed.
 
-    orjson (2–3× faster) accepts exactly the JSON the standard decoder accepts except lone
-    surrogates, huge numbers and more than 1024 levels, which it refuses — those lines take
-    the standard path. The one value it reads differently, an integer beyond 2**53 (an int,
-    where JavaScript has a double), is never kept by a skeleton except a tool call's id,
-    which :func:`tool_call_ids` reads as JavaScript does."""
+    orjson (2–3× faster) accepts the JSON the standard decoder accepts except lone
+    surrogates, a double's overflow and more than 1024 levels, which it refuses — those lines
+    take the standard path. It reads an integer beyond 64 bits as a float where the standard
+    decoder keeps an int (JavaScript has a double either way); a skeleton keeps no number
+    except a tool call's id, which :func:`tool_call_ids` reads as JavaScript does, the same
+    from either (:func:`pictx_fsm.fastjson.loads` is the decoder that reads every text as the
+    standard one)."""
     if _FAST_LOADS is not None and text.startswith(_MESSAGE_LINE):
         try:
             return [Piece(text=text, value=_FAST_LOADS(text))]
