@@ -617,12 +617,9 @@ class AuditLog:
     def records(self) -> list[dict[str, Any]]:
         """Every record written through this log, as JSON objects (parsed when first read:
         writing a record never parses it back)."""
-        parsed = len(self._records)
-        if parsed < len(self._lines):
-            self._records.extend(map(loads, self._lines[parsed:]))
         if not self._in_file:
-            return self._records
-        return [*(record for _, record in self._in_file_records()), *self._records]
+            return self._parsed()
+        return [*(record for _, record in self._in_file_records()), *self._parsed()]
 
     @property
     def lines(self) -> Sequence[str]:
@@ -631,6 +628,21 @@ class AuditLog:
         if not self._in_file:
             return self._lines
         return [*(line for line, _ in self._in_file_records()), *self._lines]
+
+    def written(self, start: int = 0) -> list[tuple[str, dict[str, Any]]]:
+        """``(line, record)`` of every record from the ``start``-th on, a file read once: what
+        a reader following the log takes in one step (in memory, O(the records it takes))."""
+        if not self._in_file:
+            return list(zip(self._lines[start:], self._parsed()[start:], strict=True))
+        kept = zip(self._lines, self._parsed(), strict=True)
+        return [*self._in_file_records(), *kept][start:]
+
+    def _parsed(self) -> list[dict[str, Any]]:
+        """The records kept in memory, parsed up to the last (each line once)."""
+        parsed = len(self._records)
+        if parsed < len(self._lines):
+            self._records.extend(map(loads, self._lines[parsed:]))
+        return self._records
 
     def _in_file_records(self) -> Iterator[tuple[str, dict[str, Any]]]:
         """This log's records in its file: the ``seq`` range it wrote, after its offset."""

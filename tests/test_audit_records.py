@@ -412,3 +412,25 @@ def test_property_a_tool_result_text_is_json_indented_by_two_r16(payload: Any) -
     text = ToolResult(payload=payload).text
     # Then it is exactly json's two-space indentation of it
     assert text == json.dumps(payload, indent=2, ensure_ascii=False)
+
+
+def test_an_in_memory_log_hands_a_follower_its_new_lines_with_their_records() -> None:
+    # Given an in-memory log with three records, a follower having taken the first
+    from pictx_fsm.audit import AuditLog
+    from pictx_fsm.effects import HookResult
+    from pictx_fsm.hooks import TurnStart
+
+    log = AuditLog()
+    for index in range(3):
+        log.record(
+            event=TurnStart(turn_index=index),
+            result=HookResult(hook="turn_start"),
+            profile="0.25.1",
+            fingerprint="f" * 64,
+        )
+    # When it asks for what came after
+    later = log.written(1)
+    # Then it gets the two lines as written, each with its record
+    assert [line for line, _ in later] == list(log.lines[1:])
+    assert [record for _, record in later] == log.records[1:]
+    assert [record["seq"] for _, record in later] == [2, 3]

@@ -303,6 +303,9 @@ def test_a_file_log_keeps_no_record_lines_in_memory_and_reads_its_own_records_ba
     assert records[0]["hook"] == "session_start"
     assert all("kind" not in record for record in records)
     assert [json.loads(line) for line in log.lines] == records
+    # … and a reader following the log takes lines and records together, from any record on
+    assert log.written() == list(zip(log.lines, records, strict=True))
+    assert log.written(2) == log.written()[2:]
     # And after the seal the same records are still read back, the seal not among them
     log.close()
     assert log.records == records

@@ -254,12 +254,9 @@ class RecordWalk:
             start = self._cursors.get(index, 0)
             if start == len(log):
                 continue
-            records, lines = log.records, log.lines
-            fresh.extend(
-                (record, index, line)
-                for record, line in zip(records[start:], lines[start:], strict=True)
-            )
-            self._cursors[index] = len(records)
+            written = log.written(start)
+            fresh.extend((record, index, line) for line, record in written)
+            self._cursors[index] = start + len(written)
         return fresh
 
 
