@@ -32,7 +32,7 @@ import tempfile
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 from attrs import frozen
 from bench_foundation import SESSION_ID, SessionMaker, session_header
@@ -191,22 +191,32 @@ class Subject:
         self.runtime.handle(SessionStart(reason="startup"), HOST)
         self.base = self.runtime.state
 
-    def run(self, kind: Kind, audit: bool, calls: int) -> list[tuple[int, int]]:
-        """CPU and wall nanoseconds of each of ``calls`` calls of ``kind`` (each from the base
-        state)."""
+    def run(self, kind: Kind, calls: int, audit_first: bool) -> list[tuple[Times, Times]]:
+        """``(audit off, audit on)`` CPU and wall nanoseconds of each of ``calls`` pairs of
+        ``kind`` calls, every call from the base state; the two calls of a pair run back to
+        back (which first alternates), so a pair's difference is what the audit adds at one
+        moment of the machine, whatever else it is doing."""
+        pairs = []
+        for number in range(calls):
+            first = audit_first if number % 2 == 0 else not audit_first
+            one = self.call(kind, first)
+            other = self.call(kind, not first)
+            pairs.append((other, one) if first else (one, other))
+        return pairs
+
+    def call(self, kind: Kind, audit: bool) -> Times:
+        """CPU and wall nanoseconds of one call of ``kind`` from the base state."""
         runtime = self.runtime
         runtime.audit = self.log if audit else None
-        times = []
-        for _ in range(calls):
-            runtime.state = self.base
-            for event in kind.setup:
-                runtime.handle(event, HOST)
-            started_cpu, started_wall = time.thread_time_ns(), time.perf_counter_ns()
-            runtime.handle(kind.event, HOST)
-            cpu = time.thread_time_ns() - started_cpu
-            times.append((cpu, time.perf_counter_ns() - started_wall))
         runtime.state = self.base
-        return times
+        for event in kind.setup:
+            runtime.handle(event, HOST)
+        started_cpu, started_wall = time.thread_time_ns(), time.perf_counter_ns()
+        runtime.handle(kind.event, HOST)
+        cpu = time.thread_time_ns() - started_cpu
+        wall = time.perf_counter_ns() - started_wall
+        runtime.state = self.base
+        return cpu, wall
 
 
 # --------------------------------------------------------------------------------------------
@@ -214,41 +224,52 @@ class Subject:
 
 
 Key = tuple[str, int, str, bool]
+Times = tuple[int, int]
+ADDS: Final = "adds"
+"""The figures' entry for what the audit adds: per (shape, size, kind, True), the median of the
+paired differences, in both of its clocks."""
 
 
 def measure(subjects: list[Subject], rounds: int) -> dict[str, dict[Key, tuple[float, float]]]:
     """Per (shape, size, kind, audit): the lower quartile and the median of the per-call
-    times over all rounds; shapes, sizes, kinds and audit settings interleaved in every round.
-    The sessions are frozen out of the garbage collector's sight (``gc.freeze``), which is
-    paused while a batch runs (as ``timeit`` does) and collects between rounds."""
-    samples: dict[Key, list[tuple[int, int]]] = {}
+    times over all rounds, and per (shape, size, kind) the median of what the audit added
+    within each pair of calls; shapes, sizes and kinds interleaved in every round. The
+    sessions are frozen out of the garbage collector's sight (``gc.freeze``), which is paused
+    while a batch runs (as ``timeit`` does) and collects between rounds."""
+    samples: dict[Key, list[Times]] = {}
+    added: dict[Key, list[Times]] = {}
     for subject in subjects:  # warm-up: caches, lazily built indexes, first file writes
         for kind in subject.kinds:
-            for audit in (False, True):
-                subject.run(kind, audit, 2)
+            subject.run(kind, 2, False)
     gc.collect()
     gc.freeze()
     for number in range(rounds):
         order = list(subjects) if number % 2 == 0 else list(reversed(subjects))
         for subject in order:
             for kind in subject.kinds:
-                for audit in (False, True) if number % 2 == 0 else (True, False):
-                    key = (subject.shape, subject.size, kind.name, audit)
-                    gc.disable()
-                    try:
-                        samples.setdefault(key, []).extend(subject.run(kind, audit, CALLS))
-                    finally:
-                        gc.enable()
+                off, on = ((subject.shape, subject.size, kind.name, a) for a in (False, True))
+                gc.disable()
+                try:
+                    pairs = subject.run(kind, CALLS, number % 2 == 1)
+                finally:
+                    gc.enable()
+                samples.setdefault(off, []).extend(pair[0] for pair in pairs)
+                samples.setdefault(on, []).extend(pair[1] for pair in pairs)
+                added.setdefault(on, []).extend(
+                    (b[0] - a[0], b[1] - a[1]) for a, b in pairs
+                )
         gc.collect()
         print(f"round {number + 1}/{rounds} done", file=sys.stderr)
     gc.unfreeze()
+    adds = {key: _quantile(values, 0.5) for key, values in added.items()}
     return {
         "best": {key: _quantile(values, 0.25) for key, values in samples.items()},
         "median": {key: _quantile(values, 0.5) for key, values in samples.items()},
+        ADDS: adds,
     }
 
 
-def _quantile(values: list[tuple[int, int]], q: float) -> tuple[float, float]:
+def _quantile(values: list[Times], q: float) -> tuple[float, float]:
     """The ``q`` quantile of the CPU times and of the wall times."""
     cpu = sorted(v[0] for v in values)
     wall = sorted(v[1] for v in values)
@@ -264,6 +285,8 @@ class Table:
     sizes: tuple[int, ...]
     kinds: tuple[str, ...]
     figures: dict[Key, tuple[float, float]]
+    adds: dict[Key, tuple[float, float]]
+    """What the audit adds per (shape, size, kind, True): the median of paired differences."""
 
     def cpu(self, size: int, kind: str, audit: bool) -> float:
         return self.figures[(self.shape, size, kind, audit)][0]
@@ -280,9 +303,14 @@ class Table:
         return self.cpu(large, kind, audit) / self.cpu(small, kind, audit)
 
     def audit_adds(self, size: int, kind: str | None = None) -> float:
+        """The median CPU time the audit added within a pair of calls (mean of the kinds)."""
         if kind is None:
-            return self.overall(size, True) - self.overall(size, False)
-        return self.cpu(size, kind, True) - self.cpu(size, kind, False)
+            return statistics.fmean(self.audit_adds(size, k) for k in self.kinds)
+        return self.adds[(self.shape, size, kind, True)][0]
+
+    def difference(self, size: int) -> float:
+        """Audit on minus audit off, of this table's figures (mean of the kinds)."""
+        return self.overall(size, True) - self.overall(size, False)
 
 
 # --------------------------------------------------------------------------------------------
@@ -375,8 +403,8 @@ def median_line(median: Table) -> str:
     small, large = median.sizes[0], median.sizes[-1]
     return (
         f"Medians instead of lower quartiles: {large:,}/{small:,} audit off "
-        f"{median.ratio(False):.2f}×, audit on {median.ratio(True):.2f}×; the audit adds "
-        f"{us(max(median.audit_adds(size) for size in median.sizes))} per hook (worst size)."
+        f"{median.ratio(False):.2f}×, audit on {median.ratio(True):.2f}×; their difference on "
+        f"− off {us(max(median.difference(size) for size in median.sizes))} per hook (worst size)."
     )
 
 
@@ -426,10 +454,11 @@ def run(sizes: Sequence[int], rounds: int, shapes: Sequence[str]) -> list[tuple[
         for subject in subjects:
             subject.log.close()
     kinds = tuple(k.name for k in subjects[0].kinds)
+    adds = figures[ADDS]
     return [
         (
-            Table(shape=shape, sizes=sizes, kinds=kinds, figures=figures["best"]),
-            Table(shape=shape, sizes=sizes, kinds=kinds, figures=figures["median"]),
+            Table(shape=shape, sizes=sizes, kinds=kinds, figures=figures["best"], adds=adds),
+            Table(shape=shape, sizes=sizes, kinds=kinds, figures=figures["median"], adds=adds),
         )
         for shape in shapes
     ]

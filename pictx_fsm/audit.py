@@ -33,6 +33,7 @@ from enum import Enum
 from functools import partial
 from operator import attrgetter, itemgetter
 from pathlib import Path
+from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Final
 
 import attrs
@@ -56,7 +57,7 @@ from pictx_fsm.audit_store import default as json_default
 from pictx_fsm.audit_store import digest as _digest
 from pictx_fsm.audit_text import Layout, layout, members_text, value_text
 from pictx_fsm.effects import HookResult, MessagesResult
-from pictx_fsm.fastjson import loads
+from pictx_fsm.fastjson import dumper, loads
 from pictx_fsm.session.slots import maker
 
 if TYPE_CHECKING:
@@ -339,31 +340,20 @@ def json_digest(value: Any) -> dict[str, Any]:
 
 
 def _json_digest_text(value: Any) -> str:
+    """:func:`json_digest`'s canonical text; a tool called without arguments, as most are,
+    by a constant (an empty dict, or the read-only view a hook keeps of its copy)."""
+    if not value and type(value) in _MAPPINGS:
+        return _EMPTY_OBJECT_DIGEST
     text = _encode_utf8(value).encode("utf-8", "surrogatepass")
     return f'{{"bytes":{len(text)},"sha256":"{hashlib.sha256(text).hexdigest()}"}}'
 
 
-def _make_utf8_encoder() -> Callable[[Any], str]:
-    """``json.dumps(sort_keys=True, separators=(",", ":"), ensure_ascii=False,
-    default=json_default)``, built once (``dumps`` builds an encoder on every call)."""
-    make = getattr(json.encoder, "c_make_encoder", None)
-    if make is None:  # pragma: no cover - CPython ships the C encoder
-        return json.JSONEncoder(
-            sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=json_default
-        ).encode
-    chunks = make(
-        {}, json_default, json.encoder.encode_basestring, None, ":", ",", True, False, True
-    )
-
-    def encode(value: Any) -> str:
-        if type(value) is str:
-            return str(json.encoder.encode_basestring(value))
-        return "".join(chunks(value, 0))
-
-    return encode
-
-
-_encode_utf8 = _make_utf8_encoder()
+_encode_utf8: Final = dumper(
+    sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=json_default
+)
+""":func:`json_digest`'s encoder: canonical, but non-ASCII kept (built once)."""
+_MAPPINGS: Final = frozenset({dict, MappingProxyType})
+_EMPTY_OBJECT_DIGEST: Final = _encode(json_digest({}))
 _EVENT_FIELDS: dict[type, tuple[str, ...]] = {}
 
 

@@ -36,7 +36,7 @@ import json
 import os
 import sys
 import time
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import IO, Any, BinaryIO, Final
 
@@ -44,6 +44,7 @@ import attrs
 from attrs import define, field, frozen
 
 from pictx_fsm.errors import AuditChainError, UnreadableInputError
+from pictx_fsm.fastjson import dumper
 from pictx_fsm.session.jsonl import open_regular, os_reason
 from pictx_fsm.session.lines import iter_physical_lines
 
@@ -111,26 +112,10 @@ def _attrs_fields(cls: type) -> tuple[str, ...] | None:
     return _FIELDS[cls]
 
 
-def _make_encoder() -> Callable[[Any], str]:
-    """``json.dumps`` with the canonical settings, built once: ``dumps`` with non-default
-    arguments builds a new encoder on every call, which costs more than a small record."""
-    make = getattr(json.encoder, "c_make_encoder", None)
-    if make is None:  # pragma: no cover - CPython ships the C encoder
-        encoder = json.JSONEncoder(
-            sort_keys=True, separators=(",", ":"), ensure_ascii=True, default=default
-        )
-        return encoder.encode
-    chunks = make(
-        None, default, json.encoder.encode_basestring_ascii, None, ":", ",", True, False, True
-    )
-
-    def encode(obj: Any) -> str:
-        return "".join(chunks(obj, 0))
-
-    return encode
-
-
-_encode = _make_encoder()
+_encode: Final = dumper(
+    sort_keys=True, separators=(",", ":"), default=default, check_circular=False
+)
+""":func:`canonical`'s encoder, built once (a record is never circular: not checked)."""
 
 
 def digest(text: str) -> str:

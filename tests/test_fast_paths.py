@@ -7,17 +7,20 @@ notes path, every millisecond of ``toISOString``'s range, every 128-bit draw of 
 
 from __future__ import annotations
 
+import json
 import os
 import random
 import uuid
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from pictx_fsm.fastjson import loads
+from pictx_fsm.fastjson import dumper, loads
 from pictx_fsm.session.windows import uuid_draws
 from pictx_fsm.session.writer import iso
 from pictx_fsm.tools.homes import NotesIdentity, NotesPlace, OutsideNotesRoot
@@ -114,3 +117,60 @@ def test_a_tool_call_id_beyond_64_bits_reads_the_same_from_orjson_and_the_standa
     assert tool_call_ids("assistant", orjson.loads(content)) == tool_call_ids(
         "assistant", json.loads(content)
     )
+
+
+JSON_LIKE = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers()
+    | st.floats()
+    | st.text()
+    | st.builds(object)
+    | st.sampled_from([datetime(2026, 1, 1, tzinfo=UTC), uuid.UUID(int=7)]),
+    lambda inner: st.lists(inner) | st.tuples(inner, inner) | st.dictionaries(st.text(), inner),
+    max_leaves=12,
+)
+"""JSON values, non-finite floats, lone surrogates and values JSON cannot hold."""
+
+
+def _outcome(encode: Callable[[object], str], value: object) -> tuple[str, str]:
+    try:
+        return "text", encode(value)
+    except (TypeError, ValueError) as error:
+        return type(error).__name__, str(error)
+
+
+@pytest.mark.parametrize(
+    "settings_",
+    [
+        {},
+        {"sort_keys": True, "separators": (",", ":")},
+        {"separators": (",", ":"), "ensure_ascii": False, "allow_nan": False},
+        {"sort_keys": True, "default": str},
+        {"sort_keys": True, "separators": (",", ":"), "default": repr, "check_circular": False},
+    ],
+)
+@given(value=JSON_LIKE)
+def test_a_built_dumper_writes_what_json_dumps_writes_and_raises_what_it_raises(
+    settings_: dict[str, Any], value: object
+) -> None:
+    # Given json.dumps's settings, and a dumper built once with them
+    encode = dumper(**settings_)
+    # When both encode any value, a finite JSON one or not
+    # Then they write the same text, or raise the same error
+    assert _outcome(encode, value) == _outcome(lambda v: json.dumps(v, **settings_), value)
+
+
+def test_a_dumper_that_met_a_circular_value_encodes_the_same_containers_once_it_is_gone() -> None:
+    # Given a dumper that checks for circular values, and a list that holds itself
+    encode = dumper(sort_keys=True)
+    circular: list[object] = [1]
+    circular.append(circular)
+    inner: list[object] = [2, circular]
+    outer = {"a": inner}
+    # When it meets the circular list inside containers that live on, as json.dumps does
+    with pytest.raises(ValueError, match="Circular reference"):
+        encode(outer)
+    # Then once the cycle is gone, those same containers encode (none is left marked)
+    inner.pop()
+    assert encode(outer) == json.dumps(outer, sort_keys=True) == '{"a": [2]}'

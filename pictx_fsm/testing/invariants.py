@@ -10,13 +10,13 @@ each keeps a cursor into the logs it reads.
 from __future__ import annotations
 
 import hashlib
-import json
 from collections.abc import Iterator, Mapping, Sequence
-from typing import Any, Protocol
+from typing import Any, Final, Protocol
 
 from attrs import frozen
 
 from pictx_fsm.audit import GENESIS, AuditLog
+from pictx_fsm.fastjson import dumper
 from pictx_fsm.hooks import ModelInfo
 from pictx_fsm.hosts.model import ModelSession
 from pictx_fsm.overflow import is_overflow_like
@@ -348,14 +348,18 @@ class NothingAfterAbort(_PerRecord):
         ]
 
 
+_keyed: Final = dumper(sort_keys=True, default=str)
+"""``json.dumps(value, sort_keys=True, default=str)``, built once."""
+
+
 def _message_key(message: Any) -> str:
-    return json.dumps(message, sort_keys=True, default=str)
+    return _keyed(message)
 
 
 def _message_shape(message: Mapping[str, Any]) -> str:
     """A part of :func:`_message_key`, cheap to make: equal keys have equal shapes, so a
     message whose shape no erased message has is not one (most are not, and most are long)."""
-    return json.dumps([message.get("role"), message.get("timestamp")], sort_keys=True, default=str)
+    return _keyed([message.get("role"), message.get("timestamp")])
 
 
 class NoErasedHistory(Invariant):
