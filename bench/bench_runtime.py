@@ -8,11 +8,13 @@ Each size is a deterministic session shaped like a long pi-context run (the sess
 another only in what lies before the current window. One :class:`LifecycleRuntime` per size
 handles every hook kind, each call from the same lifecycle state, with the audit off and on
 (a file-backed :class:`AuditLog`); the context hooks carry the transcript the session layer
-keeps (``tree.transcripts``), as a host builds it. Sizes, kinds and audit settings are
-interleaved in every round, so the ratios compare figures taken side by side; each figure is
-the lower quartile of the per-call thread CPU times over all rounds (the machine is shared:
-wall time counts other processes' time slices, and some calls are slowed by them); the medians
-and the wall-time ratios are printed alongside.
+keeps (``tree.transcripts``), as a host builds it. Sizes and kinds are interleaved in every
+round, and each call with the audit on is paired with one with it off, back to back, so the
+ratios compare figures taken side by side; each figure is the lower quartile of the per-call
+thread CPU times over all rounds (the machine is shared: wall time counts other processes' time
+slices, and some calls are slowed by them), and what the audit adds is the median of the pairs'
+differences (a pair shares the machine's state of the moment); the medians and the wall-time
+ratios are printed alongside.
 
 It prints every row with its target and whether it is met, and writes its own section of
 ``docs/performance.md`` (between ``bench_runtime`` markers; the rest of the file is kept).
@@ -255,9 +257,7 @@ def measure(subjects: list[Subject], rounds: int) -> dict[str, dict[Key, tuple[f
                     gc.enable()
                 samples.setdefault(off, []).extend(pair[0] for pair in pairs)
                 samples.setdefault(on, []).extend(pair[1] for pair in pairs)
-                added.setdefault(on, []).extend(
-                    (b[0] - a[0], b[1] - a[1]) for a, b in pairs
-                )
+                added.setdefault(on, []).extend((b[0] - a[0], b[1] - a[1]) for a, b in pairs)
         gc.collect()
         print(f"round {number + 1}/{rounds} done", file=sys.stderr)
     gc.unfreeze()
@@ -415,12 +415,14 @@ def section(tables: list[tuple[Table, Table]], command: str) -> str:
         f"- Command: `{command}`",
         f"- Machine: {machine()}",
         "- Each figure: the lower quartile of the thread CPU times of one `handle` call over all",
-        f"  rounds ({CALLS} calls per round, every call from the same lifecycle state, the garbage",
-        "  collector paused; on a loaded shared machine some calls are slowed by other processes,",
-        "  the quartile keeps those that ran undisturbed; medians are given too). Shapes, sizes,",
-        f"  kinds and audit on/off are interleaved in every round. The last {TAIL} entries are the",
-        "  same at every size. Audit on = a file-backed `AuditLog`. Context hooks carry the",
-        "  session layer's transcripts (`tree.transcripts`) as a host builds them.",
+        f"  rounds ({CALLS} pairs of calls per kind and round, every call from the same lifecycle",
+        "  state, the garbage collector paused; on a loaded shared machine some calls are slowed",
+        "  by other processes, the quartile keeps those that ran undisturbed; medians are given",
+        "  too). Shapes, sizes and kinds are interleaved in every round; each pair is one call",
+        "  with the audit off and one with it on, back to back (which first alternates), and",
+        f"  what the audit adds is the median of the pairs' differences. The last {TAIL} entries",
+        "  are the same at every size. Audit on = a file-backed `AuditLog`. Context hooks carry",
+        "  the session layer's transcripts (`tree.transcripts`) as a host builds them.",
     ]
     for table, median in tables:
         lines += ["", *shape_lines(table, median)]
