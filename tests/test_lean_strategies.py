@@ -1,4 +1,5 @@
-"""verify's lean ``builds`` and ``map`` draw exactly what Hypothesis's own draw (issue 11).
+"""verify's lean ``builds``, ``map`` and ``flatmap`` draw exactly what Hypothesis's own
+draw (issue 11).
 
 They drop bookkeeping only verify never reads; an exploration must still draw the very same
 runs. Each case draws from Hypothesis's strategy and from the lean one under the same random
@@ -9,6 +10,7 @@ return equal values.
 from __future__ import annotations
 
 import random
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -17,7 +19,21 @@ from hypothesis.control import BuildContext
 from hypothesis.internal.conjecture.data import ConjectureData
 
 from pictx_fsm.testing.actions import Advance, Prompt, Script
-from pictx_fsm.testing.lean import LEAN, builds, mapped
+from pictx_fsm.testing.lean import LEAN, builds, flatmapped, mapped
+
+
+def _plain_tools(n: int) -> st.SearchStrategy[Any]:
+    return st.lists(st.just("echo"), min_size=n, max_size=n).map(tuple)
+
+
+def _lean_tools(n: int) -> st.SearchStrategy[Any]:
+    return mapped(st.lists(st.just("echo"), min_size=n, max_size=n), tuple)
+
+
+def _expanded(tools: Callable[[int], st.SearchStrategy[Any]]) -> Callable[[int], Any]:
+    """One expand function's source for both sides: a flatmap's label names its function."""
+    return lambda n: tools(n)
+
 
 _CHARS = st.one_of(st.integers(8, 400), st.integers(2_000, 40_000))
 CASES: dict[str, tuple[st.SearchStrategy[Any], st.SearchStrategy[Any]]] = {
@@ -41,6 +57,22 @@ CASES: dict[str, tuple[st.SearchStrategy[Any], st.SearchStrategy[Any]]] = {
     "map of builds": (
         st.builds(Advance, steps=st.integers(1, 4)).map(lambda a: (a,)),
         mapped(builds(Advance, steps=st.integers(1, 4)), lambda a: (a,)),
+    ),
+    "flatmap to a chosen strategy": (
+        st.sampled_from((_CHARS, st.just(5), st.booleans())).flatmap(lambda s: s),
+        flatmapped(st.sampled_from((_CHARS, st.just(5), st.booleans())), lambda s: s),
+    ),
+    "flatmap of lean ones inside builds": (
+        st.builds(
+            Script,
+            reply=st.just("tools"),
+            tools=st.sampled_from((0, 1, 2)).flatmap(_expanded(_plain_tools)),
+        ),
+        builds(
+            Script,
+            reply=st.just("tools"),
+            tools=flatmapped(st.sampled_from((0, 1, 2)), _expanded(_lean_tools)),
+        ),
     ),
     "one_of of lean ones": (
         st.one_of(st.builds(Advance, steps=st.integers(1, 4)), st.just(Advance(steps=9))),

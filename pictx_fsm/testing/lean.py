@@ -20,14 +20,18 @@ T = TypeVar("T")
 U = TypeVar("U")
 
 try:  # Hypothesis's internals: the strategies these subclass, and the span a map opens
-    from hypothesis.errors import UnsatisfiedAssumption
-    from hypothesis.internal.conjecture.data import ConjectureData
+    from hypothesis.errors import FlakyStrategyDefinition, UnsatisfiedAssumption
+    from hypothesis.internal.compat import add_note
+    from hypothesis.internal.conjecture.choice import ValueHole
+    from hypothesis.internal.conjecture.data import MAX_DEPTH, ConjectureData
     from hypothesis.internal.conjecture.utils import calc_label_from_cls
     from hypothesis.strategies._internal.core import BuildsStrategy
+    from hypothesis.strategies._internal.flatmapped import FlatMapStrategy
     from hypothesis.strategies._internal.lazy import unwrap_strategies
     from hypothesis.strategies._internal.strategies import (
         MAPPED_SEARCH_STRATEGY_DO_DRAW_LABEL,
         MappedStrategy,
+        check_strategy,
     )
 except ImportError:  # pragma: no cover - another Hypothesis: the plain strategies
     LEAN = False
@@ -36,6 +40,40 @@ else:
 
     _BUILDS_LABEL = calc_label_from_cls(BuildsStrategy)
     _MAPPED_LABEL = calc_label_from_cls(MappedStrategy)
+    _FLATMAP_LABEL = calc_label_from_cls(FlatMapStrategy)
+
+    def _draw(data: ConjectureData, strategy: st.SearchStrategy[T]) -> T:
+        """``data.draw(strategy)`` inside another draw, as Hypothesis draws it there (the
+        same checks, label, span and recorded value) without the three imports its ``draw``
+        runs on every call (each a failed ``__path__`` lookup on a module under Python
+        3.11). The top level (timing, observability) and a value being re-encoded (a
+        ``ValueHole`` next) are left to ``data.draw``."""
+        prefix = data.prefix
+        if data.depth == 0 or (
+            prefix is not None
+            and data.index < len(prefix)
+            and isinstance(prefix[data.index], ValueHole)
+        ):
+            return data.draw(strategy)
+        strategy.validate()
+        if strategy.is_empty:
+            data.mark_invalid(f"empty strategy {strategy!r}")
+        if data.depth >= MAX_DEPTH:
+            data.mark_invalid("max depth exceeded")
+        unwrapped = unwrap_strategies(strategy)  # type: ignore[no-untyped-call]
+        record = data._ConjectureData__span_record  # type: ignore[attr-defined]
+        span_index = record.span_count
+        data.start_span(label=unwrapped.label)
+        try:
+            try:
+                value: T = unwrapped.do_draw(data)
+            except FlakyStrategyDefinition as err:
+                add_note(err, f"while drawing from {strategy!r}")  # type: ignore[no-untyped-call]
+                raise
+            record.record_value_for_span(span_index, value)
+            return value
+        finally:
+            data.stop_span()
 
     class _Builds(BuildsStrategy):  # type: ignore[type-arg]
         @property
@@ -43,8 +81,8 @@ else:
             return _BUILDS_LABEL
 
         def do_draw(self, data: ConjectureData) -> Any:
-            args = [data.draw(strategy) for strategy in self.args]
-            kwargs = {name: data.draw(strategy) for name, strategy in self.kwargs.items()}
+            args = [_draw(data, strategy) for strategy in self.args]
+            kwargs = {name: _draw(data, strategy) for name, strategy in self.kwargs.items()}
             return self.target(*args, **kwargs)
 
     class _Mapped(MappedStrategy):  # type: ignore[type-arg]
@@ -58,13 +96,23 @@ else:
                 data.start_span(MAPPED_SEARCH_STRATEGY_DO_DRAW_LABEL)
                 discard = False
                 try:
-                    return self.pack(data.draw(self.mapped_strategy))
+                    return self.pack(_draw(data, self.mapped_strategy))
                 except UnsatisfiedAssumption as error:
                     failed, discard = error, True
                 finally:
                     data.stop_span(discard=discard)
             assert failed is not None
             raise failed
+
+    class _FlatMapped(FlatMapStrategy):  # type: ignore[type-arg]
+        @property
+        def class_label(self) -> int:
+            return _FLATMAP_LABEL
+
+        def do_draw(self, data: ConjectureData) -> Any:
+            expanded = self.expand(_draw(data, self.base))
+            check_strategy(expanded)
+            return _draw(data, expanded)
 
 
 def builds(target: Callable[..., T], *args: Any, **kwargs: Any) -> st.SearchStrategy[T]:
@@ -88,3 +136,16 @@ def mapped(strategy: st.SearchStrategy[T], pack: Callable[[T], U]) -> st.SearchS
     if type(mapping) is not MappedStrategy:
         return plain
     return _Mapped(mapping.mapped_strategy, mapping.pack)
+
+
+def flatmapped(
+    strategy: st.SearchStrategy[T], expand: Callable[[T], st.SearchStrategy[U]]
+) -> st.SearchStrategy[U]:
+    """``strategy.flatmap(expand)``."""
+    plain = strategy.flatmap(expand)
+    if not LEAN:  # pragma: no cover
+        return plain
+    flat = unwrap_strategies(plain)  # type: ignore[no-untyped-call]
+    if type(flat) is not FlatMapStrategy:  # pragma: no cover - not what this module knows
+        return plain
+    return _FlatMapped(flat.base, flat.expand)

@@ -52,7 +52,7 @@ from pictx_fsm.testing.actions import (
     VoidNextBoundary,
     WipeCommand,
 )
-from pictx_fsm.testing.lean import builds, mapped
+from pictx_fsm.testing.lean import builds, flatmapped, mapped
 from pictx_fsm.testing.tool_calls import tool_scripts
 from pictx_fsm.testing.world import WorldConfig
 
@@ -142,7 +142,7 @@ _SWITCH = builds(Toggle, arg=st.sampled_from(("on", "off")))
 def weighted(branches: Sequence[st.SearchStrategy[T]]) -> st.SearchStrategy[T]:
     """A choice among strategies, a branch listed twice twice as likely (``st.one_of``
     drops repeated branches, so repetition cannot weight it)."""
-    return st.sampled_from(tuple(branches)).flatmap(_itself)
+    return flatmapped(st.sampled_from(tuple(branches)), _itself)
 
 
 def _itself(strategy: st.SearchStrategy[T]) -> st.SearchStrategy[T]:

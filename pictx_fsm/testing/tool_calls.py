@@ -19,7 +19,7 @@ from typing import Any, Final, TypeAlias
 from hypothesis import strategies as st
 
 from pictx_fsm.testing.actions import Script
-from pictx_fsm.testing.lean import builds, mapped
+from pictx_fsm.testing.lean import builds, flatmapped, mapped
 from pictx_fsm.testing.notes_sandbox import ITEM_REF, WINDOW_REF
 from pictx_fsm.tools.schema import ROLES
 
@@ -219,7 +219,7 @@ validated again on every draw."""
 
 
 def _call() -> st.SearchStrategy[tuple[str, str]]:
-    return st.sampled_from(tuple(CALLS)).flatmap(_ENCODED.__getitem__)
+    return flatmapped(st.sampled_from(tuple(CALLS)), _ENCODED.__getitem__)
 
 
 def _batch(calls: list[tuple[str, str]], wipe_at: int | None) -> Script:
