@@ -1,5 +1,5 @@
-"""verify's lean ``builds``, ``map`` and ``flatmap`` draw exactly what Hypothesis's own
-draw (issue 11).
+"""verify's lean ``builds``, ``map``, ``flatmap``, ``lists`` and ``one_of`` draw exactly what
+Hypothesis's own draw (issue 11).
 
 They drop bookkeeping only verify never reads; an exploration must still draw the very same
 runs. Each case draws from Hypothesis's strategy and from the lean one under the same random
@@ -19,7 +19,7 @@ from hypothesis.control import BuildContext
 from hypothesis.internal.conjecture.data import ConjectureData
 
 from pictx_fsm.testing.actions import Advance, Prompt, Script
-from pictx_fsm.testing.lean import LEAN, builds, flatmapped, mapped
+from pictx_fsm.testing.lean import LEAN, builds, flatmapped, lists, mapped, one_of
 
 
 def _plain_tools(n: int) -> st.SearchStrategy[Any]:
@@ -35,6 +35,7 @@ def _expanded(tools: Callable[[int], st.SearchStrategy[Any]]) -> Callable[[int],
     return lambda n: tools(n)
 
 
+_NO_TOOLS: st.SearchStrategy[tuple[str, ...]] = st.just(())
 _CHARS = st.one_of(st.integers(8, 400), st.integers(2_000, 40_000))
 CASES: dict[str, tuple[st.SearchStrategy[Any], st.SearchStrategy[Any]]] = {
     "builds, keywords": (st.builds(Prompt, chars=_CHARS), builds(Prompt, chars=_CHARS)),
@@ -72,6 +73,30 @@ CASES: dict[str, tuple[st.SearchStrategy[Any], st.SearchStrategy[Any]]] = {
             Script,
             reply=st.just("tools"),
             tools=flatmapped(st.sampled_from((0, 1, 2)), _expanded(_lean_tools)),
+        ),
+    ),
+    "lists of a fixed size": (
+        st.lists(st.booleans(), min_size=7, max_size=7),
+        lists(st.booleans(), min_size=7, max_size=7),
+    ),
+    "lists of lean ones, mapped": (
+        st.lists(st.builds(Advance, steps=st.integers(1, 4)), min_size=1, max_size=3).map(tuple),
+        mapped(lists(builds(Advance, steps=st.integers(1, 4)), min_size=1, max_size=3), tuple),
+    ),
+    "lean one_of": (
+        st.one_of(st.integers(8, 400), st.integers(2_000, 40_000)),
+        one_of(st.integers(8, 400), st.integers(2_000, 40_000)),
+    ),
+    "lean one_of of lists and a repeated branch inside builds": (
+        st.builds(
+            Script,
+            reply=st.just("tools"),
+            tools=st.one_of(st.lists(st.just("echo")).map(tuple), _NO_TOOLS, _NO_TOOLS),
+        ),
+        builds(
+            Script,
+            reply=st.just("tools"),
+            tools=one_of(mapped(lists(st.just("echo")), tuple), _NO_TOOLS, _NO_TOOLS),
         ),
     ),
     "one_of of lean ones": (

@@ -22,15 +22,20 @@ U = TypeVar("U")
 try:  # Hypothesis's internals: the strategies these subclass, and the span a map opens
     from hypothesis.errors import FlakyStrategyDefinition, UnsatisfiedAssumption
     from hypothesis.internal.compat import add_note
+    from hypothesis.internal.conjecture import utils as cu
     from hypothesis.internal.conjecture.choice import ValueHole
     from hypothesis.internal.conjecture.data import MAX_DEPTH, ConjectureData
     from hypothesis.internal.conjecture.utils import calc_label_from_cls
+    from hypothesis.strategies._internal.collections import ListStrategy
     from hypothesis.strategies._internal.core import BuildsStrategy
     from hypothesis.strategies._internal.flatmapped import FlatMapStrategy
     from hypothesis.strategies._internal.lazy import unwrap_strategies
     from hypothesis.strategies._internal.strategies import (
         MAPPED_SEARCH_STRATEGY_DO_DRAW_LABEL,
         MappedStrategy,
+        OneOfStrategy,
+        SampledFromStrategy,
+        SearchStrategy,
         check_strategy,
     )
 except ImportError:  # pragma: no cover - another Hypothesis: the plain strategies
@@ -41,6 +46,8 @@ else:
     _BUILDS_LABEL = calc_label_from_cls(BuildsStrategy)
     _MAPPED_LABEL = calc_label_from_cls(MappedStrategy)
     _FLATMAP_LABEL = calc_label_from_cls(FlatMapStrategy)
+    _LIST_LABEL = calc_label_from_cls(ListStrategy)
+    _ONE_OF_LABEL = calc_label_from_cls(OneOfStrategy)
 
     def _draw(data: ConjectureData, strategy: st.SearchStrategy[T]) -> T:
         """``data.draw(strategy)`` inside another draw, as Hypothesis draws it there (the
@@ -114,6 +121,45 @@ else:
             check_strategy(expanded)
             return _draw(data, expanded)
 
+    class _Lists(ListStrategy):  # type: ignore[type-arg]
+        @property
+        def class_label(self) -> int:
+            return _LIST_LABEL
+
+        def do_draw(self, data: ConjectureData) -> Any:
+            if self.element_strategy.is_empty:
+                assert self.min_size == 0
+                return []
+            with cu.many(
+                data,
+                min_size=self.min_size,
+                max_size=self.max_size,
+                average_size=self.average_size,
+            ) as elements:
+                return [_draw(data, self.element_strategy) for _ in elements]
+
+    class _OneOf(OneOfStrategy):  # type: ignore[type-arg]
+        _lean_sampler: SampledFromStrategy[Any] | None = None
+        """The branch sampler, as Hypothesis's (built at the first draw)."""
+
+        @property
+        def class_label(self) -> int:
+            return _ONE_OF_LABEL
+
+        def do_draw(self, data: ConjectureData) -> Any:
+            strategies = self.element_strategies
+            if len(strategies) == 1:
+                return _draw(data, strategies[0])
+            sampler = self._lean_sampler
+            if sampler is None:
+                if any(
+                    type(s).is_currently_empty is not SearchStrategy.is_currently_empty
+                    for s in strategies
+                ):  # a branch that can empty itself: Hypothesis's filtered draw
+                    return super().do_draw(data)
+                sampler = self._lean_sampler = SampledFromStrategy(strategies)
+            return _draw(data, _draw(data, sampler))
+
 
 def builds(target: Callable[..., T], *args: Any, **kwargs: Any) -> st.SearchStrategy[T]:
     """``st.builds(target, *args, **kwargs)``, each argument a strategy."""
@@ -149,3 +195,27 @@ def flatmapped(
     if type(flat) is not FlatMapStrategy:  # pragma: no cover - not what this module knows
         return plain
     return _FlatMapped(flat.base, flat.expand)
+
+
+def lists(
+    elements: st.SearchStrategy[T], *, min_size: int = 0, max_size: int | None = None
+) -> st.SearchStrategy[list[T]]:
+    """``st.lists(elements, min_size=..., max_size=...)``."""
+    plain = st.lists(elements, min_size=min_size, max_size=max_size)
+    if not LEAN:  # pragma: no cover
+        return plain
+    listed = unwrap_strategies(plain)  # type: ignore[no-untyped-call]
+    if type(listed) is not ListStrategy:  # pragma: no cover - not what this module knows
+        return plain
+    return _Lists(listed.element_strategy, listed.min_size, listed.max_size)
+
+
+def one_of(*strategies: st.SearchStrategy[Any]) -> st.SearchStrategy[Any]:
+    """``st.one_of(*strategies)``."""
+    plain = st.one_of(*strategies)
+    if not LEAN:  # pragma: no cover
+        return plain
+    union = unwrap_strategies(plain)  # type: ignore[no-untyped-call]
+    if type(union) is not OneOfStrategy:  # pragma: no cover - not what this module knows
+        return plain
+    return _OneOf(union.original_strategies)

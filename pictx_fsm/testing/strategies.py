@@ -52,7 +52,7 @@ from pictx_fsm.testing.actions import (
     VoidNextBoundary,
     WipeCommand,
 )
-from pictx_fsm.testing.lean import builds, flatmapped, mapped
+from pictx_fsm.testing.lean import builds, flatmapped, lists, mapped, one_of
 from pictx_fsm.testing.tool_calls import tool_scripts
 from pictx_fsm.testing.world import WorldConfig
 
@@ -103,21 +103,21 @@ def world_configs(
     )
 
 
-_CHARS = st.one_of(
+_CHARS = one_of(
     st.integers(min_value=8, max_value=400),
     st.integers(min_value=2_000, max_value=40_000),
 )
-_SCRIPTS: st.SearchStrategy[Script] = st.one_of(
+_SCRIPTS: st.SearchStrategy[Script] = one_of(
     builds(Script, reply=st.just("text"), chars=_CHARS),
     builds(
         Script,
         reply=st.just("tools"),
         chars=st.integers(min_value=8, max_value=2_000),
-        tools=mapped(st.lists(st.sampled_from(TOOLS), min_size=1, max_size=3), tuple),
+        tools=mapped(lists(st.sampled_from(TOOLS), min_size=1, max_size=3), tuple),
     ),
     builds(Script, reply=st.sampled_from(("overflow", "error", "length"))),
 )
-_ENTRY_INDEX = st.one_of(
+_ENTRY_INDEX = one_of(
     st.integers(min_value=0, max_value=500), st.integers(min_value=-12, max_value=-1)
 )
 """Anywhere among the chosen entries, or (negative) one of the last ones: the tool calls,
@@ -207,7 +207,7 @@ GROUPS: Mapping[str, tuple[Moves, int, int]] = {
         0,
     ),
     "fork": (_one(_FORK), 1, 0),
-    "tree": (mapped(st.lists(_TREE_OPS, min_size=2, max_size=3), tuple), 1, 0),
+    "tree": (mapped(lists(_TREE_OPS, min_size=2, max_size=3), tuple), 1, 0),
     "reload": (_one(st.just(Reload())), 1, 0),
     "compact": (_one(_COMPACT), 1, 1),
     "noise": (_one(_NOISE), 1, 1),
@@ -243,7 +243,7 @@ def _first(actions: tuple[Action, ...]) -> Action:
 
 
 SWARMS: st.SearchStrategy[tuple[str, ...]] = mapped(
-    st.lists(st.booleans(), min_size=len(OPTIONAL), max_size=len(OPTIONAL)),
+    lists(st.booleans(), min_size=len(OPTIONAL), max_size=len(OPTIONAL)),
     lambda chosen: CORE + tuple(g for g, on in zip(OPTIONAL, chosen, strict=True) if on),
 )
 """A swarm: the core groups plus each optional group with probability ½ (shrinks towards
