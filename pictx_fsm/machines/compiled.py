@@ -115,6 +115,8 @@ class _Entry(Generic[F, E]):
 
 # (region index, source state, event) -> candidate transitions in document order
 _Table = Mapping[tuple[int, str, str], tuple[_Entry[F, E], ...]]
+# (region index, region, its state, candidates) of every region an event concerns
+_Plan = tuple[tuple[int, str, str, tuple[_Entry[F, E], ...]], ...]
 
 
 @attrs.frozen(kw_only=True)
@@ -127,6 +129,12 @@ class CompiledMachine(Generic[F, E]):
     region_events: tuple[frozenset[str], ...] = attrs.field(repr=False)
     region_states: tuple[tuple[str, frozenset[str]], ...] = attrs.field(repr=False)
     events: frozenset[str] = attrs.field(repr=False)
+    _plans: dict[tuple[tuple[tuple[str, str], ...], str], _Plan[F, E]] = attrs.field(
+        factory=dict, init=False, repr=False, eq=False
+    )
+    """(configuration, event) -> the regions that take part and their candidates, found
+    once: a configuration checked and looked up again on every step cost more than most
+    decisions (the table is immutable, so a plan never changes)."""
 
     @classmethod
     def build(cls, spec: MachineSpec, bindings: MachineBindings[F, E]) -> CompiledMachine[F, E]:
@@ -181,17 +189,11 @@ class CompiledMachine(Generic[F, E]):
         self, configuration: Configuration, event: str, facts: F
     ) -> list[tuple[int, _Entry[F, E], tuple[tuple[str, bool], ...]]]:
         """Every region's decision, made before any action runs."""
-        states = configuration.states
-        if len(states) != len(self.region_states):
-            raise ValueError(f"{configuration} is not a configuration of {self.spec.name!r}")
+        plan = self._plans.get((configuration.states, event))
+        if plan is None:
+            plan = self._plan(configuration, event)
         chosen = []
-        for position, (region, state) in enumerate(states):
-            name, known = self.region_states[position]
-            if region != name or state not in known:
-                raise ValueError(f"{configuration} is not a configuration of {self.spec.name!r}")
-            if event not in self.region_events[position]:
-                continue
-            candidates = self.table.get((position, state, event), ())
+        for position, region, state, candidates in plan:
             entry, guards = self._select(candidates, facts)
             if entry is None:
                 raise IllegalEventError(
@@ -199,6 +201,23 @@ class CompiledMachine(Generic[F, E]):
                 )
             chosen.append((position, entry, guards))
         return chosen
+
+    def _plan(self, configuration: Configuration, event: str) -> _Plan[F, E]:
+        """The regions ``event`` concerns in ``configuration`` (checked: a configuration of
+        this machine), each with its candidate transitions; kept for the next step."""
+        states = configuration.states
+        if len(states) != len(self.region_states):
+            raise ValueError(f"{configuration} is not a configuration of {self.spec.name!r}")
+        plan = []
+        for position, (region, state) in enumerate(states):
+            name, known = self.region_states[position]
+            if region != name or state not in known:
+                raise ValueError(f"{configuration} is not a configuration of {self.spec.name!r}")
+            if event not in self.region_events[position]:
+                continue
+            plan.append((position, region, state, self.table.get((position, state, event), ())))
+        self._plans[(states, event)] = kept = tuple(plan)
+        return kept
 
     def _select(
         self, candidates: tuple[_Entry[F, E], ...], facts: F
