@@ -21,6 +21,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from pictx_fsm.fastjson import dumper, loads
+from pictx_fsm.notes import FileNotesSource
 from pictx_fsm.session.windows import uuid_draws
 from pictx_fsm.session.writer import iso
 from pictx_fsm.tools.homes import NotesIdentity, NotesPlace, OutsideNotesRoot
@@ -174,3 +175,18 @@ def test_a_dumper_that_met_a_circular_value_encodes_the_same_containers_once_it_
     # Then once the cycle is gone, those same containers encode (none is left marked)
     inner.pop()
     assert encode(outer) == json.dumps(outer, sort_keys=True) == '{"a": [2]}'
+
+
+@pytest.mark.parametrize("home", ["/notes/home", "relative/home", Path("/notes/home")])
+def test_a_notes_source_places_its_notes_at_the_path_of_its_home(home: str | Path) -> None:
+    # Given a file notes source whose home is a text or a path
+    source = FileNotesSource(home=home, identity=NotesIdentity(session_id="s", project_key="p"))  # type: ignore[arg-type]
+    # When its place and a tool's context name the root
+    roots = (
+        source.place.root,
+        source.tool_context(model_id=None, history=None, clock=lambda: 0).notes_root,
+    )
+    # Then both are the path of the home (the home itself once it is a path)
+    for root in roots:
+        assert type(root) is type(Path()) and root == Path(home)
+        assert (root is home) == isinstance(home, Path)
