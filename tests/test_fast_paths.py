@@ -74,6 +74,22 @@ def test_iso_is_to_iso_string_of_the_exact_millisecond(ms: int) -> None:
     assert iso(ms) == expected.isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
+@given(
+    day=st.integers(min_value=0, max_value=2_932_896),
+    offsets=st.lists(st.integers(min_value=0, max_value=86_399_999), min_size=2, max_size=6),
+)
+def test_iso_of_milliseconds_of_one_day_reuses_its_date_exactly(
+    day: int, offsets: list[int]
+) -> None:
+    # Given several instants of one UTC day (the date part is kept after the first)
+    for offset in offsets:
+        ms = day * 86_400_000 + offset
+        # When each is printed
+        # Then each is the ISO string of its exact millisecond
+        expected = datetime(1970, 1, 1, tzinfo=UTC) + timedelta(milliseconds=ms)
+        assert iso(ms) == expected.isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
 def test_iso_of_the_last_millisecond_javascript_can_print_with_four_year_digits() -> None:
     # new Date(253402300799999).toISOString() in Node
     assert iso(253_402_300_799_999) == "9999-12-31T23:59:59.999Z"
