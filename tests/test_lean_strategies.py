@@ -19,7 +19,7 @@ from hypothesis.control import BuildContext
 from hypothesis.internal.conjecture.data import ConjectureData
 
 from pictx_fsm.testing.actions import Advance, Prompt, Script
-from pictx_fsm.testing.lean import LEAN, builds, flatmapped, lists, mapped, one_of
+from pictx_fsm.testing.lean import LEAN, builds, flatmapped, lists, mapped, one_of, untimed_draw
 
 
 def _plain_tools(n: int) -> st.SearchStrategy[Any]:
@@ -106,10 +106,12 @@ CASES: dict[str, tuple[st.SearchStrategy[Any], st.SearchStrategy[Any]]] = {
 }
 
 
-def _drawn(strategy: st.SearchStrategy[Any], seed: int) -> tuple[Any, Any, Any]:
+def _drawn(
+    strategy: st.SearchStrategy[Any], seed: int, *, untimed: bool = False
+) -> tuple[Any, Any, Any]:
     data = ConjectureData(random=random.Random(seed))
     with BuildContext(data, wrapped_test=_drawn):  # what a test's draws run inside
-        value = data.draw(strategy)
+        value = untimed_draw(data, strategy) if untimed else data.draw(strategy)
     data.freeze()
     spans = [(span.label, span.start, span.end, span.depth) for span in data.spans]
     return value, data.choices, spans
@@ -124,3 +126,15 @@ def test_a_lean_strategy_draws_the_choices_spans_and_value_of_hypothesis_own(cas
     plain, lean = CASES[case]
     for seed in range(60):
         assert _drawn(lean, seed) == _drawn(plain, seed), seed
+
+
+@pytest.mark.parametrize("case", list(CASES))
+def test_an_untimed_top_level_draw_makes_the_choices_spans_and_value_of_data_draw(
+    case: str,
+) -> None:
+    # Given Hypothesis's strategy and the lean one of a case
+    for strategy in CASES[case]:
+        for seed in range(30):
+            # When each is drawn at the top level untimed and by data.draw
+            # Then both make the same choices, open the same spans and give equal values
+            assert _drawn(strategy, seed, untimed=True) == _drawn(strategy, seed), seed

@@ -50,13 +50,17 @@ else:
     _ONE_OF_LABEL = calc_label_from_cls(OneOfStrategy)
 
     def _draw(data: ConjectureData, strategy: st.SearchStrategy[T]) -> T:
-        """``data.draw(strategy)`` inside another draw, as Hypothesis draws it there (the
-        same checks, label, span and recorded value) without the three imports its ``draw``
-        runs on every call (each a failed ``__path__`` lookup on a module under Python
-        3.11). The top level (timing, observability) and a value being re-encoded (a
-        ``ValueHole`` next) are left to ``data.draw``."""
+        """``data.draw(strategy)`` inside another draw (the top level, timed and observed,
+        is left to ``data.draw``)."""
+        return data.draw(strategy) if data.depth == 0 else _spanned(data, strategy)
+
+    def _spanned(data: ConjectureData, strategy: st.SearchStrategy[T]) -> T:
+        """``data.draw(strategy)`` as Hypothesis draws inside another draw (the same checks,
+        label, span and recorded value) without the three imports its ``draw`` runs on
+        every call (each a failed ``__path__`` lookup on a module under Python 3.11). A
+        value being re-encoded (a ``ValueHole`` next) is left to ``data.draw``."""
         prefix = data.prefix
-        if data.depth == 0 or (
+        if (
             prefix is not None
             and data.index < len(prefix)
             and isinstance(prefix[data.index], ValueHole)
@@ -159,6 +163,15 @@ else:
                     return super().do_draw(data)
                 sampler = self._lean_sampler = SampledFromStrategy(strategies)
             return _draw(data, _draw(data, sampler))
+
+
+def untimed_draw(data: ConjectureData, strategy: st.SearchStrategy[T]) -> T:
+    """``data.draw(strategy)`` at a test's top level without what Hypothesis adds there for
+    its own report: the draw's time (an entry per draw), observability, a note on an error.
+    The same checks, label, span and recorded value: the same choices."""
+    if not LEAN:  # pragma: no cover
+        return data.draw(strategy)
+    return _spanned(data, strategy)
 
 
 def builds(target: Callable[..., T], *args: Any, **kwargs: Any) -> st.SearchStrategy[T]:
