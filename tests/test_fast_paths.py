@@ -11,15 +11,18 @@ import json
 import os
 import random
 import uuid
-from collections.abc import Callable
+from collections import OrderedDict
+from collections.abc import Callable, Mapping
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from pictx_fsm._jscompat import is_plain_object
 from pictx_fsm.fastjson import dumper, loads
 from pictx_fsm.notes import FileNotesSource
 from pictx_fsm.session.windows import uuid_draws
@@ -206,3 +209,32 @@ def test_a_notes_source_places_its_notes_at_the_path_of_its_home(home: str | Pat
     for root in roots:
         assert type(root) is type(Path()) and root == Path(home)
         assert (root is home) == isinstance(home, Path)
+
+
+class _Dict(dict[str, Any]):
+    """A dict that is not exactly a dict."""
+
+
+_JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=3),
+    lambda inner: (
+        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=3), inner, max_size=3)
+    ),
+    max_leaves=6,
+)
+
+
+@given(
+    st.one_of(
+        _JSON,
+        _JSON.map(lambda value: (value,)),
+        st.dictionaries(st.text(max_size=3), _JSON, max_size=3).flatmap(
+            lambda d: st.sampled_from((MappingProxyType(d), _Dict(d), OrderedDict(d)))
+        ),
+    )
+)
+def test_a_plain_object_is_exactly_a_mapping(value: Any) -> None:
+    # Given a JSON value, a tuple, or a mapping that is not exactly a dict
+    # When it is asked whether it is a plain object
+    # Then the answer is the Mapping check's (a dict answered without it)
+    assert is_plain_object(value) == isinstance(value, Mapping)

@@ -33,12 +33,12 @@ from __future__ import annotations
 
 import functools
 import math
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any, Final, Protocol
 
 from attrs import field, frozen
 
-from pictx_fsm._jscompat import is_number
+from pictx_fsm._jscompat import is_number, is_plain_object
 from pictx_fsm.fastjson import dumper
 from pictx_fsm.session.entries import Entry, MessageEntry
 from pictx_fsm.session.projection import Message, latest_compaction_index, system_content_text
@@ -129,7 +129,7 @@ def _user_content(content: Any) -> MessageText:
     parts: list[str] = []
     images = 0
     for block in content:
-        if not isinstance(block, Mapping):
+        if not is_plain_object(block):
             raise EstimateError("content block is not an object")
         if block.get("type") != "text":
             images += 1
@@ -142,7 +142,7 @@ def _user_content(content: Any) -> MessageText:
 
 
 def _block_parts(block: Any) -> tuple[str, ...]:
-    if not isinstance(block, Mapping):
+    if not is_plain_object(block):
         raise EstimateError("content block is not an object")
     kind = block.get("type")
     key = "text" if kind == "text" else "thinking" if kind == "thinking" else "name"
@@ -180,7 +180,7 @@ def _lenient_content(content: Any) -> MessageText:
     parts: list[str] = []
     images = 0
     for block in content if isinstance(content, list) else ():
-        if not isinstance(block, Mapping):
+        if not is_plain_object(block):
             continue
         if block.get("type") == "text" and isinstance(block.get("text"), str):
             parts.append(block["text"])
@@ -192,7 +192,7 @@ def _lenient_content(content: Any) -> MessageText:
 def _assistant_parts(content: Any) -> MessageText:
     parts: list[str] = []
     for block in content if isinstance(content, list) else ():
-        if not isinstance(block, Mapping):
+        if not is_plain_object(block):
             continue
         kind = block.get("type")
         if kind in ("text", "thinking") and isinstance(block.get(kind), str):
@@ -205,7 +205,7 @@ def _assistant_parts(content: Any) -> MessageText:
 def _system_parts(message: Message) -> MessageText:
     parts = [system_content_text(message.get("content"))]
     sections = message.get("sections")
-    if isinstance(sections, Mapping):
+    if is_plain_object(sections):
         parts += [value for value in sections.values() if isinstance(value, str)]
     tools = message.get("toolsAdded")
     if isinstance(tools, list) and tools:
@@ -303,7 +303,7 @@ def js_max(left: float, right: float) -> float:
 def context_tokens(usage: Any) -> float:
     """``calculateContextTokens``: ``totalTokens`` when truthy, else the four parts' sum;
     NaN when those are not numbers. Raises when ``usage`` is not an object (a JS throw)."""
-    if not isinstance(usage, Mapping):
+    if not is_plain_object(usage):
         raise EstimateError("assistant message without usage")
     total = usage.get("totalTokens")
     if is_number(total) and total and not math.isnan(total):

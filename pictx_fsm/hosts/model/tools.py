@@ -26,6 +26,7 @@ from typing import Any, TypeAlias
 
 from attrs import evolve, frozen
 
+from pictx_fsm._jscompat import is_plain_object
 from pictx_fsm.effects import HookResult, ToolResult
 from pictx_fsm.hosts.model.dispatch import apply_effects, record
 from pictx_fsm.hosts.model.extension import ToolHandler, ToolInvocation, ToolOutput
@@ -63,13 +64,13 @@ def tool_calls(message: Mapping[str, JSON]) -> list[ToolInvocation]:
             call_id=str(b.get("id", "")), name=str(b.get("name", "")), arguments=_args(b)
         )
         for b in blocks
-        if isinstance(b, Mapping) and b.get("type") == "toolCall"
+        if is_plain_object(b) and b.get("type") == "toolCall"
     ]
 
 
 def _args(block: Mapping[str, JSON]) -> Mapping[str, JSON]:
     arguments = block.get("arguments")
-    return dict(arguments) if isinstance(arguments, Mapping) else {}
+    return dict(arguments) if is_plain_object(arguments) else {}
 
 
 def run_batch(host: HostState, calls: list[ToolInvocation]) -> Steps[tuple[list[Entry], bool]]:
@@ -253,7 +254,7 @@ def _nested(host: HostState, parent: ToolInvocation) -> Steps[ToolOutput]:
 
 def _nested_specs(parent: ToolInvocation) -> list[Mapping[str, JSON]]:
     specs = parent.arguments.get("calls")
-    return [c for c in specs if isinstance(c, Mapping)] if isinstance(specs, list) else []
+    return [c for c in specs if is_plain_object(c)] if isinstance(specs, list) else []
 
 
 def _not_found(call: ToolInvocation) -> ToolOutput:
