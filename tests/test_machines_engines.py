@@ -301,6 +301,7 @@ def test_an_explicit_self_transition_is_a_recorded_step() -> None:
     compiled, _ = engines(FLAT)
     step = compiled.step(compiled.initial(), "tick", GuardValues())
     assert step.after == step.before
+    assert step.after is step.before  # a configuration is a value: the unchanged one is kept
     assert [f.transition for f in step.fired] == ["toggle_flat:toggle_flat:off:tick:1"]
 
 

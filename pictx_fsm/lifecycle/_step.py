@@ -114,6 +114,13 @@ def toggle_event(args: str) -> str:
     return {"on": "switch_on", "off": "switch_off", "": "status"}.get(arg, "invalid")
 
 
+_HOOK_RAISED: Mapping[str, tuple[Raised, ...]] = {
+    hook: tuple(Raised(machine=machine, event=name) for machine, name in pairs)
+    for hook, pairs in HOOK_EVENTS.items()
+}
+"""Each hook's own machine events as the step queues them (values: built once)."""
+
+
 def machine_events(event: HookEvent) -> Sequence[tuple[str, str]]:
     """The ``(machine, event)`` pairs one hook event raises, in order."""
     if isinstance(event, ToolCall):
@@ -142,7 +149,10 @@ def step(
     settings = _PolicyCell(state, ctx, services)
     turn = Turn(state=state)
     steps: list[Step[str]] = []
-    queue = deque(Raised(machine=m, event=e) for m, e in machine_events(event))
+    if isinstance(event, ToolCall | Command):
+        queue = deque(Raised(machine=m, event=e) for m, e in machine_events(event))
+    else:
+        queue = deque(_HOOK_RAISED[hook])
     while queue:
         raised = queue.popleft()
         turn, decided = _machine_event(turn, raised, event, ctx, services, settings)

@@ -111,6 +111,7 @@ class _Entry(Generic[F, E]):
     unless: Evaluator | None
     actions: tuple[tuple[str, Callable[[F], tuple[E, ...]]], ...]
     unguarded: Fired  # the record of this transition when no guard was evaluated
+    placed: tuple[str, str]  # (region, target): the region's entry once it fired
 
 
 # (region index, source state, event) -> candidate transitions in document order
@@ -174,13 +175,15 @@ class CompiledMachine(Generic[F, E]):
         for position, entry, guards in chosen:
             for name, action in entry.actions:
                 effects.extend(call_action(machine, name, action, facts))
-            after[position] = (entry.spec.region, entry.spec.target)
+            after[position] = entry.placed
             fired.append(_with_guards(entry.unguarded, guards) if guards else entry.unguarded)
+        states = tuple(after)
         return Step(
             machine=machine,
             event=event,
             before=configuration,
-            after=Configuration(states=tuple(after)),
+            # most events leave every region where it was: the configuration itself (a value)
+            after=configuration if states == configuration.states else Configuration(states=states),
             fired=tuple(fired),
             effects=tuple(effects),
         )
@@ -249,6 +252,7 @@ def _compile(transition: TransitionSpec, bindings: MachineBindings[F, E]) -> _En
         cond=compile_condition(transition.cond) if transition.cond is not None else None,
         unless=compile_condition(transition.unless) if transition.unless is not None else None,
         actions=tuple((name, bindings.actions[name]) for name in transition.actions),
+        placed=(transition.region, transition.target),
         unguarded=Fired(
             transition=transition.id,
             region=transition.region,
