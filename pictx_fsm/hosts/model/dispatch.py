@@ -41,7 +41,14 @@ def record(host: HostState, name: str, **detail: JSON) -> Step:
             pending=host.queues.user_pending() > 0,
         )
     )
-    return Step(kind="hook", name=name)
+    step = _HOOK_STEPS.get(name)
+    if step is None:
+        step = _HOOK_STEPS[name] = Step(kind="hook", name=name)
+    return step
+
+
+_HOOK_STEPS: dict[str, Step] = {}
+"""The step after each hook (a value: one per hook name)."""
 
 
 def subscribers(host: HostState, hook: str) -> list[Extension]:
