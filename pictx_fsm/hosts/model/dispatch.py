@@ -23,6 +23,7 @@ from pictx_fsm.hosts.model.records import (
     ExtensionErrorRecord,
     NoticeRecord,
     Step,
+    step_at,
 )
 from pictx_fsm.hosts.model.state import HostState
 from pictx_fsm.session.entries import ABSENT
@@ -41,14 +42,7 @@ def record(host: HostState, name: str, **detail: JSON) -> Step:
             pending=host.queues.user_pending() > 0,
         )
     )
-    step = _HOOK_STEPS.get(name)
-    if step is None:
-        step = _HOOK_STEPS[name] = Step(kind="hook", name=name)
-    return step
-
-
-_HOOK_STEPS: dict[str, Step] = {}
-"""The step after each hook (a value: one per hook name)."""
+    return step_at("hook", name)
 
 
 def subscribers(host: HostState, hook: str) -> list[Extension]:

@@ -32,7 +32,7 @@ from pictx_fsm.hosts.model.dispatch import apply_effects, record
 from pictx_fsm.hosts.model.extension import ToolHandler, ToolInvocation, ToolOutput
 from pictx_fsm.hosts.model.messages import tool_result_message
 from pictx_fsm.hosts.model.persist import persist
-from pictx_fsm.hosts.model.records import Step
+from pictx_fsm.hosts.model.records import step_at
 from pictx_fsm.hosts.model.state import HostState
 from pictx_fsm.hosts.model.steps import Steps
 from pictx_fsm.session.entries import Entry
@@ -82,7 +82,7 @@ def run_batch(host: HostState, calls: list[ToolInvocation]) -> Steps[tuple[list[
     for index, call in prepared:
         running.append((yield from _execute(host, index, call)))
     if any(item.duration > 0 for item in running):
-        yield Step(kind="pause", name="tools_running")
+        yield step_at("pause", "tools_running")
     if _aborted(host):
         running = [_cut(item) for item in running]
     for item in sorted(running, key=lambda r: (r.duration, r.index)):
@@ -150,7 +150,7 @@ def _run_sequential(
         if item is None:
             item = yield from _execute(host, index, call)
             if item.duration > 0:
-                yield Step(kind="pause", name="tools_running")
+                yield step_at("pause", "tools_running")
                 item = _cut(item) if _aborted(host) else item
             yield from _complete(host, item)
         entries.append((yield from persist(host, _result_message(host, item))))
