@@ -19,7 +19,16 @@ from hypothesis.control import BuildContext
 from hypothesis.internal.conjecture.data import ConjectureData
 
 from pictx_fsm.testing.actions import Advance, Prompt, Script
-from pictx_fsm.testing.lean import LEAN, builds, flatmapped, lists, mapped, one_of, untimed_draw
+from pictx_fsm.testing.lean import (
+    LEAN,
+    builds,
+    flatmapped,
+    lists,
+    mapped,
+    one_of,
+    sampled_from,
+    untimed_draw,
+)
 
 
 def _plain_tools(n: int) -> st.SearchStrategy[Any]:
@@ -33,6 +42,13 @@ def _lean_tools(n: int) -> st.SearchStrategy[Any]:
 def _expanded(tools: Callable[[int], st.SearchStrategy[Any]]) -> Callable[[int], Any]:
     """One expand function's source for both sides: a flatmap's label names its function."""
     return lambda n: tools(n)
+
+
+_BRANCHES = (st.integers(0, 3), st.just("x"), st.booleans(), st.integers(0, 3))
+
+
+def _itself(strategy: st.SearchStrategy[Any]) -> st.SearchStrategy[Any]:
+    return strategy
 
 
 _NO_TOOLS: st.SearchStrategy[tuple[str, ...]] = st.just(())
@@ -99,6 +115,19 @@ CASES: dict[str, tuple[st.SearchStrategy[Any], st.SearchStrategy[Any]]] = {
             tools=one_of(mapped(lists(st.just("echo")), tuple), _NO_TOOLS, _NO_TOOLS),
         ),
     ),
+    "sampled_from of values": (
+        st.sampled_from(("a", "b", 3, None)),
+        sampled_from(("a", "b", 3, None)),
+    ),
+    "sampled_from of one value (a just)": (st.sampled_from(("a",)), sampled_from(("a",))),
+    "sampled_from, mapped": (
+        st.sampled_from((1, 2, 3)).map(lambda x: (x,)),
+        sampled_from((1, 2, 3)).map(lambda x: (x,)),
+    ),
+    "weighted branches: a sampled strategy drawn": (
+        st.sampled_from(_BRANCHES).flatmap(_itself),
+        flatmapped(sampled_from(_BRANCHES), _itself),
+    ),
     "one_of of lean ones": (
         st.one_of(st.builds(Advance, steps=st.integers(1, 4)), st.just(Advance(steps=9))),
         st.one_of(builds(Advance, steps=st.integers(1, 4)), st.just(Advance(steps=9))),
@@ -108,13 +137,15 @@ CASES: dict[str, tuple[st.SearchStrategy[Any], st.SearchStrategy[Any]]] = {
 
 def _drawn(
     strategy: st.SearchStrategy[Any], seed: int, *, untimed: bool = False
-) -> tuple[Any, Any, Any]:
+) -> tuple[Any, Any, Any, Any]:
     data = ConjectureData(random=random.Random(seed))
     with BuildContext(data, wrapped_test=_drawn):  # what a test's draws run inside
         value = untimed_draw(data, strategy) if untimed else data.draw(strategy)
     data.freeze()
     spans = [(span.label, span.start, span.end, span.depth) for span in data.spans]
-    return value, data.choices, spans
+    noted = getattr(data, "_sampled_from_all_strategies_elements_message", None)
+    # what a sample of strategies notes for a failure report (its message, how many strategies)
+    return value, data.choices, spans, noted and (noted[0], len(noted[1]))
 
 
 def test_the_lean_strategies_are_in_use_with_this_hypothesis() -> None:

@@ -11,7 +11,7 @@ Where Hypothesis's internals are not what this module knows, the plain strategie
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
 from hypothesis import strategies as st
@@ -48,6 +48,7 @@ else:
     _FLATMAP_LABEL = calc_label_from_cls(FlatMapStrategy)
     _LIST_LABEL = calc_label_from_cls(ListStrategy)
     _ONE_OF_LABEL = calc_label_from_cls(OneOfStrategy)
+    _SAMPLED_LABEL = calc_label_from_cls(SampledFromStrategy)
 
     def _draw(data: ConjectureData, strategy: st.SearchStrategy[T]) -> T:
         """``data.draw(strategy)`` inside another draw (the top level, timed and observed,
@@ -142,6 +143,33 @@ else:
             ) as elements:
                 return [_draw(data, self.element_strategy) for _ in elements]
 
+    class _Sampled(SampledFromStrategy):  # type: ignore[type-arg]
+        _strategies_only: bool | None = None
+        """Whether every element is a strategy (known at the first draw)."""
+
+        @property
+        def class_label(self) -> int:
+            return _SAMPLED_LABEL
+
+        def do_draw(self, data: ConjectureData) -> Any:
+            if self._transformations:  # mapped or filtered: Hypothesis's own draw
+                return super().do_draw(data)
+            # do_filtered_draw's first try, which nothing can reject without a filter
+            elements = self.elements
+            value = elements[data.draw_integer(0, len(elements) - 1)]
+            strategies_only = self._strategies_only
+            if strategies_only is None:
+                strategies_only = self._strategies_only = all(
+                    isinstance(x, SearchStrategy) for x in elements
+                )
+            if strategies_only and isinstance(value, SearchStrategy):
+                # what SampledFromStrategy.do_draw notes for a failure report
+                data._sampled_from_all_strategies_elements_message = (  # type: ignore[attr-defined]
+                    "sampled_from was given a collection of strategies: {!r}. Was one_of intended?",
+                    elements,
+                )
+            return value
+
     class _OneOf(OneOfStrategy):  # type: ignore[type-arg]
         _lean_sampler: SampledFromStrategy[Any] | None = None
         """The branch sampler, as Hypothesis's (built at the first draw)."""
@@ -232,3 +260,19 @@ def one_of(*strategies: st.SearchStrategy[Any]) -> st.SearchStrategy[Any]:
     if type(union) is not OneOfStrategy:  # pragma: no cover - not what this module knows
         return plain
     return _OneOf(union.original_strategies)
+
+
+def sampled_from(elements: Sequence[T]) -> st.SearchStrategy[T]:
+    """``st.sampled_from(elements)``."""
+    plain = st.sampled_from(elements)
+    if not LEAN:  # pragma: no cover
+        return plain
+    sampled = unwrap_strategies(plain)  # type: ignore[no-untyped-call]
+    if type(sampled) is not SampledFromStrategy:  # one element: a just
+        return plain
+    return _Sampled(
+        sampled.elements,
+        force_repr=sampled.force_repr,
+        force_repr_braces=sampled.force_repr_braces,
+        transformations=sampled._transformations,
+    )

@@ -19,7 +19,7 @@ from typing import Any, Final, TypeAlias
 from hypothesis import strategies as st
 
 from pictx_fsm.testing.actions import Script
-from pictx_fsm.testing.lean import builds, flatmapped, lists, mapped, one_of
+from pictx_fsm.testing.lean import builds, flatmapped, lists, mapped, one_of, sampled_from
 from pictx_fsm.testing.notes_sandbox import ITEM_REF, WINDOW_REF
 from pictx_fsm.tools.schema import ROLES
 
@@ -58,26 +58,26 @@ TOOL_NAMES_IN_HISTORY: Final = ("wipe_memory", "notes_write", "history_list", No
 
 
 def _text() -> st.SearchStrategy[str]:
-    return mapped(lists(st.sampled_from(WORDS), min_size=0, max_size=6), " ".join)
+    return mapped(lists(sampled_from(WORDS), min_size=0, max_size=6), " ".join)
 
 
 def _address() -> st.SearchStrategy[JSON]:
     return one_of(
-        st.sampled_from(ADDRESSES),
-        st.sampled_from(ADDRESSES),
-        st.sampled_from(NOT_OWNED + ESCAPING + INVALID),
+        sampled_from(ADDRESSES),
+        sampled_from(ADDRESSES),
+        sampled_from(NOT_OWNED + ESCAPING + INVALID),
     )
 
 
 def _mistyped() -> st.SearchStrategy[JSON]:
-    return st.sampled_from(("x", -1, 1.5, [1]))
+    return sampled_from(("x", -1, 1.5, [1]))
 
 
 def _query() -> st.SearchStrategy[JSON]:
     return one_of(
-        st.sampled_from(WORDS),
-        lists(st.sampled_from(WORDS), min_size=1, max_size=3),
-        st.sampled_from(("", [], [1], ["a", ""], 3)),
+        sampled_from(WORDS),
+        lists(sampled_from(WORDS), min_size=1, max_size=3),
+        sampled_from(("", [], [1], ["a", ""], 3)),
     )
 
 
@@ -90,7 +90,7 @@ def _notes_write() -> st.SearchStrategy[Arguments]:
             st.fixed_dictionaries(
                 {},
                 optional={
-                    "origin": st.sampled_from(("user", "self", "external", "nobody")),
+                    "origin": sampled_from(("user", "self", "external", "nobody")),
                     "stale": st.booleans(),
                 },
             ),
@@ -101,7 +101,7 @@ def _notes_write() -> st.SearchStrategy[Arguments]:
 
 def _notes_edit() -> st.SearchStrategy[Arguments]:
     edit = st.fixed_dictionaries(
-        {"oldText": st.sampled_from(WORDS), "newText": _text()},
+        {"oldText": sampled_from(WORDS), "newText": _text()},
     )
     return st.fixed_dictionaries(
         {"address": _address()},
@@ -109,7 +109,7 @@ def _notes_edit() -> st.SearchStrategy[Arguments]:
             "edits": one_of(lists(edit, min_size=1, max_size=2), st.just("x")),
             "replace_all": st.booleans(),
             "stale": st.booleans(),
-            "origin": st.sampled_from(("user", "external")),
+            "origin": sampled_from(("user", "external")),
         },
     )
 
@@ -128,7 +128,7 @@ def _notes_list() -> st.SearchStrategy[Arguments]:
     return st.fixed_dictionaries(
         {},
         optional={
-            "pattern": st.sampled_from(PATTERNS),
+            "pattern": sampled_from(PATTERNS),
             "cursor": one_of(st.integers(0, 3), _mistyped()),
             "max_results": st.integers(1, 3),
         },
@@ -139,7 +139,7 @@ def _notes_search() -> st.SearchStrategy[Arguments]:
     return st.fixed_dictionaries(
         {"query": _query()},
         optional={
-            "pattern": st.sampled_from(PATTERNS),
+            "pattern": sampled_from(PATTERNS),
             "cursor": st.integers(0, 2),
             "max_matches_per_file": st.integers(1, 2),
             "max_files": st.integers(1, 2),
@@ -159,8 +159,8 @@ def _filters() -> Mapping[str, st.SearchStrategy[JSON]]:
         "limit": st.integers(1, 4),
         "cursor": one_of(st.integers(0, 3), _mistyped()),
         "recent_first": st.booleans(),
-        "role": st.sampled_from((*ROLES, None)),
-        "tool_name": st.sampled_from(TOOL_NAMES_IN_HISTORY),
+        "role": sampled_from((*ROLES, None)),
+        "tool_name": sampled_from(TOOL_NAMES_IN_HISTORY),
         "window_id": _window(),
         "max_chars_per_item": st.integers(1, 120),
     }
@@ -219,7 +219,7 @@ validated again on every draw."""
 
 
 def _call() -> st.SearchStrategy[tuple[str, str]]:
-    return flatmapped(st.sampled_from(tuple(CALLS)), _ENCODED.__getitem__)
+    return flatmapped(sampled_from(tuple(CALLS)), _ENCODED.__getitem__)
 
 
 def _batch(calls: list[tuple[str, str]], wipe_at: int | None) -> Script:
