@@ -169,3 +169,14 @@ def test_an_untimed_top_level_draw_makes_the_choices_spans_and_value_of_data_dra
             # When each is drawn at the top level untimed and by data.draw
             # Then both make the same choices, open the same spans and give equal values
             assert _drawn(strategy, seed, untimed=True) == _drawn(strategy, seed), seed
+
+
+@pytest.mark.parametrize("value", [(1, 2), [1], {"a": 1}])
+def test_a_span_records_nothing_for_a_container_value(value: object) -> None:
+    # Given a span of a test case
+    data = ConjectureData(random=random.Random(0))
+    record = data._ConjectureData__span_record  # type: ignore[attr-defined]
+    # When Hypothesis records a tuple, list or dict as its value (what the lean draw skips)
+    record.record_value_for_span(0, value)
+    # Then nothing is recorded: such a value can be neither kept nor weakly referenced
+    assert 0 not in record.span_values

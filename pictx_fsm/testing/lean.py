@@ -49,6 +49,9 @@ else:
     _LIST_LABEL = calc_label_from_cls(ListStrategy)
     _ONE_OF_LABEL = calc_label_from_cls(OneOfStrategy)
     _SAMPLED_LABEL = calc_label_from_cls(SampledFromStrategy)
+    _UNREFERENCED: frozenset[type] = frozenset({tuple, list, dict})
+    """Values a span cannot record (neither kept as they are nor weakly referenced):
+    ``record_value_for_span`` would only fail to make a weak reference to them."""
 
     def _draw(data: ConjectureData, strategy: st.SearchStrategy[T]) -> T:
         """``data.draw(strategy)`` inside another draw (the top level, timed and observed,
@@ -82,7 +85,8 @@ else:
             except FlakyStrategyDefinition as err:
                 add_note(err, f"while drawing from {strategy!r}")  # type: ignore[no-untyped-call]
                 raise
-            record.record_value_for_span(span_index, value)
+            if type(value) not in _UNREFERENCED:  # a container: recorded as nothing
+                record.record_value_for_span(span_index, value)
             return value
         finally:
             data.stop_span()
