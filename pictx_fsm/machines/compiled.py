@@ -90,7 +90,9 @@ class Step(Generic[E]):
 
     def with_facts(self, facts: tuple[tuple[str, Any], ...]) -> Step[E]:
         """This step with the facts its decision read (``attrs.evolve`` without its field
-        lookups: every machine event of every hook records one)."""
+        lookups: every machine event of every hook records one); itself when it read none."""
+        if not facts and not self.facts:
+            return self
         return Step(
             machine=self.machine,
             event=self.event,
