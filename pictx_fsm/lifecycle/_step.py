@@ -164,7 +164,7 @@ def step(
             settings()  # R55: session_start resolves the policy at once
             turn = settings.drain(turn)
     result = _result(turn, event, ctx, services, in_state(state, "active"), tuple(steps))
-    return turn.state.evolve(policy=settings.cached, warned=frozenset(settings.warned)), result
+    return settings.kept(turn.state), result
 
 
 def _machine_event(
@@ -223,6 +223,13 @@ class _PolicyCell:
         if caching:
             self.cached = resolved
         return resolved
+
+    def kept(self, state: LifecycleState) -> LifecycleState:
+        """``state`` with this hook's policy cache and warnings (itself when they are the
+        ones it has: most hooks resolve nothing new)."""
+        if self.cached is state.policy and self.warned == state.warned:
+            return state
+        return state.evolve(policy=self.cached, warned=frozenset(self.warned))
 
     def drain(self, turn: Turn) -> Turn:
         """The warnings resolved since the last drain, as host effects in order."""
