@@ -295,6 +295,9 @@ def test_guards_short_circuit_and_each_is_evaluated_once_per_region() -> None:
     assert calls == ["allowed", "noisy"]
     assert step.fired[0].guards == (("allowed", True), ("noisy", True))
     assert step.fired[0].transition == "toggle_flat:toggle_flat:on:tick:2"
+    # And the same guard outcome again records the same transition value (kept, not rebuilt)
+    again = compiled.step(on, "tick", GuardValues.of(allowed=True, noisy=True))
+    assert again == step and again.fired[0] is step.fired[0]
 
 
 def test_an_explicit_self_transition_is_a_recorded_step() -> None:

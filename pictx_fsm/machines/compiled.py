@@ -114,6 +114,17 @@ class _Entry(Generic[F, E]):
     actions: tuple[tuple[str, Callable[[F], tuple[E, ...]]], ...]
     unguarded: Fired  # the record of this transition when no guard was evaluated
     placed: tuple[str, str]  # (region, target): the region's entry once it fired
+    _guarded: dict[tuple[tuple[str, bool], ...], Fired] = attrs.field(
+        factory=dict, init=False, repr=False, eq=False
+    )
+
+    def fired(self, guards: tuple[tuple[str, bool], ...]) -> Fired:
+        """The record of this transition fired after ``guards`` (a value: one per guard
+        outcome, as few as the guards' truth tables)."""
+        known = self._guarded.get(guards)
+        if known is None:
+            known = self._guarded[guards] = _with_guards(self.unguarded, guards)
+        return known
 
 
 # (region index, source state, event) -> candidate transitions in document order
@@ -178,7 +189,7 @@ class CompiledMachine(Generic[F, E]):
             for name, action in entry.actions:
                 effects.extend(call_action(machine, name, action, facts))
             after[position] = entry.placed
-            fired.append(_with_guards(entry.unguarded, guards) if guards else entry.unguarded)
+            fired.append(entry.fired(guards) if guards else entry.unguarded)
         states = tuple(after)
         return Step(
             machine=machine,
