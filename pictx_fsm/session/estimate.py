@@ -155,7 +155,26 @@ def _block_parts(block: Any) -> tuple[str, ...]:
 
 
 def host_text(message: Message) -> MessageText:
-    """Pi's per-message estimate behind ``getContextUsage`` (agent messages; never raises)."""
+    """Pi's per-message estimate behind ``getContextUsage`` (agent messages; never raises).
+
+    Kept for the message object lately read (messages are read-only, as everywhere in the
+    session layer): a faux request, each usage index of a tree and every index a new runtime
+    builds read the same messages again."""
+    known = _HOST_TEXTS.get(id(message))
+    if known is not None and known[0] is message:
+        return known[1]
+    text = _host_text(message)
+    if len(_HOST_TEXTS) >= _HOST_TEXTS_KEPT:
+        _HOST_TEXTS.clear()
+    _HOST_TEXTS[id(message)] = (message, text)  # the message kept: no other takes its id
+    return text
+
+
+_HOST_TEXTS: dict[int, tuple[Message, MessageText]] = {}
+_HOST_TEXTS_KEPT: Final = 4096
+
+
+def _host_text(message: Message) -> MessageText:
     role = message.get("role")
     if role in ("user", "custom", "toolResult"):
         return _lenient_content(message.get("content"))
