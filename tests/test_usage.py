@@ -35,6 +35,7 @@ from pictx_fsm.session.usage import (
     branch_tokens_of,
     window_tokens_of,
 )
+from pictx_fsm.session.usage_tally import Tally
 
 CHARS = CharsCounter()
 W1 = "pcw:01a22a68:00000001"
@@ -417,3 +418,16 @@ def test_an_index_attached_to_an_existing_tree_replays_it() -> None:
     assert late.active_window_tokens() == window_tokens_of(
         branch, builder.tree.current_window, CHARS
     )
+
+
+@given(st.lists(st.one_of(st.integers(), st.booleans(), st.none(), st.floats()), min_size=1))
+def test_a_tally_copy_has_every_slot_of_the_tally_and_is_another_object(values: list[Any]) -> None:
+    # Given a tally whose every slot holds some value
+    tally = Tally()
+    for index, name in enumerate(Tally.__slots__):
+        setattr(tally, name, values[index % len(values)])
+    # When it is copied
+    twin = tally.copy()
+    # Then the copy is another tally holding the very same value in every slot
+    assert type(twin) is Tally and twin is not tally
+    assert all(getattr(twin, name) is getattr(tally, name) for name in Tally.__slots__)
