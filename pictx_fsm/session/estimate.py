@@ -171,7 +171,9 @@ def host_text(message: Message) -> MessageText:
 
 
 _HOST_TEXTS: dict[int, tuple[Message, MessageText]] = {}
-_HOST_TEXTS_KEPT: Final = 4096
+_HOST_TEXTS_KEPT: Final = 1024
+"""Messages whose texts are kept at most: a tree holds its messages anyway; this bounds what
+the cache alone keeps alive once a session is dropped."""
 
 
 def _host_text(message: Message) -> MessageText:
