@@ -60,7 +60,7 @@ def is_safe_integer(value: object) -> bool:
 
 def is_plain_object(value: object) -> TypeGuard[Mapping[str, Any]]:
     """``typeof value === "object" && value !== null && !Array.isArray(value)`` for JSON."""
-    return isinstance(value, Mapping)
+    return type(value) is dict or isinstance(value, Mapping)  # a dict without the ABC check
 
 
 def truthy(value: object) -> bool:

@@ -210,7 +210,7 @@ class FileNotesSource:
         """What one notes or history tool call sees: this notes root and identity (the
         boot indexes exactly what the tools write here), the session, the host's clock."""
         return ToolContext(
-            notes_root=Path(self.home),
+            notes_root=_as_path(self.home),
             identity=self.for_model(model_id).identity,
             history=history,
             clock=clock,
@@ -222,7 +222,7 @@ class FileNotesSource:
 
     @property
     def place(self) -> NotesPlace:
-        return NotesPlace(root=Path(self.home), identity=self.identity)
+        return NotesPlace(root=_as_path(self.home), identity=self.identity)
 
     def list_home(self, scope: Scope, now_ms: float) -> tuple[NoteRow, ...]:
         store = NotesStore(place=self.place, clock=lambda: now_ms, zone=self.zone)
@@ -236,6 +236,16 @@ class FileNotesSource:
             )
             for row in store.list_home(scope)
         )
+
+
+_CONCRETE_PATH: Final = type(Path())
+"""What ``Path(...)`` builds here (``PosixPath`` or ``WindowsPath``)."""
+
+
+def _as_path(home: str | os.PathLike[str]) -> Path:
+    """``Path(home)``, or ``home`` itself when it is such a path already: a path keeps its
+    parts and text once computed, and every listing, boot and tool call asks them again."""
+    return home if type(home) is _CONCRETE_PATH else Path(home)  # type: ignore[return-value]
 
 
 def errno_error(code: int, detail: str = "") -> OSError:

@@ -169,7 +169,7 @@ def turn_message(message: AgentMessage | Mapping[str, Any]) -> TurnMessage:
     """Adapt a persisted ``AgentMessage`` or a plain message mapping."""
     raw = message.raw if isinstance(message, AgentMessage) else message
     usage = raw.get("usage")
-    usage = usage if isinstance(usage, Mapping) else {}
+    usage = usage if js.is_plain_object(usage) else {}
     return TurnMessage(
         role=_text(raw.get("role")),
         stop_reason=_text(raw.get("stopReason")),

@@ -31,9 +31,10 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any, Final, Literal, Protocol
 
-from attrs import frozen
+from attrs import field, frozen
 
 from pictx_fsm import _jscompat as js
 from pictx_fsm.protocol import (
@@ -55,6 +56,7 @@ __all__ = [
     "PI_SETTINGS_FILE",
     "CompactionSettings",
     "FileSettingsSource",
+    "FrozenScopes",
     "ModelIdentity",
     "ModelRef",
     "Policy",
@@ -72,6 +74,7 @@ __all__ = [
     "default_policy",
     "derive_thresholds",
     "guidance_count",
+    "model_key",
     "pi_context_settings",
     "read_settings_file",
     "remaining",
@@ -172,6 +175,40 @@ class SettingsScopes:
     global_settings: Mapping[str, JSON]
     project_settings: Mapping[str, JSON]
     diagnostics: tuple[str, ...] = ()
+
+
+@frozen(kw_only=True)
+class FrozenScopes(SettingsScopes):
+    """Settings scopes that never change: every object in them a read-only view (arrays are
+    kept as given), built by :meth:`of`. The policy they give a model is resolved once
+    (:func:`resolve_policy` keeps it here): a source that hands out the same scopes while its
+    settings are unchanged — verify's live settings, read on every hook — resolves once per
+    change."""
+
+    resolved: dict[str | None, Policy] = field(factory=dict, init=False, eq=False, repr=False)
+    """The policy resolved for each model key (:func:`model_key`)."""
+
+    @classmethod
+    def of(
+        cls,
+        global_settings: Mapping[str, JSON],
+        project_settings: Mapping[str, JSON],
+        diagnostics: tuple[str, ...] = (),
+    ) -> FrozenScopes:
+        return cls(
+            global_settings=_read_only(global_settings),
+            project_settings=_read_only(project_settings),
+            diagnostics=diagnostics,
+        )
+
+
+def _read_only(settings: Mapping[str, JSON]) -> Mapping[str, JSON]:
+    return MappingProxyType(
+        {
+            key: _read_only(value) if isinstance(value, Mapping) else value
+            for key, value in settings.items()
+        }
+    )
 
 
 class SettingsSource(Protocol):
@@ -321,7 +358,7 @@ def compaction_settings(
     compaction = merged.get("compaction")
     section = compaction if js.is_plain_object(compaction) else {}
     enabled = section.get("enabled")
-    key = f"{model.provider}/{model.id}" if model is not None else None
+    key = model_key(model)
     reserve = _token_setting(section, "reserveTokens", key, DEFAULT_RESERVE_TOKENS)
     keep = _token_setting(section, "keepRecentTokens", key, DEFAULT_KEEP_RECENT_TOKENS)
     return CompactionSettings(
@@ -329,6 +366,12 @@ def compaction_settings(
         reserve_tokens=reserve,
         keep_recent_tokens=keep,
     )
+
+
+def model_key(model: ModelIdentity | None) -> str | None:
+    """``provider/id``: the ``compaction.modelOverrides`` key, all of the model that the
+    settings read."""
+    return f"{model.provider}/{model.id}" if model is not None else None
 
 
 def _token_setting(section: Mapping[str, JSON], name: str, key: str | None, default: int) -> int:
@@ -403,18 +446,25 @@ def resolve_policy(source: SettingsSource, model: ModelIdentity | None = None) -
     """
     try:
         scopes = source.read()
+        if type(scopes) is FrozenScopes:
+            known = scopes.resolved.get(model_key(model))
+            if known is not None:
+                return known
         merged = deep_merge(scopes.global_settings, scopes.project_settings)
         compaction = compaction_settings(merged, model)
         raw_margin = pi_context_settings(scopes).get(REMINDER_MARGIN_KEY, ABSENT)
     except Exception as error:  # R45: the settings authority failed; degrade, never throw
         return default_policy((NOTICE_SETTINGS_UNREADABLE.format(error=js.error_string(error)),))
     margin, warning = validate_margin(raw_margin)
-    return Policy(
+    resolved = Policy(
         thresholds=derive_thresholds(compaction.reserve_tokens, margin),
         automatic=compaction.enabled,
         warnings=() if warning is None else (warning,),
         diagnostics=scopes.diagnostics,
     )
+    if type(scopes) is FrozenScopes:
+        scopes.resolved[model_key(model)] = resolved
+    return resolved
 
 
 # -- usage arithmetic (R17, R49–R52) -------------------------------------------------------

@@ -103,6 +103,8 @@ class Profile(enum.Enum):
     def parse(cls, value: str | Profile) -> Profile:
         if isinstance(value, Profile):
             return value
+        if type(value) is str and (found := _PROFILES.get(value)) is not None:
+            return found  # by its value, without walking the enum (invariants ask per entry)
         for profile in cls:
             if profile.value == value:
                 return profile
@@ -119,6 +121,9 @@ class Profile(enum.Enum):
         """D3: the reset notice waits for the continuation after the boot."""
         return self is Profile.V0_25_1
 
+
+_PROFILES: Final[dict[str, Profile]] = {profile.value: profile for profile in Profile}
+"""Every profile by its value."""
 
 DEFAULT_PROFILE: Final = Profile.V0_25_1
 

@@ -11,16 +11,20 @@ import json
 import os
 import random
 import uuid
-from collections.abc import Callable
+from collections import OrderedDict
+from collections.abc import Callable, Mapping
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from pictx_fsm._jscompat import is_plain_object
 from pictx_fsm.fastjson import dumper, loads
+from pictx_fsm.notes import FileNotesSource
 from pictx_fsm.session.windows import uuid_draws
 from pictx_fsm.session.writer import iso
 from pictx_fsm.tools.homes import NotesIdentity, NotesPlace, OutsideNotesRoot
@@ -71,6 +75,22 @@ def test_confine_refuses_exactly_the_paths_whose_real_path_leaves_the_root(
 def test_iso_is_to_iso_string_of_the_exact_millisecond(ms: int) -> None:
     expected = datetime(1970, 1, 1, tzinfo=UTC) + timedelta(milliseconds=ms)
     assert iso(ms) == expected.isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+@given(
+    day=st.integers(min_value=0, max_value=2_932_896),
+    offsets=st.lists(st.integers(min_value=0, max_value=86_399_999), min_size=2, max_size=6),
+)
+def test_iso_of_milliseconds_of_one_day_reuses_its_date_exactly(
+    day: int, offsets: list[int]
+) -> None:
+    # Given several instants of one UTC day (the date part is kept after the first)
+    for offset in offsets:
+        ms = day * 86_400_000 + offset
+        # When each is printed
+        # Then each is the ISO string of its exact millisecond
+        expected = datetime(1970, 1, 1, tzinfo=UTC) + timedelta(milliseconds=ms)
+        assert iso(ms) == expected.isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
 def test_iso_of_the_last_millisecond_javascript_can_print_with_four_year_digits() -> None:
@@ -174,3 +194,47 @@ def test_a_dumper_that_met_a_circular_value_encodes_the_same_containers_once_it_
     # Then once the cycle is gone, those same containers encode (none is left marked)
     inner.pop()
     assert encode(outer) == json.dumps(outer, sort_keys=True) == '{"a": [2]}'
+
+
+@pytest.mark.parametrize("home", ["/notes/home", "relative/home", Path("/notes/home")])
+def test_a_notes_source_places_its_notes_at_the_path_of_its_home(home: str | Path) -> None:
+    # Given a file notes source whose home is a text or a path
+    source = FileNotesSource(home=home, identity=NotesIdentity(session_id="s", project_key="p"))  # type: ignore[arg-type]
+    # When its place and a tool's context name the root
+    roots = (
+        source.place.root,
+        source.tool_context(model_id=None, history=None, clock=lambda: 0).notes_root,
+    )
+    # Then both are the path of the home (the home itself once it is a path)
+    for root in roots:
+        assert type(root) is type(Path()) and root == Path(home)
+        assert (root is home) == isinstance(home, Path)
+
+
+class _Dict(dict[str, Any]):
+    """A dict that is not exactly a dict."""
+
+
+_JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=3),
+    lambda inner: (
+        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=3), inner, max_size=3)
+    ),
+    max_leaves=6,
+)
+
+
+@given(
+    st.one_of(
+        _JSON,
+        _JSON.map(lambda value: (value,)),
+        st.dictionaries(st.text(max_size=3), _JSON, max_size=3).flatmap(
+            lambda d: st.sampled_from((MappingProxyType(d), _Dict(d), OrderedDict(d)))
+        ),
+    )
+)
+def test_a_plain_object_is_exactly_a_mapping(value: Any) -> None:
+    # Given a JSON value, a tuple, or a mapping that is not exactly a dict
+    # When it is asked whether it is a plain object
+    # Then the answer is the Mapping check's (a dict answered without it)
+    assert is_plain_object(value) == isinstance(value, Mapping)

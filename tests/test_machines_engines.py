@@ -295,12 +295,16 @@ def test_guards_short_circuit_and_each_is_evaluated_once_per_region() -> None:
     assert calls == ["allowed", "noisy"]
     assert step.fired[0].guards == (("allowed", True), ("noisy", True))
     assert step.fired[0].transition == "toggle_flat:toggle_flat:on:tick:2"
+    # And the same guard outcome again records the same transition value (kept, not rebuilt)
+    again = compiled.step(on, "tick", GuardValues.of(allowed=True, noisy=True))
+    assert again == step and again.fired[0] is step.fired[0]
 
 
 def test_an_explicit_self_transition_is_a_recorded_step() -> None:
     compiled, _ = engines(FLAT)
     step = compiled.step(compiled.initial(), "tick", GuardValues())
     assert step.after == step.before
+    assert step.after is step.before  # a configuration is a value: the unchanged one is kept
     assert [f.transition for f in step.fired] == ["toggle_flat:toggle_flat:off:tick:1"]
 
 
@@ -469,5 +473,6 @@ def test_a_json_declaration_runs_alike_on_both_engines(tmp_path: Path) -> None:
 )  # fmt: skip
 def test_a_configuration_of_another_shape_is_refused(states: tuple[tuple[str, str], ...]) -> None:
     compiled, _ = engines(PARALLEL)
-    with pytest.raises(ValueError, match="is not a configuration of 'control_parallel'"):
-        compiled.step(Configuration(states=states), "abort", GuardValues())
+    for _ in range(2):  # refused again: only a configuration that was checked is kept
+        with pytest.raises(ValueError, match="is not a configuration of 'control_parallel'"):
+            compiled.step(Configuration(states=states), "abort", GuardValues())

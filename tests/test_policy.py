@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +15,7 @@ from hypothesis import strategies as st
 from pictx_fsm.policy import (
     DEFAULT_THRESHOLDS,
     FileSettingsSource,
+    FrozenScopes,
     ModelRef,
     Policy,
     SettingsScopes,
@@ -575,3 +577,74 @@ def test_r51_guidance_freezes_the_count_above_the_warning_line() -> None:
     # Then the guidance count is remaining - warning, never negative
     assert guidance_count(40_960, DEFAULT_THRESHOLDS) == 12_288
     assert guidance_count(10, DEFAULT_THRESHOLDS) == 0
+
+
+# -- scopes that never change: the policy resolved once ----------------------------------------
+
+_TOKENS = st.one_of(st.integers(-2, 60_000), st.just(2.5), st.just("x"), st.none())
+_COMPACTION = st.fixed_dictionaries(
+    {},
+    optional={
+        "reserveTokens": _TOKENS,
+        "keepRecentTokens": _TOKENS,
+        "enabled": st.sampled_from((True, False, 0, 1, "", None)),
+        "modelOverrides": st.one_of(
+            st.just([1]),
+            st.dictionaries(
+                st.sampled_from(("openai/model-a", "openai/model-b")),
+                st.one_of(
+                    st.just(3), st.fixed_dictionaries({}, optional={"reserveTokens": _TOKENS})
+                ),
+            ),
+        ),
+    },
+)
+_SCOPE = st.fixed_dictionaries(
+    {},
+    optional={
+        "compaction": st.one_of(_COMPACTION, st.just([])),
+        "pi-context": st.fixed_dictionaries({}, optional={"reminderMarginTokens": _TOKENS}),
+    },
+)
+
+
+@dataclass
+class _Handing:
+    """A source handing out the scopes it was given (the same object on every read)."""
+
+    scopes: SettingsScopes
+
+    def read(self) -> SettingsScopes:
+        return self.scopes
+
+
+@given(
+    _SCOPE,
+    _SCOPE,
+    st.lists(
+        st.sampled_from((None, MODEL_A, ModelRef(provider="openai", id="model-b"))), max_size=4
+    ),
+)
+def test_r40_frozen_scopes_give_the_policy_plain_scopes_give_for_every_model(
+    global_settings: dict[str, Any], project_settings: dict[str, Any], models: list[Any]
+) -> None:
+    # Given the same settings as plain scopes and as frozen ones, read again and again
+    plain = _Handing(
+        SettingsScopes(global_settings=global_settings, project_settings=project_settings)
+    )
+    frozen = _Handing(FrozenScopes.of(global_settings, project_settings))
+    for model in [*models, *models]:
+        # When the policy is resolved for a model (a repeated one from what was kept)
+        # Then it is the policy the plain scopes give
+        assert resolve_policy(frozen, model) == resolve_policy(plain, model)
+
+
+def test_r40_frozen_scopes_cannot_be_changed_under_the_policy_they_keep() -> None:
+    # Given frozen scopes with a nested compaction object
+    scopes = FrozenScopes.of({"compaction": {"reserveTokens": 1}}, {})
+    # When anything tries to change them
+    # Then neither the scope nor the object in it takes the change
+    with pytest.raises(TypeError):
+        scopes.global_settings["compaction"] = {}  # type: ignore[index]
+    with pytest.raises(TypeError):
+        scopes.global_settings["compaction"]["reserveTokens"] = 2  # type: ignore[index]

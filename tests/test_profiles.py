@@ -245,3 +245,26 @@ def test_profiles_share_the_request_and_overflow_state_for_any_event_sequence(
             b["overflow"],
             b["activity"],
         )
+
+
+class _Spelled(str):
+    """A text that is not exactly a ``str``: parsed by walking the profiles."""
+
+
+@given(
+    st.one_of(
+        st.sampled_from([profile.value for profile in Profile]),
+        st.sampled_from([_Spelled(profile.value) for profile in Profile]),
+        st.text(max_size=8),
+    )
+)
+def test_a_profile_parses_by_its_value_as_the_walk_of_every_profile_finds_it(value: str) -> None:
+    # Given a profile's value (as a str or a str subclass) or any other text
+    walked = [profile for profile in Profile if profile.value == value]
+    # When it is parsed
+    # Then it is the profile the walk finds, and anything else is refused naming the profiles
+    if walked:
+        assert Profile.parse(value) is walked[0]
+    else:
+        with pytest.raises(ValueError, match="unknown profile"):
+            Profile.parse(value)

@@ -9,6 +9,7 @@ from typing import Any
 import attrs
 import pytest
 from hypothesis import given, settings
+from hypothesis import strategies as st
 from session_builders import OPS, SessionBuilder, grow
 from shared_paths import TRACES
 
@@ -18,6 +19,7 @@ from pictx_fsm.session.estimate import (
     EstimateError,
     MessageText,
     TiktokenCounter,
+    _host_text,
     estimate_host,
     estimate_window,
     host_text,
@@ -33,6 +35,7 @@ from pictx_fsm.session.usage import (
     branch_tokens_of,
     window_tokens_of,
 )
+from pictx_fsm.session.usage_tally import Tally
 
 CHARS = CharsCounter()
 W1 = "pcw:01a22a68:00000001"
@@ -133,6 +136,36 @@ def test_host_counts_bash_runs_summaries_and_custom_content() -> None:
     assert host_text({"role": "bashExecution", "command": "ls", "output": "a"}).parts == ("ls", "a")
     assert host_text({"role": "compactionSummary", "summary": "S"}).parts == ("S",)
     assert host_text({"role": "custom", "content": "c"}).parts == ("c",)
+
+
+_BLOCKS = st.one_of(
+    st.fixed_dictionaries({"type": st.just("text"), "text": st.text(max_size=4)}),
+    st.fixed_dictionaries({"type": st.just("image")}),
+    st.fixed_dictionaries(
+        {"type": st.just("toolCall"), "name": st.text(max_size=3), "arguments": st.just({"a": 1.0})}
+    ),
+    st.integers(),
+)
+_MESSAGES = st.fixed_dictionaries(
+    {
+        "role": st.sampled_from(("user", "assistant", "toolResult", "custom", "system", "other")),
+        "content": st.one_of(st.text(max_size=4), st.lists(_BLOCKS, max_size=3), st.none()),
+    },
+    optional={"summary": st.text(max_size=3), "sections": st.just({"p": "x"})},
+)
+
+
+@given(st.lists(_MESSAGES, min_size=1, max_size=4))
+def test_a_messages_host_text_is_what_reading_it_afresh_gives(messages: list[Any]) -> None:
+    # Given messages read twice (the second time their kept texts)
+    for _ in range(2):
+        for message in messages:
+            # When each one's host text is taken
+            # Then it is the text the message gives when read afresh
+            assert host_text(message) == _host_text(message)
+    # And an equal message that is another object gives the same text
+    for message in messages:
+        assert host_text(dict(message)) == host_text(message)
 
 
 def test_chars_counter_is_ceil_of_js_length_over_four_with_images_as_4800() -> None:
@@ -385,3 +418,16 @@ def test_an_index_attached_to_an_existing_tree_replays_it() -> None:
     assert late.active_window_tokens() == window_tokens_of(
         branch, builder.tree.current_window, CHARS
     )
+
+
+@given(st.lists(st.one_of(st.integers(), st.booleans(), st.none(), st.floats()), min_size=1))
+def test_a_tally_copy_has_every_slot_of_the_tally_and_is_another_object(values: list[Any]) -> None:
+    # Given a tally whose every slot holds some value
+    tally = Tally()
+    for index, name in enumerate(Tally.__slots__):
+        setattr(tally, name, values[index % len(values)])
+    # When it is copied
+    twin = tally.copy()
+    # Then the copy is another tally holding the very same value in every slot
+    assert type(twin) is Tally and twin is not tally
+    assert all(getattr(twin, name) is getattr(tally, name) for name in Tally.__slots__)

@@ -71,9 +71,9 @@ class Services:
         return settings(ctx)  # type: ignore[operator, no-any-return]
 
     def resolve_policy(self, ctx: HostContext) -> policy.Policy:
-        """R40–R45: read the settings once and derive the policy for ``ctx.model``."""
-        model = ctx.model and policy.ModelRef(provider=ctx.model.provider, id=ctx.model.id)
-        return policy.resolve_policy(self.settings_source(ctx), model)
+        """R40–R45: read the settings once and derive the policy for ``ctx.model`` (a model
+        identity as it is: the policy reads its provider and id)."""
+        return policy.resolve_policy(self.settings_source(ctx), ctx.model)
 
     def tool_context(self, ctx: HostContext) -> ToolContext:
         """What a notes or history tool call reads (the runtime shell runs them, not the

@@ -114,6 +114,13 @@ def toggle_event(args: str) -> str:
     return {"on": "switch_on", "off": "switch_off", "": "status"}.get(arg, "invalid")
 
 
+_HOOK_RAISED: Mapping[str, tuple[Raised, ...]] = {
+    hook: tuple(Raised(machine=machine, event=name) for machine, name in pairs)
+    for hook, pairs in HOOK_EVENTS.items()
+}
+"""Each hook's own machine events as the step queues them (values: built once)."""
+
+
 def machine_events(event: HookEvent) -> Sequence[tuple[str, str]]:
     """The ``(machine, event)`` pairs one hook event raises, in order."""
     if isinstance(event, ToolCall):
@@ -142,7 +149,10 @@ def step(
     settings = _PolicyCell(state, ctx, services)
     turn = Turn(state=state)
     steps: list[Step[str]] = []
-    queue = deque(Raised(machine=m, event=e) for m, e in machine_events(event))
+    if isinstance(event, ToolCall | Command):
+        queue = deque(Raised(machine=m, event=e) for m, e in machine_events(event))
+    else:
+        queue = deque(_HOOK_RAISED[hook])
     while queue:
         raised = queue.popleft()
         turn, decided = _machine_event(turn, raised, event, ctx, services, settings)
@@ -154,7 +164,7 @@ def step(
             settings()  # R55: session_start resolves the policy at once
             turn = settings.drain(turn)
     result = _result(turn, event, ctx, services, in_state(state, "active"), tuple(steps))
-    return turn.state.evolve(policy=settings.cached, warned=frozenset(settings.warned)), result
+    return settings.kept(turn.state), result
 
 
 def _machine_event(
@@ -213,6 +223,13 @@ class _PolicyCell:
         if caching:
             self.cached = resolved
         return resolved
+
+    def kept(self, state: LifecycleState) -> LifecycleState:
+        """``state`` with this hook's policy cache and warnings (itself when they are the
+        ones it has: most hooks resolve nothing new)."""
+        if self.cached is state.policy and self.warned == state.warned:
+            return state
+        return state.evolve(policy=self.cached, warned=frozenset(self.warned))
 
     def drain(self, turn: Turn) -> Turn:
         """The warnings resolved since the last drain, as host effects in order."""

@@ -90,7 +90,9 @@ class Step(Generic[E]):
 
     def with_facts(self, facts: tuple[tuple[str, Any], ...]) -> Step[E]:
         """This step with the facts its decision read (``attrs.evolve`` without its field
-        lookups: every machine event of every hook records one)."""
+        lookups: every machine event of every hook records one); itself when it read none."""
+        if not facts and not self.facts:
+            return self
         return Step(
             machine=self.machine,
             event=self.event,
@@ -111,10 +113,24 @@ class _Entry(Generic[F, E]):
     unless: Evaluator | None
     actions: tuple[tuple[str, Callable[[F], tuple[E, ...]]], ...]
     unguarded: Fired  # the record of this transition when no guard was evaluated
+    placed: tuple[str, str]  # (region, target): the region's entry once it fired
+    _guarded: dict[tuple[tuple[str, bool], ...], Fired] = attrs.field(
+        factory=dict, init=False, repr=False, eq=False
+    )
+
+    def fired(self, guards: tuple[tuple[str, bool], ...]) -> Fired:
+        """The record of this transition fired after ``guards`` (a value: one per guard
+        outcome, as few as the guards' truth tables)."""
+        known = self._guarded.get(guards)
+        if known is None:
+            known = self._guarded[guards] = _with_guards(self.unguarded, guards)
+        return known
 
 
 # (region index, source state, event) -> candidate transitions in document order
 _Table = Mapping[tuple[int, str, str], tuple[_Entry[F, E], ...]]
+# (region index, region, its state, candidates) of every region an event concerns
+_Plan = tuple[tuple[int, str, str, tuple[_Entry[F, E], ...]], ...]
 
 
 @attrs.frozen(kw_only=True)
@@ -127,6 +143,12 @@ class CompiledMachine(Generic[F, E]):
     region_events: tuple[frozenset[str], ...] = attrs.field(repr=False)
     region_states: tuple[tuple[str, frozenset[str]], ...] = attrs.field(repr=False)
     events: frozenset[str] = attrs.field(repr=False)
+    _plans: dict[tuple[tuple[tuple[str, str], ...], str], _Plan[F, E]] = attrs.field(
+        factory=dict, init=False, repr=False, eq=False
+    )
+    """(configuration, event) -> the regions that take part and their candidates, found
+    once: a configuration checked and looked up again on every step cost more than most
+    decisions (the table is immutable, so a plan never changes)."""
 
     @classmethod
     def build(cls, spec: MachineSpec, bindings: MachineBindings[F, E]) -> CompiledMachine[F, E]:
@@ -166,13 +188,15 @@ class CompiledMachine(Generic[F, E]):
         for position, entry, guards in chosen:
             for name, action in entry.actions:
                 effects.extend(call_action(machine, name, action, facts))
-            after[position] = (entry.spec.region, entry.spec.target)
-            fired.append(_with_guards(entry.unguarded, guards) if guards else entry.unguarded)
+            after[position] = entry.placed
+            fired.append(entry.fired(guards) if guards else entry.unguarded)
+        states = tuple(after)
         return Step(
             machine=machine,
             event=event,
             before=configuration,
-            after=Configuration(states=tuple(after)),
+            # most events leave every region where it was: the configuration itself (a value)
+            after=configuration if states == configuration.states else Configuration(states=states),
             fired=tuple(fired),
             effects=tuple(effects),
         )
@@ -181,17 +205,11 @@ class CompiledMachine(Generic[F, E]):
         self, configuration: Configuration, event: str, facts: F
     ) -> list[tuple[int, _Entry[F, E], tuple[tuple[str, bool], ...]]]:
         """Every region's decision, made before any action runs."""
-        states = configuration.states
-        if len(states) != len(self.region_states):
-            raise ValueError(f"{configuration} is not a configuration of {self.spec.name!r}")
+        plan = self._plans.get((configuration.states, event))
+        if plan is None:
+            plan = self._plan(configuration, event)
         chosen = []
-        for position, (region, state) in enumerate(states):
-            name, known = self.region_states[position]
-            if region != name or state not in known:
-                raise ValueError(f"{configuration} is not a configuration of {self.spec.name!r}")
-            if event not in self.region_events[position]:
-                continue
-            candidates = self.table.get((position, state, event), ())
+        for position, region, state, candidates in plan:
             entry, guards = self._select(candidates, facts)
             if entry is None:
                 raise IllegalEventError(
@@ -199,6 +217,23 @@ class CompiledMachine(Generic[F, E]):
                 )
             chosen.append((position, entry, guards))
         return chosen
+
+    def _plan(self, configuration: Configuration, event: str) -> _Plan[F, E]:
+        """The regions ``event`` concerns in ``configuration`` (checked: a configuration of
+        this machine), each with its candidate transitions; kept for the next step."""
+        states = configuration.states
+        if len(states) != len(self.region_states):
+            raise ValueError(f"{configuration} is not a configuration of {self.spec.name!r}")
+        plan = []
+        for position, (region, state) in enumerate(states):
+            name, known = self.region_states[position]
+            if region != name or state not in known:
+                raise ValueError(f"{configuration} is not a configuration of {self.spec.name!r}")
+            if event not in self.region_events[position]:
+                continue
+            plan.append((position, region, state, self.table.get((position, state, event), ())))
+        self._plans[(states, event)] = kept = tuple(plan)
+        return kept
 
     def _select(
         self, candidates: tuple[_Entry[F, E], ...], facts: F
@@ -230,6 +265,7 @@ def _compile(transition: TransitionSpec, bindings: MachineBindings[F, E]) -> _En
         cond=compile_condition(transition.cond) if transition.cond is not None else None,
         unless=compile_condition(transition.unless) if transition.unless is not None else None,
         actions=tuple((name, bindings.actions[name]) for name in transition.actions),
+        placed=(transition.region, transition.target),
         unguarded=Fired(
             transition=transition.id,
             region=transition.region,

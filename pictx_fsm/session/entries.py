@@ -20,6 +20,8 @@ from typing import Any, ClassVar, Final, TypeAlias
 import attrs
 from attrs import field, frozen
 
+from pictx_fsm._jscompat import is_plain_object
+
 
 class _Absent(enum.Enum):
     ABSENT = "ABSENT"
@@ -164,7 +166,7 @@ class AgentMessage:
     @property
     def usage(self) -> Mapping[str, JSON] | None:
         value = self.raw.get("usage")
-        return value if isinstance(value, Mapping) else None
+        return value if is_plain_object(value) else None
 
     @property
     def tool_call_id(self) -> str | None:
@@ -209,7 +211,7 @@ class AgentMessage:
         return [
             (index, block)
             for index, block in enumerate(content)
-            if isinstance(block, Mapping) and block.get("type") == "toolCall"
+            if is_plain_object(block) and block.get("type") == "toolCall"
         ]
 
 
@@ -221,7 +223,7 @@ def content_text(content: JSON, separator: str = "\n") -> str:
         return separator.join(
             str(block.get("text", ""))
             for block in content
-            if isinstance(block, Mapping) and block.get("type") == "text"
+            if is_plain_object(block) and block.get("type") == "text"
         )
     return ""
 
@@ -543,7 +545,7 @@ def _check_required(obj: Mapping[str, JSON], entry_type: str) -> list[FieldProbl
             )
     if entry_type == "message":
         message = obj.get("message")
-        if not isinstance(message, Mapping):
+        if not is_plain_object(message):
             problems.append(FieldProblem(field="message", message="message entry has no object"))
         elif not isinstance(message.get("role"), str):
             problems.append(FieldProblem(field="message.role", message="message has no role"))

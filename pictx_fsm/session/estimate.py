@@ -33,12 +33,12 @@ from __future__ import annotations
 
 import functools
 import math
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any, Final, Protocol
 
 from attrs import field, frozen
 
-from pictx_fsm._jscompat import is_number
+from pictx_fsm._jscompat import is_number, is_plain_object
 from pictx_fsm.fastjson import dumper
 from pictx_fsm.session.entries import Entry, MessageEntry
 from pictx_fsm.session.projection import Message, latest_compaction_index, system_content_text
@@ -129,7 +129,7 @@ def _user_content(content: Any) -> MessageText:
     parts: list[str] = []
     images = 0
     for block in content:
-        if not isinstance(block, Mapping):
+        if not is_plain_object(block):
             raise EstimateError("content block is not an object")
         if block.get("type") != "text":
             images += 1
@@ -142,7 +142,7 @@ def _user_content(content: Any) -> MessageText:
 
 
 def _block_parts(block: Any) -> tuple[str, ...]:
-    if not isinstance(block, Mapping):
+    if not is_plain_object(block):
         raise EstimateError("content block is not an object")
     kind = block.get("type")
     key = "text" if kind == "text" else "thinking" if kind == "thinking" else "name"
@@ -155,7 +155,28 @@ def _block_parts(block: Any) -> tuple[str, ...]:
 
 
 def host_text(message: Message) -> MessageText:
-    """Pi's per-message estimate behind ``getContextUsage`` (agent messages; never raises)."""
+    """Pi's per-message estimate behind ``getContextUsage`` (agent messages; never raises).
+
+    Kept for the message object lately read (messages are read-only, as everywhere in the
+    session layer): a faux request, each usage index of a tree and every index a new runtime
+    builds read the same messages again."""
+    known = _HOST_TEXTS.get(id(message))
+    if known is not None and known[0] is message:
+        return known[1]
+    text = _host_text(message)
+    if len(_HOST_TEXTS) >= _HOST_TEXTS_KEPT:
+        _HOST_TEXTS.clear()
+    _HOST_TEXTS[id(message)] = (message, text)  # the message kept: no other takes its id
+    return text
+
+
+_HOST_TEXTS: dict[int, tuple[Message, MessageText]] = {}
+_HOST_TEXTS_KEPT: Final = 1024
+"""Messages whose texts are kept at most: a tree holds its messages anyway; this bounds what
+the cache alone keeps alive once a session is dropped."""
+
+
+def _host_text(message: Message) -> MessageText:
     role = message.get("role")
     if role in ("user", "custom", "toolResult"):
         return _lenient_content(message.get("content"))
@@ -180,7 +201,7 @@ def _lenient_content(content: Any) -> MessageText:
     parts: list[str] = []
     images = 0
     for block in content if isinstance(content, list) else ():
-        if not isinstance(block, Mapping):
+        if not is_plain_object(block):
             continue
         if block.get("type") == "text" and isinstance(block.get("text"), str):
             parts.append(block["text"])
@@ -192,7 +213,7 @@ def _lenient_content(content: Any) -> MessageText:
 def _assistant_parts(content: Any) -> MessageText:
     parts: list[str] = []
     for block in content if isinstance(content, list) else ():
-        if not isinstance(block, Mapping):
+        if not is_plain_object(block):
             continue
         kind = block.get("type")
         if kind in ("text", "thinking") and isinstance(block.get(kind), str):
@@ -205,7 +226,7 @@ def _assistant_parts(content: Any) -> MessageText:
 def _system_parts(message: Message) -> MessageText:
     parts = [system_content_text(message.get("content"))]
     sections = message.get("sections")
-    if isinstance(sections, Mapping):
+    if is_plain_object(sections):
         parts += [value for value in sections.values() if isinstance(value, str)]
     tools = message.get("toolsAdded")
     if isinstance(tools, list) and tools:
@@ -245,7 +266,7 @@ class CharsCounter:
     """Pi's heuristic: ``ceil(chars / 4)``, an image as 4800 chars."""
 
     def count(self, text: MessageText) -> int:
-        chars = sum(js_length(part) for part in text.parts) + IMAGE_CHARS * text.images
+        chars = sum(map(js_length, text.parts)) + IMAGE_CHARS * text.images
         return -(-chars // CHARS_PER_TOKEN)
 
 
@@ -303,7 +324,7 @@ def js_max(left: float, right: float) -> float:
 def context_tokens(usage: Any) -> float:
     """``calculateContextTokens``: ``totalTokens`` when truthy, else the four parts' sum;
     NaN when those are not numbers. Raises when ``usage`` is not an object (a JS throw)."""
-    if not isinstance(usage, Mapping):
+    if not is_plain_object(usage):
         raise EstimateError("assistant message without usage")
     total = usage.get("totalTokens")
     if is_number(total) and total and not math.isnan(total):

@@ -34,6 +34,7 @@ from typing import Any, BinaryIO, Final
 
 from attrs import frozen
 
+from pictx_fsm._jscompat import is_plain_object
 from pictx_fsm.errors import SessionWriteError, UnreadableInputError
 from pictx_fsm.fastjson import dumper
 from pictx_fsm.session.entries import (
@@ -561,11 +562,17 @@ def dumps_json(obj: Mapping[str, Any]) -> str:
     return _LONE_SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
 
 
+_SCALARS: Final = frozenset({str, int, bool, type(None)})
+"""Exact types of JSON values that are neither a float nor a container."""
+
+
 def _python_numbers_match(value: Any) -> bool:
     """No float whose Python spelling differs from JavaScript's (the fast path applies)."""
+    if type(value) in _SCALARS:  # most values: a text, an integer, a flag or null
+        return True
     if isinstance(value, float):
         return not math.isfinite(value) or js_number(value) == repr(value)
-    if isinstance(value, Mapping):
+    if is_plain_object(value):
         return all(_python_numbers_match(item) for item in value.values())
     if isinstance(value, list | tuple):
         return all(_python_numbers_match(item) for item in value)
@@ -581,7 +588,7 @@ def _encode(value: Any, out: list[str]) -> None:
         out.append(int.__repr__(value))
     elif isinstance(value, float):
         out.append(js_number(value))
-    elif isinstance(value, Mapping):
+    elif is_plain_object(value):
         _encode_items("{}", [(k, v) for k, v in value.items()], out, keyed=True)
     elif isinstance(value, list | tuple):
         _encode_items("[]", [(None, v) for v in value], out, keyed=False)

@@ -24,6 +24,7 @@ from typing import Any, Final, TypeAlias
 
 from attrs import frozen
 
+from pictx_fsm._jscompat import is_plain_object
 from pictx_fsm.session.entries import (
     ABSENT,
     BranchSummaryEntry,
@@ -145,7 +146,7 @@ def edited_message(message: Message, replacement: Any) -> Message | None:
     """
     if replacement is None or replacement is ABSENT:
         return None
-    if not isinstance(replacement, Mapping) or "content" not in replacement:
+    if not is_plain_object(replacement) or "content" not in replacement:
         return message
     content = replacement["content"]
     if isinstance(content, str) and message.get("role") in _BLOCK_ROLES:
@@ -205,7 +206,7 @@ def entry_messages(entry: Entry, *, newest_compaction: bool = False) -> list[Mes
         return [branch_summary_of(entry)] if entry.summary else []
     if isinstance(entry, CompactionEntry) and newest_compaction:
         checkpoint = entry.system_message
-        head = [checkpoint] if isinstance(checkpoint, Mapping) else []
+        head = [checkpoint] if is_plain_object(checkpoint) else []
         return [*head, compaction_summary_of(entry)]
     return []
 
@@ -330,7 +331,7 @@ def system_content_text(content: Any) -> str:
     return "\n".join(
         str(block.get("text", ""))
         for block in content
-        if isinstance(block, Mapping) and block.get("type") == "text"
+        if is_plain_object(block) and block.get("type") == "text"
     )
 
 
@@ -366,17 +367,17 @@ def _apply_system(
     if text:
         contents.append(text)
     patch = message.get("sections")
-    if isinstance(patch, Mapping):
+    if is_plain_object(patch):
         for name, value in patch.items():
             if value is None:
                 sections.pop(name, None)
             else:
                 sections[name] = value
     for tool in _list(message.get("toolsRemoved")):
-        if isinstance(tool, Mapping):
+        if is_plain_object(tool):
             tools.pop(str(tool.get("name")), None)
     for tool in _list(message.get("toolsAdded")):
-        if isinstance(tool, Mapping):
+        if is_plain_object(tool):
             tools[str(tool.get("name"))] = tool
 
 

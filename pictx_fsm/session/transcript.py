@@ -27,6 +27,7 @@ from bisect import bisect_left, bisect_right
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from pictx_fsm._jscompat import is_plain_object
 from pictx_fsm.audit import message_digest
 from pictx_fsm.protocol import BOOT_TYPE
 from pictx_fsm.session.entries import CompactionEntry, ContextEditEntry, Entry
@@ -46,18 +47,18 @@ _CHECKPOINT = 512
 
 
 def _is_system(message: Any) -> bool:
-    return isinstance(message, Mapping) and message.get("role") == "system"
+    return is_plain_object(message) and message.get("role") == "system"
 
 
 def boot_id_of(message: Any) -> tuple[bool, str | None]:
     """Whether ``message`` is a boot (R14, projection form) and the window id it names (``None``
     when its ``details.windowId`` is not a string: such a boot matches no window id)."""
-    if not isinstance(message, Mapping):
+    if not is_plain_object(message):
         return False, None
     if message.get("role") != "custom" or message.get("customType") != BOOT_TYPE:
         return False, None
     details = message.get("details")
-    window_id = details.get("windowId") if isinstance(details, Mapping) else None
+    window_id = details.get("windowId") if is_plain_object(details) else None
     return True, window_id if isinstance(window_id, str) else None
 
 

@@ -13,6 +13,7 @@ from typing import Any
 
 from attrs import frozen
 
+from pictx_fsm._jscompat import is_plain_object
 from pictx_fsm.protocol import (
     BOOT_TYPE,
     CONTINUATION_TYPE,
@@ -34,7 +35,7 @@ def window_id_of_marker(entry: object) -> str | None:
     if not isinstance(entry, CustomEntry) or entry.custom_type != MARKER_TYPE:
         return None
     data = entry.data
-    if not isinstance(data, Mapping):
+    if not is_plain_object(data):
         return None
     window_id = data.get("windowId")
     return window_id if isinstance(window_id, str) and window_id else None
@@ -45,7 +46,7 @@ def boot_window_id(entry: object) -> str | None:
     if not isinstance(entry, CustomMessageEntry) or entry.custom_type != BOOT_TYPE:
         return None
     details = entry.details
-    if not isinstance(details, Mapping):
+    if not is_plain_object(details):
         return None
     window_id = details.get("windowId")
     return window_id if isinstance(window_id, str) else None
@@ -67,7 +68,7 @@ def is_boot_message(message: Mapping[str, Any], window_id: str | None = None) ->
     if window_id is None:
         return True
     details = message.get("details")
-    return isinstance(details, Mapping) and details.get("windowId") == window_id
+    return is_plain_object(details) and details.get("windowId") == window_id
 
 
 def session_prefix(session_id: str) -> str:

@@ -50,16 +50,23 @@ def iso(ms: int) -> str:
     """``new Date(ms).toISOString()``."""
     if type(ms) is int and 0 <= ms < _YEAR_10000_MS:  # every entry: the plain arithmetic
         seconds, millis = divmod(ms, 1000)
-        t = time.gmtime(seconds)
-        return (
-            f"{t.tm_year:04d}-{t.tm_mon:02d}-{t.tm_mday:02d}T"
-            f"{t.tm_hour:02d}:{t.tm_min:02d}:{t.tm_sec:02d}.{millis:03d}Z"
-        )
+        day, second = divmod(seconds, 86_400)  # UTC days have 86,400 seconds (no leap one)
+        date = _DATES.get(day)
+        if date is None:
+            t = time.gmtime(day * 86_400)
+            if len(_DATES) >= 1024:
+                _DATES.clear()
+            date = _DATES[day] = f"{t.tm_year:04d}-{t.tm_mon:02d}-{t.tm_mday:02d}T"
+        hour, second = divmod(second, 3_600)
+        minute, second = divmod(second, 60)
+        return f"{date}{hour:02d}:{minute:02d}:{second:02d}.{millis:03d}Z"
     stamp = datetime.fromtimestamp(ms / 1000, tz=UTC)
     return stamp.isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
 _YEAR_10000_MS = 253_402_300_800_000
+_DATES: dict[int, str] = {}
+"""``YYYY-MM-DDT`` of the days since the epoch seen lately (a session's entries share few)."""
 
 
 class SessionWriter:

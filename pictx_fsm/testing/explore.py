@@ -38,6 +38,7 @@ from pictx_fsm.testing.constant_pool import global_constants_only
 from pictx_fsm.testing.coverage import Coverage, coverage_of
 from pictx_fsm.testing.faults import fault_named, faulty_lifecycle
 from pictx_fsm.testing.invariants import InvariantSuite, Violation
+from pictx_fsm.testing.lean import untimed_draw
 from pictx_fsm.testing.scenarios import SCENARIOS
 from pictx_fsm.testing.strategies import SWARMS, swarm_moves, world_configs
 from pictx_fsm.testing.tool_coverage import ToolOutcomeCoverage, tool_outcome_coverage
@@ -337,10 +338,11 @@ def drawer(data: st.DataObject) -> Draw[Any]:
     """How a generated run draws: straight from the example's choices (Hypothesis's
     semi-stable ``DataObject.conjecture_data``), the same choices ``data.draw`` makes
     without its bookkeeping for Hypothesis's own failure report (a label and a note per
-    draw, a check of the global random state) — verify writes its own trace, and that
-    bookkeeping cost as much as drawing a small value."""
+    draw, a check of the global random state, each draw's time: :func:`.lean.untimed_draw`)
+    — verify writes its own trace, and that bookkeeping cost as much as drawing a small
+    value."""
     conjecture = getattr(data, "conjecture_data", None)
-    return data.draw if conjecture is None else conjecture.draw
+    return data.draw if conjecture is None else functools.partial(untimed_draw, conjecture)
 
 
 @frozen(kw_only=True)

@@ -15,6 +15,7 @@ from typing import Any, Final, Protocol
 
 from attrs import frozen
 
+from pictx_fsm._jscompat import is_plain_object
 from pictx_fsm.audit import GENESIS, AuditLog
 from pictx_fsm.fastjson import dumper
 from pictx_fsm.hooks import ModelInfo
@@ -293,12 +294,12 @@ class OneResetPerBatch(_PerRecord):
 
 def _result(record: Mapping[str, Any]) -> Mapping[str, Any]:
     result = record.get("result") or {}
-    return result if isinstance(result, Mapping) else {}
+    return result if is_plain_object(result) else {}
 
 
 def _own_drafts(record: Mapping[str, Any]) -> list[Mapping[str, Any]]:
     value = _result(record).get("value") or {}
-    entries = list(value.get("entries", ())) if isinstance(value, Mapping) else []
+    entries = list(value.get("entries", ())) if is_plain_object(value) else []
     incoming = len(record.get("event", {}).get("entries", ()) or ())
     return entries[incoming:]
 
@@ -315,7 +316,7 @@ def _markers_written(record: Mapping[str, Any]) -> list[str]:
 
 def _continues(record: Mapping[str, Any]) -> bool:
     value = _result(record).get("value") or {}
-    return isinstance(value, Mapping) and value.get("continue") is True
+    return is_plain_object(value) and value.get("continue") is True
 
 
 def _aborted_turn(record: Mapping[str, Any]) -> bool:
@@ -540,7 +541,7 @@ def _clears_chain(command: Mapping[str, Any]) -> bool:
 
 def _model_of(model: Any) -> ModelInfo | None:
     """The audit record's ``ctx.model`` (JSON) as the classifier reads it."""
-    if not isinstance(model, Mapping):
+    if not is_plain_object(model):
         return None
     return ModelInfo(
         provider=str(model.get("provider", "")),

@@ -11,7 +11,7 @@ Where Hypothesis's internals are not what this module knows, the plain strategie
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
 from hypothesis import strategies as st
@@ -20,14 +20,23 @@ T = TypeVar("T")
 U = TypeVar("U")
 
 try:  # Hypothesis's internals: the strategies these subclass, and the span a map opens
-    from hypothesis.errors import UnsatisfiedAssumption
-    from hypothesis.internal.conjecture.data import ConjectureData
+    from hypothesis.errors import FlakyStrategyDefinition, UnsatisfiedAssumption
+    from hypothesis.internal.compat import add_note
+    from hypothesis.internal.conjecture import utils as cu
+    from hypothesis.internal.conjecture.choice import ValueHole
+    from hypothesis.internal.conjecture.data import MAX_DEPTH, ConjectureData
     from hypothesis.internal.conjecture.utils import calc_label_from_cls
+    from hypothesis.strategies._internal.collections import ListStrategy
     from hypothesis.strategies._internal.core import BuildsStrategy
+    from hypothesis.strategies._internal.flatmapped import FlatMapStrategy
     from hypothesis.strategies._internal.lazy import unwrap_strategies
     from hypothesis.strategies._internal.strategies import (
         MAPPED_SEARCH_STRATEGY_DO_DRAW_LABEL,
         MappedStrategy,
+        OneOfStrategy,
+        SampledFromStrategy,
+        SearchStrategy,
+        check_strategy,
     )
 except ImportError:  # pragma: no cover - another Hypothesis: the plain strategies
     LEAN = False
@@ -36,6 +45,51 @@ else:
 
     _BUILDS_LABEL = calc_label_from_cls(BuildsStrategy)
     _MAPPED_LABEL = calc_label_from_cls(MappedStrategy)
+    _FLATMAP_LABEL = calc_label_from_cls(FlatMapStrategy)
+    _LIST_LABEL = calc_label_from_cls(ListStrategy)
+    _ONE_OF_LABEL = calc_label_from_cls(OneOfStrategy)
+    _SAMPLED_LABEL = calc_label_from_cls(SampledFromStrategy)
+    _UNREFERENCED: frozenset[type] = frozenset({tuple, list, dict})
+    """Values a span cannot record (neither kept as they are nor weakly referenced):
+    ``record_value_for_span`` would only fail to make a weak reference to them."""
+
+    def _draw(data: ConjectureData, strategy: st.SearchStrategy[T]) -> T:
+        """``data.draw(strategy)`` inside another draw (the top level, timed and observed,
+        is left to ``data.draw``)."""
+        return data.draw(strategy) if data.depth == 0 else _spanned(data, strategy)
+
+    def _spanned(data: ConjectureData, strategy: st.SearchStrategy[T]) -> T:
+        """``data.draw(strategy)`` as Hypothesis draws inside another draw (the same checks,
+        label, span and recorded value) without the three imports its ``draw`` runs on
+        every call (each a failed ``__path__`` lookup on a module under Python 3.11). A
+        value being re-encoded (a ``ValueHole`` next) is left to ``data.draw``."""
+        prefix = data.prefix
+        if (
+            prefix is not None
+            and data.index < len(prefix)
+            and isinstance(prefix[data.index], ValueHole)
+        ):
+            return data.draw(strategy)
+        strategy.validate()
+        if strategy.is_empty:
+            data.mark_invalid(f"empty strategy {strategy!r}")
+        if data.depth >= MAX_DEPTH:
+            data.mark_invalid("max depth exceeded")
+        unwrapped = unwrap_strategies(strategy)  # type: ignore[no-untyped-call]
+        record = data._ConjectureData__span_record  # type: ignore[attr-defined]
+        span_index = record.span_count
+        data.start_span(label=unwrapped.label)
+        try:
+            try:
+                value: T = unwrapped.do_draw(data)
+            except FlakyStrategyDefinition as err:
+                add_note(err, f"while drawing from {strategy!r}")  # type: ignore[no-untyped-call]
+                raise
+            if type(value) not in _UNREFERENCED:  # a container: recorded as nothing
+                record.record_value_for_span(span_index, value)
+            return value
+        finally:
+            data.stop_span()
 
     class _Builds(BuildsStrategy):  # type: ignore[type-arg]
         @property
@@ -43,8 +97,8 @@ else:
             return _BUILDS_LABEL
 
         def do_draw(self, data: ConjectureData) -> Any:
-            args = [data.draw(strategy) for strategy in self.args]
-            kwargs = {name: data.draw(strategy) for name, strategy in self.kwargs.items()}
+            args = [_draw(data, strategy) for strategy in self.args]
+            kwargs = {name: _draw(data, strategy) for name, strategy in self.kwargs.items()}
             return self.target(*args, **kwargs)
 
     class _Mapped(MappedStrategy):  # type: ignore[type-arg]
@@ -58,13 +112,98 @@ else:
                 data.start_span(MAPPED_SEARCH_STRATEGY_DO_DRAW_LABEL)
                 discard = False
                 try:
-                    return self.pack(data.draw(self.mapped_strategy))
+                    return self.pack(_draw(data, self.mapped_strategy))
                 except UnsatisfiedAssumption as error:
                     failed, discard = error, True
                 finally:
                     data.stop_span(discard=discard)
             assert failed is not None
             raise failed
+
+    class _FlatMapped(FlatMapStrategy):  # type: ignore[type-arg]
+        @property
+        def class_label(self) -> int:
+            return _FLATMAP_LABEL
+
+        def do_draw(self, data: ConjectureData) -> Any:
+            expanded = self.expand(_draw(data, self.base))
+            check_strategy(expanded)
+            return _draw(data, expanded)
+
+    class _Lists(ListStrategy):  # type: ignore[type-arg]
+        @property
+        def class_label(self) -> int:
+            return _LIST_LABEL
+
+        def do_draw(self, data: ConjectureData) -> Any:
+            if self.element_strategy.is_empty:
+                assert self.min_size == 0
+                return []
+            with cu.many(
+                data,
+                min_size=self.min_size,
+                max_size=self.max_size,
+                average_size=self.average_size,
+            ) as elements:
+                return [_draw(data, self.element_strategy) for _ in elements]
+
+    class _Sampled(SampledFromStrategy):  # type: ignore[type-arg]
+        _strategies_only: bool | None = None
+        """Whether every element is a strategy (known at the first draw)."""
+
+        @property
+        def class_label(self) -> int:
+            return _SAMPLED_LABEL
+
+        def do_draw(self, data: ConjectureData) -> Any:
+            if self._transformations:  # mapped or filtered: Hypothesis's own draw
+                return super().do_draw(data)
+            # do_filtered_draw's first try, which nothing can reject without a filter
+            elements = self.elements
+            value = elements[data.draw_integer(0, len(elements) - 1)]
+            strategies_only = self._strategies_only
+            if strategies_only is None:
+                strategies_only = self._strategies_only = all(
+                    isinstance(x, SearchStrategy) for x in elements
+                )
+            if strategies_only and isinstance(value, SearchStrategy):
+                # what SampledFromStrategy.do_draw notes for a failure report
+                data._sampled_from_all_strategies_elements_message = (  # type: ignore[attr-defined]
+                    "sampled_from was given a collection of strategies: {!r}. Was one_of intended?",
+                    elements,
+                )
+            return value
+
+    class _OneOf(OneOfStrategy):  # type: ignore[type-arg]
+        _lean_sampler: SampledFromStrategy[Any] | None = None
+        """The branch sampler, as Hypothesis's (built at the first draw)."""
+
+        @property
+        def class_label(self) -> int:
+            return _ONE_OF_LABEL
+
+        def do_draw(self, data: ConjectureData) -> Any:
+            strategies = self.element_strategies
+            if len(strategies) == 1:
+                return _draw(data, strategies[0])
+            sampler = self._lean_sampler
+            if sampler is None:
+                if any(
+                    type(s).is_currently_empty is not SearchStrategy.is_currently_empty
+                    for s in strategies
+                ):  # a branch that can empty itself: Hypothesis's filtered draw
+                    return super().do_draw(data)
+                sampler = self._lean_sampler = SampledFromStrategy(strategies)
+            return _draw(data, _draw(data, sampler))
+
+
+def untimed_draw(data: ConjectureData, strategy: st.SearchStrategy[T]) -> T:
+    """``data.draw(strategy)`` at a test's top level without what Hypothesis adds there for
+    its own report: the draw's time (an entry per draw), observability, a note on an error.
+    The same checks, label, span and recorded value: the same choices."""
+    if not LEAN:  # pragma: no cover
+        return data.draw(strategy)
+    return _spanned(data, strategy)
 
 
 def builds(target: Callable[..., T], *args: Any, **kwargs: Any) -> st.SearchStrategy[T]:
@@ -88,3 +227,56 @@ def mapped(strategy: st.SearchStrategy[T], pack: Callable[[T], U]) -> st.SearchS
     if type(mapping) is not MappedStrategy:
         return plain
     return _Mapped(mapping.mapped_strategy, mapping.pack)
+
+
+def flatmapped(
+    strategy: st.SearchStrategy[T], expand: Callable[[T], st.SearchStrategy[U]]
+) -> st.SearchStrategy[U]:
+    """``strategy.flatmap(expand)``."""
+    plain = strategy.flatmap(expand)
+    if not LEAN:  # pragma: no cover
+        return plain
+    flat = unwrap_strategies(plain)  # type: ignore[no-untyped-call]
+    if type(flat) is not FlatMapStrategy:  # pragma: no cover - not what this module knows
+        return plain
+    return _FlatMapped(flat.base, flat.expand)
+
+
+def lists(
+    elements: st.SearchStrategy[T], *, min_size: int = 0, max_size: int | None = None
+) -> st.SearchStrategy[list[T]]:
+    """``st.lists(elements, min_size=..., max_size=...)``."""
+    plain = st.lists(elements, min_size=min_size, max_size=max_size)
+    if not LEAN:  # pragma: no cover
+        return plain
+    listed = unwrap_strategies(plain)  # type: ignore[no-untyped-call]
+    if type(listed) is not ListStrategy:  # pragma: no cover - not what this module knows
+        return plain
+    return _Lists(listed.element_strategy, listed.min_size, listed.max_size)
+
+
+def one_of(*strategies: st.SearchStrategy[Any]) -> st.SearchStrategy[Any]:
+    """``st.one_of(*strategies)``."""
+    plain = st.one_of(*strategies)
+    if not LEAN:  # pragma: no cover
+        return plain
+    union = unwrap_strategies(plain)  # type: ignore[no-untyped-call]
+    if type(union) is not OneOfStrategy:  # pragma: no cover - not what this module knows
+        return plain
+    return _OneOf(union.original_strategies)
+
+
+def sampled_from(elements: Sequence[T]) -> st.SearchStrategy[T]:
+    """``st.sampled_from(elements)``."""
+    plain = st.sampled_from(elements)
+    if not LEAN:  # pragma: no cover
+        return plain
+    sampled = unwrap_strategies(plain)  # type: ignore[no-untyped-call]
+    if type(sampled) is not SampledFromStrategy:  # one element: a just
+        return plain
+    return _Sampled(
+        sampled.elements,
+        force_repr=sampled.force_repr,
+        force_repr_braces=sampled.force_repr_braces,
+        transformations=sampled._transformations,
+    )

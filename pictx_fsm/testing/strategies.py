@@ -52,7 +52,7 @@ from pictx_fsm.testing.actions import (
     VoidNextBoundary,
     WipeCommand,
 )
-from pictx_fsm.testing.lean import builds, mapped
+from pictx_fsm.testing.lean import builds, flatmapped, lists, mapped, one_of, sampled_from
 from pictx_fsm.testing.tool_calls import tool_scripts
 from pictx_fsm.testing.world import WorldConfig
 
@@ -88,61 +88,59 @@ def world_configs(
     """Reproducible world parameters; ``fault`` plants a named fault (see ``faults``)."""
     return builds(
         WorldConfig,
-        profile=st.sampled_from(profiles),
+        profile=sampled_from(profiles),
         seed=st.integers(min_value=0, max_value=2**16),
         context_window=st.integers(min_value=28_000, max_value=48_000),
-        max_tokens=st.sampled_from((2_048, 4_096)),
+        max_tokens=sampled_from((2_048, 4_096)),
         reserve_tokens=st.integers(min_value=500, max_value=4_000),
         # Above the 12288-token warning runway, so the reminder line comes first (R44).
         reminder_margin=st.integers(min_value=12_800, max_value=20_000),
-        automatic=st.sampled_from((True, True, True, False)),
+        automatic=sampled_from((True, True, True, False)),
         # Pi's 20 000 rarely leaves anything to compact in a short run.
-        keep_recent_tokens=st.sampled_from((500, 2_000, 20_000)),
+        keep_recent_tokens=sampled_from((500, 2_000, 20_000)),
         fault=st.just(fault),
-        host=st.sampled_from(hosts),
+        host=sampled_from(hosts),
     )
 
 
-_CHARS = st.one_of(
+_CHARS = one_of(
     st.integers(min_value=8, max_value=400),
     st.integers(min_value=2_000, max_value=40_000),
 )
-_SCRIPTS: st.SearchStrategy[Script] = st.one_of(
+_SCRIPTS: st.SearchStrategy[Script] = one_of(
     builds(Script, reply=st.just("text"), chars=_CHARS),
     builds(
         Script,
         reply=st.just("tools"),
         chars=st.integers(min_value=8, max_value=2_000),
-        tools=mapped(st.lists(st.sampled_from(TOOLS), min_size=1, max_size=3), tuple),
+        tools=mapped(lists(sampled_from(TOOLS), min_size=1, max_size=3), tuple),
     ),
-    builds(Script, reply=st.sampled_from(("overflow", "error", "length"))),
+    builds(Script, reply=sampled_from(("overflow", "error", "length"))),
 )
-_ENTRY_INDEX = st.one_of(
+_ENTRY_INDEX = one_of(
     st.integers(min_value=0, max_value=500), st.integers(min_value=-12, max_value=-1)
 )
 """Anywhere among the chosen entries, or (negative) one of the last ones: the tool calls,
 markers and boots a navigation or fork most often lands next to."""
-_ANCHOR = st.sampled_from((*ANCHORS, "tool_call", "boundary"))
+_ANCHOR = sampled_from((*ANCHORS, "tool_call", "boundary"))
 """Where navigations and forks aim: tool calls and boundary entries count twice."""
 _SMALL_STEPS = builds(Advance, steps=st.integers(min_value=1, max_value=4))
-_STOP = builds(AdvanceTo, step=st.sampled_from(STOPS), count=st.integers(1, 2))
-_TOGGLE = builds(Toggle, arg=st.sampled_from(("on", "off", "on", "off", "", "bogus")))
+_STOP = builds(AdvanceTo, step=sampled_from(STOPS), count=st.integers(1, 2))
+_TOGGLE = builds(Toggle, arg=sampled_from(("on", "off", "on", "off", "", "bogus")))
 _FAILURES: st.SearchStrategy[Action] = builds(
-    Script, reply=st.sampled_from(("overflow", "overflow", "error"))
+    Script, reply=sampled_from(("overflow", "overflow", "error"))
 )
-_NOISE: st.SearchStrategy[Action] = st.sampled_from(
-    (VoidNextBoundary(), HideBoot(), QueueAtSettle())
-)
+_NOISE: st.SearchStrategy[Action] = sampled_from((VoidNextBoundary(), HideBoot(), QueueAtSettle()))
 _SETTINGS = builds(SetAutomatic, enabled=st.booleans())
 _COMPACT = st.just(Compact())
-_COMMIT_STOP = builds(AdvanceTo, step=st.sampled_from(COMMIT_STEPS), count=st.integers(1, 2))
-_SWITCH = builds(Toggle, arg=st.sampled_from(("on", "off")))
+_COMMIT_STOP = builds(AdvanceTo, step=sampled_from(COMMIT_STEPS), count=st.integers(1, 2))
+_SWITCH = builds(Toggle, arg=sampled_from(("on", "off")))
 
 
 def weighted(branches: Sequence[st.SearchStrategy[T]]) -> st.SearchStrategy[T]:
     """A choice among strategies, a branch listed twice twice as likely (``st.one_of``
     drops repeated branches, so repetition cannot weight it)."""
-    return st.sampled_from(tuple(branches)).flatmap(_itself)
+    return flatmapped(sampled_from(tuple(branches)), _itself)
 
 
 def _itself(strategy: st.SearchStrategy[T]) -> st.SearchStrategy[T]:
@@ -207,12 +205,12 @@ GROUPS: Mapping[str, tuple[Moves, int, int]] = {
         0,
     ),
     "fork": (_one(_FORK), 1, 0),
-    "tree": (mapped(st.lists(_TREE_OPS, min_size=2, max_size=3), tuple), 1, 0),
+    "tree": (mapped(lists(_TREE_OPS, min_size=2, max_size=3), tuple), 1, 0),
     "reload": (_one(st.just(Reload())), 1, 0),
     "compact": (_one(_COMPACT), 1, 1),
     "noise": (_one(_NOISE), 1, 1),
     "settings": (_one(_SETTINGS), 1, 1),
-    "kill": (_one(builds(KillRuntime, permanent=st.sampled_from((False, False, True)))), 1, 1),
+    "kill": (_one(builds(KillRuntime, permanent=sampled_from((False, False, True)))), 1, 1),
 }
 """Action groups: (moves, weight while idle, weight while a run is active). A move is one
 action, a whole turn (the model's reply, a prompt, settle), tree churn (two or three
@@ -243,7 +241,7 @@ def _first(actions: tuple[Action, ...]) -> Action:
 
 
 SWARMS: st.SearchStrategy[tuple[str, ...]] = mapped(
-    st.lists(st.booleans(), min_size=len(OPTIONAL), max_size=len(OPTIONAL)),
+    lists(st.booleans(), min_size=len(OPTIONAL), max_size=len(OPTIONAL)),
     lambda chosen: CORE + tuple(g for g, on in zip(OPTIONAL, chosen, strict=True) if on),
 )
 """A swarm: the core groups plus each optional group with probability ½ (shrinks towards

@@ -19,7 +19,7 @@ from typing import Any, Final, TypeAlias
 from hypothesis import strategies as st
 
 from pictx_fsm.testing.actions import Script
-from pictx_fsm.testing.lean import builds, mapped
+from pictx_fsm.testing.lean import builds, flatmapped, lists, mapped, one_of, sampled_from
 from pictx_fsm.testing.notes_sandbox import ITEM_REF, WINDOW_REF
 from pictx_fsm.tools.schema import ROLES
 
@@ -58,31 +58,31 @@ TOOL_NAMES_IN_HISTORY: Final = ("wipe_memory", "notes_write", "history_list", No
 
 
 def _text() -> st.SearchStrategy[str]:
-    return mapped(st.lists(st.sampled_from(WORDS), min_size=0, max_size=6), " ".join)
+    return mapped(lists(sampled_from(WORDS), min_size=0, max_size=6), " ".join)
 
 
 def _address() -> st.SearchStrategy[JSON]:
-    return st.one_of(
-        st.sampled_from(ADDRESSES),
-        st.sampled_from(ADDRESSES),
-        st.sampled_from(NOT_OWNED + ESCAPING + INVALID),
+    return one_of(
+        sampled_from(ADDRESSES),
+        sampled_from(ADDRESSES),
+        sampled_from(NOT_OWNED + ESCAPING + INVALID),
     )
 
 
 def _mistyped() -> st.SearchStrategy[JSON]:
-    return st.sampled_from(("x", -1, 1.5, [1]))
+    return sampled_from(("x", -1, 1.5, [1]))
 
 
 def _query() -> st.SearchStrategy[JSON]:
-    return st.one_of(
-        st.sampled_from(WORDS),
-        st.lists(st.sampled_from(WORDS), min_size=1, max_size=3),
-        st.sampled_from(("", [], [1], ["a", ""], 3)),
+    return one_of(
+        sampled_from(WORDS),
+        lists(sampled_from(WORDS), min_size=1, max_size=3),
+        sampled_from(("", [], [1], ["a", ""], 3)),
     )
 
 
 def _notes_write() -> st.SearchStrategy[Arguments]:
-    return st.one_of(
+    return one_of(
         builds(
             lambda address, content, extra: {"address": address, "content": content, **extra},
             _address(),
@@ -90,7 +90,7 @@ def _notes_write() -> st.SearchStrategy[Arguments]:
             st.fixed_dictionaries(
                 {},
                 optional={
-                    "origin": st.sampled_from(("user", "self", "external", "nobody")),
+                    "origin": sampled_from(("user", "self", "external", "nobody")),
                     "stale": st.booleans(),
                 },
             ),
@@ -101,15 +101,15 @@ def _notes_write() -> st.SearchStrategy[Arguments]:
 
 def _notes_edit() -> st.SearchStrategy[Arguments]:
     edit = st.fixed_dictionaries(
-        {"oldText": st.sampled_from(WORDS), "newText": _text()},
+        {"oldText": sampled_from(WORDS), "newText": _text()},
     )
     return st.fixed_dictionaries(
         {"address": _address()},
         optional={
-            "edits": st.one_of(st.lists(edit, min_size=1, max_size=2), st.just("x")),
+            "edits": one_of(lists(edit, min_size=1, max_size=2), st.just("x")),
             "replace_all": st.booleans(),
             "stale": st.booleans(),
-            "origin": st.sampled_from(("user", "external")),
+            "origin": sampled_from(("user", "external")),
         },
     )
 
@@ -118,7 +118,7 @@ def _notes_read() -> st.SearchStrategy[Arguments]:
     return st.fixed_dictionaries(
         {"address": _address()},
         optional={
-            "offset_chars": st.one_of(st.integers(-40, 400), _mistyped()),
+            "offset_chars": one_of(st.integers(-40, 400), _mistyped()),
             "limit_chars": st.integers(1, 60),
         },
     )
@@ -128,8 +128,8 @@ def _notes_list() -> st.SearchStrategy[Arguments]:
     return st.fixed_dictionaries(
         {},
         optional={
-            "pattern": st.sampled_from(PATTERNS),
-            "cursor": st.one_of(st.integers(0, 3), _mistyped()),
+            "pattern": sampled_from(PATTERNS),
+            "cursor": one_of(st.integers(0, 3), _mistyped()),
             "max_results": st.integers(1, 3),
         },
     )
@@ -139,7 +139,7 @@ def _notes_search() -> st.SearchStrategy[Arguments]:
     return st.fixed_dictionaries(
         {"query": _query()},
         optional={
-            "pattern": st.sampled_from(PATTERNS),
+            "pattern": sampled_from(PATTERNS),
             "cursor": st.integers(0, 2),
             "max_matches_per_file": st.integers(1, 2),
             "max_files": st.integers(1, 2),
@@ -148,7 +148,7 @@ def _notes_search() -> st.SearchStrategy[Arguments]:
 
 
 def _window() -> st.SearchStrategy[JSON]:
-    return st.one_of(
+    return one_of(
         builds(lambda i: {WINDOW_REF: i}, st.integers(-3, 3)),
         st.just("pcw:unknown:window"),
     )
@@ -157,10 +157,10 @@ def _window() -> st.SearchStrategy[JSON]:
 def _filters() -> Mapping[str, st.SearchStrategy[JSON]]:
     return {
         "limit": st.integers(1, 4),
-        "cursor": st.one_of(st.integers(0, 3), _mistyped()),
+        "cursor": one_of(st.integers(0, 3), _mistyped()),
         "recent_first": st.booleans(),
-        "role": st.sampled_from((*ROLES, None)),
-        "tool_name": st.sampled_from(TOOL_NAMES_IN_HISTORY),
+        "role": sampled_from((*ROLES, None)),
+        "tool_name": sampled_from(TOOL_NAMES_IN_HISTORY),
         "window_id": _window(),
         "max_chars_per_item": st.integers(1, 120),
     }
@@ -170,21 +170,21 @@ def _history_windows() -> st.SearchStrategy[Arguments]:
     return st.fixed_dictionaries(
         {},
         optional={
-            "limit": st.one_of(st.integers(1, 3), _mistyped()),
+            "limit": one_of(st.integers(1, 3), _mistyped()),
             "recent_first": st.booleans(),
         },
     )
 
 
 def _history_read() -> st.SearchStrategy[Arguments]:
-    item = st.one_of(
+    item = one_of(
         builds(lambda i, j: {ITEM_REF: [i, j]}, st.integers(-2, 2), st.integers(-6, 6)),
         st.just("no-such-item"),
     )
     return st.fixed_dictionaries(
         {"window_id": _window(), "item_id": item},
         optional={
-            "offset_chars": st.one_of(st.integers(-30, 3_000), _mistyped()),
+            "offset_chars": one_of(st.integers(-30, 3_000), _mistyped()),
             "limit_chars": st.integers(1, 80),
         },
     )
@@ -219,7 +219,7 @@ validated again on every draw."""
 
 
 def _call() -> st.SearchStrategy[tuple[str, str]]:
-    return st.sampled_from(tuple(CALLS)).flatmap(_ENCODED.__getitem__)
+    return flatmapped(sampled_from(tuple(CALLS)), _ENCODED.__getitem__)
 
 
 def _batch(calls: list[tuple[str, str]], wipe_at: int | None) -> Script:
@@ -234,6 +234,6 @@ def tool_scripts() -> st.SearchStrategy[Script]:
     them."""
     return builds(
         _batch,
-        st.lists(_call(), min_size=1, max_size=3),
-        st.one_of(st.none(), st.none(), st.integers(0, 3)),
+        lists(_call(), min_size=1, max_size=3),
+        one_of(st.none(), st.none(), st.integers(0, 3)),
     )

@@ -33,7 +33,7 @@ from pictx_fsm.hosts.model.profiles import DEFAULT_HOST_PROFILE, HOST_PROFILES, 
 from pictx_fsm.hosts.model.provider_usage import FauxCacheUsage
 from pictx_fsm.hosts.pi.twin import BridgeTwin
 from pictx_fsm.lifecycle import Lifecycle, load_lifecycle
-from pictx_fsm.policy import SettingsScopes
+from pictx_fsm.policy import FrozenScopes, SettingsScopes
 from pictx_fsm.protocol import Profile
 from pictx_fsm.runtime import LifecycleRuntime
 from pictx_fsm.session.estimate import CharsCounter, TiktokenCounter
@@ -124,11 +124,16 @@ class LiveSettings:
     def __init__(self, config: WorldConfig) -> None:
         self.config = config
         self.automatic = config.automatic
+        self._scopes: dict[tuple[type, bool], FrozenScopes] = {}
 
     def read(self) -> SettingsScopes:
-        return SettingsScopes(
-            global_settings=_settings(self.config, automatic=self.automatic), project_settings={}
-        )
+        """The same scopes while ``automatic`` is unchanged: their policy is resolved once."""
+        key = (type(self.automatic), self.automatic)  # True, not 1: the settings spell it
+        scopes = self._scopes.get(key)
+        if scopes is None:
+            settings = _settings(self.config, automatic=self.automatic)
+            scopes = self._scopes[key] = FrozenScopes.of(settings, {})
+        return scopes
 
 
 class World:

@@ -29,7 +29,7 @@ from pictx_fsm.hooks import HookEvent
 from pictx_fsm.hosts.model.compaction import checkpoint_fields
 from pictx_fsm.hosts.model.dispatch import call, error, record, subscribers
 from pictx_fsm.hosts.model.extension import Reply
-from pictx_fsm.hosts.model.records import Step
+from pictx_fsm.hosts.model.records import step_at
 from pictx_fsm.hosts.model.state import HostState
 from pictx_fsm.hosts.model.steps import Steps
 from pictx_fsm.session.entries import Entry
@@ -129,7 +129,7 @@ def commit(host: HostState, drafts: tuple[Draft, ...]) -> Steps[list[Entry]]:
     for draft in drafts:
         entry = _append(host, draft)
         entries.append(entry)
-        yield Step(kind="persist", name=entry.type)
+        yield step_at("persist", entry.type)
     return entries
 
 

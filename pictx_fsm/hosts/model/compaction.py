@@ -24,7 +24,7 @@ from pictx_fsm.effects import CancelResult, HookResult
 from pictx_fsm.hooks import SessionBeforeCompact
 from pictx_fsm.hosts.model.dispatch import emit, record
 from pictx_fsm.hosts.model.extension import Reply, SuppliedCompaction
-from pictx_fsm.hosts.model.records import Step
+from pictx_fsm.hosts.model.records import Step, step_at
 from pictx_fsm.hosts.model.state import HostState
 from pictx_fsm.hosts.model.steps import Steps
 from pictx_fsm.session.entries import (
@@ -157,7 +157,7 @@ def run_compaction(host: HostState, reason: str, *, will_retry: bool) -> Steps[C
         return CompactOutcome(status="nothing_to_compact")
     event = SessionBeforeCompact(reason=reason, signal_aborted=host.signal_aborted)  # type: ignore[arg-type]
     replies = emit(host, event, reason=reason, willRetry=will_retry)
-    yield Step(kind="hook", name="session_before_compact")
+    yield step_at("hook", "session_before_compact")
     decision = _decision(replies)
     if isinstance(decision, CancelResult):
         yield failed(host, reason, error_message=None, aborted=True)
@@ -170,7 +170,7 @@ def run_compaction(host: HostState, reason: str, *, will_retry: bool) -> Steps[C
         fields = checkpoint_fields(host, default_summary(plan), details=details, from_hook=False)
         first_kept = plan.first_kept_entry_id
     entry = host.store.compaction(fields, first_kept)
-    yield Step(kind="persist", name=entry.type)
+    yield step_at("persist", entry.type)
     from_ext = isinstance(decision, SuppliedCompaction)
     yield record(host, "session_compact", reason=reason, fromExtension=from_ext)
     return CompactOutcome(status="compacted", entry_id=entry.id)

@@ -23,6 +23,7 @@ from pictx_fsm.hosts.model.records import (
     ExtensionErrorRecord,
     NoticeRecord,
     Step,
+    step_at,
 )
 from pictx_fsm.hosts.model.state import HostState
 from pictx_fsm.session.entries import ABSENT
@@ -41,7 +42,7 @@ def record(host: HostState, name: str, **detail: JSON) -> Step:
             pending=host.queues.user_pending() > 0,
         )
     )
-    return Step(kind="hook", name=name)
+    return step_at("hook", name)
 
 
 def subscribers(host: HostState, hook: str) -> list[Extension]:

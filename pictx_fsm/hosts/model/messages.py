@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any, TypeAlias
 
+from pictx_fsm._jscompat import is_plain_object
 from pictx_fsm.hooks import ModelInfo
 from pictx_fsm.hosts.model.brain import ABORTED_STREAM, AssistantReply
 from pictx_fsm.hosts.model.provider_usage import usage_of
@@ -144,6 +145,6 @@ def message_text(message: Mapping[str, JSON]) -> str:
         return content
     if isinstance(content, list):
         return "".join(
-            str(b.get("text", "")) for b in content if isinstance(b, Mapping) and "text" in b
+            str(b.get("text", "")) for b in content if is_plain_object(b) and "text" in b
         )
     return ""

@@ -8,7 +8,7 @@ from typing import Any, TypeAlias
 
 from pictx_fsm.hosts.model.dispatch import record
 from pictx_fsm.hosts.model.messages import role_of
-from pictx_fsm.hosts.model.records import Step
+from pictx_fsm.hosts.model.records import step_at
 from pictx_fsm.hosts.model.state import HostState
 from pictx_fsm.hosts.model.steps import Steps
 from pictx_fsm.session.entries import Entry
@@ -29,5 +29,5 @@ def persist(host: HostState, message: Mapping[str, JSON]) -> Steps[Entry]:
     yield record(host, "message_start", **detail)
     yield record(host, "message_end", **detail)
     entry = host.store.message(message)
-    yield Step(kind="persist", name=entry.type)
+    yield step_at("persist", entry.type)
     return entry

@@ -87,6 +87,8 @@ class Queues:
 
     def user_pending(self) -> int:
         """``pendingMessageCount``: queued or in-flight user texts."""
+        if not (self.steering or self.follow_up or self.in_flight):
+            return 0  # most hooks: every queue empty (the host asks at each of them)
         items = [*self.steering, *self.follow_up, *self.in_flight]
         return sum(1 for item in items if item.is_user)
 

@@ -7,6 +7,7 @@ everything, so its ``ext`` lines are exactly the host's emission points).
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
 from typing import Any, Literal, TypeAlias
 
@@ -30,6 +31,13 @@ class Step:
 
     kind: StepKind
     name: str
+
+
+@functools.cache
+def step_at(kind: StepKind, name: str) -> Step:
+    """The :class:`Step` of ``kind`` and ``name``, one value per pair (the host yields one at
+    every hook, persisted entry and wait)."""
+    return Step(kind=kind, name=name)
 
 
 @frozen(kw_only=True)

@@ -20,7 +20,7 @@ from pictx_fsm.hosts.model.boundary import can_continue, chain, commit
 from pictx_fsm.hosts.model.compaction import OVERFLOW_RECOVERY_FAILED, failed, run_compaction
 from pictx_fsm.hosts.model.dispatch import emit, error
 from pictx_fsm.hosts.model.queues import Queued
-from pictx_fsm.hosts.model.records import Step
+from pictx_fsm.hosts.model.records import step_at
 from pictx_fsm.hosts.model.state import HostState, RunState
 from pictx_fsm.hosts.model.steps import Steps
 from pictx_fsm.hosts.model.turns import BOUNDARY, flush_held, low_level_run, outcome_of
@@ -57,7 +57,7 @@ def agent_run(host: HostState, prompts: Sequence[Queued]) -> Steps[None]:
     host.run = None
     aborted = {"aborted": run.aborted} if host.settings.profile.settled_reports_aborted else {}
     emit(host, AgentSettled(), **aborted)
-    yield Step(kind="hook", name="agent_settled")
+    yield step_at("hook", "agent_settled")
 
 
 # -- after a low-level run ---------------------------------------------------------------------
@@ -99,7 +99,7 @@ def _retry(host: HostState, run: RunState) -> Steps[bool]:
         run.retry_attempt = 0
         return False
     yield from _hide_failed(host, run)
-    yield Step(kind="pause", name="retry_wait")
+    yield step_at("pause", "retry_wait")
     return not run.aborted
 
 
@@ -117,7 +117,7 @@ def _recover_overflow(host: HostState, run: RunState) -> Steps[bool]:
 def _hide_failed(host: HostState, run: RunState) -> Steps[None]:
     if run.last_entry_id is not None:
         entry = host.store.context_edit(run.last_entry_id, None)
-        yield Step(kind="persist", name=entry.type)
+        yield step_at("persist", entry.type)
 
 
 def _over_threshold(host: HostState, message: Mapping[str, JSON]) -> bool:
@@ -158,7 +158,7 @@ def _before_settle(host: HostState, run: RunState) -> Steps[bool]:
         return AgentBeforeSettle(outcome=outcome, entries=drafts, pending_messages=pending)
 
     boundary = chain(host, "agent_before_settle", event, outcome=outcome)
-    yield Step(kind="hook", name="agent_before_settle")
+    yield step_at("hook", "agent_before_settle")
     yield from commit(host, boundary.entries)
     if boundary.continue_:
         if can_continue(host):

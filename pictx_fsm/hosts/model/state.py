@@ -81,25 +81,44 @@ class HostState:
 
     def host_context(self) -> HostContext:
         """The ``ctx`` facts a handler reads (lifecycle §1)."""
-        usage = ContextUsage(
-            tokens=self.store.context_tokens(), context_window=self.model.context_window
-        )
-        context = HostContext(
-            usage=usage,
-            model=self.model,
-            signal_aborted=self.signal_aborted,
-            has_pending_messages=self.queues.user_pending() > 0,
-            cwd=self.settings.cwd,
-            project_trusted=self.settings.project_trusted,
-            pi_version=self.settings.profile.pi_version,
-        )
+        tokens = self.store.context_tokens()
+        context_window = self.model.context_window
+        signal_aborted = self.signal_aborted
+        pending = self.queues.user_pending() > 0
+        settings = self.settings
         known = self.last_context
         # Equal facts, and tokens of the same type: 7 == 7.0, but a record spells them apart.
-        if known is not None and known == context and _tokens_type(known) is type(usage.tokens):
+        # Compared member by member as ``known == HostContext(...)`` would (attrs compares
+        # tuples of fields: identical or equal), before anything is built: most hooks of a
+        # run hand out the known one.
+        if (
+            known is not None
+            and known.usage is not None
+            and _same(known.usage.tokens, tokens)
+            and type(known.usage.tokens) is type(tokens)
+            and _same(known.usage.context_window, context_window)
+            and _same(known.model, self.model)
+            and _same(known.signal_aborted, signal_aborted)
+            and _same(known.has_pending_messages, pending)
+            and _same(known.idle, True)
+            and _same(known.cwd, settings.cwd)
+            and _same(known.project_trusted, settings.project_trusted)
+            and _same(known.pi_version, settings.profile.pi_version)
+        ):
             return known
+        context = HostContext(
+            usage=ContextUsage(tokens=tokens, context_window=context_window),
+            model=self.model,
+            signal_aborted=signal_aborted,
+            has_pending_messages=pending,
+            cwd=settings.cwd,
+            project_trusted=settings.project_trusted,
+            pi_version=settings.profile.pi_version,
+        )
         self.last_context = context
         return context
 
 
-def _tokens_type(context: HostContext) -> type:
-    return type(None if context.usage is None else context.usage.tokens)
+def _same(known: object, value: object) -> bool:
+    """One member of a tuple comparison: the same object, or equal."""
+    return known is value or bool(known == value)

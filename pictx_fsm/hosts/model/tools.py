@@ -26,12 +26,13 @@ from typing import Any, TypeAlias
 
 from attrs import evolve, frozen
 
+from pictx_fsm._jscompat import is_plain_object
 from pictx_fsm.effects import HookResult, ToolResult
 from pictx_fsm.hosts.model.dispatch import apply_effects, record
 from pictx_fsm.hosts.model.extension import ToolHandler, ToolInvocation, ToolOutput
 from pictx_fsm.hosts.model.messages import tool_result_message
 from pictx_fsm.hosts.model.persist import persist
-from pictx_fsm.hosts.model.records import Step
+from pictx_fsm.hosts.model.records import step_at
 from pictx_fsm.hosts.model.state import HostState
 from pictx_fsm.hosts.model.steps import Steps
 from pictx_fsm.session.entries import Entry
@@ -63,13 +64,13 @@ def tool_calls(message: Mapping[str, JSON]) -> list[ToolInvocation]:
             call_id=str(b.get("id", "")), name=str(b.get("name", "")), arguments=_args(b)
         )
         for b in blocks
-        if isinstance(b, Mapping) and b.get("type") == "toolCall"
+        if is_plain_object(b) and b.get("type") == "toolCall"
     ]
 
 
 def _args(block: Mapping[str, JSON]) -> Mapping[str, JSON]:
     arguments = block.get("arguments")
-    return dict(arguments) if isinstance(arguments, Mapping) else {}
+    return dict(arguments) if is_plain_object(arguments) else {}
 
 
 def run_batch(host: HostState, calls: list[ToolInvocation]) -> Steps[tuple[list[Entry], bool]]:
@@ -81,7 +82,7 @@ def run_batch(host: HostState, calls: list[ToolInvocation]) -> Steps[tuple[list[
     for index, call in prepared:
         running.append((yield from _execute(host, index, call)))
     if any(item.duration > 0 for item in running):
-        yield Step(kind="pause", name="tools_running")
+        yield step_at("pause", "tools_running")
     if _aborted(host):
         running = [_cut(item) for item in running]
     for item in sorted(running, key=lambda r: (r.duration, r.index)):
@@ -149,7 +150,7 @@ def _run_sequential(
         if item is None:
             item = yield from _execute(host, index, call)
             if item.duration > 0:
-                yield Step(kind="pause", name="tools_running")
+                yield step_at("pause", "tools_running")
                 item = _cut(item) if _aborted(host) else item
             yield from _complete(host, item)
         entries.append((yield from persist(host, _result_message(host, item))))
@@ -253,7 +254,7 @@ def _nested(host: HostState, parent: ToolInvocation) -> Steps[ToolOutput]:
 
 def _nested_specs(parent: ToolInvocation) -> list[Mapping[str, JSON]]:
     specs = parent.arguments.get("calls")
-    return [c for c in specs if isinstance(c, Mapping)] if isinstance(specs, list) else []
+    return [c for c in specs if is_plain_object(c)] if isinstance(specs, list) else []
 
 
 def _not_found(call: ToolInvocation) -> ToolOutput:

@@ -29,7 +29,7 @@ from pictx_fsm.hosts.model.messages import (
 )
 from pictx_fsm.hosts.model.persist import persist
 from pictx_fsm.hosts.model.queues import Queued
-from pictx_fsm.hosts.model.records import DeliveryRecord, ProviderRequestRecord, Step
+from pictx_fsm.hosts.model.records import DeliveryRecord, ProviderRequestRecord, step_at
 from pictx_fsm.hosts.model.state import HostState, RunState
 from pictx_fsm.hosts.model.steps import Steps
 from pictx_fsm.hosts.model.tools import run_batch, tool_calls
@@ -63,7 +63,7 @@ def low_level_run(host: HostState, prompts: Sequence[Queued]) -> Steps[None]:
     yield record(host, "agent_start")
     yield from _turns(host, run, [*prompts, *_first_pending(host, bool(prompts))])
     emit(host, AgentEnd())
-    yield Step(kind="hook", name="agent_end")
+    yield step_at("hook", "agent_end")
     run.signal_live = False
     run.turn_index = None
 
@@ -118,7 +118,7 @@ def _turn(
         # Preparation can take long (a compaction): steering queued meanwhile joins this turn.
         pending = pending or host.queues.take_steering()
     emit(host, TurnStart(turn_index=index), turnIndex=index)
-    yield Step(kind="hook", name="turn_start")
+    yield step_at("hook", "turn_start")
     yield from deliver(host, pending)
     message = yield from request(host, run)
     if message.get("stopReason") in UNFINISHED:
@@ -191,7 +191,7 @@ def context_chain(host: HostState, messages: Transcript) -> Steps[Sequence[Messa
         if isinstance(value, MessagesResult) and not _same(value.messages, visible):
             head = fold_system(current)
             current = [*([head] if head is not None else []), *value.messages]
-    yield Step(kind="hook", name="context")
+    yield step_at("hook", "context")
     return current
 
 
@@ -222,7 +222,7 @@ def messages_chain(
         value = getattr(reply, "value", None)
         if isinstance(value, MessagesResult):
             messages = list(value.messages)
-    yield Step(kind="hook", name=hook)
+    yield step_at("hook", hook)
     return messages
 
 
@@ -242,7 +242,7 @@ def _provider(host: HostState, run: RunState, llm: list[Message]) -> Steps[Mappi
     reply = host.brain.respond(request, host.model)
     yield record(host, "message_start", role="assistant")
     streamed = not run.aborted  # aborted in message_start: nothing has streamed yet
-    yield Step(kind="pause", name="streaming")
+    yield step_at("pause", "streaming")
     if run.aborted:
         built = aborted_partial(reply, host.model, host.clock(), streamed=streamed)
     else:
@@ -251,7 +251,7 @@ def _provider(host: HostState, run: RunState, llm: list[Message]) -> Steps[Mappi
     yield record(host, "message_end", role="assistant", stopReason=message["stopReason"])
     entry = host.store.message(message)
     run.last_entry_id = entry.id
-    yield Step(kind="persist", name=entry.type)
+    yield step_at("persist", entry.type)
     return message
 
 
@@ -283,7 +283,7 @@ def finish_turn(host: HostState, message: Mapping[str, JSON]) -> Steps[bool]:
         )
 
     boundary = chain(host, "turn_end", event, turnIndex=index, outcome=outcome)
-    yield Step(kind="hook", name="turn_end")
+    yield step_at("hook", "turn_end")
     yield from commit(host, boundary.entries)
     continued = boundary.continue_ and message.get("stopReason") not in UNFINISHED
     if continued and not can_continue(host):
@@ -303,4 +303,4 @@ def flush_held(host: HostState) -> Steps[None]:
     for item in host.queues.take_held():
         entry = host.store.message(item.message)
         record_delivery(host, item, entry)
-        yield Step(kind="persist", name=entry.type)
+        yield step_at("persist", entry.type)

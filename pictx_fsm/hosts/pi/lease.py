@@ -35,7 +35,7 @@ from typing import Any, ClassVar, Final
 from attrs import frozen
 
 from pictx_fsm import policy
-from pictx_fsm._jscompat import is_number
+from pictx_fsm._jscompat import is_number, is_plain_object
 from pictx_fsm.audit import AuditLog
 from pictx_fsm.effects import HookResult, MessagesResult
 from pictx_fsm.hooks import HostContext, ModelInfo
@@ -231,14 +231,14 @@ def _message_of(entry: Mapping[str, Any]) -> Mapping[str, Any] | None:
     message = entry.get("message")
     if entry.get("type") == "custom_message":
         return {"role": "custom", "content": entry.get("content")}
-    return message if entry.get("type") == "message" and isinstance(message, Mapping) else None
+    return message if entry.get("type") == "message" and is_plain_object(message) else None
 
 
 def _blocks(message: Mapping[str, Any] | None) -> int:
     content = message.get("content") if message is not None else None
     if not isinstance(content, list):
         return 0
-    return sum(1 for b in content if not (isinstance(b, Mapping) and b.get("type") == "text"))
+    return sum(1 for b in content if not (is_plain_object(b) and b.get("type") == "text"))
 
 
 def _has_large_number(text: str) -> bool:
@@ -297,16 +297,16 @@ def disagreement(
     value = reply["value"]
     if hook != WITH_SYSTEM:
         return None if value is None else f"the lifecycle's {hook} returned a value"
-    slices = value.get("slices") if isinstance(value, Mapping) else None
+    slices = value.get("slices") if is_plain_object(value) else None
     if slices != expected or not expected:
         return "the lifecycle's projection differs from the fail-closed projection"
-    if not isinstance(claimed, Mapping) or claimed.get("length") != _length(expected):
+    if not is_plain_object(claimed) or claimed.get("length") != _length(expected):
         return "the extension's projection differs from the lifecycle's"
     return None
 
 
 def _length(slices: list[Any]) -> int:
-    return sum(1 if isinstance(piece, Mapping) else piece[1] - piece[0] for piece in slices)
+    return sum(1 if is_plain_object(piece) else piece[1] - piece[0] for piece in slices)
 
 
 def record_broken(audit: AuditLog | None, hook: str, detail: str, profile: Profile) -> None:
@@ -338,7 +338,7 @@ def plain_turn(message: Mapping[str, Any], outcome: str, drafts: int, ctx: HostC
     if message.get("errorMessage") not in (None, ""):
         return False
     usage = message.get("usage")
-    usage = usage if isinstance(usage, Mapping) else {}
+    usage = usage if is_plain_object(usage) else {}
     parts = (usage.get("input", 0), usage.get("cacheRead", 0))
     if not all(is_number(part) and math.isfinite(part) for part in parts):
         return False
