@@ -3,8 +3,9 @@
 orjson decodes 2–3× faster and reads what the standard decoder reads, except that it
 refuses lone surrogates, a double's overflow and more than 1024 levels, and reads an integer
 beyond 64 bits as a float where the standard decoder keeps an int. :func:`loads` hands the
-refused texts, and every text with a run of 19 digits or more (where such an integer could
-be), to the standard decoder: every text decodes to the same value either way.
+refused texts, and every text with a run of 19 digits or more where a number could be (not
+inside a string, as a hash's digits are), to the standard decoder: every text decodes to the
+same value either way.
 ``PICTX_FSM_NO_ORJSON=1`` turns orjson off (benchmarks, tests of the standard path).
 """
 
@@ -12,6 +13,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from collections.abc import Callable
 from typing import Any, Final
 
@@ -33,19 +35,37 @@ FAST_LOADS: Final = _installed()
 
 _DIGITS_AS_ZERO: Final = bytes.maketrans(b"123456789", b"000000000")
 _LONG_RUN: Final = b"0" * 19
+_NOT_ZERO: Final = re.compile(rb"[^0]")
+_MAY_PRECEDE_A_NUMBER: Final = frozenset(b":,[ \t\r\n-+.eE")
+"""Bytes a number's digits may follow in JSON (its start, a sign, a point, an exponent); a
+digit that follows anything else is inside a string."""
 
 
 def loads(text: str | bytes) -> Any:
     """``json.loads(text)``, by orjson where it reads the same."""
     if FAST_LOADS is not None:
         data = text.encode() if isinstance(text, str) else text
-        # A run of 19 digits, found by bytes (a C scan): a run of zeros once digits are zeros.
-        if _LONG_RUN not in data.translate(_DIGITS_AS_ZERO):
+        if not _may_hold_a_long_integer(data):
             try:
                 return FAST_LOADS(data)
             except ValueError:
                 pass
     return json.loads(text)
+
+
+def _may_hold_a_long_integer(data: bytes) -> bool:
+    """Whether a run of 19 digits or more may be a number, found by bytes (C scans): a run of
+    zeros once digits are zeros, at the start or after a byte a number may follow."""
+    digits = data.translate(_DIGITS_AS_ZERO)
+    at = digits.find(_LONG_RUN)
+    while at != -1:
+        if at == 0 or data[at - 1] in _MAY_PRECEDE_A_NUMBER:
+            return True
+        end = _NOT_ZERO.search(digits, at)  # past this run (found where it starts)
+        if end is None:
+            return False
+        at = digits.find(_LONG_RUN, end.start())
+    return False
 
 
 def dumper(

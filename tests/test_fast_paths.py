@@ -120,6 +120,30 @@ def test_fast_loads_decodes_every_json_text_as_the_standard_decoder(value: objec
         assert json.dumps(decoded) == json.dumps(expected)  # 1 and 1.0 spelled apart
 
 
+DIGIT_RUNS = st.from_regex(r"\A[a-f\" :,.eE+-]?[0-9]{17,40}[a-f0-9 ]?\Z")
+"""Texts around a long run of digits: a hash's, a number's spelled in a string."""
+
+
+@given(
+    value=st.recursive(
+        st.integers(min_value=-(10**30), max_value=10**30)
+        | st.floats(allow_nan=False)
+        | DIGIT_RUNS,
+        lambda inner: st.lists(inner, max_size=3) | st.dictionaries(DIGIT_RUNS, inner, max_size=3),
+        max_leaves=8,
+    )
+)
+def test_fast_loads_reads_long_digit_runs_in_strings_and_numbers_as_the_standard_decoder(
+    value: object,
+) -> None:
+    # Given JSON holding long runs of digits, in strings (keys, values) and as big numbers
+    for text in (json.dumps(value), json.dumps(value, indent=1)):
+        # When both decoders read it
+        decoded, expected = loads(text), json.loads(text)
+        # Then they read the same value (1 and 1.0 spelled apart)
+        assert json.dumps(decoded) == json.dumps(expected)
+
+
 @pytest.mark.parametrize("number", ["123456789012345678901234567890", "-9223372036854775809"])
 def test_a_tool_call_id_beyond_64_bits_reads_the_same_from_orjson_and_the_standard_decoder(
     number: str,
