@@ -196,6 +196,21 @@ else:
                 sampler = self._lean_sampler = SampledFromStrategy(strategies)
             return _draw(data, _draw(data, sampler))
 
+    _LEAN_OF: dict[type, Callable[[Any], SearchStrategy[Any]]] = {
+        BuildsStrategy: lambda s: _Builds(s.target, s.args, s.kwargs),
+        MappedStrategy: lambda s: _Mapped(s.mapped_strategy, s.pack),
+        FlatMapStrategy: lambda s: _FlatMapped(s.base, s.expand),
+        ListStrategy: lambda s: _Lists(s.element_strategy, s.min_size, s.max_size),
+        OneOfStrategy: lambda s: _OneOf(s.original_strategies),
+        SampledFromStrategy: lambda s: _Sampled(
+            s.elements,
+            force_repr=s.force_repr,
+            force_repr_braces=s.force_repr_braces,
+            transformations=s._transformations,
+        ),
+    }
+    """Each strategy this module knows, by its exact type: its lean subclass made from it."""
+
 
 def untimed_draw(data: ConjectureData, strategy: st.SearchStrategy[T]) -> T:
     """``data.draw(strategy)`` at a test's top level without what Hypothesis adds there for
@@ -208,75 +223,43 @@ def untimed_draw(data: ConjectureData, strategy: st.SearchStrategy[T]) -> T:
 
 def builds(target: Callable[..., T], *args: Any, **kwargs: Any) -> st.SearchStrategy[T]:
     """``st.builds(target, *args, **kwargs)``, each argument a strategy."""
-    plain = st.builds(target, *args, **kwargs)
-    if not LEAN:  # pragma: no cover
-        return plain
-    built = unwrap_strategies(plain)  # type: ignore[no-untyped-call]
-    if type(built) is not BuildsStrategy:  # pragma: no cover - not what this module knows
-        return plain
-    return _Builds(built.target, built.args, built.kwargs)
+    return _lean(st.builds(target, *args, **kwargs))
 
 
 def mapped(strategy: st.SearchStrategy[T], pack: Callable[[T], U]) -> st.SearchStrategy[U]:
-    """``strategy.map(pack)`` (a ``sampled_from`` or ``just`` maps its elements, no span:
-    left as Hypothesis makes it)."""
-    plain = strategy.map(pack)
-    if not LEAN:  # pragma: no cover
-        return plain
-    mapping = unwrap_strategies(plain)  # type: ignore[no-untyped-call]
-    if type(mapping) is not MappedStrategy:
-        return plain
-    return _Mapped(mapping.mapped_strategy, mapping.pack)
+    """``strategy.map(pack)`` (a ``sampled_from`` maps its elements, no span: its own draw)."""
+    return _lean(strategy.map(pack))
 
 
 def flatmapped(
     strategy: st.SearchStrategy[T], expand: Callable[[T], st.SearchStrategy[U]]
 ) -> st.SearchStrategy[U]:
     """``strategy.flatmap(expand)``."""
-    plain = strategy.flatmap(expand)
-    if not LEAN:  # pragma: no cover
-        return plain
-    flat = unwrap_strategies(plain)  # type: ignore[no-untyped-call]
-    if type(flat) is not FlatMapStrategy:  # pragma: no cover - not what this module knows
-        return plain
-    return _FlatMapped(flat.base, flat.expand)
+    return _lean(strategy.flatmap(expand))
 
 
 def lists(
     elements: st.SearchStrategy[T], *, min_size: int = 0, max_size: int | None = None
 ) -> st.SearchStrategy[list[T]]:
     """``st.lists(elements, min_size=..., max_size=...)``."""
-    plain = st.lists(elements, min_size=min_size, max_size=max_size)
-    if not LEAN:  # pragma: no cover
-        return plain
-    listed = unwrap_strategies(plain)  # type: ignore[no-untyped-call]
-    if type(listed) is not ListStrategy:  # pragma: no cover - not what this module knows
-        return plain
-    return _Lists(listed.element_strategy, listed.min_size, listed.max_size)
+    return _lean(st.lists(elements, min_size=min_size, max_size=max_size))
 
 
 def one_of(*strategies: st.SearchStrategy[Any]) -> st.SearchStrategy[Any]:
     """``st.one_of(*strategies)``."""
-    plain = st.one_of(*strategies)
-    if not LEAN:  # pragma: no cover
-        return plain
-    union = unwrap_strategies(plain)  # type: ignore[no-untyped-call]
-    if type(union) is not OneOfStrategy:  # pragma: no cover - not what this module knows
-        return plain
-    return _OneOf(union.original_strategies)
+    return _lean(st.one_of(*strategies))
 
 
 def sampled_from(elements: Sequence[T]) -> st.SearchStrategy[T]:
-    """``st.sampled_from(elements)``."""
-    plain = st.sampled_from(elements)
+    """``st.sampled_from(elements)`` (one element is a ``just``: left as Hypothesis makes it)."""
+    return _lean(st.sampled_from(elements))
+
+
+def _lean(plain: st.SearchStrategy[T]) -> st.SearchStrategy[T]:
+    """``plain`` as its lean subclass, where this module knows the strategy it unwraps to
+    (exactly that type: a subclass may draw differently); otherwise ``plain``."""
     if not LEAN:  # pragma: no cover
         return plain
-    sampled = unwrap_strategies(plain)  # type: ignore[no-untyped-call]
-    if type(sampled) is not SampledFromStrategy:  # one element: a just
-        return plain
-    return _Sampled(
-        sampled.elements,
-        force_repr=sampled.force_repr,
-        force_repr_braces=sampled.force_repr_braces,
-        transformations=sampled._transformations,
-    )
+    inner = unwrap_strategies(plain)  # type: ignore[no-untyped-call]
+    make = _LEAN_OF.get(type(inner))
+    return plain if make is None else make(inner)
