@@ -15,19 +15,21 @@ from typing import Any
 
 import pytest
 from hypothesis import strategies as st
-from hypothesis.control import BuildContext
 from hypothesis.internal.conjecture.data import ConjectureData
+from hypothesis.strategies._internal.core import BuildsStrategy
+from hypothesis.strategies._internal.lazy import unwrap_strategies
 
+from pictx_fsm.testing import lean
 from pictx_fsm.testing.actions import Advance, Prompt, Script
 from pictx_fsm.testing.lean import (
     LEAN,
     builds,
+    draws_as_hypothesis,
     flatmapped,
     lists,
     mapped,
     one_of,
     sampled_from,
-    untimed_draw,
 )
 
 
@@ -138,18 +140,47 @@ CASES: dict[str, tuple[st.SearchStrategy[Any], st.SearchStrategy[Any]]] = {
 def _drawn(
     strategy: st.SearchStrategy[Any], seed: int, *, untimed: bool = False
 ) -> tuple[Any, Any, Any, Any]:
-    data = ConjectureData(random=random.Random(seed))
-    with BuildContext(data, wrapped_test=_drawn):  # what a test's draws run inside
-        value = untimed_draw(data, strategy) if untimed else data.draw(strategy)
-    data.freeze()
-    spans = [(span.label, span.start, span.end, span.depth) for span in data.spans]
-    noted = getattr(data, "_sampled_from_all_strategies_elements_message", None)
-    # what a sample of strategies notes for a failure report (its message, how many strategies)
-    return value, data.choices, spans, noted and (noted[0], len(noted[1]))
+    result: tuple[Any, Any, Any, Any] = lean.drawn(strategy, seed, untimed=untimed)
+    return result
 
 
 def test_the_lean_strategies_are_in_use_with_this_hypothesis() -> None:
+    # Given the installed Hypothesis / When the module checked its draws at import
+    # Then they drew what Hypothesis's own draw, and the lean strategies are on
     assert LEAN
+    assert draws_as_hypothesis(seeds=40)
+
+
+def test_a_draw_that_differs_from_hypothesis_own_turns_the_lean_strategies_off(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Given a Hypothesis whose map strategies carry another label than the one lean knows
+    monkeypatch.setattr(lean, "_MAPPED_LABEL", 0x5EED)
+    # When the import-time check runs / Then it finds the spans differ: plain strategies
+    assert not draws_as_hypothesis()
+
+
+def test_an_internal_gone_turns_the_lean_strategies_off_without_an_error(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Given a Hypothesis without an internal the lean strategies call
+    def gone(strategy: object) -> object:
+        raise AttributeError("unwrap_strategies")
+
+    monkeypatch.setattr(lean, "unwrap_strategies", gone)
+    # When the import-time check runs / Then it says no instead of raising
+    assert not draws_as_hypothesis()
+
+
+def test_with_the_lean_strategies_off_each_wrapper_is_hypothesis_own(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Given the lean strategies turned off (another Hypothesis)
+    monkeypatch.setattr(lean, "LEAN", False)
+    # When a strategy is built / Then it is Hypothesis's own, drawing as Hypothesis does
+    built = builds(Advance, steps=st.integers(1, 4))
+    assert type(unwrap_strategies(built)) is BuildsStrategy  # type: ignore[no-untyped-call]
+    assert _drawn(built, 3) == _drawn(st.builds(Advance, steps=st.integers(1, 4)), 3)
 
 
 @pytest.mark.parametrize("case", list(CASES))

@@ -6,11 +6,14 @@ its failure report (an explain phase, a pretty-printed example), and ``map`` ent
 neither phase, and that bookkeeping cost as much as the draws under it. These strategies are
 subclasses of Hypothesis's, with its labels: they draw the same choices in the same spans, so
 an exploration draws exactly the same runs (the tests compare both, choice for choice).
-Where Hypothesis's internals are not what this module knows, the plain strategies are used.
+Where Hypothesis's internals are not what this module knows — a name missing, or, checked once
+at import (:func:`draws_as_hypothesis`), a draw that differs from Hypothesis's own — the plain
+strategies are used: verify then runs slower, never differently and never into an error.
 """
 
 from __future__ import annotations
 
+import random
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
@@ -20,6 +23,7 @@ T = TypeVar("T")
 U = TypeVar("U")
 
 try:  # Hypothesis's internals: the strategies these subclass, and the span a map opens
+    from hypothesis.control import BuildContext
     from hypothesis.errors import FlakyStrategyDefinition, UnsatisfiedAssumption
     from hypothesis.internal.compat import add_note
     from hypothesis.internal.conjecture import utils as cu
@@ -263,3 +267,60 @@ def _lean(plain: st.SearchStrategy[T]) -> st.SearchStrategy[T]:
     inner = unwrap_strategies(plain)  # type: ignore[no-untyped-call]
     make = _LEAN_OF.get(type(inner))
     return plain if make is None else make(inner)
+
+
+def drawn(strategy: st.SearchStrategy[Any], seed: int, *, untimed: bool = False) -> Any:
+    """What a draw from ``strategy`` does under the random source of ``seed``, as a test case
+    would (inside a build context): the value, the choices, the spans (label, start, end,
+    depth) and what a sample of strategies notes for a failure report. ``untimed`` draws with
+    :func:`untimed_draw`, otherwise with ``data.draw``. Two strategies that give equal results
+    for a seed draw the same run from it."""
+    data = ConjectureData(random=random.Random(seed))
+    with BuildContext(data, wrapped_test=drawn):
+        value = untimed_draw(data, strategy) if untimed else data.draw(strategy)
+    data.freeze()
+    spans = [(span.label, span.start, span.end, span.depth) for span in data.spans]
+    noted = getattr(data, "_sampled_from_all_strategies_elements_message", None)
+    return value, data.choices, spans, noted and (noted[0], len(noted[1]))
+
+
+def draws_as_hypothesis(seeds: int = 8) -> bool:
+    """Whether every lean strategy, and a top-level untimed draw, does what Hypothesis's own
+    does with the installed Hypothesis, on a composite of all six over ``seeds`` random
+    sources. ``False`` also when a draw raises: an internal this module reads is gone."""
+    try:
+        plain, lean = _probe(lambda strategy: strategy), _probe(_lean)
+        return all(drawn(lean, seed, untimed=True) == drawn(plain, seed) for seed in range(seeds))
+    except Exception:  # a renamed or removed internal: the plain strategies, not a crash
+        return False
+
+
+def _probe(make: Callable[[st.SearchStrategy[Any]], st.SearchStrategy[Any]]) -> Any:
+    """One strategy drawing through each of the six (``make`` turns each lean or leaves it)."""
+    counts = make(st.sampled_from((0, 1, 2)))
+    items = make(st.lists(make(st.one_of(st.integers(0, 3), st.just("x"))), max_size=3))
+    return make(
+        st.builds(
+            _triple,
+            items,
+            make(counts.flatmap(_up_to)),
+            make(make(st.integers(0, 5)).map(_doubled)),
+        )
+    )
+
+
+def _triple(a: Any, b: Any, c: Any) -> tuple[Any, Any, Any]:
+    return a, b, c
+
+
+def _up_to(n: int) -> st.SearchStrategy[int]:
+    """A flatmap's expansion (its label names this function: the same one on both sides)."""
+    return st.integers(0, n)
+
+
+def _doubled(n: int) -> int:
+    return 2 * n
+
+
+if LEAN and not draws_as_hypothesis():  # pragma: no cover - another Hypothesis
+    LEAN = False
