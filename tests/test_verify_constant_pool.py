@@ -10,7 +10,10 @@ import sys
 from collections.abc import Iterator
 from pathlib import Path
 
+import pytest
+
 from pictx_fsm.lifecycle import load_lifecycle
+from pictx_fsm.testing import constant_pool
 from pictx_fsm.testing.constant_pool import global_constants_only
 from pictx_fsm.testing.explore import ExploreOptions, ExploreReport, explore
 
@@ -64,3 +67,26 @@ def test_the_pool_is_hypothesis_own_again_after_the_exploration() -> None:
     with global_constants_only():
         pass
     assert getattr(providers, "_get_local_constants", None) is harvest
+
+
+def test_a_hypothesis_without_the_pool_cache_explores_unpinned_without_an_error(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Given a Hypothesis whose constants pool is not kept where this module looks for it
+    from hypothesis.internal.conjecture import providers
+
+    harvest = getattr(providers, "_get_local_constants", None)
+    monkeypatch.delattr(providers, "CONSTANTS_CACHE", raising=False)
+    # When an exploration pins the pool / Then nothing is pinned, and nothing raises
+    with global_constants_only():
+        assert getattr(providers, "_get_local_constants", None) is harvest
+
+
+def test_a_hypothesis_without_the_private_module_explores_without_an_error(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Given a Hypothesis whose private provider module could not be imported
+    monkeypatch.setattr(constant_pool, "providers", None)
+    # When an exploration pins the pool / Then it runs unpinned
+    with global_constants_only():
+        pass

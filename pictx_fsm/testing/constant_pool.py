@@ -12,24 +12,32 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Iterator
+from types import ModuleType
+from typing import Any
 
-from hypothesis.internal.conjecture import providers
-from hypothesis.internal.constants_ast import Constants
+providers: ModuleType | None
+try:  # Hypothesis's private hooks: the local harvest, an empty pool, the pool's cache
+    from hypothesis.internal.conjecture import providers
+    from hypothesis.internal.constants_ast import Constants
+except ImportError:  # another Hypothesis: none of these to pin
+    providers = None
 
 
 @contextlib.contextmanager
 def global_constants_only() -> Iterator[None]:
-    """Generate as if no local module had constants (a private hook of Hypothesis; where it
-    is missing, Hypothesis has no local pool and nothing needs pinning)."""
+    """Generate as if no local module had constants (private hooks of Hypothesis). Where
+    they are missing or not the ones this module knows, Hypothesis has no local pool or
+    another one: nothing is pinned, and verify runs as it does in a plain test."""
     harvest = getattr(providers, "_get_local_constants", None)
-    if harvest is None:
+    cache: Any = getattr(getattr(providers, "CONSTANTS_CACHE", None), "cache", None)
+    if harvest is None or not callable(getattr(cache, "clear", None)):
         yield
         return
     empty = Constants()
     setattr(providers, "_get_local_constants", lambda: empty)  # noqa: B010
-    providers.CONSTANTS_CACHE.cache.clear()
+    cache.clear()
     try:
         yield
     finally:
         setattr(providers, "_get_local_constants", harvest)  # noqa: B010
-        providers.CONSTANTS_CACHE.cache.clear()
+        cache.clear()
