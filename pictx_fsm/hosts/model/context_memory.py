@@ -46,10 +46,10 @@ from pictx_fsm.host.events import (
     TurnEnd,
     TurnStart,
 )
+from pictx_fsm.host.extension import Reply, SuppliedCompaction, ToolInvocation, ToolOutput
 from pictx_fsm.hosts.model import handoff as replacement
 from pictx_fsm.hosts.model.clock import ManualClock
 from pictx_fsm.hosts.model.compaction import plan_compaction
-from pictx_fsm.hosts.model.extension import Reply, SuppliedCompaction, ToolInvocation, ToolOutput
 from pictx_fsm.hosts.model.memfiles import MemoryFiles
 from pictx_fsm.hosts.model.records import NoticeRecord
 from pictx_fsm.session.entries import Entry
