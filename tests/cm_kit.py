@@ -11,6 +11,7 @@ from typing import Any
 from attrs import evolve
 
 from pictx_fsm.context_management import events as ev
+from pictx_fsm.context_management import initial_state, step
 from pictx_fsm.context_management.records import (
     AUTO_TYPE,
     EVENT_TYPE,
@@ -20,7 +21,6 @@ from pictx_fsm.context_management.records import (
     TAKEOVER_TYPE,
 )
 from pictx_fsm.context_management.state import CmState, Flags
-from pictx_fsm.context_management.step import initial_state, step
 from pictx_fsm.effects import ToolResult
 from pictx_fsm.session.entries import CompactionEntry, CustomEntry, MessageEntry
 from pictx_fsm.session.tree import SessionTree

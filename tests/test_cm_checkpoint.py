@@ -30,12 +30,12 @@ from hypothesis import strategies as st
 
 from pictx_fsm.context_management import events as ev
 from pictx_fsm.context_management import generation as gen
+from pictx_fsm.context_management import step
 from pictx_fsm.context_management.effects import CheckpointCompaction, RequestGeneration
 from pictx_fsm.context_management.notes import Note, NoteSet
 from pictx_fsm.context_management.policy import GEN_TIMEOUT_MS, Budgets
 from pictx_fsm.context_management.records import CHECKPOINT_KEY
 from pictx_fsm.context_management.sources import Source, pieces, utf16_length
-from pictx_fsm.context_management.step import step
 from pictx_fsm.effects import CancelResult
 from pictx_fsm.session.entries import AgentMessage, MessageEntry
 

@@ -2,7 +2,7 @@
 
 :class:`ContextMemoryRuntime` is one extension instance (Pi runs the factory per runtime).
 ``handle(event)`` takes the host's ``ctx`` from :class:`CmHost`, calls
-:func:`~pictx_fsm.context_management.step.step` and carries out its effects in order:
+:func:`~pictx_fsm.context_management.step` and carries out its effects in order:
 entries are appended through the host (a failed append drops the step's state and feeds
 ``StorageFailed``, M15/M44); model requests go to the injected :class:`Generator` — a
 compaction's synchronously (Pi awaits ``session_before_compact``), a background job's or a
@@ -20,6 +20,7 @@ from typing import Protocol
 from attrs import define, field
 
 from pictx_fsm.context_management import events as ev
+from pictx_fsm.context_management._step import initial_state, step
 from pictx_fsm.context_management.diaglog import DiagnosticsLog, LogFiles, RecordError
 from pictx_fsm.context_management.effects import (
     AbortGeneration,
@@ -41,7 +42,6 @@ from pictx_fsm.context_management.export import write_report
 from pictx_fsm.context_management.generation import GenerationReply, GenerationRequest
 from pictx_fsm.context_management.machines import CmMachines, load_machines
 from pictx_fsm.context_management.state import CmState, Flags
-from pictx_fsm.context_management.step import initial_state, step
 from pictx_fsm.context_management.texts import NOTICE_EXPORTED, STATUS_LOG_FAILED
 from pictx_fsm.effects import AppendEntry, Notify
 from pictx_fsm.session.tree import SessionTree
