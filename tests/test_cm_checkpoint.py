@@ -35,9 +35,10 @@ from pictx_fsm.context_management.effects import CheckpointCompaction, RequestGe
 from pictx_fsm.context_management.notes import Note, NoteSet
 from pictx_fsm.context_management.policy import GEN_TIMEOUT_MS, Budgets
 from pictx_fsm.context_management.records import CHECKPOINT_KEY
-from pictx_fsm.context_management.sources import Source, pieces, utf16_length
+from pictx_fsm.context_management.sources import Source, pieces
 from pictx_fsm.effects import CancelResult
 from pictx_fsm.session.entries import AgentMessage, MessageEntry
+from pictx_fsm.session.estimate import js_length
 
 COMPACTABLE = (P(chars=4_000), S, P(chars=20_000), S)
 
@@ -83,7 +84,7 @@ def test_m27_an_overlong_message_is_split_on_character_boundaries(text: str, lim
     offset = 0
     for part in parts:
         assert part.id == "s1" and part.start == offset
-        offset += utf16_length(part.text)
+        offset += js_length(part.text)
 
 
 def test_m27_batches_carry_the_previous_batchs_validated_notes() -> None:

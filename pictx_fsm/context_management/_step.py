@@ -53,7 +53,7 @@ from pictx_fsm.context_management.state import CmState, Flags
 from pictx_fsm.context_management.status import panel_text, status_bar
 from pictx_fsm.context_management.texts import NOTES_TOOL, TOOLS
 from pictx_fsm.context_management.tools import answer_tool
-from pictx_fsm.context_management.writes import parse_write
+from pictx_fsm.context_management.writes import write_problem
 from pictx_fsm.effects import AppendEntry, ToolResult
 from pictx_fsm.session.entries import CompactionEntry, CustomEntry, Entry
 
@@ -296,9 +296,9 @@ class _Run:
         self.apply((log("tool_call", time=self.ctx.now, fingerprint=mark, result="ok"),))
 
     def _write(self) -> None:
-        if parse_write(self.facts().tool_arguments) is None:
-            message = "update needs key, kind, text, status and a non-empty list of sources"
-            self.apply((tool_error("invalid_arguments", message),))
+        problem = write_problem(self.facts().tool_arguments)
+        if problem is not None:
+            self.apply((tool_error("invalid_arguments", problem),))
             return
         self.send(("notes_store", "write"))
 

@@ -8,6 +8,7 @@ from typing import Final
 
 from attrs import evolve
 
+from pictx_fsm import _jscompat as js
 from pictx_fsm.context_management import generation as gen
 from pictx_fsm.context_management.act_notes import Action, log, op_id
 from pictx_fsm.context_management.effects import (
@@ -80,8 +81,8 @@ def open_generation(f: CmFacts) -> tuple[Intent, ...]:
     scope, sources, through = _range(f, kind)
     budgets = f.budgets
     summary = _native_summary(f) if kind == "compaction" else None
-    fixed = len(GENERATION_POLICY_TEXT.encode()) + budgets.note_max_bytes
-    fixed += len((summary or "").encode())
+    fixed = js.utf8_length(GENERATION_POLICY_TEXT) + budgets.note_max_bytes
+    fixed += js.utf8_length(summary or "")
     room = budgets.batch_bytes - fixed
     run = gen.open_run(
         job=f.state.next_job,

@@ -8,7 +8,6 @@ the event, so a guard that is not reached costs nothing.
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Mapping, Sequence
 from typing import Any, TypeAlias
 
@@ -36,6 +35,7 @@ from pictx_fsm.context_management.records import (
     read_branch,
     read_session,
 )
+from pictx_fsm.context_management.sizes import digest
 from pictx_fsm.context_management.sources import Source, after, branch_sources, closed_prefix
 from pictx_fsm.context_management.state import CmState
 from pictx_fsm.session.entries import Entry
@@ -114,7 +114,7 @@ class CmFacts:
             GENERATION_POLICY,
             str(self.budgets.note_max_bytes),
         ]
-        return hashlib.sha256("\x1f".join(parts).encode("utf-8")).hexdigest()[:16]
+        return digest("\x1f".join(parts), 16)
 
     @property
     def generation(self) -> GenRun:

@@ -15,6 +15,7 @@ from typing import Any, Final, Literal, TypeAlias
 
 from attrs import evolve, field, frozen
 
+from pictx_fsm import _jscompat as js
 from pictx_fsm.context_management.notes import (
     KINDS,
     PROTECTED_KINDS,
@@ -33,9 +34,9 @@ from pictx_fsm.context_management.policy import (
     Budgets,
     request_cap,
 )
+from pictx_fsm.context_management.sizes import json_bytes
 from pictx_fsm.context_management.sources import Piece
 from pictx_fsm.context_management.texts import GENERATION_POLICY_TEXT
-from pictx_fsm.session.estimate import js_json
 
 JSON: TypeAlias = Any
 GenKind: TypeAlias = Literal["compaction", "background", "handoff_manual", "handoff_auto"]
@@ -86,7 +87,7 @@ class GenerationRequest:
 
     @property
     def size(self) -> int:
-        return len(js_json(self.payload()).encode("utf-8"))
+        return json_bytes(self.payload())
 
     @property
     def boundary(self) -> str | None:
@@ -247,16 +248,19 @@ def _parse(text: str) -> tuple[list[Mapping[str, JSON]], str] | None:
 def _note_shape(obj: JSON) -> bool:
     if not isinstance(obj, Mapping):
         return False
-    sources = obj.get("sources")
+    sources, key, text = obj.get("sources"), obj.get("key"), obj.get("text")
     return (
-        isinstance(obj.get("key"), str)
-        and bool(obj["key"])
+        isinstance(key, str)
+        and bool(key)
         and obj.get("kind") in KINDS
         and obj.get("status", "active") in STATUSES
-        and isinstance(obj.get("text"), str)
+        and isinstance(text, str)
         and isinstance(sources, list)
         and bool(sources)
         and all(isinstance(s, str) for s in sources)
+        # M8: whole characters only, as a tool write (writes.write_problem)
+        and js.first_lone_surrogate(key) is None
+        and js.first_lone_surrogate(text) is None
     )
 
 

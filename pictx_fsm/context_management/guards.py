@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Final
 
+from pictx_fsm import _jscompat as js
 from pictx_fsm.context_management import generation as gen
 from pictx_fsm.context_management.events import CompactionStarting, GenerationReplied
 from pictx_fsm.context_management.facts import CmFacts
@@ -22,6 +23,7 @@ from pictx_fsm.context_management.policy import (
     BG_SUCCESS_COOLDOWN_MS,
 )
 from pictx_fsm.context_management.records import branch_digest
+from pictx_fsm.context_management.sizes import json_text_bytes
 from pictx_fsm.context_management.sources import after, unsupported
 from pictx_fsm.context_management.writes import parse_write, write_outcome
 
@@ -323,7 +325,7 @@ def package_too_large(f: CmFacts) -> bool:
     limit = f.budgets.handoff_max_bytes
     if run is None:
         return True
-    return len(run.package.encode()) > limit or len(run.display.encode()) > limit
+    return json_text_bytes(run.package) > limit or js.utf8_length(run.display) > limit
 
 
 def switch_safe(f: CmFacts) -> bool:

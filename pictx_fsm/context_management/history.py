@@ -12,18 +12,19 @@ from __future__ import annotations
 
 import base64
 import binascii
-import hashlib
 import json
 from collections.abc import Mapping, Sequence
 from typing import Any, Final, TypeAlias
 
 from attrs import frozen
 
+from pictx_fsm import _jscompat as js
 from pictx_fsm.context_management.policy import (
     EXCERPT_MAX_BYTES,
     READ_MAX_BYTES,
     SEARCH_PAGE_HITS,
 )
+from pictx_fsm.context_management.sizes import digest, json_bytes
 from pictx_fsm.context_management.sources import Source
 
 JSON: TypeAlias = Any
@@ -52,7 +53,7 @@ class HistoryError(Exception):
 
 
 def _digest(text: str) -> str:
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
+    return digest(text, 16)
 
 
 def make_cursor(query: str, scope: Scope, position: int) -> str:
@@ -82,10 +83,11 @@ def read_cursor(cursor: str, query: str, scope: Scope) -> int:
 
 
 def excerpt(text: str, at: int, needle: str) -> str:
-    """At most :data:`EXCERPT_MAX_BYTES` UTF-8 bytes around the match, whole characters."""
-    data = text.encode("utf-8")
-    start_byte = len(text[:at].encode("utf-8"))
-    room = max(0, EXCERPT_MAX_BYTES - len(needle.encode("utf-8")))
+    """At most :data:`EXCERPT_MAX_BYTES` UTF-8 bytes around the match, whole characters
+    (a lone surrogate is U+FFFD, as in Node's Buffer)."""
+    data = js.to_utf8(text)
+    start_byte = len(js.to_utf8(text[:at]))
+    room = max(0, EXCERPT_MAX_BYTES - js.utf8_length(needle))
     lo = max(0, start_byte - room // 2)
     hi = min(len(data), lo + EXCERPT_MAX_BYTES)
     return data[lo:hi].decode("utf-8", errors="ignore")
@@ -100,7 +102,7 @@ def search(scope: Scope, query: str, cursor: str | None) -> dict[str, JSON]:
     position = start
     for position in range(start, len(scope.sources)):
         source = scope.sources[position]
-        at = source.text.find(query)
+        at = js.index_of(source.text, query)
         if at < 0:
             continue
         if len(hits) == SEARCH_PAGE_HITS:
@@ -122,12 +124,16 @@ def read(scope: Scope, source_id: str, offset: int, limit: int = READ_MAX_BYTES)
     source = next((s for s in scope.sources if s.id == source_id), None)
     if source is None:
         raise HistoryError(code=SOURCE_NOT_FOUND, message=f"no source {source_id!r} in scope")
-    data = source.text.encode("utf-8")
+    data = js.to_utf8(source.text)
     if offset < 0 or offset > len(data) or _inside_character(data, offset):
         raise HistoryError(code=INVALID_ARGUMENTS, message="offset is not a nextOffset value")
     end = min(len(data), offset + max(1, min(limit, READ_MAX_BYTES)))
     while end < len(data) and _inside_character(data, end):
         end -= 1
+    if end == offset < len(data):  # a page holds at least one character
+        end += 1
+        while _inside_character(data, end):
+            end += 1
     text = data[offset:end].decode("utf-8")
     return {
         "sourceId": source.id,
@@ -156,4 +162,4 @@ def scope_of(
 
 def result_bytes(payload: Mapping[str, JSON]) -> int:
     """M23 counts what a recall call returns: its serialized JSON bytes."""
-    return len(json.dumps(payload, ensure_ascii=False, separators=(",", ":")).encode("utf-8"))
+    return json_bytes(payload)

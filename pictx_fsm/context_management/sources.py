@@ -14,6 +14,7 @@ from typing import Any, Final, TypeAlias
 
 from attrs import frozen
 
+from pictx_fsm.context_management.sizes import char_json_bytes, json_bytes
 from pictx_fsm.session.entries import (
     BranchSummaryEntry,
     CompactionEntry,
@@ -21,7 +22,7 @@ from pictx_fsm.session.entries import (
     Entry,
     MessageEntry,
 )
-from pictx_fsm.session.estimate import js_json
+from pictx_fsm.session.estimate import js_json, js_length
 
 JSON: TypeAlias = Any
 OWN_PREFIX: Final = "context-memory"
@@ -47,7 +48,7 @@ class Source:
     @property
     def size(self) -> int:
         """Serialized JSON bytes (M27 measures batches this way)."""
-        return len(js_json(self.to_json()).encode("utf-8"))
+        return json_bytes(self.to_json())
 
 
 def _text_blocks(content: JSON) -> tuple[str, bool]:
@@ -188,25 +189,21 @@ class Piece:
 
     @property
     def size(self) -> int:
-        return len(js_json(self.to_json()).encode("utf-8"))
-
-
-def utf16_length(text: str) -> int:
-    return len(text.encode("utf-16-le")) // 2
+        return json_bytes(self.to_json())
 
 
 def split_text(text: str, limit: int) -> Iterator[tuple[int, str]]:
-    """Slices of ``text`` of at most ``limit`` UTF-8 bytes each (at least one character),
-    never inside a character, with each slice's UTF-16 offset."""
+    """Slices of ``text`` of at most ``limit`` bytes inside a JSON string each (at least one
+    character), never inside a character, with each slice's UTF-16 offset."""
     offset = 0
     current: list[str] = []
     size = 0
     for char in text:
-        width = len(char.encode("utf-8"))
+        width = char_json_bytes(char)
         if current and size + width > limit:
             piece = "".join(current)
             yield offset, piece
-            offset += utf16_length(piece)
+            offset += js_length(piece)
             current, size = [], 0
         current.append(char)
         size += width
@@ -222,7 +219,7 @@ def pieces(sources: Sequence[Source], limit: int) -> list[Piece]:
         if whole.size <= limit:
             out.append(whole)
             continue
-        overhead = whole.size - len(source.text.encode("utf-8"))
+        overhead = Piece(id=source.id, role=source.role, time=source.time, text="").size
         room = max(1, limit - overhead - 16)
         for start, text in split_text(source.text, room):
             out.append(
