@@ -147,7 +147,23 @@ def test_m29_one_repair_after_a_capacity_failure() -> None:
 
 def test_m29_a_second_capacity_failure_saves_nothing() -> None:
     w = play(world(), *COMPACTABLE, cm.Generate(reply="stubborn"), shared.Compact())
-    assert not checkpoints(w) and customs(w, EVENT_TYPE)[-1]["code"] in ("note_bytes", "note_count")
+    assert not checkpoints(w) and customs(w, EVENT_TYPE)[-1]["code"] == "notes_budget"
+
+
+def test_m14_m29_a_capacity_failure_is_notes_budget_with_the_budget_type() -> None:
+    # Given a compaction whose candidate and repair both exceed the notes budget
+    w = play(world(), *COMPACTABLE, cm.Generate(reply="stubborn"), shared.Compact())
+    # When the user asks for the status
+    play(w, C(args="status"))
+    # Then lastFailure's code is notes_budget and the budget names the limit it broke,
+    # in the status, the persisted event and the operation's end record alike
+    status = json.loads(notices(w)[-1])
+    failure, event = status["lastFailure"], customs(w, EVENT_TYPE)[-1]
+    end = [r for r in log_records(w) if r["kind"] == "operation_end"][-1]
+    assert failure["code"] == event["code"] == end["result"] == "notes_budget"
+    for budget in (failure["budget"], event["budget"], end["budget"]):
+        assert budget["type"] in ("note_bytes", "note_count", "file_tracking")
+        assert budget["actual"] > budget["limit"]
 
 
 def _note(key: str, kind: str, status: str, sources: tuple[str, ...]) -> Note:

@@ -18,6 +18,7 @@ from attrs import evolve, field, frozen
 from pictx_fsm import _jscompat as js
 from pictx_fsm.context_management.notes import (
     KINDS,
+    NOTES_BUDGET,
     PROTECTED_KINDS,
     STATUSES,
     BudgetFailure,
@@ -53,7 +54,6 @@ ABORTED: Final = "aborted"
 INCOMPLETE: Final = "checkpoint_incomplete"
 REQUEST_FAILED: Final = "checkpoint_request_failed"
 STORAGE_FAILED: Final = "storage_failed"
-CAPACITY_CODES: Final = frozenset({"note_bytes", "note_count", "file_tracking"})
 
 
 @frozen(kw_only=True)
@@ -285,7 +285,7 @@ def validate(
     fitted = fit(candidate, touched, files, budgets)
     if isinstance(fitted, Fitted):
         return Candidate(notes=fitted.notes)
-    return Candidate(notes=candidate, code=fitted.type, budget=fitted)
+    return Candidate(notes=candidate, code=NOTES_BUDGET, budget=fitted)
 
 
 def _boundary(run: GenRun) -> str | None:

@@ -13,7 +13,7 @@ from pictx_fsm import _jscompat as js
 from pictx_fsm.context_management import generation as gen
 from pictx_fsm.context_management.events import CompactionStarting, GenerationReplied
 from pictx_fsm.context_management.facts import CmFacts
-from pictx_fsm.context_management.notes import kind_change_refused
+from pictx_fsm.context_management.notes import NOTES_BUDGET, kind_change_refused
 from pictx_fsm.context_management.policy import (
     AUTO_FORECAST_FLOOR,
     AUTO_FORECAST_TARGET,
@@ -136,7 +136,7 @@ def candidate_valid(f: CmFacts) -> bool:
 
 
 def capacity_failure(f: CmFacts) -> bool:
-    return f.candidate().code in gen.CAPACITY_CODES
+    return f.candidate().code == NOTES_BUDGET
 
 
 def more_batches(f: CmFacts) -> bool:
@@ -216,7 +216,7 @@ def job_still_current(f: CmFacts) -> bool:
 
 
 def background_capacity_failure(f: CmFacts) -> bool:
-    return f.generation.failure in gen.CAPACITY_CODES
+    return f.generation.failure == NOTES_BUDGET
 
 
 BACKGROUND: Final[Mapping[str, Guard]] = {

@@ -19,6 +19,8 @@ JSON: TypeAlias = Any
 Kind: TypeAlias = Literal["goal", "constraint", "decision", "failed_attempt", "open_item"]
 Status: TypeAlias = Literal["active", "resolved"]
 BudgetType: TypeAlias = Literal["note_bytes", "note_count", "file_tracking"]
+NOTES_BUDGET: Final = "notes_budget"
+"""M14, M29: the code of every capacity failure; the budget's ``type`` names the limit."""
 
 KINDS: Final[tuple[str, ...]] = ("goal", "constraint", "decision", "failed_attempt", "open_item")
 """M8's kinds, spelled as this implementation writes them (Q2); pending approvals are

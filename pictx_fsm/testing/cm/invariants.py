@@ -15,6 +15,7 @@ from pictx_fsm.context_management.diaglog import check_record
 from pictx_fsm.context_management.effects import CheckpointCompaction, RequestGeneration
 from pictx_fsm.context_management.events import ReplyEnded, ToolCalled, TurnStarted
 from pictx_fsm.context_management.notes import (
+    NOTES_BUDGET,
     PROTECTED_KINDS,
     FileRecord,
     NoteSet,
@@ -140,11 +141,7 @@ class BackgroundStartGuard(CmInvariant):
             self.failure[record.runtime] = record.ctx.now
             job = str(end.get("id", "")).rsplit(":", 1)[-1]
             key = self.keys.get((record.runtime, job))
-            if key is not None and end.get("result") in (
-                "note_bytes",
-                "note_count",
-                "file_tracking",
-            ):
+            if key is not None and end.get("result") == NOTES_BUDGET:
                 self.blocked.add((record.runtime, key))
 
 
