@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import pytest
 from cm_kit import (
@@ -202,7 +203,51 @@ def test_m70_metrics_separate_cancels_timeouts_and_unknown_usage() -> None:
         {"kind": "tool_call", "fingerprint": "f1", "result": "ok"},
     ]
     m = metrics(records)
-    assert m["returnedTokens"] == 6 and m["extraTokens"] == 4 and m["usageUnknown"] == 1
+    assert m["returnedTokens"] == 19 and m["extraTokens"] == 4 and m["usageUnknown"] == 1
     assert m["reportedCost"] == 0.75 and m["extraReportedCost"] == 0.25
     assert m["failureRate"] == 0.5 and m["cancelled"] == 1 and m["unfinished"] == 1
     assert m["suspectedRepeatedTools"] == 1
+
+
+_END = st.fixed_dictionaries(
+    {
+        "kind": st.just("operation_end"),
+        "type": st.sampled_from(["reply", "background", "compaction", "handoff_manual"]),
+        "result": st.sampled_from(["ok", "aborted", "checkpoint_timeout", "notes_budget"]),
+        "usage": st.none()
+        | st.fixed_dictionaries({"input": st.integers(0, 3), "output": st.integers(0, 3)}),
+    }
+)
+
+
+@given(st.lists(_END, max_size=12))
+def test_m70_returned_tokens_count_input_and_output_and_zero_failures_are_unknown(
+    ends: list[dict[str, Any]],
+) -> None:
+    # Given any ended calls, some failed or cancelled with all-zero usage
+    def known(end: dict[str, Any]) -> bool:
+        usage = end["usage"]
+        zero = usage is not None and usage["input"] == usage["output"] == 0
+        return usage is not None and not (end["result"] != "ok" and zero)
+
+    def tokens(end: dict[str, Any]) -> int:
+        return int(end["usage"]["input"] + end["usage"]["output"])
+
+    # When the metrics are computed
+    m = metrics(ends)
+    # Then returned and extra tokens both count input and output of the known usage, and a
+    # failed or cancelled call whose usage is all zero is unknown usage (a success keeps 0)
+    assert m["returnedTokens"] == sum(tokens(e) for e in ends if known(e))
+    assert m["extraTokens"] == sum(tokens(e) for e in ends if known(e) and e["type"] != "reply")
+    assert m["usageUnknown"] == sum(1 for e in ends if not known(e))
+    assert m["returnedTokens"] >= m["extraTokens"]
+
+
+def test_m70_an_export_reports_returned_tokens_at_least_the_extra_ones() -> None:
+    # Given replies and a background job (the extension's extra calls)
+    w = play(world(), T(chars=12_000), P(chars=300), S, C(args="session export"))
+    report = json.loads(w.extension.files.read(report_path(w.session.session_file)) or b"{}")
+    ends = [e for e in report["events"] if e["kind"] == "operation_end"]
+    # Then returnedTokens is every call's input and output, extraTokens the extension's part
+    total = sum(e["usage"]["input"] + e["usage"]["output"] for e in ends if e["usage"])
+    assert report["metrics"]["returnedTokens"] == total > report["metrics"]["extraTokens"] > 0

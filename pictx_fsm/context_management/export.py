@@ -75,14 +75,13 @@ def metrics(records: Sequence[Mapping[str, JSON]]) -> dict[str, JSON]:
     cost = extra_cost = 0.0
     failures = cancels = 0
     for record in ends:
-        usage = record.get("usage")
         is_extra = record.get("type") in EXTRA_TYPES
-        if isinstance(usage, Mapping):
-            returned += int(usage.get("output", 0))
-            if is_extra:
-                extra += int(usage.get("input", 0)) + int(usage.get("output", 0))
-        else:
+        tokens = _returned(record)
+        if tokens is None:
             unknown += 1
+        else:
+            returned += tokens
+            extra += tokens if is_extra else 0
         value = float(record.get("cost") or 0.0)
         cost += value
         extra_cost += value if is_extra else 0.0
@@ -102,6 +101,18 @@ def metrics(records: Sequence[Mapping[str, JSON]]) -> dict[str, JSON]:
         "nativeCompactions": sum(1 for r in records if r.get("kind") == "native_compaction"),
         "suspectedRepeatedTools": _repeats(records),
     }
+
+
+def _returned(record: Mapping[str, JSON]) -> int | None:
+    """M70: the input and output tokens a call returned; ``None`` when its usage is unknown —
+    not reported, or all zero on a failed or cancelled call (a success keeps its zero)."""
+    usage = record.get("usage")
+    if not isinstance(usage, Mapping):
+        return None
+    tokens = int(usage.get("input") or 0) + int(usage.get("output") or 0)
+    if tokens == 0 and record.get("result") != "ok":
+        return None
+    return tokens
 
 
 def _repeats(records: Sequence[Mapping[str, JSON]]) -> int:
