@@ -355,8 +355,11 @@ class _Run:
             self.effects.append(PanelRefresh(text=panel_text(self.facts())))
         text = status_bar(self.state)
         if text != self.status_before:
+            # M4: first, so the bar shows this step's phase before the host carries out the
+            # rest — whose answers (a reply, a created or refused session) are later steps
+            # that set the bar again, and must not be overwritten by this older text.
             self.state = evolve(self.state, status=text)
-            self.effects.append(SetStatus(text=text))
+            self.effects.insert(0, SetStatus(text=text))
         value = self.value
         if isinstance(self.event, ev.ToolCalled) and not self.answered and self.event.name in TOOLS:
             value = ToolResult(payload={"ok": False, "error": "internal", "message": "no answer"})

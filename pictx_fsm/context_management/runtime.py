@@ -42,7 +42,7 @@ from pictx_fsm.context_management.export import write_report
 from pictx_fsm.context_management.generation import GenerationReply, GenerationRequest
 from pictx_fsm.context_management.machines import CmMachines, load_machines
 from pictx_fsm.context_management.state import CmState, Flags
-from pictx_fsm.context_management.texts import NOTICE_EXPORTED, STATUS_LOG_FAILED
+from pictx_fsm.context_management.texts import NOTICE_EXPORTED, STATUS_LOG_FAILED, STATUS_READY
 from pictx_fsm.effects import AppendEntry, Notify
 from pictx_fsm.session.tree import SessionTree
 
@@ -219,7 +219,8 @@ class ContextMemoryRuntime:
         try:
             DiagnosticsLog(files, session).write(record.to_json())
         except (OSError, RecordError):
-            self.host.set_status(STATUS_LOG_FAILED)
+            if self.state.status == STATUS_READY:  # never over a storage failure or a phase
+                self.host.set_status(STATUS_LOG_FAILED)
 
     def _export(self, effect: ExportReport) -> None:
         files = self.host.log_files()

@@ -117,6 +117,8 @@ class ContextMemoryExtension:
     fail_create: bool = False
     """New session files cannot be created (the exclusive create fails, M46 step 4)."""
     status: str = ""
+    status_log: list[str] = field(factory=list)
+    """Every status-bar text shown, oldest first (the bar itself shows the last)."""
     panel: str | None = None
     """What the panel widget shows (``/ctx-memory session``)."""
     seed: int = 0
@@ -379,6 +381,7 @@ class _Host:
 
     def set_status(self, text: str) -> None:
         self.ext.status = text
+        self.ext.status_log.append(text)
 
     def show_panel(self, text: str) -> None:
         self.ext.panel = text or None

@@ -35,7 +35,13 @@ from pictx_fsm.context_management.policy import (
 )
 from pictx_fsm.context_management.records import inherited_notes, read_branch, read_session
 from pictx_fsm.context_management.sources import after, branch_sources, closed_prefix, pending_bytes
-from pictx_fsm.context_management.texts import NOTES_TOOL, READ_TOOL, SEARCH_TOOL
+from pictx_fsm.context_management.texts import (
+    NOTES_TOOL,
+    READ_TOOL,
+    SEARCH_TOOL,
+    STATUS_BATCH,
+    STATUS_HANDOFF,
+)
 from pictx_fsm.session.entries import CompactionEntry, CustomMessageEntry, MessageEntry
 from pictx_fsm.testing.cm.checks import (
     CmInvariant,
@@ -454,6 +460,24 @@ class LogBounded(CmInvariant):
         return found
 
 
+class StatusAtRest(CmInvariant):
+    """M4: the status bar shows a batch or a handoff phase only while one runs in the
+    current instance; once it ended (committed, failed, switched away) the bar is at rest."""
+
+    name, rule = "status_at_rest", "M4"
+    PHASES = (STATUS_BATCH.split("{")[0], STATUS_HANDOFF.split("{")[0])
+
+    def check_world(self, world: CmWorld) -> list[CmViolation]:
+        shown = world.extension.status
+        if not world.runtimes or not shown.startswith(self.PHASES):
+            return []
+        state = world.runtimes[-1].state
+        run = state.generation
+        if (run is not None and run.kind != "background") or state.state_of("handoff") != "idle":
+            return []
+        return [self.violation(f"the status bar still shows {shown!r} with nothing running")]
+
+
 class NoExtensionErrors(CmInvariant):
     """The extension never throws into the host."""
 
@@ -486,6 +510,7 @@ NOTES_INVARIANTS: tuple[type[CmInvariant], ...] = (
     CheckpointStateDerived,
     RecallQuota,
     LogBounded,
+    StatusAtRest,
     NoExtensionErrors,
 )
 __all__ = ["NOTES_INVARIANTS", "FileRecord"]
