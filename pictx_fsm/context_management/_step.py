@@ -206,7 +206,11 @@ class _Run:
         )
 
     def _on_ReplyEnded(self, event: ev.ReplyEnded) -> None:
-        """M5/M6: the only point where the schedulers are evaluated."""
+        """M5/M6: the only point where the schedulers are evaluated — the end of a complete
+        reply and its tool loop, so not the settle of an aborted run (M41)."""
+        if self.state.run_aborted:
+            self.state = evolve(self.state, run_aborted=False)
+            return
         self.send(("auto_handoff", "reply_end"), ("background_notes", "reply_end"))
 
     def _on_TurnStarted(self, event: ev.TurnStarted) -> None:
@@ -218,7 +222,8 @@ class _Run:
             self.send(("auto_handoff", "revoke"))
 
     def _on_TurnEnded(self, event: ev.TurnEnded) -> None:
-        """M64: a foreground reply, timed from its turn's start; tools excluded."""
+        """M64: a foreground reply, timed from its turn's start; tools excluded. M41: the
+        foreground run's abort cancels a background job."""
         started = self.state.turn_started_at
         job = f"{self.state.session_id[:8]}:r{self.state.turns}"
         usage = None
@@ -241,6 +246,9 @@ class _Run:
                 ),
             )
         )
+        if event.aborted:
+            self.state = evolve(self.state, run_aborted=True)
+            self.send(("background_notes", "cancel"))
 
     def _on_BranchMoved(self, event: ev.BranchMoved) -> None:
         """M15, M35, M41, M59: rebuild; cancel the job, the preparation, the generation."""

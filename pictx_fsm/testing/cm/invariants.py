@@ -13,7 +13,7 @@ from typing import Any, TypeAlias
 
 from pictx_fsm.context_management.diaglog import check_record
 from pictx_fsm.context_management.effects import CheckpointCompaction, RequestGeneration
-from pictx_fsm.context_management.events import ReplyEnded, ToolCalled, TurnStarted
+from pictx_fsm.context_management.events import ReplyEnded, ToolCalled, TurnEnded, TurnStarted
 from pictx_fsm.context_management.notes import (
     NOTES_BUDGET,
     PROTECTED_KINDS,
@@ -460,6 +460,32 @@ class LogBounded(CmInvariant):
         return found
 
 
+class AbortCancelsBackground(CmInvariant):
+    """M41: a background job running when the foreground run is aborted never commits."""
+
+    name, rule = "abort_cancels_background", "M41"
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.open: set[tuple[int, str]] = set()
+        self.aborted: set[tuple[int, str]] = set()
+
+    def check_step(self, world: CmWorld, record: StepRecord) -> list[CmViolation]:
+        runtime = record.runtime
+        found = []
+        for end in logs(record, "operation_end"):
+            job = (runtime, str(end.get("id")))
+            if job in self.aborted and end.get("result") == "ok":
+                found.append(self.violation(f"job {job[1]} committed after an abort", record))
+            self.open.discard(job)
+        for start in logs(record, "operation_start"):
+            if start.get("type") == "background":
+                self.open.add((runtime, str(start.get("id"))))
+        if isinstance(record.event, TurnEnded) and record.event.aborted:
+            self.aborted |= {job for job in self.open if job[0] == runtime}
+        return found
+
+
 class StatusAtRest(CmInvariant):
     """M4: the status bar shows a batch or a handoff phase only while one runs in the
     current instance; once it ended (committed, failed, switched away) the bar is at rest."""
@@ -510,6 +536,7 @@ NOTES_INVARIANTS: tuple[type[CmInvariant], ...] = (
     CheckpointStateDerived,
     RecallQuota,
     LogBounded,
+    AbortCancelsBackground,
     StatusAtRest,
     NoExtensionErrors,
 )
