@@ -208,12 +208,18 @@ def report_no_switch(f: CmFacts) -> tuple[Intent, ...]:
     failed = evolve(handoff, failure=code) if handoff is not None else None
     return (
         update(handoff=failed),
-        Emit(effect=Notify(message=NOTICE_NO_SWITCH.format(code=code), level="warning")),
         log("handoff_phase", time=f.now, phase="failed_no_switch", result=code),
         Raise(machine="auto_handoff", event="preparation_failed"),
         Raise(machine="auto_handoff", event="switch_failed"),
         Raise(machine="handoff", event="settle"),
     )
+
+
+def announce_no_switch(f: CmFacts) -> tuple[Intent, ...]:
+    """M48, M61: the notice of a handoff that stopped before switching."""
+    run = f.state.handoff
+    code = (run.failure if run is not None else None) or "attempt_incomplete"
+    return (Emit(effect=Notify(message=NOTICE_NO_SWITCH.format(code=code), level="warning")),)
 
 
 def abort_handoff_generation(f: CmFacts) -> tuple[Intent, ...]:
@@ -330,6 +336,7 @@ HANDOFF_ACTIONS: Final[Mapping[str, Action]] = {
     "create_target": create_target,
     "switch_to_target": switch_to_target,
     "report_no_switch": report_no_switch,
+    "announce_no_switch": announce_no_switch,
     "abort_handoff_generation": abort_handoff_generation,
     "close_handoff": close_handoff,
     "check_target": check_target,

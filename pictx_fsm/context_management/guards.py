@@ -11,6 +11,7 @@ from typing import Final
 
 from pictx_fsm import _jscompat as js
 from pictx_fsm.context_management import generation as gen
+from pictx_fsm.context_management.act_handoff import CREATE_FAILED
 from pictx_fsm.context_management.events import CompactionStarting, GenerationReplied
 from pictx_fsm.context_management.facts import CmFacts
 from pictx_fsm.context_management.notes import NOTES_BUDGET, kind_change_refused
@@ -353,11 +354,19 @@ def receipt_verified(f: CmFacts) -> bool:
     return branch_digest(e.id for e in branch if e.id is not None) == receipt.digest
 
 
+def failure_announced(f: CmFacts) -> bool:
+    """M61: a manual handoff's failure, or an automatic one's storage failure (the new
+    session file could not be created); other automatic failures show in the status only."""
+    run = f.state.handoff
+    return run is None or run.mode == "manual" or run.failure == CREATE_FAILED
+
+
 HANDOFF: Final[Mapping[str, Guard]] = {
     "handoff_possible": handoff_possible,
     "fresh_handoff_target": fresh_handoff_target,
     "reopened_handoff_target": reopened_handoff_target,
     "package_too_large": package_too_large,
     "switch_safe": switch_safe,
+    "failure_announced": failure_announced,
     "receipt_verified": receipt_verified,
 }
