@@ -72,15 +72,43 @@ def test_m64_no_log_for_an_unsaved_session() -> None:
     assert not w.extension.files.data
 
 
-def test_m65_the_trigger_is_enums_and_numbers() -> None:
-    w = play(world(), *fill(2), T(chars=100_000))
-    trigger = next(
+TRIGGER_FIELDS = {"mode", "reason", "tokens", "contextWindow", "growthTokens", "projectedTokens"}
+
+
+def test_m65_operation_start_carries_its_trigger() -> None:
+    # Given background jobs and an automatic handoff, then in the new session a manual
+    # compaction and a manual handoff
+    w = play(world(), *fill(2), T(chars=100_000), P(chars=20_000), S, shared.Compact())
+    play(w, C(args="handoff"), cm.Drain())
+    paths = [s.source for s in w.journal.switches] + [w.session.session_file]
+    starts = [
         r
-        for r in log_records(w, w.journal.switches[0].source)
-        if r["kind"] == "handoff_phase" and "trigger" in r
-    )["trigger"]
-    assert trigger["mode"] == "automatic" and trigger["reason"] == "threshold"
-    assert isinstance(trigger["tokens"], int) and isinstance(trigger["contextWindow"], int)
+        for path in dict.fromkeys(paths)
+        for r in log_records(w, path)
+        if r["kind"] == "operation_start" and r["type"] != "reply"
+    ]
+    # Then every operation the extension started says why: enums and numbers only
+    by_type = {r["type"]: r["trigger"] for r in starts}
+    assert set(by_type) == {"background", "handoff_auto", "compaction", "handoff_manual"}
+    for start in starts:
+        trigger = start["trigger"]
+        assert set(trigger) == TRIGGER_FIELDS
+        assert trigger["mode"] in ("manual", "automatic")
+        assert trigger["reason"] in ("manual", "threshold", "forecast")
+        assert all(
+            trigger[k] is None or isinstance(trigger[k], int)
+            for k in TRIGGER_FIELDS - {"mode", "reason"}
+        )
+    auto = by_type["handoff_auto"]
+    assert (auto["mode"], auto["reason"]) == ("automatic", "threshold")
+    assert auto["tokens"] >= 0.8 * auto["contextWindow"]
+    assert (by_type["background"]["mode"], by_type["background"]["reason"]) == (
+        "automatic",
+        "threshold",
+    )
+    for manual in ("compaction", "handoff_manual"):
+        assert (by_type[manual]["mode"], by_type[manual]["reason"]) == ("manual", "manual")
+        assert by_type[manual]["growthTokens"] is None
 
 
 @given(

@@ -116,9 +116,38 @@ def open_generation(f: CmFacts) -> tuple[Intent, ...]:
             time=f.now,
             generationTimeoutMs=GEN_TIMEOUT_MS,
             batches=len(run.batches),
+            trigger=_trigger(f, kind),
         ),
         Raise(machine="checkpoint", event="input_ready"),
     )
+
+
+def _trigger(f: CmFacts, kind: str) -> dict[str, object]:
+    """M65: why the run started — an automatic handoff's trigger observation, a background
+    job's source threshold, Pi's compaction reason, or the user's command; the usage then
+    (``null`` when unknown). Pi's ``threshold`` and ``overflow`` compactions are both
+    ``threshold``: the window, not the user, started them."""
+    tokens, window = f.ctx.tokens, f.ctx.context_window
+    growth = projected = None
+    trigger, event = f.state.trigger, f.event
+    if kind == "handoff_auto" and trigger is not None:
+        mode, reason = "automatic", trigger.reason
+        tokens, window = trigger.tokens, trigger.context_window
+        growth, projected = trigger.growth, trigger.projected
+    elif kind == "background" or (
+        kind == "compaction" and isinstance(event, CompactionStarting) and event.reason != "manual"
+    ):
+        mode, reason = "automatic", "threshold"
+    else:
+        mode, reason = "manual", "manual"
+    return {
+        "mode": mode,
+        "reason": reason,
+        "tokens": tokens,
+        "contextWindow": window,
+        "growthTokens": growth,
+        "projectedTokens": projected,
+    }
 
 
 # -- requests and replies -----------------------------------------------------------------------

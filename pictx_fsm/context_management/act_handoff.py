@@ -63,19 +63,10 @@ def start_handoff_generation(f: CmFacts) -> tuple[Intent, ...]:
     """M46 step 1 (M58 for automatic: ≤ 4 requests): one generation for uncovered sources;
     a running background job is cancelled first (it covers the same sources)."""
     kind = "handoff_auto" if _mode(f) == "automatic" else "handoff_manual"
-    trigger = f.state.trigger
-    fields: dict[str, JSON] = {"mode": _mode(f), "reason": trigger.reason if trigger else "manual"}
-    if trigger is not None:
-        fields.update(
-            tokens=trigger.tokens,
-            contextWindow=trigger.context_window,
-            growthTokens=trigger.growth,
-            projectedTokens=trigger.projected,
-        )
     return (
         Raise(machine="background_notes", event="cancel"),
         update(gen_owner=kind),
-        log("handoff_phase", time=f.now, phase="filling_notes", trigger=fields),
+        log("handoff_phase", time=f.now, phase="filling_notes", mode=_mode(f)),
         Raise(machine="checkpoint", event="start"),
     )
 

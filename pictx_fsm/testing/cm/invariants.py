@@ -486,6 +486,31 @@ class AbortCancelsBackground(CmInvariant):
         return found
 
 
+class OperationTrigger(CmInvariant):
+    """M65: every operation the extension starts records its trigger — mode, reason, usage
+    and forecast as enums and numbers (``null`` when unknown)."""
+
+    name, rule = "operation_trigger", "M65"
+    NUMBERS = ("tokens", "contextWindow", "growthTokens", "projectedTokens")
+
+    def check_step(self, world: CmWorld, record: StepRecord) -> list[CmViolation]:
+        found = []
+        for start in logs(record, "operation_start"):
+            if start.get("type") == "reply":
+                continue
+            trigger = start.get("trigger")
+            ok = (
+                isinstance(trigger, Mapping)
+                and set(trigger) == {"mode", "reason", *self.NUMBERS}
+                and trigger["mode"] in ("manual", "automatic")
+                and trigger["reason"] in ("manual", "threshold", "forecast")
+                and all(trigger[k] is None or type(trigger[k]) is int for k in self.NUMBERS)
+            )
+            if not ok:
+                found.append(self.violation(f"operation_start trigger {trigger!r}", record))
+        return found
+
+
 class StatusAtRest(CmInvariant):
     """M4: the status bar shows a batch or a handoff phase only while one runs in the
     current instance; once it ended (committed, failed, switched away) the bar is at rest."""
@@ -537,6 +562,7 @@ NOTES_INVARIANTS: tuple[type[CmInvariant], ...] = (
     RecallQuota,
     LogBounded,
     AbortCancelsBackground,
+    OperationTrigger,
     StatusAtRest,
     NoExtensionErrors,
 )
