@@ -81,7 +81,11 @@ def refuse_handoff(f: CmFacts) -> tuple[Intent, ...]:
 
 
 def _display(notes: NoteSet) -> str:
-    lines = [f"{_LABELS.get(n.kind, n.kind)} ({n.status}): {n.text}" for n in notes.notes]
+    """M24, M47: each note with its source ids, which ``scope: "handoff"`` reads back."""
+    lines = [
+        f"{_LABELS.get(n.kind, n.kind)} ({n.status}): {n.text} [sources: {', '.join(n.sources)}]"
+        for n in notes.notes
+    ]
     return "\n".join(lines) or "(no notes)"
 
 
