@@ -11,6 +11,7 @@ from pictx_fsm.context_management import history
 from pictx_fsm.context_management.policy import EXCERPT_MAX_BYTES, READ_MAX_BYTES, Budgets
 from pictx_fsm.context_management.sources import Source, source_of
 from pictx_fsm.context_management.texts import NOTES_TOOL, READ_TOOL, SEARCH_TOOL, STATUS_TOOL
+from pictx_fsm.hosts.model import Call, Text, Tools
 from pictx_fsm.session.entries import (
     AgentMessage,
     BranchSummaryEntry,
@@ -151,3 +152,25 @@ def test_m24_handoff_scope_reads_the_captured_parent_only() -> None:
 def test_m24_a_session_without_parent_has_no_handoff_scope() -> None:
     w = play(world(), P(chars=200), S, *tool(tool="search", handoff=True))
     assert tool_payloads(w, SEARCH_TOOL)[-1]["error"] == "handoff_source_unavailable"
+
+
+def test_m20_another_extensions_message_shows_its_extension_type() -> None:
+    # Given another extension's message on the branch, then a long reply (background notes)
+    w = play(world(), P(chars=200), S, cm.ForeignMessage(chars=300), cm.Turn(chars=12_000))
+    foreign = next(e for e in w.session.tree.branch() if isinstance(e, CustomMessageEntry))
+    # When the model searches for it and reads it
+    calls = (
+        Call(name=SEARCH_TOOL, arguments={"query": "foreign-"}, id="q1"),
+        Call(name=READ_TOOL, arguments={"sourceId": foreign.id}, id="r1"),
+    )
+    w.session.brain.push(Tools(calls=calls, text=""), Text(text="ok"))
+    play(w, P(chars=200), S)
+    # Then the hit, the read and the generation input name its role and extension type
+    hits = tool_payloads(w, SEARCH_TOOL)[-1]["hits"]
+    (hit,) = [h for h in hits if h["sourceId"] == foreign.id]
+    read = tool_payloads(w, READ_TOOL)[-1]
+    sources = [p for r in w.generator.requests for p in r.payload()["sources"]]
+    sent = [p for p in sources if p["id"] == foreign.id]
+    for shown in (hit, read, *sent):
+        assert (shown["role"], shown["customType"]) == ("custom", "other-extension")
+    assert sent

@@ -25,7 +25,7 @@ from pictx_fsm.context_management.policy import (
     SEARCH_PAGE_HITS,
 )
 from pictx_fsm.context_management.sizes import digest, json_bytes
-from pictx_fsm.context_management.sources import Source
+from pictx_fsm.context_management.sources import Source, origin
 
 JSON: TypeAlias = Any
 STALE_SCOPE: Final = "stale_scope"
@@ -110,7 +110,7 @@ def search(scope: Scope, query: str, cursor: str | None) -> dict[str, JSON]:
         hits.append(
             {
                 "sourceId": source.id,
-                "role": source.role,
+                **origin(source.role, source.custom_type),
                 "time": source.time,
                 "excerpt": excerpt(source.text, at, query),
             }
@@ -137,7 +137,7 @@ def read(scope: Scope, source_id: str, offset: int, limit: int = READ_MAX_BYTES)
     text = data[offset:end].decode("utf-8")
     return {
         "sourceId": source.id,
-        "role": source.role,
+        **origin(source.role, source.custom_type),
         "time": source.time,
         "text": text,
         "nextOffset": end if end < len(data) else None,

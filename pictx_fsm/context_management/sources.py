@@ -30,6 +30,14 @@ OWN_PREFIX: Final = "context-memory"
 _ROLES: Final[Mapping[str, str]] = {"user": "user", "assistant": "assistant", "toolResult": "tool"}
 
 
+def origin(role: str, custom_type: str | None) -> dict[str, JSON]:
+    """M20: who wrote a source — its role, and for another extension's message (role
+    ``custom``) that extension's type — as search hits, reads and generation input show it."""
+    if custom_type is None:
+        return {"role": role}
+    return {"role": role, "customType": custom_type}
+
+
 @frozen(kw_only=True)
 class Source:
     """One citable message: entry id, history role, entry time and indexed text."""
@@ -41,9 +49,16 @@ class Source:
     tool_calls: tuple[str, ...] = ()
     """Tool-call ids of an assistant message (M39 never separates them from results)."""
     tool_call_id: str | None = None
+    custom_type: str | None = None
+    """The extension type of a foreign ``custom_message`` (M20)."""
 
     def to_json(self) -> dict[str, JSON]:
-        return {"id": self.id, "role": self.role, "time": self.time, "text": self.text}
+        return {
+            "id": self.id,
+            **origin(self.role, self.custom_type),
+            "time": self.time,
+            "text": self.text,
+        }
 
     @property
     def size(self) -> int:
@@ -79,8 +94,14 @@ def source_of(entry: Entry) -> Source | None:
         return _message_source(entry)
     if isinstance(entry, CustomMessageEntry) and not entry.custom_type.startswith(OWN_PREFIX):
         text, other = _text_blocks(entry.content)
-        return (
-            None if other else Source(id=entry.id, role="custom", time=entry.timestamp, text=text)
+        if other:
+            return None
+        return Source(
+            id=entry.id,
+            role="custom",
+            time=entry.timestamp,
+            text=text,
+            custom_type=entry.custom_type,
         )
     if isinstance(entry, CompactionEntry):
         return Source(id=entry.id, role="summary", time=entry.timestamp, text=entry.summary)
@@ -179,9 +200,22 @@ class Piece:
     text: str
     start: int = 0
     """UTF-16 offset of ``text`` in the source's text."""
+    custom_type: str | None = None
+
+    @classmethod
+    def of(cls, source: Source, text: str, start: int = 0) -> Piece:
+        return cls(
+            id=source.id,
+            role=source.role,
+            time=source.time,
+            text=text,
+            start=start,
+            custom_type=source.custom_type,
+        )
 
     def to_json(self) -> dict[str, JSON]:
-        out: dict[str, JSON] = {"id": self.id, "role": self.role, "time": self.time}
+        out: dict[str, JSON] = {"id": self.id, **origin(self.role, self.custom_type)}
+        out["time"] = self.time
         if self.start:
             out["offset"] = self.start
         out["text"] = self.text
@@ -215,16 +249,14 @@ def pieces(sources: Sequence[Source], limit: int) -> list[Piece]:
     """Every source as one piece, or split when its piece alone would exceed ``limit``."""
     out: list[Piece] = []
     for source in sources:
-        whole = Piece(id=source.id, role=source.role, time=source.time, text=source.text)
+        whole = Piece.of(source, source.text)
         if whole.size <= limit:
             out.append(whole)
             continue
-        overhead = Piece(id=source.id, role=source.role, time=source.time, text="").size
+        overhead = Piece.of(source, "").size
         room = max(1, limit - overhead - 16)
         for start, text in split_text(source.text, room):
-            out.append(
-                Piece(id=source.id, role=source.role, time=source.time, text=text, start=start)
-            )
+            out.append(Piece.of(source, text, start))
     return out
 
 
