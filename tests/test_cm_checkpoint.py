@@ -6,6 +6,7 @@ import json
 
 from cm_kit import (
     EVENT_TYPE,
+    NOTES_TYPE,
     C,
     D,
     P,
@@ -34,11 +35,12 @@ from pictx_fsm.context_management import step
 from pictx_fsm.context_management.effects import CheckpointCompaction, RequestGeneration
 from pictx_fsm.context_management.notes import Note, NoteSet
 from pictx_fsm.context_management.policy import GEN_TIMEOUT_MS, Budgets
-from pictx_fsm.context_management.records import CHECKPOINT_KEY
+from pictx_fsm.context_management.records import CHECKPOINT_KEY, notes_data
 from pictx_fsm.context_management.sources import Source, pieces
 from pictx_fsm.effects import CancelResult
-from pictx_fsm.session.entries import AgentMessage, MessageEntry
+from pictx_fsm.session.entries import AgentMessage, CustomEntry, MessageEntry
 from pictx_fsm.session.estimate import js_length
+from pictx_fsm.session.tree import SessionTree
 
 COMPACTABLE = (P(chars=4_000), S, P(chars=20_000), S)
 
@@ -296,3 +298,60 @@ def test_m36_derived_status_origin_and_cumulative_failures() -> None:
 def test_m36_check_the_budgets_used() -> None:
     assert Budgets(context_window=64_000).checkpoint_max_bytes == 6_400
     assert isinstance(CheckpointCompaction, type) and D is not None
+
+
+def _covered_tree(count: int, covered: int | None) -> SessionTree:
+    """``count`` messages, then a notes snapshot covering through message ``covered``."""
+    tree = bare_tree()
+    for i in range(count):
+        role = "user" if i % 2 == 0 else "assistant"
+        raw = {"role": role, "content": [{"type": "text", "text": f"message {i} " * 20}]}
+        message = AgentMessage(role=role, raw=raw)
+        tree.append(
+            MessageEntry(id=f"m{i}", parent_id=tree.leaf_id, timestamp="t", message=message)
+        )
+    through = None if covered is None else f"m{covered}"
+    data = notes_data(NoteSet(), origin="background", through=through, state=1, retired=())
+    tree.append(
+        CustomEntry(
+            id="n1", parent_id=tree.leaf_id, timestamp="t", custom_type=NOTES_TYPE, data=data
+        )
+    )
+    return tree
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.data())
+def test_m26_compaction_reuses_notes_and_processes_only_uncovered_archived_sources(
+    data: st.DataObject,
+) -> None:
+    # Given notes covering any prefix of the branch — before, at or past Pi's kept boundary
+    count = data.draw(st.integers(2, 12))
+    kept = data.draw(st.integers(1, count - 1))
+    covered = data.draw(st.none() | st.integers(0, count - 1))
+    custom = data.draw(st.booleans())
+    tree = _covered_tree(count, covered)
+    # When Pi compacts, keeping the messages from ``kept`` on
+    event = ev.CompactionStarting(
+        reason="threshold", first_kept=f"m{kept}", custom_instructions=custom
+    )
+    _, result = step(started(tree), event, ctx(), ev.CmServices(tree=tree))
+    # Then the model is sent only the archived sources the notes do not cover (all of them
+    # with custom instructions); none uncovered means a checkpoint without a request
+    start = 0 if custom or covered is None else covered + 1
+    expected = [f"m{i}" for i in range(start, kept)]
+    sent = [
+        p.id for e in result.effects if isinstance(e, RequestGeneration) for p in e.request.pieces
+    ]
+    assert sent == expected
+    if not expected:
+        assert isinstance(result.value, CheckpointCompaction)
+
+
+def test_m26_compaction_after_background_notes_sends_nothing_again() -> None:
+    # Given background notes that covered the whole session
+    w = play(world(automatic_compaction=False), cm.Turn(chars=4_000), cm.Turn(chars=30_000))
+    assert customs(w, NOTES_TYPE)[-1]["origin"] == "background"
+    # When Pi compacts / Then the checkpoint reuses them without a model request
+    play(w, shared.Compact())
+    assert checkpoints(w) and not [r for r in w.generator.requests if r.kind == "compaction"]

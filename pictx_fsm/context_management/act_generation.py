@@ -64,7 +64,10 @@ def _range(f: CmFacts, kind: str) -> tuple[Sequence[Entry], list[Source], str | 
         event = f.event
         assert isinstance(event, CompactionStarting)
         archived = _archived(f, event.first_kept)
-        scope = archived if event.custom_instructions else after(archived, through)
+        # M26: only what the notes do not cover yet — nothing when they cover past Pi's kept
+        # boundary (background notes run ahead of compaction); custom instructions redo all.
+        uncovered = len(f.branch) - len(after(f.branch, through))
+        scope = archived if event.custom_instructions else archived[uncovered:]
         last = archived[-1].id if archived else through
         return scope, branch_sources(scope), last
     if kind == "background":

@@ -13,7 +13,13 @@ from typing import Any, TypeAlias
 
 from pictx_fsm.context_management.diaglog import check_record
 from pictx_fsm.context_management.effects import CheckpointCompaction, RequestGeneration
-from pictx_fsm.context_management.events import ReplyEnded, ToolCalled, TurnEnded, TurnStarted
+from pictx_fsm.context_management.events import (
+    CompactionStarting,
+    ReplyEnded,
+    ToolCalled,
+    TurnEnded,
+    TurnStarted,
+)
 from pictx_fsm.context_management.notes import (
     NOTES_BUDGET,
     PROTECTED_KINDS,
@@ -397,6 +403,36 @@ class CheckpointStateDerived(CmInvariant):
         return found
 
 
+class CompactionReusesNotes(CmInvariant):
+    """M26: a compaction sends the model only archived sources the notes do not cover yet
+    (all of them with custom instructions) — coverage replayed from the branch."""
+
+    name, rule = "compaction_reuses_notes", "M26"
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.covered: dict[tuple[int, int], frozenset[str]] = {}
+
+    def check_step(self, world: CmWorld, record: StepRecord) -> list[CmViolation]:
+        event = record.event
+        opened = any(s.get("type") == "compaction" for s in logs(record, "operation_start"))
+        if isinstance(event, CompactionStarting) and opened and not event.custom_instructions:
+            branch = branch_at(record)
+            through = read_branch(branch).notes_through
+            ids = [e.id for e in branch]
+            upto = ids.index(through) + 1 if through in ids else 0
+            self.covered[(record.runtime, record.after.next_job - 1)] = frozenset(ids[:upto])
+        found = []
+        for effect in record.result.effects:
+            if not isinstance(effect, RequestGeneration) or effect.request.kind != "compaction":
+                continue
+            covered = self.covered.get((record.runtime, effect.request.job), frozenset())
+            again = sorted({p.id for p in effect.request.pieces} & covered)
+            if again:
+                found.append(self.violation(f"a compaction sent covered sources {again}", record))
+        return found
+
+
 class RecallQuota(CmInvariant):
     """§12.10: recall bytes per assistant turn within ``RECALL_TURN_BYTES``; none with
     unknown usage."""
@@ -559,6 +595,7 @@ NOTES_INVARIANTS: tuple[type[CmInvariant], ...] = (
     CitedSources,
     CoverageMonotonic,
     CheckpointStateDerived,
+    CompactionReusesNotes,
     RecallQuota,
     LogBounded,
     AbortCancelsBackground,
