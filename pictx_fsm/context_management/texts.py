@@ -82,12 +82,13 @@ NOTES_GUIDELINES: Final = (
 )
 SEARCH_DESCRIPTION: Final = (
     'Search this branch\'s history (scope "handoff": the parent session captured at handoff) '
-    "for a case-sensitive literal substring. Returns source ids, roles, times and excerpts; "
-    "pass the cursor back for the next page."
+    "for a case-sensitive literal substring. Returns source ids, roles, times and excerpts. "
+    "A page fits this turn's remaining recall quota (maxBytes asks for a smaller one); pass "
+    "the cursor back for the next page."
 )
 READ_DESCRIPTION: Final = (
-    "Read a history source by id from offset (at most 3000 bytes per call); pass nextOffset "
-    "back verbatim to continue."
+    "Read a history source by id from offset (at most 3000 bytes per call, fewer when the "
+    "turn's recall quota is nearly spent); pass nextOffset back verbatim to continue."
 )
 STATUS_DESCRIPTION: Final = (
     "Report the context estimate, the checkpoint state and the remaining recall quota."
