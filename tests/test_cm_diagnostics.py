@@ -31,6 +31,7 @@ from pictx_fsm.context_management.diaglog import (
     check_record,
     log_path,
 )
+from pictx_fsm.context_management.effects import LogScope
 from pictx_fsm.context_management.export import metrics, report_path, write_report
 from pictx_fsm.context_management.policy import LOG_MAX_BYTES
 from pictx_fsm.context_management.texts import STATUS_LOG_FAILED
@@ -45,6 +46,30 @@ def test_m62_the_panel_opens_closes_and_is_per_instance() -> None:
     assert w.extension.panel is None and not state(w).panel_open
     play(w, C(args="session"), shared.Reload())
     assert not state(w).panel_open
+
+
+def test_m62_the_panel_shows_every_item_the_readme_lists() -> None:
+    # Given two identical note writes, a background job, and a damaged line in the log
+    w = play(world(), P(chars=200), S, *tool(tool="notes_update"), *tool(tool="notes_update"))
+    play(w, T(chars=12_000))
+    w.extension.files.append(w.session.session_file + ".ctxlog.jsonl", b"{cut\n")
+    # When the panel opens
+    play(w, C(args="session"))
+    panel = json.loads(w.extension.panel or "{}")
+    # Then it shows extra tokens, provider pricing, suspected repeated tools, call and
+    # failure statistics, missing or unavailable files, corrupt lines, and source checks
+    diagnostics = panel["diagnostics"]
+    assert diagnostics["extraTokens"] > 0 and diagnostics["returnedTokens"] > 0
+    assert diagnostics["reportedCost"] >= diagnostics["extraReportedCost"] >= 0
+    assert diagnostics["suspectedRepeatedTools"] == 1
+    assert diagnostics["calls"] >= 3 and diagnostics["failures"] == 0
+    assert diagnostics["failureRate"] == 0 and diagnostics["cancelled"] == 0
+    assert diagnostics["missingPrimaryFiles"] == diagnostics["unavailableFiles"] == []
+    assert diagnostics["corruptLines"] == 1
+    notes = state(w).branch.notes.notes
+    cited = sum(len(n.sources) for n in notes)
+    checks = {"cited": cited, "onBranch": cited, "inParent": 0, "unresolved": 0}
+    assert panel["sourceChecks"] == checks
 
 
 def test_m63_the_panel_refreshes_on_commits_and_never_reopens_after_close() -> None:
@@ -190,7 +215,7 @@ def test_m68_a_handoff_target_exports_its_verified_parent_before_capture() -> No
 
 def test_m69_a_missing_primary_log_is_reported_not_assumed_deleted() -> None:
     files = MemoryFiles()
-    write_report(files, "/a.jsonl", None, None)
+    write_report(files, LogScope(session_file="/a.jsonl"))
     report = json.loads(files.read("/a.jsonl.ctx-report.json") or b"{}")
     assert report["missingPrimaryFiles"] == ["current"] and report["unavailableFiles"] == [
         "current"
@@ -279,3 +304,15 @@ def test_m70_an_export_reports_returned_tokens_at_least_the_extra_ones() -> None
     # Then returnedTokens is every call's input and output, extraTokens the extension's part
     total = sum(e["usage"]["input"] + e["usage"]["output"] for e in ends if e["usage"])
     assert report["metrics"]["returnedTokens"] == total > report["metrics"]["extraTokens"] > 0
+
+
+def test_m62_a_handoff_targets_panel_checks_inherited_sources_in_its_parent() -> None:
+    # Given a handoff target whose inherited notes cite the parent's messages
+    w = play(world(), P(chars=300), S, *tool(tool="notes_update"), C(args="handoff"), cm.Drain())
+    play(w, S, C(args="session"))
+    checks = json.loads(w.extension.panel or "{}")["sourceChecks"]
+    # Then they resolve in the parent's captured branch
+    assert checks["cited"] > 0 and checks["inParent"] == checks["cited"]
+    # When the parent file is moved away / Then they no longer resolve
+    play(w, cm.HideParent(on=True), C(args="session"))
+    assert json.loads(w.extension.panel or "{}")["sourceChecks"]["unresolved"] == checks["cited"]

@@ -50,7 +50,7 @@ from pictx_fsm.context_management.records import (
 )
 from pictx_fsm.context_management.sources import source_of
 from pictx_fsm.context_management.state import CmState, Flags
-from pictx_fsm.context_management.status import panel_text, status_bar
+from pictx_fsm.context_management.status import log_scope, panel_snapshot, status_bar
 from pictx_fsm.context_management.texts import NOTES_TOOL, TOOLS
 from pictx_fsm.context_management.tools import answer_tool
 from pictx_fsm.context_management.writes import write_problem
@@ -104,7 +104,6 @@ class _Run:
         self.answered = False
         self.fired: list[str] = []
         self.status_before = state.status
-        self.start_panel = state.panel_open
 
     # -- facts and intents ---------------------------------------------------------------------
 
@@ -347,7 +346,7 @@ class _Run:
 
     def _refresh_due(self) -> bool:
         """M63: an operation ended, notes were committed, the auto setting changed, a
-        compaction, branch or model change happened — or the panel was just opened."""
+        compaction, branch or model change happened (``/ctx-memory session`` shows it itself)."""
         if isinstance(self.event, ev.BranchMoved | ev.ModelSelected | ev.CompactionStarting):
             return True
         kinds = {"operation_end", "native_compaction"}
@@ -356,11 +355,13 @@ class _Run:
                 return True
             if isinstance(effect, AppendEntry) and effect.custom_type in (NOTES_TYPE, AUTO_TYPE):
                 return True
-        return self.state.panel_open and not self.start_panel
+        return False
 
     def finish(self) -> tuple[CmState, CmResult]:
         if self.state.panel_open and self._refresh_due():
-            self.effects.append(PanelRefresh(text=panel_text(self.facts())))
+            facts = self.facts()
+            refresh = PanelRefresh(snapshot=panel_snapshot(facts), logs=log_scope(facts))
+            self.effects.append(refresh)
         text = status_bar(self.state)
         if text != self.status_before:
             # M4: first, so the bar shows this step's phase before the host carries out the

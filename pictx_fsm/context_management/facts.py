@@ -31,6 +31,7 @@ from pictx_fsm.context_management.policy import (
 from pictx_fsm.context_management.records import (
     BranchMemory,
     Receipt,
+    branch_digest,
     inherited_notes,
     read_branch,
     read_session,
@@ -133,6 +134,23 @@ class CmFacts:
         result: Receipt | None = self._cached(
             "receipt", lambda: read_session(self.services.tree.entries).receipt
         )
+        return result
+
+    def captured_parent(self) -> Sequence[Entry] | None:
+        """M24: the direct parent's branch as captured at handoff — ``None`` without a
+        receipt, or when the parent file is missing or its captured branch was rewritten."""
+
+        def compute() -> Sequence[Entry] | None:
+            receipt = self.receipt
+            if receipt is None:
+                return None
+            branch = self.services.parents.parent_branch(receipt.parent_file, receipt.captured_leaf)
+            if branch is None:
+                return None
+            ids = (e.id for e in branch if e.id is not None)
+            return branch if branch_digest(ids) == receipt.digest else None
+
+        result: Sequence[Entry] | None = self._cached("captured_parent", compute)
         return result
 
     def attempts_in_hour(self) -> int:

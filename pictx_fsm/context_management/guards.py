@@ -23,7 +23,6 @@ from pictx_fsm.context_management.policy import (
     BG_MAX_TRIES,
     BG_SUCCESS_COOLDOWN_MS,
 )
-from pictx_fsm.context_management.records import branch_digest
 from pictx_fsm.context_management.sizes import json_text_bytes
 from pictx_fsm.context_management.sources import after, unsupported
 from pictx_fsm.context_management.writes import parse_write, write_outcome
@@ -345,13 +344,7 @@ def switch_safe(f: CmFacts) -> bool:
 
 def receipt_verified(f: CmFacts) -> bool:
     """M24, M46 step 6: this session is saved and the parent's captured branch is intact."""
-    receipt = f.receipt
-    if receipt is None or f.ctx.session_file is None:
-        return False
-    branch = f.services.parents.parent_branch(receipt.parent_file, receipt.captured_leaf)
-    if branch is None:
-        return False
-    return branch_digest(e.id for e in branch if e.id is not None) == receipt.digest
+    return f.ctx.session_file is not None and f.captured_parent() is not None
 
 
 def failure_announced(f: CmFacts) -> bool:

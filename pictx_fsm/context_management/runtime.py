@@ -38,10 +38,11 @@ from pictx_fsm.context_management.effects import (
     SwitchSession,
     Value,
 )
-from pictx_fsm.context_management.export import write_report
+from pictx_fsm.context_management.export import panel_diagnostics, write_report
 from pictx_fsm.context_management.generation import GenerationReply, GenerationRequest
 from pictx_fsm.context_management.machines import CmMachines, load_machines
 from pictx_fsm.context_management.state import CmState, Flags
+from pictx_fsm.context_management.status import render_panel
 from pictx_fsm.context_management.texts import NOTICE_EXPORTED, STATUS_LOG_FAILED, STATUS_READY
 from pictx_fsm.effects import AppendEntry, Notify
 from pictx_fsm.session.tree import SessionTree
@@ -162,7 +163,7 @@ class ContextMemoryRuntime:
         elif isinstance(effect, SetStatus):
             host.set_status(effect.text)
         elif isinstance(effect, PanelRefresh):
-            host.show_panel(effect.text)
+            host.show_panel(self._panel(effect))
         elif isinstance(effect, LogRecord):
             self._log(effect)
         elif isinstance(effect, RequestGeneration):
@@ -226,8 +227,17 @@ class ContextMemoryRuntime:
         files = self.host.log_files()
         if files is None:
             return
-        path = write_report(files, effect.session_file, effect.parent_file, effect.captured_at)
+        path = write_report(files, effect.logs)
         self.host.notify(NOTICE_EXPORTED.format(path=path), "info")
+
+    def _panel(self, effect: PanelRefresh) -> str:
+        """M62: the snapshot with the call statistics of the logs (read at each refresh)."""
+        if effect.snapshot is None:
+            return ""
+        files = self.host.log_files()
+        if files is None or effect.logs is None:
+            return render_panel(effect.snapshot, None)
+        return render_panel(effect.snapshot, panel_diagnostics(files, effect.logs))
 
     @property
     def value_of_last(self) -> Value:

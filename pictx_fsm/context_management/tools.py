@@ -17,7 +17,6 @@ from pictx_fsm.context_management.effects import Answer, Intent, update
 from pictx_fsm.context_management.facts import CmFacts
 from pictx_fsm.context_management.notes import KINDS, STATUSES
 from pictx_fsm.context_management.policy import READ_MAX_BYTES
-from pictx_fsm.context_management.records import branch_digest
 from pictx_fsm.context_management.sources import branch_sources
 from pictx_fsm.context_management.status import context_status, recall_left
 from pictx_fsm.context_management.texts import (
@@ -158,12 +157,12 @@ def _scope(f: CmFacts, name: JSON) -> history.Scope:
         raise history.HistoryError(
             code=HANDOFF_UNAVAILABLE, message="this session has no handoff parent"
         )
-    branch = f.services.parents.parent_branch(receipt.parent_file, receipt.captured_leaf)
-    ids = [e.id for e in branch or () if e.id is not None]
-    if branch is None or branch_digest(ids) != receipt.digest:
+    branch = f.captured_parent()
+    if branch is None:
         raise history.HistoryError(
             code=HANDOFF_UNAVAILABLE, message="the parent session is missing or modified"
         )
+    ids = [e.id for e in branch if e.id is not None]
     return history.scope_of(
         "handoff", receipt.parent_session, receipt.captured_leaf, branch_sources(branch), ids
     )

@@ -419,7 +419,7 @@ class CompactionReusesNotes(CmInvariant):
         if isinstance(event, CompactionStarting) and opened and not event.custom_instructions:
             branch = branch_at(record)
             through = read_branch(branch).notes_through
-            ids = [e.id for e in branch]
+            ids = [e.id for e in branch if e.id is not None]
             upto = ids.index(through) + 1 if through in ids else 0
             self.covered[(record.runtime, record.after.next_job - 1)] = frozenset(ids[:upto])
         found = []
