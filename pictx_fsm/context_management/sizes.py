@@ -25,11 +25,9 @@ def json_bytes(value: Any) -> int:
     return json_text_bytes(js_json(value))
 
 
-def char_json_bytes(char: str) -> int:
-    """The bytes one character adds inside a JSON string (escapes included)."""
-    if " " <= char <= "~" and char not in '"\\':
-        return 1
-    return js.utf8_length(js.quote(char)) - 2
+def string_json_bytes(text: str) -> int:
+    """The bytes ``text`` takes inside a JSON string literal (escapes included)."""
+    return js.utf8_length(js.quote(text)) - 2
 
 
 def digest(text: str, length: int = 64) -> str:
@@ -37,4 +35,4 @@ def digest(text: str, length: int = 64) -> str:
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:length]
 
 
-__all__ = ["char_json_bytes", "digest", "json_bytes", "json_text_bytes"]
+__all__ = ["digest", "json_bytes", "json_text_bytes", "string_json_bytes"]

@@ -14,7 +14,7 @@ from typing import Any, Final, TypeAlias
 
 from attrs import frozen
 
-from pictx_fsm.context_management.sizes import char_json_bytes, json_bytes
+from pictx_fsm.context_management.sizes import json_bytes, string_json_bytes
 from pictx_fsm.session.entries import (
     BranchSummaryEntry,
     CompactionEntry,
@@ -228,21 +228,22 @@ class Piece:
 
 def split_text(text: str, limit: int) -> Iterator[tuple[int, str]]:
     """Slices of ``text`` of at most ``limit`` bytes inside a JSON string each (at least one
-    character), never inside a character, with each slice's UTF-16 offset."""
-    offset = 0
-    current: list[str] = []
-    size = 0
-    for char in text:
-        width = char_json_bytes(char)
-        if current and size + width > limit:
-            piece = "".join(current)
-            yield offset, piece
-            offset += js_length(piece)
-            current, size = [], 0
-        current.append(char)
-        size += width
-    if current or not text:
-        yield offset, "".join(current)
+    character), never inside a character, with each slice's UTF-16 offset. A slice is cut
+    to the share of ``limit`` its measured bytes allow, until it fits."""
+    if not text:
+        yield 0, ""
+        return
+    offset = position = 0
+    while position < len(text):
+        end = min(len(text), position + max(1, limit))
+        width = string_json_bytes(text[position:end])
+        while width > limit and end - position > 1:
+            end = position + max(1, min(end - position - 1, (end - position) * limit // width))
+            width = string_json_bytes(text[position:end])
+        piece = text[position:end]
+        yield offset, piece
+        offset += js_length(piece)
+        position = end
 
 
 def pieces(sources: Sequence[Source], limit: int) -> list[Piece]:
