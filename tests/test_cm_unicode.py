@@ -10,9 +10,14 @@ from cm_kit import C, D, P, S, play, shared, tool_payloads, user_ids, world
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pictx_fsm.context_management import history
-from pictx_fsm.context_management.sources import Source, pieces
-from pictx_fsm.context_management.texts import NOTES_TOOL, READ_TOOL, SEARCH_TOOL, STATUS_TOOL
+from pictx_fsm.extensions.context_management import history
+from pictx_fsm.extensions.context_management.sources import Source, pieces
+from pictx_fsm.extensions.context_management.texts import (
+    NOTES_TOOL,
+    READ_TOOL,
+    SEARCH_TOOL,
+    STATUS_TOOL,
+)
 from pictx_fsm.hosts.model import Call, Text, Tools
 from pictx_fsm.testing.cm.world import CmWorld
 

@@ -7,17 +7,21 @@ import json
 from collections.abc import Mapping
 from typing import Any, TypeAlias
 
-from pictx_fsm import _jscompat as js
-from pictx_fsm.context_management.effects import RequestGeneration
-from pictx_fsm.context_management.events import CommandIssued
-from pictx_fsm.context_management.policy import AUTO_COOLDOWN_MS, AUTO_MAX_PER_HOUR, HOUR_MS
-from pictx_fsm.context_management.records import (
+from pictx_fsm import js
+from pictx_fsm.extensions.context_management.effects import RequestGeneration
+from pictx_fsm.extensions.context_management.events import CommandIssued
+from pictx_fsm.extensions.context_management.policy import (
+    AUTO_COOLDOWN_MS,
+    AUTO_MAX_PER_HOUR,
+    HOUR_MS,
+)
+from pictx_fsm.extensions.context_management.records import (
     AUTO_TYPE,
     HANDOFF_TYPE,
     auto_from_json,
     read_session,
 )
-from pictx_fsm.context_management.sizes import json_text_bytes
+from pictx_fsm.extensions.context_management.sizes import json_text_bytes
 from pictx_fsm.session.entries import CustomEntry
 from pictx_fsm.testing.cm.checks import CmInvariant, CmViolation, appended, budgets, logs
 from pictx_fsm.testing.cm.invariants import NOTES_INVARIANTS
