@@ -245,6 +245,8 @@ SCENARIOS: Sequence[CmScenario] = (
         *_tool(tool="search"),
         *(P(chars=3_000), S) * 4,
         *_tool(tool="search"),
+        *_tool(tool="search", max_bytes=300, cut=True),
+        *_tool(tool="notes_update", key=4, cut=True),
         *_tool(tool="read"),
         *_tool(tool="status"),
         *_tool(tool="read", source="missing"),
