@@ -12,6 +12,7 @@ from typing import Any
 from attrs import evolve
 
 from pictx_fsm.extensions.context_management import events as ev
+from pictx_fsm.extensions.context_management import initial_state, step
 from pictx_fsm.extensions.context_management.kit import actions as cm
 from pictx_fsm.extensions.context_management.kit.invariants_handoff import WorldSuite
 from pictx_fsm.extensions.context_management.kit.world import World, WorldConfig
@@ -24,7 +25,6 @@ from pictx_fsm.extensions.context_management.records import (
     TAKEOVER_TYPE,
 )
 from pictx_fsm.extensions.context_management.state import CmState, Flags
-from pictx_fsm.extensions.context_management.step import initial_state, step
 from pictx_fsm.host.effects import ToolResult
 from pictx_fsm.session.entries import CompactionEntry, CustomEntry, MessageEntry
 from pictx_fsm.session.tree import SessionTree

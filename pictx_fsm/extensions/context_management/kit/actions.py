@@ -28,6 +28,8 @@ from pictx_fsm.testing import actions as shared
 JSON: TypeAlias = Any
 ToolKind: TypeAlias = Literal["notes_update", "notes_read", "search", "read", "status"]
 SourcePick: TypeAlias = Literal["user", "assistant", "missing"]
+CUT_EMOJI = "\ud83d"
+"""The first half of 😀: what a Pi session file holds for a cut emoji."""
 
 
 @frozen(kw_only=True)
@@ -43,6 +45,11 @@ class CmTool:
     chars: int = 40
     handoff: bool = False
     """Search or read with ``scope: "handoff"`` (the captured parent, M24)."""
+    max_bytes: int | None = None
+    """A search page of at most this many bytes (M21, M23)."""
+    cut: bool = False
+    """A cut emoji — a lone surrogate — ends the note text or the search query (a note
+    holding one is refused, a search finds it as JavaScript would)."""
 
 
 @frozen(kw_only=True)
@@ -263,8 +270,9 @@ def _pick(action: CmTool, ids: Mapping[str, list[str]]) -> str:
 
 
 def _call(action: CmTool, ids: Mapping[str, list[str]]) -> tuple[str, dict[str, JSON]]:
+    cut = CUT_EMOJI if action.cut else ""
     if action.tool == "notes_update":
-        text = shared.filler(f"note-{action.key}", action.chars)
+        text = shared.filler(f"note-{action.key}", action.chars) + cut
         arguments = {
             "action": "update",
             "key": f"k{action.key}",
@@ -278,7 +286,8 @@ def _call(action: CmTool, ids: Mapping[str, list[str]]) -> tuple[str, dict[str, 
         return NOTES_TOOL, {"action": "read"}
     scope = {"scope": "handoff"} if action.handoff else {}
     if action.tool == "search":
-        return SEARCH_TOOL, {"query": "prompt-", **scope}
+        page = {} if action.max_bytes is None else {"maxBytes": action.max_bytes}
+        return SEARCH_TOOL, {"query": "prompt-" + cut, **scope, **page}
     if action.tool == "read":
         return READ_TOOL, {"sourceId": _pick(action, ids), "offset": 0, **scope}
     return STATUS_TOOL, {}

@@ -13,7 +13,13 @@ from typing import Any, TypeAlias
 
 from pictx_fsm.extensions.context_management.diaglog import check_record
 from pictx_fsm.extensions.context_management.effects import CheckpointCompaction, RequestGeneration
-from pictx_fsm.extensions.context_management.events import ReplyEnded, ToolCalled, TurnStarted
+from pictx_fsm.extensions.context_management.events import (
+    CompactionStarting,
+    ReplyEnded,
+    ToolCalled,
+    TurnEnded,
+    TurnStarted,
+)
 from pictx_fsm.extensions.context_management.kit.checks import (
     JournalInvariant,
     branch_at,
@@ -24,6 +30,7 @@ from pictx_fsm.extensions.context_management.kit.checks import (
 )
 from pictx_fsm.extensions.context_management.kit.world import StepRecord, World
 from pictx_fsm.extensions.context_management.notes import (
+    NOTES_BUDGET,
     PROTECTED_KINDS,
     FileRecord,
     NoteSet,
@@ -52,7 +59,13 @@ from pictx_fsm.extensions.context_management.sources import (
     closed_prefix,
     pending_bytes,
 )
-from pictx_fsm.extensions.context_management.texts import NOTES_TOOL, READ_TOOL, SEARCH_TOOL
+from pictx_fsm.extensions.context_management.texts import (
+    NOTES_TOOL,
+    READ_TOOL,
+    SEARCH_TOOL,
+    STATUS_BATCH,
+    STATUS_HANDOFF,
+)
 from pictx_fsm.session.entries import CompactionEntry, CustomMessageEntry, MessageEntry
 from pictx_fsm.testing.invariants import Violation
 
@@ -149,11 +162,7 @@ class BackgroundStartGuard(JournalInvariant):
             self.failure[record.runtime] = record.ctx.now
             job = str(end.get("id", "")).rsplit(":", 1)[-1]
             key = self.keys.get((record.runtime, job))
-            if key is not None and end.get("result") in (
-                "note_bytes",
-                "note_count",
-                "file_tracking",
-            ):
+            if key is not None and end.get("result") == NOTES_BUDGET:
                 self.blocked.add((record.runtime, key))
 
 
@@ -403,6 +412,36 @@ class CheckpointStateDerived(JournalInvariant):
         return found
 
 
+class CompactionReusesNotes(JournalInvariant):
+    """M26: a compaction sends the model only archived sources the notes do not cover yet
+    (all of them with custom instructions) — coverage replayed from the branch."""
+
+    name, rule = "compaction_reuses_notes", "M26"
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.covered: dict[tuple[int, int], frozenset[str]] = {}
+
+    def check_step(self, world: World, record: StepRecord) -> list[Violation]:
+        event = record.event
+        opened = any(s.get("type") == "compaction" for s in logs(record, "operation_start"))
+        if isinstance(event, CompactionStarting) and opened and not event.custom_instructions:
+            branch = branch_at(record)
+            through = read_branch(branch).notes_through
+            ids = [e.id for e in branch if e.id is not None]
+            upto = ids.index(through) + 1 if through in ids else 0
+            self.covered[(record.runtime, record.after.next_job - 1)] = frozenset(ids[:upto])
+        found = []
+        for effect in record.result.effects:
+            if not isinstance(effect, RequestGeneration) or effect.request.kind != "compaction":
+                continue
+            covered = self.covered.get((record.runtime, effect.request.job), frozenset())
+            again = sorted({p.id for p in effect.request.pieces} & covered)
+            if again:
+                found.append(self.violation(f"a compaction sent covered sources {again}", record))
+        return found
+
+
 class RecallQuota(JournalInvariant):
     """§12.10: recall bytes per assistant turn within ``RECALL_TURN_BYTES``; none with
     unknown usage."""
@@ -466,6 +505,75 @@ class LogBounded(JournalInvariant):
         return found
 
 
+class AbortCancelsBackground(JournalInvariant):
+    """M41: a background job running when the foreground run is aborted never commits."""
+
+    name, rule = "abort_cancels_background", "M41"
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.open: set[tuple[int, str]] = set()
+        self.aborted: set[tuple[int, str]] = set()
+
+    def check_step(self, world: World, record: StepRecord) -> list[Violation]:
+        runtime = record.runtime
+        found = []
+        for end in logs(record, "operation_end"):
+            job = (runtime, str(end.get("id")))
+            if job in self.aborted and end.get("result") == "ok":
+                found.append(self.violation(f"job {job[1]} committed after an abort", record))
+            self.open.discard(job)
+        for start in logs(record, "operation_start"):
+            if start.get("type") == "background":
+                self.open.add((runtime, str(start.get("id"))))
+        if isinstance(record.event, TurnEnded) and record.event.aborted:
+            self.aborted |= {job for job in self.open if job[0] == runtime}
+        return found
+
+
+class OperationTrigger(JournalInvariant):
+    """M65: every operation the extension starts records its trigger — mode, reason, usage
+    and forecast as enums and numbers (``null`` when unknown)."""
+
+    name, rule = "operation_trigger", "M65"
+    NUMBERS = ("tokens", "contextWindow", "growthTokens", "projectedTokens")
+
+    def check_step(self, world: World, record: StepRecord) -> list[Violation]:
+        found = []
+        for start in logs(record, "operation_start"):
+            if start.get("type") == "reply":
+                continue
+            trigger = start.get("trigger")
+            ok = (
+                isinstance(trigger, Mapping)
+                and set(trigger) == {"mode", "reason", *self.NUMBERS}
+                and trigger["mode"] in ("manual", "automatic")
+                and trigger["reason"] in ("manual", "threshold", "forecast")
+                and all(trigger[k] is None or type(trigger[k]) is int for k in self.NUMBERS)
+            )
+            if not ok:
+                found.append(self.violation(f"operation_start trigger {trigger!r}", record))
+        return found
+
+
+class StatusAtRest(JournalInvariant):
+    """M4: the status bar shows a batch or a handoff phase only while one runs in the
+    current instance; once it ended (committed, failed, switched away) the bar is at rest."""
+
+    name, rule = "status_at_rest", "M4"
+    PHASES = (STATUS_BATCH.split("{")[0], STATUS_HANDOFF.split("{")[0])
+
+    def check_world(self, world: World) -> list[Violation]:
+        shown = world.extension.status
+        if not world.runtimes or not shown.startswith(self.PHASES):
+            return []
+        state = world.runtimes[-1].state
+        run = state.generation
+        if (run is not None and run.kind != "background") or state.state_of("handoff") != "idle":
+            return []
+        return [self.violation(f"the status bar still shows {shown!r} with nothing running")]
+
+
 class NoExtensionErrors(JournalInvariant):
     """The extension never throws into the host."""
 
@@ -496,8 +604,12 @@ NOTES_INVARIANTS: tuple[type[JournalInvariant], ...] = (
     CitedSources,
     CoverageMonotonic,
     CheckpointStateDerived,
+    CompactionReusesNotes,
     RecallQuota,
     LogBounded,
+    AbortCancelsBackground,
+    OperationTrigger,
+    StatusAtRest,
     NoExtensionErrors,
 )
 __all__ = ["NOTES_INVARIANTS", "FileRecord"]

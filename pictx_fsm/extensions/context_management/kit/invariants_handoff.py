@@ -7,6 +7,7 @@ import json
 from collections.abc import Mapping
 from typing import Any, TypeAlias
 
+from pictx_fsm import js
 from pictx_fsm.extensions.context_management.effects import RequestGeneration
 from pictx_fsm.extensions.context_management.events import CommandIssued
 from pictx_fsm.extensions.context_management.kit.checks import (
@@ -28,6 +29,7 @@ from pictx_fsm.extensions.context_management.records import (
     auto_from_json,
     read_session,
 )
+from pictx_fsm.extensions.context_management.sizes import json_text_bytes
 from pictx_fsm.session.entries import CustomEntry
 from pictx_fsm.testing.invariants import InvariantSuite, Violation
 
@@ -228,8 +230,8 @@ class SwitchOnlyWhenComplete(_PerSwitch):
         text = json.dumps(
             last.get("package"), separators=(",", ":"), sort_keys=True, ensure_ascii=False
         )
-        size = len(text.encode())
-        display = len(str(last.get("display", "")).encode())
+        size = json_text_bytes(text)
+        display = js.utf8_length(str(last.get("display", "")))
         limit = budgets(world.journal.steps[-1]).handoff_max_bytes if world.journal.steps else 0
         if size > limit or display > limit:
             message = f"switched with a {size}/{display}-byte package (limit {limit})"

@@ -56,6 +56,8 @@ def _tool() -> st.SearchStrategy[Any]:
         status=st.sampled_from(("active", "resolved")),
         source=st.sampled_from(("user", "user", "assistant", "missing")),
         chars=st.sampled_from((40, 400, 2_500)),
+        max_bytes=st.sampled_from((None, None, 300, 1_200)),
+        cut=st.sampled_from((False, False, False, True)),
     )
 
 

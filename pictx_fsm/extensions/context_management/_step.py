@@ -50,10 +50,10 @@ from pictx_fsm.extensions.context_management.records import (
 )
 from pictx_fsm.extensions.context_management.sources import source_of
 from pictx_fsm.extensions.context_management.state import CmState, Flags
-from pictx_fsm.extensions.context_management.status import panel_text, status_bar
+from pictx_fsm.extensions.context_management.status import log_scope, panel_snapshot, status_bar
 from pictx_fsm.extensions.context_management.texts import NOTES_TOOL, TOOLS
 from pictx_fsm.extensions.context_management.tools import answer_tool
-from pictx_fsm.extensions.context_management.writes import parse_write
+from pictx_fsm.extensions.context_management.writes import write_problem
 from pictx_fsm.host.effects import AppendEntry, ToolResult
 from pictx_fsm.session.entries import CompactionEntry, CustomEntry, Entry
 
@@ -104,7 +104,6 @@ class _Run:
         self.answered = False
         self.fired: list[str] = []
         self.status_before = state.status
-        self.start_panel = state.panel_open
 
     # -- facts and intents ---------------------------------------------------------------------
 
@@ -206,7 +205,11 @@ class _Run:
         )
 
     def _on_ReplyEnded(self, event: ev.ReplyEnded) -> None:
-        """M5/M6: the only point where the schedulers are evaluated."""
+        """M5/M6: the only point where the schedulers are evaluated — the end of a complete
+        reply and its tool loop, so not the settle of an aborted run (M41)."""
+        if self.state.run_aborted:
+            self.state = evolve(self.state, run_aborted=False)
+            return
         self.send(("auto_handoff", "reply_end"), ("background_notes", "reply_end"))
 
     def _on_TurnStarted(self, event: ev.TurnStarted) -> None:
@@ -218,7 +221,8 @@ class _Run:
             self.send(("auto_handoff", "revoke"))
 
     def _on_TurnEnded(self, event: ev.TurnEnded) -> None:
-        """M64: a foreground reply, timed from its turn's start; tools excluded."""
+        """M64: a foreground reply, timed from its turn's start; tools excluded. M41: the
+        foreground run's abort cancels a background job."""
         started = self.state.turn_started_at
         job = f"{self.state.session_id[:8]}:r{self.state.turns}"
         usage = None
@@ -241,6 +245,9 @@ class _Run:
                 ),
             )
         )
+        if event.aborted:
+            self.state = evolve(self.state, run_aborted=True)
+            self.send(("background_notes", "cancel"))
 
     def _on_BranchMoved(self, event: ev.BranchMoved) -> None:
         """M15, M35, M41, M59: rebuild; cancel the job, the preparation, the generation."""
@@ -296,9 +303,9 @@ class _Run:
         self.apply((log("tool_call", time=self.ctx.now, fingerprint=mark, result="ok"),))
 
     def _write(self) -> None:
-        if parse_write(self.facts().tool_arguments) is None:
-            message = "update needs key, kind, text, status and a non-empty list of sources"
-            self.apply((tool_error("invalid_arguments", message),))
+        problem = write_problem(self.facts().tool_arguments)
+        if problem is not None:
+            self.apply((tool_error("invalid_arguments", problem),))
             return
         self.send(("notes_store", "write"))
 
@@ -339,7 +346,7 @@ class _Run:
 
     def _refresh_due(self) -> bool:
         """M63: an operation ended, notes were committed, the auto setting changed, a
-        compaction, branch or model change happened — or the panel was just opened."""
+        compaction, branch or model change happened (``/ctx-memory session`` shows it itself)."""
         if isinstance(self.event, ev.BranchMoved | ev.ModelSelected | ev.CompactionStarting):
             return True
         kinds = {"operation_end", "native_compaction"}
@@ -348,15 +355,20 @@ class _Run:
                 return True
             if isinstance(effect, AppendEntry) and effect.custom_type in (NOTES_TYPE, AUTO_TYPE):
                 return True
-        return self.state.panel_open and not self.start_panel
+        return False
 
     def finish(self) -> tuple[CmState, CmResult]:
         if self.state.panel_open and self._refresh_due():
-            self.effects.append(PanelRefresh(text=panel_text(self.facts())))
+            facts = self.facts()
+            refresh = PanelRefresh(snapshot=panel_snapshot(facts), logs=log_scope(facts))
+            self.effects.append(refresh)
         text = status_bar(self.state)
         if text != self.status_before:
+            # M4: first, so the bar shows this step's phase before the host carries out the
+            # rest — whose answers (a reply, a created or refused session) are later steps
+            # that set the bar again, and must not be overwritten by this older text.
             self.state = evolve(self.state, status=text)
-            self.effects.append(SetStatus(text=text))
+            self.effects.insert(0, SetStatus(text=text))
         value = self.value
         if isinstance(self.event, ev.ToolCalled) and not self.answered and self.event.name in TOOLS:
             value = ToolResult(payload={"ok": False, "error": "internal", "message": "no answer"})
