@@ -34,7 +34,7 @@ MOVED: Final[dict[str, str]] = {
     "pictx_fsm.notes": "pictx_fsm.extensions.pi_context.notes",
     "pictx_fsm.boot": "pictx_fsm.extensions.pi_context.boot",
     "pictx_fsm.resets": "pictx_fsm.extensions.pi_context.boot_writer",
-    "pictx_fsm.overflow": "pictx_fsm.extensions.pi_context.overflow",
+    "pictx_fsm.overflow": "pictx_fsm.session.overflow",
     "pictx_fsm.policy": "pictx_fsm.extensions.pi_context.policy",
     "pictx_fsm.repair": "pictx_fsm.extensions.pi_context.repair",
     "pictx_fsm.protocol": "pictx_fsm.extensions.pi_context.texts",

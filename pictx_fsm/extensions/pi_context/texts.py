@@ -13,6 +13,8 @@ from typing import Final
 
 from attrs import frozen
 
+from pictx_fsm.extensions.shared.windows import ROOT_WINDOW_SUFFIX, WINDOW_ID_PREFIX
+
 __all__ = [
     "BOOT_TYPE",
     "CONTEXT_WINDOW_CLOSE_TAG",
@@ -150,8 +152,8 @@ DEFAULT_RESERVE_TOKENS: Final = 16384
 DEFAULT_REMINDER_MARGIN_TOKENS: Final = 24576
 WARNING_RUNWAY_TOKENS: Final = 12288
 
-WINDOW_ID_PREFIX: Final = "pcw:"
-ROOT_WINDOW_SUFFIX: Final = ":root"
+# WINDOW_ID_PREFIX, ROOT_WINDOW_SUFFIX: the family's window-id shape (notesoup keeps it, S10),
+# owned by pictx_fsm.extensions.shared.windows and re-exported here.
 
 # -- notes homes and the boot notes index (§2.2, §13) -----------------------------------------
 # Layout from src/notes/paths.ts (astrosheep-zero/pi-context@9878f1dd; R70 names the session dir).

@@ -19,7 +19,6 @@ from pictx_fsm.audit.log import GENESIS, AuditLog
 from pictx_fsm.extensions.pi_context.kit.actions import is_boundary_entry
 from pictx_fsm.extensions.pi_context.kit.notes_sandbox import NotesConfined
 from pictx_fsm.extensions.pi_context.kit.view import Invariant, WorldView
-from pictx_fsm.extensions.pi_context.overflow import is_overflow_like
 from pictx_fsm.extensions.pi_context.repair import TailKind, tail_kind
 from pictx_fsm.extensions.pi_context.texts import (
     GUIDANCE_TYPE,
@@ -42,6 +41,7 @@ from pictx_fsm.host.events import ModelInfo
 from pictx_fsm.hosts.model import ModelSession
 from pictx_fsm.js import is_plain_object
 from pictx_fsm.session.entries import CompactionEntry, CustomMessageEntry, MessageEntry
+from pictx_fsm.session.overflow import is_overflow_like
 from pictx_fsm.session.projection import context_messages, convert_message
 from pictx_fsm.session.tree import SessionTree, TreeNode
 from pictx_fsm.testing.invariants import Violation

@@ -65,9 +65,10 @@ class PiContextKit(Kit):
     decision_fields: ClassVar[tuple[tuple[str, type], ...]] = DECISION_FIELDS
     contract_modules: ClassVar[tuple[str, ...]] = (
         "pictx_fsm.extensions.pi_context.repair",
+        "pictx_fsm.extensions.shared.repair",
         "pictx_fsm.extensions.pi_context.windows",
         "pictx_fsm.extensions.pi_context.policy",
-        "pictx_fsm.extensions.pi_context.overflow",
+        "pictx_fsm.session.overflow",
         "pictx_fsm.host.effects",
     )
 

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from attrs import frozen
 
-from pictx_fsm.extensions.pi_context import overflow, policy
+from pictx_fsm.extensions.pi_context import policy
 from pictx_fsm.extensions.pi_context.lifecycle._state import LifecycleState
 from pictx_fsm.extensions.pi_context.repair import TailVerdict, classify_tail, tail_kind
 from pictx_fsm.extensions.pi_context.texts import GUIDANCE_TYPE, WARNING_TYPE, Profile
@@ -35,6 +35,7 @@ from pictx_fsm.host.events import (
     SessionBeforeTree,
     TurnEnd,
 )
+from pictx_fsm.session import overflow
 from pictx_fsm.session.entries import MessageEntry
 from pictx_fsm.session.transcript import Transcript
 from pictx_fsm.session.tree import SessionTree
