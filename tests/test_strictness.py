@@ -51,7 +51,7 @@ def _facts(kit: Kit) -> Facts:
         extras={},
         planned_commits=frozenset(),
     )
-    return Facts(env)
+    return Facts(env, kit.runtime.lifecycle.facts)
 
 
 # -- illegal events ------------------------------------------------------------------------------

@@ -76,8 +76,7 @@ class WindowScheme:
 
     def is_continuation(self, entry: object) -> bool:
         return (
-            isinstance(entry, CustomMessageEntry)
-            and entry.custom_type in self.continuation_types
+            isinstance(entry, CustomMessageEntry) and entry.custom_type in self.continuation_types
         )
 
     def is_boot_message(self, message: Mapping[str, Any], window_id: str | None = None) -> bool:

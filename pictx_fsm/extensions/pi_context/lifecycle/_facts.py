@@ -14,7 +14,7 @@ own states (:data:`STATE_FACTS`): the lifecycle checks at load time that those s
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from attrs import frozen
@@ -24,6 +24,7 @@ from pictx_fsm.extensions.pi_context.lifecycle._state import LifecycleState
 from pictx_fsm.extensions.pi_context.repair import TailVerdict, classify_tail, tail_kind
 from pictx_fsm.extensions.pi_context.texts import GUIDANCE_TYPE, WARNING_TYPE, Profile
 from pictx_fsm.extensions.pi_context.windows import Window, is_boot_message
+from pictx_fsm.extensions.shared.machinery import Fact, FactCatalogue, FactError, Facts
 from pictx_fsm.host.events import (
     AgentBeforeSettle,
     AgentEnd,
@@ -44,10 +45,6 @@ if TYPE_CHECKING:
     from pictx_fsm.extensions.pi_context.lifecycle._services import Services
 
 __all__ = ["FACTS", "STATE_FACTS", "Fact", "FactEnv", "FactError", "Facts", "fact"]
-
-
-class FactError(LookupError):
-    """A guard asked for a fact this event cannot provide (a model or runtime defect)."""
 
 
 @frozen(kw_only=True)
@@ -75,52 +72,9 @@ class FactEnv:
         return self.services.profile
 
 
-FactFn = Callable[[FactEnv, "Facts"], Any]
-
-
-@frozen(kw_only=True)
-class Fact:
-    name: str
-    compute: FactFn
-    doc: str
-
-
-FACTS: dict[str, Fact] = {}
-
-
-def fact(fn: FactFn) -> FactFn:
-    """Register a fact under its function name; the docstring is its documentation."""
-    FACTS[fn.__name__] = Fact(name=fn.__name__, compute=fn, doc=(fn.__doc__ or "").strip())
-    return fn
-
-
-class Facts:
-    """Lazily computed facts for one machine event; records what was read, in order."""
-
-    def __init__(self, env: FactEnv, catalogue: Mapping[str, Fact] = FACTS) -> None:
-        self.env = env
-        self._catalogue = catalogue
-        self._values: dict[str, Any] = {}
-
-    @property
-    def services(self) -> Services:
-        return self.env.services
-
-    def __getitem__(self, name: str) -> Any:
-        if name in self._values:
-            return self._values[name]
-        entry = self._catalogue.get(name)
-        if entry is None:
-            raise FactError(f"unknown fact {name!r}")
-        value = entry.compute(self.env, self)
-        self._values[name] = value
-        return value
-
-    def used(self) -> tuple[tuple[str, Any], ...]:
-        return tuple(self._values.items())
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._values)
+FACTS = FactCatalogue()
+fact = FACTS.fact
+"""Register a fact under its function name; the docstring is its documentation."""
 
 
 def _need(env: FactEnv, kinds: tuple[type[Any], ...], name: str) -> Any:

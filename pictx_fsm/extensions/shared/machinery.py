@@ -1,0 +1,216 @@
+"""How a lifecycle extension of the family binds its declared machines: guards are facts,
+actions are reducers, both by name.
+
+An extension declares machines in ``models/<family>/`` and keeps two catalogues: *facts*
+(named observations, computed lazily from one view of a machine event, so a guard that is not
+reached is never computed and the audit records exactly what a decision read) and *actions*
+(pure reducers, the only code that changes the extension's data). :func:`bind_family`
+compiles every machine with each guard bound to the fact of its name and each action to its
+own name (the step reduces the named actions once every region has chosen), and fails at load
+time — naming the document, the transition and the reference — on an unbound name, an action
+no transition names, or a state fact reading a state the machine does not declare.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Mapping
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any
+
+from attrs import frozen
+
+from pictx_fsm.errors import ModelDocumentError
+from pictx_fsm.machines import (
+    CompiledMachine,
+    Configuration,
+    MachineBindings,
+    MachineSpec,
+    fingerprint,
+)
+
+__all__ = [
+    "Fact",
+    "FactCatalogue",
+    "FactError",
+    "Facts",
+    "MachineFamily",
+    "bind_family",
+]
+
+
+class FactError(LookupError):
+    """A guard asked for a fact this event cannot provide (a model or runtime defect)."""
+
+
+FactFn = Callable[[Any, "Facts"], Any]
+
+
+@frozen(kw_only=True)
+class Fact:
+    name: str
+    compute: FactFn
+    doc: str
+
+
+class FactCatalogue(dict[str, Fact]):
+    """An extension's facts by name; :meth:`fact` registers a function under its own name
+    (its docstring is the fact's documentation)."""
+
+    def fact(self, fn: FactFn) -> FactFn:
+        self[fn.__name__] = Fact(name=fn.__name__, compute=fn, doc=(fn.__doc__ or "").strip())
+        return fn
+
+
+class Facts:
+    """Lazily computed facts for one machine event; records what was read, in order."""
+
+    def __init__(self, env: Any, catalogue: Mapping[str, Fact]) -> None:
+        self.env = env
+        self._catalogue = catalogue
+        self._values: dict[str, Any] = {}
+
+    @property
+    def services(self) -> Any:
+        return self.env.services
+
+    def __getitem__(self, name: str) -> Any:
+        if name in self._values:
+            return self._values[name]
+        entry = self._catalogue.get(name)
+        if entry is None:
+            raise FactError(f"unknown fact {name!r}")
+        value = entry.compute(self.env, self)
+        self._values[name] = value
+        return value
+
+    def used(self) -> tuple[tuple[str, Any], ...]:
+        return tuple(self._values.items())
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._values)
+
+
+BoundMachine = CompiledMachine[Facts, str]
+"""A compiled machine whose actions return their own names, in firing order."""
+
+
+@frozen(kw_only=True)
+class MachineFamily:
+    """The compiled machines of one extension, the facts and actions they are bound to, and
+    the fingerprint of the documents they came from."""
+
+    machines: Mapping[str, BoundMachine]
+    facts: Mapping[str, Fact]
+    actions: Mapping[str, Callable[..., Any]]
+    fingerprint: str
+    directory: Path
+
+    def initial(self) -> dict[str, Configuration]:
+        return {name: machine.initial() for name, machine in self.machines.items()}
+
+    @property
+    def specs(self) -> Mapping[str, MachineSpec]:
+        return {name: machine.spec for name, machine in self.machines.items()}
+
+    def transition_ids(self) -> tuple[str, ...]:
+        return tuple(t.id for m in self.machines.values() for t in m.spec.transitions)
+
+
+def bind_family(
+    specs: Mapping[str, MachineSpec],
+    names: tuple[str, ...],
+    directory: Path,
+    *,
+    facts: Mapping[str, Fact],
+    actions: Mapping[str, Callable[..., Any]],
+    state_facts: Mapping[str, tuple[str, str, str]] = MappingProxyType({}),
+) -> MachineFamily:
+    """Bind and compile the machines ``names`` of ``specs`` (every one must be declared)."""
+    missing = [name for name in names if name not in specs]
+    if missing:
+        raise ModelDocumentError(
+            str(directory), "models", f"missing machine document(s): {', '.join(missing)}"
+        )
+    machines = {name: _compile(specs[name], facts, actions) for name in names}
+    _check_state_facts(machines, state_facts)
+    _reject_unused_actions(machines, actions, directory)
+    return MachineFamily(
+        machines=MappingProxyType(machines),
+        facts=MappingProxyType(dict(facts)),
+        actions=MappingProxyType(dict(actions)),
+        fingerprint=fingerprint([specs[name] for name in names]),
+        directory=directory,
+    )
+
+
+def _compile(
+    spec: MachineSpec, facts: Mapping[str, Fact], actions: Mapping[str, Callable[..., Any]]
+) -> BoundMachine:
+    for transition in spec.transitions:
+        for name in transition.guards:
+            if name not in facts:
+                raise ModelDocumentError(
+                    spec.source,
+                    f"transition {transition.id}",
+                    f"guard {name!r} is not bound: no fact has that name",
+                )
+        for name in transition.actions:
+            if name not in actions:
+                raise ModelDocumentError(
+                    spec.source,
+                    f"transition {transition.id}",
+                    f"action {name!r} is not bound; actions: {', '.join(sorted(actions))}",
+                )
+    bindings: MachineBindings[Facts, str] = MachineBindings(
+        machine=spec.name,
+        guards={name: _guard(name) for name in spec.guard_names},
+        actions={name: _named(name) for name in spec.action_names},
+    )
+    return CompiledMachine.build(spec, bindings)
+
+
+def _guard(name: str) -> Callable[[Facts], bool]:
+    """A guard is exactly one fact: guards live in the models, facts in the catalogue."""
+
+    def guard(facts: Facts) -> bool:
+        return bool(facts[name])
+
+    guard.__name__ = name
+    return guard
+
+
+def _named(name: str) -> Callable[[Facts], tuple[str, ...]]:
+    """The engine's action: its name, for the step to reduce once every region has chosen."""
+    effects = (name,)
+    return lambda facts: effects
+
+
+def _check_state_facts(
+    machines: Mapping[str, BoundMachine], state_facts: Mapping[str, tuple[str, str, str]]
+) -> None:
+    for fact_name, (machine, region, state) in state_facts.items():
+        spec = machines[machine].spec
+        regions = {r.name: r.states for r in spec.regions}
+        if state not in regions.get(region, ()):
+            raise ModelDocumentError(
+                spec.source,
+                f"region {region!r}",
+                f"the fact {fact_name!r} reads state {state!r}, which the region does not declare",
+            )
+
+
+def _reject_unused_actions(
+    machines: Mapping[str, BoundMachine],
+    actions: Mapping[str, Callable[..., Any]],
+    directory: Path,
+) -> None:
+    used = {name for machine in machines.values() for name in machine.spec.action_names}
+    unused = sorted(set(actions) - used)
+    if unused:
+        raise ModelDocumentError(
+            str(directory),
+            "actions",
+            f"action(s) {', '.join(map(repr, unused))} named by no transition; use them in a "
+            "document or remove them",
+        )
