@@ -13,6 +13,11 @@ from typing import Final
 
 from attrs import frozen
 
+from pictx_fsm.extensions.shared.policy import (
+    DEFAULT_REMINDER_MARGIN_TOKENS,
+    DEFAULT_RESERVE_TOKENS,
+    REMINDER_MARGIN_KEY,
+)
 from pictx_fsm.extensions.shared.windows import ROOT_WINDOW_SUFFIX, WINDOW_ID_PREFIX
 
 __all__ = [
@@ -147,9 +152,8 @@ CONTEXT_WINDOW_PROTOCOL_CLOSE_TAG: Final = "</context_window_protocol>"
 GUIDANCE_OPEN_TAG: Final = "<context_window_guidance>"
 GUIDANCE_CLOSE_TAG: Final = "</context_window_guidance>"
 PI_CONTEXT_SETTINGS_KEY: Final = "pi-context"
-REMINDER_MARGIN_KEY: Final = "reminderMarginTokens"
-DEFAULT_RESERVE_TOKENS: Final = 16384
-DEFAULT_REMINDER_MARGIN_TOKENS: Final = 24576
+# REMINDER_MARGIN_KEY, DEFAULT_RESERVE_TOKENS, DEFAULT_REMINDER_MARGIN_TOKENS: the family's,
+# owned by pictx_fsm.extensions.shared.policy and re-exported here.
 WARNING_RUNWAY_TOKENS: Final = 12288
 
 # WINDOW_ID_PREFIX, ROOT_WINDOW_SUFFIX: the family's window-id shape (notesoup keeps it, S10),

@@ -66,8 +66,9 @@ class PiContextKit(Kit):
     contract_modules: ClassVar[tuple[str, ...]] = (
         "pictx_fsm.extensions.pi_context.repair",
         "pictx_fsm.extensions.shared.repair",
-        "pictx_fsm.extensions.pi_context.windows",
+        "pictx_fsm.extensions.shared.windows",
         "pictx_fsm.extensions.pi_context.policy",
+        "pictx_fsm.extensions.shared.policy",
         "pictx_fsm.session.overflow",
         "pictx_fsm.host.effects",
     )
