@@ -25,7 +25,7 @@ from real_pi import pi_home
 
 from pictx_fsm import js
 from pictx_fsm.extensions.pi_context.tools import schema
-from pictx_fsm.extensions.pi_context.tools.diff import diff_text
+from pictx_fsm.extensions.shared.tools.diff import diff_text
 
 HOME = pi_home()
 pytestmark = pytest.mark.skipif(

@@ -223,11 +223,16 @@ def _assistant_parts(content: Any) -> MessageText:
     return MessageText(parts=tuple(parts))
 
 
-def _system_parts(message: Message) -> MessageText:
+def _system_text_parts(message: Message) -> list[str]:
     parts = [system_content_text(message.get("content"))]
     sections = message.get("sections")
     if is_plain_object(sections):
         parts += [value for value in sections.values() if isinstance(value, str)]
+    return parts
+
+
+def _system_parts(message: Message) -> MessageText:
+    parts = _system_text_parts(message)
     tools = message.get("toolsAdded")
     if isinstance(tools, list) and tools:
         parts.append(f"[{','.join(map(_tool_json, tools))}]")
@@ -387,6 +392,56 @@ def estimate_window(llm_messages: Sequence[Message], counter: TokenCounter) -> i
 def estimate_host(agent_messages: Sequence[Message], counter: TokenCounter) -> int:
     """The host's estimate over its agent messages (the ``tokens`` of ``getContextUsage``)."""
     return estimate_messages(agent_messages, counter, host_text, strict=False)
+
+
+# --------------------------------------------------------------------------------------------
+# pi-ai 1.1's estimator (Pi 1.x; vendored by notesoup 0.38, S53)
+
+CHARS_PER_TOKEN_1X: Final = 3.5
+
+
+def estimate_context_1x(llm_messages: Sequence[Message]) -> int:
+    """pi-ai 1.1 ``estimateContextTokens`` over LLM messages: the last trustworthy assistant
+    usage plus ``ceil(chars / 3.5)`` per later message (all messages without one). Raises
+    :class:`EstimateError` where the JS throws (a trusted assistant without ``usage``, a
+    content list that is not one)."""
+    anchor = usage_anchor(llm_messages, strict=True)
+    start, base = (0, 0) if anchor is None else (anchor[0] + 1, anchor[1])
+    return base + sum(message_tokens_1x(message) for message in llm_messages[start:])
+
+
+def message_tokens_1x(message: Message) -> int:
+    """pi-ai 1.1 ``estimateMessageTokens``: a system message counts its text (content and
+    sections) and the JSON of its added and removed tools (each rounded up on its own); user
+    messages and tool results their text, 4800 characters per image; every other role its
+    text, thinking and tool calls (name plus JSON arguments)."""
+    role = message.get("role")
+    content = message.get("content")
+    if role == "system":
+        text = "\n\n".join(part for part in _system_text_parts(message) if part)
+        return (
+            _tokens_1x(js_length(text))
+            + _tools_tokens_1x(message.get("toolsAdded"))
+            + _tools_tokens_1x(message.get("toolsRemoved"))
+        )
+    if role in ("user", "toolResult"):
+        counted = _user_content(content)
+        chars = sum(map(js_length, counted.parts)) + IMAGE_CHARS * counted.images
+        return _tokens_1x(chars)
+    if not isinstance(content, list):
+        raise EstimateError(f"{role} message without a content list")
+    parts = [part for block in content for part in _block_parts(block)]
+    return _tokens_1x(sum(map(js_length, parts)))
+
+
+def _tokens_1x(chars: int) -> int:
+    return math.ceil(chars / CHARS_PER_TOKEN_1X)
+
+
+def _tools_tokens_1x(tools: Any) -> int:
+    if not tools or (isinstance(tools, list) and not tools):
+        return 0
+    return _tokens_1x(js_length(js_json(tools)))
 
 
 def compaction_gate(branch: Sequence[Entry]) -> bool | None:

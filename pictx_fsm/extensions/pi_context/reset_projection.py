@@ -6,8 +6,9 @@ are the runtime's effects; here a missing boot is only a flag on the result.
 
 Given a :class:`~pictx_fsm.session.transcript.Transcript` (a list that knows where its boots
 and system messages are), each function answers from what the list knows, in O(what it
-returns) — the window, not the session; given any other sequence, it scans. Both give the
-same result (``tests/test_transcript.py``).
+returns) — the window, not the session; given any other sequence, it scans with the family's
+projection (:mod:`pictx_fsm.extensions.shared.projection`). Both give the same result
+(``tests/test_transcript.py``).
 
 Source: ``projectWindow`` / ``projectRootWindow`` in ``src/context/context-window.ts`` of
 pi-context 0.25.0 (astrosheep-zero/pi-context@5a9d4b49), which match R67–R69.
@@ -17,35 +18,26 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from attrs import frozen
-
-from pictx_fsm.extensions.pi_context.windows import Window, is_boot_message
+from pictx_fsm.extensions.pi_context.windows import SCHEME, Window
+from pictx_fsm.extensions.shared import projection as shared
+from pictx_fsm.extensions.shared.projection import ResetProjection
 from pictx_fsm.session.projection import Message, fold_system
 from pictx_fsm.session.transcript import Transcript
 
-
-@frozen(kw_only=True)
-class ResetProjection:
-    """What the provider receives for the current window.
-
-    ``cut_index`` is the index, in the input, of the boot that opens the active window (R67);
-    ``None`` when nothing was cut (root window, or a missing boot). ``missing_boot`` is R68:
-    the runtime must notify and abort, and ``messages`` is the safe head alone.
-    """
-
-    messages: tuple[Message, ...]
-    cut_index: int | None
-    missing_boot: bool
+__all__ = [
+    "ResetProjection",
+    "first_boot_index",
+    "project_marker_window",
+    "project_reset",
+    "project_root_window",
+]
 
 
 def first_boot_index(messages: Sequence[Message], window_id: str | None = None) -> int | None:
     """R14: the first boot message (for ``window_id`` when given)."""
     if isinstance(messages, Transcript):
         return messages.first_boot(window_id)
-    for index, message in enumerate(messages):
-        if is_boot_message(message, window_id):
-            return index
-    return None
+    return shared.first_boot_index(messages, SCHEME, window_id)
 
 
 def project_marker_window(messages: Sequence[Message], window_id: str) -> ResetProjection:
@@ -53,15 +45,7 @@ def project_marker_window(messages: Sequence[Message], window_id: str) -> ResetP
     for ``window_id``; without one, only the folded system message of the whole list."""
     if isinstance(messages, Transcript):
         return _project_marker_known(messages, window_id)
-    cut = first_boot_index(messages, window_id)
-    if cut is None:
-        head = fold_system(messages)
-        return ResetProjection(
-            messages=() if head is None else (head,), cut_index=None, missing_boot=True
-        )
-    head = fold_system(messages[:cut])
-    prefix = () if head is None else (head,)
-    return ResetProjection(messages=(*prefix, *messages[cut:]), cut_index=cut, missing_boot=False)
+    return shared.project_marker_window(messages, window_id, SCHEME)
 
 
 def project_root_window(messages: Sequence[Message], root_id: str) -> ResetProjection:
@@ -69,14 +53,7 @@ def project_root_window(messages: Sequence[Message], root_id: str) -> ResetProje
     boot of any window (a fork's copied root boot carries the old session's root id)."""
     if isinstance(messages, Transcript):
         return _project_root_known(messages, root_id)
-    matching = [message for message in messages if is_boot_message(message, root_id)]
-    if not matching:
-        return ResetProjection(messages=tuple(messages), cut_index=None, missing_boot=False)
-    first = first_boot_index(messages)
-    assert first is not None
-    without_boots = [message for message in messages if not is_boot_message(message)]
-    projected = (*without_boots[:first], matching[-1], *without_boots[first:])
-    return ResetProjection(messages=projected, cut_index=None, missing_boot=False)
+    return shared.project_root_window(messages, root_id, SCHEME)
 
 
 def project_reset(messages: Sequence[Message], window: Window) -> ResetProjection:

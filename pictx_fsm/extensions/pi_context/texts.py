@@ -18,6 +18,14 @@ from pictx_fsm.extensions.shared.policy import (
     DEFAULT_RESERVE_TOKENS,
     REMINDER_MARGIN_KEY,
 )
+from pictx_fsm.extensions.shared.tools.homes import (
+    DEFAULT_MODEL_NAME,
+    DEFAULT_NOTES_HOME_PARTS,
+    LEGACY_AGENT_NAME,
+    NOTES_AGENT_ENV,
+    NOTES_HOME_ENV,
+    SESSION_NOTES_PARTS,
+)
 from pictx_fsm.extensions.shared.windows import ROOT_WINDOW_SUFFIX, WINDOW_ID_PREFIX
 
 __all__ = [
@@ -161,12 +169,9 @@ WARNING_RUNWAY_TOKENS: Final = 12288
 
 # -- notes homes and the boot notes index (§2.2, §13) -----------------------------------------
 # Layout from src/notes/paths.ts (astrosheep-zero/pi-context@9878f1dd; R70 names the session dir).
-NOTES_HOME_ENV: Final = "PI_NOTES_HOME"
-NOTES_AGENT_ENV: Final = "PI_NOTES_AGENT"
-DEFAULT_NOTES_HOME_PARTS: Final = (".agents", "notes")  # under the user's home directory
-SESSION_NOTES_PARTS: Final = ("pi", "session")  # <notes home>/pi/session/<sessionId>/
-DEFAULT_AGENT_NAME: Final = "root"
-DEFAULT_MODEL_NAME: Final = "default"
+# NOTES_HOME_ENV, NOTES_AGENT_ENV, DEFAULT_NOTES_HOME_PARTS, SESSION_NOTES_PARTS,
+# DEFAULT_MODEL_NAME: the family's layout (pictx_fsm.extensions.shared.tools.homes).
+DEFAULT_AGENT_NAME: Final = LEGACY_AGENT_NAME
 NOTES_MAP_PATH: Final = "MAP.md"
 NOTES_HOME_LABELS: Final = (
     ("session", "this session"),

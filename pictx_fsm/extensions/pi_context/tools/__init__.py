@@ -14,7 +14,6 @@ from pictx_fsm.extensions.pi_context.tools.address import (
     Scope,
     decode_address,
 )
-from pictx_fsm.extensions.pi_context.tools.arguments import ToolArgumentError
 from pictx_fsm.extensions.pi_context.tools.context import (
     HistorySource,
     ToolContext,
@@ -46,6 +45,7 @@ from pictx_fsm.extensions.pi_context.tools.schema import (
     tool_spec,
 )
 from pictx_fsm.extensions.pi_context.tools.store import NoteError, NoteRow, NotesStore
+from pictx_fsm.extensions.shared.tools.arguments import ToolArgumentError
 from pictx_fsm.host.tool_outcome import ToolOutcome, ToolStatus
 
 __all__ = [

@@ -15,7 +15,6 @@ from collections.abc import Callable, Mapping
 from typing import Any, Final
 
 from pictx_fsm.extensions.pi_context.tools.address import AddressError
-from pictx_fsm.extensions.pi_context.tools.arguments import Arguments, ToolArgumentError
 from pictx_fsm.extensions.pi_context.tools.context import ToolContext, ToolContextError
 from pictx_fsm.extensions.pi_context.tools.history_tools import (
     history_list,
@@ -32,6 +31,7 @@ from pictx_fsm.extensions.pi_context.tools.notes_tools import (
     notes_write,
 )
 from pictx_fsm.extensions.pi_context.tools.schema import TOOLS_BY_NAME
+from pictx_fsm.extensions.shared.tools.arguments import Arguments, ToolArgumentError
 from pictx_fsm.host.tool_outcome import Reply, ToolOutcome
 
 Handler = Callable[[Arguments, ToolContext], Reply]

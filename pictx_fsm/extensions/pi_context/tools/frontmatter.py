@@ -1,19 +1,45 @@
 """A note file: a ``---`` frontmatter block, a blank line, the body (notes spec N17–N21).
 
-Parsing is lenient and never fails; serializing writes the known keys in a fixed order,
-then every other key in file order, and drops the legacy ``scope`` key. The metadata is a
-plain ordered mapping, as the JS object is, so unknown keys survive a rewrite verbatim.
+The syntax is the family's (:mod:`pictx_fsm.extensions.shared.tools.frontmatter`); here are
+0.25's keys. Parsing is lenient and never fails; serializing writes the known keys in a
+fixed order, then every other key in file order, and drops the legacy ``scope`` key. The
+metadata is a plain ordered mapping, as the JS object is, so unknown keys survive a rewrite
+verbatim.
 Source: ``src/notes/frontmatter.ts`` of pi-context 0.25.0.
 """
 
 from __future__ import annotations
 
-import math
-import re
 from datetime import tzinfo
 from typing import Any, Final, TypeAlias
 
 from pictx_fsm import js
+from pictx_fsm.extensions.shared.tools.frontmatter import (
+    FRONTMATTER_FENCE,
+    epoch_ms,
+    finite_number,
+    split_frontmatter,
+    strip_leading_frontmatter,
+    yaml_scalar,
+)
+
+__all__ = [
+    "FRONTMATTER_FENCE",
+    "KNOWN_KEYS",
+    "LEGACY_SCOPE_KEY",
+    "ORIGINS",
+    "STATUSES",
+    "TIMESTAMP_KEYS",
+    "NoteMeta",
+    "accessed",
+    "epoch_ms",
+    "frontmatter_block",
+    "parse_note",
+    "serialize_note",
+    "split_frontmatter",
+    "strip_leading_frontmatter",
+    "yaml_scalar",
+]
 
 NoteMeta: TypeAlias = dict[str, Any]
 """Frontmatter keys to JSON values; timestamps are epoch milliseconds (JS numbers)."""
@@ -35,60 +61,6 @@ KNOWN_KEYS: Final = (
     "recurrence_windows",
 )
 LEGACY_SCOPE_KEY: Final = "scope"
-FRONTMATTER_FENCE: Final = "---"
-
-_FIELD: Final = re.compile("([A-Za-z_][A-Za-z0-9_-]*):([^\r\n\u2028\u2029]*)")
-_SEQUENCE_ITEM: Final = js.compile_regex(r"^\s*-\s+")
-_BARE_SCALAR: Final = re.compile(r"[A-Za-z0-9_.+\-:/]+")
-_RESERVED_WORDS: Final = frozenset(("true", "false", "null", "yes", "no", "on", "off", "~"))
-
-
-def split_frontmatter(raw: str) -> tuple[dict[str, Any], str]:
-    """N19: ``(fields, body)``; without a closed leading ``---`` block the whole raw text
-    (BOM and CRs kept) is the body."""
-    lines = [line.removesuffix("\r") for line in raw.removeprefix("\ufeff").split("\n")]
-    if js.trim(lines[0]) != FRONTMATTER_FENCE:
-        return {}, raw
-    close = next((i for i in range(1, len(lines)) if js.trim(lines[i]) == FRONTMATTER_FENCE), 0)
-    if not close:
-        return {}, raw
-    fields: dict[str, Any] = {}
-    index = 1
-    while index < close:
-        match = _FIELD.fullmatch(lines[index])
-        index += 1
-        if match is None:
-            continue
-        key, rest = match.groups()
-        if js.trim(rest):
-            fields[key] = _scalar(rest)
-            continue
-        items = []
-        while index < close and _SEQUENCE_ITEM.search(lines[index]):
-            items.append(_scalar(_SEQUENCE_ITEM.sub("", lines[index], count=1)))
-            index += 1
-        fields[key] = items
-    body = lines[close + 1 :]
-    if body[:1] == [""]:
-        body = body[1:]
-    return fields, "\n".join(body)
-
-
-def _scalar(text: str) -> Any:
-    trimmed = js.trim(text)
-    if not trimmed:
-        return ""
-    try:
-        return js.parse_json_value(trimmed)
-    except ValueError:
-        if trimmed[0] in "\"'" and trimmed[-1] == trimmed[0]:
-            return trimmed[1:-1]
-        return trimmed
-
-
-def strip_leading_frontmatter(content: str) -> str:
-    """N21: caller content minus a leading ``---`` block (it never reaches the file)."""
-    return split_frontmatter(content)[1]
 
 
 def parse_note(raw: str, now_ms: float, zone: tzinfo | None = None) -> tuple[NoteMeta, str]:
@@ -103,34 +75,8 @@ def parse_note(raw: str, now_ms: float, zone: tzinfo | None = None) -> tuple[Not
     for key in TIMESTAMP_KEYS:
         meta[key] = epoch_ms(meta.get(key), now_ms, zone)
     count = meta.get("access_count")
-    meta["access_count"] = count if _finite_number(count) else 0
+    meta["access_count"] = count if finite_number(count) else 0
     return meta, body
-
-
-def _finite_number(value: object) -> bool:
-    return js.is_number(value) and math.isfinite(js.to_number(value))  # type: ignore[arg-type]
-
-
-def epoch_ms(value: object, fallback: float, zone: tzinfo | None = None) -> float:
-    """``toEpoch``: a finite number as is, a ``Date.parse``-able string, else ``fallback``."""
-    if _finite_number(value):
-        return value  # type: ignore[return-value]
-    if isinstance(value, str):
-        parsed = js.parse_date_ms(value, zone)
-        if parsed is not None:
-            return parsed
-    return fallback
-
-
-def yaml_scalar(value: Any) -> str:
-    """A safe string bare, everything else as one line of JSON."""
-    if (
-        isinstance(value, str)
-        and _BARE_SCALAR.fullmatch(value)
-        and value.lower() not in _RESERVED_WORDS
-    ):
-        return value
-    return js.stringify(value)
 
 
 def serialize_note(meta: NoteMeta, body: str, zone: tzinfo | None = None) -> str:

@@ -26,7 +26,6 @@ from pictx_fsm.extensions.pi_context.tools.address import (
     pattern_head,
     resolve_pattern,
 )
-from pictx_fsm.extensions.pi_context.tools.diff import diff_text
 from pictx_fsm.extensions.pi_context.tools.frontmatter import (
     ORIGINS,
     NoteMeta,
@@ -44,6 +43,7 @@ from pictx_fsm.extensions.pi_context.tools.homes import (
     walk_markdown,
 )
 from pictx_fsm.extensions.pi_context.tools.output import earliest_match_offset
+from pictx_fsm.extensions.shared.tools.diff import diff_text
 from pictx_fsm.session.entries import ABSENT
 
 MAX_NOTE_BYTES: Final = 1_000_000
