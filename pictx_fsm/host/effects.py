@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, Final, Literal, TypeAlias
 
 from attrs import field, frozen
 
+from pictx_fsm import js
 from pictx_fsm.session.entries import ABSENT
 
 __all__ = [
@@ -163,6 +164,9 @@ class SendMessage:
     display: bool
     details: JSON = ABSENT
     trigger_turn: bool = False
+    deliver_as: str | None = None
+    """``deliverAs``: ``steer`` (notesoup's ``/clear-memory`` close-out, S18), ``followUp``
+    or ``nextTurn``; ``None`` leaves Pi's default."""
 
     def to_json(self) -> dict[str, JSON]:
         out: dict[str, JSON] = {
@@ -174,6 +178,8 @@ class SendMessage:
         }
         if self.details is not ABSENT:
             out["details"] = self.details
+        if self.deliver_as is not None:
+            out["deliverAs"] = self.deliver_as
         return out
 
 
@@ -271,14 +277,18 @@ _FLAT_TEXTS: Final[dict[type, Callable[[Any], str]]] = {
 
 @frozen(kw_only=True)
 class ToolResult:
-    """A tool's result: JSON pretty-printed with two spaces (R16, R17)."""
+    """A tool's result: JSON pretty-printed with two spaces (pi-context R16, R17), or compact
+    (``compact``: notesoup's ``clear_memory`` and ``get_context_remaining``, S11)."""
 
     payload: JSON
     terminate: bool = False
+    compact: bool = False
 
     @cached_property
     def text(self) -> str:
         # Once per result: the host sends it and the audit records it.
+        if self.compact:
+            return js.stringify(self.payload)
         return pretty_json(self.payload)
 
     def to_json(self) -> dict[str, JSON]:

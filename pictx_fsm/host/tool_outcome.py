@@ -50,15 +50,20 @@ class ToolOutcome:
 
     ``details`` is :data:`~pictx_fsm.session.entries.ABSENT` where pi-context leaves it
     ``undefined``; an ``error`` carries ``{}`` as Pi's ``createErrorToolResult`` does.
+    ``structured`` is a Pi 1.x tool's ``structuredContent`` (notesoup's typed outcomes, S92;
+    absent for pi-context's). A refusal is an ordinary result for pi-context (N4) and an
+    ``isError`` result for notesoup (``refusal_is_error``, S92).
     """
 
     status: ToolStatus
     text: str
     details: JSON = ABSENT
+    structured: JSON = ABSENT
+    refusal_is_error: bool = False
 
     @property
     def is_error(self) -> bool:
-        return self.status == "error"
+        return self.status == "error" or (self.status == "refusal" and self.refusal_is_error)
 
     @property
     def content(self) -> list[dict[str, str]]:
@@ -67,6 +72,8 @@ class ToolOutcome:
     def to_json(self) -> dict[str, JSON]:
         """``{content, details?, isError}`` (``terminate`` is never set by these tools)."""
         out: dict[str, JSON] = {"content": self.content}
+        if self.structured is not ABSENT:
+            out["structuredContent"] = self.structured
         if self.details is not ABSENT:
             out["details"] = self.details
         out["isError"] = self.is_error

@@ -106,6 +106,7 @@ def apply_effects(host: HostState, effects: Iterable[HostEffect], source: str) -
                 display=effect.display,
                 details=effect.details,
                 trigger_turn=effect.trigger_turn,
+                deliver_as=effect.deliver_as,
             )
         elif isinstance(effect, AbortRun):
             abort(host)

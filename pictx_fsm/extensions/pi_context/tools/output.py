@@ -15,26 +15,49 @@ from typing import Any, Final, TypeAlias
 from attrs import frozen
 
 from pictx_fsm import js
+from pictx_fsm.extensions.shared.tools.output import (
+    DEFAULT_READ_WINDOW_CHARS,
+    HISTORY_PREVIEW_CHARS,
+    MAX_READ_WINDOW_CHARS,
+    TOOL_OUTPUT_MAX_BYTES,
+    Fits,
+    prefix_fit,
+    text_fits,
+)
 from pictx_fsm.host.tool_outcome import result_text
+
+__all__ = [
+    "DEFAULT_READ_WINDOW_CHARS",
+    "HISTORY_PREVIEW_CHARS",
+    "MAX_READ_WINDOW_CHARS",
+    "READ_WINDOW_HEADER",
+    "TOOL_OUTPUT_MAX_BYTES",
+    "Fits",
+    "ItemFit",
+    "ItemFits",
+    "ReadWindow",
+    "earliest_match_offset",
+    "middle_truncate",
+    "page",
+    "past_end_error",
+    "prefix_fit",
+    "read_window",
+    "read_window_text",
+    "result_text",
+    "text_fits",
+    "truncation_marker",
+    "with_keys",
+    "within_budget",
+]
 
 JSON: TypeAlias = Any
 
-TOOL_OUTPUT_MAX_BYTES: Final = 32 * 1024
-DEFAULT_READ_WINDOW_CHARS: Final = 12000
-MAX_READ_WINDOW_CHARS: Final = 50000
-HISTORY_PREVIEW_CHARS: Final = 1200
 READ_WINDOW_HEADER: Final = "--- READ WINDOW ---"
 
-Fits: TypeAlias = Callable[[str], bool]
 ItemFits: TypeAlias = Callable[[Any], bool]
 """Whether one candidate page item fits the page alone."""
 ItemFit: TypeAlias = Callable[[Any, ItemFits], Any]
 """Shrinks one page item that alone exceeds the budget; gets a ``fits(candidate)`` test."""
-
-
-def text_fits(text: str) -> bool:
-    """True when ``text`` is at most 32 KiB of UTF-8 on the wire."""
-    return js.utf8_length(text) <= TOOL_OUTPUT_MAX_BYTES
 
 
 def within_budget(value: JSON) -> bool:
@@ -43,26 +66,6 @@ def within_budget(value: JSON) -> bool:
 
 def truncation_marker(removed_chars: int) -> str:
     return f"…[truncated {removed_chars} chars]…"
-
-
-def prefix_fit(text: str, fits: Fits) -> str:
-    """The longest code-point prefix of ``text`` that ``fits`` accepts (N48).
-
-    Binary search, then a back-off: a size can dip by a byte at the end (a numeric cursor
-    turning ``null``), so the predicate is only nearly monotone.
-    """
-    if fits(text):
-        return text
-    low, high = 0, len(text)
-    while low < high:
-        middle = math.ceil((low + high) / 2)
-        if fits(text[:middle]):
-            low = middle
-        else:
-            high = middle - 1
-    while low > 0 and not fits(text[:low]):
-        low -= 1
-    return text[:low]
 
 
 def middle_truncate(text: str, fits: Fits) -> str:

@@ -15,9 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Final, Literal
-
-from attrs import frozen
+from typing import Any, Final
 
 from pictx_fsm import js
 from pictx_fsm.extensions.pi_context.texts import (
@@ -30,9 +28,27 @@ from pictx_fsm.extensions.pi_context.tools.output import (
     DEFAULT_READ_WINDOW_CHARS,
     MAX_READ_WINDOW_CHARS,
 )
+from pictx_fsm.extensions.shared.tools.schema import BOOLEAN as _BOOLEAN
+from pictx_fsm.extensions.shared.tools.schema import NULLABLE_STRING as _NULLABLE_STRING
+from pictx_fsm.extensions.shared.tools.schema import POSITIVE_INTEGER as _POSITIVE_INTEGER
+from pictx_fsm.extensions.shared.tools.schema import STRING as _STRING
+from pictx_fsm.extensions.shared.tools.schema import (
+    ToolSpec,
+    literal_options,
+    object_schema,
+)
 
-ExecutionMode = Literal["sequential", "parallel"]
-RunsIn = Literal["lifecycle", "tools"]
+__all__ = [
+    "ADDRESS_DESCRIPTION",
+    "SCHEMA_FILE",
+    "TOOLS_BY_NAME",
+    "TOOL_NAMES",
+    "TOOL_SPECS",
+    "ToolSpec",
+    "object_schema",
+    "schema_document",
+    "tool_spec",
+]
 
 SCHEMA_FILE: Final = Path(__file__).with_name("tools.json")
 
@@ -159,10 +175,6 @@ NOTES_SEARCH_DESCRIPTION: Final = (
 
 # -- parameter schemas (TypeBox's JSON Schema) ---------------------------------------------------
 
-_STRING: Final = {"type": "string"}
-_BOOLEAN: Final = {"type": "boolean"}
-_NULLABLE_STRING: Final = {"anyOf": [_STRING, {"type": "null"}]}
-_POSITIVE_INTEGER: Final = {"type": "integer", "minimum": 1}
 _CURSOR: Final = {"type": "integer", "minimum": 0, "description": CURSOR_DESCRIPTION}
 _RECENT_FIRST: Final = {"type": "boolean", "description": RECENT_FIRST_DESCRIPTION}
 _SEARCH_QUERY: Final = {
@@ -176,28 +188,11 @@ _LIMIT_CHARS: Final = {
 }
 
 
-def _literals(values: tuple[str, ...], *, nullable: bool = False) -> list[dict[str, Any]]:
-    options: list[dict[str, Any]] = [{"type": "string", "const": value} for value in values]
-    return [*options, {"type": "null"}] if nullable else options
-
-
-_ROLE: Final = {"anyOf": _literals(ROLES, nullable=True), "description": ROLE_DESCRIPTION}
+_ROLE: Final = {"anyOf": literal_options(ROLES, nullable=True), "description": ROLE_DESCRIPTION}
 _ORIGIN: Final = {
-    "anyOf": _literals(("user", "self", "external")),
+    "anyOf": literal_options(("user", "self", "external")),
     "description": ORIGIN_DESCRIPTION,
 }
-
-
-def object_schema(
-    properties: Mapping[str, Mapping[str, Any]], required: tuple[str, ...] = ()
-) -> dict[str, Any]:
-    """``Type.Object(properties, {additionalProperties: false})`` as TypeBox emits it."""
-    schema: dict[str, Any] = {"type": "object"}
-    if required:
-        schema["required"] = list(required)
-    schema["properties"] = {name: dict(value) for name, value in properties.items()}
-    schema["additionalProperties"] = False
-    return schema
 
 
 _EDIT: Final = object_schema({"oldText": _STRING, "newText": _STRING}, ("oldText", "newText"))
@@ -208,31 +203,6 @@ _HISTORY_FILTERS: Final[dict[str, Mapping[str, Any]]] = {
     "window_id": _NULLABLE_STRING,
     "max_chars_per_item": _POSITIVE_INTEGER,
 }
-
-
-@frozen(kw_only=True)
-class ToolSpec:
-    """One registered tool. ``runs_in`` says who executes it: the lifecycle runtime
-    (``wipe_memory``, ``get_context_remaining``) or
-    :func:`pictx_fsm.extensions.pi_context.tools.execute_tool`."""
-
-    name: str
-    label: str
-    description: str
-    parameters: Mapping[str, Any]
-    execution_mode: ExecutionMode = "parallel"
-    runs_in: RunsIn = "tools"
-
-    def to_json(self) -> dict[str, Any]:
-        """The registration Pi takes (``executionMode`` ``parallel`` is Pi's default)."""
-        return {
-            "name": self.name,
-            "label": self.label,
-            "description": self.description,
-            "parameters": self.parameters,
-            "executionMode": self.execution_mode,
-            "runsIn": self.runs_in,
-        }
 
 
 def _spec(
