@@ -25,13 +25,11 @@ date string; missing or unreadable, the snapshot's ``opened_at``).
 
 from __future__ import annotations
 
-import errno as errno_codes
 import os
-import re
 from collections.abc import Callable, Mapping, Sequence
 from datetime import tzinfo
 from pathlib import Path
-from typing import Final, Literal, Protocol, cast
+from typing import Final, Protocol, cast
 
 import attrs
 from attrs import field, frozen
@@ -51,6 +49,7 @@ from pictx_fsm.extensions.pi_context.tools.homes import (
     slugify,
 )
 from pictx_fsm.extensions.pi_context.tools.store import NotesStore
+from pictx_fsm.extensions.shared.tools.failures import isolated_failure
 
 __all__ = [
     "NOTES_HOMES",
@@ -74,9 +73,6 @@ __all__ = [
     "project_key",
     "slugify",
 ]
-
-_ERRNO_CODE: Final = re.compile(r"E[A-Z0-9_]+")
-
 
 @frozen(kw_only=True)
 class NotesHome:
@@ -372,26 +368,6 @@ def home_snapshot(home: NotesHome, rows: Sequence[NoteRow]) -> HomeSnapshot:
             if not row.is_map
         ),
     )
-
-
-def isolated_failure(error: Exception) -> Literal["absent", "unavailable"] | None:
-    """R71: how a listing error is isolated, or ``None`` when it must propagate.
-
-    An errno-style code (``^E[A-Z0-9_]+$``, not ``ERR_*``) isolates the home; ``ENOENT`` means
-    the home is absent (empty, not unavailable). The code is the errno name of an ``OSError``
-    or a string ``code`` attribute (Node style).
-    """
-    code = _error_code(error)
-    if code is None or not _ERRNO_CODE.fullmatch(code) or code.startswith("ERR_"):
-        return None
-    return "absent" if code == "ENOENT" else "unavailable"
-
-
-def _error_code(error: Exception) -> str | None:
-    if isinstance(error, OSError) and isinstance(error.errno, int):
-        return errno_codes.errorcode.get(error.errno)
-    code = getattr(error, "code", None)
-    return code if isinstance(code, str) else None
 
 
 def load_notes_snapshot(source: NotesSource, clock: Callable[[], float]) -> NotesSnapshot:

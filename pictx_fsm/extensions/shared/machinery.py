@@ -16,11 +16,14 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any
+from typing import Any, Protocol, TypeVar
 
 from attrs import frozen
 
 from pictx_fsm.errors import ModelDocumentError
+from pictx_fsm.extensions.shared.policy import Policy
+from pictx_fsm.host.effects import Notify
+from pictx_fsm.host.events import HostContext
 from pictx_fsm.machines import (
     CompiledMachine,
     Configuration,
@@ -30,13 +33,32 @@ from pictx_fsm.machines import (
 )
 
 __all__ = [
+    "BoundMachine",
+    "EffectTurn",
     "Fact",
     "FactCatalogue",
     "FactError",
     "Facts",
     "MachineFamily",
+    "PolicyCell",
+    "PolicyServices",
+    "PolicyState",
+    "Raised",
     "bind_family",
 ]
+
+
+@frozen(kw_only=True)
+class Raised:
+    """A follow-up machine event an action raised (data, run after the hook's own events)."""
+
+    machine: str
+    event: str
+    extras: tuple[tuple[str, Any], ...] = ()
+
+    @property
+    def extras_map(self) -> Mapping[str, Any]:
+        return dict(self.extras)
 
 
 class FactError(LookupError):
@@ -214,3 +236,74 @@ def _reject_unused_actions(
             f"action(s) {', '.join(map(repr, unused))} named by no transition; use them in a "
             "document or remove them",
         )
+
+
+class PolicyServices(Protocol):
+    @property
+    def cache_policy(self) -> bool: ...
+
+    def resolve_policy(self, ctx: HostContext) -> Policy: ...
+
+
+class PolicyState(Protocol):
+    """An extension state that caches its settings policy (R55, S61)."""
+
+    @property
+    def policy(self) -> Policy | None: ...
+
+    @property
+    def warned(self) -> frozenset[str]: ...
+
+    def evolve(self, **changes: Any) -> Any: ...
+
+
+class EffectTurn(Protocol):
+    def emit(self, *effects: Any) -> Any: ...
+
+
+StateT = TypeVar("StateT", bound=PolicyState)
+TurnT = TypeVar("TurnT", bound=EffectTurn)
+
+
+class PolicyCell:
+    """The settings policy of one hook: resolved on first use (or reused while cached), each
+    warning shown once per transition (R40, R46, R55; S50, S51). Local to one step call.
+
+    ``state`` is the extension's state (its ``policy`` and ``warned`` fields are the cache),
+    ``services`` resolves a policy for ``ctx`` and says whether to cache it."""
+
+    def __init__(self, state: PolicyState, ctx: HostContext, services: PolicyServices) -> None:
+        self.cached = state.policy
+        self.warned = set(state.warned)
+        self._ctx = ctx
+        self._services = services
+        self._notices: list[Notify] = []
+
+    def __call__(self) -> Policy:
+        caching = self._services.cache_policy
+        if self.cached is not None and caching:
+            return self.cached
+        resolved = self._services.resolve_policy(self._ctx)
+        for warning in resolved.warnings:
+            if warning not in self.warned:
+                self.warned.add(warning)
+                self._notices.append(Notify(message=warning, level="warning"))
+        if caching:
+            self.cached = resolved
+        return resolved
+
+    def kept(self, state: StateT) -> StateT:
+        """``state`` with this hook's policy cache and warnings (itself when they are the
+        ones it has: most hooks resolve nothing new)."""
+        if self.cached is state.policy and self.warned == state.warned:
+            return state
+        kept: StateT = state.evolve(policy=self.cached, warned=frozenset(self.warned))
+        return kept
+
+    def drain(self, turn: TurnT) -> TurnT:
+        """The warnings resolved since the last drain, as host effects in order."""
+        if not self._notices:
+            return turn
+        notices, self._notices = self._notices, []
+        emitted: TurnT = turn.emit(*notices)
+        return emitted

@@ -21,7 +21,6 @@ from collections import deque
 from collections.abc import Mapping, Sequence
 
 from pictx_fsm.errors import UsageError
-from pictx_fsm.extensions.pi_context import policy
 from pictx_fsm.extensions.pi_context.lifecycle._facts import FactEnv, Facts, in_state
 from pictx_fsm.extensions.pi_context.lifecycle._services import Services
 from pictx_fsm.extensions.pi_context.lifecycle._state import LifecycleState
@@ -33,6 +32,7 @@ from pictx_fsm.extensions.pi_context.texts import (
     WIPE_MEMORY_COMMAND,
     WIPE_MEMORY_TOOL,
 )
+from pictx_fsm.extensions.shared.machinery import PolicyCell
 from pictx_fsm.host.effects import BoundaryResult, HookResult, HookValue, Notify, compose_entries
 from pictx_fsm.host.events import (
     HOOKS,
@@ -147,7 +147,7 @@ def step(
     hook = type(event).HOOK
     if hook in POLICY_TRANSITIONS:  # R55: a transition forgets the settings cache
         state = state.evolve(policy=None, warned=frozenset())
-    settings = _PolicyCell(state, ctx, services)
+    settings = PolicyCell(state, ctx, services)
     turn = Turn(state=state)
     steps: list[Step[str]] = []
     if isinstance(event, ToolCall | Command):
@@ -174,7 +174,7 @@ def _machine_event(
     event: HookEvent,
     ctx: HostContext,
     services: Services,
-    settings: _PolicyCell,
+    settings: PolicyCell,
 ) -> tuple[Turn, Step[str]]:
     """One machine event: choose (guards read facts), then reduce through the actions."""
     lifecycle = services.lifecycle
@@ -199,45 +199,6 @@ def _machine_event(
         turn = lifecycle.actions[name](facts, turn)
     turn = settings.drain(turn)
     return turn, decided.with_facts(facts.used())
-
-
-class _PolicyCell:
-    """The settings policy of one hook: resolved on first use (or reused while cached), each
-    warning shown once per transition (R40, R46, R55). Local to one call of :func:`step`."""
-
-    def __init__(self, state: LifecycleState, ctx: HostContext, services: Services) -> None:
-        self.cached = state.policy
-        self.warned = set(state.warned)
-        self._ctx = ctx
-        self._services = services
-        self._notices: list[Notify] = []
-
-    def __call__(self) -> policy.Policy:
-        caching = self._services.cache_policy
-        if self.cached is not None and caching:
-            return self.cached
-        resolved = self._services.resolve_policy(self._ctx)
-        for warning in resolved.warnings:
-            if warning not in self.warned:
-                self.warned.add(warning)
-                self._notices.append(Notify(message=warning, level="warning"))
-        if caching:
-            self.cached = resolved
-        return resolved
-
-    def kept(self, state: LifecycleState) -> LifecycleState:
-        """``state`` with this hook's policy cache and warnings (itself when they are the
-        ones it has: most hooks resolve nothing new)."""
-        if self.cached is state.policy and self.warned == state.warned:
-            return state
-        return state.evolve(policy=self.cached, warned=frozenset(self.warned))
-
-    def drain(self, turn: Turn) -> Turn:
-        """The warnings resolved since the last drain, as host effects in order."""
-        if not self._notices:
-            return turn
-        notices, self._notices = self._notices, []
-        return turn.emit(*notices)
 
 
 def _result(

@@ -6,28 +6,15 @@ returns the next turn; nothing is mutated, so a hook that raises simply has no n
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any
 
 from attrs import frozen
 
 from pictx_fsm.extensions.pi_context.lifecycle._state import LifecycleState
+from pictx_fsm.extensions.shared.machinery import Raised
 from pictx_fsm.host.effects import Draft, HookValue, HostEffect
 
 __all__ = ["Raised", "Turn"]
-
-
-@frozen(kw_only=True)
-class Raised:
-    """A follow-up machine event an action raised (data, run after the hook's own events)."""
-
-    machine: str
-    event: str
-    extras: tuple[tuple[str, Any], ...] = ()
-
-    @property
-    def extras_map(self) -> Mapping[str, Any]:
-        return dict(self.extras)
 
 
 @frozen(kw_only=True)
