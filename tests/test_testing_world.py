@@ -24,11 +24,11 @@ from pictx_fsm.extensions.pi_context.kit.actions import (
     apply_action,
 )
 from pictx_fsm.extensions.pi_context.kit.kit import KIT
-from pictx_fsm.extensions.pi_context.kit.noise import UNKNOWN_TARGET
 from pictx_fsm.extensions.pi_context.kit.scenarios import SCENARIOS
 from pictx_fsm.extensions.pi_context.kit.world import World, scenario_config
 from pictx_fsm.extensions.pi_context.lifecycle import load_lifecycle
 from pictx_fsm.extensions.pi_context.texts import MARKER_TYPE, NOTICE_MISSING_BOOT, Profile
+from pictx_fsm.extensions.shared.kit.noise import UNKNOWN_TARGET
 from pictx_fsm.session.entries import CustomEntry
 from pictx_fsm.testing.coverage import coverage_of, load_exemptions
 from pictx_fsm.testing.explore import ExploreOptions, explore

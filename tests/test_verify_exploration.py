@@ -15,6 +15,7 @@ from pictx_fsm.audit import log as audit
 from pictx_fsm.cli import main
 from pictx_fsm.errors import ModelDocumentError
 from pictx_fsm.extensions.pi_context.kit import invariants
+from pictx_fsm.extensions.shared.kit import invariants as shared_invariants
 from pictx_fsm.extensions.pi_context.kit.actions import (
     AdvanceTo,
     Fork,
@@ -247,13 +248,13 @@ def test_the_audit_chain_invariant_hashes_each_record_once(
 ) -> None:
     # Given a world driven through three turns, its invariants checked after every action
     hashed: list[str] = []
-    original = invariants._sha256_text
+    original = shared_invariants._sha256_text
 
     def counted(text: str) -> str:
         hashed.append(text)
         return original(text)
 
-    monkeypatch.setattr(invariants, "_sha256_text", counted)
+    monkeypatch.setattr(shared_invariants, "_sha256_text", counted)
     world = World(scenario_config("0.25.1"))
     suite = InvariantSuite()
     for action in (Prompt(chars=40), Settle()) * 3:

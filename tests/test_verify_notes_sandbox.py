@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from pictx_fsm.extensions.pi_context.kit import notes_sandbox
+from pictx_fsm.extensions.shared.kit import notes_sandbox
 from pictx_fsm.extensions.pi_context.kit.notes_sandbox import SENTINEL, NotesConfined, NotesSandbox
 from pictx_fsm.extensions.pi_context.kit.world import World, scenario_config
 

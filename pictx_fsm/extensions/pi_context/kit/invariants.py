@@ -9,13 +9,9 @@ each keeps a cursor into the logs it reads.
 
 from __future__ import annotations
 
-import hashlib
-from collections.abc import Iterator, Mapping, Sequence
-from typing import Any, Final
+from collections.abc import Mapping, Sequence
+from typing import Any
 
-from attrs import frozen
-
-from pictx_fsm.audit.log import GENESIS, AuditLog
 from pictx_fsm.extensions.pi_context.kit.actions import is_boundary_entry
 from pictx_fsm.extensions.pi_context.kit.notes_sandbox import NotesConfined
 from pictx_fsm.extensions.pi_context.kit.view import Invariant, WorldView
@@ -36,89 +32,35 @@ from pictx_fsm.extensions.pi_context.windows import (
     is_continuation,
     window_id_of_marker,
 )
-from pictx_fsm.fastjson import dumper
+from pictx_fsm.extensions.shared.kit.invariants import (
+    AuditChains,
+    EntryWalk,
+    Erased,
+    NoLifecycleErrors,
+    PerRecord,
+    PerTree,
+    QueuedOnce,
+    RecordWalk,
+    RunsSettle,
+    erased_messages,
+)
 from pictx_fsm.host.events import ModelInfo
-from pictx_fsm.hosts.model import ModelSession
 from pictx_fsm.js import is_plain_object
 from pictx_fsm.session.entries import CompactionEntry, CustomMessageEntry, MessageEntry
 from pictx_fsm.session.overflow import is_overflow_like
-from pictx_fsm.session.projection import context_messages, convert_message
 from pictx_fsm.session.tree import SessionTree, TreeNode
+from pictx_fsm.testing import invariants as testing_invariants
 from pictx_fsm.testing.invariants import Violation
 
 _PREFIX = NOTICE_MEMORY_CLEARED.split("{", 1)[0]
 
 
-def _trees(session: ModelSession) -> list[SessionTree]:
-    seen: dict[int, SessionTree] = {}
-    for store in session.files.values():
-        seen[id(store.tree)] = store.tree
-    seen[id(session.tree)] = session.tree
-    return list(seen.values())
+class _PerTree(PerTree[WorldView]):
+    """A per-entry invariant of a pi-context world."""
 
 
-def _nodes_since(tree: SessionTree, start: int) -> Iterator[TreeNode]:
-    for entry in tree.entries[start:]:
-        if entry.id is not None:
-            node = tree.find(entry.id)
-            if node is not None and node.entry is entry:
-                yield node
-
-
-Fresh = list[tuple[SessionTree, TreeNode, bool]]
-"""Entries appended since the last look: (file, node, first time any file had it)."""
-
-
-class EntryWalk:
-    """Every entry appended to any session file of the world, seen once.
-
-    A fork copies a path and a reload re-reads a file: their entries keep their ids, so a
-    copy is reported as not new (``False``) and never judged again. One walk feeds every
-    per-entry invariant of a suite."""
-
-    def __init__(self) -> None:
-        self._cursors: dict[int, int] = {}
-        self._seen: set[str] = set()
-
-    def advance(self, session: ModelSession) -> Fresh:
-        fresh: Fresh = []
-        for tree in _trees(session):
-            start = self._cursors.get(id(tree), 0)
-            if start == len(tree.entries):
-                continue
-            for node in _nodes_since(tree, start):
-                first = node.id not in self._seen
-                if first:
-                    self._seen.add(node.id)
-                fresh.append((tree, node, first))
-            self._cursors[id(tree)] = len(tree.entries)
-        return fresh
-
-
-class _PerTree(Invariant):
-    """Checks every entry once when it is appended, in every session file of the world;
-    copies are only noted (:meth:`copied`), never re-judged (:class:`EntryWalk`)."""
-
-    def __init__(self) -> None:
-        self._walk = EntryWalk()
-
-    def check(self, world: WorldView) -> list[Violation]:
-        return self.check_entries(world, self._walk.advance(world.session))
-
-    def check_entries(self, world: WorldView, fresh: Fresh) -> list[Violation]:
-        found: list[Violation] = []
-        for tree, node, first in fresh:
-            if first:
-                found.extend(self.check_node(world, tree, node))
-            else:
-                self.copied(tree, node)
-        return found
-
-    def copied(self, tree: SessionTree, node: TreeNode) -> None:
-        """An entry another file already had (fork, reload)."""
-
-    def check_node(self, world: WorldView, tree: SessionTree, node: TreeNode) -> list[Violation]:
-        raise NotImplementedError
+class _PerRecord(PerRecord[WorldView]):
+    """A per-record invariant of a pi-context world."""
 
 
 def _pending_tool_calls(node: TreeNode) -> tuple[str, int] | None:
@@ -202,48 +144,6 @@ class ResetTail(_PerTree):
         return found
 
 
-Records = list[tuple[Mapping[str, Any], int, str]]
-"""Audit records written since the last look: (record, index of its runtime, its line)."""
-
-
-class RecordWalk:
-    """Every audit record of every runtime of the world, seen once (each runtime's log has
-    its own cursor). One walk feeds every per-record invariant of a suite."""
-
-    def __init__(self) -> None:
-        self._cursors: dict[int, int] = {}
-
-    def advance(self, audits: Sequence[AuditLog]) -> Records:
-        fresh: Records = []
-        for index, log in enumerate(audits):
-            start = self._cursors.get(index, 0)
-            if start == len(log):
-                continue
-            written = log.written(start)
-            fresh.extend((record, index, line) for line, record in written)
-            self._cursors[index] = start + len(written)
-        return fresh
-
-
-class _PerRecord(Invariant):
-    """Checks every audit record once, runtime by runtime (:class:`RecordWalk`)."""
-
-    def __init__(self) -> None:
-        self._walk = RecordWalk()
-
-    def check(self, world: WorldView) -> list[Violation]:
-        return self.check_records(self._walk.advance(world.audits))
-
-    def check_records(self, fresh: Records) -> list[Violation]:
-        found: list[Violation] = []
-        for record, runtime, _ in fresh:
-            found.extend(self.check_record(record, runtime))
-        return found
-
-    def check_record(self, record: Mapping[str, Any], runtime: int) -> list[Violation]:
-        raise NotImplementedError
-
-
 class OneResetPerBatch(_PerRecord):
     name = "one_reset_per_batch"
     rule = "R30, FM14–16 (rank 3)"
@@ -313,20 +213,6 @@ class NothingAfterAbort(_PerRecord):
         ]
 
 
-_keyed: Final = dumper(sort_keys=True, default=str)
-"""``json.dumps(value, sort_keys=True, default=str)``, built once."""
-
-
-def _message_key(message: Any) -> str:
-    return _keyed(message)
-
-
-def _message_shape(message: Mapping[str, Any]) -> str:
-    """A part of :func:`_message_key`, cheap to make: equal keys have equal shapes, so a
-    message whose shape no erased message has is not one (most are not, and most are long)."""
-    return _keyed([message.get("role"), message.get("timestamp")])
-
-
 class NoErasedHistory(Invariant):
     name = "no_erased_history"
     rule = "R67, R68, R61, FM17–18 (rank 4)"
@@ -365,79 +251,8 @@ class NoErasedHistory(Invariant):
     def _erased_before(self, marker: TreeNode) -> Erased:
         known = self._erased.get(id(marker))
         if known is None or known[0] is not marker:
-            known = self._erased[id(marker)] = (marker, _erased_messages(marker))
+            known = self._erased[id(marker)] = (marker, erased_messages(marker))
         return known[1]
-
-
-@frozen
-class Erased:
-    """The provider messages of the entries before a marker: their keys, and their shapes."""
-
-    keys: frozenset[str]
-    shapes: frozenset[str]
-
-    def holds(self, message: Mapping[str, Any]) -> bool:
-        return _message_shape(message) in self.shapes and _message_key(message) in self.keys
-
-
-def _erased_messages(marker: TreeNode) -> Erased:
-    before = marker.path()[:-1]
-    erased = []
-    for message in context_messages([n.entry for n in before]):
-        if message.get("role") == "system":
-            continue
-        converted = convert_message(message)
-        if converted is not None:
-            erased.append(converted)
-    return Erased(
-        keys=frozenset(map(_message_key, erased)), shapes=frozenset(map(_message_shape, erased))
-    )
-
-
-_BEHAVIOUR = {"steer": "steer", "followUp": "follow_up"}
-"""Pi's ``streamingBehavior`` of a queued input → the delivery kind it becomes."""
-
-
-class QueuedOnce(Invariant):
-    name = "queued_once_in_order"
-    rule = "FM10–13 (rank 2), R32"
-    doc = "(e) every queued steer/follow-up message is delivered exactly once, in order"
-
-    def __init__(self) -> None:
-        self._events = 0
-        self._deliveries = 0
-        self._queued: dict[str, list[str]] = {"steer": [], "follow_up": []}
-        self._delivered: dict[str, list[str]] = {"steer": [], "follow_up": []}
-
-    def check(self, world: WorldView) -> list[Violation]:
-        log = world.session.log
-        for event in log.events[self._events :]:
-            kind = _BEHAVIOUR.get(str(event.detail.get("streamingBehavior")))
-            if event.name == "input" and kind is not None:
-                self._queued[kind].append(str(event.detail.get("text")))
-        self._events = len(log.events)
-        found = [self._delivery(d.kind, d.text) for d in log.deliveries[self._deliveries :]]
-        self._deliveries = len(log.deliveries)
-        # Idle with nothing left in Pi's queue (an abort keeps it for the next run): every
-        # queued message must have been delivered by now.
-        if world.session.is_idle and world.session.pending_messages == 0:
-            for kind, queued in self._queued.items():
-                lost = len(queued) - len(self._delivered[kind])
-                if lost > 0:
-                    found.append(self.violation(f"{lost} {kind} message(s) lost"))
-        return [v for v in found if v is not None]
-
-    def _delivery(self, kind: str, text: str) -> Violation | None:
-        delivered = self._delivered.get(kind)
-        if delivered is None:
-            return None
-        delivered.append(text)
-        if delivered.count(text) > 1:
-            return self.violation(f"{kind} {text[:24]!r} delivered {delivered.count(text)} times")
-        queued = self._queued[kind]
-        if len(queued) < len(delivered) or queued[len(delivered) - 1] != text:
-            return self.violation(f"{kind} messages delivered out of order or unqueued")
-        return None
 
 
 class OverflowBounded(_PerRecord):
@@ -636,90 +451,6 @@ class OffKeepsBoundary(_PerTree):
         return []
 
 
-class AuditChains(_PerRecord):
-    name = "audit_chains"
-    rule = "audit log (issue 3 item 4)"
-    doc = "(j) every runtime's audit chain verifies: each record once, when it is appended"
-
-    def __init__(self) -> None:
-        super().__init__()
-        self._heads: dict[int, tuple[int, str | None]] = {}
-        """Per runtime: records verified so far and the last hash (``None`` once broken)."""
-
-    def check_records(self, fresh: Records) -> list[Violation]:
-        found: list[Violation] = []
-        for record, runtime, line in fresh:
-            count, previous = self._heads.get(runtime, (0, GENESIS))
-            if previous is None:
-                continue  # reported at the first broken record
-            problem = _chain_problem(line, record, previous, count + 1)
-            self._heads[runtime] = (count + 1, None if problem else record["hash"])
-            if problem is not None:
-                found.append(self.violation(f"runtime {runtime}: record {count + 1}: {problem}"))
-        return found
-
-
-def _sha256_text(text: str) -> str:
-    return hashlib.sha256(text.encode()).hexdigest()
-
-
-def _chain_problem(line: str, record: Mapping[str, Any], previous: str, seq: int) -> str | None:
-    """What breaks the chain at this record (the checks of :func:`~pictx_fsm.audit.log.verify_lines`
-    that a record written in memory can fail), or ``None``. The hash is checked on the line as
-    written: it covers the line without its own ``"hash"`` member, the canonical text of
-    everything else (that :func:`~pictx_fsm.audit.log.record_line` writes canonical text is its
-    tests' to prove, not every generated action's to encode again)."""
-    digest = record.get("hash")
-    member = f',"hash":"{digest}"'
-    at = line.find(member) if isinstance(digest, str) else -1
-    if at < 0 or _sha256_text(line[:at] + line[at + len(member) :]) != digest:
-        return "record hash does not match its content"
-    if record.get("prev") != previous:
-        return "record does not chain to the previous hash"
-    if record.get("seq") != seq:
-        return f"sequence number {record.get('seq')} != {seq}"
-    return None
-
-
-class NoLifecycleErrors(Invariant):
-    name = "no_lifecycle_errors"
-    rule = "strict machines (issue 3 item 1)"
-    doc = "the lifecycle never raises in a host (an illegal event would surface here)"
-
-    def __init__(self) -> None:
-        self._seen = 0
-
-    def check(self, world: WorldView) -> list[Violation]:
-        errors = world.session.log.errors
-        found = [
-            self.violation(f"{e.event}: {e.error}")
-            for e in errors[self._seen :]
-            if e.extension == "pi-context" or "continuation without runnable" in e.error
-        ]
-        self._seen = len(errors)
-        return found
-
-
-class RunsSettle(Invariant):
-    name = "runs_settle"
-    rule = "liveness: FM6–9 (rank 6)"
-    doc = "(k) every run ends: no action leaves Pi stepping for ever (turns, retries, resets)"
-
-    def __init__(self) -> None:
-        self._seen = 0
-
-    def check(self, world: WorldView) -> list[Violation]:
-        # A world that does not record endless runs (the context-management world lets
-        # EndlessRun surface as a crash) has none to report.
-        endless: list[int] = getattr(world, "endless_runs", [])
-        found = [
-            self.violation(f"the run of action {serial} never settled (a host step bound ran out)")
-            for serial in endless[self._seen :]
-        ]
-        self._seen = len(endless)
-        return found
-
-
 class LeasesAgree(Invariant):
     name = "leases_agree"
     rule = "the bridge's lease on quiet hooks (issue 8 item 7)"
@@ -739,7 +470,7 @@ class LeasesAgree(Invariant):
         return fresh
 
 
-INVARIANT_TYPES: Sequence[type[Invariant]] = (
+INVARIANT_TYPES: Sequence[type[testing_invariants.Invariant[Any]]] = (
     ResetTail,
     OneResetPerBatch,
     NothingAfterAbort,
@@ -766,9 +497,9 @@ class InvariantSuite:
         self.invariants = [cls() for cls in INVARIANT_TYPES]
         self._entries = EntryWalk()
         self._records = RecordWalk()
-        self._per_tree = [i for i in self.invariants if isinstance(i, _PerTree)]
-        self._per_record = [i for i in self.invariants if isinstance(i, _PerRecord)]
-        self._others = [i for i in self.invariants if not isinstance(i, _PerTree | _PerRecord)]
+        self._per_tree = [i for i in self.invariants if isinstance(i, PerTree)]
+        self._per_record = [i for i in self.invariants if isinstance(i, PerRecord)]
+        self._others = [i for i in self.invariants if not isinstance(i, PerTree | PerRecord)]
 
     def check(self, world: WorldView) -> list[Violation]:
         """Every invariant, in :data:`INVARIANT_TYPES` order when any is violated (the

@@ -34,13 +34,14 @@ from pictx_fsm.extensions.pi_context.kit.actions import (
     filler,
 )
 from pictx_fsm.extensions.pi_context.kit.faults import fault_named, faulty_lifecycle
-from pictx_fsm.extensions.pi_context.kit.noise import Arms, EarlyNoise, LateNoise
 from pictx_fsm.extensions.pi_context.kit.notes_sandbox import NotesSandbox, resolve_arguments
 from pictx_fsm.extensions.pi_context.kit.tool_coverage import tool_outcomes
 from pictx_fsm.extensions.pi_context.lifecycle import Lifecycle, load_lifecycle
 from pictx_fsm.extensions.pi_context.policy import FrozenScopes, SettingsScopes
 from pictx_fsm.extensions.pi_context.runtime import LifecycleRuntime
 from pictx_fsm.extensions.pi_context.texts import Profile
+from pictx_fsm.extensions.pi_context.windows import boot_window_id
+from pictx_fsm.extensions.shared.kit.noise import Arms, EarlyNoise, LateNoise
 from pictx_fsm.host.events import ModelInfo
 from pictx_fsm.hosts.model import Brain, CompactionSettings, HostSettings, ModelSession, TickClock
 from pictx_fsm.hosts.model.profiles import DEFAULT_HOST_PROFILE, HOST_PROFILES, host_profile
@@ -175,7 +176,7 @@ class World:
             arguments=lambda arguments: resolve_arguments(arguments, self.session.tree),
         )
         self.session = ModelSession(
-            [early, self.extension, LateNoise(self.noise)],
+            [early, self.extension, LateNoise(self.noise, current_boots)],
             brain=brain,
             settings=host,
             rng=random.Random(config.seed),
@@ -281,6 +282,12 @@ class World:
 
     def describe_actions(self) -> list[dict[str, Any]]:
         return [action_to_json(action) for action in self.actions]
+
+
+def current_boots(tree: SessionTree) -> list[str]:
+    """Ids of the current window's boot entries on the active branch (:class:`LateNoise`)."""
+    window_id = tree.current_window.window_id
+    return [e.id for e in tree.branch() if e.id and boot_window_id(e) == window_id]
 
 
 def scenario_config(

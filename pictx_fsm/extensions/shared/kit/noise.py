@@ -1,5 +1,5 @@
-"""Other extensions beside pi-context: the boundary and queue behaviour a real Pi host allows
-and the lifecycle must survive.
+"""Other extensions beside a lifecycle extension of the family (pi-context, notesoup): the
+boundary and queue behaviour a real Pi host allows and the lifecycle must survive.
 
 Pi runs every extension's handlers in load order and chains boundary results (pi-host §3,
 §4.2), so what pi-context returns is not necessarily what Pi commits, and what pi-context
@@ -25,11 +25,12 @@ from collections.abc import Callable
 
 from attrs import define
 
-from pictx_fsm.extensions.pi_context.windows import boot_window_id
 from pictx_fsm.host.effects import BoundaryResult, ContextEditDraft, Draft, HookResult
 from pictx_fsm.host.events import AgentBeforeSettle, HookEvent, HostContext, TurnEnd
 from pictx_fsm.host.extension import BaseExtension, Reply
 from pictx_fsm.session.tree import SessionTree
+
+__all__ = ["UNKNOWN_TARGET", "Arms", "BootFinder", "EarlyNoise", "LateNoise"]
 
 UNKNOWN_TARGET = "noise-no-such-entry"
 """The ``context_edit`` target that makes Pi's preview throw ``Entry … not found``."""
@@ -49,14 +50,20 @@ class Arms:
         self.queue = None
 
 
+BootFinder = Callable[[SessionTree], list[str]]
+"""The ids of the current window's boot entries on the active branch (each extension knows
+its own windows and boots)."""
+
+
 class LateNoise(BaseExtension):
-    """Loaded after pi-context: rewrites the accumulated boundary result."""
+    """Loaded after the lifecycle: rewrites the accumulated boundary result."""
 
     name = "noise"
     hooks = frozenset({"turn_end", "agent_before_settle"})
 
-    def __init__(self, arms: Arms) -> None:
+    def __init__(self, arms: Arms, boots: BootFinder) -> None:
         self._arms = arms
+        self._find_boots = boots
         self._tree: SessionTree | None = None
 
     def bind(self, tree: SessionTree) -> None:
@@ -77,15 +84,11 @@ class LateNoise(BaseExtension):
 
     def _boots(self) -> list[str]:
         """Ids of the current window's boot entries on the active branch."""
-        tree = self._tree
-        if tree is None:
-            return []
-        window_id = tree.current_window.window_id
-        return [e.id for e in tree.branch() if e.id and boot_window_id(e) == window_id]
+        return [] if self._tree is None else self._find_boots(self._tree)
 
 
 class EarlyNoise(BaseExtension):
-    """Loaded before pi-context: queues a follow-up from its ``agent_before_settle``."""
+    """Loaded before the lifecycle: queues a follow-up from its ``agent_before_settle``."""
 
     name = "noise-early"
     hooks = frozenset({"agent_before_settle"})
