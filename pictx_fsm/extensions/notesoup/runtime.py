@@ -27,9 +27,11 @@ from pictx_fsm.extensions.notesoup.lifecycle import (
 )
 from pictx_fsm.extensions.notesoup.texts import NOTESOUP_VERSION
 from pictx_fsm.extensions.notesoup.tools.execute import RUN_HERE, execute_tool
+from pictx_fsm.extensions.notesoup.windows import NotesoupWindows
 from pictx_fsm.extensions.shared.machinery import MachineFamily
 from pictx_fsm.extensions.shared.policy import SettingsSource, StaticSettingsSource
 from pictx_fsm.extensions.shared.tools.homes import NOTES_AGENT_ENV, project_key
+from pictx_fsm.extensions.shared.window_index import WindowIndex
 from pictx_fsm.host.effects import HookResult
 from pictx_fsm.host.events import HookEvent, HostContext, ToolCall
 from pictx_fsm.machines import Configuration
@@ -57,11 +59,14 @@ class NotesoupRuntime:
         family: MachineFamily | None = None,
         audit: AuditLog | None = None,
         build_label: str = NOTESOUP_VERSION,
+        windows: type[WindowIndex] = NotesoupWindows,
     ) -> None:
         """``notes_home``: the notes root (``$PI_NOTES_HOME``) the boots index and the tools
         write, with this session's identity (its id, the project of its ``cwd``); without
         it, boots index no notes and a notes tool answers with an error. ``notes_agent``
-        stands for ``$PI_NOTES_AGENT`` (default: read from the environment)."""
+        stands for ``$PI_NOTES_AGENT`` (default: read from the environment). ``windows``:
+        the window scheme the lifecycle sees (default: this port's, which migrates 0.25
+        windows)."""
         notes = None
         if notes_home is not None:
             agent = os.environ.get(NOTES_AGENT_ENV) if notes_agent is None else notes_agent
@@ -82,6 +87,7 @@ class NotesoupRuntime:
             rng=rng or random.Random(0),
             build_label=build_label,
             cache_policy=not hasattr(settings, "read") if cache_policy is None else cache_policy,
+            windows_kind=windows,
         )
         self.state = NotesoupState.initial(family.initial())
         self.audit = audit

@@ -11,9 +11,10 @@ message the estimator rejects — makes the usage unknown.
 
 from __future__ import annotations
 
-from pictx_fsm.extensions.notesoup.windows import SCHEME, NotesoupWindows, checkpoint_backed
+from pictx_fsm.extensions.notesoup.windows import checkpoint_backed
 from pictx_fsm.extensions.shared.policy import Usage
 from pictx_fsm.extensions.shared.projection import project_marker_window
+from pictx_fsm.extensions.shared.window_index import WindowIndex
 from pictx_fsm.host.events import HostContext
 from pictx_fsm.session.estimate import EstimateError, estimate_context_1x
 from pictx_fsm.session.projection import convert_to_llm
@@ -22,9 +23,9 @@ from pictx_fsm.session.tree import SessionTree
 __all__ = ["window_usage"]
 
 
-def window_usage(tree: SessionTree, ctx: HostContext) -> Usage | None:
+def window_usage(tree: SessionTree, ctx: HostContext, windows: WindowIndex) -> Usage | None:
     """S52: the active window's usage, or ``None`` when it cannot be known."""
-    window = NotesoupWindows.of(tree).current_window
+    window = windows.current_window
     if window.is_root:
         if ctx.usage is None:
             return None
@@ -36,7 +37,7 @@ def window_usage(tree: SessionTree, ctx: HostContext) -> Usage | None:
         return None
     messages = tuple(tree.transcripts.transcript())
     if not checkpoint_backed(tree, window):
-        projected = project_marker_window(messages, window.window_id, SCHEME)
+        projected = project_marker_window(messages, window.window_id, windows.scheme)
         if projected.missing_boot:
             return None
         messages = projected.messages

@@ -35,7 +35,7 @@ from pictx_fsm.extensions.notesoup.texts import (
     WARNING_TYPE,
 )
 from pictx_fsm.extensions.shared.window_index import WindowIndex
-from pictx_fsm.extensions.shared.windows import Window, WindowScheme
+from pictx_fsm.extensions.shared.windows import Window, WindowScheme, root_window_id
 from pictx_fsm.session.entries import (
     BranchSummaryEntry,
     CompactionEntry,
@@ -110,7 +110,9 @@ def marker_node(tree: SessionTree, window: Window) -> TreeNode | None:
     return None if window.marker_id is None else tree.find(window.marker_id)
 
 
-def boundary_committed(tree: SessionTree, window: Window, leaf: TreeNode | None) -> bool:
+def boundary_committed(
+    tree: SessionTree, window: Window, leaf: TreeNode | None, scheme: WindowScheme = SCHEME
+) -> bool:
     """S47 ``resetBoundaryCommitted``: the window's marker is checkpoint-backed and, on the
     path from it to ``leaf``, its hidden boot is followed by a hidden continuation before any
     other marker, message, custom message, compaction or branch summary. Later conversation
@@ -127,7 +129,7 @@ def boundary_committed(tree: SessionTree, window: Window, leaf: TreeNode | None)
     boot_seen = False
     for node in reversed(path):
         entry = node.entry
-        if SCHEME.boot_window_id(entry) == window.window_id and not boot_seen:
+        if scheme.boot_window_id(entry) == window.window_id and not boot_seen:
             if not (isinstance(entry, CustomMessageEntry) and entry.display is False):
                 return False
             boot_seen = True
@@ -145,15 +147,17 @@ def _interrupts(entry: object) -> bool:
     )
 
 
-def warning_in_segment(tree: SessionTree, leaf: TreeNode | None, window_id: str) -> bool:
+def warning_in_segment(
+    tree: SessionTree, leaf: TreeNode | None, window_id: str, scheme: WindowScheme = SCHEME
+) -> bool:
     """S57: walking the active branch, a final warning lies in the segment of ``window_id``
     (the root segment up to the first marker, then each marker's own)."""
     if leaf is None:
         return False
     found = False
-    segment = NotesoupWindows.of(tree).root_window.window_id
+    segment = root_window_id(tree.session_id)
     for node in leaf.path():
-        opened = SCHEME.window_id_of_marker(node.entry)
+        opened = scheme.window_id_of_marker(node.entry)
         if opened is not None:
             segment = opened
             continue

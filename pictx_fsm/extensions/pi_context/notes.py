@@ -74,6 +74,7 @@ __all__ = [
     "slugify",
 ]
 
+
 @frozen(kw_only=True)
 class NotesHome:
     """One of the five homes of a boot and the label notices use for it."""

@@ -46,7 +46,6 @@ from pictx_fsm.extensions.notesoup.texts import (
     WARNING_TYPE,
     guidance_content,
 )
-from pictx_fsm.extensions.notesoup.windows import SCHEME
 from pictx_fsm.extensions.shared.machinery import Facts
 from pictx_fsm.extensions.shared.projection import project_marker_window
 from pictx_fsm.extensions.shared.projection import project_root_window as project_root
@@ -440,21 +439,24 @@ def _request(facts: Facts) -> ContextWithSystem:
 @action
 def project_root_window(facts: Facts, turn: Turn) -> Turn:
     """S80: the root window keeps the transcript with one active root boot."""
-    projected = project_root(_request(facts).messages, facts["window_id"], SCHEME)
+    scheme = _env(facts).services.scheme
+    projected = project_root(_request(facts).messages, facts["window_id"], scheme)
     return turn.evolve(value=MessagesResult(messages=projected.messages))
 
 
 @action
 def project_legacy_window(facts: Facts, turn: Turn) -> Turn:
     """S78: a marker-only window (a migrated 0.25 one too) is cut at its boot."""
-    projected = project_marker_window(_request(facts).messages, facts["window_id"], SCHEME)
+    scheme = _env(facts).services.scheme
+    projected = project_marker_window(_request(facts).messages, facts["window_id"], scheme)
     return turn.evolve(value=MessagesResult(messages=projected.messages))
 
 
 @action
 def cancel_request(facts: Facts, turn: Turn) -> Turn:
     """S79: abort; only the folded system head (or nothing) reaches the provider."""
-    safe = project_marker_window(_request(facts).messages, facts["window_id"], SCHEME)
+    scheme = _env(facts).services.scheme
+    safe = project_marker_window(_request(facts).messages, facts["window_id"], scheme)
     return turn.emit(AbortRun()).evolve(value=MessagesResult(messages=safe.messages))
 
 

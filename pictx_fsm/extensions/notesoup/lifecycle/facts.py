@@ -14,7 +14,6 @@ from attrs import frozen
 from pictx_fsm.extensions.notesoup.lifecycle.state import NotesoupState
 from pictx_fsm.extensions.notesoup.windows import (
     GUIDANCE_TYPES,
-    SCHEME,
     WARNING_TYPES,
     boundary_committed,
     warning_in_segment,
@@ -295,7 +294,8 @@ def warning_window_current(env: FactEnv, facts: Facts) -> bool:
 def warning_notice_due(env: FactEnv, facts: Facts) -> bool:
     """S57: the committed warning lies in its window's segment of the active branch."""
     notice = env.state.warning_notice
-    return notice is not None and warning_in_segment(env.tree, env.tree.leaf, notice)
+    scheme = env.services.scheme
+    return notice is not None and warning_in_segment(env.tree, env.tree.leaf, notice, scheme)
 
 
 # -- the turn (S29, S63) -----------------------------------------------------------------------
@@ -376,7 +376,7 @@ def latch_cancels(env: FactEnv, facts: Facts) -> bool:
     if window.is_root or request is None or window.window_id == request.window_id:
         return False
     leaf = env.tree.leaf
-    if not boundary_committed(env.tree, window, leaf):
+    if not boundary_committed(env.tree, window, leaf, env.services.scheme):
         return False
     for node in env.services.windows.tail_since_marker(leaf) if leaf is not None else ():
         entry = node.entry
@@ -399,7 +399,8 @@ def committed_pending_resets(env: FactEnv, facts: Facts) -> tuple[str, ...]:
         return ()
     committed = set()
     for window in env.services.windows.current_window.chain():
-        if window.window_id in pending and boundary_committed(tree, window, leaf):
+        scheme = env.services.scheme
+        if window.window_id in pending and boundary_committed(tree, window, leaf, scheme):
             committed.add(window.window_id)
     return tuple(w for w in pending if w in committed)
 
@@ -427,14 +428,15 @@ def built_window_id(env: FactEnv, facts: Facts) -> str:
 # -- boot repair (S70–S76) ---------------------------------------------------------------------
 
 
-def _projection_has_boot(tree: SessionTree, window_id: str) -> bool:
-    return any(SCHEME.is_boot_message(m, window_id) for m in tree.transcripts.transcript())
+def _projection_has_boot(env: FactEnv, window_id: str) -> bool:
+    scheme = env.services.scheme
+    return any(scheme.is_boot_message(m, window_id) for m in env.tree.transcripts.transcript())
 
 
 @fact
 def root_boot_visible(env: FactEnv, facts: Facts) -> bool:
     """S71: Pi's projection already holds a boot for the current root id."""
-    return _projection_has_boot(env.tree, facts["window_id"])
+    return _projection_has_boot(env, facts["window_id"])
 
 
 @fact
@@ -443,23 +445,27 @@ def window_refused(env: FactEnv, facts: Facts) -> bool:
     in it is cancelled (S79) — ``/clear-memory`` recovers it at once."""
     if _window(env).is_root:
         return False
-    return not _projection_has_boot(env.tree, facts["window_id"])
+    return not _projection_has_boot(env, facts["window_id"])
+
+
+@fact
+def repair_deferred(env: FactEnv, facts: Facts) -> bool:
+    """Ours (as pi-context's R65 fix): a reset this runtime built is not yet committed on the
+    branch — the host is appending its boundary — or a command arrived mid-run (Pi holds a
+    sent boot until the turn's end, behind the run's own conversation)."""
+    if isinstance(env.event, Command) and not env.ctx.idle:
+        return True
+    pending = env.state.pending_resets
+    return bool(pending) and len(facts["committed_pending_resets"]) < len(pending)
 
 
 @fact
 def tail_verdict(env: FactEnv, facts: Facts) -> TailVerdict:
-    """S73/S74: what the current marker's tail needs (classified once per repair). A window
-    whose reset this runtime built and has not yet seen settle is the host's to complete; a
-    command mid-run is refused a repair (Pi holds the sent boot until the turn's end)."""
+    """S73/S74: what the current marker's tail needs (classified once per repair)."""
     window = _window(env)
-    if window.window_id in env.state.pending_resets:
-        return TailVerdict.INTACT
     tail = env.services.windows.tail_after_marker()
-    verdict = classify_raw_tail([tail_kind(entry, window.window_id, SCHEME) for entry in tail])
-    mid_run = isinstance(env.event, Command) and not env.ctx.idle
-    if not mid_run or verdict in (TailVerdict.INTACT, TailVerdict.REFUSED):
-        return verdict
-    return TailVerdict.REFUSED
+    scheme = env.services.scheme
+    return classify_raw_tail([tail_kind(entry, window.window_id, scheme) for entry in tail])
 
 
 @fact
@@ -490,7 +496,8 @@ def boot_visible(env: FactEnv, facts: Facts) -> bool:
     """S77: the request's messages hold a boot for the current window."""
     event = _need(env, (ContextWithSystem,), "boot_visible")
     wid = facts["window_id"]
-    return any(isinstance(m, Mapping) and SCHEME.is_boot_message(m, wid) for m in event.messages)
+    scheme = env.services.scheme
+    return any(isinstance(m, Mapping) and scheme.is_boot_message(m, wid) for m in event.messages)
 
 
 @fact

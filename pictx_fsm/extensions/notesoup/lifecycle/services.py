@@ -29,6 +29,8 @@ from pictx_fsm.extensions.shared.tools.homes import (
     agent_slug,
     model_slug,
 )
+from pictx_fsm.extensions.shared.window_index import WindowIndex
+from pictx_fsm.extensions.shared.windows import WindowScheme
 from pictx_fsm.host.events import HostContext
 from pictx_fsm.session.tree import SessionTree
 
@@ -89,10 +91,18 @@ class Services:
     build_label: str
     cache_policy: bool
     """S50: an injected settings manager is read live; the file-backed one is cached."""
+    windows_kind: type[WindowIndex] = NotesoupWindows
+    """Which windows the lifecycle sees: this port's migrating scheme, or notesoup 0.38's
+    own (:class:`~pictx_fsm.extensions.notesoup.windows.ReferenceWindows`, which ignores
+    0.25 markers)."""
 
     @property
-    def windows(self) -> NotesoupWindows:
-        return NotesoupWindows.of(self.tree)  # type: ignore[return-value]
+    def scheme(self) -> WindowScheme:
+        return self.windows_kind.scheme
+
+    @property
+    def windows(self) -> WindowIndex:
+        return self.windows_kind.of(self.tree)
 
     def settings_source(self, ctx: HostContext) -> SettingsSource:
         settings = self.settings
@@ -104,7 +114,7 @@ class Services:
         return policy.resolve_policy(self.settings_source(ctx), ctx.model)
 
     def window_usage(self, ctx: HostContext) -> Usage | None:
-        return window_usage(self.tree, ctx)
+        return window_usage(self.tree, ctx, self.windows)
 
     def boot(self, ctx: HostContext, window_id: str, previous: str | None) -> Boot:
         """S84: a boot for ``window_id``, from one closed notes snapshot."""

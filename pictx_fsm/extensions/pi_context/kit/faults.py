@@ -10,9 +10,7 @@ require exit 1 with a short counterexample that ``pictx-fsm replay`` reproduces.
 from __future__ import annotations
 
 import functools
-import tempfile
 from collections.abc import Callable, Mapping
-from pathlib import Path
 from typing import Any
 
 import attrs
@@ -22,7 +20,6 @@ from pictx_fsm.extensions.pi_context.lifecycle import (
     ACTIONS,
     FACTS,
     Action,
-    Fact,
     FactEnv,
     Facts,
     Lifecycle,
@@ -32,10 +29,10 @@ from pictx_fsm.extensions.pi_context.lifecycle import (
 )
 from pictx_fsm.extensions.pi_context.repair import TailVerdict
 from pictx_fsm.extensions.pi_context.texts import NOTICE_MEMORY_CLEARED
+from pictx_fsm.extensions.shared.kit.faults import patched_specs, planted_fact
 from pictx_fsm.host.effects import Notify
 from pictx_fsm.hosts.model import ModelSession
 from pictx_fsm.hosts.model.queues import Queued, Queues
-from pictx_fsm.machines import load_models
 from pictx_fsm.session.entries import MessageEntry
 
 __all__ = ["FAULTS", "Fault", "fault_named", "faulty_lifecycle"]
@@ -58,25 +55,9 @@ class Fault:
     def lifecycle(self, base: Lifecycle | None = None) -> Lifecycle:
         """The lifecycle with this fault planted."""
         base = base or load_lifecycle()
-        specs = dict(base.specs)
-        directory = base.directory
-        if self.model_patch is not None:
-            document, old, new = self.model_patch
-            text = (base.directory / f"{document}.yaml").read_text(encoding="utf-8")
-            if old not in text:
-                raise ValueError(f"fault {self.name}: the model text to patch was not found")
-            tmp = Path(tempfile.mkdtemp(prefix=f"pictx-fault-{self.name}-"))
-            for spec in base.specs.values():
-                (tmp / Path(spec.source).name).write_bytes(spec.document)
-            (tmp / f"{document}.yaml").write_text(text.replace(old, new, 1), encoding="utf-8")
-            specs = dict(load_models(tmp))
-            directory = tmp
-        facts = {**FACTS, **{n: _fact(n, fn) for n, fn in self.facts.items()}}
+        specs, directory = patched_specs(base, self.name, self.model_patch)
+        facts = {**FACTS, **{n: planted_fact(n, fn) for n, fn in self.facts.items()}}
         return build_lifecycle(specs, directory, facts=facts, actions={**ACTIONS, **self.actions})
-
-
-def _fact(name: str, compute: Callable[[FactEnv, Facts], Any]) -> Fact:
-    return Fact(name=name, compute=compute, doc=f"planted fault: {name}")
 
 
 def _never(env: FactEnv, facts: Facts) -> bool:

@@ -17,6 +17,7 @@ from pictx_fsm.audit.log import GENESIS, AuditLog
 from pictx_fsm.extensions.shared.kit.view import SessionInvariant, SessionWorld
 from pictx_fsm.fastjson import dumper
 from pictx_fsm.hosts.model import ModelSession
+from pictx_fsm.session.entries import CustomMessageEntry
 from pictx_fsm.session.projection import context_messages, convert_message
 from pictx_fsm.session.tree import SessionTree, TreeNode
 from pictx_fsm.testing import invariants as testing_invariants
@@ -115,7 +116,6 @@ class PerTree(testing_invariants.Invariant[W]):
         raise NotImplementedError
 
 
-
 Records = list[tuple[Mapping[str, Any], int, str]]
 """Audit records written since the last look: (record, index of its runtime, its line)."""
 
@@ -158,7 +158,6 @@ class PerRecord(testing_invariants.Invariant[W]):
         raise NotImplementedError
 
 
-
 _keyed: Final = dumper(sort_keys=True, default=str)
 """``json.dumps(value, sort_keys=True, default=str)``, built once."""
 
@@ -171,7 +170,6 @@ def message_shape(message: Mapping[str, Any]) -> str:
     """A part of :func:`message_key`, cheap to make: equal keys have equal shapes, so a
     message whose shape no erased message has is not one (most are not, and most are long)."""
     return _keyed([message.get("role"), message.get("timestamp")])
-
 
 
 @frozen
@@ -207,7 +205,10 @@ _BEHAVIOUR = {"steer": "steer", "followUp": "follow_up"}
 class QueuedOnce(SessionInvariant):
     name = "queued_once_in_order"
     rule = "FM10–13 (rank 2), R32"
-    doc = "(e) every queued steer/follow-up message is delivered exactly once, in order"
+    doc = (
+        "(e) every queued steer/follow-up message is delivered exactly once, in order (an "
+        "extension's own steered custom messages are not the user's queue)"
+    )
 
     def __init__(self) -> None:
         self._events = 0
@@ -222,7 +223,12 @@ class QueuedOnce(SessionInvariant):
             if event.name == "input" and kind is not None:
                 self._queued[kind].append(str(event.detail.get("text")))
         self._events = len(log.events)
-        found = [self._delivery(d.kind, d.text) for d in log.deliveries[self._deliveries :]]
+        tree = world.session.tree
+        found = [
+            self._delivery(d.kind, d.text)
+            for d in log.deliveries[self._deliveries :]
+            if not isinstance(tree.get(d.entry_id), CustomMessageEntry)
+        ]
         self._deliveries = len(log.deliveries)
         # Idle with nothing left in Pi's queue (an abort keeps it for the next run): every
         # queued message must have been delivered by now.
@@ -244,7 +250,6 @@ class QueuedOnce(SessionInvariant):
         if len(queued) < len(delivered) or queued[len(delivered) - 1] != text:
             return self.violation(f"{kind} messages delivered out of order or unqueued")
         return None
-
 
 
 class AuditChains(PerRecord[SessionWorld]):

@@ -1,0 +1,159 @@
+"""notesoup's actions beside the host actions: its commands (``/clear-memory`` with or without
+a prompt, ``/notesoup``) and the world actions of the family's kit (another extension voiding
+a boundary, hiding a boot or queueing at settle; automatic compaction switched mid-run)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, ClassVar, Final, TypeAlias
+
+from attrs import frozen
+
+from pictx_fsm.extensions.notesoup.texts import (
+    CLEAR_MEMORY_COMMAND,
+    CLEAR_MEMORY_COMMAND_ALIAS,
+    NOTESOUP_COMMAND,
+)
+from pictx_fsm.extensions.notesoup.tools.specs import TOOL_NAMES
+from pictx_fsm.extensions.notesoup.windows import SCHEME
+from pictx_fsm.hosts.model import ModelSession
+from pictx_fsm.hosts.model.errors import ModelHostError
+from pictx_fsm.session.entries import CompactionEntry, CustomMessageEntry
+from pictx_fsm.testing import actions as host
+from pictx_fsm.testing.actions import (
+    Abort,
+    Advance,
+    AdvanceTo,
+    Compact,
+    FollowUp,
+    Fork,
+    Navigate,
+    Prompt,
+    Reload,
+    Script,
+    Settle,
+    Steer,
+    action_to_json,
+)
+
+__all__ = [
+    "ACTION_TYPES",
+    "KNOWN_TOOLS",
+    "WORLD_ACTIONS",
+    "Abort",
+    "Action",
+    "Advance",
+    "AdvanceTo",
+    "ClearMemory",
+    "Compact",
+    "FollowUp",
+    "Fork",
+    "HideBoot",
+    "Navigate",
+    "Prompt",
+    "QueueAtSettle",
+    "Reload",
+    "Script",
+    "SetAutomatic",
+    "Settle",
+    "Steer",
+    "Toggle",
+    "VoidNextBoundary",
+    "action_from_json",
+    "action_to_json",
+    "apply_action",
+    "is_boundary_entry",
+]
+
+KNOWN_TOOLS: Final = frozenset({"echo", *TOOL_NAMES})
+
+
+@frozen(kw_only=True)
+class ClearMemory:
+    """``/clear-memory [prompt]`` (``/cm`` when ``alias``), at any time (S16)."""
+
+    KIND: ClassVar[str] = "clear_memory"
+    prompt: str = ""
+    alias: bool = False
+
+
+@frozen(kw_only=True)
+class Toggle:
+    """``/notesoup <arg>``."""
+
+    KIND: ClassVar[str] = "toggle"
+    arg: str
+
+
+@frozen(kw_only=True)
+class VoidNextBoundary:
+    """Another extension, loaded after notesoup, voids the next boundary's drafts."""
+
+    KIND: ClassVar[str] = "void_next_boundary"
+
+
+@frozen(kw_only=True)
+class HideBoot:
+    """Another extension hides the current window's boot at the next ``turn_end`` (S76)."""
+
+    KIND: ClassVar[str] = "hide_boot"
+
+
+@frozen(kw_only=True)
+class QueueAtSettle:
+    """Another extension, loaded before notesoup, queues a follow-up at its next
+    ``agent_before_settle`` (S26: queued input is answered first)."""
+
+    KIND: ClassVar[str] = "queue_at_settle"
+    chars: int = 40
+
+
+@frozen(kw_only=True)
+class SetAutomatic:
+    """The user switches ``compaction.enabled``, read live on every decision (S50, S119)."""
+
+    KIND: ClassVar[str] = "set_automatic"
+    enabled: bool
+
+
+Action: TypeAlias = (
+    host.Action | ClearMemory | Toggle | VoidNextBoundary | HideBoot | QueueAtSettle | SetAutomatic
+)
+ACTION_TYPES: Final[Mapping[str, type[Any]]] = {
+    **host.HOST_ACTION_TYPES,
+    **{
+        cls.KIND: cls
+        for cls in (ClearMemory, Toggle, VoidNextBoundary, HideBoot, QueueAtSettle, SetAutomatic)
+    },
+}
+WORLD_ACTIONS: Final = (VoidNextBoundary, HideBoot, QueueAtSettle, SetAutomatic)
+
+
+def action_from_json(obj: Mapping[str, Any]) -> Action:
+    action: Action = host.action_from_json(obj, ACTION_TYPES)
+    return action
+
+
+def is_boundary_entry(entry: object) -> bool:
+    """A marker, one of notesoup's boundary messages, or a reset checkpoint."""
+    if SCHEME.window_id_of_marker(entry) is not None:
+        return True
+    if isinstance(entry, CompactionEntry):
+        return entry.summary == "" and entry.first_kept_entry_id == entry.id
+    return isinstance(entry, CustomMessageEntry) and entry.custom_type.startswith("notesoup/")
+
+
+def apply_action(session: ModelSession, action: Action, serial: int) -> bool:
+    """A host action or one of notesoup's commands; ``False`` when the state does not allow
+    it (and for :data:`WORLD_ACTIONS`, which the world applies)."""
+    if isinstance(action, ClearMemory | Toggle):
+        try:
+            if isinstance(action, ClearMemory):
+                name = CLEAR_MEMORY_COMMAND_ALIAS if action.alias else CLEAR_MEMORY_COMMAND
+                session.command(name, action.prompt)
+            else:
+                session.command(NOTESOUP_COMMAND, action.arg)
+        except ModelHostError:
+            return False
+        return True
+    return host.apply_action(session, action, serial, is_boundary_entry)

@@ -1,0 +1,858 @@
+"""notesoup's invariants, checked after every action of a generated run.
+
+Each names the rule it guards and is checked against what the world observably did — the
+session files, the model session's log, the runtimes' decision logs — never against the
+machines' own state. Safety properties say what must never happen; promised outcomes say what
+must have happened by a point the rules name (a requested reset commits at its batch's
+``turn_end``; an idle ``/clear-memory`` that settles cleanly commits). The migration
+invariants hold for mixed histories: a world that resumed a pi-context 0.25 session.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any, ClassVar, Final
+
+from pictx_fsm.extensions.notesoup.kit.world import LEGACY_NOTES, NotesoupWorld
+from pictx_fsm.extensions.notesoup.texts import (
+    BOOT_TYPE,
+    CONTINUATION_TYPE,
+    GUIDANCE_TYPE,
+    LEGACY_MARKER_TYPE,
+    MANUAL_WIPE_TYPE,
+    MARKER_TYPE,
+    NOTICE_CLEAR_QUEUED_BUSY,
+    NOTICE_CLEAR_QUEUED_PROMPT,
+    NOTICE_CLEAR_RECEIVED_IDLE,
+    NOTICE_MEMORY_CLEARED,
+    NOTICE_WARNING_RECORDED,
+    STATUS_REQUESTED,
+    WARNING_TYPE,
+)
+from pictx_fsm.extensions.notesoup.windows import (
+    GUIDANCE_TYPES,
+    SCHEME,
+    WARNING_TYPES,
+    NotesoupWindows,
+    boundary_committed,
+    is_checkpoint,
+)
+from pictx_fsm.extensions.shared.kit.invariants import (
+    AuditChains,
+    EntryWalk,
+    Erased,
+    Fresh,
+    NoLifecycleErrors,
+    PerRecord,
+    PerTree,
+    QueuedOnce,
+    RecordWalk,
+    RunsSettle,
+    erased_messages,
+)
+from pictx_fsm.extensions.shared.kit.notes_sandbox import NotesConfined
+from pictx_fsm.extensions.shared.repair import TailKind, tail_kind
+from pictx_fsm.extensions.shared.windows import Window
+from pictx_fsm.host.events import ModelInfo
+from pictx_fsm.js import is_plain_object
+from pictx_fsm.session import overflow
+from pictx_fsm.session.entries import CompactionEntry, CustomMessageEntry, MessageEntry
+from pictx_fsm.session.tree import SessionTree, TreeNode
+from pictx_fsm.testing import invariants as testing_invariants
+from pictx_fsm.testing.invariants import Violation
+
+__all__ = ["INVARIANT_TYPES", "InvariantSuite"]
+
+World = NotesoupWorld
+_CLEARED: Final = NOTICE_MEMORY_CLEARED.split("{", 1)[0]
+_ARMING: Final = (NOTICE_CLEAR_RECEIVED_IDLE, NOTICE_CLEAR_QUEUED_BUSY, NOTICE_CLEAR_QUEUED_PROMPT)
+
+
+class _Entries(PerTree[World]):
+    """A per-entry invariant of a notesoup world."""
+
+
+class _Records(PerRecord[World]):
+    """A per-record invariant of a notesoup world."""
+
+
+def _windows(tree: SessionTree) -> NotesoupWindows:
+    return NotesoupWindows.of(tree)  # type: ignore[return-value]
+
+
+def _window(tree: SessionTree, node: TreeNode) -> Window:
+    return _windows(tree).window_of(node)
+
+
+# -- what a decision record says ---------------------------------------------------------------
+
+
+def _result(record: Mapping[str, Any]) -> Mapping[str, Any]:
+    result = record.get("result") or {}
+    return result if is_plain_object(result) else {}
+
+
+def _value(record: Mapping[str, Any]) -> Mapping[str, Any]:
+    value = _result(record).get("value") or {}
+    return value if is_plain_object(value) else {}
+
+
+def _own_drafts(record: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    entries = list(_value(record).get("entries", ()))
+    incoming = len(record.get("event", {}).get("entries", ()) or ())
+    return entries[incoming:]
+
+
+def _markers(record: Mapping[str, Any]) -> list[str]:
+    drafts = [d for d in _own_drafts(record) if d.get("customType") == MARKER_TYPE]
+    appended = [
+        e
+        for e in _result(record).get("effects", ())
+        if e.get("effect") == "append_entry" and e.get("customType") == MARKER_TYPE
+    ]
+    return [str((d.get("data") or {}).get("windowId")) for d in (*drafts, *appended)]
+
+
+def _continues(record: Mapping[str, Any]) -> bool | None:
+    flag = _value(record).get("continue")
+    return flag if isinstance(flag, bool) else None
+
+
+def _notices(record: Mapping[str, Any]) -> list[str]:
+    return [
+        str(e.get("message"))
+        for e in _result(record).get("effects", ())
+        if e.get("effect") == "notify"
+    ]
+
+
+def _aborted(record: Mapping[str, Any]) -> bool:
+    """S29, computed independently of the machines."""
+    event = record.get("event", {})
+    ctx = record.get("ctx") or {}
+    message = event.get("message") or {}
+    return (
+        event.get("outcome") == "aborted"
+        or bool(ctx.get("signal_aborted"))
+        or (message.get("role") == "assistant" and message.get("stopReason") == "aborted")
+    )
+
+
+def _tool_reply(record: Mapping[str, Any]) -> str:
+    value = _value(record)
+    content = value.get("content") if value else None
+    if isinstance(content, list) and content and is_plain_object(content[0]):
+        return str(content[0].get("text", ""))
+    return ""
+
+
+def _model_of(model: Any) -> ModelInfo | None:
+    if not is_plain_object(model):
+        return None
+    return ModelInfo(
+        provider=str(model.get("provider", "")),
+        id=str(model.get("id", "")),
+        context_window=model.get("context_window"),
+        max_tokens=model.get("max_tokens"),
+    )
+
+
+def _overflow_turn(record: Mapping[str, Any]) -> bool:
+    message = record.get("event", {}).get("message") or {}
+    model = _model_of((record.get("ctx") or {}).get("model"))
+    return not _aborted(record) and overflow.is_overflow_like(message, model)
+
+
+# -- the shape of a reset (S38–S42, FM19) -------------------------------------------------------
+
+
+def _pending_tool_calls(node: TreeNode) -> bool:
+    results = 0
+    for ancestor in node.ancestors():
+        if ancestor is node:
+            continue
+        entry = ancestor.entry
+        if not isinstance(entry, MessageEntry):
+            continue
+        if entry.message.role == "toolResult":
+            results += 1
+        elif entry.message.role == "assistant":
+            return len(entry.message.tool_calls()) > results
+        else:
+            return False
+    return False
+
+
+def _notesoup_boundary(entry: object) -> bool:
+    """What notesoup writes at a boundary or a repair (the manual-wipe message is input that
+    starts or steers a turn, like a prompt: not a boundary entry)."""
+    if isinstance(entry, CompactionEntry):
+        return False
+    if SCHEME.window_id_of_marker(entry) is not None:
+        return getattr(entry, "custom_type", "") == MARKER_TYPE
+    return (
+        isinstance(entry, CustomMessageEntry)
+        and entry.custom_type.startswith("notesoup/")
+        and entry.custom_type != MANUAL_WIPE_TYPE
+    )
+
+
+class ResetShape(_Entries):
+    name = "reset_shape"
+    rule = "S38–S42, S47, FM19"
+    doc = (
+        "every notesoup reset is an empty retain-none checkpoint → marker → hidden boot (same "
+        "windowId) → hidden continuation, the checkpoint directly before its marker; only the "
+        "recovery of a refused window (Q6) writes a marker without one; nothing of it sits "
+        "between a tool call and its result"
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._children: set[tuple[int, str]] = set()
+        self._records = RecordWalk()
+        self._recovered: set[str] = set()
+        self._born: set[tuple[int, str]] = set()
+        """(file, id) of every entry in the file it was first appended to: a boundary is
+        judged there, not where a fork or reload copied part of it."""
+
+    def copied(self, tree: SessionTree, node: TreeNode) -> None:
+        if node.parent is not None:
+            self._children.add((id(tree), node.parent.id))
+
+    def check_entries(self, world: World, fresh: Fresh) -> list[Violation]:
+        for record, _, _ in self._records.advance(world.audits):
+            if record["hook"] == "command":
+                self._recovered.update(_markers(record))
+        return super().check_entries(world, fresh)
+
+    def check_node(self, world: World, tree: SessionTree, node: TreeNode) -> list[Violation]:
+        found = []
+        entry = node.entry
+        if _notesoup_boundary(entry) and _pending_tool_calls(node):
+            found.append(
+                self.violation(f"{entry.type} {node.id} splits a tool call from its result")
+            )
+        window_id = SCHEME.window_id_of_marker(entry)
+        if window_id is not None and getattr(entry, "custom_type", "") == MARKER_TYPE:
+            parent = node.parent
+            if window_id not in self._recovered and (parent is None or not is_checkpoint(parent)):
+                found.append(self.violation(f"marker {node.id} ({window_id}) has no checkpoint"))
+        self._born.add((id(tree), node.id))
+        parent = node.parent
+        if parent is None or (id(tree), parent.id) in self._children:
+            return found  # a later child is another branch, not the commit
+        self._children.add((id(tree), parent.id))
+        if (id(tree), parent.id) not in self._born:
+            return found  # a copied entry: its boundary was judged where it was written
+        if is_checkpoint(parent) and not (
+            SCHEME.window_id_of_marker(entry) is not None
+            and getattr(entry, "custom_type", "") == MARKER_TYPE
+        ):
+            found.append(self.violation(f"checkpoint {parent.id} is followed by {entry.type}"))
+        opened = SCHEME.window_id_of_marker(parent.entry)
+        if opened is not None and getattr(parent.entry, "custom_type", "") == MARKER_TYPE:
+            hidden = isinstance(entry, CustomMessageEntry) and entry.display is False
+            if SCHEME.boot_window_id(entry) != opened or not hidden:
+                found.append(self.violation(f"marker {parent.id} is followed by {entry.type}"))
+        grand = parent.parent
+        if (
+            grand is not None
+            and SCHEME.boot_window_id(parent.entry) is not None
+            and getattr(grand.entry, "custom_type", "") == MARKER_TYPE
+            and SCHEME.window_id_of_marker(grand.entry) == SCHEME.boot_window_id(parent.entry)
+            and not (
+                isinstance(entry, CustomMessageEntry) and entry.custom_type == CONTINUATION_TYPE
+            )
+        ):
+            found.append(self.violation(f"boot {parent.id} is followed by {entry.type}"))
+        return found
+
+
+def _is_continuation(entry: object) -> bool:
+    return isinstance(entry, CustomMessageEntry) and entry.custom_type == CONTINUATION_TYPE
+
+
+# -- erased history (S41, S77–S79) and its migration (S133, ours) --------------------------------
+
+
+class _ErasedRequests(testing_invariants.Invariant[World]):
+    """No provider request in a window carries a message of an entry before the window's cut
+    (its checkpoint, else its marker)."""
+
+    legacy: ClassVar[bool] = False
+
+    def __init__(self) -> None:
+        self._seen = 0
+        self._erased: dict[str, tuple[TreeNode, Erased]] = {}
+
+    def check(self, world: World) -> list[Violation]:
+        session = world.session
+        requests = session.log.requests
+        found = []
+        for index, request in enumerate(requests[self._seen :], start=self._seen):
+            leaf = session.tree.find(request.leaf_id) if request.leaf_id else None
+            if leaf is None:
+                continue
+            window = _window(session.tree, leaf)
+            if window.is_root or (window.marker_type == LEGACY_MARKER_TYPE) != self.legacy:
+                continue
+            marker = session.tree.node(str(window.marker_id))
+            cut = (
+                marker.parent
+                if marker.parent is not None and is_checkpoint(marker.parent)
+                else marker
+            )
+            erased = self._erased_before(cut)
+            for message in request.messages:
+                if message.get("role") != "system" and erased.holds(message):
+                    found.append(self.violation(_leak(index, window, message)))
+                    break
+        self._seen = len(requests)
+        return found
+
+    def _erased_before(self, cut: TreeNode) -> Erased:
+        known = self._erased.get(cut.id)
+        if known is None or known[0] is not cut:
+            known = self._erased[cut.id] = (cut, erased_messages(cut))
+        return known[1]
+
+
+def _leak(index: int, window: Window, message: Mapping[str, Any]) -> str:
+    return (
+        f"request {index} in window {window.window_id} carries an erased "
+        f"{message.get('role')} message from before marker {window.marker_id}"
+    )
+
+
+class NoErasedHistory(_ErasedRequests):
+    name = "no_erased_history"
+    rule = "S41, S77–S79, S83, FM17–18"
+    doc = (
+        "after a notesoup marker, no provider request contains anything from before its "
+        "checkpoint (or, for a marker-only window, before its marker) but the folded system "
+        "head — on every path (send, reload, fork, tree, off)"
+    )
+
+
+class LegacyHistoryStaysErased(_ErasedRequests):
+    name = "legacy_history_stays_erased"
+    rule = "migration (ours; notesoup 0.38 leaks here, S133–S135)"
+    doc = (
+        "a resumed pi-context 0.25 session keeps its windows: no provider request carries a "
+        "message from behind a 0.25 marker"
+    )
+    legacy = True
+
+
+class LegacyBootsCarryOver(testing_invariants.Invariant[World]):
+    name = "legacy_boots_carry_over"
+    rule = "migration (ours; S71–S74 over 0.25's types)"
+    doc = (
+        "resuming a 0.25 session whose current window has its complete 0.25 tail (or a 0.25 "
+        "root boot) appends nothing: its 0.25 boot counts as the window's boot"
+    )
+
+    def __init__(self) -> None:
+        self._done = False
+
+    def check(self, world: World) -> list[Violation]:
+        legacy = world.config.legacy
+        if self._done or legacy is None or not world.audits:
+            return []
+        self._done = True
+        first = world.audits[0].records
+        if not first or first[0]["hook"] != "session_start":
+            return []
+        if legacy.windows and legacy.tail != "complete":
+            return []
+        sends = [
+            e
+            for e in _result(first[0]).get("effects", ())
+            if e.get("effect") in ("send_message", "append_entry")
+        ]
+        if sends:
+            kinds = ", ".join(str(e.get("customType")) for e in sends)
+            return [self.violation(f"resuming the 0.25 session appended {kinds}")]
+        return []
+
+
+class LegacyNotesMigrated(_Entries):
+    name = "legacy_notes_migrated"
+    rule = "migration (ours; S96, S138, S139)"
+    doc = (
+        "0.25 notes are read in their own format: a closed (stale) 0.25 note stays out of "
+        "every boot, a 0.25 note keeps its update time, and the 0.25 @self home stays @self"
+    )
+
+    def check_node(self, world: World, tree: SessionTree, node: TreeNode) -> list[Violation]:
+        entry = node.entry
+        if world.config.legacy is None or not isinstance(entry, CustomMessageEntry):
+            return []
+        if entry.custom_type != BOOT_TYPE or not isinstance(entry.content, str):
+            return []
+        content = entry.content
+        found = []
+        for path in LEGACY_NOTES.stale:
+            if f"{path}.md" in content and _untouched(world, path):
+                found.append(self.violation(f"boot {node.id} lists the closed 0.25 note {path}"))
+        for path in LEGACY_NOTES.fresh:
+            line = next((ln for ln in content.splitlines() if f"{path}.md ·" in ln), None)
+            if line is not None and line.endswith("just now") and _untouched(world, path):
+                found.append(self.violation(f"boot {node.id} shows 0.25 note {path} as new"))
+        if "YOU · @self → @agents/root" not in content:
+            found.append(self.violation(f"boot {node.id} lost the 0.25 @self home"))
+        return found
+
+
+def _untouched(world: World, path: str) -> bool:
+    """The planted 0.25 note is still as 0.25 wrote it (no notesoup write stamped it)."""
+    file = world.notes.root / "pi" / "session" / str(world.legacy_session) / f"{path}.md"
+    try:
+        return "updatedAt:" not in file.read_text(encoding="utf-8")
+    except OSError:
+        return False
+
+
+# -- per hook: one reset, nothing after an abort -----------------------------------------------
+
+
+class OneResetPerBatch(_Records):
+    name = "one_reset_per_batch"
+    rule = "S33, FM14–16"
+    doc = "duplicate clear_memory calls in one batch give one reset: at most one marker per hook"
+
+    def check_record(self, record: Mapping[str, Any], runtime: int) -> list[Violation]:
+        markers = _markers(record)
+        if len(markers) <= 1:
+            return []
+        return [self.violation(f"{record['hook']} #{record['seq']} wrote {len(markers)} markers")]
+
+
+class NothingAfterAbort(_Records):
+    name = "nothing_after_abort"
+    rule = "S19, S25.1, S26.1, S29"
+    doc = "an aborted turn or run commits nothing and continues nothing"
+
+    def check_record(self, record: Mapping[str, Any], runtime: int) -> list[Violation]:
+        if record["hook"] not in ("turn_end", "agent_before_settle") or not _aborted(record):
+            return []
+        if _own_drafts(record) or _continues(record) is True:
+            return [self.violation(f"{record['hook']} #{record['seq']} of an aborted run acted")]
+        return []
+
+
+class _RunState:
+    """What a runtime's records promised so far in the current run."""
+
+    def __init__(self) -> None:
+        self.manual = False
+        self.overflow = False
+        self.latched = False
+        self.requested = False
+        self.recoveries = 0
+
+    def end_run(self) -> None:
+        self.__init__()  # type: ignore[misc]
+
+
+_ENDS_RUN: Final = frozenset({"agent_settled", "session_start", "session_tree", "session_shutdown"})
+
+
+def _off(record: Mapping[str, Any]) -> bool:
+    event = record.get("event", {})
+    return (
+        record["hook"] == "command"
+        and event.get("name") == "notesoup"
+        and str(event.get("args", "")).strip().lower() == "off"
+    )
+
+
+class SettleResetsOnlyWhenPromised(_Records):
+    name = "settle_resets_only_when_promised"
+    rule = "S26, S58, S65, S67, Q3"
+    doc = (
+        "a settlement resets only for a manual close-out, an overflow chain (once per chain) "
+        "or a latched stop's retry — a budget close-out and ordinary errors never reset"
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._runs: dict[int, _RunState] = {}
+
+    def check_record(self, record: Mapping[str, Any], runtime: int) -> list[Violation]:
+        run = self._runs.setdefault(runtime, _RunState())
+        hook = record["hook"]
+        if (
+            hook in _ENDS_RUN
+            or _off(record)
+            or (hook == "agent_end" and (record.get("ctx") or {}).get("signal_aborted"))
+        ):
+            run.end_run()
+            return []
+        if hook == "command" and any(n in _ARMING for n in _notices(record)):
+            run.manual = True
+        if hook == "turn_end":
+            if _overflow_turn(record):
+                run.overflow = True
+            elif _aborted(record) or record.get("event", {}).get("outcome") != "error":
+                run.overflow = False  # a success (or an abort) ends the chain (S66, S69)
+                run.recoveries = 0
+            if _markers(record):
+                run.latched = _continues(record) is False
+        if hook != "agent_before_settle" or not _markers(record):
+            return []
+        if run.manual or run.latched:
+            run.manual = run.latched = False
+            return []
+        if not run.overflow:
+            return [self.violation(f"agent_before_settle #{record['seq']} reset unprompted")]
+        run.recoveries += 1
+        if run.recoveries > 1:
+            return [self.violation(f"agent_before_settle #{record['seq']} recovered twice")]
+        return []
+
+
+class RequestedResetCommits(_Records):
+    name = "requested_reset_commits"
+    kind = "outcome"
+    rule = "S25.6, S30, S33"
+    doc = (
+        "promised: a clear_memory answered rollover_requested commits at its batch's turn_end "
+        "unless that turn aborted, failed or overflowed, or a /clear-memory took it over"
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._pending: dict[int, bool] = {}
+
+    def check_record(self, record: Mapping[str, Any], runtime: int) -> list[Violation]:
+        hook = record["hook"]
+        if hook == "tool" and f'"status":"{STATUS_REQUESTED}"' in _tool_reply(record):
+            self._pending[runtime] = True
+            return []
+        if hook == "command" or hook in _ENDS_RUN:
+            self._pending[runtime] = False
+            return []
+        if hook != "turn_end" or not self._pending.get(runtime):
+            return []
+        self._pending[runtime] = False
+        event = record.get("event", {})
+        if _aborted(record) or event.get("outcome") == "error" or _overflow_turn(record):
+            return []
+        if not _markers(record):
+            return [self.violation(f"turn_end #{record['seq']} dropped a requested reset")]
+        return []
+
+
+class ManualCloseOutCommits(_Records):
+    name = "manual_close_out_commits"
+    kind = "outcome"
+    rule = "S17–S19, S22, S26.6, S33"
+    doc = (
+        "promised: a /clear-memory whose run settles cleanly (completed, nothing queued, no "
+        "aborted or failed turn since) has committed its reset by then — at that settlement, "
+        "or on the hard reserve before it"
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._armed: dict[int, bool] = {}
+        self._committing: dict[int, bool] = {}
+        """A reset decided at a boundary whose entries Pi is still appending: a close-out
+        asked for now belongs to the window that reset ends (S21)."""
+
+    def check_record(self, record: Mapping[str, Any], runtime: int) -> list[Violation]:
+        hook = record["hook"]
+        if hook in ("turn_end", "agent_before_settle"):
+            self._committing[runtime] = bool(_markers(record))
+        elif hook != "command":
+            self._committing[runtime] = False
+        if hook == "command":
+            notices = _notices(record)
+            if any(n in _ARMING for n in notices) and not self._committing.get(runtime):
+                self._armed[runtime] = True
+            elif _off(record) or any(n.startswith(_CLEARED) for n in notices):
+                self._armed[runtime] = False
+            return []
+        if hook in _ENDS_RUN or (
+            hook == "agent_end" and (record.get("ctx") or {}).get("signal_aborted")
+        ):
+            self._armed[runtime] = False
+            return []
+        if not self._armed.get(runtime):
+            return []
+        if hook == "turn_end":
+            failed = record.get("event", {}).get("outcome") == "error"
+            # An abort or an ordinary error drops the close-out (S19, S25); a commit keeps it.
+            if _markers(record) or _aborted(record) or (failed and not _overflow_turn(record)):
+                self._armed[runtime] = False
+            return []
+        if hook != "agent_before_settle":
+            return []
+        event = record.get("event", {})
+        ctx = record.get("ctx") or {}
+        if _aborted(record) or event.get("outcome") == "error":
+            self._armed[runtime] = False
+            return []
+        if event.get("pending_messages") or ctx.get("has_pending_messages"):
+            return []
+        self._armed[runtime] = False
+        if _markers(record) or _continues(record) is False:
+            return []
+        return [self.violation(f"agent_before_settle #{record['seq']} dropped a /clear-memory")]
+
+
+# -- the stop latch (S34–S36) -------------------------------------------------------------------
+
+
+class BareStopHolds(_Entries):
+    name = "bare_stop_holds"
+    rule = "S31, S34–S36"
+    doc = (
+        "a reset committed to stop (a bare /clear-memory, at settlement or on the hard "
+        "reserve) runs no model turn in the fresh window until new input arrives: Pi's "
+        "tool-batch follow-up is cancelled"
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._records = RecordWalk()
+        self._stops: dict[str, int] = {}
+        """Stop windows → how many inputs the user had given when the stop was decided."""
+        self._inputs = 0
+
+    def check_entries(self, world: World, fresh: Fresh) -> list[Violation]:
+        inputs = sum(1 for event in world.session.log.events if event.name == "input")
+        for record, _, _ in self._records.advance(world.audits):
+            if _continues(record) is False:
+                for window_id in _markers(record):
+                    self._stops.setdefault(window_id, self._inputs)
+        self._inputs = inputs
+        return super().check_entries(world, fresh)
+
+    def check_node(self, world: World, tree: SessionTree, node: TreeNode) -> list[Violation]:
+        entry = node.entry
+        if not isinstance(entry, MessageEntry) or entry.message.role != "assistant":
+            return []
+        if entry.message.raw.get("stopReason") in ("aborted", "error"):
+            return []
+        window = _window(tree, node)
+        given = self._stops.get(window.window_id)
+        if given is None or self._inputs > given:
+            return []  # no stop here, or the user has said something since (queued input)
+        for earlier in _windows(tree).tail_since_marker(node)[:-1]:
+            item = earlier.entry
+            if isinstance(item, MessageEntry) and item.message.role == "user":
+                return []
+            if isinstance(item, CustomMessageEntry) and item.custom_type not in (
+                BOOT_TYPE,
+                CONTINUATION_TYPE,
+            ):
+                return []
+        return [self.violation(f"assistant {node.id} ran on after the stop of {window.window_id}")]
+
+
+# -- notices, reminders, repair, native compaction -----------------------------------------------
+
+
+class HonestNotices(testing_invariants.Invariant[World]):
+    name = "honest_notices"
+    rule = "S46–S48, S57"
+    doc = (
+        "'memory cleared' only once the reset's whole boundary is on the branch, once per "
+        "window; the warning notice only when a final warning is on the branch"
+    )
+
+    def __init__(self) -> None:
+        self._seen = 0
+        self._announced: set[str] = set()
+
+    def check(self, world: World) -> list[Violation]:
+        session = world.session
+        notices = session.log.notices
+        found: list[Violation] = []
+        for notice in notices[self._seen :]:
+            leaf = session.tree.find(notice.leaf_id) if notice.leaf_id else None
+            found.extend(self._check(session.tree, notice.message, leaf))
+        self._seen = len(notices)
+        return found
+
+    def _check(self, tree: SessionTree, message: str, leaf: TreeNode | None) -> list[Violation]:
+        if message.startswith(_CLEARED):
+            window_id = message[len(_CLEARED) :]
+            found = []
+            if window_id in self._announced:
+                found.append(self.violation(f"reset {window_id} announced twice"))
+            self._announced.add(window_id)
+            if leaf is None or not _committed(tree, leaf, window_id):
+                found.append(self.violation(f"reset {window_id} announced uncommitted"))
+            return found
+        if message == NOTICE_WARNING_RECORDED and (
+            leaf is None or not any(_is_warning(n.entry) for n in leaf.path())
+        ):
+            return [self.violation("the warning was announced but is not on the branch")]
+        return []
+
+
+def _is_warning(entry: object) -> bool:
+    return isinstance(entry, CustomMessageEntry) and entry.custom_type == WARNING_TYPE
+
+
+def _committed(tree: SessionTree, leaf: TreeNode, window_id: str) -> bool:
+    """S47's commit — or, for the recovery of a refused window (Q6), its marker, hidden boot
+    and continuation on the branch."""
+    for window in _windows(tree).window_of(leaf).chain():
+        if window.window_id != window_id or window.is_root:
+            continue
+        if boundary_committed(tree, window, leaf):
+            return True
+        kinds = [tail_kind(n.entry, window_id, SCHEME) for n in _tail(tree, window, leaf)]
+        return kinds[:2] == [TailKind.BOOT, TailKind.CONTINUATION]
+    return False
+
+
+def _tail(tree: SessionTree, window: Window, leaf: TreeNode) -> list[TreeNode]:
+    nodes: list[TreeNode] = []
+    for node in leaf.ancestors():
+        if node.id == window.marker_id:
+            break
+        nodes.append(node)
+    return list(reversed(nodes))
+
+
+class RemindersOncePerWindow(_Entries):
+    name = "reminders_once_per_window"
+    rule = "S54, S62"
+    doc = (
+        "guidance and the final warning each persist at most once per window per branch (a "
+        "migrated 0.25 one counts)"
+    )
+
+    def check_node(self, world: World, tree: SessionTree, node: TreeNode) -> list[Violation]:
+        entry = node.entry
+        if not isinstance(entry, CustomMessageEntry):
+            return []
+        kinds = {GUIDANCE_TYPE: GUIDANCE_TYPES, WARNING_TYPE: WARNING_TYPES}.get(entry.custom_type)
+        parent = node.parent
+        if kinds is None or parent is None:
+            return []
+        windows = _windows(tree)
+        if windows.window_of(parent) is not windows.window_of(node):
+            return []
+        present = windows.at(parent).message_types
+        if any(kind in present for kind in kinds):
+            window_id = windows.window_of(node).window_id
+            return [self.violation(f"second {entry.custom_type} {node.id} in {window_id}")]
+        return []
+
+
+class NarrowRepair(_Entries):
+    name = "narrow_repair"
+    rule = "S73–S76, D4, FM20"
+    doc = (
+        "a boot or continuation only ever completes a bare tail (never after later work, "
+        "never twice) — a migrated 0.25 tail too"
+    )
+
+    def check_node(self, world: World, tree: SessionTree, node: TreeNode) -> list[Violation]:
+        windows = _windows(tree)
+        window = windows.window_of(node)
+        if window.marker_id is None or node.id == window.marker_id:
+            return []
+        kind = tail_kind(node.entry, window.window_id, SCHEME)
+        if kind not in (TailKind.BOOT, TailKind.CONTINUATION):
+            return []
+        earlier = [
+            tail_kind(n.entry, window.window_id, SCHEME)
+            for n in windows.tail_since_marker(node)[:-1]
+        ]
+        allowed = {TailKind.METADATA} | (
+            {TailKind.BOOT} if kind is TailKind.CONTINUATION else set()
+        )
+        extra = [k.value for k in earlier if k not in allowed]
+        if extra:
+            return [
+                self.violation(
+                    f"{kind.value} {node.id} after {', '.join(extra)} in {window.window_id}"
+                )
+            ]
+        return []
+
+
+class NoNativeCompactionOnMarkedBranch(_Entries):
+    name = "no_native_compaction_on_marked_branch"
+    rule = "S20, S45, S64, S83"
+    doc = (
+        "no native compaction is written on a branch with a marker — only notesoup's own "
+        "empty retain-none checkpoints, each right before its marker"
+    )
+
+    def check_node(self, world: World, tree: SessionTree, node: TreeNode) -> list[Violation]:
+        if not isinstance(node.entry, CompactionEntry):
+            return []
+        window = _window(tree, node)
+        if window.is_root or is_checkpoint(node):
+            return []
+        return [self.violation(f"compaction {node.id} written after marker {window.marker_id}")]
+
+
+class NotesoupErrors(NoLifecycleErrors):
+    extension = "notesoup"
+
+
+INVARIANT_TYPES: Final[Sequence[type[testing_invariants.Invariant[Any]]]] = (
+    ResetShape,
+    LegacyHistoryStaysErased,
+    NoErasedHistory,
+    LegacyBootsCarryOver,
+    LegacyNotesMigrated,
+    OneResetPerBatch,
+    NothingAfterAbort,
+    SettleResetsOnlyWhenPromised,
+    RequestedResetCommits,
+    ManualCloseOutCommits,
+    BareStopHolds,
+    HonestNotices,
+    RemindersOncePerWindow,
+    NarrowRepair,
+    NoNativeCompactionOnMarkedBranch,
+    QueuedOnce,
+    AuditChains,
+    NotesoupErrors,
+    RunsSettle,
+    NotesConfined,
+)
+MIGRATION_INVARIANTS: Final = (
+    LegacyHistoryStaysErased.name,
+    LegacyBootsCarryOver.name,
+    LegacyNotesMigrated.name,
+)
+
+
+class InvariantSuite:
+    """Fresh instances of every invariant for one world; the per-entry and per-record ones
+    share one walk each."""
+
+    def __init__(self) -> None:
+        self.invariants = [cls() for cls in INVARIANT_TYPES]
+        self._entries = EntryWalk()
+        self._records = RecordWalk()
+        self._per_tree = [i for i in self.invariants if isinstance(i, PerTree)]
+        self._per_record = [i for i in self.invariants if isinstance(i, PerRecord)]
+        self._others = [i for i in self.invariants if not isinstance(i, PerTree | PerRecord)]
+
+    def check(self, world: World) -> list[Violation]:
+        entries = self._entries.advance(world.session)
+        records = self._records.advance(world.audits)
+        found: list[Violation] = []
+        for invariant in self._others:
+            found.extend(invariant.check(world))
+        for tree_invariant in self._per_tree if entries else ():
+            found.extend(tree_invariant.check_entries(world, entries))
+        for record_invariant in self._per_record if records else ():
+            found.extend(record_invariant.check_records(records))
+        if found:
+            order = {invariant.name: index for index, invariant in enumerate(self.invariants)}
+            found.sort(key=lambda violation: order[violation.invariant])
+        return found
