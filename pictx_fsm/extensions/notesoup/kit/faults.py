@@ -74,6 +74,10 @@ def _never(env: Any, facts: Facts) -> bool:
     return False
 
 
+def _always(env: Any, facts: Facts) -> bool:
+    return True
+
+
 FAULTS: Final[Mapping[str, Fault]] = {
     fault.name: fault
     for fault in (
@@ -101,8 +105,18 @@ FAULTS: Final[Mapping[str, Fault]] = {
                 "notesoup 0.38 as released: a pi-context 0.25 marker is foreign (S133), so a "
                 "resumed 0.25 session sends its whole erased transcript"
             ),
-            caught_by="legacy_history_stays_erased",
+            caught_by="legacy_boots_carry_over",
             windows=ReferenceWindows,
+        ),
+        Fault(
+            name="checkpoint-assumed",
+            description=(
+                "every marker window is taken for checkpoint-backed (S40 unchecked), so a "
+                "window opened without a checkpoint — the refused window's recovery (Q6) or a "
+                "migrated 0.25 window — is left to Pi's projection and goes out uncut (S78)"
+            ),
+            caught_by="no_erased_history",
+            facts={"checkpoint_backed": _always},
         ),
         Fault(
             name="stop-latch-off",

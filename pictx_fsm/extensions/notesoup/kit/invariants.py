@@ -400,8 +400,8 @@ class LegacyNotesMigrated(_Entries):
             line = next((ln for ln in content.splitlines() if f"{path}.md ·" in ln), None)
             if line is not None and line.endswith("just now") and _untouched(world, path):
                 found.append(self.violation(f"boot {node.id} shows 0.25 note {path} as new"))
-        if "YOU · @self → @agents/root" not in content:
-            found.append(self.violation(f"boot {node.id} lost the 0.25 @self home"))
+        if "Agent name: root (" not in content:
+            found.append(self.violation(f"boot {node.id} lost the 0.25 @self home (agent root)"))
         return found
 
 
@@ -619,11 +619,17 @@ class BareStopHolds(_Entries):
         super().__init__()
         self._records = RecordWalk()
         self._stops: dict[str, int] = {}
-        """Stop windows → how many inputs the user had given when the stop was decided."""
+        """Stop windows → how many inputs (prompts, queued messages, accepted /clear-memory
+        commands) the user had given when the stop was decided."""
         self._inputs = 0
+        self._run_starts: set[str] = set()
+        """Entries delivered as the prompt of a run (a custom message that triggered one)."""
 
     def check_entries(self, world: World, fresh: Fresh) -> list[Violation]:
-        inputs = sum(1 for event in world.session.log.events if event.name == "input")
+        log = world.session.log
+        inputs = sum(1 for event in log.events if event.name == "input")
+        inputs += sum(1 for notice in log.notices if notice.message in _ARMING)
+        self._run_starts = {d.entry_id for d in log.deliveries if d.kind == "prompt"}
         for record, _, _ in self._records.advance(world.audits):
             if _continues(record) is False:
                 for window_id in _markers(record):
@@ -645,11 +651,11 @@ class BareStopHolds(_Entries):
             item = earlier.entry
             if isinstance(item, MessageEntry) and item.message.role == "user":
                 return []
-            if isinstance(item, CustomMessageEntry) and item.custom_type not in (
-                BOOT_TYPE,
-                CONTINUATION_TYPE,
+            if isinstance(item, CustomMessageEntry) and (
+                item.custom_type not in (BOOT_TYPE, CONTINUATION_TYPE, MANUAL_WIPE_TYPE)
+                or earlier.id in self._run_starts
             ):
-                return []
+                return []  # input: a message of its own, or a close-out that started a run
         return [self.violation(f"assistant {node.id} ran on after the stop of {window.window_id}")]
 
 
@@ -848,7 +854,7 @@ class InvariantSuite:
         found: list[Violation] = []
         for invariant in self._others:
             found.extend(invariant.check(world))
-        for tree_invariant in self._per_tree if entries else ():
+        for tree_invariant in self._per_tree:  # every action: some count inputs as they come
             found.extend(tree_invariant.check_entries(world, entries))
         for record_invariant in self._per_record if records else ():
             found.extend(record_invariant.check_records(records))

@@ -159,8 +159,14 @@ SCENARIOS: Final[tuple[Scenario, ...]] = (
     ),
     _story(
         "the hard reserve under a prompted /clear-memory commits with its prompt and continues",
-        [ECHO, Prompt(chars=HARD_RESERVE), AdvanceTo(step="tool_result"),
-         ClearMemory(prompt="resume"), Settle(), *_turn(TEXT)],
+        [
+            ECHO,
+            Prompt(chars=HARD_RESERVE),
+            AdvanceTo(step="tool_result"),
+            ClearMemory(prompt="resume"),
+            Settle(),
+            *_turn(TEXT),
+        ],
     ),
     _story(
         "a latched stop with queued input answers it once in the fresh window",
