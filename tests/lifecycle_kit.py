@@ -123,9 +123,15 @@ class Kit:
             audit=AuditLog(audit_path),
             **runtime,
         )
-        assert rt.audit is not None
+        return cls.attach(build, rt, tokens)
+
+    @classmethod
+    def attach(cls, build: SessionBuilder, runtime: Any, tokens: int | None) -> Any:
+        """A kit around ``runtime`` (any runtime with ``handle`` and ``audit``, notesoup's
+        too) over ``build``'s session; its audit chain is verified after the test."""
+        assert runtime.audit is not None
         ctx = HostContext(usage=ContextUsage(tokens=tokens, context_window=WINDOW), model=MODEL)
-        kit = cls(tree=build.tree, runtime=rt, audit=rt.audit, build=build, ctx=ctx)
+        kit = cls(tree=build.tree, runtime=runtime, audit=runtime.audit, build=build, ctx=ctx)
         _LIVE_KITS.append(kit)
         return kit
 

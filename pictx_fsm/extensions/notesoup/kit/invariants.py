@@ -25,6 +25,7 @@ from pictx_fsm.extensions.notesoup.texts import (
     NOTICE_CLEAR_QUEUED_PROMPT,
     NOTICE_CLEAR_RECEIVED_IDLE,
     NOTICE_MEMORY_CLEARED,
+    NOTICE_TOGGLE_STATUS,
     NOTICE_WARNING_RECORDED,
     STATUS_REQUESTED,
     WARNING_TYPE,
@@ -65,6 +66,7 @@ __all__ = ["INVARIANT_TYPES", "InvariantSuite"]
 
 World = NotesoupWorld
 _CLEARED: Final = NOTICE_MEMORY_CLEARED.split("{", 1)[0]
+_OFF_STATUS: Final = NOTICE_TOGGLE_STATUS.split("{state}")[0] + "off "
 _ARMING: Final = (NOTICE_CLEAR_RECEIVED_IDLE, NOTICE_CLEAR_QUEUED_BUSY, NOTICE_CLEAR_QUEUED_PROMPT)
 
 
@@ -629,6 +631,8 @@ class BareStopHolds(_Entries):
         log = world.session.log
         inputs = sum(1 for event in log.events if event.name == "input")
         inputs += sum(1 for notice in log.notices if notice.message in _ARMING)
+        # /notesoup off forgets the latch with the request (S14): the user's word too.
+        inputs += sum(1 for notice in log.notices if notice.message.startswith(_OFF_STATUS))
         self._run_starts = {d.entry_id for d in log.deliveries if d.kind == "prompt"}
         for record, _, _ in self._records.advance(world.audits):
             if _continues(record) is False:

@@ -66,6 +66,8 @@ def _tools(*calls: tuple[str, dict[str, object]]) -> Script:
 CLEAR: Final = _tools(("clear_memory", {}))
 ECHO: Final = _tools(("echo", {"text": "e"}))
 NOTE: Final = _tools(("notes_write", {"address": "plan", "content": "# Plan\nstep one"}))
+BIG_READ: Final = ("history_read", {"seq": 2, "limit_chars": 30_000})
+"""The first prompt of the session, read back whole (30 000 characters)."""
 
 
 def _turn(*scripts: Script, chars: int = SHORT) -> list[Action]:
@@ -87,6 +89,43 @@ def _without_automatic(config: NotesoupConfig) -> NotesoupConfig:
     from attrs import evolve
 
     return evolve(config, automatic=False)
+
+
+def _hard_reserve_stop() -> list[Action]:
+    """A bare /clear-memory during a tool batch that crosses the hard reserve: the safety
+    reset commits at the batch's turn_end and latches a stop (S34); stops right after it."""
+    return [
+        Prompt(chars=HARD_RESERVE),
+        AdvanceTo(step="tool_result"),
+        ClearMemory(),
+        AdvanceTo(step="turn_end"),
+    ]
+
+
+def _after_recovery(action: Action) -> list[Action]:
+    """An overflow recovered at settlement (S65); ``action`` lands at the next provider
+    request, in the fresh window, whose reply overflows again."""
+    return [
+        OVERFLOW,
+        OVERFLOW,
+        TEXT,
+        Prompt(chars=SHORT),
+        AdvanceTo(step="context", count=2),
+        action,
+    ]
+
+
+def _spent_then_queued(*then: Script) -> list[Action]:
+    """A recovered chain overflows again (pending-spent, S65); another extension queues a
+    message at settlement, whose turn replies with ``then``."""
+    return [
+        OVERFLOW,
+        OVERFLOW,
+        *then,
+        Prompt(chars=SHORT),
+        AdvanceTo(step="context", count=2),
+        QueueAtSettle(),
+    ]
 
 
 def _story(name: str, actions: Sequence[Action], world: object = None) -> Scenario:
@@ -250,8 +289,17 @@ SCENARIOS: Final[tuple[Scenario, ...]] = (
         _without_automatic,
     ),
     _story(
-        "a hidden boot refuses the window; /clear-memory recovers it at once",
-        [*_turn(CLEAR), HideBoot(), *_turn(TEXT), *_turn(TEXT), ClearMemory(), *_turn(TEXT)],
+        "a hidden boot refuses the window; /clear-memory recovers it at once; a reset there "
+        "is checkpoint-backed again",
+        [
+            *_turn(CLEAR),
+            HideBoot(),
+            *_turn(TEXT),
+            *_turn(TEXT),
+            ClearMemory(),
+            *_turn(CLEAR),
+            *_turn(TEXT),
+        ],
     ),
     _story(
         "another extension voids a reset's boundary and a warning's",
@@ -312,6 +360,538 @@ SCENARIOS: Final[tuple[Scenario, ...]] = (
             SetAutomatic(enabled=True),
             *_turn(TEXT),
         ],
+    ),
+    _story(
+        "tool results cross the hard reserve from below the warning line: the reset commits "
+        "with no request pending",
+        [*_turn(TEXT, chars=78_000), *_turn(_tools(BIG_READ, BIG_READ, BIG_READ)), *_turn(TEXT)],
+    ),
+    _story(
+        "a tool batch in the warning band re-arms the budget close-out at every request",
+        [*_turn(ECHO, TEXT, chars=WARNING_BAND)],
+    ),
+    _story(
+        "/clear-memory in the warning band: the budget leaves the manual close-out as it is",
+        [*_turn(TEXT, chars=WARNING_BAND), ClearMemory(), Settle()],
+    ),
+    _story(
+        "an abort after the warning turn's turn_end drops the budget close-out",
+        [TEXT, Prompt(chars=WARNING_BAND), AdvanceTo(step="turn_end"), Abort(), Settle()],
+    ),
+    _story(
+        "an abort in the guidance band drops the staged guidance",
+        [TEXT, Prompt(chars=GUIDANCE_BAND), AdvanceTo(step="context"), Abort(), Settle()],
+    ),
+    _story(
+        "a warning voided by another extension is staged again at the next request; one voided "
+        "at the last turn is never announced",
+        [
+            VoidNextBoundary(),
+            *_turn(ECHO, TEXT, chars=WARNING_BAND),
+            *_turn(CLEAR, TEXT),
+            VoidNextBoundary(),
+            *_turn(TEXT, chars=WARNING_BAND),
+        ],
+    ),
+    _story(
+        "/clear-memory after the model's clear_memory in the same batch: the user's stop "
+        "outranks the rollover",
+        [
+            _tools(("clear_memory", {}), ("echo", {"text": "e"})),
+            TEXT,
+            Prompt(chars=SHORT),
+            AdvanceTo(step="tool_result"),
+            ClearMemory(),
+            Settle(),
+        ],
+    ),
+    _story(
+        "a reset voided by another extension and a committed one before the same turn_start: "
+        "only the committed one is announced",
+        [
+            VoidNextBoundary(),
+            _tools(("clear_memory", {}), ("echo", {"text": "e"})),
+            CLEAR,
+            TEXT,
+            Prompt(chars=SHORT),
+            Settle(),
+        ],
+    ),
+    _story(
+        "in a latched stop whose queued input is answered, the model's clear_memory and "
+        "another /clear-memory only acknowledge",
+        [
+            ECHO,
+            CLEAR,
+            TEXT,
+            *_hard_reserve_stop(),
+            Steer(chars=SHORT),
+            ClearMemory(),
+            Settle(),
+        ],
+    ),
+    _story(
+        "a latched stop waits while another extension queues a message at settlement",
+        [ECHO, TEXT, TEXT, *_hard_reserve_stop(), Steer(chars=SHORT), QueueAtSettle(), Settle()],
+    ),
+    _story(
+        "a latched stop whose answered input is aborted ends with the run",
+        [
+            ECHO,
+            TEXT,
+            TEXT,
+            *_hard_reserve_stop(),
+            Steer(chars=SHORT),
+            AdvanceTo(step="turn_end", count=2),
+            Abort(),
+            Settle(),
+        ],
+    ),
+    _story(
+        "a safety reset voided by another extension is retried at settlement, still stopping",
+        [
+            ECHO,
+            TEXT,
+            Prompt(chars=HARD_RESERVE),
+            AdvanceTo(step="tool_result"),
+            ClearMemory(),
+            VoidNextBoundary(),
+            Settle(),
+        ],
+    ),
+    _story(
+        "a voided safety reset whose follow-up fails is not retried",
+        [
+            ECHO,
+            *RETRIES_EXHAUSTED,
+            Prompt(chars=HARD_RESERVE),
+            AdvanceTo(step="tool_result"),
+            ClearMemory(),
+            VoidNextBoundary(),
+            Settle(),
+        ],
+    ),
+    _story(
+        "input steered in after an overflow's agent_end overflows again: the chain stays "
+        "armed and recovers once",
+        [
+            OVERFLOW,
+            OVERFLOW,
+            TEXT,
+            Prompt(chars=SHORT),
+            AdvanceTo(step="agent_end"),
+            Steer(chars=SHORT),
+            Settle(),
+        ],
+    ),
+    _story(
+        "a message another extension queues at an overflow's settlement: the retry overflows "
+        "with it still queued, which ends the chain",
+        [
+            OVERFLOW,
+            OVERFLOW,
+            TEXT,
+            Prompt(chars=SHORT),
+            AdvanceTo(step="turn_end"),
+            QueueAtSettle(),
+            Settle(),
+        ],
+    ),
+    _story(
+        "a message another extension queues at an overflow's settlement: the retry fails, "
+        "which leaves the chain as it was",
+        [
+            OVERFLOW,
+            *RETRIES_EXHAUSTED,
+            Prompt(chars=SHORT),
+            AdvanceTo(step="turn_end"),
+            QueueAtSettle(),
+            Settle(),
+        ],
+    ),
+    _story(
+        "automatic resets switched off after an overflow: settlement does not recover",
+        [
+            OVERFLOW,
+            Prompt(chars=SHORT),
+            AdvanceTo(step="turn_end"),
+            SetAutomatic(enabled=False),
+            Settle(),
+        ],
+    ),
+    _story(
+        "after a recovery, an overflow with automatic resets off spends the chain; an abort "
+        "ends it",
+        [
+            *_after_recovery(SetAutomatic(enabled=False)),
+            AdvanceTo(step="turn_end"),
+            Abort(),
+            Settle(),
+        ],
+    ),
+    _story(
+        "after a recovery, an overflow with automatic resets off, then a message another "
+        "extension queues at settlement",
+        [
+            *_after_recovery(SetAutomatic(enabled=False)),
+            AdvanceTo(step="turn_end"),
+            QueueAtSettle(),
+            Settle(),
+        ],
+    ),
+    _story(
+        "a /clear-memory delivered into the turn after a recovery that overflows again commits "
+        "the manual outcome",
+        [
+            OVERFLOW,
+            OVERFLOW,
+            TEXT,
+            Prompt(chars=SHORT),
+            AdvanceTo(step="custom_message", count=2),
+            ClearMemory(),
+            Settle(),
+        ],
+    ),
+    _story(
+        "a spent chain overflows again, then a queued message overflows once more",
+        [*_spent_then_queued(OVERFLOW, TEXT), Settle()],
+    ),
+    _story(
+        "a spent chain overflows again, then a queued message fails",
+        [*_spent_then_queued(*RETRIES_EXHAUSTED), Settle()],
+    ),
+    _story(
+        "a spent chain overflows again, then a queued message overflows with more input queued",
+        [
+            *_spent_then_queued(OVERFLOW, TEXT, TEXT),
+            AdvanceTo(step="context"),
+            FollowUp(chars=SHORT),
+            Settle(),
+        ],
+    ),
+    _story(
+        "a spent chain overflows again, then a queued message overflows under a /clear-memory",
+        [*_spent_then_queued(OVERFLOW, TEXT), AdvanceTo(step="context"), ClearMemory(), Settle()],
+    ),
+    _story(
+        "a spent chain overflows again, then the queued message is aborted",
+        [*_spent_then_queued(TEXT), AdvanceTo(step="context"), Abort(), Settle()],
+    ),
+    _story(
+        "an abort right after a second overflow in the chain",
+        [
+            OVERFLOW,
+            OVERFLOW,
+            Prompt(chars=SHORT),
+            AdvanceTo(step="turn_end", count=2),
+            Abort(),
+            Settle(),
+        ],
+    ),
+    _story(
+        "a /clear-memory landing while a reset's entries are appended belongs to the old "
+        "window: the fresh window's clear_memory counts it as none",
+        [
+            CLEAR,
+            CLEAR,
+            TEXT,
+            Prompt(chars=SHORT),
+            AdvanceTo(step="compaction"),
+            ClearMemory(),
+            Settle(),
+        ],
+    ),
+    _story(
+        "the old window's /clear-memory under the fresh window's warning: the budget arms its "
+        "own close-out",
+        [
+            CLEAR,
+            TEXT,
+            TEXT,
+            Prompt(chars=SHORT),
+            AdvanceTo(step="compaction"),
+            Steer(chars=WARNING_BAND),
+            ClearMemory(),
+            Settle(),
+        ],
+    ),
+    _story(
+        "the old window's /clear-memory when the fresh window's tool results cross the hard "
+        "reserve: a plain reset",
+        [
+            CLEAR,
+            _tools(*[BIG_READ] * 5),
+            TEXT,
+            Prompt(chars=30_000),
+            AdvanceTo(step="compaction"),
+            ClearMemory(),
+            Settle(),
+        ],
+    ),
+    _story(
+        "/clear-memory twice while a settlement commit is appended: the second belongs to the "
+        "fresh window",
+        [
+            Prompt(chars=SHORT),
+            ClearMemory(),
+            AdvanceTo(step="compaction"),
+            ClearMemory(),
+            AdvanceTo(step="custom"),
+            ClearMemory(),
+            Settle(),
+        ],
+    ),
+    _story(
+        "/notesoup off mid-run forgets the budget close-out, a staged or committed warning and "
+        "staged guidance",
+        [
+            TEXT,
+            Prompt(chars=WARNING_BAND),
+            AdvanceTo(step="context"),
+            Toggle(arg="off"),
+            Settle(),
+            Toggle(arg="on"),
+            TEXT,
+            Prompt(chars=SHORT),
+            AdvanceTo(step="turn_end"),
+            Toggle(arg="off"),
+            Settle(),
+        ],
+    ),
+    _story(
+        "/notesoup off with guidance staged",
+        [TEXT, Prompt(chars=GUIDANCE_BAND), AdvanceTo(step="context"), Toggle(arg="off"), Settle()],
+    ),
+    _story(
+        "/notesoup off in a tool batch after clear_memory: nothing commits",
+        [
+            _tools(("clear_memory", {}), ("echo", {"text": "e"})),
+            TEXT,
+            Prompt(chars=SHORT),
+            AdvanceTo(step="tool_result"),
+            Toggle(arg="off"),
+            Settle(),
+        ],
+    ),
+    _story(
+        "/notesoup off after the hard reserve latched a stop: the follow-up runs in the fresh "
+        "window",
+        [ECHO, TEXT, *_hard_reserve_stop(), Toggle(arg="off"), Settle()],
+    ),
+    _story(
+        "/notesoup off in a spent overflow chain",
+        [
+            OVERFLOW,
+            OVERFLOW,
+            TEXT,
+            Prompt(chars=SHORT),
+            AdvanceTo(step="turn_end", count=2),
+            Toggle(arg="off"),
+            Settle(),
+        ],
+    ),
+    _story(
+        "an abort after an overflow's turn_end ends the chain",
+        [OVERFLOW, Prompt(chars=SHORT), AdvanceTo(step="turn_end"), Abort(), Settle()],
+    ),
+    _story(
+        "an abort in the fresh window after a recovery",
+        [
+            OVERFLOW,
+            TEXT,
+            Prompt(chars=SHORT),
+            AdvanceTo(step="context", count=2),
+            Abort(),
+            Settle(),
+        ],
+    ),
+    _story(
+        "a /clear-memory after an overflow's agent_end, whose turn overflows again: the manual "
+        "close-out keeps the chain armed",
+        [
+            OVERFLOW,
+            OVERFLOW,
+            TEXT,
+            Prompt(chars=SHORT),
+            AdvanceTo(step="agent_end"),
+            ClearMemory(),
+            Settle(),
+        ],
+    ),
+    _story(
+        "a refused window recovered, a second one refused and announced for its own id, then "
+        "a checkpoint-backed reset in it",
+        [
+            *_turn(CLEAR),
+            HideBoot(),
+            *_turn(TEXT),
+            *_turn(TEXT),
+            ClearMemory(),
+            *_turn(TEXT),
+            HideBoot(),
+            *_turn(TEXT),
+            *_turn(TEXT),
+            ClearMemory(),
+            *_turn(CLEAR),
+            *_turn(TEXT),
+        ],
+    ),
+    _story(
+        "a manual close-out's overflow with a message another extension queues at settlement: "
+        "the queued turn runs first",
+        [OVERFLOW, TEXT, TEXT, QueueAtSettle(), ClearMemory(), Settle()],
+    ),
+    _story(
+        "an armed chain whose queued retry is aborted",
+        [
+            OVERFLOW,
+            OVERFLOW,
+            TEXT,
+            Prompt(chars=SHORT),
+            AdvanceTo(step="turn_end"),
+            QueueAtSettle(),
+            AdvanceTo(step="context"),
+            Abort(),
+            Settle(),
+        ],
+    ),
+    _story(
+        "/notesoup off right after an overflow, and after a recovery",
+        [
+            OVERFLOW,
+            Prompt(chars=SHORT),
+            AdvanceTo(step="turn_end"),
+            Toggle(arg="off"),
+            Settle(),
+            Toggle(arg="on"),
+            OVERFLOW,
+            TEXT,
+            Prompt(chars=SHORT),
+            AdvanceTo(step="context", count=2),
+            Toggle(arg="off"),
+            Settle(),
+        ],
+    ),
+    _story(
+        "a refused window's steered /clear-memory is cancelled with the request; /tree leaves "
+        "the refused window",
+        [
+            *_turn(CLEAR),
+            HideBoot(),
+            TEXT,
+            Prompt(chars=SHORT),
+            AdvanceTo(step="turn_end"),
+            ClearMemory(),
+            Settle(),
+            *_turn(TEXT),
+            Navigate(index=-1),
+            *_turn(TEXT),
+        ],
+    ),
+    _story(
+        "a /clear-memory steered in is dropped by an aborted turn",
+        [TEXT, Prompt(chars=SHORT), AdvanceTo(step="context"), ClearMemory(), Abort(), Settle()],
+    ),
+    _story(
+        "a /clear-memory answered by its close-out turn is dropped by an abort before agent_end",
+        [
+            TEXT,
+            TEXT,
+            Prompt(chars=SHORT),
+            AdvanceTo(step="context"),
+            ClearMemory(),
+            AdvanceTo(step="turn_end", count=2),
+            Abort(),
+            Settle(),
+        ],
+    ),
+    _story(
+        "a /clear-memory after agent_end, then an abort: no settlement, dropped when the run "
+        "settles",
+        [TEXT, Prompt(chars=SHORT), AdvanceTo(step="agent_end"), ClearMemory(), Abort(), Settle()],
+    ),
+    _story(
+        "an idle /clear-memory whose close-out turn fails is dropped",
+        [*RETRIES_EXHAUSTED, ClearMemory(), Settle()],
+    ),
+    _story(
+        "a /clear-memory steered in, then /notesoup off mid-run",
+        [
+            TEXT,
+            Prompt(chars=SHORT),
+            AdvanceTo(step="context"),
+            ClearMemory(),
+            Toggle(arg="off"),
+            Settle(),
+        ],
+    ),
+    _story(
+        "the old window's /clear-memory when the fresh window's turn just ends: dropped",
+        [
+            CLEAR,
+            TEXT,
+            TEXT,
+            Prompt(chars=SHORT),
+            AdvanceTo(step="compaction"),
+            ClearMemory(),
+            Settle(),
+        ],
+    ),
+    _story(
+        "an abort after an overflow's agent_end: no settlement, the chain ends at agent_settled",
+        [OVERFLOW, Prompt(chars=SHORT), AdvanceTo(step="agent_end"), Abort(), Settle()],
+    ),
+    _story(
+        "boot repair waits for a run (/notesoup on mid-run) and never splits a tool pair",
+        [
+            Toggle(arg="off"),
+            TEXT,
+            Prompt(chars=SHORT),
+            AdvanceTo(step="context"),
+            Toggle(arg="on"),
+            Settle(),
+            *_turn(ECHO, TEXT),
+            Navigate(index=-1, anchor="tool_call"),
+        ],
+    ),
+    _story(
+        "/notesoup on, status and usage while on; /compact in the root window is refused",
+        [
+            *_turn(TEXT, chars=GUIDANCE_BAND),
+            Toggle(arg="on"),
+            Toggle(arg=""),
+            Toggle(arg="bogus"),
+            Compact(),
+        ],
+    ),
+    _story(
+        "off twice; /compact and Pi's own compaction are refused on a marker branch, native "
+        "before it; /tree summaries are native where no marker is crossed",
+        [
+            *_turn(CLEAR),
+            Toggle(arg="off"),
+            Toggle(arg="off"),
+            *_turn(TEXT, chars=GUIDANCE_BAND),
+            Compact(),
+            *_turn(TEXT, chars=HARD_RESERVE),
+            *_turn(TEXT),
+            Navigate(index=-2, summarize=True),
+            Navigate(index=1, summarize=True),
+            Compact(),
+        ],
+    ),
+    _story(
+        "off keeps /tree summaries from crossing a marker",
+        [*_turn(CLEAR), Toggle(arg="off"), Navigate(index=2, summarize=True)],
+    ),
+    _story(
+        "off in the root window: a /tree summary is Pi's own",
+        [Toggle(arg="off"), *_turn(TEXT), *_turn(TEXT), Navigate(index=-3, summarize=True)],
+    ),
+    _story(
+        "a fork into a 0.25 window's tail past its boot is left as it is",
+        [*_turn(TEXT, chars=8), *_turn(TEXT, chars=8), Fork(index=-7)],
+        _legacy(windows=1, turns=1, tail="complete", chars=200),
     ),
     _story(
         "a 0.25 session with two windows resumes under notesoup: its windows and notes carry "
