@@ -14,8 +14,6 @@ import pytest
 from pictx_fsm.audit import log as audit
 from pictx_fsm.cli import main
 from pictx_fsm.errors import ModelDocumentError
-from pictx_fsm.extensions.pi_context.kit import invariants
-from pictx_fsm.extensions.shared.kit import invariants as shared_invariants
 from pictx_fsm.extensions.pi_context.kit.actions import (
     AdvanceTo,
     Fork,
@@ -37,6 +35,7 @@ from pictx_fsm.extensions.pi_context.kit.strategies import (
 )
 from pictx_fsm.extensions.pi_context.kit.world import World, scenario_config
 from pictx_fsm.extensions.pi_context.lifecycle import load_lifecycle
+from pictx_fsm.extensions.shared.kit import invariants as shared_invariants
 from pictx_fsm.testing import actions
 from pictx_fsm.testing import explore as explore_module
 from pictx_fsm.testing.coverage import EXEMPTIONS_FILE, coverage_of, load_exemptions
