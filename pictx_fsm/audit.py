@@ -58,7 +58,7 @@ from pictx_fsm.audit_store import digest as _digest
 from pictx_fsm.audit_text import Layout, layout, members_text, value_text
 from pictx_fsm.effects import HookResult, MessagesResult
 from pictx_fsm.fastjson import dumper, loads
-from pictx_fsm.session.slots import maker
+from pictx_fsm.session.slots import slot_setters
 
 if TYPE_CHECKING:
     from pictx_fsm.machines import Configuration, Fired, Step
@@ -508,7 +508,16 @@ def record_line(
 
 
 sha256: Final = hashlib.sha256
-_new_record_line: Final = maker(RecordLine)
+_NEW: Final = object.__new__
+_set_line, _set_hash = slot_setters(RecordLine, "line", "hash")
+
+
+def _new_record_line(line: str, digest: str) -> RecordLine:
+    """``RecordLine(line=, hash=)`` slot by slot (:mod:`pictx_fsm.session.slots`)."""
+    made: RecordLine = _NEW(RecordLine)
+    _set_line(made, line)
+    _set_hash(made, digest)
+    return made
 
 
 _FORMAT_TEXT = _text(AUDIT_FORMAT)
