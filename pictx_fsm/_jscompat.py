@@ -14,7 +14,7 @@ import json
 import math
 import re
 import threading
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from datetime import UTC, datetime, timedelta, tzinfo
 from typing import Any, Final, TypeGuard
 
@@ -330,11 +330,15 @@ def _container(
     out.append(("" if indent is None else "\n" + " " * (indent * level)) + closer)
 
 
+_JSON_STRING: Final[Callable[[str], str]] = json.JSONEncoder(ensure_ascii=False).encode
+"""A string's JSON literal, non-ASCII kept (``encode`` of a ``str``: one C call)."""
+
+
 def quote(text: str) -> str:
     """A JSON string literal as ``JSON.stringify`` writes it (U+2028/U+2029 stay raw)."""
-    quoted = json.encoder.encode_basestring(text)  # type: ignore[attr-defined]
+    quoted = _JSON_STRING(text)
     if not _LONE_SURROGATE.search(quoted):
-        return str(quoted)
+        return quoted
     return _LONE_SURROGATE.sub(lambda match: f"\\u{ord(match.group()):04x}", quoted)
 
 

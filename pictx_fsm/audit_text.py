@@ -20,7 +20,8 @@ from typing import Any, Final
 from pictx_fsm.audit_store import _PLAIN_ATTRS, _attrs_fields
 from pictx_fsm.audit_store import canonical as _encode
 
-_ascii: Final = json.encoder.encode_basestring_ascii
+_ascii: Final[Callable[[str], str]] = json.JSONEncoder().encode
+"""A string's JSON literal, non-ASCII escaped (``encode`` of a ``str``: one C call)."""
 _NATIVE: Final = (str, int, float, list, tuple, dict)
 """What the encoder writes itself: a subclass of these never reaches ``default``."""
 
