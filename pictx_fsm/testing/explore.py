@@ -34,11 +34,9 @@ from pictx_fsm.hosts.model.profiles import DEFAULT_HOST_PROFILE, HOST_PROFILES
 from pictx_fsm.lifecycle import Lifecycle
 from pictx_fsm.protocol import Profile
 from pictx_fsm.testing.actions import Action, Settle
-from pictx_fsm.testing.constant_pool import global_constants_only
 from pictx_fsm.testing.coverage import Coverage, coverage_of
 from pictx_fsm.testing.faults import fault_named, faulty_lifecycle
 from pictx_fsm.testing.invariants import InvariantSuite, Violation
-from pictx_fsm.testing.lean import untimed_draw
 from pictx_fsm.testing.scenarios import SCENARIOS
 from pictx_fsm.testing.strategies import SWARMS, swarm_moves, world_configs
 from pictx_fsm.testing.tool_coverage import ToolOutcomeCoverage, tool_outcome_coverage
@@ -295,7 +293,7 @@ def _run_hypothesis(
         search.check_clock()
         if search.best is None and report.actions >= (options.max_actions or report.actions + 1):
             raise BudgetSpent()
-        draw = drawer(data)
+        draw = data.draw
         config = draw(configs)
         actions: list[Action] = []
         try:
@@ -332,17 +330,6 @@ def run_lengths(steps: int) -> st.SearchStrategy[int]:
 
 T = TypeVar("T")
 Draw = Callable[[st.SearchStrategy[T]], T]
-
-
-def drawer(data: st.DataObject) -> Draw[Any]:
-    """How a generated run draws: straight from the example's choices (Hypothesis's
-    semi-stable ``DataObject.conjecture_data``), the same choices ``data.draw`` makes
-    without its bookkeeping for Hypothesis's own failure report (a label and a note per
-    draw, a check of the global random state, each draw's time: :func:`.lean.untimed_draw`)
-    — verify writes its own trace, and that bookkeeping cost as much as drawing a small
-    value."""
-    conjecture = getattr(data, "conjecture_data", None)
-    return data.draw if conjecture is None else functools.partial(untimed_draw, conjecture)
 
 
 @frozen(kw_only=True)
@@ -416,11 +403,11 @@ class RunCollector:
 
 
 def run_seeded(example: Callable[[], None], value: int, collector: RunCollector) -> None:
-    """Run an exploration's Hypothesis test under seed ``value`` (both extensions): drawing
-    from Hypothesis's global constant pool only, so a seed means the same runs on every
-    install, with the garbage collected by ``collector`` (the test calls
-    :meth:`RunCollector.after_run` after each run)."""
-    with global_constants_only(), collector.pausing():
+    """Run an exploration's Hypothesis test under seed ``value`` (both extensions), with the
+    garbage collected by ``collector`` (the test calls :meth:`RunCollector.after_run` after
+    each run). The strategies draw no integer Hypothesis could answer with a constant of a
+    local module (:mod:`.strategies`), so a seed means the same runs on every install."""
+    with collector.pausing():
         seed(value)(example)()
 
 
