@@ -14,11 +14,13 @@ import json
 import math
 import re
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from datetime import UTC, datetime, timedelta, tzinfo
 from typing import Any, Final, TypeGuard
 
 import icu
+
+from pictx_fsm.fastjson import utf8_string
 
 MAX_SAFE_INTEGER: Final = 2**53 - 1
 """``Number.MAX_SAFE_INTEGER``."""
@@ -330,13 +332,9 @@ def _container(
     out.append(("" if indent is None else "\n" + " " * (indent * level)) + closer)
 
 
-_JSON_STRING: Final[Callable[[str], str]] = json.JSONEncoder(ensure_ascii=False).encode
-"""A string's JSON literal, non-ASCII kept (``encode`` of a ``str``: one C call)."""
-
-
 def quote(text: str) -> str:
     """A JSON string literal as ``JSON.stringify`` writes it (U+2028/U+2029 stay raw)."""
-    quoted = _JSON_STRING(text)
+    quoted = utf8_string(text)
     if not _LONE_SURROGATE.search(quoted):
         return quoted
     return _LONE_SURROGATE.sub(lambda match: f"\\u{ord(match.group()):04x}", quoted)

@@ -57,6 +57,7 @@ from pictx_fsm.audit_store import default as json_default
 from pictx_fsm.audit_store import digest as _digest
 from pictx_fsm.audit_text import Layout, layout, members_text, value_text
 from pictx_fsm.effects import HookResult, MessagesResult
+from pictx_fsm.fastjson import ascii_string as _ascii
 from pictx_fsm.fastjson import dumper, loads
 from pictx_fsm.session.slots import slot_setters
 
@@ -254,9 +255,6 @@ def _text(value: Any) -> str:
         text: str = _ascii(value)
         return text
     return _encode(value)
-
-
-_ascii = json.encoder.encode_basestring_ascii
 
 
 def _configuration_text(configuration: Configuration) -> str:

@@ -12,16 +12,14 @@ byte (``tests/test_audit_records.py`` holds both to it on arbitrary values).
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Sequence
 from operator import itemgetter
 from typing import Any, Final
 
 from pictx_fsm.audit_store import _PLAIN_ATTRS, _attrs_fields
 from pictx_fsm.audit_store import canonical as _encode
+from pictx_fsm.fastjson import ascii_string as _ascii
 
-_ascii: Final[Callable[[str], str]] = json.JSONEncoder().encode
-"""A string's JSON literal, non-ASCII escaped (``encode`` of a ``str``: one C call)."""
 _NATIVE: Final = (str, int, float, list, tuple, dict)
 """What the encoder writes itself: a subclass of these never reaches ``default``."""
 

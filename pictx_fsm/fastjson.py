@@ -29,6 +29,12 @@ def _installed() -> Callable[[str | bytes], Any] | None:
     return decode
 
 
+ascii_string: Final[Callable[[str], str]] = json.JSONEncoder().encode
+"""A string's JSON literal, non-ASCII escaped: ``json.dumps(text)`` (the built encoder's
+``encode`` of a ``str`` is one C call)."""
+utf8_string: Final[Callable[[str], str]] = json.JSONEncoder(ensure_ascii=False).encode
+"""A string's JSON literal, non-ASCII kept: ``json.dumps(text, ensure_ascii=False)``."""
+
 FAST_LOADS: Final = _installed()
 """orjson's decoder, or ``None`` when it is not installed (or turned off)."""
 
