@@ -7,6 +7,8 @@ reports it."""
 from __future__ import annotations
 
 import ast
+import re
+import tomllib
 from pathlib import Path
 
 import pytest
@@ -136,3 +138,18 @@ def test_the_scan_leaves_public_names_alone() -> None:
     )
     # When it is scanned / Then nothing is reported
     assert findings(source, "public.py") == []
+
+
+def test_every_dependency_and_extra_is_bounded_below_its_next_major_version() -> None:
+    # Given every requirement of pyproject.toml: the build's, the runtime's, every extra's
+    pyproject = tomllib.loads((PACKAGE.parent / "pyproject.toml").read_text(encoding="utf-8"))
+    project = pyproject["project"]
+    requirements = [
+        *pyproject["build-system"]["requires"],
+        *project["dependencies"],
+        *(r for extra in project["optional-dependencies"].values() for r in extra),
+    ]
+    assert len(requirements) > 10
+    # When each is read / Then each names an upper bound ("<" or a compatible release "~=")
+    unbounded = [r for r in requirements if not re.search(r"<|~=", r)]
+    assert unbounded == []
