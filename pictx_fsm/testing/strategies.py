@@ -209,12 +209,13 @@ _COMMIT_STOPS = tuple(AdvanceTo(step=step, count=n) for step in COMMIT_STEPS for
 
 def weighted(branches: Sequence[st.SearchStrategy[T]]) -> st.SearchStrategy[T]:
     """A choice among strategies, a branch listed twice twice as likely (``st.one_of``
-    drops repeated branches, so repetition cannot weight it)."""
-    return st.sampled_from(tuple(branches)).flatmap(_itself)
-
-
-def _itself(strategy: st.SearchStrategy[T]) -> st.SearchStrategy[T]:
-    return strategy
+    drops repeated branches, so repetition cannot weight it). The branch is drawn by its
+    index: ``st.sampled_from`` over strategies checks on every draw whether all its elements
+    are strategies."""
+    chosen = tuple(branches)
+    if not 0 < len(chosen) <= TABLE_SIZE:
+        raise ValueError(f"a choice among 1 to {TABLE_SIZE} branches, not {len(chosen)}")
+    return st.integers(min_value=0, max_value=len(chosen) - 1).flatmap(chosen.__getitem__)
 
 
 _SWITCH = table(_SWITCHES)
