@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Iterable, Mapping, Sequence
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from hypothesis import strategies as st
 
@@ -207,7 +207,7 @@ _FOLLOW_UPS = tuple(FollowUp(chars=chars) for chars in SHORT_CHARS)
 _COMMIT_STOPS = tuple(AdvanceTo(step=step, count=n) for step in COMMIT_STEPS for n in (1, 2))
 
 
-def weighted(branches: Sequence[st.SearchStrategy[T]]) -> st.SearchStrategy[T]:
+def weighted(branches: Sequence[st.SearchStrategy[Any]]) -> st.SearchStrategy[Any]:
     """A choice among strategies, a branch listed twice twice as likely (``st.one_of``
     drops repeated branches, so repetition cannot weight it). The branch is drawn by its
     index: ``st.sampled_from`` over strategies checks on every draw whether all its elements
@@ -234,7 +234,7 @@ _MID_RUN_ACTS: st.SearchStrategy[Action] = weighted(
     ]
 )
 """What a user (or another extension, or a settings change) does while a run is active."""
-_TREE_OPS = weighted(
+_TREE_OPS: st.SearchStrategy[Action] = weighted(
     [
         st.builds(Navigate, index=_ENTRY_INDEX, summarize=st.booleans(), anchor=_ANCHOR),
         st.builds(Navigate, index=_ENTRY_INDEX, summarize=st.booleans(), anchor=_ANCHOR),
