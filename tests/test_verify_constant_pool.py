@@ -19,7 +19,8 @@ from hypothesis import strategies as st
 from pictx_fsm.lifecycle import load_lifecycle
 from pictx_fsm.testing.cm.strategies import cm_actions, cm_configs
 from pictx_fsm.testing.explore import ExploreOptions, explore
-from pictx_fsm.testing.strategies import GROUPS, SWARMS, TABLE_SIZE, table, world_configs
+from pictx_fsm.testing.strategies import GROUPS, SWARMS, world_configs
+from pictx_fsm.testing.tables import TABLE_SIZE, table
 from pictx_fsm.testing.tool_calls import tool_scripts
 
 OPTIONS = ExploreOptions(

@@ -9,7 +9,7 @@ through the links :mod:`.notes_sandbox` plants out of the root). ``wipe_memory``
 batch at any position, so a write and a wipe in one batch order as Pi orders them (N2).
 History ids are placeholders resolved when the reply is generated. Every integer drawn lies
 between -99 and 99, a larger one is drawn from a table by its index (a seed means the same
-runs on every install: :mod:`.strategies`).
+runs on every install: :mod:`.tables`).
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ from hypothesis import strategies as st
 
 from pictx_fsm.testing.actions import Script
 from pictx_fsm.testing.notes_sandbox import ITEM_REF, WINDOW_REF
+from pictx_fsm.testing.tables import spread, table
 from pictx_fsm.tools.schema import ROLES
 
 JSON: TypeAlias = Any
@@ -56,12 +57,12 @@ PATTERNS: Final = (
     "@nope/**",
 )
 TOOL_NAMES_IN_HISTORY: Final = ("wipe_memory", "notes_write", "history_list", None)
-NOTE_OFFSETS: Final = (*range(-40, 0, 8), *range(0, 401, 5))
+NOTE_OFFSETS: Final = spread(-40, 400, 90)
 """Where a note is read from (-40 to 400 characters; a negative offset is an error)."""
-ITEM_OFFSETS: Final = (*range(-30, 0, 10), *range(0, 3_001, 40))
+ITEM_OFFSETS: Final = spread(-30, 3_000, 90)
 """Where a history item is read from (-30 to 3,000 characters)."""
-ITEM_CHARS: Final = tuple(range(1, 121, 2))
-"""A history list's characters per item (1 to 119)."""
+ITEM_CHARS: Final = spread(1, 120, 60)
+"""A history list's characters per item (1 to 120)."""
 
 
 def _text() -> st.SearchStrategy[str]:
@@ -125,7 +126,7 @@ def _notes_read() -> st.SearchStrategy[Arguments]:
     return st.fixed_dictionaries(
         {"address": _address()},
         optional={
-            "offset_chars": st.one_of(st.sampled_from(NOTE_OFFSETS), _mistyped()),
+            "offset_chars": st.one_of(table(NOTE_OFFSETS), _mistyped()),
             "limit_chars": st.integers(1, 60),
         },
     )
@@ -169,7 +170,7 @@ def _filters() -> Mapping[str, st.SearchStrategy[JSON]]:
         "role": st.sampled_from((*ROLES, None)),
         "tool_name": st.sampled_from(TOOL_NAMES_IN_HISTORY),
         "window_id": _window(),
-        "max_chars_per_item": st.sampled_from(ITEM_CHARS),
+        "max_chars_per_item": table(ITEM_CHARS),
     }
 
 
@@ -191,7 +192,7 @@ def _history_read() -> st.SearchStrategy[Arguments]:
     return st.fixed_dictionaries(
         {"window_id": _window(), "item_id": item},
         optional={
-            "offset_chars": st.one_of(st.sampled_from(ITEM_OFFSETS), _mistyped()),
+            "offset_chars": st.one_of(table(ITEM_OFFSETS), _mistyped()),
             "limit_chars": st.integers(1, 80),
         },
     )
@@ -236,19 +237,10 @@ def _batch(calls: list[tuple[str, str]], wipe_at: int | None) -> Script:
     return Script(reply="tools", chars=40, tools=tuple(names), arguments=tuple(arguments))
 
 
-def _batch_move(calls: list[tuple[str, str]], wipe_at: int | None) -> tuple[Script]:
-    return (_batch(calls, wipe_at),)
-
-
 def tool_scripts() -> st.SearchStrategy[Script]:
     """One model reply calling 1–3 notes or history tools, ``wipe_memory`` sometimes among
     them."""
     return st.builds(_batch, _CALLS, _WIPE_AT)
-
-
-def tool_script_moves() -> st.SearchStrategy[tuple[Script]]:
-    """:func:`tool_scripts` as a move of one action."""
-    return st.builds(_batch_move, _CALLS, _WIPE_AT)
 
 
 _CALLS: Final = st.lists(_call(), min_size=1, max_size=3)

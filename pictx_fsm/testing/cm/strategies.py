@@ -1,5 +1,5 @@
 """Hypothesis strategies: pi-context-management worlds and host actions (every integer drawn
-between -99 and 99, so a seed means the same runs on every install: :mod:`..strategies`)."""
+between -99 and 99, so a seed means the same runs on every install: :mod:`..tables`)."""
 
 from __future__ import annotations
 
