@@ -11,14 +11,14 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pictx_fsm.audit import RecordLine, _new_record_line
-from pictx_fsm.audit_sessions.boundaries import Pending, _new_pending
-from pictx_fsm.effects import HookResult
+from pictx_fsm.audit.log import RecordLine, _new_record_line
+from pictx_fsm.conformance.boundaries import Pending, _new_pending
+from pictx_fsm.extensions.pi_context.windows import Window
+from pictx_fsm.host.effects import HookResult
 from pictx_fsm.session.entries import AgentMessage, MessageEntry
 from pictx_fsm.session.skeleton import _new_agent_message, _new_message_entry
 from pictx_fsm.session.slots import slot_setters
 from pictx_fsm.session.tree import TreeNode, _new_node
-from pictx_fsm.session.windows import Window
 
 
 @given(

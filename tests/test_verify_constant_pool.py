@@ -16,7 +16,7 @@ import pytest
 from hypothesis import Phase, given, seed, settings
 from hypothesis import strategies as st
 
-from pictx_fsm.lifecycle import load_lifecycle
+from pictx_fsm.extensions.pi_context.lifecycle import load_lifecycle
 from pictx_fsm.testing.cm.strategies import cm_actions, cm_configs
 from pictx_fsm.testing.explore import ExploreOptions, explore
 from pictx_fsm.testing.strategies import GROUPS, SWARMS, world_configs

@@ -20,10 +20,10 @@ from typing import Any, Final, TypeAlias
 
 from hypothesis import strategies as st
 
+from pictx_fsm.extensions.pi_context.tools.schema import ROLES
 from pictx_fsm.testing.actions import Script
 from pictx_fsm.testing.notes_sandbox import ITEM_REF, WINDOW_REF
 from pictx_fsm.testing.tables import spread, table
-from pictx_fsm.tools.schema import ROLES
 
 JSON: TypeAlias = Any
 Arguments: TypeAlias = dict[str, JSON]
