@@ -20,7 +20,7 @@ from pictx_fsm.extensions.pi_context.lifecycle import load_lifecycle
 from pictx_fsm.testing.cm.strategies import cm_actions, cm_configs
 from pictx_fsm.testing.explore import ExploreOptions, explore
 from pictx_fsm.testing.strategies import GROUPS, SWARMS, world_configs
-from pictx_fsm.testing.tables import TABLE_SIZE, spread, table
+from pictx_fsm.testing.tables import TABLE_SIZE, table
 from pictx_fsm.testing.tool_calls import tool_scripts
 
 OPTIONS = ExploreOptions(
@@ -111,34 +111,3 @@ def test_a_table_drawn_by_index_holds_at_most_a_hundred_values(size: int) -> Non
     # When a strategy is built over it / Then it is refused, naming the limit
     with pytest.raises(ValueError, match=f"a table holds 1 to {TABLE_SIZE} values, not {size}"):
         table(range(size))
-
-
-@given(
-    low=st.integers(min_value=-199, max_value=60_000),
-    width=st.integers(min_value=1, max_value=60_000),
-    count=st.integers(min_value=2, max_value=TABLE_SIZE),
-)
-def test_a_spread_table_runs_from_low_to_high_ascending_and_fits_a_table(
-    low: int, width: int, count: int
-) -> None:
-    # Given any range above -OFFSET and a table size
-    high = low + width
-    # When it is spread
-    values = spread(low, high, count)
-    # Then it starts and ends at the range's ends, ascends without repeats, and fits a table
-    assert values[0] == low and values[-1] == high
-    assert list(values) == sorted(set(values))
-    assert len(values) <= count and table(values) is not None
-
-
-def test_a_wide_spread_is_denser_at_its_low_end() -> None:
-    # Given the long prompts' range / When it is spread
-    values = spread(2_000, 40_000, 50)
-    # Then about half of the table lies below 10,000 (a quarter of the range)
-    assert 0.4 <= sum(v < 10_000 for v in values) / len(values) <= 0.6
-
-
-@pytest.mark.parametrize(("low", "high", "count"), [(5, 5, 10), (-300, 10, 10), (0, 9, 101)])
-def test_a_spread_outside_its_domain_is_refused(low: int, high: int, count: int) -> None:
-    with pytest.raises(ValueError, match=r"spread\("):
-        spread(low, high, count)

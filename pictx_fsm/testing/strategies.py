@@ -17,15 +17,17 @@ toggle churns the tree — sequences a single fixed mix almost never produces.
 
 Every strategy is a module constant or cached: Hypothesis validates a strategy the first
 time it is drawn from, and rebuilding one per draw cost 83% of ``verify``'s time. Only
-Hypothesis's public strategies are used. **A seed means the same runs on every install**:
-every integer drawn lies between -99 and 99, a larger number comes from a table drawn by index
-(:mod:`.tables`).
+Hypothesis's public strategies are used, tuned for speed by drawing little: most moves are one
+``st.sampled_from`` over prebuilt actions (no ``builds`` or ``map`` per draw).
+
+**A seed means the same runs on every install**: every integer drawn lies between -99 and
+99, a larger number is an element of a table drawn by its index (:mod:`.tables`).
 """
 
 from __future__ import annotations
 
 import functools
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, TypeVar
 
 from hypothesis import strategies as st
@@ -38,6 +40,7 @@ from pictx_fsm.testing.actions import (
     Action,
     Advance,
     AdvanceTo,
+    Anchor,
     Compact,
     FollowUp,
     Fork,
@@ -55,8 +58,8 @@ from pictx_fsm.testing.actions import (
     VoidNextBoundary,
     WipeCommand,
 )
-from pictx_fsm.testing.tables import TABLE_SIZE, spread, table
-from pictx_fsm.testing.tool_calls import tool_scripts
+from pictx_fsm.testing.tables import TABLE_SIZE, table
+from pictx_fsm.testing.tool_calls import tool_script_moves
 from pictx_fsm.testing.world import WorldConfig
 
 __all__ = [
@@ -66,6 +69,7 @@ __all__ = [
     "SWARMS",
     "Moves",
     "host_actions",
+    "moves",
     "swarm_moves",
     "weighted",
     "world_configs",
@@ -90,6 +94,13 @@ boundary's commit (``custom`` is the marker, ``custom_message`` a boot or contin
 COMMIT_STEPS = ("custom", "custom_message", "turn_end", "agent_before_settle")
 """The steps around a boundary's commit: its hook, and each entry it persists."""
 
+CHARS = (*range(8, 401, 8), *range(2_000, 40_001, 800))
+"""Prompt and reply lengths: short (8–400 characters) or long (2,000–40,000), about as often."""
+SHORT_CHARS = tuple(range(8, 2_001, 24))
+"""Steering, follow-up and tool-call reply lengths (8–2,000 characters)."""
+ENTRY_INDICES = (*range(60), *range(60, 500, 11))
+"""Where a navigation or fork lands, modulo the entries of its anchor: every one of the first
+60, then every eleventh up to 500."""
 
 PROFILES: tuple[str, ...] = tuple(profile.value for profile in Profile)
 HOSTS: tuple[str, ...] = tuple(HOST_PROFILES)
@@ -105,11 +116,11 @@ def world_configs(
         WorldConfig,
         profile=st.sampled_from(profiles),
         seed=st.integers(min_value=0, max_value=99),
-        context_window=table(spread(28_000, 48_000, 80)),
+        context_window=table(range(28_000, 48_001, 250)),
         max_tokens=st.sampled_from((2_048, 4_096)),
-        reserve_tokens=table(spread(500, 4_000, 80)),
+        reserve_tokens=table(range(500, 4_001, 50)),
         # Above the 12288-token warning runway, so the reminder line comes first (R44).
-        reminder_margin=table(spread(12_800, 20_000, 80)),
+        reminder_margin=table(range(12_800, 20_001, 100)),
         automatic=st.sampled_from((True, True, True, False)),
         # Pi's 20 000 rarely leaves anything to compact in a short run.
         keep_recent_tokens=st.sampled_from((500, 2_000, 20_000)),
@@ -118,37 +129,63 @@ def world_configs(
     )
 
 
-_CHARS = st.one_of(table(spread(8, 400)), table(spread(2_000, 40_000)))
-_SHORT_CHARS = table(spread(8, 2_000))
-"""Steering, follow-up and tool-call reply lengths (8–2,000 characters)."""
-_SCRIPTS: st.SearchStrategy[Script] = st.one_of(
-    st.builds(Script, reply=st.just("text"), chars=_CHARS),
-    st.builds(
-        Script,
-        reply=st.just("tools"),
-        chars=_SHORT_CHARS,
-        tools=st.lists(st.sampled_from(TOOLS), min_size=1, max_size=3).map(tuple),
-    ),
-    st.builds(Script, reply=st.sampled_from(("overflow", "error", "length"))),
+Moves = st.SearchStrategy[Sequence[Action]]
+"""A move: the actions a run takes next, in order."""
+
+
+def moves(actions: Iterable[Action]) -> Moves:
+    """A move of one action among prebuilt ones (repeated ones weigh more)."""
+    return table((action,) for action in actions)
+
+
+def _tools_script(chars: int, tools: tuple[str, ...]) -> Script:
+    return Script(reply="tools", chars=chars, tools=tools)
+
+
+def _tools_move(chars: int, tools: tuple[str, ...]) -> tuple[Action]:
+    return (_tools_script(chars, tools),)
+
+
+def _navigate_move(index: int, summarize: bool, anchor: Anchor) -> tuple[Action]:
+    return (Navigate(index=index, summarize=summarize, anchor=anchor),)
+
+
+def _fork_move(index: int, anchor: Anchor) -> tuple[Action]:
+    return (Fork(index=index, anchor=anchor),)
+
+
+TOOL_LISTS = tuple(
+    (first, *rest)
+    for first in TOOLS
+    for rest in ((), *((t,) for t in TOOLS), *((t, u) for t in TOOLS for u in TOOLS))
 )
-_ENTRY_INDEX = st.one_of(table(spread(0, 500)), st.integers(min_value=-12, max_value=-1))
+"""Every list of one to three of :data:`TOOLS`, in order."""
+
+_PROMPTS = tuple(Prompt(chars=chars) for chars in CHARS)
+_TEXT_SCRIPTS = tuple(Script(reply="text", chars=chars) for chars in CHARS)
+_ERROR_SCRIPTS = tuple(Script(reply=reply) for reply in ("overflow", "error", "length"))
+_SCRIPTS: st.SearchStrategy[Action] = st.one_of(
+    table(_TEXT_SCRIPTS),
+    st.builds(_tools_script, table(SHORT_CHARS), table(TOOL_LISTS)),
+    table(_ERROR_SCRIPTS),
+)
+"""The model's next reply: text, a batch of 1–3 tool calls, or a failure (a third each)."""
+_SCRIPT_MOVES: Moves = st.one_of(
+    moves(_TEXT_SCRIPTS),
+    st.builds(_tools_move, table(SHORT_CHARS), table(TOOL_LISTS)),
+    moves(_ERROR_SCRIPTS),
+)
+_ENTRY_INDEX = st.one_of(table(ENTRY_INDICES), st.integers(min_value=-12, max_value=-1))
 """Anywhere among the chosen entries, or (negative) one of the last ones: the tool calls,
 markers and boots a navigation or fork most often lands next to."""
-_ANCHOR = st.sampled_from((*ANCHORS, "tool_call", "boundary"))
+_ANCHOR: st.SearchStrategy[Anchor] = st.sampled_from((*ANCHORS, "tool_call", "boundary"))
 """Where navigations and forks aim: tool calls and boundary entries count twice."""
-_SMALL_STEPS = st.builds(Advance, steps=st.integers(min_value=1, max_value=4))
-_STOP = st.builds(AdvanceTo, step=st.sampled_from(STOPS), count=st.integers(1, 2))
-_TOGGLE = st.builds(Toggle, arg=st.sampled_from(("on", "off", "on", "off", "", "bogus")))
-_FAILURES: st.SearchStrategy[Action] = st.builds(
-    Script, reply=st.sampled_from(("overflow", "overflow", "error"))
-)
-_NOISE: st.SearchStrategy[Action] = st.sampled_from(
-    (VoidNextBoundary(), HideBoot(), QueueAtSettle())
-)
-_SETTINGS = st.builds(SetAutomatic, enabled=st.booleans())
-_COMPACT = st.just(Compact())
-_COMMIT_STOP = st.builds(AdvanceTo, step=st.sampled_from(COMMIT_STEPS), count=st.integers(1, 2))
-_SWITCH = st.builds(Toggle, arg=st.sampled_from(("on", "off")))
+_SWITCHES = (Toggle(arg="on"), Toggle(arg="off"))
+_NOISE = (VoidNextBoundary(), HideBoot(), QueueAtSettle())
+_SETTINGS = (SetAutomatic(enabled=False), SetAutomatic(enabled=True))
+_STEERS = tuple(Steer(chars=chars) for chars in SHORT_CHARS)
+_FOLLOW_UPS = tuple(FollowUp(chars=chars) for chars in SHORT_CHARS)
+_COMMIT_STOPS = tuple(AdvanceTo(step=step, count=n) for step in COMMIT_STEPS for n in (1, 2))
 
 
 def weighted(branches: Sequence[st.SearchStrategy[Any]]) -> st.SearchStrategy[Any]:
@@ -162,74 +199,59 @@ def weighted(branches: Sequence[st.SearchStrategy[Any]]) -> st.SearchStrategy[An
     return st.integers(min_value=0, max_value=len(chosen) - 1).flatmap(chosen.__getitem__)
 
 
+_SWITCH = table(_SWITCHES)
 _MID_RUN_ACTS: st.SearchStrategy[Action] = weighted(
     [
         _SWITCH,
         _SWITCH,
         _SWITCH,
         _SWITCH,
-        st.builds(Steer, chars=_SHORT_CHARS),
-        st.builds(FollowUp, chars=_SHORT_CHARS),
+        table(_STEERS),
+        table(_FOLLOW_UPS),
         st.just(Abort()),
-        _NOISE,
-        _SETTINGS,
-        _COMPACT,
+        table(_NOISE),
+        table(_SETTINGS),
+        st.just(Compact()),
     ]
 )
 """What a user (or another extension, or a settings change) does while a run is active."""
-_NAVIGATE: st.SearchStrategy[Action] = st.builds(
-    Navigate, index=_ENTRY_INDEX, summarize=st.booleans(), anchor=_ANCHOR
-)
-_FORK: st.SearchStrategy[Action] = st.builds(Fork, index=_ENTRY_INDEX, anchor=_ANCHOR)
 _TREE_OPS: st.SearchStrategy[Action] = weighted(
-    [_NAVIGATE, _NAVIGATE, _FORK, st.just(Reload()), _SWITCH, st.just(WipeCommand())]
+    [
+        st.builds(Navigate, index=_ENTRY_INDEX, summarize=st.booleans(), anchor=_ANCHOR),
+        st.builds(Navigate, index=_ENTRY_INDEX, summarize=st.booleans(), anchor=_ANCHOR),
+        st.builds(Fork, index=_ENTRY_INDEX, anchor=_ANCHOR),
+        st.just(Reload()),
+        _SWITCH,
+        st.just(WipeCommand()),
+    ]
 )
 """Tree churn between runs: each of these makes boot repair run, or a reset start, wherever
 the previous one left the leaf."""
 
-
-def _one(strategy: st.SearchStrategy[Action]) -> st.SearchStrategy[tuple[Action, ...]]:
-    return strategy.map(_single)
-
-
-def _single(action: Action) -> tuple[Action, ...]:
-    return (action,)
-
-
-Moves = st.SearchStrategy[tuple[Action, ...]]
-
 GROUPS: Mapping[str, tuple[Moves, int, int]] = {
-    "prompt": (_one(st.builds(Prompt, chars=_CHARS)), 2, 0),
-    "turn": (st.tuples(_SCRIPTS, st.builds(Prompt, chars=_CHARS), st.just(Settle())), 2, 0),
-    "script": (_one(_SCRIPTS), 2, 1),
-    "failure": (_one(_FAILURES), 1, 1),
-    "notes_tools": (_one(tool_scripts()), 1, 1),
-    "step": (_one(_SMALL_STEPS), 0, 3),
-    "stop": (_one(_STOP), 0, 2),
-    "interrupt": (st.tuples(_COMMIT_STOP, _MID_RUN_ACTS), 0, 3),
-    "run": (_one(st.builds(Advance, steps=st.integers(min_value=5, max_value=30))), 0, 1),
-    "settle": (_one(st.just(Settle())), 0, 1),
-    "steer": (_one(st.builds(Steer, chars=_SHORT_CHARS)), 0, 1),
-    "follow_up": (
-        _one(st.builds(FollowUp, chars=_SHORT_CHARS)),
-        0,
-        1,
-    ),
-    "abort": (_one(st.just(Abort())), 0, 1),
-    "wipe": (_one(st.just(WipeCommand())), 1, 0),
-    "toggle": (_one(_TOGGLE), 1, 1),
-    "navigate": (
-        _one(_NAVIGATE),
-        2,
-        0,
-    ),
-    "fork": (_one(_FORK), 1, 0),
-    "tree": (st.lists(_TREE_OPS, min_size=2, max_size=3).map(tuple), 1, 0),
-    "reload": (_one(st.just(Reload())), 1, 0),
-    "compact": (_one(_COMPACT), 1, 1),
-    "noise": (_one(_NOISE), 1, 1),
-    "settings": (_one(_SETTINGS), 1, 1),
-    "kill": (_one(st.builds(KillRuntime, permanent=st.sampled_from((False, False, True)))), 1, 1),
+    "prompt": (moves(_PROMPTS), 2, 0),
+    "turn": (st.tuples(_SCRIPTS, table(_PROMPTS), st.just(Settle())), 2, 0),
+    "script": (_SCRIPT_MOVES, 2, 1),
+    "failure": (moves(Script(reply=reply) for reply in ("overflow", "overflow", "error")), 1, 1),
+    "notes_tools": (tool_script_moves(), 1, 1),
+    "step": (moves(Advance(steps=n) for n in range(1, 5)), 0, 3),
+    "stop": (moves(AdvanceTo(step=step, count=n) for step in STOPS for n in (1, 2)), 0, 2),
+    "interrupt": (st.tuples(table(_COMMIT_STOPS), _MID_RUN_ACTS), 0, 3),
+    "run": (moves(Advance(steps=n) for n in range(5, 31)), 0, 1),
+    "settle": (st.just((Settle(),)), 0, 1),
+    "steer": (moves(_STEERS), 0, 1),
+    "follow_up": (moves(_FOLLOW_UPS), 0, 1),
+    "abort": (st.just((Abort(),)), 0, 1),
+    "wipe": (st.just((WipeCommand(),)), 1, 0),
+    "toggle": (moves(Toggle(arg=arg) for arg in ("on", "off", "on", "off", "", "bogus")), 1, 1),
+    "navigate": (st.builds(_navigate_move, _ENTRY_INDEX, st.booleans(), _ANCHOR), 2, 0),
+    "fork": (st.builds(_fork_move, _ENTRY_INDEX, _ANCHOR), 1, 0),
+    "tree": (st.lists(_TREE_OPS, min_size=2, max_size=3), 1, 0),
+    "reload": (st.just((Reload(),)), 1, 0),
+    "compact": (st.just((Compact(),)), 1, 1),
+    "noise": (moves(_NOISE), 1, 1),
+    "settings": (moves(_SETTINGS), 1, 1),
+    "kill": (moves(KillRuntime(permanent=p) for p in (False, False, True)), 1, 1),
 }
 """Action groups: (moves, weight while idle, weight while a run is active). A move is one
 action, a whole turn (the model's reply, a prompt, settle), tree churn (two or three
@@ -237,7 +259,8 @@ navigations, forks, reloads, switches or ``/wipe-memory`` in a row), or an inter
 right after a boundary hook or one of the entries its commit persists, and act there at once.
 Runs move forward in small steps and users act *between* host steps (queueing, aborting,
 toggling mid-turn) — the interleavings where boundary bugs live; idle sessions are
-prompted, navigated, forked, reloaded and compacted."""
+prompted, navigated, forked, reloaded and compacted. Most moves are one draw from a table of
+prebuilt moves."""
 CORE = ("prompt", "script", "step")
 """Groups every swarm keeps: without them nothing happens."""
 OPTIONAL = tuple(name for name in GROUPS if name not in CORE)
@@ -248,18 +271,18 @@ def host_actions() -> st.SearchStrategy[Action]:
     """One host action from any group, whatever the session's state (the plain mix used by
     :class:`~.stateful.LifecycleStateMachine`; an interrupt contributes its stop)."""
     branches = [
-        moves.map(_first)
-        for moves, idle, running in GROUPS.values()
+        group.map(_first)
+        for group, idle, running in GROUPS.values()
         for _ in range(max(idle, running))
     ]
     return weighted(branches)
 
 
-def _first(actions: tuple[Action, ...]) -> Action:
+def _first(actions: Sequence[Action]) -> Action:
     return actions[0]
 
 
-def _swarm(chosen: list[bool]) -> tuple[str, ...]:
+def _swarm(chosen: Sequence[bool]) -> tuple[str, ...]:
     return CORE + tuple(g for g, on in zip(OPTIONAL, chosen, strict=True) if on)
 
 
@@ -275,8 +298,8 @@ def swarm_moves(swarm: tuple[str, ...], idle: bool) -> Moves:
     """The next move of a run restricted to ``swarm``: only what the session's state allows
     (a prompt, a navigation or a fork needs an idle session; steps, stops and queued input
     need a run), each group by its weight."""
-    branches = []
+    branches: list[Moves] = []
     for name in swarm:
-        moves, idle_weight, running_weight = GROUPS[name]
-        branches += [moves] * (idle_weight if idle else running_weight)
+        group, idle_weight, running_weight = GROUPS[name]
+        branches += [group] * (idle_weight if idle else running_weight)
     return weighted(branches)

@@ -23,7 +23,7 @@ from hypothesis import strategies as st
 from pictx_fsm.extensions.pi_context.tools.schema import ROLES
 from pictx_fsm.testing.actions import Script
 from pictx_fsm.testing.notes_sandbox import ITEM_REF, WINDOW_REF
-from pictx_fsm.testing.tables import spread, table
+from pictx_fsm.testing.tables import table
 
 JSON: TypeAlias = Any
 Arguments: TypeAlias = dict[str, JSON]
@@ -57,12 +57,12 @@ PATTERNS: Final = (
     "@nope/**",
 )
 TOOL_NAMES_IN_HISTORY: Final = ("wipe_memory", "notes_write", "history_list", None)
-NOTE_OFFSETS: Final = spread(-40, 400, 90)
+NOTE_OFFSETS: Final = (*range(-40, 0, 8), *range(0, 401, 5))
 """Where a note is read from (-40 to 400 characters; a negative offset is an error)."""
-ITEM_OFFSETS: Final = spread(-30, 3_000, 90)
+ITEM_OFFSETS: Final = (*range(-30, 0, 10), *range(0, 3_001, 40))
 """Where a history item is read from (-30 to 3,000 characters)."""
-ITEM_CHARS: Final = spread(1, 120, 60)
-"""A history list's characters per item (1 to 120)."""
+ITEM_CHARS: Final = tuple(range(1, 121, 2))
+"""A history list's characters per item (1 to 119)."""
 
 
 def _text() -> st.SearchStrategy[str]:
@@ -237,10 +237,19 @@ def _batch(calls: list[tuple[str, str]], wipe_at: int | None) -> Script:
     return Script(reply="tools", chars=40, tools=tuple(names), arguments=tuple(arguments))
 
 
+def _batch_move(calls: list[tuple[str, str]], wipe_at: int | None) -> tuple[Script]:
+    return (_batch(calls, wipe_at),)
+
+
 def tool_scripts() -> st.SearchStrategy[Script]:
     """One model reply calling 1–3 notes or history tools, ``wipe_memory`` sometimes among
     them."""
     return st.builds(_batch, _CALLS, _WIPE_AT)
+
+
+def tool_script_moves() -> st.SearchStrategy[tuple[Script]]:
+    """:func:`tool_scripts` as a move of one action."""
+    return st.builds(_batch_move, _CALLS, _WIPE_AT)
 
 
 _CALLS: Final = st.lists(_call(), min_size=1, max_size=3)
