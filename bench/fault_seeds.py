@@ -1,7 +1,7 @@
 """How many generated runs verify takes to find planted faults, over many seeds.
 
     python bench/fault_seeds.py [--faults F ...] [--seeds 0 1 2 ...] [--examples 1000]
-                                [--baseline DIR]
+                                [--baseline DIR ...]
 
 ``bench/mutation.py`` reports one seed; a fault that generated runs find once in a few hundred
 runs is found after 5 runs by one seed and not in 1,000 by the next, so one seed cannot tell two
@@ -9,8 +9,8 @@ versions of the strategies apart. This script runs verify's generated phase alon
 (``--no-scenarios``) with each fault and each seed, stops at the first failure (no shrinking),
 and prints the runs it took (``–``: not found within ``--examples`` runs), how many seeds found
 it and the median over the seeds that did; with ``--baseline DIR`` (another checkout:
-``git archive REV | tar -x -C DIR``) it runs that checkout the same way, in a second process
-alongside. Counts of runs do not depend on the machine's speed or load.
+``git archive REV | tar -x -C DIR``; repeatable) it runs that checkout the same way, each in
+its own process alongside. Counts of runs do not depend on the machine's speed or load.
 """
 
 from __future__ import annotations
@@ -95,11 +95,13 @@ def main() -> int:
     parser.add_argument("--faults", nargs="+", default=list(RARE))
     parser.add_argument("--seeds", nargs="+", type=int, default=list(range(8)))
     parser.add_argument("--examples", type=int, default=1000)
-    parser.add_argument("--baseline", type=Path, help="another checkout, run alongside")
+    parser.add_argument(
+        "--baseline", type=Path, action="append", default=[], help="another checkout (repeatable)"
+    )
     args = parser.parse_args()
     sides = {"this checkout": ROOT}
-    if args.baseline:
-        sides[f"`{args.baseline}`"] = args.baseline.resolve()
+    for baseline in args.baseline:
+        sides[f"`{baseline}`"] = baseline.resolve()
     with ThreadPoolExecutor(max_workers=len(sides)) as pool:
         futures = {
             name: pool.submit(_spawn, source, args.faults, args.seeds, args.examples)
@@ -107,7 +109,7 @@ def main() -> int:
         }
         results = {name: future.result() for name, future in futures.items()}
     seeds = " ".join(str(seed) for seed in args.seeds)
-    baseline = f" --baseline {args.baseline}" if args.baseline else ""
+    baseline = "".join(f" --baseline {baseline}" for baseline in args.baseline)
     faults = " ".join(args.faults)
     print(
         f"`python bench/fault_seeds.py --faults {faults} --seeds {seeds} "
