@@ -61,11 +61,12 @@ def record_values(examples: int, seed: int) -> dict[Settings, list[Any]]:
 
     json.JSONEncoder.encode = recording  # type: ignore[method-assign]
     try:
-        from pictx_fsm.lifecycle import load_lifecycle
-        from pictx_fsm.testing.explore import ExploreOptions, explore
+        from bench_verify import PROFILES, _pi_context_exploration
 
-        options = ExploreOptions(examples=examples, seed=seed, time_budget=600)
-        explore(options, load_lifecycle())
+        explore, options = _pi_context_exploration(
+            examples=examples, seed=seed, time_budget=600, profiles=PROFILES
+        )
+        explore(options)
     finally:
         json.JSONEncoder.encode = original  # type: ignore[method-assign]
     return dict(seen)

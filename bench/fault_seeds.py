@@ -26,24 +26,15 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
+from bench_verify import PROFILES, _pi_context_exploration
+
 ROOT = Path(__file__).resolve().parent.parent
 RARE = ("continue-after-abort", "split-tool-pair-behind-summary", "repair-during-commit")
 """The planted faults generated runs find once in a few hundred runs (docs/mutation.md)."""
 
 
-def _lifecycle() -> Any:
-    try:  # the package layout of issue 23
-        from pictx_fsm.extensions.pi_context.lifecycle import load_lifecycle
-    except ImportError:  # a checkout before it
-        from pictx_fsm.lifecycle import load_lifecycle  # type: ignore[no-redef]
-    return load_lifecycle()
-
-
 def _work(faults: list[str], seeds: list[int], examples: int) -> dict[str, list[int | None]]:
     """Runs until each fault is found, per seed (``None``: not within ``examples``)."""
-    from pictx_fsm.testing.explore import ExploreOptions, explore
-
-    lifecycle = _lifecycle()
     found: dict[str, list[int | None]] = {}
     for fault in faults:
         found[fault] = []
@@ -57,10 +48,15 @@ def _work(faults: list[str], seeds: list[int], examples: int) -> dict[str, list[
                 """The time budget spent at once when shrinking starts: no shrink."""
                 return time.monotonic() + (1e9 if state["shrinking"] else 0.0)
 
-            options = ExploreOptions(
-                examples=examples, seed=seed, time_budget=86_400, scenarios=False, fault=fault
+            explore, options = _pi_context_exploration(
+                examples=examples,
+                seed=seed,
+                time_budget=86_400,
+                scenarios=False,
+                fault=fault,
+                profiles=PROFILES,
             )
-            report = explore(options, lifecycle, progress=progress, clock=clock)
+            report = explore(options, progress=progress, clock=clock)
             found[fault].append(report.found_after[0] if report.found_after else None)
             print(f"{fault} seed {seed}: {found[fault][-1]}", file=sys.stderr, flush=True)
     return found

@@ -16,15 +16,20 @@ import pytest
 from hypothesis import Phase, given, seed, settings
 from hypothesis import strategies as st
 
-from pictx_fsm.extensions.pi_context.lifecycle import load_lifecycle
-from pictx_fsm.testing.cm.strategies import cm_actions, cm_configs
-from pictx_fsm.testing.explore import ExploreOptions, explore
-from pictx_fsm.testing.strategies import GROUPS, SWARMS, world_configs
+from pictx_fsm.extensions.context_management.kit import strategies as cm
+from pictx_fsm.extensions.pi_context.kit.kit import KIT
+from pictx_fsm.extensions.pi_context.kit.strategies import GROUPS, SWARMS, world_configs
+from pictx_fsm.extensions.pi_context.kit.tool_calls import tool_scripts
+from pictx_fsm.testing.explore import ExploreOptions, explore, run_lengths
 from pictx_fsm.testing.tables import TABLE_SIZE, table
-from pictx_fsm.testing.tool_calls import tool_scripts
 
 OPTIONS = ExploreOptions(
-    examples=12, steps=25, seed=7, scenarios=False, profiles=("0.25.1",), time_budget=600
+    examples=12,
+    steps=25,
+    seed=7,
+    scenarios=False,
+    variants={"profile": ("0.25.1",)},
+    time_budget=600,
 )
 
 
@@ -59,10 +64,10 @@ def test_a_seed_generates_the_same_runs_whatever_local_modules_are_loaded(
     tmp_path: Path,
 ) -> None:
     # Given a seeded exploration
-    before = explore(OPTIONS, load_lifecycle())
+    before = explore(KIT, OPTIONS)
     # When the same seed runs again with a local module full of constants loaded
     with local_module_with_constants(tmp_path, first=100):
-        after = explore(OPTIONS, load_lifecycle())
+        after = explore(KIT, OPTIONS)
     # Then it generated the same runs
     assert _fingerprint(after) == _fingerprint(before)
 
@@ -71,8 +76,10 @@ STRATEGIES: dict[str, st.SearchStrategy[Any]] = {
     "world_configs": world_configs(),
     "swarms": SWARMS,
     "tool_scripts": tool_scripts(),
-    "cm_configs": cm_configs((False, True), None),
-    "cm_actions": cm_actions(),
+    "cm world_configs": cm.world_configs(((), ("pi-context",)), None),
+    "cm moves": cm.moves(),
+    "run_lengths 40": run_lengths(40),
+    "run_lengths 1000": run_lengths(1_000),
     **{f"group {name}": moves for name, (moves, _, _) in GROUPS.items()},
 }
 """Every strategy verify draws from, both extensions."""
