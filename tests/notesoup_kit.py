@@ -25,9 +25,9 @@ from pictx_fsm.extensions.notesoup.texts import (
     NOTESOUP_COMMAND,
 )
 from pictx_fsm.extensions.notesoup.windows import NotesoupWindows
-from pictx_fsm.extensions.shared.policy import SettingsSource, StaticSettingsSource
 from pictx_fsm.host.effects import CompactionDraft, Draft, HookResult, ToolResult
 from pictx_fsm.host.events import ToolCall, TurnEnd
+from pictx_fsm.host.settings import SettingsSource, StaticSettingsSource
 from pictx_fsm.machines import Configuration
 
 __all__ = ["NotesoupKit", "audits_verify"]

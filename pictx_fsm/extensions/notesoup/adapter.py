@@ -68,6 +68,11 @@ class NotesoupExtension:
     def commands(self) -> Mapping[str, CommandHandler]:
         return {name: self._command(name) for name in COMMANDS}
 
+    @property
+    def idle_commands(self) -> frozenset[str]:
+        """None: ``/clear-memory`` and ``/notesoup`` run at once, mid-run too (S16, S17)."""
+        return frozenset()
+
     def bind(self, tree: SessionTree) -> None:
         self.runtimes.append(self._factory(tree))
 

@@ -13,7 +13,8 @@ from pictx_fsm.extensions.notesoup.texts import (
     WARNING_RUNWAY_TOKENS,
 )
 from pictx_fsm.extensions.shared import policy as shared
-from pictx_fsm.extensions.shared.policy import ModelIdentity, Policy, PolicyRules, SettingsSource
+from pictx_fsm.extensions.shared.policy import Policy, PolicyRules
+from pictx_fsm.host.settings import ModelIdentity, SettingsSource
 
 __all__ = ["DEFAULT_THRESHOLDS", "RULES", "hard_reserve_due", "resolve_policy"]
 

@@ -29,11 +29,11 @@ from pictx_fsm.extensions.notesoup.texts import NOTESOUP_VERSION
 from pictx_fsm.extensions.notesoup.tools.execute import RUN_HERE, execute_tool
 from pictx_fsm.extensions.notesoup.windows import NotesoupWindows
 from pictx_fsm.extensions.shared.machinery import MachineFamily
-from pictx_fsm.extensions.shared.policy import SettingsSource, StaticSettingsSource
 from pictx_fsm.extensions.shared.tools.homes import NOTES_AGENT_ENV, project_key
 from pictx_fsm.extensions.shared.window_index import WindowIndex
 from pictx_fsm.host.effects import HookResult
 from pictx_fsm.host.events import HookEvent, HostContext, ToolCall
+from pictx_fsm.host.settings import SettingsSource, StaticSettingsSource
 from pictx_fsm.machines import Configuration
 from pictx_fsm.session.tree import SessionTree
 

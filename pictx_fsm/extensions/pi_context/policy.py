@@ -2,9 +2,10 @@
 policy`, Pi's settings, thresholds and usage arithmetic) bound to pi-context's rules — the
 ``pi-context`` settings key, the 12288-token warning runway (R44) and its two warning texts.
 
-Every name of the shared module is available here, so ``policy.Usage`` or
-``policy.StaticSettingsSource`` read as before; the functions whose answer depends on the
-rules take pi-context's.
+The shared module's names are available here, so ``policy.Usage`` reads as before; the
+functions whose answer depends on the rules take pi-context's. Pi's settings (sources,
+scopes, ``compaction`` values) are the host's, :mod:`pictx_fsm.host.settings`; their old
+names here still resolve, with a warning.
 """
 
 from __future__ import annotations
@@ -19,74 +20,37 @@ from pictx_fsm.extensions.pi_context.texts import (
 )
 from pictx_fsm.extensions.shared import policy as shared
 from pictx_fsm.extensions.shared.policy import (
-    DEFAULT_KEEP_RECENT_TOKENS,
     DEFAULT_REMINDER_MARGIN_TOKENS,
-    DEFAULT_RESERVE_TOKENS,
-    PI_AGENT_DIR_ENV,
-    PI_CONFIG_DIR_NAME,
-    PI_SETTINGS_FILE,
     REMINDER_MARGIN_KEY,
-    CompactionSettings,
-    FileSettingsSource,
     FrozenScopes,
-    ModelIdentity,
-    ModelRef,
     Policy,
     PolicyRules,
     ReminderStage,
-    SettingsReadError,
-    SettingsScopes,
-    SettingsSource,
-    SettingsValueError,
-    StaticSettingsSource,
     Thresholds,
     Usage,
-    compaction_settings,
-    deep_merge,
-    default_agent_dir,
     guidance_count,
-    model_key,
-    read_settings_file,
     remaining,
     reminder_stage,
     reset_due,
     tool_remaining,
 )
+from pictx_fsm.host.settings import ModelIdentity, SettingsScopes, SettingsSource
 from pictx_fsm.session.entries import ABSENT
 
 __all__ = [
-    "DEFAULT_KEEP_RECENT_TOKENS",
     "DEFAULT_REMINDER_MARGIN_TOKENS",
-    "DEFAULT_RESERVE_TOKENS",
     "DEFAULT_THRESHOLDS",
-    "PI_AGENT_DIR_ENV",
-    "PI_CONFIG_DIR_NAME",
-    "PI_SETTINGS_FILE",
     "REMINDER_MARGIN_KEY",
     "RULES",
-    "CompactionSettings",
-    "FileSettingsSource",
     "FrozenScopes",
-    "ModelIdentity",
-    "ModelRef",
     "Policy",
     "ReminderStage",
-    "SettingsReadError",
-    "SettingsScopes",
-    "SettingsSource",
-    "SettingsValueError",
-    "StaticSettingsSource",
     "Thresholds",
     "Usage",
-    "compaction_settings",
-    "deep_merge",
-    "default_agent_dir",
     "default_policy",
     "derive_thresholds",
     "guidance_count",
-    "model_key",
     "pi_context_settings",
-    "read_settings_file",
     "remaining",
     "reminder_stage",
     "reset_due",
@@ -132,3 +96,10 @@ def default_policy(warnings: tuple[str, ...] = ()) -> Policy:
 def resolve_policy(source: SettingsSource, model: ModelIdentity | None = None) -> Policy:
     """R40–R45: read the source once and derive pi-context's policy for ``model``."""
     return shared.resolve_policy(source, model, RULES)
+
+
+def __getattr__(name: str) -> object:
+    """Pi's settings moved to :mod:`pictx_fsm.host.settings` (0.2)."""
+    from pictx_fsm._moved import moved_attribute
+
+    return moved_attribute(__name__, name)

@@ -15,7 +15,6 @@ from attrs import frozen
 
 from pictx_fsm.extensions.shared.policy import (
     DEFAULT_REMINDER_MARGIN_TOKENS,
-    DEFAULT_RESERVE_TOKENS,
     REMINDER_MARGIN_KEY,
 )
 from pictx_fsm.extensions.shared.tools.homes import (
@@ -43,7 +42,6 @@ __all__ = [
     "DEFAULT_NOTES_HOME_PARTS",
     "DEFAULT_PROFILE",
     "DEFAULT_REMINDER_MARGIN_TOKENS",
-    "DEFAULT_RESERVE_TOKENS",
     "GET_CONTEXT_REMAINING_DESCRIPTION",
     "GET_CONTEXT_REMAINING_TOOL",
     "GUIDANCE_CLOSE_TAG",

@@ -54,9 +54,9 @@ from pictx_fsm.extensions.shared.kit.invariants import (
 from pictx_fsm.extensions.shared.kit.notes_sandbox import NotesConfined
 from pictx_fsm.extensions.shared.repair import TailKind, tail_kind
 from pictx_fsm.extensions.shared.windows import Window
+from pictx_fsm.host import overflow
 from pictx_fsm.host.events import ModelInfo
 from pictx_fsm.js import is_plain_object
-from pictx_fsm.session import overflow
 from pictx_fsm.session.entries import CompactionEntry, CustomMessageEntry, MessageEntry
 from pictx_fsm.session.tree import SessionTree, TreeNode
 from pictx_fsm.testing import invariants as testing_invariants

@@ -37,9 +37,10 @@ from pictx_fsm.extensions.notesoup.texts import SETTINGS_KEY
 from pictx_fsm.extensions.notesoup.windows import SCHEME, NotesoupWindows
 from pictx_fsm.extensions.shared.kit.noise import Arms, EarlyNoise, LateNoise
 from pictx_fsm.extensions.shared.kit.notes_sandbox import NotesSandbox
-from pictx_fsm.extensions.shared.policy import FrozenScopes, SettingsScopes
+from pictx_fsm.extensions.shared.policy import FrozenScopes
 from pictx_fsm.host.events import ModelInfo
 from pictx_fsm.host.extension import Extension
+from pictx_fsm.host.settings import SettingsScopes
 from pictx_fsm.hosts.model import Brain, CompactionSettings, HostSettings, ModelSession, TickClock
 from pictx_fsm.hosts.model.profiles import PI_1_6
 from pictx_fsm.session.estimate import CharsCounter

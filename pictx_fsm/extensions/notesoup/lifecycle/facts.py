@@ -25,6 +25,7 @@ from pictx_fsm.extensions.shared import policy
 from pictx_fsm.extensions.shared.machinery import FactCatalogue, FactError, Facts
 from pictx_fsm.extensions.shared.repair import TailVerdict, classify_raw_tail, tail_kind
 from pictx_fsm.extensions.shared.windows import Window
+from pictx_fsm.host import overflow
 from pictx_fsm.host.events import (
     AgentBeforeSettle,
     AgentEnd,
@@ -36,7 +37,6 @@ from pictx_fsm.host.events import (
     SessionBeforeTree,
     TurnEnd,
 )
-from pictx_fsm.session import overflow
 from pictx_fsm.session.entries import MessageEntry
 from pictx_fsm.session.tree import SessionTree
 

@@ -21,7 +21,7 @@ from pictx_fsm.extensions.notesoup.tools.execute import ToolContext
 from pictx_fsm.extensions.notesoup.usage import window_usage
 from pictx_fsm.extensions.notesoup.windows import NotesoupWindows
 from pictx_fsm.extensions.shared.machinery import MachineFamily
-from pictx_fsm.extensions.shared.policy import Policy, SettingsSource, Usage
+from pictx_fsm.extensions.shared.policy import Policy, Usage
 from pictx_fsm.extensions.shared.tools.homes import (
     LEGACY_AGENT_NAME,
     NotesIdentity,
@@ -32,6 +32,7 @@ from pictx_fsm.extensions.shared.tools.homes import (
 from pictx_fsm.extensions.shared.window_index import WindowIndex
 from pictx_fsm.extensions.shared.windows import WindowScheme
 from pictx_fsm.host.events import HostContext
+from pictx_fsm.host.settings import SettingsSource
 from pictx_fsm.session.tree import SessionTree
 
 __all__ = ["Clock", "NotesHome", "Services", "SettingsFactory"]

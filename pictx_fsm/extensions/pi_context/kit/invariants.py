@@ -45,9 +45,9 @@ from pictx_fsm.extensions.shared.kit.invariants import (
     erased_messages,
 )
 from pictx_fsm.host.events import ModelInfo
+from pictx_fsm.host.overflow import is_overflow_like
 from pictx_fsm.js import is_plain_object
 from pictx_fsm.session.entries import CompactionEntry, CustomMessageEntry, MessageEntry
-from pictx_fsm.session.overflow import is_overflow_like
 from pictx_fsm.session.tree import SessionTree, TreeNode
 from pictx_fsm.testing import invariants as testing_invariants
 from pictx_fsm.testing.invariants import Violation

@@ -69,7 +69,7 @@ class PiContextKit(Kit):
         "pictx_fsm.extensions.shared.windows",
         "pictx_fsm.extensions.pi_context.policy",
         "pictx_fsm.extensions.shared.policy",
-        "pictx_fsm.session.overflow",
+        "pictx_fsm.host.overflow",
         "pictx_fsm.host.effects",
     )
 

@@ -25,6 +25,7 @@ from pictx_fsm.extensions.pi_context.repair import TailVerdict, classify_tail, t
 from pictx_fsm.extensions.pi_context.texts import GUIDANCE_TYPE, WARNING_TYPE, Profile
 from pictx_fsm.extensions.pi_context.windows import Window, is_boot_message
 from pictx_fsm.extensions.shared.machinery import Fact, FactCatalogue, FactError, Facts
+from pictx_fsm.host import overflow
 from pictx_fsm.host.events import (
     AgentBeforeSettle,
     AgentEnd,
@@ -36,7 +37,6 @@ from pictx_fsm.host.events import (
     SessionBeforeTree,
     TurnEnd,
 )
-from pictx_fsm.session import overflow
 from pictx_fsm.session.entries import MessageEntry
 from pictx_fsm.session.transcript import Transcript
 from pictx_fsm.session.tree import SessionTree
