@@ -39,6 +39,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "diagram": ("pictx_fsm.cli.diagram", "render the declared machines as diagrams"),
     "pi": ("pictx_fsm.cli.pi", "the bridge to the real Pi (extension path, server)"),
     "notes": ("pictx_fsm.cli.notes", "list, read and search a notes home (what a model wrote)"),
+    "mcp": ("pictx_fsm.cli.mcp", "serve the notes and history tools over MCP (stdio)"),
 }
 
 

@@ -29,7 +29,7 @@ from pictx_fsm.extensions.notesoup.texts import NOTESOUP_VERSION
 from pictx_fsm.extensions.notesoup.tools.execute import RUN_HERE, execute_tool
 from pictx_fsm.extensions.notesoup.windows import NotesoupWindows
 from pictx_fsm.extensions.shared.machinery import MachineFamily
-from pictx_fsm.extensions.shared.tools.homes import NOTES_AGENT_ENV, project_key
+from pictx_fsm.extensions.shared.tools.homes import NOTES_AGENT_ENV
 from pictx_fsm.extensions.shared.window_index import WindowIndex
 from pictx_fsm.host.effects import HookResult
 from pictx_fsm.host.events import HookEvent, HostContext, ToolCall
@@ -70,12 +70,7 @@ class NotesoupRuntime:
         notes = None
         if notes_home is not None:
             agent = os.environ.get(NOTES_AGENT_ENV) if notes_agent is None else notes_agent
-            notes = NotesHome(
-                root=notes_home,
-                session_id=tree.session_id,
-                project_key=project_key(Path(tree.header.cwd or ".")),
-                configured_agent=agent,
-            )
+            notes = NotesHome.for_session(notes_home, tree, agent)
         settings = settings or StaticSettingsSource(global_settings={})
         family = family or load_machines()
         self.services = Services(

@@ -19,12 +19,7 @@ from pictx_fsm.extensions.notesoup.lifecycle.machines import (
     build_machines,
     load_machines,
 )
-from pictx_fsm.extensions.notesoup.lifecycle.services import (
-    Clock,
-    NotesHome,
-    Services,
-    SettingsFactory,
-)
+from pictx_fsm.extensions.notesoup.lifecycle.services import Clock, Services, SettingsFactory
 from pictx_fsm.extensions.notesoup.lifecycle.state import NotesoupState, Request, Staged
 from pictx_fsm.extensions.notesoup.lifecycle.step import (
     COMMANDS,
@@ -35,6 +30,7 @@ from pictx_fsm.extensions.notesoup.lifecycle.step import (
     toggle_completions,
 )
 from pictx_fsm.extensions.notesoup.lifecycle.turn import Turn
+from pictx_fsm.extensions.notesoup.notes.home import NotesHome
 
 __all__ = [
     "ACTIONS",

@@ -5,28 +5,21 @@ step is deterministic and a trace replays exactly. The session tree is read, nev
 
 from __future__ import annotations
 
-import os
 import random
 from collections.abc import Callable
-from datetime import tzinfo
-from pathlib import Path
 
 from attrs import frozen
 
 from pictx_fsm.extensions.notesoup import policy
 from pictx_fsm.extensions.notesoup.boot import Boot, BootIdentity, load_snapshot, render_boot
-from pictx_fsm.extensions.notesoup.notes.store import NotesStore
+from pictx_fsm.extensions.notesoup.notes.home import NotesHome
 from pictx_fsm.extensions.notesoup.texts import DEFAULT_AGENT_NAME
-from pictx_fsm.extensions.notesoup.tools.execute import ToolContext
+from pictx_fsm.extensions.notesoup.tools.execute import ToolContext, tool_context
 from pictx_fsm.extensions.notesoup.usage import window_usage
 from pictx_fsm.extensions.notesoup.windows import NotesoupWindows
 from pictx_fsm.extensions.shared.machinery import MachineFamily
 from pictx_fsm.extensions.shared.policy import Policy, Usage
 from pictx_fsm.extensions.shared.tools.homes import (
-    LEGACY_AGENT_NAME,
-    NotesIdentity,
-    NotesPlace,
-    agent_slug,
     model_slug,
 )
 from pictx_fsm.extensions.shared.window_index import WindowIndex
@@ -35,48 +28,11 @@ from pictx_fsm.host.events import HostContext
 from pictx_fsm.host.settings import SettingsSource
 from pictx_fsm.session.tree import SessionTree
 
-__all__ = ["Clock", "NotesHome", "Services", "SettingsFactory"]
+__all__ = ["Clock", "Services", "SettingsFactory"]
 
 Clock = Callable[[], int]
 SettingsFactory = Callable[[HostContext], SettingsSource]
 """A settings source built per read from the hook's ``ctx`` (Pi's file-backed manager)."""
-
-
-@frozen(kw_only=True)
-class NotesHome:
-    """The notes root and the session's identity in it (S84, S95, S120)."""
-
-    root: Path
-    session_id: str
-    project_key: str
-    configured_agent: str | None = None
-    zone: tzinfo | None = None
-
-    def identity(self, model_id: str | None) -> NotesIdentity:
-        """The homes as they are named now: ``@model`` follows ``ctx.model`` (S84)."""
-        return NotesIdentity(
-            session_id=self.session_id,
-            project_key=self.project_key,
-            agent=self.agent(),
-            model=model_slug(model_id, DEFAULT_AGENT_NAME),
-        )
-
-    def agent(self) -> str:
-        """S84's agent: ``$PI_NOTES_AGENT`` slugged, default ``anonymous`` — except, for a
-        0.25 home migrated (this port, docs/decisions.md), ``root`` when only ``agents/root/``
-        exists: the 0.25 ``@self`` notes stay ``@self``."""
-        if self.configured_agent is not None:
-            return agent_slug(self.configured_agent, DEFAULT_AGENT_NAME)
-        agents = self.root / "agents"
-        if not os.path.lexists(agents / DEFAULT_AGENT_NAME) and os.path.isdir(
-            agents / LEGACY_AGENT_NAME
-        ):
-            return LEGACY_AGENT_NAME
-        return DEFAULT_AGENT_NAME
-
-    def store(self, model_id: str | None, clock: Callable[[], float]) -> NotesStore:
-        place = NotesPlace(root=self.root, identity=self.identity(model_id))
-        return NotesStore(place, clock, self.zone)
 
 
 @frozen(kw_only=True, eq=False)
@@ -139,13 +95,4 @@ class Services:
         """What a notes or history tool call reads: this session's notes home (so the next
         boot indexes what the tools wrote), ``@model`` from ``ctx.model``, the tree, the
         clock."""
-        if self.notes is None:
-            return ToolContext(history=self.tree, clock=self._now)
-        model_id = ctx.model.id if ctx.model else None
-        return ToolContext(
-            notes_root=self.notes.root,
-            identity=self.notes.identity(model_id),
-            history=self.tree,
-            clock=self._now,
-            zone=self.notes.zone,
-        )
+        return tool_context(self.notes, self.tree, ctx.model.id if ctx.model else None, self._now)

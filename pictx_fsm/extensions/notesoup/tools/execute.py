@@ -19,6 +19,7 @@ from typing import Final
 
 from attrs import frozen
 
+from pictx_fsm.extensions.notesoup.notes.home import NotesHome
 from pictx_fsm.extensions.notesoup.notes.store import NoteRefusal, NotesStore
 from pictx_fsm.extensions.notesoup.tools.history import HISTORY_OPERATIONS
 from pictx_fsm.extensions.notesoup.tools.notes import NOTES_OPERATIONS, io_failure, refusal
@@ -28,7 +29,15 @@ from pictx_fsm.extensions.shared.tools.homes import NotesIdentity, NotesPlace
 from pictx_fsm.host.tool_outcome import ToolOutcome
 from pictx_fsm.session.tree import SessionTree
 
-__all__ = ["NO_NOTES_HOME", "NO_SESSION", "RUN_HERE", "ToolContext", "UnknownTool", "execute_tool"]
+__all__ = [
+    "NO_NOTES_HOME",
+    "NO_SESSION",
+    "RUN_HERE",
+    "ToolContext",
+    "UnknownTool",
+    "execute_tool",
+    "tool_context",
+]
 
 NO_NOTES_HOME: Final = "the notes tools need a notes home on disk (NotesoupRuntime(notes_home=...))"
 NO_SESSION: Final = "the history tools need the session"
@@ -62,6 +71,25 @@ class ToolContext:
         if self.history is None:
             raise ToolArgumentError(NO_SESSION)
         return self.history
+
+
+def tool_context(
+    home: NotesHome | None,
+    tree: SessionTree | None,
+    model_id: str | None,
+    clock: Callable[[], float],
+) -> ToolContext:
+    """A call's context: ``home`` (none: the notes tools answer that there is no notes home)
+    with ``@model`` named for ``model_id``, the session, the clock."""
+    if home is None:
+        return ToolContext(history=tree, clock=clock)
+    return ToolContext(
+        notes_root=home.root,
+        identity=home.identity(model_id),
+        history=tree,
+        clock=clock,
+        zone=home.zone,
+    )
 
 
 def execute_tool(name: str, arguments: object, context: ToolContext) -> ToolOutcome:

@@ -7,7 +7,6 @@ switch or a new session retargets ``@model`` and the session home at once.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable, Mapping, Sequence
 from datetime import tzinfo
 from pathlib import Path
@@ -25,6 +24,7 @@ from pictx_fsm.extensions.pi_context.tools.homes import (
     project_key,
 )
 from pictx_fsm.extensions.pi_context.tools.store import NotesStore
+from pictx_fsm.extensions.shared.tools.surface import wall_clock_ms
 from pictx_fsm.session.entries import Entry
 
 
@@ -40,10 +40,6 @@ class HistorySource(Protocol):
 
 class ToolContextError(RuntimeError):
     """The host did not give the call what it needs (a history tool without a session)."""
-
-
-def wall_clock_ms() -> float:
-    return float(int(time.time() * 1000))
 
 
 NO_NOTES_HOME = (
