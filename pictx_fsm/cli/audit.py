@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 
 from pictx_fsm.conformance.context_management import add_chain_findings
 from pictx_fsm.conformance.report import render_run, run_json
@@ -36,6 +37,13 @@ def configure(parser: argparse.ArgumentParser) -> None:
         help="the pi-context release that wrote the files (default: %(default)s)",
     )
     parser.add_argument(
+        "--extension",
+        choices=("pi-context", "notesoup"),
+        default="pi-context",
+        help="the extension that wrote (or resumes) the files: notesoup checks its reset shape, "
+        "a pi-context 0.25 file resumed under it, and what notesoup 0.38 alone would leak",
+    )
+    parser.add_argument(
         "--stats",
         action="store_true",
         help="report throughput (bytes/s, entries/s, elapsed) per file and in total",
@@ -43,6 +51,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.extension == "notesoup":
+        return _run_notesoup(args)
     profile = Profile.parse(args.profile)
     audits = [audit_file(path, profile) for path in args.files]
     audits = add_chain_findings(audits, args.files)  # pi-context-management session chains
@@ -52,3 +62,34 @@ def run(args: argparse.Namespace) -> int:
     else:
         print(render_run(audits, stats=args.stats))
     return max(audit.exit_code for audit in audits)
+
+
+def _run_notesoup(args: argparse.Namespace) -> int:
+    from pictx_fsm.errors import UnreadableInputError
+    from pictx_fsm.extensions.notesoup import audit as notesoup_audit
+    from pictx_fsm.session.jsonl import read_session
+    from pictx_fsm.session.tree import SessionTree
+
+    code = 0
+    documents = []
+    for path in args.files:
+        try:
+            loaded = read_session(path)
+        except UnreadableInputError as error:
+            print(error, file=sys.stderr)
+            code = max(code, 2)
+            continue
+        if loaded.header is None:
+            print(f"{path}: not a Pi session file (no session header)", file=sys.stderr)
+            code = max(code, 2)
+            continue
+        tree = SessionTree.from_entries(loaded.header, loaded.entries)
+        result = notesoup_audit.audit_tree(tree)
+        code = max(code, result.exit_code)
+        if args.json:
+            documents.append(notesoup_audit.to_json(result, path, tree.leaf_id))
+        else:
+            print(notesoup_audit.render(result, path, tree.leaf_id))
+    if args.json:
+        print(json.dumps({"files": documents}, ensure_ascii=False, indent=2))
+    return code

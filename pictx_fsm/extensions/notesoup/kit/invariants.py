@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar, Final
 
+from pictx_fsm.extensions.notesoup.audit import audit_tree
 from pictx_fsm.extensions.notesoup.kit.world import LEGACY_NOTES, NotesoupWorld
 from pictx_fsm.extensions.notesoup.texts import (
     BOOT_TYPE,
@@ -345,6 +346,34 @@ class LegacyHistoryStaysErased(_ErasedRequests):
         "message from behind a 0.25 marker"
     )
     legacy = True
+
+
+class SessionFileAudits(testing_invariants.Invariant[World]):
+    name = "session_file_audits"
+    rule = "migration (ours), S38–S40, S77–S80"
+    doc = (
+        "the session-file audit (pictx-fsm audit --extension notesoup) of the world's file, "
+        "mixed 0.25 → notesoup ones included, finds no error and no erased history in the "
+        "next request, whenever the session is idle"
+    )
+
+    def __init__(self) -> None:
+        self._seen: tuple[int, str | None] | None = None
+
+    def check(self, world: World) -> list[Violation]:
+        session = world.session
+        tree = session.tree
+        stamp = (len(tree.entries), tree.leaf_id)
+        if not session.is_idle or stamp == self._seen:
+            return []
+        self._seen = stamp
+        result = audit_tree(tree)
+        found = [
+            self.violation(f"{f.kind} at {f.entry_id}: {f.message}")
+            for f in result.findings
+            if f.severity == "error"
+        ]
+        return found
 
 
 class LegacyBootsCarryOver(testing_invariants.Invariant[World]):
@@ -817,6 +846,7 @@ INVARIANT_TYPES: Final[Sequence[type[testing_invariants.Invariant[Any]]]] = (
     NoErasedHistory,
     LegacyBootsCarryOver,
     LegacyNotesMigrated,
+    SessionFileAudits,
     OneResetPerBatch,
     NothingAfterAbort,
     SettleResetsOnlyWhenPromised,
@@ -837,6 +867,7 @@ MIGRATION_INVARIANTS: Final = (
     LegacyHistoryStaysErased.name,
     LegacyBootsCarryOver.name,
     LegacyNotesMigrated.name,
+    SessionFileAudits.name,
 )
 
 
