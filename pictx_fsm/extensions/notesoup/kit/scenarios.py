@@ -66,7 +66,10 @@ def _tools(*calls: tuple[str, dict[str, object]]) -> Script:
 CLEAR: Final = _tools(("clear_memory", {}))
 ECHO: Final = _tools(("echo", {"text": "e"}))
 NOTE: Final = _tools(("notes_write", {"address": "plan", "content": "# Plan\nstep one"}))
-BIG_READ: Final = ("history_read", {"seq": 2, "limit_chars": 30_000})
+BIG_READ: Final[tuple[str, dict[str, object]]] = (
+    "history_read",
+    {"seq": 2, "limit_chars": 30_000},
+)
 """The first prompt of the session, read back whole (30 000 characters)."""
 
 
