@@ -49,7 +49,9 @@ MOVED: Final[dict[str, str]] = {
     "pictx_fsm.hosts.model.adapter": "pictx_fsm.extensions.pi_context.adapter",
     # The pi-context family's library (issue 29): what notesoup shares with pi-context.
     "pictx_fsm.extensions.pi_context.kit.noise": "pictx_fsm.extensions.shared.kit.noise",
-    "pictx_fsm.extensions.pi_context.tools.arguments": "pictx_fsm.extensions.shared.tools.arguments",
+    "pictx_fsm.extensions.pi_context.tools.arguments": (
+        "pictx_fsm.extensions.shared.tools.arguments"
+    ),
     "pictx_fsm.extensions.pi_context.tools.diff": "pictx_fsm.extensions.shared.tools.diff",
 }
 """Old module path → new module path. A package's submodules move with it."""

@@ -22,18 +22,17 @@ from pictx_fsm.extensions.notesoup.windows import (
     checkpoint_backed as marker_checkpoint_backed,
 )
 from pictx_fsm.extensions.shared import policy
-from pictx_fsm.extensions.shared.machinery import FactCatalogue, FactError, Facts
+from pictx_fsm.extensions.shared.facts import FAMILY_FACTS, need
+from pictx_fsm.extensions.shared.machinery import FactCatalogue, Facts
 from pictx_fsm.extensions.shared.repair import TailVerdict, classify_raw_tail, tail_kind
 from pictx_fsm.extensions.shared.windows import Window
 from pictx_fsm.host import overflow
 from pictx_fsm.host.events import (
     AgentBeforeSettle,
-    AgentEnd,
     Command,
     ContextWithSystem,
     HookEvent,
     HostContext,
-    SessionBeforeCompact,
     SessionBeforeTree,
     TurnEnd,
 )
@@ -62,8 +61,13 @@ class FactEnv:
     def tree(self) -> SessionTree:
         return self.services.tree
 
+    @property
+    def window(self) -> Window:
+        """The current window (the shared facts' view of it)."""
+        return self.services.windows.current_window
 
-FACTS: Final = FactCatalogue()
+
+FACTS: Final = FactCatalogue(FAMILY_FACTS)
 fact = FACTS.fact
 
 RESET_CONTROL: Final = "notesoup_reset_control"
@@ -78,16 +82,6 @@ STATE_FACTS: Final[Mapping[str, tuple[str, str, str]]] = {
 def in_state(state: NotesoupState, name: str) -> bool:
     machine, region, target = STATE_FACTS[name]
     return state.state_of(machine, region) == target
-
-
-def _need(env: FactEnv, kinds: tuple[type[Any], ...], name: str) -> Any:
-    if not isinstance(env.event, kinds):
-        raise FactError(f"fact {name!r} is not available at hook {type(env.event).HOOK!r}")
-    return env.event
-
-
-def _window(env: FactEnv) -> Window:
-    return env.services.windows.current_window
 
 
 # -- the lifecycle's own state -----------------------------------------------------------------
@@ -149,32 +143,9 @@ def latch_window_moved(env: FactEnv, facts: Facts) -> bool:
 
 
 @fact
-def window_id(env: FactEnv, facts: Facts) -> str:
-    """S10: the current window id (last valid marker on the active branch, else the root)."""
-    return _window(env).window_id
-
-
-@fact
-def root_window(env: FactEnv, facts: Facts) -> bool:
-    return _window(env).is_root
-
-
-@fact
-def marker_on_branch(env: FactEnv, facts: Facts) -> bool:
-    """S20: a valid marker exists on the active branch."""
-    return not _window(env).is_root
-
-
-@fact
 def checkpoint_backed(env: FactEnv, facts: Facts) -> bool:
     """S40: the current marker follows a retain-none empty compaction."""
-    return marker_checkpoint_backed(env.tree, _window(env))
-
-
-@fact
-def previous_window_id(env: FactEnv, facts: Facts) -> str | None:
-    """S74: the window before the current one (root id before the first marker)."""
-    return _window(env).previous_window_id
+    return marker_checkpoint_backed(env.tree, env.window)
 
 
 @fact
@@ -190,35 +161,6 @@ def warning_in_window(env: FactEnv, facts: Facts) -> bool:
 
 
 # -- usage and policy (S49–S55, S60) -----------------------------------------------------------
-
-
-@fact
-def usage(env: FactEnv, facts: Facts) -> policy.Usage | None:
-    """S52: the active window's usage."""
-    return env.services.window_usage(env.ctx)
-
-
-@fact
-def remaining(env: FactEnv, facts: Facts) -> int | None:
-    usage = facts["usage"]
-    return None if usage is None else policy.remaining(usage)
-
-
-@fact
-def usage_known(env: FactEnv, facts: Facts) -> bool:
-    return facts["remaining"] is not None
-
-
-@fact
-def automatic(env: FactEnv, facts: Facts) -> bool:
-    """S49: ``compaction.enabled``."""
-    return env.policy().automatic
-
-
-@fact
-def thresholds(env: FactEnv, facts: Facts) -> policy.Thresholds:
-    """S49: reserve, warning (reserve + 16384) and reminder lines."""
-    return env.policy().thresholds
 
 
 @fact
@@ -255,20 +197,6 @@ def guidance_due(env: FactEnv, facts: Facts) -> bool:
     return remaining is not None and remaining <= facts["thresholds"].reminder
 
 
-@fact
-def tool_remaining(env: FactEnv, facts: Facts) -> int | None:
-    """S13: ``max(0, remaining − warningLine)`` or ``None``; works even when disabled."""
-    if not facts["usage_known"]:
-        return None
-    return policy.tool_remaining(facts["usage"], facts["thresholds"])
-
-
-@fact
-def guidance_remaining(env: FactEnv, facts: Facts) -> int:
-    """S7/S54: the count frozen into the guidance text."""
-    return facts["tool_remaining"] or 0
-
-
 def _staged_here(staged: Any, facts: Facts) -> bool:
     return staged is not None and staged.window_id == facts["window_id"]
 
@@ -302,22 +230,10 @@ def warning_notice_due(env: FactEnv, facts: Facts) -> bool:
 
 
 @fact
-def aborted(env: FactEnv, facts: Facts) -> bool:
-    """S29: outcome ``aborted``, an ``aborted`` stop reason, or an aborted signal."""
-    event = _need(env, (TurnEnd, AgentBeforeSettle, AgentEnd), "aborted")
-    if isinstance(event, AgentEnd):
-        return env.ctx.signal_aborted
-    if event.outcome == "aborted" or env.ctx.signal_aborted:
-        return True
-    message = event.message if isinstance(event, TurnEnd) else {}
-    return message.get("role") == "assistant" and message.get("stopReason") == "aborted"
-
-
-@fact
 def overflow_like(env: FactEnv, facts: Facts) -> bool:
     """S63: the turn's assistant message is a context overflow or a recoverable length stop
     (never an aborted turn)."""
-    event = _need(env, (TurnEnd,), "overflow_like")
+    event = need(env, (TurnEnd,), "overflow_like")
     if facts["aborted"]:
         return False
     return overflow.is_overflow_like(event.message, env.ctx.model)
@@ -326,40 +242,14 @@ def overflow_like(env: FactEnv, facts: Facts) -> bool:
 @fact
 def error_outcome(env: FactEnv, facts: Facts) -> bool:
     """S29: ``failed`` — the turn (or run) ended with outcome ``error``."""
-    event = _need(env, (TurnEnd, AgentBeforeSettle), "error_outcome")
+    event = need(env, (TurnEnd, AgentBeforeSettle), "error_outcome")
     return bool(event.outcome == "error")
-
-
-@fact
-def queued(env: FactEnv, facts: Facts) -> bool:
-    """S25/S26: the host already holds the next message."""
-    event = _need(env, (TurnEnd, AgentBeforeSettle), "queued")
-    return event.pending_messages > 0 or env.ctx.has_pending_messages
 
 
 @fact
 def idle(env: FactEnv, facts: Facts) -> bool:
     """``ctx.isIdle()`` (S16, S17)."""
     return env.ctx.idle
-
-
-@fact
-def tool_pair_open(env: FactEnv, facts: Facts) -> bool:
-    """FM19: the leaf sits between an assistant's tool calls and their results, so anything
-    appended now would split a tool pair."""
-    leaf = env.tree.leaf
-    results = 0
-    for node in leaf.ancestors() if leaf is not None else ():
-        entry = node.entry
-        if not isinstance(entry, MessageEntry):
-            continue
-        if entry.message.role == "toolResult":
-            results += 1
-        elif entry.message.role == "assistant":
-            return len(entry.message.tool_calls()) > results
-        else:
-            return False
-    return False
 
 
 # -- the stop latch (S35) ----------------------------------------------------------------------
@@ -371,7 +261,7 @@ def latch_cancels(env: FactEnv, facts: Facts) -> bool:
     marker is a new window whose boundary committed, and no user message follows it."""
     if not facts["active"] or env.ctx.has_pending_messages:
         return False
-    window = _window(env)
+    window = env.window
     request = env.state.request
     if window.is_root or request is None or window.window_id == request.window_id:
         return False
@@ -405,26 +295,6 @@ def committed_pending_resets(env: FactEnv, facts: Facts) -> tuple[str, ...]:
     return tuple(w for w in pending if w in committed)
 
 
-@fact
-def every_pending_reset_committed(env: FactEnv, facts: Facts) -> bool:
-    pending = env.state.pending_resets
-    return bool(pending) and len(facts["committed_pending_resets"]) == len(pending)
-
-
-@fact
-def some_pending_reset_committed(env: FactEnv, facts: Facts) -> bool:
-    return bool(facts["committed_pending_resets"])
-
-
-@fact
-def built_window_id(env: FactEnv, facts: Facts) -> str:
-    """The window id of reset drafts just built (carried by ``reset_built``)."""
-    value = env.extras.get("built_window_id")
-    if not isinstance(value, str):
-        raise FactError("built_window_id is only known for reset_built")
-    return value
-
-
 # -- boot repair (S70–S76) ---------------------------------------------------------------------
 
 
@@ -443,7 +313,7 @@ def root_boot_visible(env: FactEnv, facts: Facts) -> bool:
 def window_refused(env: FactEnv, facts: Facts) -> bool:
     """Q6 (ours): the current reset window has no boot in Pi's projection, so every request
     in it is cancelled (S79) — ``/clear-memory`` recovers it at once."""
-    if _window(env).is_root:
+    if env.window.is_root:
         return False
     return not _projection_has_boot(env, facts["window_id"])
 
@@ -462,30 +332,10 @@ def repair_deferred(env: FactEnv, facts: Facts) -> bool:
 @fact
 def tail_verdict(env: FactEnv, facts: Facts) -> TailVerdict:
     """S73/S74: what the current marker's tail needs (classified once per repair)."""
-    window = _window(env)
+    window = env.window
     tail = env.services.windows.tail_after_marker()
     scheme = env.services.scheme
     return classify_raw_tail([tail_kind(entry, window.window_id, scheme) for entry in tail])
-
-
-@fact
-def tail_intact(env: FactEnv, facts: Facts) -> bool:
-    return bool(facts["tail_verdict"] is TailVerdict.INTACT)
-
-
-@fact
-def tail_refused(env: FactEnv, facts: Facts) -> bool:
-    return bool(facts["tail_verdict"] is TailVerdict.REFUSED)
-
-
-@fact
-def tail_needs_boot(env: FactEnv, facts: Facts) -> bool:
-    return bool(facts["tail_verdict"].needs_boot)
-
-
-@fact
-def tail_needs_continuation(env: FactEnv, facts: Facts) -> bool:
-    return bool(facts["tail_verdict"].needs_continuation)
 
 
 # -- projection (S77–S80) ----------------------------------------------------------------------
@@ -494,43 +344,19 @@ def tail_needs_continuation(env: FactEnv, facts: Facts) -> bool:
 @fact
 def boot_visible(env: FactEnv, facts: Facts) -> bool:
     """S77: the request's messages hold a boot for the current window."""
-    event = _need(env, (ContextWithSystem,), "boot_visible")
+    event = need(env, (ContextWithSystem,), "boot_visible")
     wid = facts["window_id"]
     scheme = env.services.scheme
     return any(isinstance(m, Mapping) and scheme.is_boot_message(m, wid) for m in event.messages)
-
-
-@fact
-def missing_boot_announced(env: FactEnv, facts: Facts) -> bool:
-    """S79: the missing-boot notice was already given for this window id."""
-    return bool(env.state.missing_boot == facts["window_id"])
 
 
 # -- native compaction and tree summaries (S20, S82) -------------------------------------------
 
 
 @fact
-def signal_aborted(env: FactEnv, facts: Facts) -> bool:
-    event = _need(env, (SessionBeforeCompact,), "signal_aborted")
-    return bool(event.signal_aborted)
-
-
-@fact
-def manual_compaction(env: FactEnv, facts: Facts) -> bool:
-    event = _need(env, (SessionBeforeCompact,), "manual_compaction")
-    return bool(event.reason == "manual")
-
-
-@fact
-def wants_summary(env: FactEnv, facts: Facts) -> bool:
-    event = _need(env, (SessionBeforeTree,), "wants_summary")
-    return bool(event.user_wants_summary)
-
-
-@fact
 def marker_across(env: FactEnv, facts: Facts) -> bool:
     """S82: the current branch or the destination branch contains a valid marker."""
-    event = _need(env, (SessionBeforeTree,), "marker_across")
+    event = need(env, (SessionBeforeTree,), "marker_across")
     windows = env.services.windows
     if not windows.current_window.is_root:
         return True

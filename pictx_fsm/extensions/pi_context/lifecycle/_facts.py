@@ -24,20 +24,17 @@ from pictx_fsm.extensions.pi_context.lifecycle._state import LifecycleState
 from pictx_fsm.extensions.pi_context.repair import TailVerdict, classify_tail, tail_kind
 from pictx_fsm.extensions.pi_context.texts import GUIDANCE_TYPE, WARNING_TYPE, Profile
 from pictx_fsm.extensions.pi_context.windows import Window, is_boot_message
+from pictx_fsm.extensions.shared.facts import FAMILY_FACTS, need
 from pictx_fsm.extensions.shared.machinery import Fact, FactCatalogue, FactError, Facts
 from pictx_fsm.host import overflow
 from pictx_fsm.host.events import (
-    AgentBeforeSettle,
-    AgentEnd,
     Command,
     ContextWithSystem,
     HookEvent,
     HostContext,
-    SessionBeforeCompact,
     SessionBeforeTree,
     TurnEnd,
 )
-from pictx_fsm.session.entries import MessageEntry
 from pictx_fsm.session.transcript import Transcript
 from pictx_fsm.session.tree import SessionTree
 
@@ -68,19 +65,18 @@ class FactEnv:
         return self.services.tree
 
     @property
+    def window(self) -> Window:
+        """The current window (the shared facts' view of it)."""
+        return self.tree.current_window
+
+    @property
     def profile(self) -> Profile:
         return self.services.profile
 
 
-FACTS = FactCatalogue()
+FACTS = FactCatalogue(FAMILY_FACTS)
 fact = FACTS.fact
 """Register a fact under its function name; the docstring is its documentation."""
-
-
-def _need(env: FactEnv, kinds: tuple[type[Any], ...], name: str) -> Any:
-    if not isinstance(env.event, kinds):
-        raise FactError(f"fact {name!r} is not available at hook {type(env.event).HOOK!r}")
-    return env.event
 
 
 # -- the lifecycle's own state -----------------------------------------------------------------
@@ -114,28 +110,6 @@ def active(env: FactEnv, facts: Facts) -> bool:
 # -- window identity (R9–R13) ------------------------------------------------------------------
 
 
-def _window(env: FactEnv) -> Window:
-    return env.tree.current_window
-
-
-@fact
-def window_id(env: FactEnv, facts: Facts) -> str:
-    """R11: the current window id (last valid marker on the active branch, else the root)."""
-    return _window(env).window_id
-
-
-@fact
-def root_window(env: FactEnv, facts: Facts) -> bool:
-    """No valid marker on the active branch (R9)."""
-    return _window(env).is_root
-
-
-@fact
-def marker_on_branch(env: FactEnv, facts: Facts) -> bool:
-    """A valid marker exists on the active branch (R62)."""
-    return not _window(env).is_root
-
-
 @fact
 def guidance_in_window(env: FactEnv, facts: Facts) -> bool:
     """R13: a guidance message is persisted in the current window on this branch."""
@@ -149,38 +123,6 @@ def warning_in_window(env: FactEnv, facts: Facts) -> bool:
 
 
 # -- usage and policy (R40–R52) ----------------------------------------------------------------
-
-
-@fact
-def usage(env: FactEnv, facts: Facts) -> policy.Usage | None:
-    """R47/R48: the active window's usage (root: the host's; marker: the projected window)."""
-    return env.services.window_usage(env.ctx)
-
-
-@fact
-def usage_known(env: FactEnv, facts: Facts) -> bool:
-    """R49: remaining tokens can be computed."""
-    return facts["remaining"] is not None
-
-
-@fact
-def remaining(env: FactEnv, facts: Facts) -> int | None:
-    """R49: ``max(0, contextWindow − tokens)`` of the active window; None when unknown
-    (including when the host reports no usage at all, R47)."""
-    usage = facts["usage"]
-    return None if usage is None else policy.remaining(usage)
-
-
-@fact
-def automatic(env: FactEnv, facts: Facts) -> bool:
-    """R41: ``compaction.enabled`` — automatic resets are on."""
-    return env.policy().automatic
-
-
-@fact
-def thresholds(env: FactEnv, facts: Facts) -> policy.Thresholds:
-    """R44: reminder, warning and reserve lines."""
-    return env.policy().thresholds
 
 
 @fact
@@ -246,75 +188,21 @@ def warning_notice_due(env: FactEnv, facts: Facts) -> bool:
     return _notice_due(env, facts, WARNING_TYPE)
 
 
-@fact
-def guidance_remaining(env: FactEnv, facts: Facts) -> int:
-    """R51.4: the count frozen into the guidance text, ``max(0, remaining − warning)``."""
-    return facts["tool_remaining"] or 0
-
-
-@fact
-def tool_remaining(env: FactEnv, facts: Facts) -> int | None:
-    """R17: ``max(0, remaining − warningLine)`` or None; works even when disabled."""
-    if not facts["usage_known"]:
-        return None
-    return policy.tool_remaining(facts["usage"], facts["thresholds"])
-
-
-@fact
-def tool_pair_open(env: FactEnv, facts: Facts) -> bool:
-    """FM19: the leaf sits between an assistant's tool calls and their results, so anything
-    appended now would split a tool pair (a navigation can put the leaf there). Entries that
-    are not messages (a branch summary ``/tree`` wrote, custom entries) do not close the
-    pair: the walk looks through them to the nearest assistant message."""
-    leaf = env.tree.leaf
-    results = 0
-    for node in leaf.ancestors() if leaf is not None else ():
-        entry = node.entry
-        if not isinstance(entry, MessageEntry):
-            continue
-        if entry.message.role == "toolResult":
-            results += 1
-        elif entry.message.role == "assistant":
-            return len(entry.message.tool_calls()) > results
-        else:
-            return False
-    return False
-
-
 # -- the turn (R21, R24–R26, R33, R35) ---------------------------------------------------------
-
-
-@fact
-def aborted(env: FactEnv, facts: Facts) -> bool:
-    """R21 (turn_end), R35 (before_settle) and R37 (agent_end): the run was aborted."""
-    event = _need(env, (TurnEnd, AgentBeforeSettle, AgentEnd), "aborted")
-    if isinstance(event, AgentEnd):
-        return env.ctx.signal_aborted
-    if event.outcome == "aborted" or env.ctx.signal_aborted:
-        return True
-    message = event.message if isinstance(event, TurnEnd) else {}
-    return message.get("role") == "assistant" and message.get("stopReason") == "aborted"
 
 
 @fact
 def overflow_like(env: FactEnv, facts: Facts) -> bool:
     """R33: the turn's assistant message is a context overflow or a recoverable length stop."""
-    event = _need(env, (TurnEnd,), "overflow_like")
+    event = need(env, (TurnEnd,), "overflow_like")
     return overflow.is_overflow_like(event.message, env.ctx.model)
 
 
 @fact
 def error_outcome(env: FactEnv, facts: Facts) -> bool:
     """R26: the turn ended with ``outcome == "error"``."""
-    event = _need(env, (TurnEnd,), "error_outcome")
+    event = need(env, (TurnEnd,), "error_outcome")
     return bool(event.outcome == "error")
-
-
-@fact
-def queued(env: FactEnv, facts: Facts) -> bool:
-    """R24/R35: the host already holds the next message (pending or queued user input)."""
-    event = _need(env, (TurnEnd, AgentBeforeSettle), "queued")
-    return event.pending_messages > 0 or env.ctx.has_pending_messages
 
 
 # -- reset notices (R63, D3) -------------------------------------------------------------------
@@ -356,26 +244,6 @@ def _committed_windows(tree: SessionTree, wanted: set[str], continuation: bool) 
     return found
 
 
-@fact
-def every_pending_reset_committed(env: FactEnv, facts: Facts) -> bool:
-    pending = env.state.pending_resets
-    return bool(pending) and len(facts["committed_pending_resets"]) == len(pending)
-
-
-@fact
-def some_pending_reset_committed(env: FactEnv, facts: Facts) -> bool:
-    return bool(facts["committed_pending_resets"])
-
-
-@fact
-def built_window_id(env: FactEnv, facts: Facts) -> str:
-    """The window id of reset drafts just built (carried by the ``reset_built`` event)."""
-    value = env.extras.get("built_window_id")
-    if not isinstance(value, str):
-        raise FactError("built_window_id is only known for reset_built")
-    return value
-
-
 # -- boot repair (R64–R66, D4) -----------------------------------------------------------------
 
 
@@ -400,7 +268,7 @@ def tail_verdict(env: FactEnv, facts: Facts) -> TailVerdict:
     sent boot until the turn's end, behind the run's own conversation (pi-host §5
     ``sendMessage``). Only commands: the other repairs append at once, and Pi's ``isIdle()``
     can be false around them (a bridge resync at ``/tree``, tests/test_pi_faults.py)."""
-    window = _window(env)
+    window = env.window
     if window.window_id in env.state.pending_resets:
         return TailVerdict.INTACT
     tail = env.tree.tail_after_marker()
@@ -415,79 +283,26 @@ def tail_verdict(env: FactEnv, facts: Facts) -> TailVerdict:
     return TailVerdict.REFUSED
 
 
-@fact
-def tail_intact(env: FactEnv, facts: Facts) -> bool:
-    return bool(facts["tail_verdict"] is TailVerdict.INTACT)
-
-
-@fact
-def tail_refused(env: FactEnv, facts: Facts) -> bool:
-    return bool(facts["tail_verdict"] is TailVerdict.REFUSED)
-
-
-@fact
-def tail_needs_boot(env: FactEnv, facts: Facts) -> bool:
-    return bool(facts["tail_verdict"].needs_boot)
-
-
-@fact
-def tail_needs_continuation(env: FactEnv, facts: Facts) -> bool:
-    return bool(facts["tail_verdict"].needs_continuation)
-
-
-@fact
-def previous_window_id(env: FactEnv, facts: Facts) -> str | None:
-    """R15: the window before the current one (root id before the first marker)."""
-    return _window(env).previous_window_id
-
-
 # -- projection (R67–R69) ----------------------------------------------------------------------
 
 
 @fact
 def boot_visible(env: FactEnv, facts: Facts) -> bool:
     """R67: the request's messages hold a boot for the current window."""
-    event = _need(env, (ContextWithSystem,), "boot_visible")
+    event = need(env, (ContextWithSystem,), "boot_visible")
     wid = facts["window_id"]
     if isinstance(event.messages, Transcript):  # the list knows its boots: no scan
         return event.messages.has_boot(wid)
     return any(isinstance(m, Mapping) and is_boot_message(m, wid) for m in event.messages)
 
 
-@fact
-def missing_boot_announced(env: FactEnv, facts: Facts) -> bool:
-    """R68: the missing-boot notice was already given for this window id."""
-    return bool(env.state.missing_boot == facts["window_id"])
-
-
 # -- native compaction and tree summaries (R62, R75) ------------------------------------------
-
-
-@fact
-def signal_aborted(env: FactEnv, facts: Facts) -> bool:
-    """R62: the compaction's own signal is already aborted."""
-    event = _need(env, (SessionBeforeCompact,), "signal_aborted")
-    return bool(event.signal_aborted)
-
-
-@fact
-def manual_compaction(env: FactEnv, facts: Facts) -> bool:
-    """R62: ``/compact`` (reason ``manual``) rather than threshold or overflow."""
-    event = _need(env, (SessionBeforeCompact,), "manual_compaction")
-    return bool(event.reason == "manual")
-
-
-@fact
-def wants_summary(env: FactEnv, facts: Facts) -> bool:
-    """R75: the user asked Pi to summarize the branch being left."""
-    event = _need(env, (SessionBeforeTree,), "wants_summary")
-    return bool(event.user_wants_summary)
 
 
 @fact
 def marker_across(env: FactEnv, facts: Facts) -> bool:
     """R75: the current branch or the destination branch contains a valid marker."""
-    event = _need(env, (SessionBeforeTree,), "marker_across")
+    event = need(env, (SessionBeforeTree,), "marker_across")
     if not env.tree.current_window.is_root:
         return True
     if event.target_id is None or event.target_id not in env.tree:
