@@ -9,13 +9,11 @@ policy, overflow and notes modules need, in one place.
 
 from __future__ import annotations
 
-import email.utils
 import json
 import math
 import re
 import threading
 from collections.abc import Mapping
-from datetime import UTC, datetime, timedelta, tzinfo
 from typing import Any, Final, TypeGuard
 
 import icu
@@ -23,14 +21,12 @@ import icu
 MAX_SAFE_INTEGER: Final = 2**53 - 1
 """``Number.MAX_SAFE_INTEGER``."""
 
-# ECMAScript WhiteSpace + LineTerminator: what ``\s`` matches and ``String.prototype.trim``
-# removes.
-_JS_SPACE: Final = (
+WHITESPACE: Final = (
     "\t\n\v\f\r \u00a0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009"
     "\u200a\u2028\u2029\u202f\u205f\u3000\ufeff"
 )
-_JS_SPACE_CLASS: Final = "[" + "".join(f"\\u{ord(c):04x}" for c in _JS_SPACE) + "]"
-_JS_DOT_CLASS: Final = "[^\\n\\r\\u2028\\u2029]"
+"""ECMAScript WhiteSpace and LineTerminator: what ``String.prototype.trim`` removes and a
+regex's ``\\s`` matches."""
 
 
 def is_number(value: object) -> bool:
@@ -80,17 +76,13 @@ def js_string(value: object) -> str:
         return "null"
     if isinstance(value, bool):
         return "true" if value else "false"
-    if isinstance(value, float):
-        return _number_string(value)
+    if isinstance(value, int | float):
+        return number_string(value)
     if isinstance(value, list):
         return ",".join("" if item is None else js_string(item) for item in value)
     if isinstance(value, Mapping):
         return "[object Object]"
     return str(value)
-
-
-def _number_string(value: float) -> str:
-    return number_string(value)
 
 
 def number_string(value: int | float) -> str:
@@ -154,128 +146,7 @@ def _reject_constant(name: str) -> Any:
 
 def trim(text: str) -> str:
     """``String.prototype.trim`` (JS whitespace, which differs from ``str.strip``)."""
-    return text.strip(_JS_SPACE)
-
-
-def compile_regex(source: str, *, ignore_case: bool = False) -> re.Pattern[str]:
-    """Compile the source of a JS regex literal (no ``u`` flag) with JS matching rules.
-
-    ASCII mode gives JS's ASCII ``\\d``/``\\w`` and its ASCII-only case folding; ``\\s`` and
-    ``.`` are rewritten to JS's classes. Only the syntax shared by both engines is supported.
-    """
-    flags = re.ASCII | (re.IGNORECASE if ignore_case else 0)
-    return re.compile(_translate(source), flags)
-
-
-def _translate(source: str) -> str:
-    out: list[str] = []
-    in_class = False
-    index = 0
-    while index < len(source):
-        char = source[index]
-        if char == "\\" and index + 1 < len(source):
-            escaped = source[index + 1]
-            if escaped == "s":
-                out.append(_JS_SPACE_CLASS[1:-1] if in_class else _JS_SPACE_CLASS)
-            else:
-                out.append(char + escaped)
-            index += 2
-            continue
-        if char == "[":
-            in_class = True
-        elif char == "]":
-            in_class = False
-        elif char == "." and not in_class:
-            char = _JS_DOT_CLASS
-        out.append(char)
-        index += 1
-    return "".join(out)
-
-
-def parse_date_ms(text: str, zone: tzinfo | None = UTC) -> int | None:
-    """``Date.parse`` for the formats notes carry: ISO 8601 and RFC 2822; ``None`` for NaN.
-
-    A date alone is UTC midnight, as in JS. A date-time without an offset is read in
-    ``zone`` (``None``: the host's local zone, as Node does; the default UTC keeps results
-    independent of the machine for callers that do not say).
-    """
-    stripped = text.strip()
-    try:
-        parsed = datetime.fromisoformat(stripped)
-    except ValueError:
-        try:
-            parsed = email.utils.parsedate_to_datetime(stripped)
-        except (TypeError, ValueError, IndexError):
-            return None
-    if parsed.tzinfo is None:
-        date_only = len(stripped) <= 10 and "T" not in stripped
-        if date_only or zone is not None:
-            parsed = parsed.replace(tzinfo=UTC if date_only else zone)
-        else:
-            parsed = parsed.astimezone()
-    return (parsed - _EPOCH) // timedelta(milliseconds=1)
-
-
-_EPOCH: Final = datetime(1970, 1, 1, tzinfo=UTC)
-_MAX_TIME_MS: Final = 8.64e15
-_DAY_MS: Final = 86_400_000
-_CYCLE_MS: Final = 146_097 * _DAY_MS
-_PY_RANGE_MS: Final = (-62_135_596_800_000 + _DAY_MS, 253_402_300_799_000 - _DAY_MS)
-
-
-def local_iso(epoch_ms: float, zone: tzinfo | None = None) -> str:
-    """pi-context ``localIso``: the wall clock of ``zone`` (``None``: the host's local zone)
-    as ``YYYY-MM-DDTHH:MM:SS.mmm±HH:MM``, never ``Z``; a time outside the JS range prints
-    ``NaN`` fields, as a JS ``Date`` does."""
-    if not math.isfinite(epoch_ms) or abs(math.trunc(epoch_ms)) > _MAX_TIME_MS:
-        return "NaN-NaN-NaNTNaN:NaN:NaN.NaN+NaN:NaN"
-    instant = math.trunc(epoch_ms)
-    offset_ms = _zone_offset_ms(instant, zone)
-    local = instant + offset_ms
-    year, month, day = _civil_from_days(local // _DAY_MS)
-    clock = local % _DAY_MS
-    wall = (
-        f"{year}-{month:02d}-{day:02d}T{clock // 3_600_000:02d}:{clock // 60_000 % 60:02d}:"
-        f"{clock // 1000 % 60:02d}.{clock % 1000:03d}"
-    )
-    minutes = math.trunc(offset_ms / 60_000)  # V8: whole minutes, seconds of LMT dropped
-    sign = "-" if minutes < 0 else "+"
-    whole, rest = math.floor(abs(minutes) / 60), math.fmod(abs(minutes), 60)
-    return f"{wall}{sign}{_pad2(whole)}:{_pad2(rest)}"
-
-
-def _zone_offset_ms(instant: int, zone: tzinfo | None) -> int:
-    """The zone's UTC offset at ``instant``; instants outside Python's years 1..9999 are
-    moved by whole 400-year Gregorian cycles, as ICU extrapolates the zone's rules."""
-    low, high = _PY_RANGE_MS
-    probe = instant
-    if probe > high:
-        probe -= math.ceil((probe - high) / _CYCLE_MS) * _CYCLE_MS
-    elif probe < low:
-        probe += math.ceil((low - probe) / _CYCLE_MS) * _CYCLE_MS
-    moment = datetime.fromtimestamp(probe / 1000, tz=UTC)
-    offset = (moment.astimezone(zone) if zone is not None else moment.astimezone()).utcoffset()
-    return round(offset.total_seconds() * 1000) if offset is not None else 0
-
-
-def _pad2(value: float) -> str:
-    return number_string(value).rjust(2, "0")
-
-
-def _civil_from_days(days: int) -> tuple[int, int, int]:
-    """Proleptic Gregorian (year, month, day) of a day count from 1970-01-01 (any range)."""
-    shifted = days + 719_468
-    era = shifted // 146_097
-    day_of_era = shifted - era * 146_097
-    year_of_era = (
-        day_of_era - day_of_era // 1460 + day_of_era // 36_524 - day_of_era // 146_096
-    ) // 365
-    day_of_year = day_of_era - (365 * year_of_era + year_of_era // 4 - year_of_era // 100)
-    month_index = (5 * day_of_year + 2) // 153
-    day = day_of_year - (153 * month_index + 2) // 5 + 1
-    month = month_index + 3 if month_index < 10 else month_index - 9
-    year = year_of_era + era * 400 + (1 if month <= 2 else 0)
-    return year, month, day
+    return text.strip(WHITESPACE)
 
 
 # -- JSON.stringify ----------------------------------------------------------------------------
@@ -301,7 +172,7 @@ def _stringify(value: Any, indent: int | None, level: int, out: list[str]) -> No
         out.append(number_string(number) if math.isfinite(number) else "null")
     elif isinstance(value, Mapping):
         items: list[tuple[str | None, Any]] = [
-            (quote(str(key)), item) for key, item in value.items()
+            (quote(key), item) for key, item in property_order(value).items()
         ]
         _container(items, "{", "}", indent, level, out)
     else:
@@ -339,13 +210,16 @@ def quote(text: str) -> str:
 
 
 def utf8_length(text: str) -> int:
-    """``Buffer.byteLength(text, "utf8")``: a lone surrogate counts 3 bytes (U+FFFD)."""
-    return len(text.encode("utf-8", errors="surrogatepass"))
+    """``Buffer.byteLength(text, "utf8")``: a lone surrogate counts 3 bytes (U+FFFD), the two
+    halves of a pair (even as two Python characters) 4 — one character to JavaScript."""
+    if text.isascii():
+        return len(text)
+    return len(from_code_units(text).encode("utf-8", errors="surrogatepass"))
 
 
 def to_utf8(text: str) -> bytes:
     """What Node writes for ``text``: UTF-8 with each lone surrogate as U+FFFD."""
-    return _LONE_SURROGATE.sub("\ufffd", text).encode("utf-8")
+    return _LONE_SURROGATE.sub("\ufffd", from_code_units(text)).encode("utf-8")
 
 
 def parse_json_value(text: str) -> Any:
@@ -356,12 +230,23 @@ def parse_json_value(text: str) -> Any:
     )
 
 
-def _js_object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    value = dict(pairs)
-    indices = sorted((key for key in value if _is_array_index(key)), key=int)
-    if not indices:
-        return value
-    return {**{key: value[key] for key in indices}, **value}
+def _js_object(pairs: list[tuple[str, Any]]) -> Mapping[str, Any]:
+    return property_order(dict(pairs))
+
+
+def property_order(value: Mapping[Any, Any]) -> Mapping[str, Any]:
+    """``value`` with its keys as a JS object lists them: strings, the array-index keys
+    first in ascending order, then the others in insertion order."""
+    keys = [key if isinstance(key, str) else js_string(key) for key in value]
+    if not any(_is_array_index(key) for key in keys):
+        return (
+            value
+            if all(type(key) is str for key in value)
+            else dict(zip(keys, value.values(), strict=True))
+        )
+    named = dict(zip(keys, value.values(), strict=True))
+    indices = sorted((key for key in named if _is_array_index(key)), key=int)
+    return {**{key: named[key] for key in indices}, **named}
 
 
 def _is_array_index(key: str) -> bool:
@@ -376,15 +261,23 @@ def _js_int(text: str) -> int | float:
 # -- strings as UTF-16 (indexOf, includes, split) ------------------------------------------------
 
 
-def _units(text: str) -> str:
-    """``text`` with every astral character split into its two surrogate code units."""
-    if not any(ord(char) > 0xFFFF for char in text):
+_ASTRAL: Final = re.compile("[\U00010000-\U0010ffff]")
+
+
+def code_units(text: str) -> str:
+    """``text`` as JavaScript holds it: every astral character split into its two surrogate
+    code units (one ``str`` character per UTF-16 unit)."""
+    if text.isascii() or not _ASTRAL.search(text):
         return text
     data = text.encode("utf-16-le", errors="surrogatepass")
     return "".join(chr(data[i] | data[i + 1] << 8) for i in range(0, len(data), 2))
 
 
-def _from_units(units: str) -> str:
+def from_code_units(units: str) -> str:
+    """The ``str`` of a JavaScript string's units: each surrogate pair becomes its character,
+    a lone surrogate stays."""
+    if units.isascii() or not _LONE_SURROGATE.search(units):
+        return units
     return units.encode("utf-16-le", errors="surrogatepass").decode(
         "utf-16-le", errors="surrogatepass"
     )
@@ -395,30 +288,30 @@ def _has_surrogate(text: str) -> bool:
 
 
 def index_of(text: str, query: str, start: int = 0) -> int:
-    """``text.indexOf(query)`` as a code-point index (-1 when absent).
+    """``text.indexOf(query)`` as a code-point offset (-1 when absent).
 
     JS searches UTF-16 code units, so a query holding a lone surrogate can match half of a
     surrogate pair; only then is the text searched as code units.
     """
     if not _has_surrogate(query):
         return text.find(query, start)
-    units = _units(text)
-    found = units.find(query, len(_units(text[:start])))
-    return -1 if found < 0 else len(_from_units(units[:found]))
+    units = code_units(text)
+    found = units.find(code_units(query), len(code_units(text[:start])))
+    return -1 if found < 0 else len(from_code_units(units[:found]))
 
 
 def includes(text: str, query: str) -> bool:
     """``text.includes(query)`` (UTF-16 semantics, see :func:`index_of`)."""
     if not _has_surrogate(query):
         return query in text
-    return query in _units(text)
+    return code_units(query) in code_units(text)
 
 
 def replace_all(text: str, old: str, new: str) -> str:
     """``text.split(old).join(new)``: left-to-right non-overlapping, literal."""
     if not _has_surrogate(old):
         return text.replace(old, new)
-    return _from_units(_units(text).replace(old, _units(new)))
+    return from_code_units(code_units(text).replace(code_units(old), code_units(new)))
 
 
 def splice(text: str, old: str, new: str) -> str:
@@ -426,23 +319,25 @@ def splice(text: str, old: str, new: str) -> str:
     if not _has_surrogate(old):
         index = text.find(old)
         return text[:index] + new + text[index + len(old) :]
-    units = _units(text)
-    index = units.find(old)
-    return _from_units(units[:index] + _units(new) + units[index + len(old) :])
+    units, old_units = code_units(text), code_units(old)
+    index = units.find(old_units)
+    return from_code_units(units[:index] + code_units(new) + units[index + len(old_units) :])
 
 
 def occurrence_starts(text: str, needle: str) -> list[int]:
     """Code-unit-faithful starts of the non-overlapping occurrences of ``needle``, as
-    code-point prefixes of ``text`` (what ``indexOf`` in a loop visits)."""
-    units = _units(text) if _has_surrogate(needle) else text
+    code-point offsets of ``text`` (what ``indexOf`` in a loop visits)."""
+    surrogates = _has_surrogate(needle)
+    units = code_units(text) if surrogates else text
+    needle = code_units(needle) if surrogates else needle
     starts: list[int] = []
     found = units.find(needle)
     while found >= 0:
         starts.append(found)
         found = units.find(needle, found + max(len(needle), 1))
-    if units is text:
+    if not surrogates:
         return starts
-    return [len(_from_units(units[:start])) for start in starts]
+    return [len(from_code_units(units[:start])) for start in starts]
 
 
 # -- localeCompare --------------------------------------------------------------------------------
