@@ -20,7 +20,7 @@ from typing import Final, Literal
 
 from attrs import define, frozen
 
-from pictx_fsm._jscompat import WHITESPACE, code_units, number_string
+from pictx_fsm.js import WHITESPACE, code_units, number_string
 
 __all__ = ["local_iso", "parse_date_ms"]
 

@@ -19,8 +19,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from js_node import JsNode, JsThrew, bits
 
-from pictx_fsm import _jscompat as js
-from pictx_fsm import js_date
+from pictx_fsm import js, js_date
 
 BATCH = settings(max_examples=40, deadline=None, suppress_health_check=list(HealthCheck))
 

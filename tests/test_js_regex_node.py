@@ -14,7 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from js_node import JsNode
 
-from pictx_fsm import overflow
+from pictx_fsm.extensions.pi_context import overflow
 from pictx_fsm.js_regex import (
     JsRegExp,
     JsRegexSyntaxError,

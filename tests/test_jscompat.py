@@ -11,8 +11,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pictx_fsm import _jscompat as js
-from pictx_fsm import js_date
+from pictx_fsm import js, js_date
 from pictx_fsm.js_regex import JsRegexUnsupported, compile_regex
 
 # -- regular expressions -------------------------------------------------------------------------

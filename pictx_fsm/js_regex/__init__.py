@@ -21,7 +21,7 @@ from typing import Final
 
 from attrs import frozen
 
-from pictx_fsm._jscompat import code_units, from_code_units
+from pictx_fsm.js import code_units, from_code_units
 from pictx_fsm.js_regex.errors import JsRegexError, JsRegexSyntaxError, JsRegexUnsupported
 from pictx_fsm.js_regex.python import python_source, unreliable_groups
 from pictx_fsm.js_regex.syntax import parse
@@ -51,7 +51,7 @@ class JsRegExp:
     source: str
     flags: str
     python: re.Pattern[str]
-    """The translation, matching code units (:func:`pictx_fsm._jscompat.code_units`)."""
+    """The translation, matching code units (:func:`pictx_fsm.js.code_units`)."""
     captures: int
     names: Mapping[str, int]
     unreliable: frozenset[int]
