@@ -18,6 +18,8 @@ from typing import Any, Final, TypeGuard
 
 import icu
 
+from pictx_fsm.fastjson import dumper
+
 MAX_SAFE_INTEGER: Final = 2**53 - 1
 """``Number.MAX_SAFE_INTEGER``."""
 
@@ -57,6 +59,16 @@ def is_safe_integer(value: object) -> bool:
 def is_plain_object(value: object) -> TypeGuard[Mapping[str, Any]]:
     """``typeof value === "object" && value !== null && !Array.isArray(value)`` for JSON."""
     return type(value) is dict or isinstance(value, Mapping)  # a dict without the ABC check
+
+
+def strict_equals(left: object, right: object) -> bool:
+    """``left === right`` for JSON-decoded values: numbers by value (``1 === 1.0``,
+    ``0 === -0``, never NaN), other scalars by type and value, objects and arrays by identity."""
+    if is_number(left) and is_number(right):
+        return to_number(left) == to_number(right)  # type: ignore[arg-type]
+    if isinstance(left, list | Mapping) or isinstance(right, list | Mapping):
+        return left is right
+    return type(left) is type(right) and left == right
 
 
 def truthy(value: object) -> bool:
@@ -154,29 +166,69 @@ def trim(text: str) -> str:
 _LONE_SURROGATE: Final = re.compile("[\ud800-\udfff]")
 
 
-def stringify(value: Any, *, indent: int | None = None) -> str:
-    """``JSON.stringify(value, null, indent)`` of a JSON value: JS number layout, lone
-    surrogates escaped as ``\\udxxx`` (well-formed stringify), non-finite numbers ``null``."""
+def stringify(value: Any, *, indent: int | None = None, finite: bool = False) -> str:
+    """``JSON.stringify(value, null, indent)`` of a JSON value: JS number layout, integers as
+    the doubles JS holds, array-index keys first, lone surrogates escaped as ``\\udxxx``
+    (well-formed stringify), non-finite numbers ``null`` — or, with ``finite``, a
+    ``ValueError`` (what must never be written). A value JSON cannot hold is a ``TypeError``.
+
+    A compact value whose Python spelling is already JavaScript's (the common case: text,
+    safe integers, short floats, no index keys) is written by the C encoder."""
+    if indent is None and _spelled_alike(value):
+        text = _compact(value)
+        if text.isascii() or not _LONE_SURROGATE.search(text):
+            return text
+        return _LONE_SURROGATE.sub(_escaped_unit, text)
     out: list[str] = []
-    _stringify(value, indent, 0, out)
+    _stringify(value, indent, 0, out, finite)
     return "".join(out)
 
 
-def _stringify(value: Any, indent: int | None, level: int, out: list[str]) -> None:
+_compact: Final = dumper(separators=(",", ":"), ensure_ascii=False)
+
+
+def _spelled_alike(value: Any) -> bool:
+    """``json.dumps`` writes ``value`` as ``JSON.stringify`` does (up to lone surrogates)."""
+    kind = type(value)
+    if kind is str or kind is bool or value is None:
+        return True
+    if kind is int:
+        return bool(-MAX_SAFE_INTEGER <= value <= MAX_SAFE_INTEGER)
+    if kind is float:  # repr and JS agree between 1e-4 and 1e16 except for "1.0"
+        spelled = repr(value)
+        return "e" not in spelled and "n" not in spelled and not spelled.endswith(".0")
+    if kind is dict:
+        return all(type(key) is str and not key[:1].isdigit() for key in value) and all(
+            _spelled_alike(item) for item in value.values()
+        )
+    if kind is list:
+        return all(_spelled_alike(item) for item in value)
+    return False
+
+
+def _escaped_unit(match: re.Match[str]) -> str:
+    return f"\\u{ord(match.group()):04x}"
+
+
+def _stringify(value: Any, indent: int | None, level: int, out: list[str], finite: bool) -> None:
     if isinstance(value, str):
         out.append(quote(value))
     elif value is None or value is True or value is False:
         out.append("null" if value is None else "true" if value else "false")
     elif isinstance(value, int | float):
         number = to_number(value)
+        if finite and not math.isfinite(number):
+            raise ValueError(f"{value!r} is not JSON")
         out.append(number_string(number) if math.isfinite(number) else "null")
     elif isinstance(value, Mapping):
         items: list[tuple[str | None, Any]] = [
             (quote(key), item) for key, item in property_order(value).items()
         ]
-        _container(items, "{", "}", indent, level, out)
+        _container(items, "{", "}", indent, level, out, finite)
+    elif isinstance(value, list | tuple):
+        _container([(None, item) for item in value], "[", "]", indent, level, out, finite)
     else:
-        _container([(None, item) for item in value], "[", "]", indent, level, out)
+        raise TypeError(f"{type(value).__name__} is not JSON serializable")
 
 
 def _container(
@@ -186,6 +238,7 @@ def _container(
     indent: int | None,
     level: int,
     out: list[str],
+    finite: bool,
 ) -> None:
     if not items:
         out.append(opener + closer)
@@ -197,7 +250,7 @@ def _container(
         out.append(("," if index else "") + inner)
         if key is not None:
             out.append(key + colon)
-        _stringify(item, indent, level + 1, out)
+        _stringify(item, indent, level + 1, out, finite)
     out.append(("" if indent is None else "\n" + " " * (indent * level)) + closer)
 
 
@@ -206,7 +259,7 @@ def quote(text: str) -> str:
     quoted = json.encoder.encode_basestring(text)  # type: ignore[attr-defined]
     if not _LONE_SURROGATE.search(quoted):
         return str(quoted)
-    return _LONE_SURROGATE.sub(lambda match: f"\\u{ord(match.group()):04x}", quoted)
+    return _LONE_SURROGATE.sub(_escaped_unit, quoted)
 
 
 def utf8_length(text: str) -> int:

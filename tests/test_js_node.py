@@ -20,6 +20,11 @@ from hypothesis import strategies as st
 from js_node import JsNode, JsThrew, bits
 
 from pictx_fsm import js, js_date
+from pictx_fsm.extensions.pi_context.tools.homes import slugify
+from pictx_fsm.session.estimate import js_json, js_length, js_max
+from pictx_fsm.session.jsonl import dumps_json
+from pictx_fsm.session.projection import iso_to_epoch_ms
+from pictx_fsm.session.writer import iso as writer_iso
 
 BATCH = settings(max_examples=40, deadline=None, suppress_health_check=list(HealthCheck))
 
@@ -167,6 +172,16 @@ def test_nan_is_falsy_and_prints_nan(node_js: JsNode) -> None:
 @given(texts=st.lists(TEXT, min_size=30, max_size=50))
 def test_trim_and_length_are_javascripts(node_js: JsNode, texts: list[str]) -> None:
     assert [js.trim(t) for t in texts] == answers(node_js, "trim", [[t] for t in texts])
+
+
+@BATCH
+@given(
+    texts=st.lists(
+        TEXT | st.sampled_from(["İstanbul", "ΑΣ Σ", "K\u212a", "a--b", "ß"]), min_size=30
+    )
+)
+def test_slugify_is_javascripts_lower_case_and_regex(node_js: JsNode, texts: list[str]) -> None:
+    assert [slugify(t) for t in texts] == answers(node_js, "slugify", [[t] for t in texts])
 
 
 @st.composite
@@ -392,3 +407,75 @@ def test_parse_date_ms_is_date_parse(node_js: JsNode, zone: str, texts: list[str
     expected = answers(node_js, "dateParse", [[t] for t in texts], tz=zone)
     ours = [js_date.parse_date_ms(t, ZoneInfo(zone)) for t in texts]
     assert list(zip(texts, ours, strict=True)) == list(zip(texts, expected, strict=True))
+
+
+# -- Pi's session format ------------------------------------------------------------------------
+
+OBJECTS = st.dictionaries(KEYS, JSON_VALUES, max_size=6)
+INSTANTS = (
+    st.integers(0, 253_402_300_799_999)
+    | st.integers(-(8_640_000_000_000_000), 8_640_000_000_000_000)
+    | st.sampled_from([-1, 253_402_300_800_000, -62_167_219_200_001, 8_640_000_000_000_001])
+)
+
+
+IN_RANGE = INSTANTS.filter(lambda ms: abs(ms) <= js_date.MAX_TIME_MS)
+
+
+@BATCH
+@given(objects=st.lists(OBJECTS, min_size=20, max_size=40))
+def test_session_lines_are_json_stringify(node_js: JsNode, objects: list[dict[str, Any]]) -> None:
+    # Given entry-like objects (the writer's input)
+    expected = answers(node_js, "stringify", [[json.dumps(o), None] for o in objects])
+    # Then a session line is JSON.stringify's text, and the estimate's JSON is the same
+    assert [dumps_json(o) for o in objects] == expected
+    assert [js_json(o) for o in objects] == expected
+
+
+@BATCH
+@given(texts=st.lists(TEXT, min_size=30, max_size=50))
+def test_js_length_is_string_length(node_js: JsNode, texts: list[str]) -> None:
+    assert [js_length(t) for t in texts] == answers(node_js, "length", [[t] for t in texts])
+
+
+@BATCH
+@given(pairs=st.lists(st.tuples(NUMBERS, NUMBERS), min_size=30, max_size=50))
+def test_js_max_is_math_max(node_js: JsNode, pairs: list[tuple[float, float]]) -> None:
+    # Given numbers, ±0 and NaN among them (NaN's payload is not observable in JS)
+    expected = answers(node_js, "max", [[bits(a), bits(b)] for a, b in pairs])
+    nan = bits(math.nan)
+    ours = [bits(js_max(a, b)) for a, b in pairs]
+    assert ours == [nan if bits(-math.nan) == e or e == nan else e for e in expected]
+
+
+@BATCH
+@given(millis=st.lists(INSTANTS, min_size=30, max_size=50))
+def test_entry_timestamps_are_to_iso_string(node_js: JsNode, millis: list[int]) -> None:
+    # Given instants, at the ends of the JS range too
+    expected = answers(node_js, "isoString", [[bits(float(ms))] for ms in millis])
+    # Then entry timestamps are Date#toISOString, and a RangeError is an error here
+    for ms, node in zip(millis, expected, strict=True):
+        if isinstance(node, JsThrew):
+            with pytest.raises(ValueError):
+                writer_iso(ms)
+        else:
+            assert writer_iso(ms) == node, ms
+
+
+@BATCH
+@given(texts=st.lists(DATE_TEXTS | IN_RANGE.map(js_date.iso_string), min_size=30, max_size=50))
+def test_entry_timestamps_are_read_as_new_date(node_js: JsNode, texts: list[str]) -> None:
+    expected = answers(node_js, "getTime", [[t] for t in texts])
+    assert [iso_to_epoch_ms(t) for t in texts] == expected
+
+
+@BATCH
+@given(pairs=st.lists(st.tuples(JSON_VALUES, JSON_VALUES), min_size=30, max_size=50))
+def test_strict_equals_is_triple_equals(node_js: JsNode, pairs: list[tuple[Any, Any]]) -> None:
+    pairs += [(a, a) for a, _ in pairs[:5]] + [(1, 1.0), (0, -0.0), (2**53, 2**53 + 1)]
+    expected = answers(node_js, "strictEquals", [[json.dumps(a), json.dumps(b)] for a, b in pairs])
+    scalars = [not isinstance(a, list | dict) for a, _ in pairs]
+    ours = [js.strict_equals(a, b) for a, b in pairs]
+    assert [o for o, s in zip(ours, scalars, strict=True) if s] == [
+        e for e, s in zip(expected, scalars, strict=True) if s
+    ]

@@ -15,6 +15,9 @@ from hypothesis import strategies as st
 from js_node import JsNode
 
 from pictx_fsm.extensions.pi_context import overflow
+from pictx_fsm.extensions.pi_context.tools import frontmatter
+from pictx_fsm.extensions.pi_context.tools.address import SLUG_PATTERN, glob_matches, glob_regex
+from pictx_fsm.hosts.model.runs import RETRYABLE
 from pictx_fsm.js_regex import (
     JsRegExp,
     JsRegexSyntaxError,
@@ -416,3 +419,71 @@ def test_a_regex_node_rejects_raises_a_syntax_error_naming_it() -> None:
 def test_compiled_regexes_are_shared() -> None:
     assert compile_regex("a", "i") is compile_regex("a", "i")
     assert isinstance(compile_regex("a"), JsRegExp)
+
+
+# -- the project's own JavaScript regexes ---------------------------------------------------------
+
+PROJECT = (RETRYABLE, SLUG_PATTERN, frontmatter._FIELD, frontmatter._SEQUENCE_ITEM)
+PROJECT_TEXTS = st.lists(
+    st.sampled_from(
+        [
+            "overloaded",
+            "Rate Limit",
+            "rate-limit",
+            "socket hang up",
+            "SOC\u212aET",
+            "timed out",
+            "429",
+            "key",
+            "a-b",
+            "a--b",
+            "-",
+            " - item",
+            "\t-\u00a0x",
+            "-x",
+            "name_1:",
+            " value",
+            "\n",
+            "\r",
+            "\u2028",
+            "Ω",
+            "\U0001f600",
+            "\ud83d",
+        ]
+    )
+    | INPUTS,
+    max_size=5,
+).map("".join)
+
+
+@BATCH
+@given(inputs=st.lists(PROJECT_TEXTS, min_size=10, max_size=20))
+def test_the_projects_regexes_match_as_in_node(node_js: JsNode, inputs: list[str]) -> None:
+    # Given Pi's retry pattern, the slug check and the frontmatter line patterns
+    batch = [(regex.source, regex.flags, inputs, "<$&>") for regex in PROJECT]
+    # Then each compiles and answers as Node does
+    _, refused = judged(node_js, batch)
+    assert refused == 0
+
+
+GLOBS = st.lists(
+    st.sampled_from(["*", "**", "**/", "a", "b", "/", ".", "?", "@", "+", "(", "["]), max_size=6
+).map("".join)
+ADDRESSES = st.lists(
+    st.sampled_from(["a", "b", "/", ".md", "?", "@human/", "(", "\n", "é"]), max_size=6
+).map("".join)
+
+
+@BATCH
+@given(globs=st.lists(GLOBS, min_size=10, max_size=20), addresses=st.lists(ADDRESSES, max_size=10))
+def test_note_globs_match_addresses_as_in_node(
+    node_js: JsNode, globs: list[str], addresses: list[str]
+) -> None:
+    # Given globs (N41) and addresses, the glob's regex built as the anchor builds it
+    regexes = [glob_regex(glob) for glob in globs]
+    answers = node_js.regex(
+        [{"source": r.source, "flags": "", "inputs": addresses, "replacement": ""} for r in regexes]
+    )
+    # Then an address matches exactly where Node's RegExp says so
+    for regex, answer in zip(regexes, answers, strict=True):
+        assert [glob_matches(regex, a) for a in addresses] == answer["test"], regex.source
