@@ -1,10 +1,13 @@
-"""JavaScript value semantics that pi-context's decisions depend on, for JSON-decoded values.
+"""JavaScript value semantics that the extensions' decisions and Pi's files depend on, for
+JSON-decoded values.
 
-pi-context runs on Node: settings values are JS numbers, regexes are JS regexes, note
-timestamps go through ``Date.parse``. Python differs at the edges (``True`` is an ``int``,
-``\\d`` matches any Unicode digit, ``.`` matches ``\\r``), and those edges decide whether a
-margin is valid or an error message is an overflow. This module holds the few JS rules the
-policy, overflow and notes modules need, in one place.
+Pi and pi-context run on Node: settings values are JS numbers, texts are UTF-16, objects list
+index keys first, ``JSON.stringify`` writes the session files and tool results. Python
+differs at the edges (``True`` is an ``int``, ``repr(1e-7)`` is ``1e-07``, an emoji is one
+character, ``str.strip`` knows other spaces), and those edges decide whether a margin is
+valid, how long a text is, or what a line says. This module holds those rules in one place;
+regexes are in :mod:`pictx_fsm.js_regex` and dates in :mod:`pictx_fsm.js_date`. Each rule is
+checked against Node on generated inputs (``tests/test_js_node.py``).
 """
 
 from __future__ import annotations
@@ -13,12 +16,42 @@ import json
 import math
 import re
 import threading
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from typing import Any, Final, TypeGuard
 
 import icu
 
 from pictx_fsm.fastjson import dumper
+
+__all__ = [
+    "MAX_SAFE_INTEGER",
+    "WHITESPACE",
+    "code_units",
+    "error_string",
+    "from_code_units",
+    "includes",
+    "index_of",
+    "is_number",
+    "is_plain_object",
+    "is_safe_integer",
+    "js_string",
+    "locale_key",
+    "number_string",
+    "occurrence_starts",
+    "parse_json",
+    "parse_json_value",
+    "property_order",
+    "quote",
+    "replace_all",
+    "splice",
+    "strict_equals",
+    "stringify",
+    "to_number",
+    "to_utf8",
+    "trim",
+    "truthy",
+    "utf8_length",
+]
 
 MAX_SAFE_INTEGER: Final = 2**53 - 1
 """``Number.MAX_SAFE_INTEGER``."""
@@ -149,7 +182,10 @@ def error_string(error: BaseException) -> str:
 
 def parse_json(text: str) -> Any:
     """``JSON.parse``: strict JSON, so ``NaN`` and ``Infinity`` are syntax errors as in JS."""
-    return json.loads(text, parse_constant=_reject_constant)
+    try:
+        return json.loads(text, parse_constant=_reject_constant)
+    except RecursionError:
+        return _parse_nested(text, js_values=False)
 
 
 def _reject_constant(name: str) -> Any:
@@ -278,9 +314,81 @@ def to_utf8(text: str) -> bytes:
 def parse_json_value(text: str) -> Any:
     """``JSON.parse`` with JS values: an integer beyond 2**53 becomes a double, and an
     object lists its array-index keys first, ascending (JS property order)."""
-    return json.loads(
-        text, parse_constant=_reject_constant, parse_int=_js_int, object_pairs_hook=_js_object
-    )
+    try:
+        return json.loads(
+            text, parse_constant=_reject_constant, parse_int=_js_int, object_pairs_hook=_js_object
+        )
+    except RecursionError:
+        return _parse_nested(text, js_values=True)
+
+
+_JSON_TOKEN: Final = re.compile(
+    r'[ \t\n\r]*(?:(?P<string>"(?:[^"\\\x00-\x1f]|\\(?:["\\/bfnrt]|u[0-9a-fA-F]{4}))*")'
+    r"|(?P<number>-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?)"
+    r"|(?P<word>true|false|null)|(?P<mark>[\[\]{},:]))"
+)
+_WORDS: Final = {"true": True, "false": False, "null": None}
+
+
+def _parse_nested(text: str, *, js_values: bool) -> Any:
+    """``JSON.parse`` of a value nested deeper than the ``json`` module recurses (V8 has no
+    such limit): the same grammar over tokens, with an explicit stack."""
+    stack: list[tuple[list[Any], bool]] = []  # items (an object's: key, value, …), is_object
+    expect, result = "value", None
+    for kind, token in _json_tokens(text):
+        opens = kind == "mark" and token in "[{"
+        closes = kind == "mark" and token in "]}" and bool(stack)
+        if opens and expect in ("value", "item"):
+            stack.append(([], token == "{"))
+            expect = "key" if token == "{" else "item"
+            continue
+        if closes and expect in ("item", "key", "next") and stack[-1][1] == (token == "}"):
+            items, is_object = stack.pop()
+            value = _container_value(items, is_object, js_values)
+        elif kind != "mark" and expect in ("value", "item"):
+            value = _token_value(kind, token, js_values)
+        elif kind == "string" and expect in ("key", "member"):
+            stack[-1][0].append(json.loads(token))
+            expect = "colon"
+            continue
+        elif (expect, token) in (("colon", ":"), ("next", ",")):
+            expect = "value" if token == ":" or not stack[-1][1] else "member"
+            continue
+        else:
+            raise ValueError(f"Unexpected token {token!r} in JSON")
+        if stack:
+            stack[-1][0].append(value)
+            expect = "next"
+        else:
+            expect, result = "end", value
+    if expect != "end":
+        raise ValueError("Unexpected end of JSON input")
+    return result
+
+
+def _json_tokens(text: str) -> Iterator[tuple[str, str]]:
+    position = 0
+    while (match := _JSON_TOKEN.match(text, position)) is not None:
+        kind = match.lastgroup or ""
+        yield kind, match.group(kind)
+        position = match.end()
+    if text[position:].strip(" \t\n\r"):
+        raise ValueError(f"Unexpected token in JSON at position {position}")
+
+
+def _token_value(kind: str, token: str, js_values: bool) -> Any:
+    if kind == "word":
+        return _WORDS[token]
+    if kind == "number" and js_values and token.lstrip("-").isdigit():
+        return _js_int(token)
+    return json.loads(token)
+
+
+def _container_value(items: list[Any], is_object: bool, js_values: bool) -> Any:
+    if not is_object:
+        return items
+    value = dict(zip(items[::2], items[1::2], strict=True))
+    return property_order(value) if js_values else value
 
 
 def _js_object(pairs: list[tuple[str, Any]]) -> Mapping[str, Any]:

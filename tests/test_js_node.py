@@ -150,6 +150,46 @@ def test_parse_json_value_is_json_parse(node_js: JsNode, texts: list[str]) -> No
 
 
 @BATCH
+@given(texts=st.lists(JSON_TEXTS, min_size=10, max_size=20))
+def test_deeply_nested_json_is_json_parse(node_js: JsNode, texts: list[str]) -> None:
+    # Given generated JSON texts, each nested 1,500 arrays deep (past the json module's
+    # recursion, so the explicit-stack parser reads them)
+    deep = ["[" * 1500 + text + "]" * 1500 for text in texts if text.strip(" \t\n\r")]
+    expected = answers(node_js, "innermost", [[text, 1500] for text in deep])
+    # Then it accepts and reads exactly what JSON.parse does
+    for text, node in zip(deep, expected, strict=True):
+        if isinstance(node, JsThrew):
+            with pytest.raises(ValueError):
+                js.parse_json_value(text)
+            continue
+        value = js.parse_json_value(text)
+        for _ in range(1500):
+            (value,) = value
+        assert js.stringify(value) == node, text[1500:-1500]
+
+
+def test_json_nested_deeper_than_pythons_recursion_parses_as_in_node(node_js: JsNode) -> None:
+    # Given arrays nested 5,000 deep around an object with index keys and a big integer
+    inner = '{"b":1,"2":[12345678901234567890]}'
+    texts = [
+        "[" * 5000 + inner + "]" * 5000,
+        "[" * 5000 + "]" * 4999,
+        "[" * 5000 + "1,]" + "]" * 4999,
+    ]
+    expected = answers(node_js, "innermost", [[t, 5000] for t in texts])
+    # Then JSON.parse reads the first (the json module alone would exceed its recursion) and
+    # rejects the others, as here
+    value = js.parse_json_value(texts[0])
+    for _ in range(5000):
+        (value,) = value
+    assert js.stringify(value) == expected[0] == '{"2":[12345678901234567000],"b":1}'
+    assert isinstance(expected[1], JsThrew) and isinstance(expected[2], JsThrew)
+    for text in texts[1:]:
+        with pytest.raises(ValueError):
+            js.parse_json_value(text)
+
+
+@BATCH
 @given(values=st.lists(JSON_VALUES, min_size=20, max_size=40))
 def test_js_string_and_truthiness_are_string_and_boolean_of_the_value(
     node_js: JsNode, values: list[Any]
