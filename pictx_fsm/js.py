@@ -28,6 +28,7 @@ __all__ = [
     "WHITESPACE",
     "code_units",
     "error_string",
+    "first_lone_surrogate",
     "from_code_units",
     "includes",
     "index_of",
@@ -51,6 +52,7 @@ __all__ = [
     "trim",
     "truthy",
     "utf8_length",
+    "well_formed_json",
 ]
 
 MAX_SAFE_INTEGER: Final = 2**53 - 1
@@ -211,10 +213,7 @@ def stringify(value: Any, *, indent: int | None = None, finite: bool = False) ->
     A compact value whose Python spelling is already JavaScript's (the common case: text,
     safe integers, short floats, no index keys) is written by the C encoder."""
     if indent is None and _spelled_alike(value):
-        text = _compact(value)
-        if text.isascii() or not _LONE_SURROGATE.search(text):
-            return text
-        return _LONE_SURROGATE.sub(_escaped_unit, text)
+        return well_formed_json(_compact(value))
     out: list[str] = []
     _stringify(value, indent, 0, out, finite)
     return "".join(out)
@@ -292,10 +291,21 @@ def _container(
 
 def quote(text: str) -> str:
     """A JSON string literal as ``JSON.stringify`` writes it (U+2028/U+2029 stay raw)."""
-    quoted = json.encoder.encode_basestring(text)  # type: ignore[attr-defined]
-    if not _LONE_SURROGATE.search(quoted):
-        return str(quoted)
-    return _LONE_SURROGATE.sub(_escaped_unit, quoted)
+    return well_formed_json(str(json.encoder.encode_basestring(text)))  # type: ignore[attr-defined]
+
+
+def well_formed_json(json_text: str) -> str:
+    """JSON text with each lone surrogate as its ``\\udxxx`` escape: what the well-formed
+    ``JSON.stringify`` writes where ``json.dumps(..., ensure_ascii=False)`` left it raw."""
+    if not _LONE_SURROGATE.search(json_text):
+        return json_text
+    return _LONE_SURROGATE.sub(_escaped_unit, json_text)
+
+
+def first_lone_surrogate(text: str) -> int | None:
+    """The index of the first lone surrogate in ``text`` (half of a cut emoji), or ``None``."""
+    match = _LONE_SURROGATE.search(text)
+    return None if match is None else match.start()
 
 
 def utf8_length(text: str) -> int:
@@ -452,7 +462,8 @@ def index_of(text: str, query: str, start: int = 0) -> int:
     """``text.indexOf(query)`` as a code-point offset (-1 when absent).
 
     JS searches UTF-16 code units, so a query holding a lone surrogate can match half of a
-    surrogate pair; only then is the text searched as code units.
+    surrogate pair; only then are text and query searched as code units (an astral
+    character of the query as its two units).
     """
     if not _has_surrogate(query):
         return text.find(query, start)
