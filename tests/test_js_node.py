@@ -1,10 +1,12 @@
 """Every JavaScript rule pictx_fsm reproduces gives Node's answer on generated inputs: numbers
-as ``String(n)`` prints them, ``JSON.stringify`` and ``JSON.parse``, ``String(value)``,
-``trim``, truthiness, ``Number.isSafeInteger``, UTF-16 ``indexOf``/``includes``/``split``/
-splicing, UTF-8 byte lengths, ``localeCompare`` order, ``String(error)``, ``Date.parse``
-and pi-context's ``localIso``. Inputs carry what makes the languages differ: lone
-surrogates, astral characters, line terminators, JS-only white space, -0, NaN, integers
-beyond 2**53, array-index object keys, dates at the ends of the JS range."""
+as ``String(n)`` prints them, ``JSON.stringify`` (tool results and session lines too) and
+``JSON.parse`` (at any depth), ``String(value)``, ``===``, ``trim``, truthiness,
+``Number.isSafeInteger``, ``Math.max``, UTF-16 ``length``/``indexOf``/``includes``/``split``/
+splicing, UTF-8 byte lengths, ``localeCompare`` order, ``String(error)``, ``slugify``'s
+``toLowerCase``, ``Date.parse``, ``new Date(text)``, ``toISOString`` and pi-context's
+``localIso``. Inputs carry what makes the languages differ: lone surrogates, astral
+characters, line terminators, JS-only white space, -0, NaN, integers beyond 2**53,
+array-index object keys, dates at the ends of the JS range, V8's legacy date forms."""
 
 from __future__ import annotations
 
@@ -21,6 +23,7 @@ from js_node import JsNode, JsThrew, bits
 
 from pictx_fsm import js, js_date
 from pictx_fsm.extensions.pi_context.tools.homes import slugify
+from pictx_fsm.host.tool_outcome import result_text
 from pictx_fsm.session.estimate import js_json, js_length, js_max
 from pictx_fsm.session.jsonl import dumps_json
 from pictx_fsm.session.projection import iso_to_epoch_ms
@@ -92,8 +95,11 @@ def test_stringify_is_json_stringify(
 ) -> None:
     # Given JSON values as Python holds them (dicts in insertion order, ints unbounded)
     expected = answers(node_js, "stringify", [[json.dumps(v), indent] for v in values])
-    # Then stringify writes what JSON.stringify writes for the same JS value
+    # Then stringify writes what JSON.stringify writes for the same JS value, and a JSON tool
+    # result is JSON.stringify(value, null, 2)
     assert [js.stringify(v, indent=indent) for v in values] == expected
+    if indent == 2:
+        assert [result_text(v) for v in values] == expected
 
 
 JSON_TEXTS = JSON_VALUES.map(json.dumps) | st.sampled_from(
