@@ -24,7 +24,7 @@ from pictx_fsm.js_regex import (
     JsRegexUnsupported,
     compile_regex,
 )
-from pictx_fsm.js_regex.charset import canonicalize
+from pictx_fsm.js_regex.charset import canonicalize, case_closed, char_set
 
 BATCH = settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
 
@@ -387,6 +387,18 @@ def test_canonical_forms_are_node_case_folding_for_every_code_unit(node_js: JsNo
         if not 0xD800 <= unit <= 0xDFFF and canonicalize(unit) != table[unit]
     ]
     assert different == []
+    # And a one-unit class under i holds exactly the units of the same canonical form
+    forms: dict[int, list[int]] = {}
+    for unit, form in enumerate(table):
+        if not 0xD800 <= unit <= 0xDFFF:
+            forms.setdefault(form, []).append(unit)
+    closed = [
+        hex(unit)
+        for units in forms.values()
+        for unit in units
+        if case_closed(((unit, unit),)) != char_set((u, u) for u in units)
+    ]
+    assert closed == []
 
 
 def test_a_regex_python_cannot_match_faithfully_is_refused_naming_it() -> None:
