@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 
 from pictx_fsm import js, js_date
 from pictx_fsm.js_regex import JsRegexUnsupported, compile_regex
+from pictx_fsm.session.estimate import js_max
 
 # -- regular expressions -------------------------------------------------------------------------
 
@@ -124,6 +125,12 @@ def test_trim_removes_javascript_whitespace_only() -> None:
     # Given BOM and NBSP (JS whitespace) and U+001C (Python whitespace, not JS)
     assert js.trim("\ufeff\u00a0---\u00a0") == "---"
     assert js.trim("\x1c---") == "\x1c---"
+
+
+def test_math_max_prefers_positive_zero() -> None:
+    # Regression: Math.max(-0, 0) is +0 (Python's max keeps the first of equal values)
+    assert math.copysign(1.0, js_max(-0.0, 0.0)) == 1.0
+    assert math.isnan(js_max(1.0, math.nan))
 
 
 def test_to_number_maps_out_of_range_ints_to_infinity() -> None:

@@ -301,9 +301,11 @@ def timestamp_of(message: Message) -> float:
 
 
 def js_max(left: float, right: float) -> float:
-    """``Math.max`` over two numbers: NaN wins."""
+    """``Math.max`` over two numbers: NaN wins, and +0 is larger than -0."""
     if math.isnan(left) or math.isnan(right):
         return math.nan
+    if left == right == 0:
+        return left if math.copysign(1.0, left) > 0 else right
     return max(left, right)
 
 
