@@ -21,7 +21,7 @@ from typing import Any, Final, TypeGuard
 
 import icu
 
-from pictx_fsm.fastjson import dumper
+from pictx_fsm.fastjson import dumper, utf8_string
 
 __all__ = [
     "MAX_SAFE_INTEGER",
@@ -291,7 +291,7 @@ def _container(
 
 def quote(text: str) -> str:
     """A JSON string literal as ``JSON.stringify`` writes it (U+2028/U+2029 stay raw)."""
-    return well_formed_json(str(json.encoder.encode_basestring(text)))  # type: ignore[attr-defined]
+    return well_formed_json(utf8_string(text))
 
 
 def well_formed_json(json_text: str) -> str:
