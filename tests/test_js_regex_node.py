@@ -236,7 +236,7 @@ def ours(source: str, flags: str, inputs: list[str], replacement: str) -> dict[s
         "search": [regex.search(text) for text in inputs],
     }
     if not regex.unreliable:
-        answer["exec"] = [_listed(regex.exec(text)) for text in inputs]
+        answer["exec"] = [_listed(regex.execute(text)) for text in inputs]
     with contextlib.suppress(JsRegexUnsupported):  # a replacement reading an unreliable group
         answer["replace"] = [regex.replace(text, replacement) for text in inputs]
     return answer

@@ -49,7 +49,7 @@ def test_js_regex_whitespace_and_case_folding_follow_javascript() -> None:
 def test_js_regex_named_groups_work() -> None:
     regex = compile_regex(r"(?<n>\d+) tokens")
     assert regex.replace("5 tokens", "$<n>") == "5"
-    assert regex.exec("over 12 tokens") == ("12 tokens", "12")
+    assert regex.execute("over 12 tokens") == ("12 tokens", "12")
 
 
 def test_js_regex_not_boundary_matches_the_empty_string() -> None:

@@ -66,7 +66,7 @@ class JsRegExp:
         match = self._exec(code_units(text), 0)
         return -1 if match is None else match.start()
 
-    def exec(self, text: str) -> tuple[str | None, ...] | None:
+    def execute(self, text: str) -> tuple[str | None, ...] | None:
         """``regex.exec(text)`` as a tuple: the match, then each group (``None``: undefined).
         Raises :class:`JsRegexUnsupported` for a pattern with :attr:`unreliable` groups."""
         if self.unreliable:

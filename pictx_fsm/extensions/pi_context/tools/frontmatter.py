@@ -56,7 +56,7 @@ def split_frontmatter(raw: str) -> tuple[dict[str, Any], str]:
     fields: dict[str, Any] = {}
     index = 1
     while index < close:
-        match = _FIELD.exec(lines[index])
+        match = _FIELD.execute(lines[index])
         index += 1
         if match is None:
             continue

@@ -103,7 +103,7 @@ def _repository_root(directory: Path) -> Path:
         pointer = dot_git.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError):
         return directory
-    match = _GITDIR.exec(pointer)
+    match = _GITDIR.execute(pointer)
     if match is None or match[1] is None:
         return directory
     target = Path(os.path.abspath(directory / match[1].strip()))
