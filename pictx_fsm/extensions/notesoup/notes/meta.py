@@ -23,7 +23,7 @@ from typing import Any, Final
 import attrs
 from attrs import frozen
 
-from pictx_fsm import js
+from pictx_fsm import js_date
 from pictx_fsm.extensions.shared.tools.frontmatter import (
     epoch_ms,
     finite_number,
@@ -112,7 +112,8 @@ def meta_of(fields: Mapping[str, Any], now_ms: float, zone: tzinfo | None = None
     count = fields.get("accessCount", fields.get("access_count"))
     crumpled = fields.get("crumpledAt")
     if not isinstance(crumpled, str):
-        crumpled = js.local_iso(stamps["updatedAt"], zone) if fields.get("stale") is True else None
+        stale = fields.get("stale") is True
+        crumpled = js_date.local_iso(stamps["updatedAt"], zone) if stale else None
     project = fields.get("project")
     extra = tuple(
         (key, value)
@@ -141,9 +142,9 @@ def frontmatter_block(meta: NoteMeta, zone: tzinfo | None = None) -> str:
     """The ``---``…``---`` block alone (the metadata-only diff of ``notes_update``, S100)."""
     lines = [
         f"origin: {yaml_scalar(meta.origin)}",
-        f"createdAt: {yaml_scalar(js.local_iso(meta.created_at, zone))}",
-        f"updatedAt: {yaml_scalar(js.local_iso(meta.updated_at, zone))}",
-        f"lastAccessed: {yaml_scalar(js.local_iso(meta.last_accessed, zone))}",
+        f"createdAt: {yaml_scalar(js_date.local_iso(meta.created_at, zone))}",
+        f"updatedAt: {yaml_scalar(js_date.local_iso(meta.updated_at, zone))}",
+        f"lastAccessed: {yaml_scalar(js_date.local_iso(meta.last_accessed, zone))}",
         f"accessCount: {yaml_scalar(meta.access_count)}",
     ]
     if meta.crumpled_at is not None:

@@ -20,7 +20,7 @@ from typing import Any, Final, Literal
 
 from attrs import frozen
 
-from pictx_fsm import js
+from pictx_fsm import js, js_date
 from pictx_fsm.extensions.notesoup.notes.meta import (
     ORIGINS,
     NoteMeta,
@@ -51,6 +51,7 @@ from pictx_fsm.extensions.shared.tools.homes import (
     read_note_text,
     walk_markdown,
 )
+from pictx_fsm.js_regex import JsRegExp
 
 __all__ = [
     "INVALID_ADDRESS",
@@ -328,7 +329,7 @@ class NotesStore:
         if origin is not None:
             meta = meta.evolve(origin=_origin(origin))
         if crumpled is True and not meta.crumpled:
-            meta = meta.evolve(crumpled_at=js.local_iso(now, self.zone))
+            meta = meta.evolve(crumpled_at=js_date.local_iso(now, self.zone))
         if crumpled is False:
             meta = meta.evolve(crumpled_at=None)
         body_changed = edited != body
@@ -463,14 +464,14 @@ class NotesStore:
         scope: Scope = "agent" if head == "agents" else "model"
         name = pattern[len(head) + 2 :].split("/")[0]
         if name and "*" not in name and "?" not in name:
-            if not SLUG_PATTERN.fullmatch(name):
+            if not SLUG_PATTERN.test(name):
                 raise NoteRefusal("invalid_pattern", BAD_HOME_NAME)
             return [_HomeRef(scope=scope, who=name)]
         self.place.confine(self.place.root / head, f"@{head}/")
         return [_HomeRef(scope=scope, who=who) for who in namespace_names(self.place.root, head)]
 
     def _home_rows(
-        self, home: _HomeRef, matcher: re.Pattern[str] | None, wastebasket: bool, out: list[NoteRow]
+        self, home: _HomeRef, matcher: JsRegExp | None, wastebasket: bool, out: list[NoteRow]
     ) -> int:
         """Append the home's rows that match and are (not) crumpled; return how many crumpled
         rows were left out."""

@@ -13,7 +13,7 @@ from typing import Any, Final, TypeAlias
 
 from attrs import frozen
 
-from pictx_fsm import js
+from pictx_fsm import js, js_date
 from pictx_fsm.extensions.notesoup.notes.meta import NoteMeta
 from pictx_fsm.extensions.notesoup.notes.store import NoteRefusal, NoteRow, NotesStore
 from pictx_fsm.extensions.notesoup.tools.outcome import (
@@ -90,7 +90,7 @@ def _render_identity(data: Mapping[str, JSON]) -> str:
 
 
 def _stamp(store: NotesStore, ms: float) -> str:
-    return js.local_iso(ms, store.zone)
+    return js_date.local_iso(ms, store.zone)
 
 
 # -- notes_write (S98) -------------------------------------------------------------------------

@@ -13,7 +13,7 @@ from __future__ import annotations
 from datetime import tzinfo
 from typing import Any, Final, TypeAlias
 
-from pictx_fsm import js
+from pictx_fsm import js, js_date
 from pictx_fsm.extensions.shared.tools.frontmatter import (
     FRONTMATTER_FENCE,
     epoch_ms,
@@ -86,7 +86,7 @@ def serialize_note(meta: NoteMeta, body: str, zone: tzinfo | None = None) -> str
     for key in KNOWN_KEYS:
         if key in meta:
             value = meta[key]
-            shown = js.local_iso(js.to_number(value), zone) if key in TIMESTAMP_KEYS else value
+            shown = js_date.local_iso(js.to_number(value), zone) if key in TIMESTAMP_KEYS else value
             lines.append(f"{key}: {yaml_scalar(shown)}")
     for key, value in meta.items():
         if key != LEGACY_SCOPE_KEY and key not in KNOWN_KEYS:

@@ -17,7 +17,6 @@ from __future__ import annotations
 import errno
 import hashlib
 import os
-import re
 import stat
 import uuid
 from collections.abc import Mapping
@@ -28,6 +27,7 @@ from attrs import frozen
 
 from pictx_fsm import js
 from pictx_fsm.extensions.shared.tools.address import Scope, canonical_address
+from pictx_fsm.js_regex import compile_regex
 
 __all__ = [
     "DEFAULT_MODEL_NAME",
@@ -81,10 +81,13 @@ class OutsideNotesRoot(PermissionError):
 # -- identity (N8, N9) ---------------------------------------------------------------------------
 
 
+_NOT_SLUG: Final = compile_regex("[^a-z0-9]+", "g")
+
+
 def slugify(value: str, fallback: str = LEGACY_AGENT_NAME) -> str:
     """A home name: lowercase ``[a-z0-9]`` runs joined by single dashes (``fallback`` if
     empty)."""
-    slug = re.sub(r"[^a-z0-9]+", "-", value.lower()).strip("-")
+    slug = _NOT_SLUG.replace(value.lower(), "-").strip("-")
     return slug or fallback
 
 
@@ -119,6 +122,10 @@ def _git_root(start: Path) -> Path | None:
     return None
 
 
+_GITDIR: Final = compile_regex(r"^gitdir:\s*(.+)$", "m")
+"""The anchor's reading of a worktree's ``.git`` file (a JavaScript regex)."""
+
+
 def _repository_root(directory: Path) -> Path:
     dot_git = directory / ".git"
     if dot_git.is_dir():
@@ -127,10 +134,10 @@ def _repository_root(directory: Path) -> Path:
         pointer = dot_git.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError):
         return directory
-    match = re.search(r"^gitdir:\s*(.+)$", pointer, re.MULTILINE)
-    if match is None:
+    match = _GITDIR.execute(pointer)
+    if match is None or match[1] is None:
         return directory
-    target = Path(os.path.abspath(directory / match.group(1).strip()))
+    target = Path(os.path.abspath(directory / match[1].strip()))
     parts = target.parts
     if len(parts) >= 3 and parts[-2] == "worktrees" and parts[-3] == ".git":
         return Path(*parts[:-3])
