@@ -83,6 +83,7 @@ __all__ = [
     "resolve_policy",
     "tool_remaining",
     "validate_margin",
+    "window_problem",
 ]
 
 JSON = Any
@@ -465,6 +466,22 @@ def resolve_policy(source: SettingsSource, model: ModelIdentity | None = None) -
     if type(scopes) is FrozenScopes:
         scopes.resolved[model_key(model)] = resolved
     return resolved
+
+
+def window_problem(
+    window: int | None, reserve: int, *, window_name: str, reserve_name: str
+) -> str | None:
+    """Why a context window and a reserve leave no turn room, or ``None``: a host resets (or
+    compacts) once ``window − tokens ≤ reserve`` (R50), so with a window of no tokens, a
+    negative reserve or a reserve that fills the window every turn would reset again. The
+    names are the settings as the host's user spells them."""
+    if window is not None and window <= 0:
+        return f"{window_name} must be positive, got {window}"
+    if reserve < 0:
+        return f"{reserve_name} must not be negative, got {reserve}"
+    if window is not None and reserve >= window:
+        return f"{reserve_name} ({reserve}) must be below {window_name} ({window})"
+    return None
 
 
 # -- usage arithmetic (R17, R49–R52) -------------------------------------------------------
