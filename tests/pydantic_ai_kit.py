@@ -27,6 +27,11 @@ def new_session(path: Path | None = None, seed: int = 7, **options: Any) -> PiSe
     return PiSession.create(path, rng=random.Random(seed), **options)
 
 
+def lifecycle(**options: Any) -> LifecycleSettings:
+    """Settings with a fresh notes home (never the developer's ``$PI_NOTES_HOME``)."""
+    return LifecycleSettings(notes_home=fresh_notes_home(), **options)
+
+
 def fresh_notes_home() -> Path:
     return Path(tempfile.mkdtemp(prefix="pictx-pydantic-notes-")) / "notes"
 

@@ -43,6 +43,7 @@ from pictx_fsm.hosts.pydantic_ai import (
     PiContext,
     PiSession,
     RequestCancelledError,
+    WindowTooSmallError,
 )
 from pictx_fsm.hosts.pydantic_ai.scripted import (
     MODEL_NAME,
@@ -211,7 +212,8 @@ class AgentLoop(RuleBasedStateMachine):
             asyncio.run(self._drive(f"prompt {self.prompts}", history, queue))
         except RequestCancelledError as error:
             self.cancelled.append(str(error))
-        except ModelAPIError:
+        except (ModelAPIError, WindowTooSmallError):  # a failed run; or replies whose usage
+            # stays at the reserve after a reset (what a too small window does): stopped
             self.queued[queued_before:] = [
                 QueuedInput(text=q.text, audit_seq=q.audit_seq, run_failed=True)
                 for q in self.queued[queued_before:]

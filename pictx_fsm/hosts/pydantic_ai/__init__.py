@@ -16,6 +16,7 @@ from pictx_fsm.hosts.pydantic_ai.errors import (
     RequestCancelledError,
     SessionBusyError,
     SettingsError,
+    WindowTooSmallError,
 )
 from pictx_fsm.hosts.pydantic_ai.history import entries_to_messages, messages_to_entries
 from pictx_fsm.hosts.pydantic_ai.session import PiSession, audit_path_of
@@ -29,6 +30,7 @@ __all__ = [
     "RequestCancelledError",
     "SessionBusyError",
     "SettingsError",
+    "WindowTooSmallError",
     "audit_path_of",
     "entries_to_messages",
     "messages_to_entries",

@@ -47,6 +47,7 @@ from pictx_fsm.hosts.pydantic_ai.errors import (
     CapabilityConflictError,
     RequestCancelledError,
     SettingsError,
+    WindowTooSmallError,
 )
 from pictx_fsm.hosts.pydantic_ai.glue import Outcome
 from pictx_fsm.hosts.pydantic_ai.history import carried_ids
@@ -59,12 +60,16 @@ from pictx_fsm.hosts.pydantic_ai.texts import (
     HISTORY_PROCESSOR_REFUSED,
     NO_WINDOW,
     OVERFLOW_CODE,
+    REQUEST_ABORTED,
+    RESET_LOOP,
     SETTING_POSITIVE,
 )
 from pictx_fsm.hosts.pydantic_ai.tools import toolset
-from pictx_fsm.hosts.pydantic_ai.views import METADATA_KEY, response_message
+from pictx_fsm.hosts.pydantic_ai.views import ABORTED, METADATA_KEY, response_message
 from pictx_fsm.hosts.pydantic_ai.wire import as_projection, provider_context, request_messages
 from pictx_fsm.overflow import PI_0_87
+from pictx_fsm.protocol import WIPE_MEMORY_TOOL
+from pictx_fsm.session.windows import is_valid_marker
 
 __all__ = ["PiContext"]
 
@@ -98,6 +103,11 @@ class PiContext(AbstractCapability[Any]):
     _first: ModelRequest | None = field(default=None, init=False, repr=False)
     """The run's first request until it is prepared (it takes in the requests before it)."""
     _started: bool = field(default=False, init=False, repr=False)
+    _asked: ModelMessage | None = field(default=None, init=False, repr=False)
+    """The request a model is answering now (a cancel before its reply gets Pi's aborted one)."""
+    _asked_model: Model | None = field(default=None, init=False, repr=False)
+    _resets: int = field(default=0, init=False, repr=False)
+    """Automatic resets in a row in the running run, nothing but their continuation between."""
 
     def __post_init__(self) -> None:
         self.context_window = tokens_setting(self.context_window, "PiContext.context_window")
@@ -154,8 +164,7 @@ class PiContext(AbstractCapability[Any]):
                 try:
                     result = await handler()
                 except (asyncio.CancelledError, GeneratorExit, KeyboardInterrupt):
-                    self._sync(self._history)  # what pydantic-ai kept (an interrupted reply)
-                    session.lifecycle.aborted()  # Pi's abort: nothing commits, all clears
+                    self._abort()
                     raise
                 # The run's own history (pydantic-ai replaces the list ctx.messages started with)
                 messages = result.all_messages()
@@ -180,7 +189,8 @@ class PiContext(AbstractCapability[Any]):
             messages.append(request)
         self._sync(messages)
         self._run_start, self._ended, self._history = len(messages), None, messages
-        self._first, self._started = None, False
+        self._first, self._started, self._resets = None, False, 0
+        self._asked = None
 
     def _continued(self, base: str | None, pending: ModelRequest | None) -> list[ModelMessage]:
         """The session's history: the previous run's own messages when the session has not
@@ -237,6 +247,8 @@ class PiContext(AbstractCapability[Any]):
             raise RequestCancelledError(self.session.notices[-1].message + CANCELLED_ADVICE)
         messages = request_messages(provided.messages, source, request_context.messages)
         request_context.messages = messages
+        self._asked = ctx.messages[-1] if ctx.messages else None
+        self._asked_model = request_context.model
         return request_context
 
     async def after_model_request(
@@ -245,6 +257,7 @@ class PiContext(AbstractCapability[Any]):
         """A reply is never older than its request: one whose ``timestamp`` is (a reply built
         before it was asked for, as a ``FunctionModel`` may return) is stamped with the
         request's, or Pi's estimator would take its usage for stale (R48)."""
+        self._asked = None
         sent = _sent_at(request_context.messages)
         if sent is not None and response.timestamp < sent:
             response.timestamp = sent
@@ -318,16 +331,49 @@ class PiContext(AbstractCapability[Any]):
             self._sync(messages, result.request)
         else:
             self._sync(messages)
-        applied = self._turn_end(ctx, node.model_response, "completed")
+        applied = self._turn_end(node.model_response, "completed", _pending(ctx))
+        self._count_resets(node.model_response, applied)
         if isinstance(result, ModelRequestNode):
             self._into_next_request(len(messages), result.request, applied)
             return result
         return self._at_stop(ctx, result, "completed", applied)
 
-    def _turn_end(self, ctx: RunContext[Any], reply: ModelResponse, outcome: Outcome) -> Applied:
+    def _turn_end(self, reply: ModelResponse, outcome: Outcome, pending: int) -> Applied:
         self._ended = reply
         message = response_message(message_json(reply))
-        return self.session.lifecycle.turn_end(message, outcome, _pending(ctx))
+        return self.session.lifecycle.turn_end(message, outcome, pending)
+
+    def _abort(self) -> None:
+        """The caller cancelled the run (Pi's abort): what pydantic-ai kept of it is recorded,
+        a turn under way ends ``aborted`` — a request cancelled before its reply came gets
+        Pi's aborted reply — and ``agent_end`` says the run was aborted (R37)."""
+        messages = self._history
+        self._sync(messages)
+        last = messages[-1] if len(messages) > self._run_start else None
+        if last is not None and last is self._asked:
+            last = _aborted_reply(self._asked_model)
+            messages.append(last)
+            self._sync(messages)
+        session = self.session
+        if isinstance(last, ModelResponse) and last is not self._ended:
+            session.absorb(self._turn_end(last, "aborted", 0))
+        session.lifecycle.aborted()  # Pi's abort: nothing commits, all clears
+
+    def _count_resets(self, reply: ModelResponse, applied: Applied) -> None:
+        """Stop a run whose fresh window is at the reserve after its first reply: the second
+        automatic reset in a row (no ``wipe_memory`` asked for either) would not be the last."""
+        reset = any(is_valid_marker(entry) for entry in applied.appended)
+        if not reset or any(call.tool_name == WIPE_MEMORY_TOOL for call in reply.tool_calls):
+            self._resets = 0
+            return
+        self._resets += 1
+        if self._resets >= 2:
+            usage = reply.usage
+            tokens = usage.input_tokens + usage.output_tokens
+            reserve, _ = self.session.lifecycle.reserve(self.session.lifecycle.model)
+            raise WindowTooSmallError(
+                RESET_LOOP.format(tokens=tokens, window=self.context_window, reserve=reserve)
+            )
 
     def _unended_answer(self, messages: list[ModelMessage]) -> None:
         """A run that ended on a reply no tool-call node handled (``run_stream``'s streamed
@@ -380,10 +426,11 @@ class PiContext(AbstractCapability[Any]):
     ) -> NodeResult[Any]:
         """A provider error is an error turn (Pi persists the failed reply); an overflow may
         be recovered once (R33–R36), anything else propagates after the lifecycle saw it."""
+        self._asked = None
         if not isinstance(node, ModelRequestNode) or not isinstance(error, ModelAPIError):
             raise error
         failed = self._failed_reply(ctx, error)
-        applied = self._turn_end(ctx, failed, "error")
+        applied = self._turn_end(failed, "error", _pending(ctx))
         redirect = self._at_stop(ctx, None, "error", applied)
         if isinstance(redirect, ModelRequestNode):
             return redirect
@@ -401,6 +448,16 @@ class PiContext(AbstractCapability[Any]):
         ctx.messages.append(reply)
         self._sync(ctx.messages)
         return reply
+
+
+def _aborted_reply(model: Model | None) -> ModelResponse:
+    """Pi's reply to a request the caller aborted: no content, ``stopReason: aborted``."""
+    return ModelResponse(
+        parts=[],
+        model_name=None if model is None else model.model_name,
+        provider_name=None if model is None else model.system,
+        metadata={METADATA_KEY: {"stopReason": ABORTED, "errorMessage": REQUEST_ABORTED}},
+    )
 
 
 def error_message(error: ModelAPIError, provider: str | None) -> str:
@@ -432,9 +489,10 @@ def _refuse_rewriters(ctx: RunContext[Any]) -> None:
 
 
 def _compacts(capability: AbstractCapability[Any]) -> bool:
-    """The capability has a ``compact_history`` hook of its own (pydantic-ai ≥ 2.7x)."""
-    hook = getattr(type(capability), "compact_history", None)
-    return hook is not None and hook is not getattr(AbstractCapability, "compact_history", None)
+    """The capability has a ``compact_history`` hook of its own, where pydantic-ai calls one
+    (≥ 2.7x; 2.68 has no compaction)."""
+    base = getattr(AbstractCapability, "compact_history", None)
+    return base is not None and getattr(type(capability), "compact_history", None) is not base
 
 
 def _taken_in(message: ModelMessage) -> bool:

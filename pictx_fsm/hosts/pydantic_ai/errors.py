@@ -14,12 +14,18 @@ __all__ = [
     "RequestCancelledError",
     "SessionBusyError",
     "SettingsError",
+    "WindowTooSmallError",
 ]
 
 
 class SettingsError(UserError, PictxError):
     """A setting no session could run with, refused when it is given (before any request):
     the message names the field."""
+
+
+class WindowTooSmallError(SettingsError):
+    """The window leaves a fresh window no room above the reserve: the first reply after an
+    automatic reset was at the reserve again (the run stops rather than reset in a loop)."""
 
 
 class SessionBusyError(UserError, PictxError):

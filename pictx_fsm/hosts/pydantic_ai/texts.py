@@ -16,6 +16,8 @@ __all__ = [
     "LOGGER_NAME",
     "NO_WINDOW",
     "OVERFLOW_CODE",
+    "REQUEST_ABORTED",
+    "RESET_LOOP",
     "SETTING_BOTH",
     "SETTING_CHOICE",
     "SETTING_NOT_BOOL",
@@ -70,3 +72,14 @@ COMPACTION_REFUSED: Final = (
 OVERFLOW_CODE: Final = "model_context_window_exceeded"
 """Prefixed to the text of pydantic-ai's ``ModelContextWindowExceededError`` when the text
 has none of Pi's overflow phrases: it is one of them (R33), and names pydantic-ai's class."""
+
+RESET_LOOP: Final = (
+    "pi-context: a fresh window was at the reserve after its first reply ({tokens} tokens of "
+    "PiContext.context_window {window}, {reserve} reserved): every window would reset at once "
+    "again, so the run stops after two automatic resets in a row. Lower the reserve "
+    "(LifecycleSettings(reserve_tokens=...)) or give the model's real window."
+)
+"""Raised (a :class:`~.errors.WindowTooSmallError`) instead of resetting a third time."""
+
+REQUEST_ABORTED: Final = "Request was aborted"
+"""The ``errorMessage`` of Pi's reply to a request the caller aborted (pi-host §5, ``d``)."""
