@@ -155,7 +155,7 @@ def loads_loop(path: Path, loads: Callable[[bytes], Any]) -> None:
 
 def audit_in_process(path: Path, *, orjson: bool = True) -> None:
     """``pictx-fsm audit``'s work on one file (orjson used where installed, unless not)."""
-    from pictx_fsm.audit_sessions import audit_file
+    from pictx_fsm.conformance import audit_file
     from pictx_fsm.session import skeleton
 
     installed = skeleton._FAST_LOADS

@@ -21,8 +21,8 @@ from pathlib import Path
 from typing import Any
 
 from pictx_fsm.errors import IllegalEventError
-from pictx_fsm.lifecycle import MACHINE_NAMES, load_lifecycle
-from pictx_fsm.runtime import LifecycleRuntime
+from pictx_fsm.extensions.pi_context.lifecycle import MACHINE_NAMES, load_lifecycle
+from pictx_fsm.extensions.pi_context.runtime import LifecycleRuntime
 from pictx_fsm.testing.engines import ChosenFacts, reference_machine
 from pictx_fsm.testing.scenarios import SCENARIOS
 from pictx_fsm.testing.world import World, WorldConfig

@@ -27,12 +27,20 @@ from typing import Any
 from attrs import frozen
 from doc_sections import write_section
 
-from pictx_fsm.protocol import (
+from pictx_fsm.extensions.pi_context.reset_projection import project_marker_window
+from pictx_fsm.extensions.pi_context.texts import (
     BOOT_TYPE,
     CONTINUATION_TYPE,
     GUIDANCE_TYPE,
     MARKER_TYPE,
     WARNING_TYPE,
+)
+from pictx_fsm.extensions.pi_context.windows import (
+    is_valid_marker,
+    mint_window_id,
+    root_window_id,
+    uuid_draws,
+    window_id_of_marker,
 )
 from pictx_fsm.session.entries import (
     CustomMessageEntry,
@@ -48,16 +56,8 @@ from pictx_fsm.session.estimate import (
     estimate_window,
 )
 from pictx_fsm.session.projection import convert_to_llm, project_branch
-from pictx_fsm.session.reset_projection import project_marker_window
 from pictx_fsm.session.tree import SessionTree
 from pictx_fsm.session.usage import UsageIndex, branch_tokens_of
-from pictx_fsm.session.windows import (
-    is_valid_marker,
-    mint_window_id,
-    root_window_id,
-    uuid_draws,
-    window_id_of_marker,
-)
 
 SESSION_ID = "01a22a68-d3ef-7474-9fd4-4c634fe3ee81"
 RESET_EVERY = 200

@@ -40,8 +40,16 @@ from attrs import frozen
 from bench_foundation import SESSION_ID, SessionMaker, session_header
 from doc_sections import write_section
 
-from pictx_fsm.audit import AuditLog
-from pictx_fsm.hooks import (
+from pictx_fsm.audit.log import AuditLog
+from pictx_fsm.extensions.pi_context.runtime import LifecycleRuntime
+from pictx_fsm.extensions.pi_context.texts import (
+    BOOT_TYPE,
+    GET_CONTEXT_REMAINING_TOOL,
+    PI_CONTEXT_COMMAND,
+    WIPE_MEMORY_TOOL,
+)
+from pictx_fsm.extensions.pi_context.windows import root_window_id
+from pictx_fsm.host.events import (
     AgentBeforeSettle,
     AgentEnd,
     AgentSettled,
@@ -62,17 +70,9 @@ from pictx_fsm.hooks import (
     TurnEnd,
     TurnStart,
 )
-from pictx_fsm.protocol import (
-    BOOT_TYPE,
-    GET_CONTEXT_REMAINING_TOOL,
-    PI_CONTEXT_COMMAND,
-    WIPE_MEMORY_TOOL,
-)
-from pictx_fsm.runtime import LifecycleRuntime
 from pictx_fsm.session.entries import Entry, MessageEntry
 from pictx_fsm.session.projection import project_branch
 from pictx_fsm.session.tree import SessionTree
-from pictx_fsm.session.windows import root_window_id
 
 TAIL = 120
 """Entries of the current window (after its marker) at every size."""

@@ -1,7 +1,8 @@
 """The notes tools on large inputs: paging cost and whole-call latency.
 
 pi-context builds a page by serializing the whole page again for every item it adds
-(quadratic in the page); ``pictx_fsm.tools.output.page`` adds each item's exact size to a
+(quadratic in the page); ``pictx_fsm.extensions.pi_context.tools.output.page`` adds each item's
+exact size to a
 running total (linear). This benchmark times both on the same items in the same run, checks
 that they choose the same pages, times whole tool calls on a notes home of N notes and on
 a 1 MB note, and what the runtime's shell adds to a call (routing, the context, an audit
@@ -24,8 +25,8 @@ from pathlib import Path
 from typing import Any
 
 from pictx_fsm import AuditLog, HostContext, LifecycleRuntime, SessionHeader, SessionTree, ToolCall
-from pictx_fsm.tools import NotesIdentity, ToolContext, execute_tool
-from pictx_fsm.tools.output import page, within_budget
+from pictx_fsm.extensions.pi_context.tools import NotesIdentity, ToolContext, execute_tool
+from pictx_fsm.extensions.pi_context.tools.output import page, within_budget
 
 
 def naive_page(items: Sequence[Any], cursor: int, key: str) -> dict[str, Any]:

@@ -65,7 +65,7 @@ def _work_explore(
 ) -> dict[str, Any]:
     import attrs
 
-    from pictx_fsm.lifecycle import load_lifecycle
+    from pictx_fsm.extensions.pi_context.lifecycle import load_lifecycle
     from pictx_fsm.testing.explore import ExploreOptions, explore
 
     options = ExploreOptions(

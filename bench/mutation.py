@@ -20,7 +20,7 @@ import sys
 import time
 from pathlib import Path
 
-from pictx_fsm.lifecycle import load_lifecycle
+from pictx_fsm.extensions.pi_context.lifecycle import load_lifecycle
 from pictx_fsm.testing.explore import DEFAULT_EXAMPLES, ExploreOptions, explore
 from pictx_fsm.testing.faults import FAULTS
 from pictx_fsm.testing.trace import run_actions

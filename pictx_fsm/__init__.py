@@ -21,13 +21,40 @@ What an embedder needs, all importable from here (``docs/embedding.md`` uses not
 
 from __future__ import annotations
 
+from pictx_fsm import _moved
+
 TYPE_CHECKING = False  # not ``typing.TYPE_CHECKING``: ``pictx-fsm --help`` need not import typing
 if TYPE_CHECKING:
     from typing import Any
 
-    from pictx_fsm.applied import Applied, apply
-    from pictx_fsm.audit import AuditLog, verify_chain
-    from pictx_fsm.effects import (
+    from pictx_fsm.audit.log import AuditLog, verify_chain
+    from pictx_fsm.errors import IllegalEventError, ModelDocumentError, PictxError
+    from pictx_fsm.extensions.pi_context.boot_writer import BootWriter
+    from pictx_fsm.extensions.pi_context.lifecycle import (
+        HOOK_EVENTS,
+        Lifecycle,
+        LifecycleState,
+        Services,
+        load_lifecycle,
+        pi_file_settings,
+        step,
+    )
+    from pictx_fsm.extensions.pi_context.notes import FileNotesSource, InMemoryNotesSource
+    from pictx_fsm.extensions.pi_context.policy import Policy, StaticSettingsSource
+    from pictx_fsm.extensions.pi_context.runtime import LifecycleRuntime
+    from pictx_fsm.extensions.pi_context.texts import Profile, Texts
+    from pictx_fsm.extensions.pi_context.tools import (
+        SCHEMA_FILE,
+        TOOL_NAMES,
+        TOOL_SPECS,
+        ToolContext,
+        ToolOutcome,
+        ToolSpec,
+        execute_tool,
+        tool_spec,
+    )
+    from pictx_fsm.host.apply import Applied, apply
+    from pictx_fsm.host.effects import (
         AbortRun,
         AppendEntry,
         BoundaryResult,
@@ -41,8 +68,7 @@ if TYPE_CHECKING:
         ToolResult,
         TreeSummaryResult,
     )
-    from pictx_fsm.errors import IllegalEventError, ModelDocumentError, PictxError
-    from pictx_fsm.hooks import (
+    from pictx_fsm.host.events import (
         HOOKS,
         AgentBeforeSettle,
         AgentEnd,
@@ -64,43 +90,21 @@ if TYPE_CHECKING:
         TurnEnd,
         TurnStart,
     )
-    from pictx_fsm.lifecycle import (
-        HOOK_EVENTS,
-        Lifecycle,
-        LifecycleState,
-        Services,
-        load_lifecycle,
-        pi_file_settings,
-        step,
-    )
-    from pictx_fsm.notes import FileNotesSource, InMemoryNotesSource
-    from pictx_fsm.policy import Policy, StaticSettingsSource
-    from pictx_fsm.protocol import Profile, Texts
-    from pictx_fsm.resets import BootWriter
-    from pictx_fsm.runtime import LifecycleRuntime
     from pictx_fsm.session.entries import SessionHeader
     from pictx_fsm.session.jsonl import read_session
     from pictx_fsm.session.projection import project_branch
     from pictx_fsm.session.tree import SessionTree
     from pictx_fsm.session.writer import SessionWriter
-    from pictx_fsm.tools import (
-        SCHEMA_FILE,
-        TOOL_NAMES,
-        TOOL_SPECS,
-        ToolContext,
-        ToolOutcome,
-        ToolSpec,
-        execute_tool,
-        tool_spec,
-    )
 
 __version__ = "0.1.0"
+
+_moved.install()
 
 # Imported on first use: importing the lifecycle loads and validates models/, and a command
 # line tool must be able to report a broken model instead of failing on its own import.
 _PUBLIC = {
-    **dict.fromkeys(("Applied", "apply"), "pictx_fsm.applied"),
-    **dict.fromkeys(("AuditLog", "verify_chain"), "pictx_fsm.audit"),
+    **dict.fromkeys(("Applied", "apply"), "pictx_fsm.host.apply"),
+    **dict.fromkeys(("AuditLog", "verify_chain"), "pictx_fsm.audit.log"),
     **dict.fromkeys(
         (
             "AbortRun",
@@ -116,7 +120,7 @@ _PUBLIC = {
             "ToolResult",
             "TreeSummaryResult",
         ),
-        "pictx_fsm.effects",
+        "pictx_fsm.host.effects",
     ),
     **dict.fromkeys(("IllegalEventError", "ModelDocumentError", "PictxError"), "pictx_fsm.errors"),
     **dict.fromkeys(
@@ -142,7 +146,7 @@ _PUBLIC = {
             "TurnEnd",
             "TurnStart",
         ),
-        "pictx_fsm.hooks",
+        "pictx_fsm.host.events",
     ),
     **dict.fromkeys(
         (
@@ -154,13 +158,15 @@ _PUBLIC = {
             "pi_file_settings",
             "step",
         ),
-        "pictx_fsm.lifecycle",
+        "pictx_fsm.extensions.pi_context.lifecycle",
     ),
-    **dict.fromkeys(("FileNotesSource", "InMemoryNotesSource"), "pictx_fsm.notes"),
-    **dict.fromkeys(("Policy", "StaticSettingsSource"), "pictx_fsm.policy"),
-    **dict.fromkeys(("Profile", "Texts"), "pictx_fsm.protocol"),
-    "BootWriter": "pictx_fsm.resets",
-    "LifecycleRuntime": "pictx_fsm.runtime",
+    **dict.fromkeys(
+        ("FileNotesSource", "InMemoryNotesSource"), "pictx_fsm.extensions.pi_context.notes"
+    ),
+    **dict.fromkeys(("Policy", "StaticSettingsSource"), "pictx_fsm.extensions.pi_context.policy"),
+    **dict.fromkeys(("Profile", "Texts"), "pictx_fsm.extensions.pi_context.texts"),
+    "BootWriter": "pictx_fsm.extensions.pi_context.boot_writer",
+    "LifecycleRuntime": "pictx_fsm.extensions.pi_context.runtime",
     "SessionHeader": "pictx_fsm.session.entries",
     "read_session": "pictx_fsm.session.jsonl",
     "project_branch": "pictx_fsm.session.projection",
@@ -177,7 +183,7 @@ _PUBLIC = {
             "execute_tool",
             "tool_spec",
         ),
-        "pictx_fsm.tools",
+        "pictx_fsm.extensions.pi_context.tools",
     ),
 }
 

@@ -10,8 +10,8 @@ from typing import Any
 
 from attrs import evolve
 
-from pictx_fsm.context_management import events as ev
-from pictx_fsm.context_management.records import (
+from pictx_fsm.extensions.context_management import events as ev
+from pictx_fsm.extensions.context_management.records import (
     AUTO_TYPE,
     EVENT_TYPE,
     HANDOFF_TYPE,
@@ -19,9 +19,9 @@ from pictx_fsm.context_management.records import (
     RECEIPT_TYPE,
     TAKEOVER_TYPE,
 )
-from pictx_fsm.context_management.state import CmState, Flags
-from pictx_fsm.context_management.step import initial_state, step
-from pictx_fsm.effects import ToolResult
+from pictx_fsm.extensions.context_management.state import CmState, Flags
+from pictx_fsm.extensions.context_management.step import initial_state, step
+from pictx_fsm.host.effects import ToolResult
 from pictx_fsm.session.entries import CompactionEntry, CustomEntry, MessageEntry
 from pictx_fsm.session.tree import SessionTree
 from pictx_fsm.testing import actions as shared

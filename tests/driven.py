@@ -20,7 +20,7 @@ from typing import Any
 from attrs import frozen
 from real_pi import SKIPPED_ENTRIES, _pi, decisions, drive_rpc, entry_kind
 
-from pictx_fsm.audit_store import hook_records
+from pictx_fsm.audit.store import hook_records
 from pictx_fsm.hosts.model import ModelSession, Response
 from pictx_fsm.session.entries import Entry, MessageEntry
 from pictx_fsm.session.jsonl import read_session

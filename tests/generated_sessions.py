@@ -9,8 +9,8 @@ from typing import Any
 from hypothesis import strategies as st
 from session_builders import SESSION_ID, SessionBuilder
 
+from pictx_fsm.extensions.pi_context.windows import root_window_id
 from pictx_fsm.session.tree import SessionTree
-from pictx_fsm.session.windows import root_window_id
 
 W = ("pcw:01a22a68:0000000a", "pcw:01a22a68:0000000b", "pcw:01a22a68:0000000c")
 FORKED_ROOT = "pcw:99999999:root"

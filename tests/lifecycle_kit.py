@@ -29,8 +29,12 @@ import attrs
 import pytest
 from session_builders import SessionBuilder
 
-from pictx_fsm.audit import AuditLog, verify_chain, verify_records
-from pictx_fsm.effects import (
+from pictx_fsm.audit.log import AuditLog, verify_chain, verify_records
+from pictx_fsm.extensions.pi_context.boot_writer import BootWriter
+from pictx_fsm.extensions.pi_context.policy import SettingsSource
+from pictx_fsm.extensions.pi_context.runtime import LifecycleRuntime, SettingsFactory
+from pictx_fsm.extensions.pi_context.texts import Profile, Texts
+from pictx_fsm.host.effects import (
     AbortRun,
     AppendEntry,
     BoundaryResult,
@@ -42,7 +46,7 @@ from pictx_fsm.effects import (
     SendMessage,
     ToolResult,
 )
-from pictx_fsm.hooks import (
+from pictx_fsm.host.events import (
     AgentBeforeSettle,
     AgentEnd,
     AgentSettled,
@@ -64,10 +68,6 @@ from pictx_fsm.hooks import (
     TurnStart,
 )
 from pictx_fsm.machines import Configuration
-from pictx_fsm.policy import SettingsSource
-from pictx_fsm.protocol import Profile, Texts
-from pictx_fsm.resets import BootWriter
-from pictx_fsm.runtime import LifecycleRuntime, SettingsFactory
 from pictx_fsm.session.entries import ABSENT, CustomEntry, CustomMessageEntry, Entry, MessageEntry
 from pictx_fsm.session.projection import project_branch
 from pictx_fsm.session.tree import SessionTree

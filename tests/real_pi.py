@@ -24,7 +24,7 @@ import pi_versions
 import pytest
 from attrs import frozen
 
-from pictx_fsm.audit import hook_records
+from pictx_fsm.audit.log import hook_records
 from pictx_fsm.hosts.pi import EXTENSION
 from pictx_fsm.hosts.pi.connection import MACHINE as CONNECTION_MACHINE
 from pictx_fsm.hosts.pi.offline import OfflinePi, offline_environment

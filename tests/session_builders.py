@@ -13,7 +13,12 @@ from typing import Any
 
 from hypothesis import strategies as st
 
-from pictx_fsm.protocol import BOOT_TYPE, CONTINUATION_TYPE, GUIDANCE_TYPE, MARKER_TYPE
+from pictx_fsm.extensions.pi_context.texts import (
+    BOOT_TYPE,
+    CONTINUATION_TYPE,
+    GUIDANCE_TYPE,
+    MARKER_TYPE,
+)
 from pictx_fsm.session.entries import Entry, SessionHeader, entry_from_json, header_from_json
 from pictx_fsm.session.tree import SessionTree
 

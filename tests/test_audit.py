@@ -14,7 +14,14 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from lifecycle_kit import Kit, audits_verify  # noqa: F401
 
-from pictx_fsm.audit import GENESIS, AuditLog, canonical, result_json, verify_chain, verify_records
+from pictx_fsm.audit.log import (
+    GENESIS,
+    AuditLog,
+    canonical,
+    result_json,
+    verify_chain,
+    verify_records,
+)
 from pictx_fsm.errors import AuditChainError, PictxError
 
 

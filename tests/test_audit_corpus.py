@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 from shared_paths import CORPUS, SHARED, TRACES
 
-from pictx_fsm.audit_sessions import Finding, SessionAudit, audit_file
 from pictx_fsm.cli import main
+from pictx_fsm.conformance import Finding, SessionAudit, audit_file
 
 if not (CORPUS / "index.json").is_file() or not TRACES.is_dir():
     pytest.skip(f"no shared corpora at {SHARED}", allow_module_level=True)

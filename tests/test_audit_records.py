@@ -20,7 +20,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from lifecycle_kit import Kit, audits_verify  # noqa: F401
 
-from pictx_fsm.audit import (
+from pictx_fsm.audit.log import (
     AUDIT_FORMAT,
     GENESIS,
     AuditLog,
@@ -30,10 +30,10 @@ from pictx_fsm.audit import (
     record_line,
     verify_chain,
 )
-from pictx_fsm.effects import HookResult, MessagesResult, Notify, ToolResult
-from pictx_fsm.hooks import Context, ContextWithSystem, HostContext, ToolCall, TurnEnd
+from pictx_fsm.extensions.pi_context.tools.outcome import ToolOutcome
+from pictx_fsm.host.effects import HookResult, MessagesResult, Notify, ToolResult
+from pictx_fsm.host.events import Context, ContextWithSystem, HostContext, ToolCall, TurnEnd
 from pictx_fsm.session.projection import Message
-from pictx_fsm.tools.outcome import ToolOutcome
 
 # -- the reference: format 1's encoding, written out plainly -----------------------------------
 
@@ -381,7 +381,7 @@ def test_property_facts_texts_cached_by_value_are_those_of_the_encoder(
 ) -> None:
     # Given facts recorded hook after hook, equal ones among them (1 == True == 1.0 and
     # "ok" == _Verdict.OK, but each encodes apart), some held in enums and attrs values
-    from pictx_fsm.audit import _facts_text
+    from pictx_fsm.audit.log import _facts_text
 
     for facts in facts_seq:
         # When each is written (from the cache when an equal one was written before)
@@ -416,9 +416,9 @@ def test_property_a_tool_result_text_is_json_indented_by_two_r16(payload: Any) -
 
 def test_an_in_memory_log_hands_a_follower_its_new_lines_with_their_records() -> None:
     # Given an in-memory log with three records, a follower having taken the first
-    from pictx_fsm.audit import AuditLog
-    from pictx_fsm.effects import HookResult
-    from pictx_fsm.hooks import TurnStart
+    from pictx_fsm.audit.log import AuditLog
+    from pictx_fsm.host.effects import HookResult
+    from pictx_fsm.host.events import TurnStart
 
     log = AuditLog()
     for index in range(3):

@@ -1,4 +1,4 @@
-"""The session audit (``pictx_fsm.audit_sessions``): each finding kind against its rule, on
+"""The session audit (``pictx_fsm.conformance``): each finding kind against its rule, on
 every branch, once; the fixtures in ``tests/fixtures/audit``; generated histories."""
 
 from __future__ import annotations
@@ -13,8 +13,18 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from session_builders import SessionBuilder, header
 
-from pictx_fsm.audit_sessions import KINDS, Finding, FindingKind, audit_file, audit_tree
-from pictx_fsm.audit_sessions.storms import EPISODE_GAP_SECONDS, is_empty_summary
+from pictx_fsm.conformance import KINDS, Finding, FindingKind, audit_file, audit_tree
+from pictx_fsm.conformance.storms import EPISODE_GAP_SECONDS, is_empty_summary
+from pictx_fsm.extensions.pi_context.runtime import LifecycleRuntime
+from pictx_fsm.extensions.pi_context.texts import (
+    CONTINUATION_0_24,
+    CONTINUATION_0_25_1,
+    GUIDANCE_TYPE,
+    WARNING_CONTENT,
+    WARNING_TYPE,
+    Profile,
+    guidance_content,
+)
 from pictx_fsm.hosts.model import (
     Brain,
     Call,
@@ -25,16 +35,6 @@ from pictx_fsm.hosts.model import (
     Text,
     Tools,
 )
-from pictx_fsm.protocol import (
-    CONTINUATION_0_24,
-    CONTINUATION_0_25_1,
-    GUIDANCE_TYPE,
-    WARNING_CONTENT,
-    WARNING_TYPE,
-    Profile,
-    guidance_content,
-)
-from pictx_fsm.runtime import LifecycleRuntime
 from pictx_fsm.session.problems import Severity
 from pictx_fsm.session.tree import SessionTree
 

@@ -18,11 +18,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from lifecycle_kit import Kit
 
-from pictx_fsm.audit import AuditLog, verify_chain, verify_records
-from pictx_fsm.audit_store import AuditFile, check_log
+from pictx_fsm.audit.log import AuditLog, verify_chain, verify_records
+from pictx_fsm.audit.store import AuditFile, check_log
 from pictx_fsm.cli import main
 from pictx_fsm.errors import AuditChainError
-from pictx_fsm.hooks import TurnStart
+from pictx_fsm.host.events import TurnStart
 from pictx_fsm.hosts.pi.server import audit_from_environment, runtime_from_environment
 
 TESTS = Path(__file__).resolve().parent
@@ -170,8 +170,7 @@ _WRITER = """
 import sys, time
 sys.path.insert(0, {tests!r})
 from lifecycle_kit import Kit
-from pictx_fsm import audit_store
-
+from pictx_fsm.audit import store as audit_store
 kit = Kit.create(audit_path={path!r})
 kit.start()
 kit.build.user("task")

@@ -12,10 +12,10 @@ from typing import Any
 
 import pytest
 
-from pictx_fsm.audit_sessions import audit_file
 from pictx_fsm.cli import main
+from pictx_fsm.conformance import audit_file
 from pictx_fsm.errors import PictxError
-from pictx_fsm.hooks import ModelInfo
+from pictx_fsm.host.events import ModelInfo
 from pictx_fsm.hosts.model.errors import HostSettingsError
 from pictx_fsm.hosts.model.settings import CompactionSettings, HostSettings
 from pictx_fsm.session.jsonl import dumps_entry, parse_session, read_session

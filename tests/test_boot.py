@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pictx_fsm.boot import (
+from pictx_fsm.extensions.pi_context.boot import (
     BootIdentity,
     human_incomplete_notice,
     identity_block,
@@ -18,7 +18,7 @@ from pictx_fsm.boot import (
     relative_time,
     render_boot,
 )
-from pictx_fsm.notes import (
+from pictx_fsm.extensions.pi_context.notes import (
     NOTES_HOMES,
     HomeSnapshot,
     InMemoryNotesSource,
@@ -28,7 +28,7 @@ from pictx_fsm.notes import (
     Scope,
     load_notes_snapshot,
 )
-from pictx_fsm.protocol import (
+from pictx_fsm.extensions.pi_context.texts import (
     CONTEXT_WINDOW_OPEN_TAG,
     PROTOCOL_BLOCK,
     RESET_SUMMARY_0_24,

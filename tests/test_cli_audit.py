@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
-from pictx_fsm.audit_sessions import audit_file
 from pictx_fsm.cli import main
+from pictx_fsm.conformance import audit_file
 
 FIXTURES = Path(__file__).parent / "fixtures" / "audit"
 CLEAN = str(FIXTURES / "clean.jsonl")

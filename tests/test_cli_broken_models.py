@@ -26,7 +26,7 @@ def _run(models: Path, *args: str) -> subprocess.CompletedProcess[str]:
 def _broken_copy(tmp_path: Path) -> Path:
     copy = tmp_path / "models"
     shutil.copytree(MODELS, copy)
-    toggle = copy / "toggle.yaml"
+    toggle = copy / "pi_context" / "toggle.yaml"
     text = toggle.read_text(encoding="utf-8")
     toggle.write_text(
         text.replace("[ensure_boot, report_status]", "[ensure_boots, report_status]", 1)

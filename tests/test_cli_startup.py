@@ -23,7 +23,14 @@ with contextlib.redirect_stdout(out):
         pass
 print(json.dumps({"out": out.getvalue(), "modules": sorted(sys.modules)}))
 """
-HEAVY = ("statemachine", "yaml", "hypothesis", "pictx_fsm.lifecycle", "tiktoken", "crosshair")
+HEAVY = (
+    "statemachine",
+    "yaml",
+    "hypothesis",
+    "pictx_fsm.extensions.pi_context.lifecycle",
+    "tiktoken",
+    "crosshair",
+)
 
 
 def _modules_after(*argv: str) -> tuple[str, set[str]]:

@@ -10,8 +10,8 @@ import pytest
 from cm_kit import AUTO_TYPE, NOTES_TYPE, C, D, P, S, T, fill, play, tool, world
 from shared_paths import CORPUS
 
-from pictx_fsm.audit_sessions import audit_file
 from pictx_fsm.cli import main
+from pictx_fsm.conformance import audit_file
 
 
 def _write(tmp_path: Path, name: str, text: str) -> str:

@@ -26,11 +26,11 @@ from cm_kit import (
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pictx_fsm.context_management import events as ev
-from pictx_fsm.context_management import guards
-from pictx_fsm.context_management.facts import CmFacts
-from pictx_fsm.context_management.policy import AUTO_COOLDOWN_MS, HOUR_MS
-from pictx_fsm.context_management.state import Observation
+from pictx_fsm.extensions.context_management import events as ev
+from pictx_fsm.extensions.context_management import guards
+from pictx_fsm.extensions.context_management.facts import CmFacts
+from pictx_fsm.extensions.context_management.policy import AUTO_COOLDOWN_MS, HOUR_MS
+from pictx_fsm.extensions.context_management.state import Observation
 
 TRIGGER = "auto_handoff:auto_handoff:armed:reply_end:2"
 PREPARE = "auto_handoff:auto_handoff:pending:idle_reached:1"

@@ -26,9 +26,13 @@ from cm_kit import (
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pictx_fsm.context_management.policy import BG_SELECT_BYTES
-from pictx_fsm.context_management.sources import Source, closed_prefix
-from pictx_fsm.context_management.texts import NOTES_TOOL, NOTICE_STORAGE_FAILED, STATUS_REOPEN
+from pictx_fsm.extensions.context_management.policy import BG_SELECT_BYTES
+from pictx_fsm.extensions.context_management.sources import Source, closed_prefix
+from pictx_fsm.extensions.context_management.texts import (
+    NOTES_TOOL,
+    NOTICE_STORAGE_FAILED,
+    STATUS_REOPEN,
+)
 
 START = "background_notes:background_notes:idle:reply_end:1"
 

@@ -28,15 +28,15 @@ from cm_kit import (
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pictx_fsm.context_management import events as ev
-from pictx_fsm.context_management import generation as gen
-from pictx_fsm.context_management.effects import CheckpointCompaction, RequestGeneration
-from pictx_fsm.context_management.notes import Note, NoteSet
-from pictx_fsm.context_management.policy import GEN_TIMEOUT_MS, Budgets
-from pictx_fsm.context_management.records import CHECKPOINT_KEY
-from pictx_fsm.context_management.sources import Source, pieces, utf16_length
-from pictx_fsm.context_management.step import step
-from pictx_fsm.effects import CancelResult
+from pictx_fsm.extensions.context_management import events as ev
+from pictx_fsm.extensions.context_management import generation as gen
+from pictx_fsm.extensions.context_management.effects import CheckpointCompaction, RequestGeneration
+from pictx_fsm.extensions.context_management.notes import Note, NoteSet
+from pictx_fsm.extensions.context_management.policy import GEN_TIMEOUT_MS, Budgets
+from pictx_fsm.extensions.context_management.records import CHECKPOINT_KEY
+from pictx_fsm.extensions.context_management.sources import Source, pieces, utf16_length
+from pictx_fsm.extensions.context_management.step import step
+from pictx_fsm.host.effects import CancelResult
 from pictx_fsm.session.entries import AgentMessage, MessageEntry
 
 COMPACTABLE = (P(chars=4_000), S, P(chars=20_000), S)
@@ -160,7 +160,7 @@ def _reply(kind: str, status: str, text: str) -> str:
 
 def test_m30_the_repair_may_not_resolve_what_the_first_candidate_kept_open() -> None:
     # Given a batch whose first candidate kept an open item active
-    from pictx_fsm.context_management.sources import Piece
+    from pictx_fsm.extensions.context_management.sources import Piece
 
     run = gen.GenRun(
         job=1,

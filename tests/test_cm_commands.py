@@ -7,7 +7,7 @@ import json
 import pytest
 from cm_kit import C, P, S, T, fired, machine, notices, play, state, tool, world
 
-from pictx_fsm.context_management.texts import NOTES_EMPTY, USAGE
+from pictx_fsm.extensions.context_management.texts import NOTES_EMPTY, USAGE
 
 STATUS_FIELDS = {
     "version",

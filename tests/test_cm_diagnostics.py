@@ -23,16 +23,16 @@ from cm_kit import (
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pictx_fsm.context_management.diaglog import (
+from pictx_fsm.extensions.context_management.diaglog import (
     DiagnosticsLog,
     OsLogFiles,
     RecordError,
     check_record,
     log_path,
 )
-from pictx_fsm.context_management.export import metrics, report_path, write_report
-from pictx_fsm.context_management.policy import LOG_MAX_BYTES
-from pictx_fsm.context_management.texts import STATUS_LOG_FAILED
+from pictx_fsm.extensions.context_management.export import metrics, report_path, write_report
+from pictx_fsm.extensions.context_management.policy import LOG_MAX_BYTES
+from pictx_fsm.extensions.context_management.texts import STATUS_LOG_FAILED
 from pictx_fsm.hosts.model.memfiles import MemoryFiles
 
 

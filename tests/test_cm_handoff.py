@@ -29,11 +29,15 @@ from cm_kit import (
     world,
 )
 
-from pictx_fsm.context_management import events as ev
-from pictx_fsm.context_management.effects import CreateSession, SwitchSession
-from pictx_fsm.context_management.records import CHECKPOINT_KEY, AutoSetting, branch_digest
-from pictx_fsm.context_management.step import step
-from pictx_fsm.context_management.texts import (
+from pictx_fsm.extensions.context_management import events as ev
+from pictx_fsm.extensions.context_management.effects import CreateSession, SwitchSession
+from pictx_fsm.extensions.context_management.records import (
+    CHECKPOINT_KEY,
+    AutoSetting,
+    branch_digest,
+)
+from pictx_fsm.extensions.context_management.step import step
+from pictx_fsm.extensions.context_management.texts import (
     NOTICE_HANDOFF_REFUSED,
     NOTICE_RETURNED,
     NOTICE_TAKEOVER_FAILED,

@@ -7,10 +7,19 @@ from cm_kit import C, P, S, cm, play, shared, tool, tool_payloads, world
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pictx_fsm.context_management import history
-from pictx_fsm.context_management.policy import EXCERPT_MAX_BYTES, READ_MAX_BYTES, Budgets
-from pictx_fsm.context_management.sources import Source, source_of
-from pictx_fsm.context_management.texts import NOTES_TOOL, READ_TOOL, SEARCH_TOOL, STATUS_TOOL
+from pictx_fsm.extensions.context_management import history
+from pictx_fsm.extensions.context_management.policy import (
+    EXCERPT_MAX_BYTES,
+    READ_MAX_BYTES,
+    Budgets,
+)
+from pictx_fsm.extensions.context_management.sources import Source, source_of
+from pictx_fsm.extensions.context_management.texts import (
+    NOTES_TOOL,
+    READ_TOOL,
+    SEARCH_TOOL,
+    STATUS_TOOL,
+)
 from pictx_fsm.session.entries import (
     AgentMessage,
     BranchSummaryEntry,

@@ -9,8 +9,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pictx_fsm.cli import main
-from pictx_fsm.context_management.machines import BINDINGS, MACHINE_NAMES, load_machines
 from pictx_fsm.errors import IllegalEventError
+from pictx_fsm.extensions.context_management.machines import BINDINGS, MACHINE_NAMES, load_machines
 from pictx_fsm.machines import CompiledMachine, Configuration, MachineBindings
 from pictx_fsm.machines.reference import ReferenceMachine
 

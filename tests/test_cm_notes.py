@@ -21,7 +21,7 @@ from cm_kit import (
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pictx_fsm.context_management.notes import (
+from pictx_fsm.extensions.context_management.notes import (
     BudgetFailure,
     FileRecord,
     Fitted,
@@ -32,9 +32,13 @@ from pictx_fsm.context_management.notes import (
     note_bytes,
     over_budget,
 )
-from pictx_fsm.context_management.policy import NOTE_MAX_ITEMS, Budgets
-from pictx_fsm.context_management.texts import GENERATION_POLICY_TEXT, NOTES_GUIDELINES, NOTES_TOOL
-from pictx_fsm.context_management.tools import TOOL_SCHEMAS
+from pictx_fsm.extensions.context_management.policy import NOTE_MAX_ITEMS, Budgets
+from pictx_fsm.extensions.context_management.texts import (
+    GENERATION_POLICY_TEXT,
+    NOTES_GUIDELINES,
+    NOTES_TOOL,
+)
+from pictx_fsm.extensions.context_management.tools import TOOL_SCHEMAS
 
 BUDGETS = Budgets(context_window=64_000)
 
@@ -88,7 +92,7 @@ def test_m9_notes_citing_a_summary_are_inferred() -> None:
     # Given a branch with a compaction summary and a note citing it
     w = play(world(), P(chars=4_000), S, P(chars=20_000), S, shared.Compact(), P(chars=200), S)
     summary = next(e.id for e in w.session.tree.branch() if e.type == "compaction")
-    from pictx_fsm.context_management.events import ToolCalled
+    from pictx_fsm.extensions.context_management.events import ToolCalled
 
     runtime = w.runtimes[-1]
     args = {"action": "update", "key": "s", "kind": "decision", "text": "t", "sources": [summary]}

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from cm_kit import C, P, S, cm, fill, play, shared, state, tool, world
 
-from pictx_fsm.context_management import events as ev
-from pictx_fsm.context_management.step import step
+from pictx_fsm.extensions.context_management import events as ev
+from pictx_fsm.extensions.context_management.step import step
 
 
 def test_the_state_is_one_hashable_value_after_a_long_session() -> None:

@@ -26,8 +26,8 @@ from cm_kit import (
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pictx_fsm.context_management.events import ReplyEnded
-from pictx_fsm.context_management.texts import (
+from pictx_fsm.extensions.context_management.events import ReplyEnded
+from pictx_fsm.extensions.context_management.texts import (
     COMMAND,
     NOTES_TOOL,
     READ_TOOL,
@@ -138,7 +138,7 @@ def test_m7_notes_are_written_as_version_2_and_version_1_is_read() -> None:
     w = play(world(), P(chars=200), S, *tool(tool="notes_update"))
     assert customs(w, NOTES_TYPE)[-1]["version"] == 2
     # When a version-1 note (no inferred, no revision) is read back
-    from pictx_fsm.context_management.notes import note_from_json
+    from pictx_fsm.extensions.context_management.notes import note_from_json
 
     note = note_from_json({"key": "k", "kind": "goal", "text": "t", "sources": ["a"]})
     # Then it is understood, and existing entries are never rewritten

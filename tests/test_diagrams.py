@@ -14,7 +14,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pictx_fsm.audit_store import AUDIT_FORMAT, GENESIS, canonical, digest, write_sealed
+from pictx_fsm.audit.store import AUDIT_FORMAT, GENESIS, canonical, digest, write_sealed
 from pictx_fsm.cli import main
 from pictx_fsm.diagrams import (
     GraphvizMissingError,
@@ -176,7 +176,7 @@ def test_the_diagram_command_exits_2_when_graphviz_is_missing(
 def test_counts_from_audit_reads_the_steps_of_records_written_by_the_audit_log(
     tmp_path: Path,
 ) -> None:
-    # Given records shaped like pictx_fsm.audit's: fired transitions per machine step
+    # Given records shaped like pictx_fsm.audit.log's: fired transitions per machine step
     log = tmp_path / "audit.jsonl"
     step = {"machine": "m", "event": "go", "transitions": [{"id": "m:r:a:go:1"}]}
     records = [{"seq": 1, "steps": [step, step]}, {"seq": 2, "steps": []}]

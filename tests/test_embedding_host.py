@@ -30,7 +30,8 @@ from pictx_fsm import (
     StaticSettingsSource,
     apply,
 )
-from pictx_fsm.effects import CompactionDraft, ContextEditDraft
+from pictx_fsm.extensions.pi_context.policy import CompactionSettings as PolicyCompactionSettings
+from pictx_fsm.host.effects import CompactionDraft, ContextEditDraft
 from pictx_fsm.hosts.model import (
     Aborted,
     Brain,
@@ -40,7 +41,6 @@ from pictx_fsm.hosts.model import (
     ModelSession,
     Text,
 )
-from pictx_fsm.policy import CompactionSettings as PolicyCompactionSettings
 from pictx_fsm.session.entries import CompactionEntry, MessageEntry
 from pictx_fsm.session.writer import iso
 

@@ -22,12 +22,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from pictx_fsm._jscompat import is_plain_object
+from pictx_fsm.extensions.pi_context.notes import FileNotesSource
+from pictx_fsm.extensions.pi_context.tools.homes import NotesIdentity, NotesPlace, OutsideNotesRoot
+from pictx_fsm.extensions.pi_context.windows import uuid_draws
 from pictx_fsm.fastjson import dumper, loads
-from pictx_fsm.notes import FileNotesSource
-from pictx_fsm.session.windows import uuid_draws
+from pictx_fsm.js import is_plain_object
 from pictx_fsm.session.writer import iso
-from pictx_fsm.tools.homes import NotesIdentity, NotesPlace, OutsideNotesRoot
 
 NAMES = ("a", "b", "link", "up", "dangling", "file.md", "..", ".")
 LINKS = st.fixed_dictionaries(

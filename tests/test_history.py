@@ -6,11 +6,11 @@ import pytest
 from session_builders import SESSION_ID, SessionBuilder
 from shared_paths import TRACES
 
-from pictx_fsm.protocol import GUIDANCE_TYPE
-from pictx_fsm.session.history import HistoryItem, history_items, history_windows
+from pictx_fsm.extensions.pi_context.history import HistoryItem, history_items, history_windows
+from pictx_fsm.extensions.pi_context.texts import GUIDANCE_TYPE
+from pictx_fsm.extensions.pi_context.windows import root_window_id
 from pictx_fsm.session.jsonl import read_session
 from pictx_fsm.session.tree import SessionTree
-from pictx_fsm.session.windows import root_window_id
 
 ROOT = root_window_id(SESSION_ID)
 W1 = "pcw:01a22a68:00000001"

@@ -14,7 +14,13 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from pictx_fsm.cli import main
-from pictx_fsm.hooks import HostContext
+from pictx_fsm.extensions.pi_context.runtime import LifecycleRuntime
+from pictx_fsm.extensions.pi_context.texts import (
+    PI_CONTEXT_COMMAND,
+    WIPE_MEMORY_TOOL,
+    WIPE_STATUS_REQUESTED,
+)
+from pictx_fsm.host.events import HostContext
 from pictx_fsm.hosts.model import (
     HOST_PROFILES,
     PI_0_87,
@@ -33,8 +39,6 @@ from pictx_fsm.hosts.model import (
 )
 from pictx_fsm.hosts.model.extension import ToolInvocation, ToolOutput
 from pictx_fsm.hosts.model.provider_usage import ProviderRequest
-from pictx_fsm.protocol import PI_CONTEXT_COMMAND, WIPE_MEMORY_TOOL, WIPE_STATUS_REQUESTED
-from pictx_fsm.runtime import LifecycleRuntime
 from pictx_fsm.testing.strategies import world_configs
 from pictx_fsm.testing.world import World, WorldConfig
 

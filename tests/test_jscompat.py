@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pictx_fsm import _jscompat as js
+from pictx_fsm import js
 
 
 def test_js_regex_dot_does_not_cross_line_terminators() -> None:

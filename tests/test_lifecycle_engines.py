@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pictx_fsm.errors import IllegalEventError
-from pictx_fsm.lifecycle import MACHINE_NAMES, load_lifecycle
+from pictx_fsm.extensions.pi_context.lifecycle import MACHINE_NAMES, load_lifecycle
 from pictx_fsm.testing.engines import ChosenFacts, reference_machine
 
 LIFECYCLE = load_lifecycle()

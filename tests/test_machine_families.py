@@ -8,10 +8,10 @@ import pytest
 
 from pictx_fsm.cli import main
 from pictx_fsm.errors import ModelDocumentError
-from pictx_fsm.machines.families import ROOT_FAMILY, families, load_families
+from pictx_fsm.machines.families import families, load_families
 
 ROOT = Path(__file__).resolve().parents[1]
-MODELS = ROOT / "models"
+MODELS = ROOT / "models" / "pi_context"
 TOGGLE = (MODELS / "toggle.yaml").read_text(encoding="utf-8")
 
 
@@ -23,7 +23,7 @@ def _family(tmp_path: Path, name: str, machine: str) -> Path:
     return directory
 
 
-def test_the_root_directory_is_the_pi_context_family_and_subdirectories_are_families(
+def test_a_root_holding_documents_and_each_subdirectory_holding_documents_are_families(
     tmp_path: Path,
 ) -> None:
     # Given a models directory with one machine at the top and one in a subdirectory
@@ -32,8 +32,9 @@ def test_the_root_directory_is_the_pi_context_family_and_subdirectories_are_fami
     (tmp_path / "empty").mkdir()
     # When its families are listed
     found = families(tmp_path)
-    # Then the root comes first, then each subdirectory with documents (not the empty one)
-    assert [name for name, _ in found] == [ROOT_FAMILY, "extra"]
+    # Then the root comes first (named after it), then each subdirectory with documents
+    # (not the empty one)
+    assert [name for name, _ in found] == [tmp_path.name, "extra"]
     loaded = load_families(tmp_path)
     assert [list(f.machines) for f in loaded] == [["top"], ["other"]]
 

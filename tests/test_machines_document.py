@@ -393,8 +393,8 @@ def test_models_dir_holds_the_repository_models(monkeypatch: pytest.MonkeyPatch)
     # (installed package): either way the same documents, byte for byte
     repo = Path(__file__).resolve().parents[1] / "models"
     assert found == repo or found.name == "_models"
-    names = sorted(p.name for p in repo.iterdir() if p.is_file())
-    assert names == sorted(p.name for p in found.iterdir() if p.is_file())
+    names = sorted(str(p.relative_to(repo)) for p in repo.rglob("*") if p.is_file())
+    assert names == sorted(str(p.relative_to(found)) for p in found.rglob("*") if p.is_file())
     for name in names:
         assert (found / name).read_bytes() == (repo / name).read_bytes()
 

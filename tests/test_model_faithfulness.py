@@ -42,7 +42,7 @@ import pytest
 from attrs import evolve, frozen
 from shared_paths import TRACES
 
-from pictx_fsm.effects import (
+from pictx_fsm.host.effects import (
     AppendEntry,
     BoundaryResult,
     CancelResult,
@@ -50,7 +50,7 @@ from pictx_fsm.effects import (
     Notify,
     draft_from_json,
 )
-from pictx_fsm.hooks import HookEvent, HostContext
+from pictx_fsm.host.events import HookEvent, HostContext
 from pictx_fsm.hosts.model import (
     BaseExtension,
     Brain,

@@ -10,7 +10,7 @@ from attrs import define
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pictx_fsm.hooks import ContextUsage, HostContext, ModelInfo
+from pictx_fsm.host.events import ContextUsage, HostContext, ModelInfo
 from pictx_fsm.hosts.model.queues import Queued, Queues
 from pictx_fsm.hosts.model.settings import HostSettings
 from pictx_fsm.hosts.model.state import HostState, RunState

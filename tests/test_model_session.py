@@ -12,7 +12,8 @@ from attrs import evolve
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pictx_fsm.effects import (
+from pictx_fsm.extensions.pi_context.texts import WIPE_MEMORY_COMMAND, WIPE_MEMORY_TOOL
+from pictx_fsm.host.effects import (
     AbortRun,
     BoundaryResult,
     CancelResult,
@@ -26,7 +27,7 @@ from pictx_fsm.effects import (
     ToolResult,
     TreeSummaryResult,
 )
-from pictx_fsm.hooks import (
+from pictx_fsm.host.events import (
     AgentBeforeSettle,
     Command,
     HookEvent,
@@ -57,7 +58,6 @@ from pictx_fsm.hosts.model import (
 from pictx_fsm.hosts.model.compaction import OVERFLOW_RECOVERY_FAILED
 from pictx_fsm.hosts.model.extension import HOST_HOOKS, Reply
 from pictx_fsm.hosts.model.settings import FAUX_MODEL
-from pictx_fsm.protocol import WIPE_MEMORY_COMMAND, WIPE_MEMORY_TOOL
 from pictx_fsm.session.entries import Entry, MessageEntry
 from pictx_fsm.session.tree import SessionTree
 
@@ -1054,7 +1054,7 @@ def test_ctx_reports_model_window_and_host_usage() -> None:
 
 def test_the_lifecycle_runtime_resets_after_the_tool_batch_on_the_model() -> None:
     # Given pi-context's runtime plugged in through the adapter, and a model calling wipe_memory
-    from pictx_fsm.runtime import LifecycleRuntime
+    from pictx_fsm.extensions.pi_context.runtime import LifecycleRuntime
 
     ext = LifecycleExtension(lambda tree: LifecycleRuntime(tree, rng=random.Random(1)))
     brain = Brain([Tools(calls=[Call(name=WIPE_MEMORY_TOOL)]), Text(text="fresh")])

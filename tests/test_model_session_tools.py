@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from pictx_fsm import TOOL_SPECS, AuditLog, LifecycleRuntime, ModelInfo, SessionTree
+from pictx_fsm.extensions.pi_context.texts import BOOT_TYPE
 from pictx_fsm.hosts.model import (
     Brain,
     Call,
@@ -24,7 +25,6 @@ from pictx_fsm.hosts.model import (
     Tools,
 )
 from pictx_fsm.hosts.model.profiles import PI_0_87, PI_1_6, HostProfile
-from pictx_fsm.protocol import BOOT_TYPE
 from pictx_fsm.session.entries import CustomMessageEntry, Entry, MessageEntry
 
 NOTE = "goal: ship the bridge\nnext: register the nine tools"
@@ -324,7 +324,7 @@ def test_a_session_tree_given_to_the_runtime_is_what_the_history_tools_read(
 def test_the_root_exports_one_tool_surface_for_every_host() -> None:
     # Given what a host imports from the package root
     import pictx_fsm
-    from pictx_fsm import tools
+    from pictx_fsm.extensions.pi_context import tools
 
     # Then it is the tools package's one schema, and the JSON file hosts outside Python read
     assert pictx_fsm.TOOL_SPECS is tools.TOOL_SPECS and pictx_fsm.tool_spec is tools.tool_spec

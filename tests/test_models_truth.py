@@ -21,18 +21,18 @@ import attrs
 import pytest
 from lifecycle_kit import WINDOW, Kit, audits_verify  # noqa: F401
 
-from pictx_fsm.audit import step_json
-from pictx_fsm.effects import HookResult
+from pictx_fsm.audit.log import step_json
 from pictx_fsm.errors import ModelDocumentError
-from pictx_fsm.hooks import AgentBeforeSettle, HookEvent, HostContext
-from pictx_fsm.lifecycle import MACHINE_NAMES, Lifecycle, load_lifecycle
+from pictx_fsm.extensions.pi_context.lifecycle import MACHINE_NAMES, Lifecycle, load_lifecycle
+from pictx_fsm.extensions.pi_context.runtime import LifecycleRuntime
+from pictx_fsm.host.effects import HookResult
+from pictx_fsm.host.events import AgentBeforeSettle, HookEvent, HostContext
 from pictx_fsm.machines import models_dir
-from pictx_fsm.runtime import LifecycleRuntime
 from pictx_fsm.testing.explore import scenario_config
 from pictx_fsm.testing.scenarios import SCENARIOS
 from pictx_fsm.testing.world import World
 
-MODELS = models_dir()
+MODELS = models_dir() / "pi_context"
 SHIPPED = load_lifecycle()
 
 _KEY = re.compile(r"^(\s*)([A-Za-z_][\w-]*):\s*$")

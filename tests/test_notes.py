@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pictx_fsm.notes import (
+from pictx_fsm.extensions.pi_context.notes import (
     NOTES_HOMES,
     FileNotesSource,
     InMemoryNotesSource,

@@ -15,12 +15,12 @@ import pytest
 from real_pi import run_pi, run_print, run_rpc
 
 from pictx_fsm import __version__
-from pictx_fsm.audit import AuditLog, verify_chain, verify_records
+from pictx_fsm.audit.log import AuditLog, verify_chain, verify_records
+from pictx_fsm.extensions.pi_context.runtime import LifecycleRuntime
+from pictx_fsm.extensions.pi_context.texts import BOOT_TYPE, CONTINUATION_TYPE, MARKER_TYPE
 from pictx_fsm.hosts.pi import serve
 from pictx_fsm.hosts.pi.convert import BridgeProtocolError, event_of
 from pictx_fsm.hosts.pi.wire import PROTOCOL
-from pictx_fsm.protocol import BOOT_TYPE, CONTINUATION_TYPE, MARKER_TYPE
-from pictx_fsm.runtime import LifecycleRuntime
 from pictx_fsm.session.tree import SessionTree
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -19,10 +19,10 @@ from hypothesis import HealthCheck, given, settings
 from node_batch import NodeBatch, json_normal
 from shared_paths import CORPUS, TRACES
 
+from pictx_fsm.extensions.pi_context.reset_projection import project_reset
 from pictx_fsm.hosts.pi.failclosed import fail_closed, marker_on_path, scan_window
 from pictx_fsm.session.jsonl import read_session
 from pictx_fsm.session.projection import context_messages
-from pictx_fsm.session.reset_projection import project_reset
 from pictx_fsm.session.tree import SessionTree
 
 

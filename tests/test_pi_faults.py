@@ -27,8 +27,13 @@ from driven import DRIVER, shape
 from real_pi import PiExit, RpcPi, faulty_python, python_wrapper, run_pi
 
 from pictx_fsm.cli import main
+from pictx_fsm.extensions.pi_context.texts import (
+    BOOT_TYPE,
+    CONTINUATION_TYPE,
+    MARKER_TYPE,
+    NOTICE_MISSING_BOOT,
+)
 from pictx_fsm.hosts.pi import texts
-from pictx_fsm.protocol import BOOT_TYPE, CONTINUATION_TYPE, MARKER_TYPE, NOTICE_MISSING_BOOT
 from pictx_fsm.session.jsonl import read_session
 from pictx_fsm.session.projection import context_messages
 from pictx_fsm.session.tree import SessionTree

@@ -19,12 +19,12 @@ from real_pi import PiExit, run_pi
 from session_builders import SessionBuilder
 from test_pi_faults import FAULT_NOTICE, _fault, _reset_committed, _texts, assert_fails_closed
 
-from pictx_fsm.audit import AuditLog, hook_records
+from pictx_fsm.audit.log import AuditLog, hook_records
 from pictx_fsm.errors import IllegalEventError
+from pictx_fsm.extensions.pi_context.runtime import LifecycleRuntime, pi_file_settings
 from pictx_fsm.hosts.pi import lease, texts
 from pictx_fsm.hosts.pi.lease_machine import LeaseFollower
 from pictx_fsm.hosts.pi.server import BridgeSession, answer
-from pictx_fsm.runtime import LifecycleRuntime, pi_file_settings
 from pictx_fsm.session.entries import Entry
 from pictx_fsm.session.estimate import CharsCounter, TiktokenCounter, TokenCounter
 from pictx_fsm.session.tree import SessionTree

@@ -10,7 +10,9 @@ import pytest
 
 from pictx_fsm import __version__
 from pictx_fsm.cli import main
-from pictx_fsm.hooks import HOOKS
+from pictx_fsm.extensions.pi_context.texts import WIPE_MEMORY_DESCRIPTION
+from pictx_fsm.extensions.pi_context.tools import TOOL_SPECS, ToolSpec
+from pictx_fsm.host.events import HOOKS
 from pictx_fsm.hosts.pi import texts
 from pictx_fsm.hosts.pi.connection import transition_table
 from pictx_fsm.hosts.pi.convert import event_of
@@ -21,8 +23,6 @@ from pictx_fsm.hosts.pi.manifest import (
     render_manifest,
     write_manifest,
 )
-from pictx_fsm.protocol import WIPE_MEMORY_DESCRIPTION
-from pictx_fsm.tools import TOOL_SPECS, ToolSpec
 
 
 def test_the_committed_manifest_is_current() -> None:
@@ -91,7 +91,7 @@ def test_pi_manifest_check_reports_a_stale_file(
 
 @pytest.mark.parametrize("hook", HOOKS)
 def test_the_server_converts_every_hook_of_the_one_hook_list(hook: str) -> None:
-    # Given a bare request for each hook the lifecycle handles (pictx_fsm.hooks.HOOKS)
+    # Given a bare request for each hook the lifecycle handles (pictx_fsm.host.events.HOOKS)
     # When the server converts it / Then it is that hook's event, nothing else
     assert hook == type(event_of("hook", hook, {})).HOOK
 
@@ -101,5 +101,5 @@ def test_every_hook_name_the_extension_tests_is_one_of_the_one_hook_list() -> No
     here = MANIFEST.parent
     source = "".join((here / name).read_text() for name in ("pictx-bridge.mjs", "requests.mjs"))
     named = set(re.findall(r'(?:name === |case )"([a-z_]+)"', source))
-    # Then each is a hook of pictx_fsm.hooks.HOOKS: a renamed hook cannot go unnoticed there
+    # Then each is a hook of pictx_fsm.host.events.HOOKS: a renamed hook cannot go unnoticed there
     assert named and named <= set(HOOKS)

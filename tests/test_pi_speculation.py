@@ -13,12 +13,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from node_batch import NodeBatch, json_normal
 
-from pictx_fsm.audit import AuditLog
+from pictx_fsm.audit.log import AuditLog
+from pictx_fsm.extensions.pi_context.runtime import LifecycleRuntime
+from pictx_fsm.extensions.pi_context.texts import BOOT_TYPE
 from pictx_fsm.hosts.pi import serve
 from pictx_fsm.hosts.pi.speculation import predict_with_system, systems_of
 from pictx_fsm.hosts.pi.wire import SAME, expand_messages
-from pictx_fsm.protocol import BOOT_TYPE
-from pictx_fsm.runtime import LifecycleRuntime
 from pictx_fsm.session.projection import context_messages
 from pictx_fsm.session.tree import SessionTree
 

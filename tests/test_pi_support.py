@@ -15,6 +15,7 @@ from node_batch import NodeBatch
 from pi_versions import CLI, INSTALLS
 from test_pi_bridge import HEADER
 
+from pictx_fsm.extensions.pi_context.runtime import LifecycleRuntime
 from pictx_fsm.hosts.pi import serve
 from pictx_fsm.hosts.pi.support import (
     NEWEST_TESTED_PI,
@@ -23,7 +24,6 @@ from pictx_fsm.hosts.pi.support import (
     version_key,
     version_notice,
 )
-from pictx_fsm.runtime import LifecycleRuntime
 
 VERSIONS = st.tuples(*(st.integers(min_value=0, max_value=120) for _ in range(3)))
 

@@ -22,7 +22,9 @@ from pi_versions import PiInstall
 from real_pi import python_wrapper, run_pi
 
 from pictx_fsm import AuditLog, LifecycleRuntime
-from pictx_fsm.hooks import ModelInfo
+from pictx_fsm.extensions.pi_context.texts import BOOT_TYPE
+from pictx_fsm.extensions.pi_context.tools.homes import LEGACY_HOME_CONFLICT
+from pictx_fsm.host.events import ModelInfo
 from pictx_fsm.hosts.model import (
     Brain,
     Call,
@@ -36,10 +38,8 @@ from pictx_fsm.hosts.model import (
 )
 from pictx_fsm.hosts.model.profiles import host_profile
 from pictx_fsm.hosts.pi import serve, texts
-from pictx_fsm.protocol import BOOT_TYPE
 from pictx_fsm.session.entries import CustomMessageEntry, Entry, MessageEntry
 from pictx_fsm.session.jsonl import read_session
-from pictx_fsm.tools.homes import LEGACY_HOME_CONFLICT
 
 HEADER = {
     "type": "session",

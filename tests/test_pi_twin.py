@@ -10,11 +10,16 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from pictx_fsm.audit_sessions import audit_file
+from pictx_fsm.conformance import audit_file
+from pictx_fsm.extensions.pi_context.texts import (
+    BOOT_TYPE,
+    MARKER_TYPE,
+    NOTICE_MISSING_BOOT,
+    WARNING_TYPE,
+)
 from pictx_fsm.hosts.pi import lease, texts
 from pictx_fsm.hosts.pi.connection import connection_spec
 from pictx_fsm.hosts.pi.twin import BridgeTwin
-from pictx_fsm.protocol import BOOT_TYPE, MARKER_TYPE, NOTICE_MISSING_BOOT, WARNING_TYPE
 from pictx_fsm.session.entries import MessageEntry
 from pictx_fsm.testing.actions import (
     Action,

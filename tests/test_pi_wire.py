@@ -12,6 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from node_batch import NodeBatch, json_normal
 
+from pictx_fsm.extensions.pi_context.reset_projection import project_reset
 from pictx_fsm.hosts.pi.wire import (
     ELIDED_ROLE,
     SAME,
@@ -20,7 +21,6 @@ from pictx_fsm.hosts.pi.wire import (
     expand_messages,
 )
 from pictx_fsm.session.projection import context_messages
-from pictx_fsm.session.reset_projection import project_reset
 
 
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pictx_fsm.policy import (
+from pictx_fsm.extensions.pi_context.policy import (
     DEFAULT_THRESHOLDS,
     FileSettingsSource,
     FrozenScopes,
@@ -33,7 +33,7 @@ from pictx_fsm.policy import (
     tool_remaining,
     validate_margin,
 )
-from pictx_fsm.protocol import NOTICE_INVALID_MARGIN, NOTICE_SETTINGS_UNREADABLE
+from pictx_fsm.extensions.pi_context.texts import NOTICE_INVALID_MARGIN, NOTICE_SETTINGS_UNREADABLE
 from pictx_fsm.session.entries import ABSENT
 
 MAX_SAFE = 2**53 - 1

@@ -12,10 +12,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from lifecycle_kit import WINDOW, Kit, audits_verify  # noqa: F401
 
-from pictx_fsm.effects import BoundaryResult, SendMessage
-from pictx_fsm.hooks import TurnEnd
-from pictx_fsm.notes import InMemoryNotesSource
-from pictx_fsm.protocol import (
+from pictx_fsm.extensions.pi_context.notes import InMemoryNotesSource
+from pictx_fsm.extensions.pi_context.texts import (
     BOOT_TYPE,
     CONTINUATION_0_24,
     CONTINUATION_0_25_1,
@@ -26,6 +24,8 @@ from pictx_fsm.protocol import (
     Profile,
     Texts,
 )
+from pictx_fsm.host.effects import BoundaryResult, SendMessage
+from pictx_fsm.host.events import TurnEnd
 
 TAIL = [MARKER_TYPE, BOOT_TYPE, CONTINUATION_TYPE]
 

@@ -69,7 +69,9 @@ def test_every_package_declares_all_and_every_declared_name_exists(package: str)
 def test_importing_the_root_loads_no_lifecycle_until_a_name_is_used() -> None:
     # Given a fresh interpreter state for the root only (a CLI must be able to report a
     # broken model instead of failing on its own import)
-    code = "import sys, pictx_fsm; print('pictx_fsm.lifecycle' in sys.modules)"
+    code = (
+        "import sys, pictx_fsm; print('pictx_fsm.extensions.pi_context.lifecycle' in sys.modules)"
+    )
     import subprocess
 
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
@@ -95,9 +97,9 @@ def test_the_embedding_guide_imports_from_the_root_package_only() -> None:
 
 def test_the_hook_list_lives_in_one_place() -> None:
     # Given the one list of host hooks
-    from pictx_fsm.hooks import HOOK_EVENT_TYPES, Command, ToolCall
+    from pictx_fsm.extensions.pi_context.lifecycle import HOOK_EVENTS
+    from pictx_fsm.host.events import HOOK_EVENT_TYPES, Command, ToolCall
     from pictx_fsm.hosts.model import HOST_HOOKS, LIFECYCLE_HOOKS
-    from pictx_fsm.lifecycle import HOOK_EVENTS
 
     hooks = pictx_fsm.HOOKS
     # Then it is the hook events' own names, and every other list is derived from it

@@ -36,8 +36,10 @@ from pydantic_ai.usage import RequestUsage
 from pydantic_graph import End
 
 from pictx_fsm import Applied, ToolOutcome
-from pictx_fsm.audit import transition_counts
-from pictx_fsm.audit_sessions import audit_file
+from pictx_fsm.audit.log import transition_counts
+from pictx_fsm.conformance import audit_file
+from pictx_fsm.extensions.pi_context.lifecycle import load_lifecycle
+from pictx_fsm.extensions.pi_context.tools import HANDLERS
 from pictx_fsm.hosts.pydantic_ai import (
     LifecycleSettings,
     PiContext,
@@ -54,7 +56,6 @@ from pictx_fsm.hosts.pydantic_ai.scripted import (
     text,
     tools,
 )
-from pictx_fsm.lifecycle import load_lifecycle
 from pictx_fsm.session.entries import Entry, MessageEntry, entry_from_json
 from pictx_fsm.session.tree import SessionTree
 from pictx_fsm.testing.coverage import coverage_of
@@ -68,7 +69,6 @@ from pictx_fsm.testing.host_neutral import (
 from pictx_fsm.testing.notes_sandbox import NotesSandbox, resolve_arguments
 from pictx_fsm.testing.tool_calls import CALLS as NOTES_CALLS
 from pictx_fsm.testing.tool_coverage import tool_outcomes
-from pictx_fsm.tools import HANDLERS
 
 WINDOW = 100_000
 TOKENS = st.sampled_from([1_000, 30_000, 60_000, 72_000, 72_500, 90_000])

@@ -24,11 +24,16 @@ from pydantic_ai.messages import (
 from pydantic_ai.usage import RequestUsage
 
 from pictx_fsm import TOOL_SPECS
+from pictx_fsm.extensions.pi_context.texts import (
+    BOOT_TYPE,
+    CONTINUATION_TYPE,
+    GUIDANCE_TYPE,
+    MARKER_TYPE,
+)
 from pictx_fsm.hosts.pydantic_ai.history import entries_to_messages, messages_to_entries
 from pictx_fsm.hosts.pydantic_ai.residual import patch, residual
 from pictx_fsm.hosts.pydantic_ai.serial import messages_json
 from pictx_fsm.hosts.pydantic_ai.views import METADATA_KEY
-from pictx_fsm.protocol import BOOT_TYPE, CONTINUATION_TYPE, GUIDANCE_TYPE, MARKER_TYPE
 from pictx_fsm.session.entries import entry_from_json
 from pictx_fsm.session.tree import SessionTree
 

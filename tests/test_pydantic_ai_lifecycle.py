@@ -10,19 +10,19 @@ import pytest
 from pydantic_ai.exceptions import ModelHTTPError
 from pydantic_ai_kit import WINDOW, agent_for, kinds, new_session, texts
 
-from pictx_fsm.audit import verify_chain
-from pictx_fsm.audit_sessions import audit_file
-from pictx_fsm.hosts.pydantic_ai import PiSession, audit_path_of
-from pictx_fsm.hosts.pydantic_ai.scripted import overflow, provider_error, text, tools
-from pictx_fsm.protocol import (
+from pictx_fsm.audit.log import verify_chain
+from pictx_fsm.conformance import audit_file
+from pictx_fsm.extensions.pi_context.texts import (
     BOOT_TYPE,
     CONTINUATION_TYPE,
     GUIDANCE_TYPE,
     MARKER_TYPE,
     WARNING_TYPE,
 )
+from pictx_fsm.extensions.pi_context.windows import root_window_id
+from pictx_fsm.hosts.pydantic_ai import PiSession, audit_path_of
+from pictx_fsm.hosts.pydantic_ai.scripted import overflow, provider_error, text, tools
 from pictx_fsm.session.entries import MessageEntry
-from pictx_fsm.session.windows import root_window_id
 
 RESET = [MARKER_TYPE, BOOT_TYPE, CONTINUATION_TYPE]
 

@@ -16,11 +16,16 @@ from pydantic_ai.models.function import AgentInfo, FunctionModel
 from pydantic_ai_kit import agent_for, conversation, kinds, new_session, texts
 
 from pictx_fsm import TOOL_SPECS, Profile, ToolCall, ToolContext, execute_tool
+from pictx_fsm.extensions.pi_context.texts import (
+    BOOT_TYPE,
+    DEFAULT_PROFILE,
+    MARKER_TYPE,
+    NOTES_HOME_ENV,
+)
+from pictx_fsm.extensions.pi_context.tools import NotesIdentity, project_key
 from pictx_fsm.hosts.pydantic_ai import LifecycleSettings, PiContext, PiSession
 from pictx_fsm.hosts.pydantic_ai.scripted import text, tools
-from pictx_fsm.protocol import BOOT_TYPE, DEFAULT_PROFILE, MARKER_TYPE, NOTES_HOME_ENV
 from pictx_fsm.session.entries import CustomMessageEntry, MessageEntry
-from pictx_fsm.tools import NotesIdentity, project_key
 
 SECRET = "the launch code is zebra-17"
 

@@ -39,7 +39,13 @@ from pydantic_ai_kit import agent_for, conversation, kinds, lifecycle, new_sessi
 
 from pictx_fsm import TOOL_SPECS, read_session
 from pictx_fsm.audit import verify_chain
-from pictx_fsm.audit_sessions import audit_file
+from pictx_fsm.conformance import audit_file
+from pictx_fsm.extensions.pi_context.texts import (
+    BOOT_TYPE,
+    CONTINUATION_TYPE,
+    MARKER_TYPE,
+    WIPE_MEMORY_TOOL,
+)
 from pictx_fsm.hosts.pydantic_ai import (
     CapabilityConflictError,
     LifecycleSettings,
@@ -54,7 +60,6 @@ from pictx_fsm.hosts.pydantic_ai import (
 from pictx_fsm.hosts.pydantic_ai.scripted import MODEL_NAME, ScriptedModel, overflow, text, tools
 from pictx_fsm.hosts.pydantic_ai.serial import messages_json
 from pictx_fsm.hosts.pydantic_ai.texts import NO_WINDOW
-from pictx_fsm.protocol import BOOT_TYPE, CONTINUATION_TYPE, MARKER_TYPE, WIPE_MEMORY_TOOL
 
 RESET = [MARKER_TYPE, BOOT_TYPE, CONTINUATION_TYPE]
 COMPACTION_HOOK = hasattr(AbstractCapability, "compact_history")

@@ -14,9 +14,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from pictx_fsm.audit_sessions import audit_file
-from pictx_fsm.audit_store import check_log
+from pictx_fsm.audit.store import check_log
 from pictx_fsm.cli.inspect import inspect_file
+from pictx_fsm.conformance import audit_file
 from pictx_fsm.diagrams import counts_from_audit, counts_from_coverage
 from pictx_fsm.errors import PictxError
 from pictx_fsm.session.jsonl import read_session

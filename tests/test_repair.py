@@ -1,4 +1,5 @@
-"""Boot-repair tail classification (``pictx_fsm.repair``, R64–R65, D4): the decision table,
+"""Boot-repair tail classification (``pictx_fsm.extensions.pi_context.repair``, R64–R65, D4): the
+decision table,
 and two properties over every tail — repair is idempotent and it is narrow."""
 
 from __future__ import annotations
@@ -10,9 +11,15 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from lifecycle_kit import Kit, audits_verify  # noqa: F401
 
-from pictx_fsm.effects import SendMessage
-from pictx_fsm.protocol import BOOT_TYPE, CONTINUATION_TYPE, Profile
-from pictx_fsm.repair import TailKind, TailVerdict, classify_tail, repaired_tail, tail_kind
+from pictx_fsm.extensions.pi_context.repair import (
+    TailKind,
+    TailVerdict,
+    classify_tail,
+    repaired_tail,
+    tail_kind,
+)
+from pictx_fsm.extensions.pi_context.texts import BOOT_TYPE, CONTINUATION_TYPE, Profile
+from pictx_fsm.host.effects import SendMessage
 from pictx_fsm.session.entries import entry_from_json
 
 K = TailKind
@@ -182,5 +189,5 @@ def test_d4_0_25_1_never_repairs_a_boot_alone(kinds: list[TailKind], visible: bo
     # When repair classifies it
     verdict = classify_tail(kinds, Profile.V0_25_1, boot_visible=visible)
     # Then a missing boot always comes with a missing continuation: the 'needs boot' row of
-    # boot_repair is 0.25.0's alone (models/coverage-exemptions.toml, profile 0.25.1)
+    # boot_repair is 0.25.0's alone (models/pi_context/coverage-exemptions.toml, profile 0.25.1)
     assert verdict is not V.NEEDS_BOOT

@@ -18,9 +18,9 @@ import pytest
 from lifecycle_kit import Kit, audits_verify  # noqa: F401
 
 from pictx_fsm.cli import main
-from pictx_fsm.effects import BoundaryResult, SendMessage
-from pictx_fsm.hooks import SessionTreeEvent, TurnEnd
-from pictx_fsm.protocol import BOOT_TYPE, MARKER_TYPE, WIPE_MEMORY_TOOL
+from pictx_fsm.extensions.pi_context.texts import BOOT_TYPE, MARKER_TYPE, WIPE_MEMORY_TOOL
+from pictx_fsm.host.effects import BoundaryResult, SendMessage
+from pictx_fsm.host.events import SessionTreeEvent, TurnEnd
 from pictx_fsm.testing.actions import Action, Toggle
 from pictx_fsm.testing.explore import scenario_config
 from pictx_fsm.testing.faults import FAULTS

@@ -8,14 +8,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from session_builders import SESSION_ID, SessionBuilder
 
-from pictx_fsm.protocol import BOOT_TYPE
-from pictx_fsm.session.projection import Message, fold_system, project_branch
-from pictx_fsm.session.reset_projection import (
+from pictx_fsm.extensions.pi_context.reset_projection import (
     project_marker_window,
     project_reset,
     project_root_window,
 )
-from pictx_fsm.session.windows import Window, root_window_id
+from pictx_fsm.extensions.pi_context.texts import BOOT_TYPE
+from pictx_fsm.extensions.pi_context.windows import Window, root_window_id
+from pictx_fsm.session.projection import Message, fold_system, project_branch
 
 W1 = "pcw:01a22a68:00000001"
 ROOT = root_window_id(SESSION_ID)

@@ -14,10 +14,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from lifecycle_kit import MODEL, WINDOW, Kit, audits_verify  # noqa: F401
 
-from pictx_fsm.effects import BoundaryResult, MessagesResult, Notify
-from pictx_fsm.hooks import ContextUsage, ModelInfo
-from pictx_fsm.policy import SettingsScopes, StaticSettingsSource
-from pictx_fsm.protocol import (
+from pictx_fsm.extensions.pi_context.policy import SettingsScopes, StaticSettingsSource
+from pictx_fsm.extensions.pi_context.runtime import pi_file_settings
+from pictx_fsm.extensions.pi_context.texts import (
     GUIDANCE_TYPE,
     MARKER_TYPE,
     NOTICE_GUIDANCE_RECORDED,
@@ -27,7 +26,8 @@ from pictx_fsm.protocol import (
     WARNING_TYPE,
     guidance_content,
 )
-from pictx_fsm.runtime import pi_file_settings
+from pictx_fsm.host.effects import BoundaryResult, MessagesResult, Notify
+from pictx_fsm.host.events import ContextUsage, ModelInfo
 from pictx_fsm.session.estimate import TiktokenCounter
 from pictx_fsm.session.tree import SessionTree
 from pictx_fsm.session.usage import window_tokens_of

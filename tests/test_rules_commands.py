@@ -12,19 +12,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from lifecycle_kit import ROOT_ID, WINDOW, Kit, audits_verify, boot_ids  # noqa: F401
 
-from pictx_fsm.effects import (
-    AppendEntry,
-    BoundaryResult,
-    CancelResult,
-    CustomDraft,
-    CustomMessageDraft,
-    Notify,
-    SendMessage,
-)
-from pictx_fsm.hooks import TurnEnd
-from pictx_fsm.lifecycle import toggle_completions
-from pictx_fsm.notes import InMemoryNotesSource, NoteRow
-from pictx_fsm.protocol import (
+from pictx_fsm.extensions.pi_context.lifecycle import toggle_completions
+from pictx_fsm.extensions.pi_context.notes import InMemoryNotesSource, NoteRow
+from pictx_fsm.extensions.pi_context.runtime import LifecycleRuntime
+from pictx_fsm.extensions.pi_context.texts import (
     BOOT_TYPE,
     CONTINUATION_TYPE,
     GUIDANCE_TYPE,
@@ -34,7 +25,16 @@ from pictx_fsm.protocol import (
     NOTICE_WIPE_NEEDS_ON,
     RESET_SUMMARY_0_24,
 )
-from pictx_fsm.runtime import LifecycleRuntime
+from pictx_fsm.host.effects import (
+    AppendEntry,
+    BoundaryResult,
+    CancelResult,
+    CustomDraft,
+    CustomMessageDraft,
+    Notify,
+    SendMessage,
+)
+from pictx_fsm.host.events import TurnEnd
 
 
 def _started(**kw: Any) -> Kit:

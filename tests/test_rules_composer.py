@@ -10,22 +10,22 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from lifecycle_kit import WINDOW, Kit, audits_verify  # noqa: F401
 
-from pictx_fsm.effects import (
+from pictx_fsm.extensions.pi_context.notes import InMemoryNotesSource
+from pictx_fsm.extensions.pi_context.policy import StaticSettingsSource
+from pictx_fsm.extensions.pi_context.texts import (
+    BOOT_TYPE,
+    CONTINUATION_TYPE,
+    GUIDANCE_TYPE,
+    MARKER_TYPE,
+    WARNING_TYPE,
+)
+from pictx_fsm.host.effects import (
     BoundaryResult,
     CustomDraft,
     CustomMessageDraft,
     HookResult,
     Notify,
     SendMessage,
-)
-from pictx_fsm.notes import InMemoryNotesSource
-from pictx_fsm.policy import StaticSettingsSource
-from pictx_fsm.protocol import (
-    BOOT_TYPE,
-    CONTINUATION_TYPE,
-    GUIDANCE_TYPE,
-    MARKER_TYPE,
-    WARNING_TYPE,
 )
 
 RESERVE = 16_384
@@ -139,7 +139,7 @@ def test_r21_each_abort_source_marks_the_turn_aborted(source: str) -> None:
 
 def test_r21_a_non_assistant_message_with_stop_reason_aborted_is_not_an_abort() -> None:
     # Given a request and a turn_end whose message is not an assistant message
-    from pictx_fsm.hooks import TurnEnd
+    from pictx_fsm.host.events import TurnEnd
 
     kit = _started()
     kit.tool("wipe_memory")

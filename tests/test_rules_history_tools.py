@@ -8,9 +8,9 @@ import pytest
 from session_builders import SESSION_ID, SessionBuilder
 from tools_kit import Notes, follow_reads, read_result
 
-from pictx_fsm.tools import tool_spec
-from pictx_fsm.tools.context import NO_SESSION
-from pictx_fsm.tools.output import page, result_text
+from pictx_fsm.extensions.pi_context.tools import tool_spec
+from pictx_fsm.extensions.pi_context.tools.context import NO_SESSION
+from pictx_fsm.extensions.pi_context.tools.output import page, result_text
 
 ROOT = f"pcw:{SESSION_ID[:8]}:root"
 SECOND = f"pcw:{SESSION_ID[:8]}:0000beef"
@@ -172,7 +172,7 @@ def test_r79_pages_stay_within_32_kib_and_cursors_reach_every_item(tmp_path: Pat
 
 
 def test_r79_an_item_too_big_alone_is_shrunk_to_a_content_prefix_then_tool_name() -> None:
-    from pictx_fsm.tools.history_tools import _fit_item
+    from pictx_fsm.extensions.pi_context.tools.history_tools import _fit_item
 
     item = {
         "window_id": "w",

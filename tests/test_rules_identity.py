@@ -10,8 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from lifecycle_kit import ROOT_ID, Kit, audits_verify, boot_ids  # noqa: F401
 
-from pictx_fsm.effects import AppendEntry, BoundaryResult, CustomMessageDraft, SendMessage
-from pictx_fsm.protocol import (
+from pictx_fsm.extensions.pi_context.texts import (
     BOOT_TYPE,
     CONTINUATION_0_25_1,
     CONTINUATION_TYPE,
@@ -21,8 +20,9 @@ from pictx_fsm.protocol import (
     NOTE_TYPE,
     WARNING_TYPE,
 )
+from pictx_fsm.extensions.pi_context.windows import uuid_draws
+from pictx_fsm.host.effects import AppendEntry, BoundaryResult, CustomMessageDraft, SendMessage
 from pictx_fsm.session.entries import CustomEntry, CustomMessageEntry
-from pictx_fsm.session.windows import uuid_draws
 
 MINTED = re.compile(r"^pcw:12345678:[0-9a-f]{8}$")
 

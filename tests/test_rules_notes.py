@@ -9,15 +9,15 @@ import attrs
 import pytest
 from lifecycle_kit import Kit, audits_verify  # noqa: F401
 
-from pictx_fsm.effects import BoundaryResult, Notify, SendMessage
-from pictx_fsm.notes import InMemoryNotesSource, NoteRow, Scope
-from pictx_fsm.protocol import (
+from pictx_fsm.extensions.pi_context.notes import InMemoryNotesSource, NoteRow, Scope
+from pictx_fsm.extensions.pi_context.texts import (
     BOOT_TYPE,
     CONTINUATION_TYPE,
     MARKER_TYPE,
     PROTOCOL_BLOCK,
     RESET_SUMMARY_0_24,
 )
+from pictx_fsm.host.effects import BoundaryResult, Notify, SendMessage
 
 NOW = 1_796_000_000_000
 HOMES: list[Scope] = ["session", "project", "human", "agent", "model"]

@@ -10,8 +10,8 @@ import pytest
 from test_rules_notes_tools import ADDR
 from tools_kit import Notes, follow_reads, read_result
 
-from pictx_fsm.tools import tool_spec
-from pictx_fsm.tools.frontmatter import parse_note
+from pictx_fsm.extensions.pi_context.tools import tool_spec
+from pictx_fsm.extensions.pi_context.tools.frontmatter import parse_note
 
 
 @pytest.fixture

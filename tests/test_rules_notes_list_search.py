@@ -11,12 +11,17 @@ from session_builders import SessionBuilder
 from test_rules_notes_tools import ADDR
 from tools_kit import SESSION, START_MS, Notes, read_result
 
-from pictx_fsm import _jscompat as js
-from pictx_fsm.notes import FileNotesSource, load_notes_snapshot
-from pictx_fsm.protocol import NOTES_HOME_BLOCK_0_25_0
-from pictx_fsm.tools import NotesIdentity, tool_spec
-from pictx_fsm.tools.homes import atomic_write
-from pictx_fsm.tools.output import middle_truncate, page, prefix_fit, result_text
+from pictx_fsm import js
+from pictx_fsm.extensions.pi_context.notes import FileNotesSource, load_notes_snapshot
+from pictx_fsm.extensions.pi_context.texts import NOTES_HOME_BLOCK_0_25_0
+from pictx_fsm.extensions.pi_context.tools import NotesIdentity, tool_spec
+from pictx_fsm.extensions.pi_context.tools.homes import atomic_write
+from pictx_fsm.extensions.pi_context.tools.output import (
+    middle_truncate,
+    page,
+    prefix_fit,
+    result_text,
+)
 
 
 @pytest.fixture
@@ -185,7 +190,7 @@ def test_n43_newest_first_then_address_by_locale_compare(notes: Notes) -> None:
 def test_n43_a_row_too_big_alone_gets_a_middle_truncated_address() -> None:
     # Given a listing row whose address alone exceeds the wire budget (no file system
     # allows such a path, so the page is built from the row directly)
-    from pictx_fsm.tools.notes_tools import _fit_row
+    from pictx_fsm.extensions.pi_context.tools.notes_tools import _fit_row
 
     row = {"address": "n/" * 20_000 + "x.md", "stale": False, "updated_at": "t"}
     result = page([row, row], 0, "files", None, _fit_row)

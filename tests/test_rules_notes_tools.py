@@ -11,22 +11,27 @@ from zoneinfo import ZoneInfo
 import pytest
 from tools_kit import PROJECT, SESSION, Notes, read_result
 
-from pictx_fsm import _jscompat as js
-from pictx_fsm.tools import (
+from pictx_fsm import js
+from pictx_fsm.extensions.pi_context.tools import (
     TOOL_SPECS,
     ToolContext,
     decode_address,
     default_notes_home,
     tool_spec,
 )
-from pictx_fsm.tools.address import INVALID_ADDRESS
-from pictx_fsm.tools.frontmatter import (
+from pictx_fsm.extensions.pi_context.tools.address import INVALID_ADDRESS
+from pictx_fsm.extensions.pi_context.tools.frontmatter import (
     parse_note,
     serialize_note,
     split_frontmatter,
     strip_leading_frontmatter,
 )
-from pictx_fsm.tools.homes import agent_slug, migrate_legacy_homes, model_slug, slugify
+from pictx_fsm.extensions.pi_context.tools.homes import (
+    agent_slug,
+    migrate_legacy_homes,
+    model_slug,
+    slugify,
+)
 
 NOTES_TOOLS = ("notes_write", "notes_edit", "notes_read", "notes_list", "notes_search")
 

@@ -8,9 +8,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from lifecycle_kit import ROOT_ID, Kit, audits_verify  # noqa: F401
 
-from pictx_fsm.effects import MessagesResult, Notify
-from pictx_fsm.hooks import ContextWithSystem
-from pictx_fsm.protocol import BOOT_TYPE, MARKER_TYPE, NOTICE_MISSING_BOOT
+from pictx_fsm.extensions.pi_context.texts import BOOT_TYPE, MARKER_TYPE, NOTICE_MISSING_BOOT
+from pictx_fsm.host.effects import MessagesResult, Notify
+from pictx_fsm.host.events import ContextWithSystem
 from pictx_fsm.session.projection import fold_system
 
 W = "pcw:12345678:c0ffee00"

@@ -9,8 +9,8 @@ import pytest
 from lifecycle_kit import ROOT_ID, Kit, audits_verify, boot_ids  # noqa: F401
 from session_builders import SessionBuilder
 
-from pictx_fsm.effects import SendMessage
-from pictx_fsm.protocol import BOOT_TYPE, CONTINUATION_TYPE, RESET_SUMMARY_0_24
+from pictx_fsm.extensions.pi_context.texts import BOOT_TYPE, CONTINUATION_TYPE, RESET_SUMMARY_0_24
+from pictx_fsm.host.effects import SendMessage
 
 W = "pcw:12345678:0badcafe"
 EARLIER = "pcw:12345678:0000beef"

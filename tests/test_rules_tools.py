@@ -10,18 +10,18 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from lifecycle_kit import WINDOW, Kit, audits_verify  # noqa: F401
 
-from pictx_fsm.effects import BoundaryResult, ToolResult
 from pictx_fsm.errors import UsageError
-from pictx_fsm.hooks import ContextUsage, HostContext, ModelInfo, ToolCall
-from pictx_fsm.lifecycle import step
-from pictx_fsm.protocol import (
+from pictx_fsm.extensions.pi_context.history import history_windows
+from pictx_fsm.extensions.pi_context.lifecycle import step
+from pictx_fsm.extensions.pi_context.texts import (
     GET_CONTEXT_REMAINING_DESCRIPTION,
     MARKER_TYPE,
     WIPE_DISABLED_ERROR,
     WIPE_MEMORY_DESCRIPTION,
 )
-from pictx_fsm.session.history import history_windows
-from pictx_fsm.tools import ToolOutcome
+from pictx_fsm.extensions.pi_context.tools import ToolOutcome
+from pictx_fsm.host.effects import BoundaryResult, ToolResult
+from pictx_fsm.host.events import ContextUsage, HostContext, ModelInfo, ToolCall
 
 WARNING_LINE = 16_384 + 12_288
 
@@ -90,7 +90,7 @@ def test_r16_the_single_follow_up_comes_from_turn_end_continue() -> None:
     kit.build.tool_result('{"status": "rollover_requested"}', name="wipe_memory")
     kit.build.tool_result("echo", name="echo")
     # When the turn ends
-    from pictx_fsm.hooks import TurnEnd
+    from pictx_fsm.host.events import TurnEnd
 
     value = kit.handle(TurnEnd(message=kit.message(call))).value
     # Then exactly one continuation is asked for, by the boundary result

@@ -6,8 +6,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from lifecycle_kit import Kit, audits_verify  # noqa: F401
 
-from pictx_fsm.effects import Notify, TreeSummaryResult
-from pictx_fsm.protocol import MARKER_TYPE, NOTICE_TREE_SUMMARY_SKIPPED
+from pictx_fsm.extensions.pi_context.texts import MARKER_TYPE, NOTICE_TREE_SUMMARY_SKIPPED
+from pictx_fsm.host.effects import Notify, TreeSummaryResult
 
 SKIPPED = Notify(message=NOTICE_TREE_SUMMARY_SKIPPED, level="info")
 

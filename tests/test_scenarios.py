@@ -12,11 +12,10 @@ import attrs
 import pytest
 from lifecycle_kit import ROOT_ID, WINDOW, Kit, audits_verify  # noqa: F401
 
-from pictx_fsm.effects import BoundaryResult, CancelResult, CustomDraft, HookResult, Notify
-from pictx_fsm.hooks import ModelInfo
-from pictx_fsm.notes import InMemoryNotesSource
-from pictx_fsm.policy import StaticSettingsSource
-from pictx_fsm.protocol import (
+from pictx_fsm.extensions.pi_context.notes import InMemoryNotesSource
+from pictx_fsm.extensions.pi_context.policy import StaticSettingsSource
+from pictx_fsm.extensions.pi_context.runtime import pi_file_settings
+from pictx_fsm.extensions.pi_context.texts import (
     BOOT_TYPE,
     CONTINUATION_TYPE,
     GUIDANCE_TYPE,
@@ -27,7 +26,8 @@ from pictx_fsm.protocol import (
     NOTICE_TREE_SUMMARY_SKIPPED,
     WARNING_TYPE,
 )
-from pictx_fsm.runtime import pi_file_settings
+from pictx_fsm.host.effects import BoundaryResult, CancelResult, CustomDraft, HookResult, Notify
+from pictx_fsm.host.events import ModelInfo
 
 TAIL = [MARKER_TYPE, BOOT_TYPE, CONTINUATION_TYPE]
 INCOMING = (CustomDraft(custom_type="other/ext", data={}),)
@@ -95,7 +95,7 @@ def _due_turn(kit: Kit, text: str = "ok") -> HookResult:
 
 
 def _usage(tokens: int) -> Any:
-    from pictx_fsm.hooks import ContextUsage
+    from pictx_fsm.host.events import ContextUsage
 
     return ContextUsage(tokens=tokens, context_window=WINDOW)
 

@@ -10,10 +10,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from session_builders import SESSION_ID, SessionBuilder, entry, header
 
-from pictx_fsm.protocol import BOOT_TYPE, GUIDANCE_TYPE, MARKER_TYPE, WARNING_TYPE
-from pictx_fsm.session.entries import Entry, LabelEntry
-from pictx_fsm.session.tree import SessionTree
-from pictx_fsm.session.windows import (
+from pictx_fsm.extensions.pi_context.texts import (
+    BOOT_TYPE,
+    GUIDANCE_TYPE,
+    MARKER_TYPE,
+    WARNING_TYPE,
+)
+from pictx_fsm.extensions.pi_context.windows import (
     boot_window_id,
     is_boot_for,
     is_boot_message,
@@ -24,6 +27,8 @@ from pictx_fsm.session.windows import (
     window_id_candidate,
     window_id_of_marker,
 )
+from pictx_fsm.session.entries import Entry, LabelEntry
+from pictx_fsm.session.tree import SessionTree
 
 ROOT = root_window_id(SESSION_ID)
 

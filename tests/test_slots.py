@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pictx_fsm.effects import HookResult
+from pictx_fsm.host.effects import HookResult
 from pictx_fsm.session.entries import AgentMessage, MessageEntry
 from pictx_fsm.session.slots import maker
 

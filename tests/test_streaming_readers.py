@@ -18,14 +18,14 @@ from hypothesis import given
 from hypothesis import strategies as st
 from shared_paths import CORPUS
 
-from pictx_fsm.audit_sessions import audit_file, audit_tree
-from pictx_fsm.audit_sessions.findings import sort_key
-from pictx_fsm.audit_sessions.structure import (
+from pictx_fsm.cli.inspect import inspect_file
+from pictx_fsm.conformance import audit_file, audit_tree
+from pictx_fsm.conformance.findings import sort_key
+from pictx_fsm.conformance.structure import (
     damaged_boundaries,
     is_boundary_entry,
     problem_findings,
 )
-from pictx_fsm.cli.inspect import inspect_file
 from pictx_fsm.session import lines as lines_module
 from pictx_fsm.session import skeleton
 from pictx_fsm.session.entries import AgentMessage, MessageEntry, entry_from_json

@@ -12,8 +12,7 @@ import pytest
 from lifecycle_kit import Kit, audits_verify  # noqa: F401
 
 from pictx_fsm.errors import IllegalEventError
-from pictx_fsm.hooks import AgentSettled
-from pictx_fsm.lifecycle import (
+from pictx_fsm.extensions.pi_context.lifecycle import (
     ACTIONS,
     FACTS,
     Fact,
@@ -22,10 +21,11 @@ from pictx_fsm.lifecycle import (
     build_lifecycle,
     load_lifecycle,
 )
+from pictx_fsm.extensions.pi_context.notes import InMemoryNotesSource
+from pictx_fsm.host.events import AgentSettled
 from pictx_fsm.machines import load_models, models_dir
-from pictx_fsm.notes import InMemoryNotesSource
 
-MODELS = models_dir()
+MODELS = models_dir() / "pi_context"
 
 
 def _copy_models(tmp_path: Path, edit: Callable[[str], str] | None = None, name: str = "") -> Path:

@@ -9,8 +9,8 @@ from collections import Counter
 
 import pytest
 
-from pictx_fsm.lifecycle import load_lifecycle
-from pictx_fsm.protocol import MARKER_TYPE, NOTICE_MISSING_BOOT, Profile
+from pictx_fsm.extensions.pi_context.lifecycle import load_lifecycle
+from pictx_fsm.extensions.pi_context.texts import MARKER_TYPE, NOTICE_MISSING_BOOT, Profile
 from pictx_fsm.session.entries import CustomEntry
 from pictx_fsm.testing.actions import (
     Action,

@@ -1,4 +1,5 @@
-"""The host-facing surface of pictx_fsm.tools: one schema for every host, one entry point."""
+"""The host-facing surface of pictx_fsm.extensions.pi_context.tools: one schema for every host, one
+entry point."""
 
 from __future__ import annotations
 
@@ -11,8 +12,8 @@ from pathlib import Path
 import pytest
 from tools_kit import Notes
 
-from pictx_fsm import protocol
-from pictx_fsm.tools import (
+from pictx_fsm.extensions.pi_context import texts as protocol
+from pictx_fsm.extensions.pi_context.tools import (
     HANDLERS,
     SCHEMA_FILE,
     TOOL_NAMES,
@@ -28,16 +29,21 @@ from pictx_fsm.tools import (
 def test_the_committed_tools_json_is_generated_from_the_specs() -> None:
     # Given the committed schema file
     committed = Path(SCHEMA_FILE).read_text(encoding="utf-8")
-    # Then it is exactly what the specs render (regenerate: python -m pictx_fsm.tools > ...)
+    # Then it is exactly what the specs render (regenerate: python -m
+    # pictx_fsm.extensions.pi_context.tools > ...)
     assert committed == schema_document(), (
-        "pictx_fsm/tools/tools.json is stale: run "
-        "`python -m pictx_fsm.tools > pictx_fsm/tools/tools.json`"
+        "pictx_fsm/extensions/pi_context/tools/tools.json is stale: run "
+        "`python -m pictx_fsm.extensions.pi_context.tools > "
+        "pictx_fsm/extensions/pi_context/tools/tools.json`"
     )
 
 
 def test_python_m_pictx_fsm_tools_prints_the_schema_document() -> None:
     result = subprocess.run(
-        [sys.executable, "-m", "pictx_fsm.tools"], capture_output=True, text=True, check=True
+        [sys.executable, "-m", "pictx_fsm.extensions.pi_context.tools"],
+        capture_output=True,
+        text=True,
+        check=True,
     )
     assert result.stdout == schema_document() and not result.stderr
 

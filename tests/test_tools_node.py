@@ -23,9 +23,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from real_pi import pi_home
 
-from pictx_fsm import _jscompat as js
-from pictx_fsm.tools import schema
-from pictx_fsm.tools.diff import diff_text
+from pictx_fsm import js
+from pictx_fsm.extensions.pi_context.tools import schema
+from pictx_fsm.extensions.pi_context.tools.diff import diff_text
 
 HOME = pi_home()
 pytestmark = pytest.mark.skipif(

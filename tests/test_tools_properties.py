@@ -14,9 +14,9 @@ from hypothesis import strategies as st
 from session_builders import SessionBuilder
 from tools_kit import SESSION, Notes, follow_reads, read_result
 
-from pictx_fsm.tools.frontmatter import parse_note, split_frontmatter
-from pictx_fsm.tools.notes_tools import _fit_row
-from pictx_fsm.tools.output import _page_bytes, _Sized, page, result_text
+from pictx_fsm.extensions.pi_context.tools.frontmatter import parse_note, split_frontmatter
+from pictx_fsm.extensions.pi_context.tools.notes_tools import _fit_row
+from pictx_fsm.extensions.pi_context.tools.output import _page_bytes, _Sized, page, result_text
 
 LIMIT = 32 * 1024
 FAST = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -407,8 +407,8 @@ def test_two_writer_processes_never_leave_a_torn_or_mixed_note(tmp_path: Path) -
 
 def test_a_boot_isolates_homes_that_resolve_outside_the_root(tmp_path: Path) -> None:
     # Given the planted root, read by the boot's notes index
-    from pictx_fsm.notes import FileNotesSource, load_notes_snapshot
-    from pictx_fsm.tools import NotesIdentity
+    from pictx_fsm.extensions.pi_context.notes import FileNotesSource, load_notes_snapshot
+    from pictx_fsm.extensions.pi_context.tools import NotesIdentity
 
     notes, outside = planted(tmp_path)
     before = snapshot(outside)

@@ -17,19 +17,19 @@ from hypothesis import strategies as st
 from session_builders import OPS, SessionBuilder, grow
 from shared_paths import CORPUS, TRACES
 
-from pictx_fsm.audit import canonical, message_list_digest
-from pictx_fsm.protocol import BOOT_TYPE
-from pictx_fsm.session.jsonl import read_session
-from pictx_fsm.session.projection import Message, project_branch
-from pictx_fsm.session.reset_projection import (
+from pictx_fsm.audit.log import canonical, message_list_digest
+from pictx_fsm.extensions.pi_context.reset_projection import (
     ResetProjection,
     first_boot_index,
     project_marker_window,
     project_root_window,
 )
+from pictx_fsm.extensions.pi_context.texts import BOOT_TYPE
+from pictx_fsm.extensions.pi_context.windows import is_boot_message
+from pictx_fsm.session.jsonl import read_session
+from pictx_fsm.session.projection import Message, project_branch
 from pictx_fsm.session.transcript import Transcript, TranscriptIndex
 from pictx_fsm.session.tree import SessionTree
-from pictx_fsm.session.windows import is_boot_message
 
 ROOT = "pcw:01a22a68:root"
 

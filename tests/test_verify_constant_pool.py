@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from pictx_fsm.lifecycle import load_lifecycle
+from pictx_fsm.extensions.pi_context.lifecycle import load_lifecycle
 from pictx_fsm.testing import constant_pool
 from pictx_fsm.testing.constant_pool import global_constants_only
 from pictx_fsm.testing.explore import ExploreOptions, ExploreReport, explore

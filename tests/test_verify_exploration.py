@@ -11,10 +11,10 @@ from typing import Any
 
 import pytest
 
-from pictx_fsm import audit
+from pictx_fsm.audit import log as audit
 from pictx_fsm.cli import main
 from pictx_fsm.errors import ModelDocumentError
-from pictx_fsm.lifecycle import load_lifecycle
+from pictx_fsm.extensions.pi_context.lifecycle import load_lifecycle
 from pictx_fsm.testing import actions, invariants
 from pictx_fsm.testing import explore as explore_module
 from pictx_fsm.testing.actions import (

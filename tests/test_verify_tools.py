@@ -12,7 +12,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from pictx_fsm.lifecycle import load_lifecycle
+from pictx_fsm.extensions.pi_context.lifecycle import load_lifecycle
+from pictx_fsm.extensions.pi_context.tools import HANDLERS
 from pictx_fsm.session.entries import MessageEntry
 from pictx_fsm.testing.actions import Prompt, Script, Settle, action_from_json, action_to_json
 from pictx_fsm.testing.explore import ExploreOptions, explore, scenario_config
@@ -34,7 +35,6 @@ from pictx_fsm.testing.trace import (
     trace_from_json,
 )
 from pictx_fsm.testing.world import World
-from pictx_fsm.tools import HANDLERS
 
 MODELS = load_lifecycle().directory
 EXPECTED_STORY = [

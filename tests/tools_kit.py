@@ -12,8 +12,13 @@ from typing import Any
 
 from attrs import define, field
 
+from pictx_fsm.extensions.pi_context.tools import (
+    NotesIdentity,
+    ToolContext,
+    ToolOutcome,
+    execute_tool,
+)
 from pictx_fsm.session.tree import SessionTree
-from pictx_fsm.tools import NotesIdentity, ToolContext, ToolOutcome, execute_tool
 
 SESSION = "s-0001"
 PROJECT = "repo-0a1b2c3d"

@@ -16,10 +16,10 @@ from __future__ import annotations
 import argparse
 import json
 
-from pictx_fsm.audit_sessions.context_management import add_chain_findings
-from pictx_fsm.audit_sessions.report import render_run, run_json
-from pictx_fsm.audit_sessions.stream import audit_file
-from pictx_fsm.protocol import DEFAULT_PROFILE, Profile
+from pictx_fsm.conformance.context_management import add_chain_findings
+from pictx_fsm.conformance.report import render_run, run_json
+from pictx_fsm.conformance.stream import audit_file
+from pictx_fsm.extensions.pi_context.texts import DEFAULT_PROFILE, Profile
 
 
 def configure(parser: argparse.ArgumentParser) -> None:

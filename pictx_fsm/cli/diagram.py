@@ -11,7 +11,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from pictx_fsm.audit_store import check_log
+from pictx_fsm.audit.store import check_log
 from pictx_fsm.cli.machines import select_machines
 from pictx_fsm.diagrams import (
     FORMATS,

@@ -24,10 +24,14 @@ from typing import Any, Final
 from attrs import frozen
 
 from pictx_fsm.errors import UnreadableInputError
+from pictx_fsm.extensions.pi_context.windows import (
+    boot_window_id,
+    root_window_id,
+    window_id_of_marker,
+)
 from pictx_fsm.session.entries import Entry, MessageEntry
 from pictx_fsm.session.problems import Problem, Severity
 from pictx_fsm.session.skeleton import Skeleton, read_skeleton
-from pictx_fsm.session.windows import boot_window_id, root_window_id, window_id_of_marker
 
 EXIT_CLEAN: Final = 0
 EXIT_PROBLEMS: Final = 1

@@ -16,7 +16,7 @@ from __future__ import annotations
 import argparse
 from collections.abc import Iterator
 
-from pictx_fsm.audit_store import ChainReport, check_log
+from pictx_fsm.audit.store import ChainReport, check_log
 from pictx_fsm.errors import UnreadableInputError
 
 EXIT_INTACT = 0

@@ -23,7 +23,7 @@ from pictx_fsm.machines.document import (
     completeness_gaps,
     fingerprint,
 )
-from pictx_fsm.machines.families import ROOT_FAMILY, load_families
+from pictx_fsm.machines.families import load_families
 
 CM_FAMILY = "context_management"
 
@@ -58,8 +58,7 @@ def select_machines(directory: Path | None, name: str | None) -> list[MachineSpe
     root = directory if directory is not None else models_dir()
     specs: dict[str, MachineSpec] = {}
     for family in load_families(root):
-        if family.name == ROOT_FAMILY:
-            _check_lifecycle_bindings(family.machines, root)
+        _check_lifecycle_bindings(family.machines, family.directory)
         if family.name == CM_FAMILY:
             _check_cm_bindings(family.machines, family.directory)
         specs.update(family.machines)
@@ -73,7 +72,7 @@ def select_machines(directory: Path | None, name: str | None) -> list[MachineSpe
 
 
 def _check_lifecycle_bindings(specs: dict[str, MachineSpec], root: Path) -> None:
-    from pictx_fsm.lifecycle import MACHINE_NAMES, build_lifecycle
+    from pictx_fsm.extensions.pi_context.lifecycle import MACHINE_NAMES, build_lifecycle
 
     if set(MACHINE_NAMES) <= set(specs):
         build_lifecycle(specs, root)
@@ -81,7 +80,7 @@ def _check_lifecycle_bindings(specs: dict[str, MachineSpec], root: Path) -> None
 
 def _check_cm_bindings(specs: dict[str, MachineSpec], directory: Path) -> None:
     """pi-context-management's machines are bound to their guards and actions too."""
-    from pictx_fsm.context_management.machines import MACHINE_NAMES, build_machines
+    from pictx_fsm.extensions.context_management.machines import MACHINE_NAMES, build_machines
 
     if set(MACHINE_NAMES) <= set(specs):
         build_machines(specs, directory)

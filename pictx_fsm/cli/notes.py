@@ -21,13 +21,19 @@ import os
 from collections.abc import Sequence
 from pathlib import Path
 
-from pictx_fsm import _jscompat as js
+from pictx_fsm import js
 from pictx_fsm.errors import UsageError
-from pictx_fsm.protocol import NOTES_AGENT_ENV, NOTES_HOME_ENV
-from pictx_fsm.tools.address import AddressError, decode_address
-from pictx_fsm.tools.context import ToolContext
-from pictx_fsm.tools.homes import read_note_text
-from pictx_fsm.tools.store import HomeRef, NoteError, NoteRow, NotesStore, SearchRow
+from pictx_fsm.extensions.pi_context.texts import NOTES_AGENT_ENV, NOTES_HOME_ENV
+from pictx_fsm.extensions.pi_context.tools.address import AddressError, decode_address
+from pictx_fsm.extensions.pi_context.tools.context import ToolContext
+from pictx_fsm.extensions.pi_context.tools.homes import read_note_text
+from pictx_fsm.extensions.pi_context.tools.store import (
+    HomeRef,
+    NoteError,
+    NoteRow,
+    NotesStore,
+    SearchRow,
+)
 
 
 def configure(parser: argparse.ArgumentParser) -> None:

@@ -14,8 +14,8 @@ import json
 from collections.abc import Sequence
 from pathlib import Path
 
-from pictx_fsm.audit import AuditLog
-from pictx_fsm.audit_store import write_sealed
+from pictx_fsm.audit.log import AuditLog
+from pictx_fsm.audit.store import write_sealed
 from pictx_fsm.cli.replay_cm import replay_cm
 from pictx_fsm.errors import UsageError
 from pictx_fsm.json_input import read_json_file

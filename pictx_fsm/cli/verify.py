@@ -20,9 +20,9 @@ from typing import TYPE_CHECKING, TextIO
 
 from pictx_fsm.cli.verify_cm import run_cm
 from pictx_fsm.errors import UsageError
+from pictx_fsm.extensions.pi_context.lifecycle import load_lifecycle
+from pictx_fsm.extensions.pi_context.texts import Profile
 from pictx_fsm.hosts.model.profiles import HOST_PROFILES
-from pictx_fsm.lifecycle import load_lifecycle
-from pictx_fsm.protocol import Profile
 from pictx_fsm.testing.cm.faults import CM_FAULTS
 from pictx_fsm.testing.contracts import ContractReport, ContractRun
 from pictx_fsm.testing.coverage import EXEMPTIONS_FILE, Coverage

@@ -14,7 +14,7 @@ import json
 import sys
 from pathlib import Path
 
-from pictx_fsm.context_management.machines import load_machines
+from pictx_fsm.extensions.context_management.machines import load_machines
 from pictx_fsm.testing.cm.coverage import CmCoverage
 from pictx_fsm.testing.cm.faults import CM_FAULTS
 from pictx_fsm.testing.cm.invariants_handoff import CM_INVARIANT_TYPES

@@ -26,7 +26,7 @@ def counts_from_audit(
 
     Fired transitions are lists of objects carrying the transition's ``id`` (as in
     :attr:`pictx_fsm.machines.TransitionSpec.id`), found in either shape: per machine step, as
-    :mod:`pictx_fsm.audit` writes them (``{"steps": [{"transitions": [{"id": ...}]}]}``), or
+    :mod:`pictx_fsm.audit.log` writes them (``{"steps": [{"transitions": [{"id": ...}]}]}``), or
     directly on the record (``{"transitions": [{"id": ...}]}``). Other keys are ignored, blank
     lines skipped, and a record with neither fired nothing. A log in which *no* record has
     either shape is refused: it is probably not an audit log. ``skip_damaged`` passes over

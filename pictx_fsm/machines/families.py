@@ -1,9 +1,11 @@
 """Machine families: one directory of declarations per extension or component.
 
-``models/`` itself holds pi-context's lifecycle (the family ``pi-context``); each
-subdirectory holding machine documents is a further family named after it (for example
-``models/bridge/`` for the Pi bridge's connection machine, ``models/context_management/``
-for pi-context-management's machines). Families are discovered, not registered, so a new
+Each subdirectory of ``models/`` holding machine documents is a family named after it:
+``models/pi_context/`` for pi-context's lifecycle, ``models/context_management/`` for
+pi-context-management's machines, ``models/bridge/`` for the Pi bridge's connection and lease
+machines. A root that itself holds documents (a directory of one family given with
+``--models``) is a family too, named after the root. Families are discovered, not registered, so a
+new
 component adds its declarations without touching this module. Machine names are unique
 across all families: diagrams and coverage key transitions by ``<machine>:<n>``.
 """
@@ -19,10 +21,7 @@ from pictx_fsm.errors import ModelDocumentError
 from pictx_fsm.machines.document import DOCUMENT_SUFFIXES, load_models
 from pictx_fsm.machines.spec import MachineSpec
 
-__all__ = ["ROOT_FAMILY", "Family", "families", "load_families"]
-
-ROOT_FAMILY = "pi-context"
-"""The family whose documents lie directly in ``models/``."""
+__all__ = ["Family", "families", "load_families"]
 
 
 @frozen(kw_only=True)
@@ -35,15 +34,20 @@ class Family:
 
 
 def families(root: str | os.PathLike[str]) -> list[tuple[str, Path]]:
-    """``(name, directory)`` of every family under ``root``: the root first, then each
-    subdirectory that holds at least one machine document, in name order."""
+    """``(name, directory)`` of every family under ``root``: the root when it holds machine
+    documents, then each subdirectory that does, in name order."""
     base = Path(root)
-    found = [(ROOT_FAMILY, base)]
-    if base.is_dir():
-        for child in sorted(p for p in base.iterdir() if p.is_dir()):
-            if any(f.suffix in DOCUMENT_SUFFIXES for f in child.iterdir()):
-                found.append((child.name, child))
+    if not base.is_dir():
+        return []
+    found = [(base.name, base)] if _holds_documents(base) else []
+    for child in sorted(p for p in base.iterdir() if p.is_dir()):
+        if _holds_documents(child):
+            found.append((child.name, child))
     return found
+
+
+def _holds_documents(directory: Path) -> bool:
+    return any(f.suffix in DOCUMENT_SUFFIXES for f in directory.iterdir() if f.is_file())
 
 
 def load_families(root: str | os.PathLike[str]) -> list[Family]:

@@ -20,7 +20,7 @@ from typing import Any, ClassVar, Final, TypeAlias
 import attrs
 from attrs import field, frozen
 
-from pictx_fsm._jscompat import is_plain_object
+from pictx_fsm.js import is_plain_object
 
 
 class _Absent(enum.Enum):

@@ -38,8 +38,8 @@ from typing import Any, Final, Protocol
 
 from attrs import field, frozen
 
-from pictx_fsm._jscompat import is_number, is_plain_object
 from pictx_fsm.fastjson import dumper
+from pictx_fsm.js import is_number, is_plain_object
 from pictx_fsm.session.entries import Entry, MessageEntry
 from pictx_fsm.session.projection import Message, latest_compaction_index, system_content_text
 

@@ -34,9 +34,9 @@ from typing import Any, BinaryIO, Final
 
 from attrs import frozen
 
-from pictx_fsm._jscompat import is_plain_object
 from pictx_fsm.errors import SessionWriteError, UnreadableInputError
 from pictx_fsm.fastjson import dumper
+from pictx_fsm.js import is_plain_object
 from pictx_fsm.session.entries import (
     ENTRY_TYPES,
     Entry,

@@ -24,7 +24,7 @@ from typing import Any, Final, TypeAlias
 
 from attrs import frozen
 
-from pictx_fsm._jscompat import is_plain_object
+from pictx_fsm.js import is_plain_object
 from pictx_fsm.session.entries import (
     ABSENT,
     BranchSummaryEntry,

@@ -26,8 +26,8 @@ import attrs
 from attrs import frozen
 
 from pictx_fsm.errors import UnreadableInputError
+from pictx_fsm.extensions.pi_context.texts import BOOT_TYPE, MARKER_TYPE
 from pictx_fsm.fastjson import FAST_LOADS
-from pictx_fsm.protocol import BOOT_TYPE, MARKER_TYPE
 from pictx_fsm.session.entries import (
     ABSENT,
     JSON,

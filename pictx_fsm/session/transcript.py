@@ -6,7 +6,7 @@ per hook, although a request differs from the previous one by a few messages. Tw
 make those hooks cost O(what changed):
 
 * :class:`Transcript` — a message tuple that knows, of exactly its own messages, the digest of
-  each (so its list digest, :func:`pictx_fsm.audit.message_list_digest`), where its system
+  each (so its list digest, :func:`pictx_fsm.audit.log.message_list_digest`), where its system
   messages are and which window's boots it holds. Everything it knows is derived from its own
   elements (at build time, or lazily by one scan), so using it is exact for any list; a host
   that hands the lifecycle a transcript the session layer built gets the answers without a scan.
@@ -27,9 +27,9 @@ from bisect import bisect_left, bisect_right
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from pictx_fsm._jscompat import is_plain_object
-from pictx_fsm.audit import message_digest
-from pictx_fsm.protocol import BOOT_TYPE
+from pictx_fsm.audit.log import message_digest
+from pictx_fsm.extensions.pi_context.texts import BOOT_TYPE
+from pictx_fsm.js import is_plain_object
 from pictx_fsm.session.entries import CompactionEntry, ContextEditEntry, Entry
 from pictx_fsm.session.projection import (
     Message,
@@ -107,13 +107,14 @@ class Transcript(tuple[Any, ...]):
     # -- digests ------------------------------------------------------------------------------
 
     def message_digests(self) -> tuple[bytes, ...]:
-        """:func:`~pictx_fsm.audit.message_digest` of each message, in order."""
+        """:func:`~pictx_fsm.audit.log.message_digest` of each message, in order."""
         if self._digests is None:
             self._digests = tuple(message_digest(message) for message in self)
         return self._digests
 
     def list_digest(self) -> str:
-        """The hash list digest of these messages (:func:`~pictx_fsm.audit.message_list_digest`)."""
+        """The hash list digest of these messages
+        (:func:`~pictx_fsm.audit.log.message_list_digest`)."""
         if self._state is None:
             self._state = hashlib.sha256(b"".join(self.message_digests()))
         return str(self._state.hexdigest())

@@ -21,6 +21,14 @@ from typing import Protocol
 import attrs
 from attrs import frozen
 
+from pictx_fsm.extensions.pi_context.windows import (
+    Window,
+    boot_window_id,
+    is_continuation,
+    root_window_id,
+    uuid_draws,
+    window_id_of_marker,
+)
 from pictx_fsm.session.entries import (
     CustomMessageEntry,
     Entry,
@@ -31,14 +39,6 @@ from pictx_fsm.session.entries import (
 )
 from pictx_fsm.session.slots import maker
 from pictx_fsm.session.transcript import TranscriptIndex
-from pictx_fsm.session.windows import (
-    Window,
-    boot_window_id,
-    is_continuation,
-    root_window_id,
-    uuid_draws,
-    window_id_of_marker,
-)
 
 
 @frozen(kw_only=True)

@@ -23,6 +23,8 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 
+from pictx_fsm.extensions.pi_context.reset_projection import project_marker_window
+from pictx_fsm.extensions.pi_context.windows import Window, is_boot_for
 from pictx_fsm.session.entries import (
     CompactionEntry,
     ContextEditEntry,
@@ -54,10 +56,8 @@ from pictx_fsm.session.projection import (
     message_of,
     project_branch,
 )
-from pictx_fsm.session.reset_projection import project_marker_window
 from pictx_fsm.session.tree import SessionTree, TreeNode
 from pictx_fsm.session.usage_tally import Recount, SystemLink, Tally, TallyRules, recount
-from pictx_fsm.session.windows import Window, is_boot_for
 
 __all__ = [
     "UsageIndex",

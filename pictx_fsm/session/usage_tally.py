@@ -19,6 +19,7 @@ from typing import Any, Final, Protocol
 
 from attrs import evolve, frozen
 
+from pictx_fsm.extensions.pi_context.windows import is_boot_message
 from pictx_fsm.session.entries import CompactionEntry, ContextEditEntry, Entry
 from pictx_fsm.session.estimate import (
     EstimateError,
@@ -40,7 +41,6 @@ from pictx_fsm.session.projection import (
     project_entries,
 )
 from pictx_fsm.session.tree import TreeNode
-from pictx_fsm.session.windows import is_boot_message
 
 
 class TallyRules(Protocol):

@@ -15,6 +15,18 @@ from typing import Any, ClassVar, Literal, TypeAlias
 import attrs
 from attrs import frozen
 
+from pictx_fsm.extensions.pi_context.texts import (
+    BOOT_TYPE,
+    CONTINUATION_TYPE,
+    GET_CONTEXT_REMAINING_TOOL,
+    GUIDANCE_TYPE,
+    PI_CONTEXT_COMMAND,
+    WARNING_TYPE,
+    WIPE_MEMORY_COMMAND,
+    WIPE_MEMORY_TOOL,
+)
+from pictx_fsm.extensions.pi_context.tools import TOOL_NAMES
+from pictx_fsm.extensions.pi_context.windows import window_id_of_marker
 from pictx_fsm.hosts.model import (
     Call,
     LengthStop,
@@ -26,19 +38,7 @@ from pictx_fsm.hosts.model import (
     Tools,
 )
 from pictx_fsm.hosts.model.errors import ModelHostError
-from pictx_fsm.protocol import (
-    BOOT_TYPE,
-    CONTINUATION_TYPE,
-    GET_CONTEXT_REMAINING_TOOL,
-    GUIDANCE_TYPE,
-    PI_CONTEXT_COMMAND,
-    WARNING_TYPE,
-    WIPE_MEMORY_COMMAND,
-    WIPE_MEMORY_TOOL,
-)
 from pictx_fsm.session.entries import CustomMessageEntry, Entry, MessageEntry
-from pictx_fsm.session.windows import window_id_of_marker
-from pictx_fsm.tools import TOOL_NAMES
 
 JSON: TypeAlias = Any
 ToolName: TypeAlias = str

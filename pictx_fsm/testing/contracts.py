@@ -22,11 +22,11 @@ from types import ModuleType
 from attrs import frozen
 
 CONTRACT_MODULES: tuple[str, ...] = (
-    "pictx_fsm.repair",
-    "pictx_fsm.session.windows",
-    "pictx_fsm.policy",
-    "pictx_fsm.overflow",
-    "pictx_fsm.effects",
+    "pictx_fsm.extensions.pi_context.repair",
+    "pictx_fsm.extensions.pi_context.windows",
+    "pictx_fsm.extensions.pi_context.policy",
+    "pictx_fsm.extensions.pi_context.overflow",
+    "pictx_fsm.host.effects",
 )
 _FINDING = re.compile(r"^(?P<file>[^:\n]+):(?P<line>\d+): (?:error|warning): (?P<message>.*)$")
 

@@ -16,8 +16,8 @@ from typing import Any
 from attrs import frozen
 
 from pictx_fsm.errors import ModelDocumentError
-from pictx_fsm.lifecycle import Lifecycle
-from pictx_fsm.protocol import Profile
+from pictx_fsm.extensions.pi_context.lifecycle import Lifecycle
+from pictx_fsm.extensions.pi_context.texts import Profile
 
 EXEMPTIONS_FILE = "coverage-exemptions.toml"
 PROFILE_TABLE = "profile_exemptions"

@@ -11,14 +11,15 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from pictx_fsm.lifecycle import Lifecycle
+from pictx_fsm.extensions.pi_context.lifecycle import Lifecycle
 from pictx_fsm.machines.reference import ReferenceMachine
 
 __all__ = ["ChosenFacts", "reference_machine"]
 
 
 class ChosenFacts:
-    """A stand-in for :class:`pictx_fsm.lifecycle.Facts`: the given guard values. (The
+    """A stand-in for :class:`pictx_fsm.extensions.pi_context.lifecycle.Facts`: the given guard
+    values. (The
     engines choose transitions and list the actions to run; actions themselves run in the
     lifecycle's step, so no other fact is needed.)"""
 

@@ -30,9 +30,9 @@ from attrs import define, field, frozen
 from hypothesis import HealthCheck, Phase, Verbosity, given, seed, settings
 from hypothesis import strategies as st
 
+from pictx_fsm.extensions.pi_context.lifecycle import Lifecycle
+from pictx_fsm.extensions.pi_context.texts import Profile
 from pictx_fsm.hosts.model.profiles import DEFAULT_HOST_PROFILE, HOST_PROFILES
-from pictx_fsm.lifecycle import Lifecycle
-from pictx_fsm.protocol import Profile
 from pictx_fsm.testing.actions import Action, Settle
 from pictx_fsm.testing.constant_pool import global_constants_only
 from pictx_fsm.testing.coverage import Coverage, coverage_of

@@ -18,10 +18,7 @@ from typing import Any
 import attrs
 from attrs import field, frozen
 
-from pictx_fsm.effects import Notify
-from pictx_fsm.hosts.model import ModelSession
-from pictx_fsm.hosts.model.queues import Queued, Queues
-from pictx_fsm.lifecycle import (
+from pictx_fsm.extensions.pi_context.lifecycle import (
     ACTIONS,
     FACTS,
     Action,
@@ -33,9 +30,12 @@ from pictx_fsm.lifecycle import (
     build_lifecycle,
     load_lifecycle,
 )
+from pictx_fsm.extensions.pi_context.repair import TailVerdict
+from pictx_fsm.extensions.pi_context.texts import NOTICE_MEMORY_CLEARED
+from pictx_fsm.host.effects import Notify
+from pictx_fsm.hosts.model import ModelSession
+from pictx_fsm.hosts.model.queues import Queued, Queues
 from pictx_fsm.machines import load_models
-from pictx_fsm.protocol import NOTICE_MEMORY_CLEARED
-from pictx_fsm.repair import TailVerdict
 from pictx_fsm.session.entries import MessageEntry
 
 __all__ = ["FAULTS", "Fault", "fault_named", "faulty_lifecycle"]

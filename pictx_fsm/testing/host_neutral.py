@@ -36,16 +36,16 @@ from typing import Any, TypeAlias, TypeGuard
 
 from attrs import field, frozen
 
-from pictx_fsm.audit import json_digest, verify_records
+from pictx_fsm.audit.log import json_digest, verify_records
 from pictx_fsm.errors import PictxError
-from pictx_fsm.hooks import ToolCall
-from pictx_fsm.protocol import CONTINUATION_TYPE, MARKER_TYPE
+from pictx_fsm.extensions.pi_context.texts import CONTINUATION_TYPE, MARKER_TYPE
+from pictx_fsm.extensions.pi_context.tools import HANDLERS as TOOL_HANDLERS
+from pictx_fsm.extensions.pi_context.windows import window_id_of_marker
+from pictx_fsm.host.events import ToolCall
 from pictx_fsm.session.entries import CustomMessageEntry, Entry, MessageEntry, content_text
 from pictx_fsm.session.projection import context_messages, convert_message
 from pictx_fsm.session.tree import SessionTree
-from pictx_fsm.session.windows import window_id_of_marker
 from pictx_fsm.testing.notes_sandbox import SECRET, NotesSandbox
-from pictx_fsm.tools import HANDLERS as TOOL_HANDLERS
 
 JSON: TypeAlias = Any
 LIFECYCLE_PREFIX = "pi-context/"

@@ -15,13 +15,10 @@ from typing import Any, Final, Protocol
 
 from attrs import frozen
 
-from pictx_fsm._jscompat import is_plain_object
-from pictx_fsm.audit import GENESIS, AuditLog
-from pictx_fsm.fastjson import dumper
-from pictx_fsm.hooks import ModelInfo
-from pictx_fsm.hosts.model import ModelSession
-from pictx_fsm.overflow import is_overflow_like
-from pictx_fsm.protocol import (
+from pictx_fsm.audit.log import GENESIS, AuditLog
+from pictx_fsm.extensions.pi_context.overflow import is_overflow_like
+from pictx_fsm.extensions.pi_context.repair import TailKind, tail_kind
+from pictx_fsm.extensions.pi_context.texts import (
     GUIDANCE_TYPE,
     MARKER_TYPE,
     NOTICE_GUIDANCE_RECORDED,
@@ -32,11 +29,18 @@ from pictx_fsm.protocol import (
     WIPE_MEMORY_COMMAND,
     Profile,
 )
-from pictx_fsm.repair import TailKind, tail_kind
+from pictx_fsm.extensions.pi_context.windows import (
+    boot_window_id,
+    is_continuation,
+    window_id_of_marker,
+)
+from pictx_fsm.fastjson import dumper
+from pictx_fsm.host.events import ModelInfo
+from pictx_fsm.hosts.model import ModelSession
+from pictx_fsm.js import is_plain_object
 from pictx_fsm.session.entries import CompactionEntry, CustomMessageEntry, MessageEntry
 from pictx_fsm.session.projection import context_messages, convert_message
 from pictx_fsm.session.tree import SessionTree, TreeNode
-from pictx_fsm.session.windows import boot_window_id, is_continuation, window_id_of_marker
 from pictx_fsm.testing.actions import is_boundary_entry
 
 _PREFIX = NOTICE_MEMORY_CLEARED.split("{", 1)[0]
@@ -700,10 +704,10 @@ def _sha256_text(text: str) -> str:
 
 
 def _chain_problem(line: str, record: Mapping[str, Any], previous: str, seq: int) -> str | None:
-    """What breaks the chain at this record (the checks of :func:`~pictx_fsm.audit.verify_lines`
+    """What breaks the chain at this record (the checks of :func:`~pictx_fsm.audit.log.verify_lines`
     that a record written in memory can fail), or ``None``. The hash is checked on the line as
     written: it covers the line without its own ``"hash"`` member, the canonical text of
-    everything else (that :func:`~pictx_fsm.audit.record_line` writes canonical text is its
+    everything else (that :func:`~pictx_fsm.audit.log.record_line` writes canonical text is its
     tests' to prove, not every generated action's to encode again)."""
     digest = record.get("hash")
     member = f',"hash":"{digest}"'

@@ -25,11 +25,11 @@ from collections.abc import Callable
 
 from attrs import define
 
-from pictx_fsm.effects import BoundaryResult, ContextEditDraft, Draft, HookResult
-from pictx_fsm.hooks import AgentBeforeSettle, HookEvent, HostContext, TurnEnd
+from pictx_fsm.extensions.pi_context.windows import boot_window_id
+from pictx_fsm.host.effects import BoundaryResult, ContextEditDraft, Draft, HookResult
+from pictx_fsm.host.events import AgentBeforeSettle, HookEvent, HostContext, TurnEnd
 from pictx_fsm.hosts.model.extension import BaseExtension, Reply
 from pictx_fsm.session.tree import SessionTree
-from pictx_fsm.session.windows import boot_window_id
 
 UNKNOWN_TARGET = "noise-no-such-entry"
 """The ``context_edit`` target that makes Pi's preview throw ``Entry … not found``."""

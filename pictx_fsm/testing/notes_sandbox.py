@@ -5,7 +5,7 @@ a directory the tools must never touch, holding a sentinel note with a secret li
 it, links point out of the root (a home, a directory within a home, a note file). The
 :class:`NotesConfined` invariant checks after every action that nothing outside the root
 changed and that the secret never reached a session — no address, glob or pattern read or
-wrote outside the notes root (the boundary of ``pictx_fsm.tools.homes``).
+wrote outside the notes root (the boundary of ``pictx_fsm.extensions.pi_context.tools.homes``).
 
 Scripted tool calls are written before the run, so they cannot know the ids of history
 windows and items; :func:`resolve_arguments` fills placeholders (``{"$window": i}``,
@@ -22,8 +22,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Final, TypeAlias
 
+from pictx_fsm.extensions.pi_context.history import HistoryWindow, history_windows
 from pictx_fsm.session.entries import Entry, MessageEntry
-from pictx_fsm.session.history import HistoryWindow, history_windows
 from pictx_fsm.session.tree import SessionTree
 from pictx_fsm.testing.invariants import Invariant, Violation, WorldView
 

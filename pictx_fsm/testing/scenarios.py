@@ -7,7 +7,8 @@ off/on, ``/compact``, navigation, fork and reload — in both profiles, and then
 every outcome of the turn after an overflow, before and after the recovery; reminders that
 are dropped, cleared, voided or superseded by a reset; resets that another extension voids;
 a window whose boot disappears; off with a marker. Together they fire every declared
-transition that Pi can reach (the rest are exempted in ``models/coverage-exemptions.toml``),
+transition that Pi can reach (the rest are exempted in
+``models/pi_context/coverage-exemptions.toml``),
 so coverage never depends on how far the random phase got. They are data: each is a list of
 host actions, replayable like any trace.
 

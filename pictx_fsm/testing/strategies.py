@@ -27,8 +27,8 @@ from typing import TypeVar
 
 from hypothesis import strategies as st
 
+from pictx_fsm.extensions.pi_context.texts import Profile
 from pictx_fsm.hosts.model.profiles import HOST_PROFILES
-from pictx_fsm.protocol import Profile
 from pictx_fsm.testing.actions import (
     ANCHORS,
     Abort,

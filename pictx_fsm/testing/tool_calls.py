@@ -18,10 +18,10 @@ from typing import Any, Final, TypeAlias
 
 from hypothesis import strategies as st
 
+from pictx_fsm.extensions.pi_context.tools.schema import ROLES
 from pictx_fsm.testing.actions import Script
 from pictx_fsm.testing.lean import builds, flatmapped, lists, mapped, one_of, sampled_from
 from pictx_fsm.testing.notes_sandbox import ITEM_REF, WINDOW_REF
-from pictx_fsm.tools.schema import ROLES
 
 JSON: TypeAlias = Any
 Arguments: TypeAlias = dict[str, JSON]

@@ -19,10 +19,10 @@ from typing import Any, Final, get_args
 from attrs import frozen
 
 from pictx_fsm.errors import ModelDocumentError
-from pictx_fsm.hooks import ToolCall
+from pictx_fsm.extensions.pi_context.tools import HANDLERS, ToolStatus
+from pictx_fsm.host.events import ToolCall
 from pictx_fsm.testing.actions import Action, Prompt, Script, Settle
 from pictx_fsm.testing.notes_sandbox import ITEM_REF, WINDOW_REF
-from pictx_fsm.tools import HANDLERS, ToolStatus
 
 EXEMPTIONS_FILE: Final = "tool-outcome-exemptions.toml"
 STATUSES: Final[tuple[str, ...]] = get_args(ToolStatus)

@@ -16,8 +16,8 @@ from typing import Any, Final, Literal
 import attrs
 
 from pictx_fsm.errors import PictxError
+from pictx_fsm.extensions.pi_context.texts import Profile
 from pictx_fsm.hosts.model.profiles import HOST_PROFILES
-from pictx_fsm.protocol import Profile
 from pictx_fsm.session.entries import ENTRY_TYPES
 from pictx_fsm.testing.actions import ACTION_TYPES, AdvanceTo
 from pictx_fsm.testing.faults import FAULTS

@@ -19,8 +19,12 @@ from typing import Any
 import attrs
 from attrs import frozen
 
-from pictx_fsm.audit import AuditLog
-from pictx_fsm.hooks import ModelInfo
+from pictx_fsm.audit.log import AuditLog
+from pictx_fsm.extensions.pi_context.lifecycle import Lifecycle, load_lifecycle
+from pictx_fsm.extensions.pi_context.policy import FrozenScopes, SettingsScopes
+from pictx_fsm.extensions.pi_context.runtime import LifecycleRuntime
+from pictx_fsm.extensions.pi_context.texts import Profile
+from pictx_fsm.host.events import ModelInfo
 from pictx_fsm.hosts.model import (
     Brain,
     CompactionSettings,
@@ -32,10 +36,6 @@ from pictx_fsm.hosts.model import (
 from pictx_fsm.hosts.model.profiles import DEFAULT_HOST_PROFILE, HOST_PROFILES, host_profile
 from pictx_fsm.hosts.model.provider_usage import FauxCacheUsage
 from pictx_fsm.hosts.pi.twin import BridgeTwin
-from pictx_fsm.lifecycle import Lifecycle, load_lifecycle
-from pictx_fsm.policy import FrozenScopes, SettingsScopes
-from pictx_fsm.protocol import Profile
-from pictx_fsm.runtime import LifecycleRuntime
 from pictx_fsm.session.estimate import CharsCounter, TiktokenCounter
 from pictx_fsm.session.tree import SessionTree
 from pictx_fsm.testing.actions import (

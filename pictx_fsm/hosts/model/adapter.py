@@ -1,13 +1,15 @@
-"""``LifecycleExtension``: plugs a :class:`~pictx_fsm.runtime.LifecycleRuntime` into the
+"""``LifecycleExtension``: plugs a
+:class:`~pictx_fsm.extensions.pi_context.runtime.LifecycleRuntime` into the
 model session as Pi would load pi-context.
 
 The adapter owns no lifecycle logic: it creates a runtime for the session's tree at bind time
 and again after every runtime replacement (Pi re-runs the factory on fork, resume and reload,
 so the new session gets a fresh runtime that sees ``session_start``), subscribes to the hooks
 the lifecycle reads (lifecycle §6), registers all eleven tools of
-:data:`~pictx_fsm.tools.TOOL_SPECS` with their execution modes (R18, N1, N2), and forwards
-tool calls and commands as :class:`~pictx_fsm.hooks.ToolCall` /
-:class:`~pictx_fsm.hooks.Command` events.
+:data:`~pictx_fsm.extensions.pi_context.tools.TOOL_SPECS` with their execution modes (R18, N1, N2),
+and forwards
+tool calls and commands as :class:`~pictx_fsm.host.events.ToolCall` /
+:class:`~pictx_fsm.host.events.Command` events.
 """
 
 from __future__ import annotations
@@ -15,8 +17,10 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Protocol
 
-from pictx_fsm.effects import HookResult
-from pictx_fsm.hooks import HOOKS, Command, HookEvent, HostContext, ToolCall
+from pictx_fsm.extensions.pi_context.texts import PI_CONTEXT_COMMAND, WIPE_MEMORY_COMMAND
+from pictx_fsm.extensions.pi_context.tools import TOOL_NAMES, TOOL_SPECS
+from pictx_fsm.host.effects import HookResult
+from pictx_fsm.host.events import HOOKS, Command, HookEvent, HostContext, ToolCall
 from pictx_fsm.hosts.model.extension import (
     CommandHandler,
     Reply,
@@ -24,9 +28,7 @@ from pictx_fsm.hosts.model.extension import (
     ToolInvocation,
     ToolOutput,
 )
-from pictx_fsm.protocol import PI_CONTEXT_COMMAND, WIPE_MEMORY_COMMAND
 from pictx_fsm.session.tree import SessionTree
-from pictx_fsm.tools import TOOL_NAMES, TOOL_SPECS
 
 SEQUENTIAL_TOOLS: frozenset[str] = frozenset(
     spec.name for spec in TOOL_SPECS if spec.execution_mode == "sequential"
@@ -37,7 +39,8 @@ LIFECYCLE_HOOKS: frozenset[str] = frozenset(HOOKS)
 
 
 class RuntimeLike(Protocol):
-    """The one method of :class:`~pictx_fsm.runtime.LifecycleRuntime` the host calls."""
+    """The one method of :class:`~pictx_fsm.extensions.pi_context.runtime.LifecycleRuntime` the
+    host calls."""
 
     def handle(self, event: HookEvent, ctx: HostContext | None = None) -> HookResult: ...
 

@@ -16,8 +16,8 @@ from typing import Any, TypeAlias
 
 from attrs import frozen
 
-from pictx_fsm.applied import append_draft
-from pictx_fsm.effects import (
+from pictx_fsm.host.apply import append_draft
+from pictx_fsm.host.effects import (
     BoundaryResult,
     CompactionDraft,
     CustomDraft,
@@ -25,7 +25,7 @@ from pictx_fsm.effects import (
     Draft,
     HookResult,
 )
-from pictx_fsm.hooks import HookEvent
+from pictx_fsm.host.events import HookEvent
 from pictx_fsm.hosts.model.compaction import checkpoint_fields
 from pictx_fsm.hosts.model.dispatch import call, error, record, subscribers
 from pictx_fsm.hosts.model.extension import Reply

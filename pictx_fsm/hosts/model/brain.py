@@ -17,7 +17,7 @@ from typing import Any, TypeAlias
 
 from attrs import field, frozen
 
-from pictx_fsm.hooks import ModelInfo
+from pictx_fsm.host.events import ModelInfo
 from pictx_fsm.hosts.model.provider_usage import (
     EstimatedUsage,
     ProviderRequest,

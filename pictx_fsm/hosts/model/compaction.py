@@ -20,8 +20,8 @@ from typing import Any, Literal, TypeAlias
 
 from attrs import frozen
 
-from pictx_fsm.effects import CancelResult, HookResult
-from pictx_fsm.hooks import SessionBeforeCompact
+from pictx_fsm.host.effects import CancelResult, HookResult
+from pictx_fsm.host.events import SessionBeforeCompact
 from pictx_fsm.hosts.model.dispatch import emit, record
 from pictx_fsm.hosts.model.extension import Reply, SuppliedCompaction
 from pictx_fsm.hosts.model.records import Step, step_at

@@ -2,7 +2,7 @@
 
 The adapter owns no behaviour: it maps Pi 0.87 hooks to the runtime's events (RE =
 ``agent_settled``, Q3), answers tools and ``/ctx-memory``, and implements the runtime's
-:class:`~pictx_fsm.context_management.runtime.CmHost` over the model host: the injected
+:class:`~pictx_fsm.extensions.context_management.runtime.CmHost` over the model host: the injected
 :class:`~pictx_fsm.hosts.model.clock.ManualClock`, a scripted generator, in-memory log
 files, replies that arrive later (:meth:`deliver`), ``waitForIdle``, and session
 replacement for a handoff (:mod:`pictx_fsm.hosts.model.handoff`).
@@ -20,17 +20,21 @@ from typing import TYPE_CHECKING, Any, TypeAlias
 
 from attrs import define, field
 
-from pictx_fsm.context_management import events as ev
-from pictx_fsm.context_management.effects import CheckpointCompaction, CmResult
-from pictx_fsm.context_management.generation import GenerationReply
-from pictx_fsm.context_management.machines import CmMachines, load_machines
-from pictx_fsm.context_management.policy import PARENT_READ_CAP
-from pictx_fsm.context_management.records import RECEIPT_TYPE
-from pictx_fsm.context_management.runtime import ContextMemoryRuntime, Generator, StorageError
-from pictx_fsm.context_management.state import Flags
-from pictx_fsm.context_management.texts import CHILD_ENV, COMMAND, TOOLS
-from pictx_fsm.effects import CancelResult, HookResult, ToolResult
-from pictx_fsm.hooks import (
+from pictx_fsm.extensions.context_management import events as ev
+from pictx_fsm.extensions.context_management.effects import CheckpointCompaction, CmResult
+from pictx_fsm.extensions.context_management.generation import GenerationReply
+from pictx_fsm.extensions.context_management.machines import CmMachines, load_machines
+from pictx_fsm.extensions.context_management.policy import PARENT_READ_CAP
+from pictx_fsm.extensions.context_management.records import RECEIPT_TYPE
+from pictx_fsm.extensions.context_management.runtime import (
+    ContextMemoryRuntime,
+    Generator,
+    StorageError,
+)
+from pictx_fsm.extensions.context_management.state import Flags
+from pictx_fsm.extensions.context_management.texts import CHILD_ENV, COMMAND, TOOLS
+from pictx_fsm.host.effects import CancelResult, HookResult, ToolResult
+from pictx_fsm.host.events import (
     AgentSettled,
     HookEvent,
     HostContext,

@@ -12,8 +12,15 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any, TypeAlias
 
-from pictx_fsm.effects import AbortRun, AppendEntry, HookResult, HostEffect, Notify, SendMessage
-from pictx_fsm.hooks import HookEvent, HostContext
+from pictx_fsm.host.effects import (
+    AbortRun,
+    AppendEntry,
+    HookResult,
+    HostEffect,
+    Notify,
+    SendMessage,
+)
+from pictx_fsm.host.events import HookEvent, HostContext
 from pictx_fsm.hosts.model.extension import Extension, Reply
 from pictx_fsm.hosts.model.messages import custom_message, message_text
 from pictx_fsm.hosts.model.queues import Queued

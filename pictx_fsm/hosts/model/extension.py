@@ -1,11 +1,11 @@
 """The host-neutral extension protocol of the model session.
 
 An extension declares the hooks it subscribes to (the ``HOOK`` names of
-:mod:`pictx_fsm.hooks`), its tools and its commands. The session binds every extension to the
+:mod:`pictx_fsm.host.events`), its tools and its commands. The session binds every extension to the
 session tree at startup and again after each runtime replacement (fork, resume, reload: Pi
 re-runs the extension factory then, pi-host §2), and calls subscribed extensions in load order
 with a hook event and the ``ctx`` facts. A handler returns what Pi's handler would return:
-a :class:`~pictx_fsm.effects.HookResult` (value + side effects), a
+a :class:`~pictx_fsm.host.effects.HookResult` (value + side effects), a
 :class:`SuppliedCompaction` (Pi's ``{compaction}`` answer to ``session_before_compact``, which
 the lifecycle never gives), or ``None`` (``undefined``).
 """
@@ -17,8 +17,8 @@ from typing import Any, Protocol, TypeAlias
 
 from attrs import field, frozen
 
-from pictx_fsm.effects import HookResult
-from pictx_fsm.hooks import HOOKS, HookEvent, HostContext
+from pictx_fsm.host.effects import HookResult
+from pictx_fsm.host.events import HOOKS, HookEvent, HostContext
 from pictx_fsm.session.entries import ABSENT
 from pictx_fsm.session.tree import SessionTree
 

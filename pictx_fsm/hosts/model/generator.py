@@ -18,8 +18,8 @@ from collections import deque
 from collections.abc import Iterable
 from typing import Final, Literal, TypeAlias, get_args
 
-from pictx_fsm.context_management.generation import GenerationReply, GenerationRequest
-from pictx_fsm.context_management.generation import ReplyKind as GenReplyKind
+from pictx_fsm.extensions.context_management.generation import GenerationReply, GenerationRequest
+from pictx_fsm.extensions.context_management.generation import ReplyKind as GenReplyKind
 
 ReplyKind: TypeAlias = Literal[
     "valid",

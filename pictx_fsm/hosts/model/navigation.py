@@ -13,8 +13,8 @@ from typing import Any, TypeAlias
 
 from attrs import frozen
 
-from pictx_fsm.effects import CancelResult, HookResult, TreeSummaryResult
-from pictx_fsm.hooks import SessionBeforeTree, SessionTreeEvent
+from pictx_fsm.host.effects import CancelResult, HookResult, TreeSummaryResult
+from pictx_fsm.host.events import SessionBeforeTree, SessionTreeEvent
 from pictx_fsm.hosts.model.dispatch import emit
 from pictx_fsm.hosts.model.errors import ModelHostError
 from pictx_fsm.hosts.model.extension import Reply

@@ -13,7 +13,8 @@ import random
 import uuid
 from collections.abc import Callable
 
-from pictx_fsm.hooks import SessionShutdown, SessionStart, SessionStartReason
+from pictx_fsm.extensions.pi_context.windows import uuid_draws
+from pictx_fsm.host.events import SessionShutdown, SessionStart, SessionStartReason
 from pictx_fsm.hosts.model.dispatch import emit, error, record
 from pictx_fsm.hosts.model.errors import ModelHostError
 from pictx_fsm.hosts.model.settings import HostSettings
@@ -22,7 +23,6 @@ from pictx_fsm.hosts.model.store import SessionStore
 from pictx_fsm.session.entries import LabelEntry, SessionHeader
 from pictx_fsm.session.jsonl import parse_session
 from pictx_fsm.session.tree import SessionTree
-from pictx_fsm.session.windows import uuid_draws
 from pictx_fsm.session.writer import iso
 
 

@@ -15,7 +15,8 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any, Final, TypeAlias
 
-from pictx_fsm.hooks import AgentBeforeSettle, AgentSettled
+from pictx_fsm.extensions.pi_context.overflow import is_context_overflow
+from pictx_fsm.host.events import AgentBeforeSettle, AgentSettled
 from pictx_fsm.hosts.model.boundary import can_continue, chain, commit
 from pictx_fsm.hosts.model.compaction import OVERFLOW_RECOVERY_FAILED, failed, run_compaction
 from pictx_fsm.hosts.model.dispatch import emit, error
@@ -24,7 +25,6 @@ from pictx_fsm.hosts.model.records import step_at
 from pictx_fsm.hosts.model.state import HostState, RunState
 from pictx_fsm.hosts.model.steps import Steps
 from pictx_fsm.hosts.model.turns import BOUNDARY, flush_held, low_level_run, outcome_of
-from pictx_fsm.overflow import is_context_overflow
 from pictx_fsm.session.entries import MessageEntry
 from pictx_fsm.session.estimate import context_tokens
 from pictx_fsm.session.projection import latest_compaction_index

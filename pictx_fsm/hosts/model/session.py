@@ -16,8 +16,9 @@ from typing import Any, Literal, TypeAlias
 
 import attrs
 
-from pictx_fsm.effects import HookResult, HostEffect
-from pictx_fsm.hooks import ModelInfo, ModelSelect, SessionShutdown
+from pictx_fsm.extensions.pi_context.texts import WIPE_MEMORY_COMMAND
+from pictx_fsm.host.effects import HookResult, HostEffect
+from pictx_fsm.host.events import ModelInfo, ModelSelect, SessionShutdown
 from pictx_fsm.hosts.model import replace
 from pictx_fsm.hosts.model.brain import Brain
 from pictx_fsm.hosts.model.compaction import CompactOutcome, run_compaction
@@ -39,7 +40,6 @@ from pictx_fsm.hosts.model.state import HostState
 from pictx_fsm.hosts.model.steps import Steps, drain
 from pictx_fsm.hosts.model.store import SessionStore
 from pictx_fsm.hosts.model.tools import ECHO_TOOL, NESTING_TOOL
-from pictx_fsm.protocol import WIPE_MEMORY_COMMAND
 from pictx_fsm.session.entries import ABSENT, Entry
 from pictx_fsm.session.estimate import CharsCounter, TokenCounter
 from pictx_fsm.session.jsonl import parse_session

@@ -13,11 +13,15 @@ from typing import Any
 
 from attrs import field, frozen
 
-from pictx_fsm.hooks import ModelInfo
+from pictx_fsm.extensions.pi_context.policy import (
+    CompactionSettings,
+    StaticSettingsSource,
+    window_problem,
+)
+from pictx_fsm.extensions.pi_context.texts import PI_CONTEXT_SETTINGS_KEY
+from pictx_fsm.host.events import ModelInfo
 from pictx_fsm.hosts.model.errors import HostSettingsError
 from pictx_fsm.hosts.model.profiles import DEFAULT_HOST_PROFILE, HostProfile
-from pictx_fsm.policy import CompactionSettings, StaticSettingsSource, window_problem
-from pictx_fsm.protocol import PI_CONTEXT_SETTINGS_KEY
 
 __all__ = ["FAUX_MODEL", "CompactionSettings", "HostSettings", "RetrySettings", "settings_problem"]
 

@@ -26,8 +26,8 @@ from typing import Any, TypeAlias
 
 from attrs import evolve, frozen
 
-from pictx_fsm._jscompat import is_plain_object
-from pictx_fsm.effects import HookResult, ToolResult
+from pictx_fsm.extensions.pi_context.tools import ToolOutcome
+from pictx_fsm.host.effects import HookResult, ToolResult
 from pictx_fsm.hosts.model.dispatch import apply_effects, record
 from pictx_fsm.hosts.model.extension import ToolHandler, ToolInvocation, ToolOutput
 from pictx_fsm.hosts.model.messages import tool_result_message
@@ -35,8 +35,8 @@ from pictx_fsm.hosts.model.persist import persist
 from pictx_fsm.hosts.model.records import step_at
 from pictx_fsm.hosts.model.state import HostState
 from pictx_fsm.hosts.model.steps import Steps
+from pictx_fsm.js import is_plain_object
 from pictx_fsm.session.entries import Entry
-from pictx_fsm.tools import ToolOutcome
 
 JSON: TypeAlias = Any
 ECHO_TOOL = "echo"

@@ -15,9 +15,16 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, TypeAlias
 
-from pictx_fsm.effects import MessagesResult
-from pictx_fsm.hooks import AgentEnd, Context, ContextWithSystem, HookEvent, TurnEnd, TurnStart
-from pictx_fsm.hooks import Outcome as HookOutcome
+from pictx_fsm.host.effects import MessagesResult
+from pictx_fsm.host.events import (
+    AgentEnd,
+    Context,
+    ContextWithSystem,
+    HookEvent,
+    TurnEnd,
+    TurnStart,
+)
+from pictx_fsm.host.events import Outcome as HookOutcome
 from pictx_fsm.hosts.model.boundary import can_continue, chain, commit
 from pictx_fsm.hosts.model.compaction import compact_before_next_turn
 from pictx_fsm.hosts.model.dispatch import call, emit, error, record, subscribers

@@ -14,12 +14,12 @@ from typing import Any, ClassVar
 
 from attrs import frozen
 
-from pictx_fsm.audit import AuditLog
-from pictx_fsm.effects import HookResult
+from pictx_fsm.audit.log import AuditLog
+from pictx_fsm.extensions.pi_context.texts import Profile
+from pictx_fsm.host.effects import HookResult
 from pictx_fsm.hosts.pi.connection import MACHINE, Connection, connection_spec
 from pictx_fsm.hosts.pi.convert import BridgeProtocolError
 from pictx_fsm.machines import Configuration, Fired, Step
-from pictx_fsm.protocol import Profile
 
 
 @frozen(kw_only=True)

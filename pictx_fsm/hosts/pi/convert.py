@@ -11,10 +11,10 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from pictx_fsm import hooks
-from pictx_fsm.effects import draft_from_json
 from pictx_fsm.errors import PictxError
-from pictx_fsm.hooks import ContextUsage, HookEvent, HostContext, ModelInfo
+from pictx_fsm.host import events as hooks
+from pictx_fsm.host.effects import draft_from_json
+from pictx_fsm.host.events import ContextUsage, HookEvent, HostContext, ModelInfo
 
 
 class BridgeProtocolError(PictxError):
@@ -123,7 +123,7 @@ if set(_HOOKS) != set(hooks.HOOKS):  # pragma: no cover - a definition-time chec
 
 
 def tool_call(name: str, payload: Mapping[str, Any]) -> HookEvent:
-    """``execute(toolCallId, params)`` as the runtime's :class:`~pictx_fsm.hooks.ToolCall`."""
+    """``execute(toolCallId, params)`` as the runtime's :class:`~pictx_fsm.host.events.ToolCall`."""
     arguments = payload.get("arguments")
     if arguments is not None and not isinstance(arguments, Mapping):
         raise BridgeProtocolError("field 'event.arguments' must be an object")

@@ -1,7 +1,7 @@
 // The fail-closed projection (lifecycle R67–R69), used by pictx-bridge.mjs only when the
 // Python side cannot answer a provider request. Pure functions, no Pi imports: the tests run
 // them under plain Node on every corpus session, every real Pi trace and generated branches,
-// and compare with pictx_fsm.session.reset_projection.project_reset (and the Python twin in
+// and compare with pictx_fsm.extensions.pi_context.reset_projection.project_reset (and the Python twin in
 // pictx_fsm/hosts/pi/failclosed.py). Identity constants come from the manifest (`win`).
 
 // R8: the window id a valid marker opens, else null.

@@ -5,7 +5,8 @@ it only when the lifecycle server is down, hung, broken or degraded; the model-s
 (:mod:`.twin`) uses this Python form in the same situations. Both find the current window
 by a scan from the leaf back to the nearest valid marker (R8, R9, R11; no index to keep in
 step) and then cut the request exactly as the lifecycle does (R67–R69, the projection
-functions of :mod:`pictx_fsm.session.reset_projection`). A reset window whose boot is not in
+functions of :mod:`pictx_fsm.extensions.pi_context.reset_projection`). A reset window whose boot is
+not in
 the request (R68) keeps only the folded system head and the request is aborted: erased
 history is never sent, whichever side answers. Tests prove the JS and Python forms equal,
 and both equal to the lifecycle's projection, on every corpus session, every real Pi trace
@@ -18,14 +19,14 @@ from collections.abc import Sequence
 
 from attrs import frozen
 
-from pictx_fsm.session.projection import Message
-from pictx_fsm.session.reset_projection import (
+from pictx_fsm.extensions.pi_context.reset_projection import (
     ResetProjection,
     project_marker_window,
     project_root_window,
 )
+from pictx_fsm.extensions.pi_context.windows import root_window_id, window_id_of_marker
+from pictx_fsm.session.projection import Message
 from pictx_fsm.session.tree import SessionTree
-from pictx_fsm.session.windows import root_window_id, window_id_of_marker
 
 
 @frozen(kw_only=True)

@@ -34,16 +34,23 @@ from typing import Any, ClassVar, Final
 
 from attrs import frozen
 
-from pictx_fsm import policy
-from pictx_fsm._jscompat import is_number, is_plain_object
-from pictx_fsm.audit import AuditLog
-from pictx_fsm.effects import HookResult, MessagesResult
-from pictx_fsm.hooks import HostContext, ModelInfo
+from pictx_fsm.audit.log import AuditLog
+from pictx_fsm.extensions.pi_context import policy
+from pictx_fsm.extensions.pi_context.lifecycle import LifecycleState, in_state
+from pictx_fsm.extensions.pi_context.runtime import LifecycleRuntime
+from pictx_fsm.extensions.pi_context.texts import (
+    BOOT_TYPE,
+    GUIDANCE_TYPE,
+    MARKER_TYPE,
+    WARNING_TYPE,
+    Profile,
+)
+from pictx_fsm.extensions.pi_context.windows import Window
+from pictx_fsm.host.effects import HookResult, MessagesResult
+from pictx_fsm.host.events import HostContext, ModelInfo
 from pictx_fsm.hosts.pi.failclosed import ScannedWindow, fail_closed
 from pictx_fsm.hosts.pi.wire import ExpandedMessages, encode_messages
-from pictx_fsm.lifecycle import LifecycleState, in_state
-from pictx_fsm.protocol import BOOT_TYPE, GUIDANCE_TYPE, MARKER_TYPE, WARNING_TYPE, Profile
-from pictx_fsm.runtime import LifecycleRuntime
+from pictx_fsm.js import is_number, is_plain_object
 from pictx_fsm.session.estimate import (
     CHARS_PER_TOKEN,
     IMAGE_TOKENS,
@@ -53,7 +60,6 @@ from pictx_fsm.session.estimate import (
     js_length,
     usage_tokens,
 )
-from pictx_fsm.session.windows import Window
 
 WITH_SYSTEM: Final = "context_with_system"
 LEASED_HOOKS: Final = ("context", "context_with_system", "turn_end", "agent_before_settle")

@@ -2,7 +2,8 @@
 
 ``pictx-bridge.manifest.json`` sits beside ``pictx-bridge.mjs`` and is committed. The
 extension reads it at load time and registers from it every hook of the lifecycle's hook
-table (:data:`pictx_fsm.hooks.HOOKS`), all eleven tools of :data:`pictx_fsm.tools.TOOL_SPECS`
+table (:data:`pictx_fsm.host.events.HOOKS`), all eleven tools of
+:data:`pictx_fsm.extensions.pi_context.tools.TOOL_SPECS`
 (the one owner of their names, labels, descriptions, JSON-schema parameters and execution
 modes) and both commands; it also takes from it the window identity constants its fail-closed
 projection needs, every text it may show, the connection machine's transition table and the
@@ -18,13 +19,8 @@ from pathlib import Path
 from typing import Any, Final
 
 from pictx_fsm import __version__
-from pictx_fsm.hooks import HOOKS
-from pictx_fsm.hosts.pi import lease, texts
-from pictx_fsm.hosts.pi.connection import transition_table
-from pictx_fsm.hosts.pi.lease_machine import lease_table
-from pictx_fsm.hosts.pi.wire import MESSAGE_HOOKS, PIPELINED_HOOKS, PROTOCOL
-from pictx_fsm.lifecycle import toggle_completions
-from pictx_fsm.protocol import (
+from pictx_fsm.extensions.pi_context.lifecycle import toggle_completions
+from pictx_fsm.extensions.pi_context.texts import (
     BOOT_TYPE,
     MARKER_TYPE,
     NOTICE_MISSING_BOOT,
@@ -38,9 +34,14 @@ from pictx_fsm.protocol import (
     WIPE_MEMORY_TOOL,
     WIPE_STATUS_REQUESTED,
 )
+from pictx_fsm.extensions.pi_context.tools import TOOL_SPECS
+from pictx_fsm.extensions.pi_context.windows import session_prefix
+from pictx_fsm.host.events import HOOKS
+from pictx_fsm.hosts.pi import lease, texts
+from pictx_fsm.hosts.pi.connection import transition_table
+from pictx_fsm.hosts.pi.lease_machine import lease_table
+from pictx_fsm.hosts.pi.wire import MESSAGE_HOOKS, PIPELINED_HOOKS, PROTOCOL
 from pictx_fsm.session.estimate import CHARS_PER_TOKEN, IMAGE_TOKENS, UNSETTLED_STOPS
-from pictx_fsm.session.windows import session_prefix
-from pictx_fsm.tools import TOOL_SPECS
 
 MANIFEST: Final = Path(__file__).with_name("pictx-bridge.manifest.json")
 REQUEST_TIMEOUT_MS: Final = 5_000

@@ -41,10 +41,23 @@ from typing import IO, Any, Final
 import attrs
 
 from pictx_fsm import __version__
-from pictx_fsm.audit import AuditLog
-from pictx_fsm.effects import Notify
+from pictx_fsm.audit.log import AuditLog
 from pictx_fsm.errors import PictxError
-from pictx_fsm.hooks import Command, ContextUsage, HookEvent, HostContext, SessionStart
+from pictx_fsm.extensions.pi_context.boot_writer import BootWriter
+from pictx_fsm.extensions.pi_context.lifecycle import LifecycleState
+from pictx_fsm.extensions.pi_context.notes import FileNotesSource, default_notes_home
+from pictx_fsm.extensions.pi_context.policy import default_agent_dir
+from pictx_fsm.extensions.pi_context.runtime import LifecycleRuntime, pi_file_settings
+from pictx_fsm.extensions.pi_context.texts import (
+    DEFAULT_PROFILE,
+    NOTES_AGENT_ENV,
+    PI_CONTEXT_COMMAND,
+    Profile,
+    Texts,
+)
+from pictx_fsm.extensions.pi_context.tools import migrate_legacy_homes
+from pictx_fsm.host.effects import Notify
+from pictx_fsm.host.events import Command, ContextUsage, HookEvent, HostContext, SessionStart
 from pictx_fsm.hosts.pi import lease, texts
 from pictx_fsm.hosts.pi.connection_audit import record_transitions
 from pictx_fsm.hosts.pi.convert import BridgeProtocolError, context_of, event_of
@@ -65,23 +78,10 @@ from pictx_fsm.hosts.pi.wire import (
     encode_messages,
     expand_messages,
 )
-from pictx_fsm.lifecycle import LifecycleState
-from pictx_fsm.notes import FileNotesSource, default_notes_home
-from pictx_fsm.policy import default_agent_dir
-from pictx_fsm.protocol import (
-    DEFAULT_PROFILE,
-    NOTES_AGENT_ENV,
-    PI_CONTEXT_COMMAND,
-    Profile,
-    Texts,
-)
-from pictx_fsm.resets import BootWriter
-from pictx_fsm.runtime import LifecycleRuntime, pi_file_settings
 from pictx_fsm.session.entries import entry_from_json, header_from_json
 from pictx_fsm.session.estimate import CharsCounter
 from pictx_fsm.session.tree import SessionTree
 from pictx_fsm.session.usage import UsageIndex
-from pictx_fsm.tools import migrate_legacy_homes
 
 AUDIT_DIR_ENV: Final = "PICTX_FSM_AUDIT_DIR"
 CHECK_USAGE_ENV: Final = "PICTX_FSM_CHECK_USAGE"

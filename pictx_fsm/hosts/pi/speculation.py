@@ -18,7 +18,8 @@ answers from the reply without waiting, telling the server to keep the decision 
 the lifecycle or another extension, a new system prompt, an aborted run, a fault — and it
 sends the request as before; the server drops what it decided at the next request.
 
-Each decision is the runtime's :meth:`~pictx_fsm.runtime.LifecycleRuntime.decide` on the very
+Each decision is the runtime's
+:meth:`~pictx_fsm.extensions.pi_context.runtime.LifecycleRuntime.decide` on the very
 event a real request would carry (for ``context_with_system`` the same elided list,
 :func:`canonical`), in the state the hooks before it leave, kept with its audit record only
 when confirmed: the audit log and the state are those of the requests. A decision with an
@@ -32,12 +33,12 @@ from typing import Any
 
 from attrs import frozen
 
-from pictx_fsm.effects import HookResult
-from pictx_fsm.hooks import HookEvent, HostContext
+from pictx_fsm.extensions.pi_context.lifecycle import LifecycleState
+from pictx_fsm.extensions.pi_context.runtime import LifecycleRuntime
+from pictx_fsm.extensions.pi_context.texts import BOOT_TYPE
+from pictx_fsm.host.effects import HookResult
+from pictx_fsm.host.events import HookEvent, HostContext
 from pictx_fsm.hosts.pi.wire import ELIDED_ROLE, ExpandedMessages
-from pictx_fsm.lifecycle import LifecycleState
-from pictx_fsm.protocol import BOOT_TYPE
-from pictx_fsm.runtime import LifecycleRuntime
 
 ELIDED: Mapping[str, Any] = {"role": ELIDED_ROLE}
 """A run of messages the lifecycle does not read (:func:`canonical` counts them)."""

@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from typing import Final
 
-from pictx_fsm.effects import Notify
+from pictx_fsm.host.effects import Notify
 
 OLDEST_SUPPORTED_PI: Final = "0.87.1"
 NEWEST_TESTED_PI: Final = "1.6.0"

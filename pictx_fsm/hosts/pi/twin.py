@@ -29,7 +29,14 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Final, Protocol
 
-from pictx_fsm.effects import (
+from pictx_fsm.extensions.pi_context.runtime import LifecycleRuntime
+from pictx_fsm.extensions.pi_context.texts import (
+    MARKER_TYPE,
+    NOTICE_MISSING_BOOT,
+    PI_CONTEXT_COMMAND,
+    WIPE_STATUS_REQUESTED,
+)
+from pictx_fsm.host.effects import (
     AbortRun,
     BoundaryResult,
     CancelResult,
@@ -41,7 +48,7 @@ from pictx_fsm.effects import (
     ToolResult,
     TreeSummaryResult,
 )
-from pictx_fsm.hooks import (
+from pictx_fsm.host.events import (
     AgentBeforeSettle,
     Command,
     ContextWithSystem,
@@ -65,13 +72,6 @@ from pictx_fsm.hosts.pi.connection import Connection
 from pictx_fsm.hosts.pi.failclosed import ScannedWindow, fail_closed, marker_on_path, scan_window
 from pictx_fsm.hosts.pi.lease_machine import LeaseFollower
 from pictx_fsm.hosts.pi.wire import PIPELINED_HOOKS
-from pictx_fsm.protocol import (
-    MARKER_TYPE,
-    NOTICE_MISSING_BOOT,
-    PI_CONTEXT_COMMAND,
-    WIPE_STATUS_REQUESTED,
-)
-from pictx_fsm.runtime import LifecycleRuntime
 from pictx_fsm.session.tree import SessionTree
 
 KILLED: Final = texts.FAULT_EXITED.format(code="killed")

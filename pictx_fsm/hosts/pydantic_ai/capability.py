@@ -43,6 +43,9 @@ from pydantic_ai.run import AgentRunResult
 from pydantic_ai.toolsets import AbstractToolset
 
 from pictx_fsm import TOOL_SPECS, Applied, ModelInfo, Notify, ToolOutcome, ToolResult, ToolSpec
+from pictx_fsm.extensions.pi_context.overflow import PI_0_87
+from pictx_fsm.extensions.pi_context.texts import WIPE_MEMORY_TOOL
+from pictx_fsm.extensions.pi_context.windows import is_valid_marker
 from pictx_fsm.hosts.pydantic_ai.errors import (
     CapabilityConflictError,
     RequestCancelledError,
@@ -67,9 +70,6 @@ from pictx_fsm.hosts.pydantic_ai.texts import (
 from pictx_fsm.hosts.pydantic_ai.tools import toolset
 from pictx_fsm.hosts.pydantic_ai.views import ABORTED, METADATA_KEY, response_message
 from pictx_fsm.hosts.pydantic_ai.wire import as_projection, provider_context, request_messages
-from pictx_fsm.overflow import PI_0_87
-from pictx_fsm.protocol import WIPE_MEMORY_TOOL
-from pictx_fsm.session.windows import is_valid_marker
 
 __all__ = ["PiContext"]
 

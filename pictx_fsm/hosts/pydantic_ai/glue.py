@@ -49,13 +49,13 @@ from pictx_fsm import (
     TurnStart,
     apply,
 )
-from pictx_fsm.hooks import SessionStartReason
+from pictx_fsm.extensions.pi_context.windows import boot_window_id
+from pictx_fsm.host.events import SessionStartReason
 from pictx_fsm.hosts.pydantic_ai.settings import LifecycleSettings, fresh_window_tokens
 from pictx_fsm.session.entries import content_text
 from pictx_fsm.session.projection import fold_system
 from pictx_fsm.session.transcript import Transcript
 from pictx_fsm.session.usage import UsageIndex
-from pictx_fsm.session.windows import boot_window_id
 
 JSON: TypeAlias = Any
 Message: TypeAlias = Mapping[str, JSON]

@@ -25,8 +25,10 @@ from typing import Any, Final, TypeAlias
 from pydantic_ai.messages import ModelMessage, ModelRequest, ModelResponse, repair_messages
 
 from pictx_fsm import Applied, AuditLog, Notify, SessionHeader, SessionTree, read_session
-from pictx_fsm.audit import iter_records
-from pictx_fsm.hooks import SessionStartReason
+from pictx_fsm.audit.log import iter_records
+from pictx_fsm.extensions.pi_context.texts import ROOT_WINDOW_SUFFIX
+from pictx_fsm.extensions.pi_context.windows import boot_window_id
+from pictx_fsm.host.events import SessionStartReason
 from pictx_fsm.hosts.pydantic_ai.errors import SessionBusyError
 from pictx_fsm.hosts.pydantic_ai.glue import Lifecycle
 from pictx_fsm.hosts.pydantic_ai.history import entries_to_messages, messages_to_entries
@@ -34,11 +36,9 @@ from pictx_fsm.hosts.pydantic_ai.mirror import Mirror
 from pictx_fsm.hosts.pydantic_ai.settings import LifecycleSettings
 from pictx_fsm.hosts.pydantic_ai.texts import BUSY, LOGGER_NAME
 from pictx_fsm.hosts.pydantic_ai.views import iso_ms
-from pictx_fsm.protocol import ROOT_WINDOW_SUFFIX
 from pictx_fsm.session.entries import Entry, entry_from_json
 from pictx_fsm.session.jsonl import SessionWriter
 from pictx_fsm.session.tree import TreeNode
-from pictx_fsm.session.windows import boot_window_id
 
 __all__ = ["PiSession", "audit_path_of", "lifecycle_request", "wall_clock"]
 

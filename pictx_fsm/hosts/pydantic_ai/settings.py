@@ -19,6 +19,15 @@ from typing import Any
 from attrs import define, field
 
 from pictx_fsm import ToolSpec
+from pictx_fsm.extensions.pi_context.boot_writer import BootWriter
+from pictx_fsm.extensions.pi_context.policy import (
+    CompactionSettings,
+    SettingsSource,
+    StaticSettingsSource,
+    window_problem,
+)
+from pictx_fsm.extensions.pi_context.texts import DEFAULT_PROFILE, DEFAULT_RESERVE_TOKENS, Profile
+from pictx_fsm.extensions.pi_context.tools import default_notes_home
 from pictx_fsm.hosts.pydantic_ai.errors import SettingsError
 from pictx_fsm.hosts.pydantic_ai.texts import (
     SETTING_BOTH,
@@ -27,16 +36,7 @@ from pictx_fsm.hosts.pydantic_ai.texts import (
     SETTING_NOT_TOKENS,
     SETTING_PATH,
 )
-from pictx_fsm.policy import (
-    CompactionSettings,
-    SettingsSource,
-    StaticSettingsSource,
-    window_problem,
-)
-from pictx_fsm.protocol import DEFAULT_PROFILE, DEFAULT_RESERVE_TOKENS, Profile
-from pictx_fsm.resets import BootWriter
 from pictx_fsm.session.estimate import MessageText, TiktokenCounter, TokenCounter
-from pictx_fsm.tools import default_notes_home
 
 __all__ = [
     "LifecycleSettings",

@@ -15,7 +15,12 @@ from typing import Any, ClassVar, Literal, TypeAlias
 import attrs
 from attrs import frozen
 
-from pictx_fsm.context_management.texts import NOTES_TOOL, READ_TOOL, SEARCH_TOOL, STATUS_TOOL
+from pictx_fsm.extensions.context_management.texts import (
+    NOTES_TOOL,
+    READ_TOOL,
+    SEARCH_TOOL,
+    STATUS_TOOL,
+)
 from pictx_fsm.hosts.model import Call, Text, Tools
 from pictx_fsm.hosts.model.generator import REPLY_KINDS
 from pictx_fsm.testing import actions as shared

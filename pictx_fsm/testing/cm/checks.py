@@ -8,10 +8,10 @@ from typing import Any, TypeAlias
 
 from attrs import frozen
 
-from pictx_fsm.context_management.effects import LogRecord
-from pictx_fsm.context_management.policy import Budgets
-from pictx_fsm.context_management.records import NOTES_TYPE
-from pictx_fsm.effects import AppendEntry, ToolResult
+from pictx_fsm.extensions.context_management.effects import LogRecord
+from pictx_fsm.extensions.context_management.policy import Budgets
+from pictx_fsm.extensions.context_management.records import NOTES_TYPE
+from pictx_fsm.host.effects import AppendEntry, ToolResult
 from pictx_fsm.session.entries import Entry
 from pictx_fsm.testing.cm.world import CmWorld, StepRecord
 

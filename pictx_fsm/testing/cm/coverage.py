@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from pictx_fsm.context_management.machines import load_machines
+from pictx_fsm.extensions.context_management.machines import load_machines
 from pictx_fsm.testing.coverage import Coverage, CoverageRow, load_exemptions
 
 CmCoverage = Coverage

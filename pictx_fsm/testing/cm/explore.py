@@ -19,7 +19,7 @@ from attrs import define, field, frozen
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pictx_fsm.context_management.machines import load_machines
+from pictx_fsm.extensions.context_management.machines import load_machines
 from pictx_fsm.testing.cm.checks import CmViolation
 from pictx_fsm.testing.cm.coverage import CmCoverage, cm_coverage
 from pictx_fsm.testing.cm.faults import cm_fault

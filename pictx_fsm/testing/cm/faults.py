@@ -12,12 +12,12 @@ from typing import Any
 
 from attrs import frozen
 
-from pictx_fsm.context_management import act_notes, guards
-from pictx_fsm.context_management.effects import Emit, Intent
-from pictx_fsm.context_management.facts import CmFacts
-from pictx_fsm.context_management.machines import Bindings, CmMachines, with_bindings
-from pictx_fsm.context_management.records import NOTES_TYPE, notes_data
-from pictx_fsm.effects import AppendEntry
+from pictx_fsm.extensions.context_management import act_notes, guards
+from pictx_fsm.extensions.context_management.effects import Emit, Intent
+from pictx_fsm.extensions.context_management.facts import CmFacts
+from pictx_fsm.extensions.context_management.machines import Bindings, CmMachines, with_bindings
+from pictx_fsm.extensions.context_management.records import NOTES_TYPE, notes_data
+from pictx_fsm.host.effects import AppendEntry
 
 
 @frozen(kw_only=True)

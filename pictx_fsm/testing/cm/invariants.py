@@ -11,17 +11,17 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any, TypeAlias
 
-from pictx_fsm.context_management.diaglog import check_record
-from pictx_fsm.context_management.effects import CheckpointCompaction, RequestGeneration
-from pictx_fsm.context_management.events import ReplyEnded, ToolCalled, TurnStarted
-from pictx_fsm.context_management.notes import (
+from pictx_fsm.extensions.context_management.diaglog import check_record
+from pictx_fsm.extensions.context_management.effects import CheckpointCompaction, RequestGeneration
+from pictx_fsm.extensions.context_management.events import ReplyEnded, ToolCalled, TurnStarted
+from pictx_fsm.extensions.context_management.notes import (
     PROTECTED_KINDS,
     FileRecord,
     NoteSet,
     checkpoint_bytes,
     note_bytes,
 )
-from pictx_fsm.context_management.policy import (
+from pictx_fsm.extensions.context_management.policy import (
     BATCH_CAP,
     BG_FAILURE_COOLDOWN_MS,
     BG_MAX_TRIES,
@@ -32,9 +32,18 @@ from pictx_fsm.context_management.policy import (
     REPAIRS_PER_GENERATION,
     request_cap,
 )
-from pictx_fsm.context_management.records import inherited_notes, read_branch, read_session
-from pictx_fsm.context_management.sources import after, branch_sources, closed_prefix, pending_bytes
-from pictx_fsm.context_management.texts import NOTES_TOOL, READ_TOOL, SEARCH_TOOL
+from pictx_fsm.extensions.context_management.records import (
+    inherited_notes,
+    read_branch,
+    read_session,
+)
+from pictx_fsm.extensions.context_management.sources import (
+    after,
+    branch_sources,
+    closed_prefix,
+    pending_bytes,
+)
+from pictx_fsm.extensions.context_management.texts import NOTES_TOOL, READ_TOOL, SEARCH_TOOL
 from pictx_fsm.session.entries import CompactionEntry, CustomMessageEntry, MessageEntry
 from pictx_fsm.testing.cm.checks import (
     CmInvariant,
@@ -55,7 +64,7 @@ def _fired(record: StepRecord, prefix: str) -> bool:
 
 
 def _note_set(data: Mapping[str, JSON]) -> NoteSet:
-    from pictx_fsm.context_management.records import _note_set
+    from pictx_fsm.extensions.context_management.records import _note_set
 
     return _note_set(data.get("notes"))
 
@@ -417,7 +426,7 @@ class RecallQuota(CmInvariant):
         )
         if not recall:
             return []
-        from pictx_fsm.context_management.history import result_bytes
+        from pictx_fsm.extensions.context_management.history import result_bytes
 
         total = self.used.get(record.runtime, 0) + result_bytes(payload)
         self.used[record.runtime] = total
@@ -433,8 +442,8 @@ class LogBounded(CmInvariant):
     name, rule = "log_bounded", "§12.21 M66 M67"
 
     def check_world(self, world: CmWorld) -> list[CmViolation]:
-        from pictx_fsm.context_management.diaglog import LOG_SUFFIX
-        from pictx_fsm.context_management.policy import LOG_MAX_BYTES
+        from pictx_fsm.extensions.context_management.diaglog import LOG_SUFFIX
+        from pictx_fsm.extensions.context_management.policy import LOG_MAX_BYTES
 
         found: list[CmViolation] = []
         for path, data in world.extension.files.data.items():

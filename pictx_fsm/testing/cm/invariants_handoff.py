@@ -7,10 +7,14 @@ import json
 from collections.abc import Mapping
 from typing import Any, TypeAlias
 
-from pictx_fsm.context_management.effects import RequestGeneration
-from pictx_fsm.context_management.events import CommandIssued
-from pictx_fsm.context_management.policy import AUTO_COOLDOWN_MS, AUTO_MAX_PER_HOUR, HOUR_MS
-from pictx_fsm.context_management.records import (
+from pictx_fsm.extensions.context_management.effects import RequestGeneration
+from pictx_fsm.extensions.context_management.events import CommandIssued
+from pictx_fsm.extensions.context_management.policy import (
+    AUTO_COOLDOWN_MS,
+    AUTO_MAX_PER_HOUR,
+    HOUR_MS,
+)
+from pictx_fsm.extensions.context_management.records import (
     AUTO_TYPE,
     HANDOFF_TYPE,
     auto_from_json,

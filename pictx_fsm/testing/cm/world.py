@@ -17,13 +17,16 @@ from typing import Any
 import attrs
 from attrs import define, field, frozen
 
-from pictx_fsm.audit import AuditLog
-from pictx_fsm.context_management import events as ev
-from pictx_fsm.context_management.effects import CmResult
-from pictx_fsm.context_management.machines import CmMachines, load_machines
-from pictx_fsm.context_management.runtime import ContextMemoryRuntime
-from pictx_fsm.context_management.state import CmState, Flags
-from pictx_fsm.hooks import ModelInfo
+from pictx_fsm.audit.log import AuditLog
+from pictx_fsm.extensions.context_management import events as ev
+from pictx_fsm.extensions.context_management.effects import CmResult
+from pictx_fsm.extensions.context_management.machines import CmMachines, load_machines
+from pictx_fsm.extensions.context_management.runtime import ContextMemoryRuntime
+from pictx_fsm.extensions.context_management.state import CmState, Flags
+from pictx_fsm.extensions.pi_context.lifecycle import load_lifecycle
+from pictx_fsm.extensions.pi_context.runtime import LifecycleRuntime
+from pictx_fsm.extensions.pi_context.texts import Profile
+from pictx_fsm.host.events import ModelInfo
 from pictx_fsm.hosts.model import (
     Brain,
     CompactionSettings,
@@ -35,9 +38,6 @@ from pictx_fsm.hosts.model.clock import ManualClock
 from pictx_fsm.hosts.model.context_memory import ContextMemoryExtension
 from pictx_fsm.hosts.model.errors import ModelHostError
 from pictx_fsm.hosts.model.generator import ScriptedGenerator
-from pictx_fsm.lifecycle import load_lifecycle
-from pictx_fsm.protocol import Profile
-from pictx_fsm.runtime import LifecycleRuntime
 from pictx_fsm.session.entries import MessageEntry
 from pictx_fsm.session.estimate import CharsCounter
 from pictx_fsm.session.tree import SessionTree
@@ -277,7 +277,7 @@ class CmWorld:
         return True
 
     def _navigate_to(self, action: cm.NavigateTo) -> bool:
-        from pictx_fsm.context_management.records import NOTES_TYPE
+        from pictx_fsm.extensions.context_management.records import NOTES_TYPE
         from pictx_fsm.session.entries import CompactionEntry, CustomEntry
 
         session = self.session

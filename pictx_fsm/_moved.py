@@ -1,0 +1,105 @@
+"""Import paths that moved in 0.2 (issue 23's layout), kept working for one release.
+
+``import pictx_fsm.hooks`` (or any module below a moved one) still works: a finder on
+``sys.meta_path`` answers the old name with the module at its new place — the same module
+object, so ``isinstance`` checks and monkeypatches agree — and a :class:`DeprecationWarning`
+names the new path. ``CHANGELOG.md`` lists the same table (a test holds them equal).
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import sys
+import warnings
+
+TYPE_CHECKING = False  # not ``typing.TYPE_CHECKING``: importing the package need not import typing
+if TYPE_CHECKING:
+    import importlib.machinery
+    from collections.abc import Sequence
+    from types import ModuleType
+    from typing import Any, Final
+
+__all__ = ["MOVED", "install", "new_name"]
+
+MOVED: Final[dict[str, str]] = {
+    "pictx_fsm.hooks": "pictx_fsm.host.events",
+    "pictx_fsm.effects": "pictx_fsm.host.effects",
+    "pictx_fsm.applied": "pictx_fsm.host.apply",
+    "pictx_fsm.audit_store": "pictx_fsm.audit.store",
+    "pictx_fsm.audit_text": "pictx_fsm.audit.text",
+    "pictx_fsm._jscompat": "pictx_fsm.js",
+    "pictx_fsm.runtime": "pictx_fsm.extensions.pi_context.runtime",
+    "pictx_fsm.lifecycle": "pictx_fsm.extensions.pi_context.lifecycle",
+    "pictx_fsm.notes": "pictx_fsm.extensions.pi_context.notes",
+    "pictx_fsm.boot": "pictx_fsm.extensions.pi_context.boot",
+    "pictx_fsm.resets": "pictx_fsm.extensions.pi_context.boot_writer",
+    "pictx_fsm.overflow": "pictx_fsm.extensions.pi_context.overflow",
+    "pictx_fsm.policy": "pictx_fsm.extensions.pi_context.policy",
+    "pictx_fsm.repair": "pictx_fsm.extensions.pi_context.repair",
+    "pictx_fsm.protocol": "pictx_fsm.extensions.pi_context.texts",
+    "pictx_fsm.session.windows": "pictx_fsm.extensions.pi_context.windows",
+    "pictx_fsm.session.reset_projection": "pictx_fsm.extensions.pi_context.reset_projection",
+    "pictx_fsm.session.history": "pictx_fsm.extensions.pi_context.history",
+    "pictx_fsm.tools": "pictx_fsm.extensions.pi_context.tools",
+    "pictx_fsm.context_management": "pictx_fsm.extensions.context_management",
+    "pictx_fsm.audit_sessions": "pictx_fsm.conformance",
+}
+"""Old module path → new module path. A package's submodules move with it."""
+
+
+def new_name(old: str) -> str | None:
+    """Where ``old`` lives now (``None``: it did not move). The longest moved prefix wins."""
+    parts = old.split(".")
+    for end in range(len(parts), 1, -1):
+        target = MOVED.get(".".join(parts[:end]))
+        if target is not None:
+            return ".".join([target, *parts[end:]])
+    return None
+
+
+class _Alias:
+    """Loads an old name as the module at its new place (an importlib loader)."""
+
+    def __init__(self, old: str, new: str) -> None:
+        self._old = old
+        self._new = new
+
+    def create_module(self, spec: importlib.machinery.ModuleSpec) -> ModuleType:
+        warnings.warn(
+            f"{self._old} moved to {self._new}; the old path goes away in the next release "
+            "(CHANGELOG.md lists every moved path)",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return importlib.import_module(self._new)
+
+    def exec_module(self, module: ModuleType) -> None:
+        """The new module is already executed."""
+
+
+class _MovedFinder:
+    """Answers a moved name (an importlib meta path finder)."""
+
+    def find_spec(
+        self,
+        fullname: str,
+        path: Sequence[str] | None,
+        target: ModuleType | None = None,
+    ) -> importlib.machinery.ModuleSpec | None:
+        new = new_name(fullname)
+        if new is None:
+            return None
+        loader: Any = _Alias(fullname, new)
+        return importlib.util.spec_from_loader(fullname, loader)
+
+
+_FINDER: Final = _MovedFinder()
+
+
+def install() -> None:
+    """Put the finder first on ``sys.meta_path``, once: a submodule of a moved package asked
+    for by its old name (``pictx_fsm.lifecycle._step``) must be aliased, not found again by
+    the path finder in the package's new directory and executed a second time."""
+    if _FINDER not in sys.meta_path:
+        sys.meta_path.insert(0, _FINDER)

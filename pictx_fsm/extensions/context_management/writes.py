@@ -1,0 +1,118 @@
+"""One ``context_notes`` update (M9–M16): its arguments and how the note set would take it.
+
+:func:`parse_write` reads the tool arguments (Q2 wire names: ``key``, ``kind``, ``text``,
+``status``, ``sources``, ``inferred``); :func:`write_outcome` judges it against the branch:
+the cited sources (M9), then capacity with bounded retirement (M10–M11). The notes machine's
+guards and actions both read this one judgement.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, TypeAlias
+
+from attrs import frozen
+
+from pictx_fsm.extensions.context_management.notes import (
+    KINDS,
+    STATUSES,
+    BudgetFailure,
+    Fitted,
+    Note,
+    fit,
+    updated,
+)
+from pictx_fsm.session.entries import CompactionEntry, CustomMessageEntry, MessageEntry
+
+if TYPE_CHECKING:
+    from pictx_fsm.extensions.context_management.facts import CmFacts
+
+JSON: TypeAlias = Any
+
+
+@frozen(kw_only=True)
+class WriteRequest:
+    key: str
+    kind: str
+    status: str
+    text: str
+    sources: tuple[str, ...]
+    inferred: bool
+
+
+def parse_write(args: Mapping[str, JSON]) -> WriteRequest | None:
+    """The update an ``action: "update"`` call asks for, or ``None`` when malformed."""
+    key, kind, text = args.get("key"), args.get("kind"), args.get("text")
+    status, sources = args.get("status", "active"), args.get("sources")
+    inferred = args.get("inferred", False)
+    if not (isinstance(key, str) and key.strip() and kind in KINDS and status in STATUSES):
+        return None
+    if not isinstance(text, str) or not text.strip() or not isinstance(inferred, bool):
+        return None
+    if not isinstance(sources, list) or not sources or not all(isinstance(s, str) for s in sources):
+        return None
+    return WriteRequest(
+        key=key,
+        kind=str(kind),
+        status=str(status),
+        text=text,
+        sources=tuple(dict.fromkeys(sources)),
+        inferred=inferred,
+    )
+
+
+@frozen(kw_only=True)
+class WriteOutcome:
+    sources_ok: bool
+    note: Note
+    fitted: Fitted | None
+    failure: BudgetFailure | None
+
+
+def write_outcome(f: CmFacts, write: WriteRequest) -> WriteOutcome:
+    cached: WriteOutcome | None = f.memo.get("write")
+    if cached is not None:
+        return cached
+    roles = _roles(f)
+    sources_ok = all(s in roles for s in write.sources)
+    derived = any(roles.get(s) in ("summary", "custom") for s in write.sources)
+    if write.kind == "constraint" and not write.inferred:
+        sources_ok = sources_ok and any(roles.get(s) == "user" for s in write.sources)
+    notes = f.state.branch.notes
+    note = updated(
+        notes,
+        Note(
+            key=write.key,
+            kind=write.kind,
+            status=write.status,
+            text=write.text,
+            sources=write.sources,
+            inferred=write.inferred or derived,
+        ),
+    )
+    result = fit(notes.put(note), (write.key,), f.state.branch.files, f.budgets)
+    outcome = WriteOutcome(
+        sources_ok=sources_ok,
+        note=note,
+        fitted=result if isinstance(result, Fitted) else None,
+        failure=result if isinstance(result, BudgetFailure) else None,
+    )
+    f.memo["write"] = outcome
+    return outcome
+
+
+def _roles(f: CmFacts) -> dict[str, str]:
+    """Raw message entries of the branch by id, with the role they can support (M9)."""
+    roles: dict[str, str] = {}
+    for entry in f.branch:
+        if isinstance(entry, MessageEntry) and entry.message.role in (
+            "user",
+            "assistant",
+            "toolResult",
+        ):
+            roles[entry.id] = entry.message.role
+        elif isinstance(entry, CustomMessageEntry):
+            roles[entry.id] = "custom"
+        elif isinstance(entry, CompactionEntry):
+            roles[entry.id] = "summary"
+    return roles

@@ -1,0 +1,64 @@
+"""Import paths moved by the 0.2 layout keep working for one release, with a warning that
+names the new path, and CHANGELOG.md lists every one of them."""
+
+from __future__ import annotations
+
+import importlib
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from pictx_fsm._moved import MOVED, new_name
+
+CHANGELOG = Path(__file__).resolve().parents[1] / "CHANGELOG.md"
+
+
+@pytest.mark.parametrize("old", sorted(MOVED))
+def test_every_moved_path_is_listed_in_the_changelog(old: str) -> None:
+    # Given the changelog / Then it names the old path beside the new one in one table row
+    assert f"| `{old}` | `{MOVED[old]}` |" in CHANGELOG.read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize("old", sorted(MOVED))
+def test_an_old_path_imports_the_module_at_its_new_place_with_a_deprecation_warning(
+    old: str,
+) -> None:
+    # Given a fresh interpreter (the aliases are made once per process)
+    code = (
+        "import importlib, warnings\n"
+        "warnings.simplefilter('error', DeprecationWarning)\n"
+        f"new = importlib.import_module({MOVED[old]!r})\n"
+        "try:\n"
+        f"    importlib.import_module({old!r})\n"
+        "except DeprecationWarning as warning:\n"
+        "    print(warning)\n"
+        "warnings.simplefilter('ignore', DeprecationWarning)\n"
+        f"print(importlib.import_module({old!r}) is new)\n"
+    )
+    # When the old path is imported
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=False
+    )
+    # Then it warns naming the new path, and it is the same module object
+    assert result.returncode == 0, result.stderr
+    warning, same = result.stdout.splitlines()
+    assert f"{old} moved to {MOVED[old]}" in warning
+    assert same == "True"
+
+
+def test_a_submodule_of_a_moved_package_is_the_same_module_under_both_names() -> None:
+    # Given the moved lifecycle package / When a private submodule is imported by its old name
+    with pytest.warns(DeprecationWarning):
+        old = importlib.import_module("pictx_fsm.lifecycle._step")
+    # Then it is not executed a second time: it is the module at the new place
+    assert old is importlib.import_module("pictx_fsm.extensions.pi_context.lifecycle._step")
+    assert new_name("pictx_fsm.lifecycle._step") == (
+        "pictx_fsm.extensions.pi_context.lifecycle._step"
+    )
+
+
+def test_a_name_that_did_not_move_is_not_aliased() -> None:
+    assert new_name("pictx_fsm.session.tree") is None
+    assert new_name("pictx_fsm.hostsx") is None
