@@ -38,7 +38,7 @@ from pydantic_ai.capabilities import AbstractCapability, ProcessHistory
 from pydantic_ai.capabilities.abstract import AgentNode, NodeResult, WrapRunHandler
 from pydantic_ai.exceptions import ModelAPIError, ModelContextWindowExceededError
 from pydantic_ai.messages import ModelMessage, ModelRequest, ModelRequestPart, ModelResponse
-from pydantic_ai.models import Model, ModelRequestContext
+from pydantic_ai.models import AbstractModel, Model, ModelRequestContext
 from pydantic_ai.run import AgentRunResult
 from pydantic_ai.toolsets import AbstractToolset
 
@@ -55,7 +55,7 @@ from pictx_fsm.hosts.pydantic_ai.errors import (
 from pictx_fsm.hosts.pydantic_ai.glue import Outcome
 from pictx_fsm.hosts.pydantic_ai.history import carried_ids
 from pictx_fsm.hosts.pydantic_ai.serial import message_json
-from pictx_fsm.hosts.pydantic_ai.session import PiSession, lifecycle_request
+from pictx_fsm.hosts.pydantic_ai.session import PiSession, close_open_calls, lifecycle_request
 from pictx_fsm.hosts.pydantic_ai.settings import fresh_window_problem, tokens_setting
 from pictx_fsm.hosts.pydantic_ai.texts import (
     CANCELLED_ADVICE,
@@ -106,6 +106,8 @@ class PiContext(AbstractCapability[Any]):
     _asked: ModelMessage | None = field(default=None, init=False, repr=False)
     """The request a model is answering now (a cancel before its reply gets Pi's aborted one)."""
     _asked_model: Model | None = field(default=None, init=False, repr=False)
+    _unsent: ModelRequest | None = field(default=None, init=False, repr=False)
+    """The request the session recorded before pydantic-ai put it into the history."""
     _resets: int = field(default=0, init=False, repr=False)
     """Automatic resets in a row in the running run, nothing but their continuation between."""
 
@@ -166,6 +168,12 @@ class PiContext(AbstractCapability[Any]):
                 except (asyncio.CancelledError, GeneratorExit, KeyboardInterrupt):
                     self._abort()
                     raise
+                except Exception as error:
+                    if isinstance(error, ModelAPIError):
+                        self._unanswered(error)
+                    self._keep_unsent(self._history)
+                    self._sync(self._history)
+                    raise
                 # The run's own history (pydantic-ai replaces the list ctx.messages started with)
                 messages = result.all_messages()
                 self._sync(messages)
@@ -190,7 +198,7 @@ class PiContext(AbstractCapability[Any]):
         self._sync(messages)
         self._run_start, self._ended, self._history = len(messages), None, messages
         self._first, self._started, self._resets = None, False, 0
-        self._asked = None
+        self._asked = self._unsent = None
 
     def _continued(self, base: str | None, pending: ModelRequest | None) -> list[ModelMessage]:
         """The session's history: the previous run's own messages when the session has not
@@ -206,7 +214,8 @@ class PiContext(AbstractCapability[Any]):
         self._history = messages
         session = self.session
         old_leaf = session.tree.leaf_id
-        session.mirror.sync([*messages, *extra])
+        waiting = [lifecycle_request(session.pending)] if session.pending else []
+        session.mirror.sync([*messages, *waiting, *extra])  # what waits for the next run stays
         if not session.mirror.navigated:
             return
         session.mirror.navigated = False
@@ -223,6 +232,7 @@ class PiContext(AbstractCapability[Any]):
     async def before_model_request(
         self, ctx: RunContext[Any], request_context: ModelRequestContext
     ) -> ModelRequestContext:
+        self._unsent = None  # the request is the history's now
         self._tail_first(ctx.messages)
         self._take_in(ctx.messages, request_context)
         self._sync(ctx.messages)
@@ -331,12 +341,16 @@ class PiContext(AbstractCapability[Any]):
             self._sync(messages, result.request)
         else:
             self._sync(messages)
-        applied = self._turn_end(node.model_response, "completed", _pending(ctx))
-        self._count_resets(node.model_response, applied)
+        reply = node.model_response
+        applied = self._turn_end(reply, "completed", _pending(ctx))
         if isinstance(result, ModelRequestNode):
             self._into_next_request(len(messages), result.request, applied)
+            self._unsent = result.request
+            self._count_resets(reply, applied)
             return result
-        return self._at_stop(ctx, result, "completed", applied)
+        stop = self._at_stop(ctx, result, "completed", applied)
+        self._count_resets(reply, applied)
+        return stop
 
     def _turn_end(self, reply: ModelResponse, outcome: Outcome, pending: int) -> Applied:
         self._ended = reply
@@ -345,19 +359,42 @@ class PiContext(AbstractCapability[Any]):
 
     def _abort(self) -> None:
         """The caller cancelled the run (Pi's abort): what pydantic-ai kept of it is recorded,
-        a turn under way ends ``aborted`` — a request cancelled before its reply came gets
-        Pi's aborted reply — and ``agent_end`` says the run was aborted (R37)."""
+        with the calls of the last reply that have no result closed as pydantic-ai closes them
+        (``interrupted``; Pi records an error result for a tool the abort stopped); a turn under
+        way ends ``aborted`` — a request cancelled before its reply came gets Pi's aborted
+        reply — and ``agent_end`` says the run was aborted (R37)."""
         messages = self._history
+        if self._asked is not None and messages and messages[-1] is self._asked:
+            messages.append(_aborted_reply(self._asked_model))
+        self._keep_unsent(messages)
+        messages[:] = close_open_calls(messages)
         self._sync(messages)
-        last = messages[-1] if len(messages) > self._run_start else None
-        if last is not None and last is self._asked:
-            last = _aborted_reply(self._asked_model)
-            messages.append(last)
-            self._sync(messages)
+        replies = [m for m in messages[self._run_start :] if isinstance(m, ModelResponse)]
         session = self.session
-        if isinstance(last, ModelResponse) and last is not self._ended:
-            session.absorb(self._turn_end(last, "aborted", 0))
+        if replies and replies[-1] is not self._ended:
+            session.absorb(self._turn_end(replies[-1], "aborted", 0))
         session.lifecycle.aborted()  # Pi's abort: nothing commits, all clears
+
+    def _keep_unsent(self, messages: list[ModelMessage]) -> None:
+        """The request the session recorded ahead of pydantic-ai (a tool batch's results with
+        what its boundary committed, a boundary's continuation) joins the history of a run
+        that ends before sending it: what the session holds, the run's history holds."""
+        unsent, self._unsent = self._unsent, None
+        if unsent is not None and not _among(unsent, messages):
+            messages.append(unsent)
+
+    def _unanswered(self, error: ModelAPIError) -> None:
+        """A provider error no node hook saw (``run_stream`` streams its request outside
+        them) is the same error turn: the failed reply recorded, ``turn_end`` and the settle
+        hooks; what they commit (an overflow's recovery) waits for the next run."""
+        messages, asked, self._asked = self._history, self._asked, None
+        last = messages[-1] if len(messages) > self._run_start else None
+        if last is None or (last is not asked and not self._unended(last)):
+            return
+        failed = self._failed_reply(messages, error, self._asked_model)
+        session = self.session
+        session.absorb(self._turn_end(failed, "error", 0))
+        session.absorb(session.lifecycle.run_end("error", 0))
 
     def _count_resets(self, reply: ModelResponse, applied: Applied) -> None:
         """Stop a run whose fresh window is at the reserve after its first reply: the second
@@ -410,7 +447,8 @@ class PiContext(AbstractCapability[Any]):
         if not parts:
             return result
         if go_on:
-            return ModelRequestNode(request=ModelRequest(parts=parts))
+            self._unsent = ModelRequest(parts=parts)
+            return ModelRequestNode(request=self._unsent)
         ctx.messages.append(ModelRequest(parts=parts))
         self._sync(ctx.messages)
         return result
@@ -429,25 +467,46 @@ class PiContext(AbstractCapability[Any]):
         self._asked = None
         if not isinstance(node, ModelRequestNode) or not isinstance(error, ModelAPIError):
             raise error
-        failed = self._failed_reply(ctx, error)
+        failed = self._failed_reply(ctx.messages, error, ctx.model)
         applied = self._turn_end(failed, "error", _pending(ctx))
         redirect = self._at_stop(ctx, None, "error", applied)
         if isinstance(redirect, ModelRequestNode):
             return redirect
         raise error
 
-    def _failed_reply(self, ctx: RunContext[Any], error: ModelAPIError) -> ModelResponse:
-        model = ctx.model
+    def _unended(self, message: ModelMessage) -> bool:
+        return isinstance(message, ModelResponse) and message is not self._ended
+
+    def _failed_reply(
+        self, messages: list[ModelMessage], error: ModelAPIError, model: AbstractModel | None
+    ) -> ModelResponse:
+        """The reply of a request the provider failed: what pydantic-ai kept of a broken
+        stream, or an empty one, marked with the error (Pi persists the failed reply)."""
+        last = messages[-1] if len(messages) > self._run_start else None
+        if isinstance(last, ModelResponse) and self._unended(last):
+            failed = _as_failed(last, error)  # marked before the session first records it
+            self._sync(messages)
+            return failed
+        provider = None if model is None else model.system
         reply = ModelResponse(
             parts=[],
-            model_name=model.model_name,
-            provider_name=model.system,
+            model_name=None if model is None else model.model_name,
+            provider_name=provider,
             finish_reason="error",
-            metadata={METADATA_KEY: {"errorMessage": error_message(error, model.system)}},
+            metadata={METADATA_KEY: {"errorMessage": error_message(error, provider)}},
         )
-        ctx.messages.append(reply)
-        self._sync(ctx.messages)
+        messages.append(reply)
+        self._sync(messages)
         return reply
+
+
+def _as_failed(reply: ModelResponse, error: ModelAPIError) -> ModelResponse:
+    """``reply`` (a stream's response so far) as the failed reply of ``error``."""
+    own = dict((reply.metadata or {}).get(METADATA_KEY) or {})
+    own["errorMessage"] = error_message(error, reply.provider_name)
+    reply.metadata = {**(reply.metadata or {}), METADATA_KEY: own}
+    reply.finish_reason = "error"
+    return reply
 
 
 def _aborted_reply(model: Model | None) -> ModelResponse:
