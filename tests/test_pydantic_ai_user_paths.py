@@ -18,7 +18,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pydantic_ai import Agent, RunContext
-from pydantic_ai.capabilities import AbstractCapability, ProcessHistory
+from pydantic_ai.capabilities import (
+    AbstractCapability,
+    CombinedCapability,
+    ProcessHistory,
+    WrapperCapability,
+)
 from pydantic_ai.exceptions import (
     ModelContextWindowExceededError,
     ModelHTTPError,
@@ -539,6 +544,29 @@ def test_item10_native_compaction_is_refused_where_pydantic_ai_has_it() -> None:
     )
     with pytest.raises(CapabilityConflictError, match="NativeCompaction"):
         agent.run_sync("hello")
+
+
+def test_item10_a_capability_that_wraps_another_is_not_taken_for_a_compaction_handler() -> None:
+    # Given a wrapper capability (it delegates every hook, compact_history too) around a plain
+    # one, and a group of capabilities
+    session = new_session()
+    model = ScriptedModel([text("ok")], session)
+    wrapped = WrapperCapability(wrapped=_RequestNote())
+    group = CombinedCapability([_RequestNote()])
+    capabilities = [PiContext(session, context_window=100_000), wrapped, group]
+    agent: Agent[None, str] = Agent(model.model, capabilities=capabilities)
+    # When it runs / Then nothing is refused: neither compacts anything
+    assert agent.run_sync("hello").output == "ok"
+    # And a wrapper around a compaction handler is refused where pydantic-ai compacts
+    compacting: Agent[None, str] = Agent(
+        ScriptedModel([text("ok")], new_session()).model,
+        capabilities=[PiContext(new_session(), 100_000), WrapperCapability(wrapped=_Compacts())],
+    )
+    if COMPACTION_HOOK:
+        with pytest.raises(CapabilityConflictError, match="_Compacts"):
+            compacting.run_sync("hello")
+    else:
+        assert compacting.run_sync("hello").output == "ok"
 
 
 def test_item10_a_compaction_request_without_a_handler_leaves_the_session_as_it_was() -> None:

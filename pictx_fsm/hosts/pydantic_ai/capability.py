@@ -34,7 +34,12 @@ from dataclasses import dataclass, field
 from typing import Any, TypeAlias, TypeVar
 
 from pydantic_ai import CallToolsNode, ModelRequestNode, RunContext
-from pydantic_ai.capabilities import AbstractCapability, ProcessHistory
+from pydantic_ai.capabilities import (
+    AbstractCapability,
+    CombinedCapability,
+    ProcessHistory,
+    WrapperCapability,
+)
 from pydantic_ai.capabilities.abstract import AgentNode, NodeResult, WrapRunHandler
 from pydantic_ai.exceptions import ModelAPIError, ModelContextWindowExceededError
 from pydantic_ai.messages import ModelMessage, ModelRequest, ModelRequestPart, ModelResponse
@@ -537,9 +542,9 @@ def _refuse_rewriters(ctx: RunContext[Any]) -> None:
     root = ctx.root_capability
     if root is None:
         return
-    found: list[AbstractCapability[Any]] = []
-    root.apply(found.append)
-    for capability in found:
+    registered: list[AbstractCapability[Any]] = []
+    root.apply(registered.append)
+    for capability in _unwrapped(registered):
         name = type(capability).__name__
         if isinstance(capability, ProcessHistory):
             raise CapabilityConflictError(HISTORY_PROCESSOR_REFUSED.format(capability=name))
@@ -547,11 +552,27 @@ def _refuse_rewriters(ctx: RunContext[Any]) -> None:
             raise CapabilityConflictError(COMPACTION_REFUSED.format(capability=name))
 
 
+def _unwrapped(capabilities: Sequence[AbstractCapability[Any]]) -> list[AbstractCapability[Any]]:
+    """``capabilities`` and, for each wrapper among them, what it wraps (all the way in)."""
+    out: list[AbstractCapability[Any]] = []
+    for capability in capabilities:
+        current: AbstractCapability[Any] | None = capability
+        while current is not None:
+            out.append(current)
+            current = current.wrapped if isinstance(current, WrapperCapability) else None
+    return out
+
+
 def _compacts(capability: AbstractCapability[Any]) -> bool:
     """The capability has a ``compact_history`` hook of its own, where pydantic-ai calls one
     (≥ 2.7x; 2.68 has no compaction)."""
-    base = getattr(AbstractCapability, "compact_history", None)
-    return base is not None and getattr(type(capability), "compact_history", None) is not base
+    hook = getattr(type(capability), "compact_history", None)
+    if getattr(AbstractCapability, "compact_history", None) is None:
+        return False
+    # A wrapper or a group delegates the hook to what it holds, which is visited on its own.
+    delegating = (WrapperCapability, CombinedCapability, AbstractCapability)
+    base = next(cls for cls in delegating if isinstance(capability, cls))
+    return hook is not getattr(base, "compact_history", None)
 
 
 def _taken_in(message: ModelMessage) -> bool:
