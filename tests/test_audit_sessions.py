@@ -15,6 +15,7 @@ from session_builders import SessionBuilder, header
 
 from pictx_fsm.conformance import KINDS, Finding, FindingKind, audit_file, audit_tree
 from pictx_fsm.conformance.storms import EPISODE_GAP_SECONDS, is_empty_summary
+from pictx_fsm.extensions.pi_context.adapter import LifecycleExtension
 from pictx_fsm.extensions.pi_context.runtime import LifecycleRuntime
 from pictx_fsm.extensions.pi_context.texts import (
     CONTINUATION_0_24,
@@ -25,16 +26,7 @@ from pictx_fsm.extensions.pi_context.texts import (
     Profile,
     guidance_content,
 )
-from pictx_fsm.hosts.model import (
-    Brain,
-    Call,
-    LifecycleExtension,
-    ModelSession,
-    Overflow,
-    Response,
-    Text,
-    Tools,
-)
+from pictx_fsm.hosts.model import Brain, Call, ModelSession, Overflow, Response, Text, Tools
 from pictx_fsm.session.problems import Severity
 from pictx_fsm.session.tree import SessionTree
 

@@ -30,6 +30,7 @@ from pictx_fsm import (
     StaticSettingsSource,
     apply,
 )
+from pictx_fsm.extensions.pi_context.adapter import LifecycleExtension
 from pictx_fsm.extensions.pi_context.policy import CompactionSettings as PolicyCompactionSettings
 from pictx_fsm.host.effects import CompactionDraft, ContextEditDraft
 from pictx_fsm.hosts.model import (
@@ -37,7 +38,6 @@ from pictx_fsm.hosts.model import (
     Brain,
     CompactionSettings,
     HostSettings,
-    LifecycleExtension,
     ModelSession,
     Text,
 )

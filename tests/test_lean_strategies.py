@@ -19,8 +19,8 @@ from hypothesis.internal.conjecture.data import ConjectureData
 from hypothesis.strategies._internal.core import BuildsStrategy
 from hypothesis.strategies._internal.lazy import unwrap_strategies
 
+from pictx_fsm.extensions.pi_context.kit.actions import Advance, Prompt, Script
 from pictx_fsm.testing import lean
-from pictx_fsm.testing.actions import Advance, Prompt, Script
 from pictx_fsm.testing.lean import (
     LEAN,
     builds,

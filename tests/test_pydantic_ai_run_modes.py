@@ -30,6 +30,8 @@ from pydantic_graph import End
 from pictx_fsm import read_session
 from pictx_fsm.audit import verify_chain
 from pictx_fsm.conformance import audit_file
+from pictx_fsm.extensions.pi_context.kit.host_neutral import LostResult, Observation, check_all
+from pictx_fsm.extensions.pi_context.kit.notes_sandbox import NotesSandbox
 from pictx_fsm.extensions.pi_context.windows import is_valid_marker
 from pictx_fsm.hosts.pydantic_ai import (
     LifecycleSettings,
@@ -49,8 +51,6 @@ from pictx_fsm.hosts.pydantic_ai.scripted import (
 )
 from pictx_fsm.hosts.pydantic_ai.serial import messages_from_json, messages_json
 from pictx_fsm.hosts.pydantic_ai.session import lifecycle_request
-from pictx_fsm.testing.host_neutral import LostResult, Observation, check_all
-from pictx_fsm.testing.notes_sandbox import NotesSandbox
 
 WINDOW = 100_000
 MODES = ("run", "run_sync", "iter", "run_stream", "run_stream_events")

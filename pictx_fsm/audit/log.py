@@ -58,10 +58,10 @@ from pictx_fsm.audit.store import digest as _digest
 from pictx_fsm.audit.text import Layout, layout, members_text, value_text
 from pictx_fsm.fastjson import dumper, loads
 from pictx_fsm.host.effects import HookResult, MessagesResult
+from pictx_fsm.host.tool_outcome import ToolOutcome
 from pictx_fsm.session.slots import maker
 
 if TYPE_CHECKING:
-    from pictx_fsm.extensions.pi_context.tools.outcome import ToolOutcome
     from pictx_fsm.machines import Configuration, Fired, Step
 
 
@@ -417,24 +417,11 @@ def _result_raw(result: Any) -> Any:
     value: Any = result.value
     if isinstance(value, MessagesResult):
         value = {"messages": message_list_digest(value.messages)}
-    elif isinstance(value, _tool_outcome()):  # a notes or history tool: status, text digested
+    elif isinstance(value, ToolOutcome):  # a notes or history tool: status, text digested
         value = {"status": value.status, "text": json_digest(value.text)}
     return {"hook": result.hook, "value": value, "effects": list(result.effects)}
 
 
-def _tool_outcome() -> type[ToolOutcome]:
-    """:class:`~pictx_fsm.extensions.pi_context.tools.outcome.ToolOutcome`, imported when first
-    needed (the tools
-    import the audit's users)."""
-    global _TOOL_OUTCOME
-    if _TOOL_OUTCOME is None:
-        from pictx_fsm.extensions.pi_context.tools.outcome import ToolOutcome
-
-        _TOOL_OUTCOME = ToolOutcome
-    return _TOOL_OUTCOME
-
-
-_TOOL_OUTCOME: type[ToolOutcome] | None = None
 _PLAIN_RESULTS: dict[str, str] = {}
 
 
@@ -452,7 +439,7 @@ def _result_text(result: HookResult) -> str:
     value: Any = result.value
     if isinstance(value, MessagesResult):
         value_part = f'{{"messages":{_list_digest_text(value.messages)}}}'
-    elif isinstance(value, _tool_outcome()):
+    elif isinstance(value, ToolOutcome):
         value_part = f'{{"status":{_text(value.status)},"text":{_json_digest_text(value.text)}}}'
     else:
         value_part = _encode(value)

@@ -42,7 +42,7 @@ __all__ = [
 ]
 
 if TYPE_CHECKING:
-    from pictx_fsm.extensions.pi_context.tools.outcome import ToolOutcome
+    from pictx_fsm.host.tool_outcome import ToolOutcome
     from pictx_fsm.machines import Step
 
 JSON: TypeAlias = Any

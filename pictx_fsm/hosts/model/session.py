@@ -19,12 +19,12 @@ import attrs
 from pictx_fsm.extensions.pi_context.texts import WIPE_MEMORY_COMMAND
 from pictx_fsm.host.effects import HookResult, HostEffect
 from pictx_fsm.host.events import ModelInfo, ModelSelect, SessionShutdown
+from pictx_fsm.host.extension import Extension
 from pictx_fsm.hosts.model import replace
 from pictx_fsm.hosts.model.brain import Brain
 from pictx_fsm.hosts.model.compaction import CompactOutcome, run_compaction
 from pictx_fsm.hosts.model.dispatch import abort, apply_effects, emit, error, record, send_custom
 from pictx_fsm.hosts.model.errors import ALREADY_PROCESSING, AgentBusyError, ModelHostError
-from pictx_fsm.hosts.model.extension import Extension
 from pictx_fsm.hosts.model.messages import (
     TickClock,
     system_message,
