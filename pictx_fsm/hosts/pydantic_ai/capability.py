@@ -71,6 +71,7 @@ from pictx_fsm.hosts.pydantic_ai.texts import (
     REQUEST_ABORTED,
     RESET_LOOP,
     SETTING_POSITIVE,
+    WINDOW_FIX,
 )
 from pictx_fsm.hosts.pydantic_ai.tools import toolset
 from pictx_fsm.hosts.pydantic_ai.views import ABORTED, METADATA_KEY, response_message
@@ -108,6 +109,7 @@ class PiContext(AbstractCapability[Any]):
     _first: ModelRequest | None = field(default=None, init=False, repr=False)
     """The run's first request until it is prepared (it takes in the requests before it)."""
     _started: bool = field(default=False, init=False, repr=False)
+    """The running run has reached its first model request node."""
     _asked: ModelMessage | None = field(default=None, init=False, repr=False)
     """The request a model is answering now (a cancel before its reply gets Pi's aborted one)."""
     _asked_model: Model | None = field(default=None, init=False, repr=False)
@@ -145,7 +147,7 @@ class PiContext(AbstractCapability[Any]):
             reserve_name=self.session.config.reserve_name,
         )
         if problem is not None:
-            raise SettingsError(problem)
+            raise SettingsError(problem + WINDOW_FIX)
 
     def get_toolset(self) -> AbstractToolset[Any] | None:
         return toolset(self.tools, self._execute)
@@ -426,9 +428,7 @@ class PiContext(AbstractCapability[Any]):
         if not isinstance(reply, ModelResponse) or reply is self._ended:
             return
         session = self.session
-        self._ended = reply
-        message = response_message(message_json(reply))
-        session.absorb(session.lifecycle.turn_end(message, "completed", 0))
+        session.absorb(self._turn_end(reply, "completed", 0))
         session.absorb(session.lifecycle.run_end("completed", 0))
 
     def _into_next_request(self, index: int, request: ModelRequest, applied: Applied) -> None:

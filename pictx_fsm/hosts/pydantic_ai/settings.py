@@ -137,8 +137,8 @@ class LifecycleSettings:
     def reserve_name(self) -> str:
         """Where the reserve is set, as the user wrote it."""
         if self.settings is not None:
-            return "the reserve (compaction.reserveTokens of LifecycleSettings.settings)"
-        return "the reserve (LifecycleSettings.reserve_tokens)"
+            return "compaction.reserveTokens of LifecycleSettings.settings"
+        return "LifecycleSettings.reserve_tokens"
 
     @property
     def reserve(self) -> int:

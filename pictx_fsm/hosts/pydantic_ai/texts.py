@@ -24,6 +24,7 @@ __all__ = [
     "SETTING_NOT_TOKENS",
     "SETTING_PATH",
     "SETTING_POSITIVE",
+    "WINDOW_FIX",
 ]
 
 LOGGER_NAME: Final = "pictx_fsm.hosts.pydantic_ai"
@@ -42,6 +43,11 @@ SETTING_NOT_BOOL: Final = "{field} must be True or False, got {value!r}"
 SETTING_PATH: Final = "{field} must be a path (str or os.PathLike), got {value!r}"
 SETTING_CHOICE: Final = "{field} must be one of {choices}, got {value!r}"
 SETTING_BOTH: Final = "give {first} or {second}, not both"
+WINDOW_FIX: Final = (
+    "; give a reserve that fits the window (LifecycleSettings(reserve_tokens=...)), or the "
+    "model's real window"
+)
+"""Appended to a refused window: what to change."""
 
 BUSY: Final = (
     "this PiSession is already running an agent run: a session has one leaf, so it takes one "
