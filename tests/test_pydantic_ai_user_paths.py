@@ -576,6 +576,9 @@ def test_item10_a_compaction_request_without_a_handler_leaves_the_session_as_it_
     if COMPACTION_HOOK:
         with pytest.warns(UserWarning, match="no capability of this run can compact"):
             second = agent.run_sync("two", compact=True)
+        with pytest.warns(UserWarning, match="no capability of this run can compact"):
+            compacted = asyncio.run(agent.compact_history(second.all_messages()))
+        assert messages_json(compacted.all_messages()) == messages_json(second.all_messages())
     else:
         second = agent.run_sync("two")
     assert messages_json(session.history()) == messages_json(second.all_messages())

@@ -26,6 +26,7 @@ from pictx_fsm.extensions.pi_context.policy import (
     StaticSettingsSource,
     window_problem,
 )
+from pictx_fsm.extensions.pi_context.runtime import SettingsFactory
 from pictx_fsm.extensions.pi_context.texts import DEFAULT_PROFILE, DEFAULT_RESERVE_TOKENS, Profile
 from pictx_fsm.extensions.pi_context.tools import default_notes_home
 from pictx_fsm.hosts.pydantic_ai.errors import SettingsError
@@ -97,9 +98,9 @@ class LifecycleSettings:
     automatic_reset: bool = field(default=True, converter=_automatic)
     """Reset automatically at the reserve and recover from an overflow once (R39; Pi's
     ``compaction.enabled``). ``False`` keeps ``wipe_memory`` and ``/wipe-memory``."""
-    settings: SettingsSource | None = None
-    """Pi's settings instead of ``reserve_tokens``/``automatic_reset`` (a
-    :class:`~pictx_fsm.policy.FileSettingsSource` reads Pi's ``settings.json``)."""
+    settings: SettingsSource | SettingsFactory | None = None
+    """Pi's settings instead of ``reserve_tokens``/``automatic_reset``
+    (:func:`pictx_fsm.pi_file_settings` reads Pi's ``settings.json`` files)."""
     boot_writer: BootWriter | None = None
     """Boots from another notes source (then the notes tools write where it reads, if it is
     a :class:`~pictx_fsm.FileNotesSource`; give it or ``notes_home``, not both)."""
@@ -145,7 +146,7 @@ class LifecycleSettings:
         """The reserve these settings give when they are not Pi's own settings."""
         return DEFAULT_RESERVE_TOKENS if self.reserve_tokens is None else self.reserve_tokens
 
-    def settings_source(self) -> SettingsSource:
+    def settings_source(self) -> SettingsSource | SettingsFactory:
         """Where the runtime reads ``compaction.*`` (and ``pi-context.*``) from."""
         if self.settings is not None:
             return self.settings
