@@ -51,8 +51,11 @@ def test_the_settings_table_has_each_setting_where_it_is_given() -> None:
 
 def test_the_page_names_the_tested_pydantic_ai_versions_as_the_pin_allows() -> None:
     # Given the pydantic-ai extra's pin
-    project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
-    [pin] = [r for r in project["project"]["optional-dependencies"]["pydantic-ai"]]
+    extras = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"][
+        "optional-dependencies"
+    ]
+    [pin] = extras["pydantic-ai"]
+    assert pin in extras["test"]  # the tests run on what users install
     oldest = re.fullmatch(r"pydantic-ai-slim>=([\d.]+),<(\d+)", pin)
     assert oldest is not None
     # Then the page names its lower bound as the oldest tested, and a newest one below the cap
