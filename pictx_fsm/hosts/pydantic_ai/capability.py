@@ -48,9 +48,9 @@ from pydantic_ai.run import AgentRunResult
 from pydantic_ai.toolsets import AbstractToolset
 
 from pictx_fsm import TOOL_SPECS, Applied, ModelInfo, Notify, ToolOutcome, ToolResult, ToolSpec
-from pictx_fsm.extensions.pi_context.overflow import PI_0_87
 from pictx_fsm.extensions.pi_context.texts import WIPE_MEMORY_TOOL
 from pictx_fsm.extensions.pi_context.windows import is_valid_marker
+from pictx_fsm.host.overflow import PI_0_87
 from pictx_fsm.hosts.pydantic_ai.errors import (
     CapabilityConflictError,
     RequestCancelledError,

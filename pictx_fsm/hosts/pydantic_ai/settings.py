@@ -3,7 +3,7 @@
 A bad value is refused where it is written (a :class:`~.errors.SettingsError` naming the
 field), never deep inside pydantic-ai's graph at the first request. The window and the
 reserve are checked together with the project's one rule for them
-(:func:`pictx_fsm.policy.window_problem`, the rule the model host applies too), and further:
+(:func:`pictx_fsm.host.settings.window_problem`, the rule the model host applies too), and further:
 the room above the reserve must hold a fresh window (its boot, continuation and the tools'
 schemas), or every window would reset again at its first reply.
 """
@@ -20,15 +20,16 @@ from attrs import define, field
 
 from pictx_fsm import ToolSpec
 from pictx_fsm.extensions.pi_context.boot_writer import BootWriter
-from pictx_fsm.extensions.pi_context.policy import (
+from pictx_fsm.extensions.pi_context.runtime import SettingsFactory
+from pictx_fsm.extensions.pi_context.texts import DEFAULT_PROFILE, Profile
+from pictx_fsm.extensions.pi_context.tools import default_notes_home
+from pictx_fsm.host.settings import (
+    DEFAULT_RESERVE_TOKENS,
     CompactionSettings,
     SettingsSource,
     StaticSettingsSource,
     window_problem,
 )
-from pictx_fsm.extensions.pi_context.runtime import SettingsFactory
-from pictx_fsm.extensions.pi_context.texts import DEFAULT_PROFILE, DEFAULT_RESERVE_TOKENS, Profile
-from pictx_fsm.extensions.pi_context.tools import default_notes_home
 from pictx_fsm.hosts.pydantic_ai.errors import SettingsError
 from pictx_fsm.hosts.pydantic_ai.texts import (
     SETTING_BOTH,
