@@ -37,13 +37,13 @@ from pictx_fsm.hosts.pydantic_ai.serial import message_json, messages_from_json,
 from pictx_fsm.hosts.pydantic_ai.views import (
     METADATA_KEY,
     epoch_ms,
-    iso_ms,
     part_json,
     part_message,
     response_json,
     response_message,
 )
 from pictx_fsm.session.entries import CustomEntry, Entry
+from pictx_fsm.session.writer import iso
 
 JSON: TypeAlias = Any
 RESIDUAL_KEY: Final = "pydanticAi"
@@ -101,7 +101,7 @@ def _message_entry(
         "type": "message",
         "id": entry_id,
         "parentId": None,
-        "timestamp": iso_ms(int(message.get("timestamp", 0))),
+        "timestamp": iso(int(message.get("timestamp", 0))),
         "message": dict(message),
     }
     kept = {key: value for key, value in residuals.items() if value is not None or key == "request"}
@@ -145,7 +145,7 @@ def _part_entry(
 
 
 def _bookkeeping_entry(part: Mapping[str, JSON], entry_id: str) -> dict[str, JSON]:
-    stamp = iso_ms(epoch_ms(part.get("timestamp")))
+    stamp = iso(epoch_ms(part.get("timestamp")))
     return {
         "type": "custom",
         "customType": PART_ENTRY_TYPE,
@@ -485,5 +485,5 @@ def envelope_entry(request: ModelRequest) -> dict[str, JSON]:
         "data": envelope_residual(request),
         "id": "",
         "parentId": None,
-        "timestamp": iso_ms(epoch_ms(message_json(request).get("timestamp"))),
+        "timestamp": iso(epoch_ms(message_json(request).get("timestamp"))),
     }
