@@ -230,7 +230,9 @@ def python_wrapper(tmp_path: Path, name: str, body: str) -> Path:
 
 def faulty_python(tmp_path: Path) -> Path:
     """A ``PICTX_FSM_PYTHON`` that runs the server with the fault in ``$PICTX_FAULT``."""
-    return python_wrapper(tmp_path, "faulty-python", f'exec "{sys.executable}" "{FAULTY_SERVER}"')
+    return python_wrapper(
+        tmp_path, "faulty-python", f'exec "{sys.executable}" "{FAULTY_SERVER}" "$@"'
+    )
 
 
 def run_pi(

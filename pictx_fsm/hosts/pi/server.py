@@ -36,7 +36,7 @@ import sys
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
-from typing import IO, Any, Final
+from typing import IO, Any, Final, Protocol
 
 import attrs
 
@@ -59,8 +59,10 @@ from pictx_fsm.extensions.pi_context.tools import migrate_legacy_homes
 from pictx_fsm.host.effects import Notify
 from pictx_fsm.host.events import Command, ContextUsage, HookEvent, HostContext, SessionStart
 from pictx_fsm.hosts.pi import lease, texts
+from pictx_fsm.hosts.pi.channel import Channel
 from pictx_fsm.hosts.pi.connection_audit import record_transitions
 from pictx_fsm.hosts.pi.convert import BridgeProtocolError, context_of, event_of
+from pictx_fsm.hosts.pi.mirror import Mirror
 from pictx_fsm.hosts.pi.speculation import (
     Speculation,
     Systems,
@@ -78,7 +80,6 @@ from pictx_fsm.hosts.pi.wire import (
     encode_messages,
     expand_messages,
 )
-from pictx_fsm.session.entries import entry_from_json, header_from_json
 from pictx_fsm.session.estimate import CharsCounter
 from pictx_fsm.session.tree import SessionTree
 from pictx_fsm.session.usage import UsageIndex
@@ -179,11 +180,23 @@ def _now_ms() -> int:
     return int(time.time() * 1000)
 
 
-def hello() -> dict[str, Any]:
-    """What the server tells the extension first: versions, so a mismatch is diagnosed."""
+PI_CONTEXT: Final = "pi-context"
+"""The extension a server runs when none is named (``pictx-fsm pi --extension-path``)."""
+SERVED: Final = ("pi-context", "context-management")
+"""The extensions a server can run, as ``--extension`` names them."""
+
+
+class UnknownExtensionError(PictxError):
+    """``--extension`` names no extension this server runs."""
+
+
+def hello(extension: str = PI_CONTEXT) -> dict[str, Any]:
+    """What the server tells the extension first: versions and the extension it runs, so a
+    mismatch is diagnosed."""
     return {
         "package": __version__,
         "protocol": PROTOCOL,
+        "serves": extension,
         "python": f"{platform.python_version()} ({sys.executable})",
     }
 
@@ -199,6 +212,7 @@ class BridgeSession:
         self._factory = factory
         self._audit_factory = audit_factory
         self.profile = profile_from_environment()
+        self.mirror = Mirror()
         self.tree: SessionTree | None = None
         self.runtime: LifecycleRuntime | None = None
         self.audit: AuditLog | None = None
@@ -216,25 +230,15 @@ class BridgeSession:
         """Whether this connection may still get leases (a broken one ends them)."""
 
     def sync(self, session: Mapping[str, Any], ctx: Mapping[str, Any]) -> None:
-        header_json = session.get("header")
-        if header_json is not None:
-            header, problems = header_from_json(header_json)
-            if header is None:
-                raise BridgeProtocolError(f"field 'session.header': {problems[0].message}")
-            self.tree = SessionTree(header)
+        if "header" in session and session["header"] is not None:
+            self.mirror.apply({"header": session["header"]})
+            self.tree = self.mirror.require()
             self.host_usage = UsageIndex(self.tree, CharsCounter())
             if self.audit is not None:
                 self.audit.close()
-            self.audit = self._audit_factory(header.id)
+            self.audit = self._audit_factory(self.tree.session_id)
             self.runtime = self._factory(self.tree, ctx, self.audit)
-        if self.tree is None:
-            raise BridgeProtocolError("field 'session.header' is required on the first request")
-        for raw in session.get("entries") or ():
-            entry, _ = entry_from_json(raw)
-            self.tree.add(entry)
-        leaf = session.get("leaf")
-        if leaf != self.tree.leaf_id and (leaf is None or leaf in self.tree):
-            self.tree.navigate(leaf)
+        self.mirror.apply({**session, "header": None})
 
     def handle(self, request: Mapping[str, Any]) -> dict[str, Any]:
         kind = str(request.get("kind"))
@@ -436,17 +440,44 @@ def serve(
     out: IO[str],
     factory: RuntimeFactory = runtime_from_environment,
     audit_factory: AuditFactory = audit_from_environment,
+    extension: str = PI_CONTEXT,
 ) -> int:
-    """Answer every request line; an unusable request gets an error line, never a crash."""
-    session = BridgeSession(factory, audit_factory)
-    lines = PipeLines.of(lines)
-    for line in lines:
-        if not line.strip():
-            continue
-        out.write(json.dumps(answer(session, line), ensure_ascii=True) + "\n")
-        if not (isinstance(lines, PipeLines) and lines.pending()):
-            out.flush()
+    """Answer every request line for ``extension``; an unusable request gets an error line,
+    never a crash."""
+    source = PipeLines.of(lines)
+    pending = source.pending if isinstance(source, PipeLines) else _nothing_pending
+    channel = Channel(source, out, pending)
+    session = open_session(extension, channel, factory, audit_factory)
+    channel.answer = lambda line: answer(session, line)
+    for line in channel.requests():
+        channel.reply(answer(session, line))
     return 0
+
+
+def _nothing_pending() -> bool:
+    return False
+
+
+class Session(Protocol):
+    """What the server asks of the session it runs: one request in, one reply out."""
+
+    def handle(self, request: Mapping[str, Any]) -> dict[str, Any]: ...
+
+
+def open_session(
+    extension: str,
+    channel: Channel,
+    factory: RuntimeFactory = runtime_from_environment,
+    audit_factory: AuditFactory = audit_from_environment,
+) -> Session:
+    """The session that runs ``extension`` (one of :data:`SERVED`)."""
+    if extension == PI_CONTEXT:
+        return BridgeSession(factory, audit_factory)
+    if extension == "context-management":
+        from pictx_fsm.hosts.pi.served_cm import CmBridgeSession
+
+        return CmBridgeSession(channel)
+    raise UnknownExtensionError(f"--extension {extension!r}: this server runs {', '.join(SERVED)}")
 
 
 class PipeLines:
@@ -500,7 +531,7 @@ class PipeLines:
         return line.decode(self._encoding, errors="surrogateescape")
 
 
-def answer(session: BridgeSession, line: str) -> dict[str, Any]:
+def answer(session: Session, line: str) -> dict[str, Any]:
     """One request line → one reply object (errors included)."""
     request_id: Any = None
     try:
