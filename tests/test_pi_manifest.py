@@ -25,7 +25,6 @@ from pictx_fsm.host.events import HOOKS
 from pictx_fsm.hosts.pi import texts
 from pictx_fsm.hosts.pi.connection import transition_table
 from pictx_fsm.hosts.pi.convert import event_of
-from pictx_fsm.hosts.pi.served_cm import HOST_CALLS
 from pictx_fsm.hosts.pi.manifest import (
     MANIFEST,
     build_manifest,
@@ -33,6 +32,7 @@ from pictx_fsm.hosts.pi.manifest import (
     render_manifest,
     write_manifest,
 )
+from pictx_fsm.hosts.pi.served_cm import HOST_CALLS
 
 
 def test_the_committed_manifest_is_current() -> None:
