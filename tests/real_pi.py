@@ -16,7 +16,7 @@ import queue
 import subprocess
 import sys
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -165,11 +165,17 @@ def _reader(stream: Any) -> Iterator[dict[str, Any]]:
             yield json.loads(line)
 
 
-def _pi(tmp_path: Path, script: Sequence[dict[str, Any]]) -> tuple[list[str], dict[str, str]]:
+def _pi(
+    tmp_path: Path,
+    script: Sequence[dict[str, Any]] | Mapping[str, Any],
+    bridge: Sequence[Path] = (),
+) -> tuple[list[str], dict[str, str]]:
+    """Pi's command line and environment; ``bridge`` names the entries to load (pi-context's
+    by default, or ``$PICTX_TEST_EXTENSION``)."""
     pi = offline_pi()
     (tmp_path / "ws").mkdir(exist_ok=True)
     script_file = tmp_path / "faux-script.json"
-    script_file.write_text(json.dumps(list(script)))
+    script_file.write_text(json.dumps(script if isinstance(script, Mapping) else list(script)))
     env = dict(
         offline_environment(
             tmp_path,
@@ -181,10 +187,12 @@ def _pi(tmp_path: Path, script: Sequence[dict[str, Any]]) -> tuple[list[str], di
     )
     # Another bridge under test (how the suite was checked against main's bridge):
     # PICTX_TEST_EXTENSION=<its .mjs> PICTX_TEST_PYTHONPATH=<its source tree>.
-    extension = os.environ.get("PICTX_TEST_EXTENSION", str(EXTENSION))
+    extensions = [str(p) for p in bridge] or [
+        os.environ.get("PICTX_TEST_EXTENSION", str(EXTENSION))
+    ]
     if os.environ.get("PICTX_TEST_PYTHONPATH"):
         env["PYTHONPATH"] = os.environ["PICTX_TEST_PYTHONPATH"]
-    return pi.command([FAUX, extension], tmp_path / "sessions"), env
+    return pi.command([FAUX, *extensions], tmp_path / "sessions"), env
 
 
 def _collect(tmp_path: Path) -> RealRun:
@@ -277,18 +285,20 @@ class RpcPi:
     def __init__(
         self,
         tmp_path: Path,
-        script: Sequence[dict[str, Any]],
-        env: dict[str, str],
+        script: Sequence[dict[str, Any]] | Mapping[str, Any],
+        env: Mapping[str, str],
         *,
         resume: bool = False,
         extensions: Sequence[Path] = (),
+        bridge: Sequence[Path] = (),
+        argv: Sequence[str] = (),
     ) -> None:
-        command, base = _pi(tmp_path, script)
+        command, base = _pi(tmp_path, script, bridge)
         for extension in extensions:  # loaded after the bridge (the driver, for one)
             command += ["-e", str(extension)]
         self.tmp_path = tmp_path
         self.proc = subprocess.Popen(
-            [*command, *(["-c"] if resume else []), "--mode", "rpc"],
+            [*command, *argv, *(["-c"] if resume else []), "--mode", "rpc"],
             cwd=tmp_path / "ws",
             env={**base, **env},
             stdin=subprocess.PIPE,
@@ -318,6 +328,11 @@ class RpcPi:
         assert self.proc.stdin is not None
         self.proc.stdin.close()
         return self.proc.wait(timeout=RPC_TIMEOUT)
+
+    def stderr(self) -> str:
+        """Pi's stderr, once it exited."""
+        assert self.proc.stderr is not None
+        return self.proc.stderr.read() if self.proc.poll() is not None else ""
 
     def notices(self) -> list[str]:
         return [

@@ -195,17 +195,19 @@ class ContextMemoryExtension:
     def deliverable(self) -> bool:
         return bool(self.pending) or (self.idle_waits > 0 and self._session().is_idle)
 
-    def deliver(self) -> bool:
+    def deliver(self, held: frozenset[int] = frozenset()) -> bool:
         """Resolve what the host owes the extension, one thing: ``waitForIdle`` when idle,
-        else the earliest reply (or its deadline), advancing the clock to it."""
+        else the earliest reply (or its deadline), advancing the clock to it — not the
+        replies of the ``held`` jobs (a model that has not answered yet)."""
         if self.idle_waits and self._session().is_idle:
             self.idle_waits -= 1
             self.runtime.handle(ev.IdleReached())
             self._flush_takeover()
             return True
-        if not self.pending:
+        waiting = [p for p in self.pending if p.job not in held]
+        if not waiting:
             return False
-        item = min(self.pending, key=lambda p: (min(p.due, p.deadline), p.job))
+        item = min(waiting, key=lambda p: (min(p.due, p.deadline), p.job))
         self.pending.remove(item)
         if item.deadline <= item.due:
             self.clock.advance_to(item.deadline)

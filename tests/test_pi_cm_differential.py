@@ -1,0 +1,150 @@
+"""pi-context-management on the real Pi (every supported version) and on the model session:
+the same prompts, model replies and commands write the same entries in every session file,
+and the extension takes the same steps — each event, each fired transition, in order — and
+shows the same status bar (``real_cm``). Each scenario names transitions it must fire on the
+real Pi, so it cannot silently stop exercising its rule."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from pi_versions import PiInstall
+from real_cm import (
+    Advance,
+    CmScenario,
+    Command,
+    Notes,
+    Release,
+    Say,
+    run_model,
+    run_real,
+)
+
+from pictx_fsm.testing.actions import filler
+
+
+def _note(
+    key: str,
+    kind: str = "goal",
+    source: int = -1,
+    status: str = "active",
+    text_chars: int = 0,
+    missing: bool = False,
+) -> dict:
+    """The model updates one note citing the ``source``-th user message (M16)."""
+    args = {
+        "action": "update",
+        "key": key,
+        "kind": kind,
+        "status": status,
+        "text": filler(f"{key}-note", text_chars) if text_chars else f"{key} as the user asked",
+        "sources": ["0000dead"] if missing else [{"$source": ["user", source]}],
+    }
+    return {"tools": [{"name": "context_notes", "args": args}]}
+
+
+def _call(name: str, **args: object) -> dict:
+    return {"tools": [{"name": name, "args": args}]}
+
+
+LONG = 20_000
+"""Characters of a prompt whose source passes the background threshold (16 384 bytes, M38)."""
+
+
+def _long(label: str, chars: int = LONG) -> str:
+    return filler(label, chars)
+
+
+SCENARIOS: dict[str, CmScenario] = {
+    "notes tools": CmScenario(
+        steps=(
+            Say(text="Keep the public API stable.", replies=(_note("api"), {"text": "noted"})),
+            Say(
+                text="What do we know?",
+                replies=(
+                    _call("context_notes", action="read"),
+                    _call("context_history_search", query="public API"),
+                    _call("context_status"),
+                    {"text": "all read"},
+                ),
+            ),
+            Say(
+                text="A refused first write.",
+                replies=(
+                    {
+                        "tools": [
+                            {
+                                "name": "context_notes",
+                                "args": {
+                                    "action": "update",
+                                    "key": "x",
+                                    "kind": "goal",
+                                    "text": "t",
+                                    "sources": ["nope"],
+                                },
+                            }
+                        ]
+                    },
+                    {"text": "refused"},
+                ),
+            ),
+            Command(args="notes"),
+            Command(args="status"),
+            Command(args="bogus"),
+        ),
+        exercises=frozenset({"notes_store:notes_store:not_created:write:4"}),
+    ),
+    "refusals": CmScenario(
+        steps=(
+            Say(
+                text="First, nothing fits.",
+                replies=(_note("big", text_chars=9_000), {"text": "no"}),
+            ),
+            Say(
+                text="Then a constraint.",
+                replies=(_note("rule", kind="constraint"), {"text": "ok"}),
+            ),
+            Say(text="Wrong kind.", replies=(_note("rule", kind="goal"), {"text": "no"})),
+            Say(text="Missing source.", replies=(_note("other", missing=True), {"text": "no"})),
+            Say(text="Too big.", replies=(_note("big", text_chars=9_000), {"text": "no"})),
+        ),
+    ),
+    "background notes": CmScenario(
+        steps=(
+            Notes(kind="valid"),
+            Say(text=_long("first-long")),
+            Say(text=_long("second-long")),
+            Advance(ms=61_000),
+            Notes(kind="failing"),
+            Say(text=_long("third-long")),
+            Advance(ms=61_000),
+            Notes(kind="stubborn"),
+            Say(text="short"),
+            Advance(ms=61_000),
+            Notes(kind="valid", hold="job"),
+            Say(text=_long("fourth-long")),
+            Command(args="cancel"),
+            Release(name="job"),
+            Command(args="cancel"),
+        ),
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(SCENARIOS))
+def test_the_model_session_runs_context_management_exactly_as_the_real_pi_does(
+    name: str, tmp_path: Path, pi_install: PiInstall
+) -> None:
+    # Given the same prompts, replies and commands on both hosts
+    scenario = SCENARIOS[name]
+    # When they run on the model session (the Pi version's profile) and on the real Pi
+    model, counts = run_model(scenario, pi_install.host_profile)
+    real = run_real(tmp_path, scenario, counts)
+    # Then every session file holds the same entries, the extension took the same steps and
+    # showed the same status bar
+    assert real.files == model.files
+    assert real.decisions == model.decisions
+    assert real.statuses == model.statuses
+    # And the scenario exercised its rules on the real Pi
+    assert scenario.exercises <= real.fired()
