@@ -78,9 +78,12 @@ class Drive:
 
 @frozen(kw_only=True)
 class Command:
-    """``/ctx-memory <args>``."""
+    """``/ctx-memory <args>``; ``replies`` answer the runs it starts (a takeover prompt);
+    ``wait=False`` goes on before Pi answered it (a handoff waiting for its model)."""
 
     args: str
+    replies: tuple[Mapping[str, JSON], ...] = ()
+    wait: bool = True
 
 
 @frozen(kw_only=True)
@@ -207,6 +210,7 @@ def run_model(scenario: CmScenario, host: str) -> tuple[Observed, list[int]]:
         elif isinstance(step, Notes):
             world.generator.push("slow" if step.advance_ms else step.kind, repair=step.repair)
         elif isinstance(step, Command):
+            world.session.brain.push(*(_response(r) for r in step.replies))
             world.session.command("ctx-memory", step.args)
         elif isinstance(step, Compact):
             world.session.compact()
@@ -239,7 +243,7 @@ def faux_script(scenario: CmScenario) -> dict[str, JSON]:
     replies: list[Mapping[str, JSON]] = []
     notes: list[dict[str, JSON]] = []
     for step in scenario.steps:
-        if isinstance(step, Say):
+        if isinstance(step, Say | Command):
             replies.extend(step.replies)
         elif isinstance(step, Notes):
             first: dict[str, JSON] = {"notes": step.kind}
@@ -320,7 +324,8 @@ def _real_step(pi: RpcPi, request_id: str, step: Step, clock: Path) -> None:
     elif isinstance(step, Command | Drive):
         text = f"/ctx-memory {step.args}" if isinstance(step, Command) else f"/{step.command}"
         pi.send({"id": request_id, "type": "prompt", "message": text})
-        pi.until("response", id=request_id)
+        if not isinstance(step, Command) or step.wait:
+            pi.until("response", id=request_id)
     elif isinstance(step, Compact):
         pi.send({"id": request_id, "type": "compact"})
         pi.until("response", id=request_id)

@@ -324,9 +324,14 @@ class RpcPi:
         raise AssertionError(f"Pi ended before a {kind} event")
 
     def close(self) -> int:
-        """Close stdin; Pi must exit by itself within :data:`RPC_TIMEOUT`."""
+        """Close stdin; Pi must exit by itself within :data:`RPC_TIMEOUT`. What it printed
+        meanwhile is kept in :attr:`seen` too."""
         assert self.proc.stdin is not None
         self.proc.stdin.close()
+        try:
+            self.seen.extend(self.lines)
+        except AssertionError:  # Pi closed its output: everything is read
+            pass
         return self.proc.wait(timeout=RPC_TIMEOUT)
 
     def stderr(self) -> str:

@@ -14,6 +14,8 @@ from real_cm import (
     Advance,
     CmScenario,
     Command,
+    Compact,
+    Drive,
     Notes,
     Release,
     Say,
@@ -54,6 +56,19 @@ LONG = 20_000
 
 def _long(label: str, chars: int = LONG) -> str:
     return filler(label, chars)
+
+
+NO_BACKGROUND = "--context-memory-no-background"
+ARCHIVED = 60_000
+"""Characters of a turn whose prompt and reply Pi archives at the next compaction."""
+
+
+def _archived(label: str) -> tuple[Say, ...]:
+    """Two turns: a long one Pi archives at the next compaction, a short one it keeps."""
+    return (
+        Say(text=_long(f"{label}-long", ARCHIVED), replies=({"text": _long(f"{label}-reply", ARCHIVED)},)),
+        Say(text=_long(f"{label}-recent", 90_000)),
+    )
 
 
 SCENARIOS: dict[str, CmScenario] = {
@@ -108,6 +123,87 @@ SCENARIOS: dict[str, CmScenario] = {
             Say(text="Wrong kind.", replies=(_note("rule", kind="goal"), {"text": "no"})),
             Say(text="Missing source.", replies=(_note("other", missing=True), {"text": "no"})),
             Say(text="Too big.", replies=(_note("big", text_chars=9_000), {"text": "no"})),
+        ),
+    ),
+    # Checkpoints (M25–M36): Pi keeps the last 20 000 tokens; two long turns before them are
+    # archived, one batch each (143 616 bytes a batch in a 200 000-token window).
+    "checkpoint": CmScenario(
+        argv=(NO_BACKGROUND,),
+        steps=(
+            *_archived("one"),
+            Notes(kind="valid"),
+            Notes(kind="over_capacity"),
+            Compact(),
+            Say(text="Keep the API.", replies=(_note("api"), {"text": "noted"})),
+            *_archived("two"),
+            Notes(kind="valid"),
+            Notes(kind="valid"),
+            Compact(),
+            Command(args="status"),
+        ),
+    ),
+    "checkpoint failures": CmScenario(
+        argv=(NO_BACKGROUND,),
+        steps=(
+            *_archived("one"),
+            Notes(kind="invalid_shape"),
+            Compact(),
+            *_archived("two"),
+            Notes(kind="failing"),
+            Compact(),
+            *_archived("three"),
+            Notes(kind="incomplete"),
+            Compact(),
+            *_archived("four"),
+            Notes(kind="valid", advance_ms=400_000),
+            Compact(),
+            *_archived("five"),
+            Notes(kind="bad_boundary"),
+            Compact(),
+            *_archived("six"),
+            Notes(kind="repair_invalid"),
+            Compact(),
+            *_archived("seven"),
+            Notes(kind="stubborn"),
+            Compact(),
+        ),
+    ),
+    # Handoff (M45–M51): notes for what is not covered, the package, the new session created
+    # and switched to through Pi's API, verified there, and the takeover prompt sent once.
+    "manual handoff": CmScenario(
+        argv=(NO_BACKGROUND,),
+        steps=(
+            Say(text="Keep the public API stable.", replies=(_note("api", kind="constraint"), {"text": "noted"})),
+            Say(text="The parser fails on tabs; fix it next."),
+            Notes(kind="valid"),
+            Command(args="handoff", replies=({"text": "taking over"},)),
+            Say(
+                text="What did the parent say?",
+                replies=(
+                    _call("context_history_search", query="public API", scope="handoff"),
+                    _call("context_notes", action="read"),
+                    {"text": "read"},
+                ),
+            ),
+            Command(args="status"),
+            Command(args="handoff", replies=({"text": "again"},)),
+        ),
+    ),
+    "handoff failures": CmScenario(
+        argv=(NO_BACKGROUND,),
+        steps=(
+            Say(text="Keep the public API stable.", replies=(_note("api"), {"text": "noted"})),
+            Notes(kind="failing"),
+            Command(args="handoff"),
+            Drive(command="drive-veto on"),
+            Notes(kind="valid"),
+            Command(args="handoff"),
+            Drive(command="drive-veto off"),
+            Say(text="The lexer needs the same fix."),
+            Notes(kind="valid", hold="slow"),
+            Command(args="handoff", wait=False),
+            Command(args="cancel"),
+            Release(name="slow"),
         ),
     ),
     "background notes": CmScenario(

@@ -52,7 +52,11 @@ from pictx_fsm.extensions.context_management.parents import FileParents
 from pictx_fsm.extensions.context_management.records import RECEIPT_TYPE
 from pictx_fsm.extensions.context_management.runtime import ContextMemoryRuntime, StorageError
 from pictx_fsm.extensions.context_management.state import CmState, Flags
-from pictx_fsm.extensions.context_management.texts import GENERATION_POLICY_TEXT
+from pictx_fsm.extensions.context_management.texts import (
+    FLAG_NO_AUTO_HANDOFF,
+    FLAG_NO_BACKGROUND,
+    GENERATION_POLICY_TEXT,
+)
 from pictx_fsm.hosts.pi.channel import Channel, HostCallFailed
 from pictx_fsm.hosts.pi.connection_audit import checked_step
 from pictx_fsm.hosts.pi.convert import BridgeProtocolError, context_of, event_of, tool_call
@@ -149,13 +153,13 @@ def _number(value: Any) -> int | None:
 
 
 def flags_of(facts: Mapping[str, Any]) -> Flags:
-    """M1, M3 as the extension read them (``pi.getFlag``; the child environment)."""
+    """M3 as the extension read them (``pi.getFlag`` of each, by name). A child session
+    (M1) never gets here: the extension registers nothing in one."""
     flags = facts.get("flags")
     flags = flags if isinstance(flags, Mapping) else {}
     return Flags(
-        child=flags.get("child") is True,
-        no_background=flags.get("noBackground") is True,
-        no_auto_handoff=flags.get("noAutoHandoff") is True,
+        no_background=flags.get(FLAG_NO_BACKGROUND) is True,
+        no_auto_handoff=flags.get(FLAG_NO_AUTO_HANDOFF) is True,
     )
 
 
