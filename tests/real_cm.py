@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, TypeAlias
 
@@ -34,8 +34,9 @@ FIXTURES = Path(__file__).resolve().parent / "fixtures" / "pi"
 DRIVERS = (FIXTURES / "driver.mjs", FIXTURES / "cm_driver.mjs")
 """Loaded after the extension: tree operations and reload (``driver.mjs``), planted faults
 (``cm_driver.mjs``)."""
-REPAIR_DEFAULTS = {"stubborn": "over_capacity", "repair_invalid": "resolve_open"}
-CAPACITY_KINDS = frozenset({"over_capacity", "stubborn", "repair_invalid"})
+SLOW_ADVANCE_MS = 400_000
+"""How much later a ``slow`` reply comes (the scripted generator's 400 s, past the 300 s
+deadline)."""
 
 
 @frozen(kw_only=True)
@@ -140,33 +141,59 @@ def _response(reply: Mapping[str, JSON]) -> Response:
     return Text(text=str(reply["text"]))
 
 
-class _Held:
-    """Which jobs' replies the model session holds back (:attr:`Notes.hold`)."""
+class _Answers:
+    """How the model session's scripted generator answered each request, in order — the faux
+    model of the real Pi answers its requests the same, in the same order — and which jobs'
+    replies are held back (:attr:`Notes.hold`): the model session does not deliver them."""
 
-    def __init__(self, scenario: CmScenario) -> None:
-        self.notes = [step for step in scenario.steps if isinstance(step, Notes)]
-        self.seen = 0
+    def __init__(self, world: World) -> None:
+        self.steps: list[dict[str, JSON]] = []
+        self.pushed: list[Notes] = []
+        """The Notes steps the generator's script holds, in its order."""
         self.jobs: dict[str, int] = {}
+        generator = world.generator
+        generate = generator.generate
 
-    def update(self, world: World) -> frozenset[int]:
-        firsts = [r for r in world.generator.requests if not r.repair]
-        for request in firsts[self.seen :]:
-            if self.seen < len(self.notes) and self.notes[self.seen].hold is not None:
-                self.jobs[str(self.notes[self.seen].hold)] = request.job
-            self.seen += 1
+        def recorded(request: Any) -> Any:
+            hold = None
+            if request.repair:
+                kind = generator._repair
+            elif generator.script:
+                kind = generator.script[0][0]
+                hold = self.pushed.pop(0).hold
+            else:
+                kind = "valid"
+            reply = generate(request)
+            step: dict[str, JSON] = {"notes": "valid" if kind == "slow" else kind}
+            if kind == "slow":
+                step["advanceMs"] = SLOW_ADVANCE_MS
+            if hold is not None:
+                step["waitFor"] = hold
+                self.jobs[hold] = request.job
+            self.steps.append(step)
+            return reply
+
+        generator.generate = recorded  # type: ignore[method-assign]
+
+    def push(self, world: World, step: Notes) -> None:
+        self.pushed.append(step)
+        world.generator.push("slow" if step.advance_ms else step.kind, repair=step.repair)
+
+    @property
+    def held(self) -> frozenset[int]:
         return frozenset(self.jobs.values())
 
 
-def _drain(world: World, held: _Held) -> None:
+def _drain(world: World, answers: _Answers) -> None:
     session, ext = world.session, world.extension
     session.run_until_idle()
     for _ in range(200):
-        if not ext.deliver(held.update(world)):
+        if not ext.deliver(answers.held):
             return
         session.run_until_idle()
 
 
-def _drive(world: World, command: str, held: _Held) -> None:
+def _drive(world: World, command: str) -> None:
     """A driver command on the model session, as the driver fixtures do it on the real Pi."""
     name, *args = command.split()
     session, ext = world.session, world.extension
@@ -186,9 +213,8 @@ def _drive(world: World, command: str, held: _Held) -> None:
             session.fork(target, "at" if args[2:] == ["at"] else "before")
 
 
-def run_model(scenario: CmScenario, host: str) -> tuple[Observed, list[int]]:
-    """The scenario on the model session; also how many extension steps there were after each
-    step (what the real run waits for)."""
+def run_model(scenario: CmScenario, host: str) -> tuple[Observed, Plan]:
+    """The scenario on the model session, and the plan the real run follows."""
     flags = set(scenario.argv)
     config = WorldConfig(
         context_window=scenario.window,
@@ -201,60 +227,60 @@ def run_model(scenario: CmScenario, host: str) -> tuple[Observed, list[int]]:
         no_auto_handoff="--context-memory-no-auto-handoff" in flags,
     )
     world = World(config)
-    held = _Held(scenario)
+    answers = _Answers(world)
     counts: list[int] = []
     for step in scenario.steps:
         if isinstance(step, Say):
             world.session.brain.push(*(_response(r) for r in step.replies))
             world.session.prompt(step.text)
         elif isinstance(step, Notes):
-            world.generator.push("slow" if step.advance_ms else step.kind, repair=step.repair)
+            answers.push(world, step)
         elif isinstance(step, Command):
             world.session.brain.push(*(_response(r) for r in step.replies))
             world.session.command("ctx-memory", step.args)
         elif isinstance(step, Compact):
             world.session.compact()
-        elif isinstance(step, Release):
-            job = held.jobs.pop(step.name)
-            world.extension.deliver(held.update(world) - {job})
+        elif isinstance(step, Release) and step.name in answers.jobs:
+            job = answers.jobs.pop(step.name)
+            world.extension.deliver(answers.held - {job})
         elif isinstance(step, Drive):
-            _drive(world, step.command, held)
-        else:
+            _drive(world, step.command)
+        elif isinstance(step, Advance):
             world.extension.pass_time(step.ms)
-        _drain(world, held)
+        _drain(world, answers)
         counts.append(len(world.journal.steps))
     world.session.dispose()
-    _drain(world, held)
+    _drain(world, answers)
     files = tuple(
         tuple(entry_kind(e) for e in store.tree.entries if e.type not in SKIPPED_ENTRIES)
         for store in world.session.files.values()
     )
     decisions = tuple((d["event"], tuple(d["fired"])) for d in world.decisions())
-    return Observed(
+    observed = Observed(
         files=files, decisions=decisions, statuses=tuple(world.extension.status_log)
-    ), counts
+    )
+    return observed, Plan(counts=tuple(counts), notes=tuple(answers.steps))
+
+
+@frozen(kw_only=True)
+class Plan:
+    """What the real run needs from the model run: the extension's step count after each
+    scenario step, and how the model answered each of the extension's requests."""
+
+    counts: tuple[int, ...]
+    notes: tuple[Mapping[str, JSON], ...]
 
 
 # -- the real Pi ---------------------------------------------------------------------------------
 
 
-def faux_script(scenario: CmScenario) -> dict[str, JSON]:
-    """The faux model's script: the prompts' replies and the extension's requests' replies."""
-    replies: list[Mapping[str, JSON]] = []
-    notes: list[dict[str, JSON]] = []
-    for step in scenario.steps:
-        if isinstance(step, Say | Command):
-            replies.extend(step.replies)
-        elif isinstance(step, Notes):
-            first: dict[str, JSON] = {"notes": step.kind}
-            if step.advance_ms:
-                first["advanceMs"] = step.advance_ms
-            if step.hold is not None:
-                first["waitFor"] = step.hold
-            notes.append(first)
-            if step.kind in CAPACITY_KINDS:
-                notes.append({"notes": step.repair or REPAIR_DEFAULTS.get(step.kind, "valid")})
-    return {"replies": replies, "notes": notes}
+def faux_script(scenario: CmScenario, plan: Plan) -> dict[str, JSON]:
+    """The faux model's script: the prompts' replies, and the extension's requests answered
+    as the model session answered them."""
+    replies = [
+        r for step in scenario.steps if isinstance(step, Say | Command) for r in step.replies
+    ]
+    return {"replies": replies, "notes": list(plan.notes)}
 
 
 def session_files(sessions: Path) -> list[Path]:
@@ -273,8 +299,8 @@ def decision_lines(audit: Path) -> list[dict[str, JSON]]:
     return sorted((r for r in lines if r["event"] != "bridge_connection"), key=lambda r: r["at"])
 
 
-def run_real(tmp_path: Path, scenario: CmScenario, counts: Sequence[int]) -> Observed:
-    """The scenario on the real Pi (RPC mode), each step awaited as :data:`counts` says."""
+def run_real(tmp_path: Path, scenario: CmScenario, plan: Plan) -> Observed:
+    """The scenario on the real Pi (RPC mode), each step awaited as the plan says."""
     audit = tmp_path / "audit"
     audit.mkdir(exist_ok=True)
     clock = tmp_path / "clock-offset"
@@ -282,20 +308,21 @@ def run_real(tmp_path: Path, scenario: CmScenario, counts: Sequence[int]) -> Obs
     released = tmp_path / "released"
     released.mkdir(exist_ok=True)
     env = {
+        "PICTX_FAUX_CONTEXT_WINDOW": str(scenario.window),
         "PICTX_FSM_CLOCK_OFFSET_FILE": str(clock),
         "PICTX_FAUX_RELEASE_DIR": str(released),
         **scenario.env,
     }
     pi = RpcPi(
         tmp_path,
-        faux_script(scenario),
+        faux_script(scenario, plan),
         env,
         bridge=[entry_path("context-management")],
         extensions=DRIVERS,
         argv=scenario.argv,
     )
     try:
-        for number, (step, count) in enumerate(zip(scenario.steps, counts, strict=True)):
+        for number, (step, count) in enumerate(zip(scenario.steps, plan.counts, strict=True)):
             if isinstance(step, Release):
                 (released / step.name).write_text("")
             else:

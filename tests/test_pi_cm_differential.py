@@ -59,6 +59,15 @@ def _long(label: str, chars: int = LONG) -> str:
 
 
 NO_BACKGROUND = "--context-memory-no-background"
+SMALL = 64_000
+"""A context window where an automatic handoff's preparation can cover the rest."""
+
+
+def _covered(label: str) -> tuple[Notes | Say | Advance, ...]:
+    """A 50 000-character turn that background notes cover, then a minute (their cooldown)."""
+    return (Notes(kind="valid"), Say(text=_long(label, 50_000)), Advance(ms=61_000))
+
+
 ARCHIVED = 60_000
 """Characters of a turn whose prompt and reply Pi archives at the next compaction."""
 
@@ -66,7 +75,10 @@ ARCHIVED = 60_000
 def _archived(label: str) -> tuple[Say, ...]:
     """Two turns: a long one Pi archives at the next compaction, a short one it keeps."""
     return (
-        Say(text=_long(f"{label}-long", ARCHIVED), replies=({"text": _long(f"{label}-reply", ARCHIVED)},)),
+        Say(
+            text=_long(f"{label}-long", ARCHIVED),
+            replies=({"text": _long(f"{label}-reply", ARCHIVED)},),
+        ),
         Say(text=_long(f"{label}-recent", 90_000)),
     )
 
@@ -173,7 +185,10 @@ SCENARIOS: dict[str, CmScenario] = {
     "manual handoff": CmScenario(
         argv=(NO_BACKGROUND,),
         steps=(
-            Say(text="Keep the public API stable.", replies=(_note("api", kind="constraint"), {"text": "noted"})),
+            Say(
+                text="Keep the public API stable.",
+                replies=(_note("api", kind="constraint"), {"text": "noted"}),
+            ),
             Say(text="The parser fails on tabs; fix it next."),
             Notes(kind="valid"),
             Command(args="handoff", replies=({"text": "taking over"},)),
@@ -206,6 +221,80 @@ SCENARIOS: dict[str, CmScenario] = {
             Release(name="slow"),
         ),
     ),
+    # Automatic handoff (M52–M61), in a 64 000-token window: two turns background notes
+    # cover, then a reply end past 80 % (51 200 tokens) schedules it; Pi's own command dispatch
+    # gives the context that waits for idle, prepares the rest (≤ 4 requests) and switches.
+    "automatic handoff": CmScenario(
+        window=SMALL,
+        steps=(
+            *_covered("one"),
+            *_covered("two"),
+            Notes(kind="valid"),
+            Notes(kind="valid"),
+            Notes(kind="valid"),
+            Say(text=_long("crossing", 110_000), replies=({"text": "long"}, {"text": "took over"})),
+            Command(args="status"),
+            Say(text="Soon again?", replies=({"text": _long("huge-again", 120_000)},)),
+            Command(args="auto off"),
+            Command(args="auto on"),
+        ),
+    ),
+    "automatic handoff fails": CmScenario(
+        window=SMALL,
+        steps=(
+            *_covered("one"),
+            *_covered("two"),
+            Notes(kind="valid"),
+            Notes(kind="failing"),
+            Say(text=_long("crossing", 110_000)),
+            Command(args="status"),
+            Say(text="Still paused?"),
+            Command(args="auto on"),
+            Command(args="auto off"),
+            Say(text="Off now."),
+            Compact(),
+        ),
+    ),
+    "automatic handoff revoked": CmScenario(
+        window=SMALL,
+        steps=(
+            *_covered("one"),
+            *_covered("two"),
+            Notes(kind="valid"),
+            Notes(kind="valid", hold="prepare"),
+            Say(text=_long("crossing", 110_000)),
+            Say(text="Wait, one more thing."),
+            Release(name="prepare"),
+            Command(args="auto on"),
+            Notes(kind="valid", hold="again"),
+            Say(text=_long("crossing-again", 30_000)),
+            Command(args="cancel"),
+            Release(name="again"),
+            Command(args="auto on"),
+            Drive(command="drive-veto on"),
+            Say(text=_long("crossing-third", 30_000)),
+            Drive(command="drive-veto off"),
+            Command(args="auto on"),
+            Notes(kind="valid", hold="last"),
+            Say(text=_long("crossing-last", 30_000)),
+            Command(args="auto off"),
+            Release(name="last"),
+            Command(args="auto on"),
+            Notes(kind="valid", hold="forever"),
+            Say(text=_long("crossing-forever", 30_000)),
+            Command(args="auto on"),
+        ),
+    ),
+    "automatic handoff forced off": CmScenario(
+        window=SMALL,
+        argv=(NO_BACKGROUND, "--context-memory-no-auto-handoff"),
+        steps=(
+            Say(text=_long("crossing", 220_000)),
+            Command(args="auto on"),
+            Command(args="auto off"),
+            Compact(),
+        ),
+    ),
     "background notes": CmScenario(
         steps=(
             Notes(kind="valid"),
@@ -235,8 +324,8 @@ def test_the_model_session_runs_context_management_exactly_as_the_real_pi_does(
     # Given the same prompts, replies and commands on both hosts
     scenario = SCENARIOS[name]
     # When they run on the model session (the Pi version's profile) and on the real Pi
-    model, counts = run_model(scenario, pi_install.host_profile)
-    real = run_real(tmp_path, scenario, counts)
+    model, plan = run_model(scenario, pi_install.host_profile)
+    real = run_real(tmp_path, scenario, plan)
     # Then every session file holds the same entries, the extension took the same steps and
     # showed the same status bar
     assert real.files == model.files
