@@ -295,6 +295,52 @@ SCENARIOS: dict[str, CmScenario] = {
             Compact(),
         ),
     ),
+    # The branch moves (M15, M19, M36): navigation, reload and fork rebuild the notes from
+    # the branch they land on; a model switch revokes and is noted.
+    "branches": CmScenario(
+        steps=(
+            Say(text="Keep the public API stable.", replies=(_note("api"), {"text": "noted"})),
+            *_archived("one"),
+            Notes(kind="valid"),
+            Compact(),
+            Say(text="After the checkpoint."),
+            Drive(command="drive-tree user 1"),
+            Say(text="On a branch without the checkpoint."),
+            Drive(command="drive-tree compaction 1"),
+            Drive(command="drive-reload"),
+            Drive(command="drive-tree user 1"),
+            Drive(command="drive-tree user 2"),
+            Drive(command="drive-fork user 2"),
+            Say(text="In the fork."),
+            Command(args="session"),
+            Say(text="With the panel open.", replies=(_note("api", kind="goal"), {"text": "ok"})),
+            Command(args="session close"),
+            Command(args="session export"),
+        ),
+    ),
+    # A disk that refuses writes (M15, M44, M67): refused writes change nothing, the bar says
+    # to reopen the session.
+    "storage": CmScenario(
+        argv=(NO_BACKGROUND,),
+        steps=(
+            Drive(command="drive-disk fail"),
+            Say(text="Keep the public API stable.", replies=(_note("api"), {"text": "noted"})),
+            Say(text="Again.", replies=(_note("api"), {"text": "noted"})),
+            Drive(command="drive-disk ok"),
+            Say(text="Now it works.", replies=(_note("api"), {"text": "noted"})),
+            Drive(command="drive-disk fail"),
+            Say(text="A second note.", replies=(_note("more"), {"text": "noted"})),
+            *_archived("one"),
+            Notes(kind="valid"),
+            Compact(),
+            Drive(command="drive-disk ok"),
+            Notes(kind="valid"),
+            Compact(),
+            Drive(command="drive-disk fail"),
+            Say(text="Once more.", replies=(_note("api"), {"text": "noted"})),
+            Drive(command="drive-disk ok"),
+        ),
+    ),
     "background notes": CmScenario(
         steps=(
             Notes(kind="valid"),
