@@ -69,6 +69,20 @@ class Release:
 
 
 @frozen(kw_only=True)
+class SwitchModel:
+    """The user switches to the faux model ``faux-<index + 1>`` (``model_select``)."""
+
+    index: int = 1
+
+
+@frozen(kw_only=True)
+class Resume:
+    """The user resumes the ``nth`` session file (creation order, from 1)."""
+
+    nth: int
+
+
+@frozen(kw_only=True)
 class Drive:
     """A driver command (``fixtures/pi/driver.mjs``, ``cm_driver.mjs``): ``drive-tree KIND N
     [summarize]``, ``drive-fork KIND N [at]``, ``drive-reload``, ``drive-disk fail|ok``,
@@ -99,7 +113,7 @@ class Advance:
     ms: int
 
 
-Step: TypeAlias = Say | Notes | Command | Compact | Advance | Release | Drive
+Step: TypeAlias = Say | Notes | Command | Compact | Advance | Release | Drive | SwitchModel | Resume
 
 
 @frozen(kw_only=True)
@@ -110,7 +124,20 @@ class CmScenario:
     window: int = 200_000
     """The faux model's context window (``fixtures/pi/faux-provider.mjs``)."""
     argv: tuple[str, ...] = ()
-    """Pi's extra command-line flags (the extension's own: M3)."""
+    """Pi's extra command-line flags (the extension's own: M3; ``--no-session``)."""
+    reserve: int = 16_384
+    """Pi's ``compaction.reserveTokens`` (its threshold compaction at W − reserve)."""
+    keep_recent: int = 20_000
+    """Pi's ``compaction.keepRecentTokens``."""
+    auto_compaction: bool = True
+    """Pi's ``compaction.enabled`` (its threshold compaction)."""
+    exercises_on: Mapping[str, frozenset[str]] = field(factory=dict)
+    """More transitions it must fire on one Pi version only (by version): usage differs
+    between the versions' faux models, so a window fills at different turns."""
+
+    def exercised(self, version: str) -> frozenset[str]:
+        return self.exercises | self.exercises_on.get(version, frozenset())
+
     env: Mapping[str, str] = field(factory=dict)
 
 
@@ -219,8 +246,10 @@ def run_model(scenario: CmScenario, host: str) -> tuple[Observed, Plan]:
     config = WorldConfig(
         context_window=scenario.window,
         max_tokens=16_384,
-        reserve_tokens=16_384,
-        keep_recent_tokens=20_000,
+        reserve_tokens=scenario.reserve,
+        keep_recent_tokens=scenario.keep_recent,
+        saved="--no-session" not in flags,
+        automatic_compaction=scenario.auto_compaction,
         host=host,
         usage="faux",
         no_background="--context-memory-no-background" in flags,
@@ -247,6 +276,10 @@ def run_model(scenario: CmScenario, host: str) -> tuple[Observed, Plan]:
             _drive(world, step.command)
         elif isinstance(step, Advance):
             world.extension.pass_time(step.ms)
+        elif isinstance(step, SwitchModel):
+            world.session.set_model(world.model_info(step.index))
+        elif isinstance(step, Resume):
+            world.session.switch_session(list(world.session.files)[step.nth - 1])
         _drain(world, answers)
         counts.append(len(world.journal.steps))
     world.session.dispose()
@@ -307,6 +340,14 @@ def run_real(tmp_path: Path, scenario: CmScenario, plan: Plan) -> Observed:
     clock.write_text("0")
     released = tmp_path / "released"
     released.mkdir(exist_ok=True)
+    (tmp_path / "agent").mkdir(exist_ok=True)
+    compaction = {
+        "enabled": scenario.auto_compaction,
+        "reserveTokens": scenario.reserve,
+        "keepRecentTokens": scenario.keep_recent,
+    }
+    settings = {"compaction": compaction}
+    (tmp_path / "agent" / "settings.json").write_text(json.dumps(settings))
     env = {
         "PICTX_FAUX_CONTEXT_WINDOW": str(scenario.window),
         "PICTX_FSM_CLOCK_OFFSET_FILE": str(clock),
@@ -358,6 +399,20 @@ def _real_step(pi: RpcPi, request_id: str, step: Step, clock: Path) -> None:
         pi.until("response", id=request_id)
     elif isinstance(step, Advance):
         clock.write_text(str(int(clock.read_text() or 0) + step.ms))
+    elif isinstance(step, SwitchModel):
+        pi.send(
+            {
+                "id": request_id,
+                "type": "set_model",
+                "provider": "faux",
+                "modelId": f"faux-{step.index + 1}",
+            }
+        )
+        pi.until("response", id=request_id)
+    elif isinstance(step, Resume):
+        path = session_files(pi.tmp_path / "sessions")[step.nth - 1]
+        pi.send({"id": request_id, "type": "switch_session", "sessionPath": str(path)})
+        pi.until("response", id=request_id)
 
 
 def _await_steps(audit: Path, count: int) -> None:

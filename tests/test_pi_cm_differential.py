@@ -18,7 +18,9 @@ from real_cm import (
     Drive,
     Notes,
     Release,
+    Resume,
     Say,
+    SwitchModel,
     run_model,
     run_real,
 )
@@ -59,27 +61,26 @@ def _long(label: str, chars: int = LONG) -> str:
 
 
 NO_BACKGROUND = "--context-memory-no-background"
+MINUTE = 60_000
 SMALL = 64_000
 """A context window where an automatic handoff's preparation can cover the rest."""
 
 
-def _covered(label: str) -> tuple[Notes | Say | Advance, ...]:
+def _covered(label: str) -> tuple[Say | Advance, ...]:
     """A 50 000-character turn that background notes cover, then a minute (their cooldown)."""
-    return (Notes(kind="valid"), Say(text=_long(label, 50_000)), Advance(ms=61_000))
+    return (Say(text=_long(label, 50_000)), Advance(ms=61_000))
 
 
 ARCHIVED = 60_000
 """Characters of a turn whose prompt and reply Pi archives at the next compaction."""
 
 
-def _archived(label: str) -> tuple[Say, ...]:
-    """Two turns: a long one Pi archives at the next compaction, a short one it keeps."""
+def _archived(label: str, recent: int = 90_000) -> tuple[Say, ...]:
+    """Two turns: a long one Pi archives at the next compaction, a ``recent`` one it keeps."""
+    reply = {"text": _long(f"{label}-reply", ARCHIVED)}
     return (
-        Say(
-            text=_long(f"{label}-long", ARCHIVED),
-            replies=({"text": _long(f"{label}-reply", ARCHIVED)},),
-        ),
-        Say(text=_long(f"{label}-recent", 90_000)),
+        Say(text=_long(f"{label}-long", ARCHIVED), replies=(reply,)),
+        Say(text=_long(f"{label}-recent", recent)),
     )
 
 
@@ -124,6 +125,7 @@ SCENARIOS: dict[str, CmScenario] = {
     ),
     "refusals": CmScenario(
         steps=(
+            Say(text="A missing source.", replies=(_note("x", missing=True), {"text": "no"})),
             Say(
                 text="First, nothing fits.",
                 replies=(_note("big", text_chars=9_000), {"text": "no"}),
@@ -178,6 +180,27 @@ SCENARIOS: dict[str, CmScenario] = {
             *_archived("seven"),
             Notes(kind="stubborn"),
             Compact(),
+            *_archived("eight"),
+            Notes(kind="aborted"),
+            Compact(),
+        ),
+    ),
+    # A repair that fails each way (M28, M29, M35)
+    "checkpoint repairs": CmScenario(
+        argv=(NO_BACKGROUND,),
+        steps=(
+            *_archived("nine"),
+            Notes(kind="over_capacity", repair="failing"),
+            Compact(),
+            *_archived("ten"),
+            Notes(kind="over_capacity", repair="incomplete"),
+            Compact(),
+            *_archived("eleven"),
+            Notes(kind="over_capacity", repair="aborted"),
+            Compact(),
+            *_archived("twelve"),
+            Notes(kind="over_capacity", repair="slow"),
+            Compact(),
         ),
     ),
     # Handoff (M45–M51): notes for what is not covered, the package, the new session created
@@ -221,78 +244,114 @@ SCENARIOS: dict[str, CmScenario] = {
             Release(name="slow"),
         ),
     ),
-    # Automatic handoff (M52–M61), in a 64 000-token window: two turns background notes
-    # cover, then a reply end past 80 % (51 200 tokens) schedules it; Pi's own command dispatch
-    # gives the context that waits for idle, prepares the rest (≤ 4 requests) and switches.
+    # Automatic handoff (M52–M61), in a 64 000-token window without Pi's own threshold
+    # compaction: turns background notes cover a minute apart, until a reply end past 80 %
+    # (51 200 tokens; 0.87's faux model counts a prompt twice, so there the forecast comes two
+    # turns in) schedules it; Pi's own command dispatch gives the context that waits for idle,
+    # prepares the rest (≤ 4 requests) and switches.
     "automatic handoff": CmScenario(
         window=SMALL,
+        auto_compaction=False,
         steps=(
             *_covered("one"),
             *_covered("two"),
-            Notes(kind="valid"),
-            Notes(kind="valid"),
-            Notes(kind="valid"),
-            Say(text=_long("crossing", 110_000), replies=({"text": "long"}, {"text": "took over"})),
+            *_covered("three"),
+            *_covered("four"),
+            Say(text=_long("crossing", 40_000), replies=({"text": "long"}, {"text": "took over"})),
             Command(args="status"),
-            Say(text="Soon again?", replies=({"text": _long("huge-again", 120_000)},)),
+            Say(text="Soon again?", replies=({"text": _long("huge-again", 40_000)},)),
             Command(args="auto off"),
             Command(args="auto on"),
         ),
     ),
     "automatic handoff fails": CmScenario(
         window=SMALL,
+        auto_compaction=False,
         steps=(
             *_covered("one"),
             *_covered("two"),
-            Notes(kind="valid"),
+            *_covered("three"),
+            *_covered("four"),
             Notes(kind="failing"),
-            Say(text=_long("crossing", 110_000)),
+            Say(text=_long("crossing", 40_000)),
             Command(args="status"),
             Say(text="Still paused?"),
+            Drive(command="drive-reload"),
+            Compact(),
+            Command(args="auto off"),
             Command(args="auto on"),
             Command(args="auto off"),
+            Drive(command="drive-reload"),
             Say(text="Off now."),
+            Command(args="auto off"),
             Compact(),
         ),
     ),
+    # (the preparation held at the model, on 1.6: three covered turns and a 60 000-character
+    # one cross 80 %; an attempt that did not complete leaves the window full, so the next
+    # reply end triggers again — three attempts an hour)
     "automatic handoff revoked": CmScenario(
         window=SMALL,
+        auto_compaction=False,
         steps=(
             *_covered("one"),
             *_covered("two"),
-            Notes(kind="valid"),
+            *_covered("three"),
             Notes(kind="valid", hold="prepare"),
-            Say(text=_long("crossing", 110_000)),
-            Say(text="Wait, one more thing."),
+            Say(text=_long("crossing", 60_000)),
+            Command(args="auto on"),
+            Command(args="cancel"),
             Release(name="prepare"),
             Command(args="auto on"),
             Notes(kind="valid", hold="again"),
-            Say(text=_long("crossing-again", 30_000)),
-            Command(args="cancel"),
+            Say(text="And again."),
+            SwitchModel(index=1),
             Release(name="again"),
             Command(args="auto on"),
-            Drive(command="drive-veto on"),
-            Say(text=_long("crossing-third", 30_000)),
-            Drive(command="drive-veto off"),
-            Command(args="auto on"),
-            Notes(kind="valid", hold="last"),
-            Say(text=_long("crossing-last", 30_000)),
+            Notes(kind="valid", hold="third"),
+            Say(text="A third time."),
             Command(args="auto off"),
-            Release(name="last"),
+            Release(name="third"),
+            Command(args="auto on"),
+            Say(text="The hour's attempts are spent."),
+            Advance(ms=61 * MINUTE),
+            Notes(kind="failing"),
+            Say(text="A failing preparation."),
+            Say(text="Paused now."),
+            Compact(),
+            Command(args="auto off"),
+            Command(args="auto on"),
+            Drive(command="drive-veto on"),
+            Say(text="A vetoed switch."),
+            Drive(command="drive-veto off"),
+            Advance(ms=61 * MINUTE),
             Command(args="auto on"),
             Notes(kind="valid", hold="forever"),
-            Say(text=_long("crossing-forever", 30_000)),
-            Command(args="auto on"),
+            Say(text="Pi exits while this one prepares."),
         ),
     ),
     "automatic handoff forced off": CmScenario(
         window=SMALL,
+        reserve=4_000,
         argv=(NO_BACKGROUND, "--context-memory-no-auto-handoff"),
         steps=(
-            Say(text=_long("crossing", 220_000)),
+            *_archived("one", 70_000),
+            Say(text=_long("crossing", 50_000)),
             Command(args="auto on"),
             Command(args="auto off"),
             Compact(),
+        ),
+    ),
+    # Without background notes the rest is more than an automatic preparation's four requests
+    # cover (M28): checkpoint_batch_limit, paused.
+    "automatic handoff too long": CmScenario(
+        window=SMALL,
+        auto_compaction=False,
+        argv=(NO_BACKGROUND,),
+        steps=(
+            Say(text=_long("first", 100_000)),
+            Say(text=_long("crossing", 120_000)),
+            Command(args="status"),
         ),
     ),
     # The branch moves (M15, M19, M36): navigation, reload and fork rebuild the notes from
@@ -300,22 +359,63 @@ SCENARIOS: dict[str, CmScenario] = {
     "branches": CmScenario(
         steps=(
             Say(text="Keep the public API stable.", replies=(_note("api"), {"text": "noted"})),
+            Say(text="A later turn.", replies=(_note("later"), {"text": "noted"})),
+            Drive(command="drive-tree context-memory/notes 1"),
+            Drive(command="drive-tree context-memory/notes 2"),
+            Say(text="A later turn."),
+            Drive(command="drive-tree user 1"),
+            Drive(command="drive-tree user 2"),
+            Drive(command="drive-tree assistant 1"),
             *_archived("one"),
             Notes(kind="valid"),
             Compact(),
             Say(text="After the checkpoint."),
+            Say(text="A refused write.", replies=(_note("other", missing=True), {"text": "no"})),
+            Say(text="A refused kind.", replies=(_note("api", kind="constraint"), {"text": "ok"})),
+            Say(text="Again refused kind.", replies=(_note("api", kind="goal"), {"text": "no"})),
+            Say(text="Too big.", replies=(_note("big", text_chars=9_000), {"text": "no"})),
+            Drive(command="drive-tree compaction 1"),
             Drive(command="drive-tree user 1"),
-            Say(text="On a branch without the checkpoint."),
+            Drive(command="drive-tree compaction 1"),
+            Drive(command="drive-tree context-memory/notes 1"),
             Drive(command="drive-tree compaction 1"),
             Drive(command="drive-reload"),
-            Drive(command="drive-tree user 1"),
             Drive(command="drive-tree user 2"),
             Drive(command="drive-fork user 2"),
             Say(text="In the fork."),
             Command(args="session"),
             Say(text="With the panel open.", replies=(_note("api", kind="goal"), {"text": "ok"})),
+            Command(args="session"),
             Command(args="session close"),
             Command(args="session export"),
+            Notes(kind="valid", hold="stale"),
+            Say(text=_long("stale", 20_000)),
+            SwitchModel(index=1),
+            Release(name="stale"),
+            Advance(ms=61_000),
+            Notes(kind="valid", hold="exit"),
+            Say(text=_long("exit", 20_000)),
+        ),
+    ),
+    # The branch summary /tree writes is content a checkpoint cannot take (M34): Pi's own.
+    "unsupported": CmScenario(
+        argv=(NO_BACKGROUND,),
+        steps=(
+            Say(text="Keep the public API stable.", replies=(_note("api"), {"text": "noted"})),
+            *_archived("one"),
+            Drive(command="drive-tree user 1 summarize"),
+            *_archived("two"),
+            Compact(),
+        ),
+    ),
+    # A session without a file (M45, M64): no handoff, no log, nothing to export.
+    "unsaved": CmScenario(
+        argv=("--no-session",),
+        steps=(
+            Say(text="Keep the public API stable.", replies=(_note("api"), {"text": "noted"})),
+            Command(args="handoff"),
+            Command(args="session export"),
+            Command(args="session"),
         ),
     ),
     # A disk that refuses writes (M15, M44, M67): refused writes change nothing, the bar says
@@ -327,18 +427,38 @@ SCENARIOS: dict[str, CmScenario] = {
             Say(text="Keep the public API stable.", replies=(_note("api"), {"text": "noted"})),
             Say(text="Again.", replies=(_note("api"), {"text": "noted"})),
             Drive(command="drive-disk ok"),
+            Drive(command="drive-reload"),
             Say(text="Now it works.", replies=(_note("api"), {"text": "noted"})),
             Drive(command="drive-disk fail"),
             Say(text="A second note.", replies=(_note("more"), {"text": "noted"})),
+            Say(text="And again.", replies=(_note("more"), {"text": "noted"})),
+            Drive(command="drive-disk ok"),
+            Drive(command="drive-reload"),
             *_archived("one"),
             Notes(kind="valid"),
             Compact(),
-            Drive(command="drive-disk ok"),
-            Notes(kind="valid"),
-            Compact(),
+            Say(text="Checkpointed."),
             Drive(command="drive-disk fail"),
             Say(text="Once more.", replies=(_note("api"), {"text": "noted"})),
+            Say(text="Refused at once.", replies=(_note("api"), {"text": "noted"})),
             Drive(command="drive-disk ok"),
+            Drive(command="drive-reload"),
+            *_archived("two"),
+            Notes(kind="valid"),
+            Drive(command="drive-disk fail"),
+            Compact(),
+            Drive(command="drive-disk ok"),
+        ),
+    ),
+    "storage during a job": CmScenario(
+        steps=(
+            Say(text="Keep the public API stable.", replies=(_note("api"), {"text": "noted"})),
+            Notes(kind="valid", hold="job"),
+            Say(text=_long("a job", 20_000)),
+            Drive(command="drive-disk fail"),
+            Say(text="A write while it runs.", replies=(_note("api"), {"text": "noted"})),
+            Drive(command="drive-disk ok"),
+            Release(name="job"),
         ),
     ),
     "background notes": CmScenario(
@@ -378,4 +498,4 @@ def test_the_model_session_runs_context_management_exactly_as_the_real_pi_does(
     assert real.decisions == model.decisions
     assert real.statuses == model.statuses
     # And the scenario exercised its rules on the real Pi
-    assert scenario.exercises <= real.fired()
+    assert scenario.exercised(pi_install.version) <= real.fired()
