@@ -224,8 +224,13 @@ class PiExit:
         return [line for line in self.stderr.splitlines() if line.startswith("notice[")]
 
     def session_file(self) -> Path:
-        [path] = list(self.sessions.glob("*.jsonl"))
+        [path] = self.session_files()
         return path
+
+    def session_files(self) -> list[Path]:
+        """Every session file, oldest first (not pi-context-management's logs)."""
+        found = self.sessions.glob("*.jsonl")
+        return sorted(p for p in found if not p.name.endswith(".ctxlog.jsonl"))
 
 
 def python_wrapper(tmp_path: Path, name: str, body: str) -> Path:
@@ -245,15 +250,18 @@ def faulty_python(tmp_path: Path) -> Path:
 
 def run_pi(
     tmp_path: Path,
-    script: Sequence[dict[str, Any]],
+    script: Sequence[dict[str, Any]] | Mapping[str, Any],
     *inputs: str,
     env: dict[str, str] | None = None,
     resume: bool = False,
+    bridge: Sequence[Path] = (),
+    argv: Sequence[str] = (),
 ) -> PiExit:
     """Pi's print mode with extra environment (a fault, another Python); ``resume`` continues
-    the last session (``-c``). Pi must exit by itself within :data:`FAULT_RUN_TIMEOUT`."""
-    command, base = _pi(tmp_path, script)
-    flags = ["-c"] if resume else []
+    the last session (``-c``); ``bridge`` the extensions' entries (pi-context's by default),
+    ``argv`` more flags. Pi must exit by itself within :data:`FAULT_RUN_TIMEOUT`."""
+    command, base = _pi(tmp_path, script, bridge)
+    flags = [*argv, *(["-c"] if resume else [])]
     try:
         result = subprocess.run(
             [*command, *flags, "-p", *inputs],

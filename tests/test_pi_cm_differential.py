@@ -332,7 +332,7 @@ SCENARIOS: dict[str, CmScenario] = {
     ),
     "automatic handoff forced off": CmScenario(
         window=SMALL,
-        reserve=4_000,
+        auto_compaction=False,
         argv=(NO_BACKGROUND, "--context-memory-no-auto-handoff"),
         steps=(
             *_archived("one", 70_000),

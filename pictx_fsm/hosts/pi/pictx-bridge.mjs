@@ -376,9 +376,9 @@ class Bridge {
           bridge.apply(reply.reply, ctx, spec.name, {});
           const arg = String(args ?? "").trim().toLowerCase();
           if (arg === "on" || arg === "off") bridge.toggle = arg;
-        } else if (!reply.reply) {
+        } else if (!reply.reply && !reply.sent) {
           bridge.unanswered(spec);
-        } // an error reply was told once by request()
+        } // an error reply was told once by request(), a fault on the way by its notice
         await bridge.keepCommand(ctx);
       },
     };
@@ -500,7 +500,7 @@ class Bridge {
     if (reply.reply?.error) {
       this.tellOnce(format(this.T.NOTICE_LIFECYCLE_ERROR, { where: name, error: reply.reply.error }));
     }
-    return { ...reply, leaf: body.session.leaf, facts: body.ctx };
+    return { ...reply, sent: true, leaf: body.session.leaf, facts: body.ctx };
   }
 
   // The connection as the machine says: start on first use, restart after the back-off.
