@@ -248,12 +248,9 @@ class ContextMemoryExtension:
         if path == host.store.path:
             return False
         parent = host.store.path
-        if host.files[path].tree.header.parent_session == parent:
-            replacement.switch_to_new(host, path)
-        elif self.veto_returns:
+        if host.files[path].tree.header.parent_session != parent and self.veto_returns:
             return False
-        else:
-            replacement.return_to(host, path)
+        replacement.switch_to(host, path)
         self._flush_takeover()
         return True
 
