@@ -10,6 +10,7 @@ stdin, each awaited before the next).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import queue
@@ -336,10 +337,8 @@ class RpcPi:
         meanwhile is kept in :attr:`seen` too."""
         assert self.proc.stdin is not None
         self.proc.stdin.close()
-        try:
+        with contextlib.suppress(AssertionError):  # Pi closed its output: all is read
             self.seen.extend(self.lines)
-        except AssertionError:  # Pi closed its output: everything is read
-            pass
         return self.proc.wait(timeout=RPC_TIMEOUT)
 
     def stderr(self) -> str:

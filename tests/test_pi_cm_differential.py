@@ -225,6 +225,8 @@ SCENARIOS: dict[str, CmScenario] = {
             ),
             Command(args="status"),
             Command(args="handoff", replies=({"text": "again"},)),
+            Resume(nth=2),
+            Say(text="Back in the first new session."),
         ),
     ),
     "handoff failures": CmScenario(

@@ -27,6 +27,7 @@ export class HostCalls {
   constructor(bridge) {
     this.bridge = bridge;
     this.jobs = new Map(); // job → AbortController of a model request answered later
+    this.inflight = new Set(); // host calls Pi is carrying out
   }
 
   // One call line from `server`, for the request `id` (its waiting entry holds the handler's ctx).
@@ -45,7 +46,7 @@ export class HostCalls {
     }
     entry?.pause?.();
     server.calls = (server.calls ?? 0) + 1;
-    Promise.resolve()
+    const done = Promise.resolve()
       .then(() => this.perform(call, ctx, server))
       .then(
         (value) => ({ value: value ?? null }),
@@ -56,6 +57,14 @@ export class HostCalls {
         entry?.resume?.();
         bridge.write(server, { kind: "return", seq: call.seq, ...result });
       });
+    this.inflight.add(done);
+    done.finally(() => this.inflight.delete(done));
+  }
+
+  // What Pi is still doing for calls already made (a compaction the user asked for): a command
+  // whose server died meanwhile returns only once that is done.
+  async settled() {
+    while (this.inflight.size) await Promise.all([...this.inflight]);
   }
 
   // Whether `server` waits for a host call's return.

@@ -379,6 +379,7 @@ class Bridge {
         } else if (!reply.reply && !reply.sent) {
           bridge.unanswered(spec);
         } // an error reply was told once by request(), a fault on the way by its notice
+        await bridge.calls.settled();
         await bridge.keepCommand(ctx);
       },
     };
