@@ -287,6 +287,7 @@ def run_model(scenario: CmScenario, host: str) -> tuple[Observed, Plan]:
     files = tuple(
         tuple(entry_kind(e) for e in store.tree.entries if e.type not in SKIPPED_ENTRIES)
         for store in world.session.files.values()
+        if config.saved  # Pi writes no file for a session it does not persist
     )
     decisions = tuple((d["event"], tuple(d["fired"])) for d in world.decisions())
     observed = Observed(

@@ -351,8 +351,8 @@ SCENARIOS: dict[str, CmScenario] = {
         auto_compaction=False,
         argv=(NO_BACKGROUND,),
         steps=(
-            Say(text=_long("first", 100_000)),
-            Say(text=_long("crossing", 120_000)),
+            Say(text=_long("first", 80_000)),
+            Say(text=_long("crossing", 140_000)),
             Command(args="status"),
         ),
     ),

@@ -44,6 +44,10 @@ class Channel:
         self._deferred: deque[str] = deque()
         self._answering: list[Any] = []
         self._seq = 0
+        self._open: set[int] = set()
+        """The calls waiting for their return."""
+        self._returns: dict[int, dict[str, Any]] = {}
+        """Returns that arrived while a nested call waited for its own."""
         self.answer: Answerer | None = None
         """Answers one request line (set by the server once its session exists)."""
 
@@ -79,9 +83,13 @@ class Channel:
         self._write_call(op, one_way=True, args=args)
 
     def call(self, op: str, **args: Any) -> Any:
-        """A host call and its returned value; nested requests are answered meanwhile."""
+        """A host call and its returned value; nested requests are answered meanwhile.
+
+        Pi carries calls out concurrently: a nested request's call may be made while an outer
+        one's return is already on its way, so a return that is not this call's waits for its
+        own call to look for it."""
         seq = self._write_call(op, one_way=False, args=args)
-        while True:
+        while seq not in self._returns:
             line = next(self._lines, None)
             if line is None:
                 raise HostCallError(f"the extension closed the pipe during host call {op!r}")
@@ -90,20 +98,26 @@ class Channel:
             message = _message(line, op)
             kind = message.get("kind")
             if kind == "return":
-                if message.get("seq") != seq:
+                returned = message.get("seq")
+                if not isinstance(returned, int) or returned not in self._open:
                     raise HostCallError(
-                        f"host call {op!r} (seq {seq}) got the return of seq {message.get('seq')!r}"
+                        f"host call {op!r}: a return for no open call ({returned!r})"
                     )
-                if message.get("error") is not None:
-                    raise HostCallFailed(str(message["error"]))
-                return message.get("value")
-            if kind == "event":
+                self._returns[returned] = message
+            elif kind == "event":
                 self._deferred.append(line)
             elif self.answer is not None:
                 self.reply(self.answer(line))
+        message = self._returns.pop(seq)
+        self._open.discard(seq)
+        if message.get("error") is not None:
+            raise HostCallFailed(str(message["error"]))
+        return message.get("value")
 
     def _write_call(self, op: str, *, one_way: bool, args: dict[str, Any]) -> int:
         self._seq += 1
+        if not one_way:
+            self._open.add(self._seq)
         request_id = self._answering[-1] if self._answering else None
         call = {"seq": self._seq, "op": op, "oneWay": one_way, **args}
         self._out.write(json.dumps({"id": request_id, "call": call}, ensure_ascii=True) + "\n")

@@ -370,7 +370,8 @@ class Bridge {
         bridge.ctx = ctx;
         if (String(args ?? "").trim() === bridge.idleToken) return bridge.idle(ctx);
         if (spec.waitForIdle) await ctx.waitForIdle();
-        bridge.commandCtx = ctx;
+        const held = bridge.holding; // another command keeps its context for a running flow
+        if (!held) bridge.commandCtx = ctx;
         const reply = await bridge.request("command", spec.name, { args: args ?? "" }, ctx);
         if (reply.ok) {
           bridge.apply(reply.reply, ctx, spec.name, {});
@@ -380,7 +381,7 @@ class Bridge {
           bridge.unanswered(spec);
         } // an error reply was told once by request(), a fault on the way by its notice
         await bridge.calls.settled();
-        await bridge.keepCommand(ctx);
+        if (!held) await bridge.keepCommand(ctx);
       },
     };
     if (spec.completions) {
