@@ -6,10 +6,11 @@ real Pi, so it cannot silently stop exercising its rule."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
-from pi_versions import PiInstall
+from pi_versions import INSTALLS, PiInstall
 from real_cm import (
     Advance,
     CmScenario,
@@ -25,6 +26,7 @@ from real_cm import (
     run_real,
 )
 
+from pictx_fsm.extensions.context_management.machines import load_machines
 from pictx_fsm.testing.actions import filler
 
 
@@ -244,6 +246,14 @@ SCENARIOS: dict[str, CmScenario] = {
             Command(args="handoff", wait=False),
             Command(args="cancel"),
             Release(name="slow"),
+            Say(text="The parser again."),
+            Notes(kind="valid", hold="late"),
+            Command(args="handoff", wait=False),
+            Say(text="Input while it prepares."),
+            Release(name="late"),
+            Say(text="And the tokenizer."),
+            Notes(kind="valid", hold="never"),
+            Command(args="handoff", wait=False),
         ),
     ),
     # Automatic handoff (M52–M61), in a 64 000-token window without Pi's own threshold
@@ -320,8 +330,9 @@ SCENARIOS: dict[str, CmScenario] = {
             Notes(kind="failing"),
             Say(text="A failing preparation."),
             Say(text="Paused now."),
-            Compact(),
+            Drive(command="drive-reload"),
             Command(args="auto off"),
+            Compact(),
             Command(args="auto on"),
             Drive(command="drive-veto on"),
             Say(text="A vetoed switch."),
@@ -330,6 +341,30 @@ SCENARIOS: dict[str, CmScenario] = {
             Command(args="auto on"),
             Notes(kind="valid", hold="forever"),
             Say(text="Pi exits while this one prepares."),
+        ),
+    ),
+    "automatic handoff vetoed": CmScenario(
+        window=SMALL,
+        auto_compaction=False,
+        steps=(
+            *_covered("one"),
+            *_covered("two"),
+            *_covered("three"),
+            Drive(command="drive-veto on"),
+            Say(text=_long("crossing", 60_000)),
+            Drive(command="drive-veto off"),
+            Command(args="status"),
+        ),
+    ),
+    "automatic handoff at exit": CmScenario(
+        window=SMALL,
+        auto_compaction=False,
+        steps=(
+            *_covered("one"),
+            *_covered("two"),
+            *_covered("three"),
+            Notes(kind="valid", hold="never"),
+            Say(text=_long("crossing", 60_000)),
         ),
     ),
     "automatic handoff forced off": CmScenario(
@@ -410,6 +445,19 @@ SCENARIOS: dict[str, CmScenario] = {
             Compact(),
         ),
     ),
+    # A window so small that the notes and the request's fixed text fill a batch (M34)
+    "tiny window": CmScenario(
+        window=20_000,
+        auto_compaction=False,
+        keep_recent=2_000,
+        argv=(NO_BACKGROUND,),
+        steps=(
+            Say(text="Keep this.", replies=(_note("big", text_chars=900), {"text": "noted"})),
+            Say(text=_long("old", 12_000)),
+            Say(text=_long("recent", 10_000)),
+            Compact(),
+        ),
+    ),
     # A session without a file (M45, M64): no handoff, no log, nothing to export.
     "unsaved": CmScenario(
         argv=("--no-session",),
@@ -477,6 +525,7 @@ SCENARIOS: dict[str, CmScenario] = {
             Advance(ms=61_000),
             Notes(kind="valid", hold="job"),
             Say(text=_long("fourth-long")),
+            Say(text="While it runs."),
             Command(args="cancel"),
             Release(name="job"),
             Command(args="cancel"),
@@ -501,3 +550,34 @@ def test_the_model_session_runs_context_management_exactly_as_the_real_pi_does(
     assert real.statuses == model.statuses
     # And the scenario exercised its rules on the real Pi
     assert scenario.exercised(pi_install.version) <= real.fired()
+
+
+UNREACHED = Path(__file__).resolve().parents[1] / "docs" / "context-management.md"
+UNREACHED_HEADING = "### Transitions no real-Pi test fires"
+
+
+def unreached_in_pi() -> dict[str, str]:
+    """The transitions docs/context-management.md lists as not fired on the real Pi, with
+    the reason (one table row each: ``| `id` | reason |``)."""
+    text = UNREACHED.read_text(encoding="utf-8")
+    section = text[text.index(UNREACHED_HEADING) :]
+    section = section[: section.find("\n#", len(UNREACHED_HEADING))]
+    rows = re.findall(r"^\| `([a-z_:0-9]+)` \| (.+?) \|$", section, flags=re.M)
+    return dict(rows)
+
+
+def test_every_transition_fires_on_the_real_pi_or_is_listed_with_its_reason() -> None:
+    # Given what the scenarios fire — on the model session in each Pi version's profile, which
+    # the differential test above holds the real Pi to, decision by decision — and the
+    # transitions the documentation lists as not reached in Pi
+    fired: set[str] = set()
+    for scenario in SCENARIOS.values():
+        for install in INSTALLS:
+            fired |= run_model(scenario, install.host_profile)[0].fired()
+    listed = unreached_in_pi()
+    declared = set(load_machines().transition_ids())
+    # Then every declared transition is fired or listed, none both, each listed with a reason
+    assert declared - fired - set(listed) == set()
+    assert set(listed) & fired == set()
+    assert set(listed) <= declared
+    assert all(len(reason) > 20 for reason in listed.values())
