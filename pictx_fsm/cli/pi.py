@@ -15,7 +15,8 @@ import argparse
 import sys
 
 from pictx_fsm.hosts.pi import entry_path
-from pictx_fsm.hosts.pi.server import PI_CONTEXT, SERVED, serve
+from pictx_fsm.hosts.pi.handshake import PI_CONTEXT, SERVED
+from pictx_fsm.hosts.pi.server import serve
 
 
 def configure(parser: argparse.ArgumentParser) -> None:

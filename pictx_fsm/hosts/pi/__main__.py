@@ -3,7 +3,8 @@ running pi-context (the default) or the extension named (``context-management``)
 
 import sys
 
-from pictx_fsm.hosts.pi.server import PI_CONTEXT, SERVED, serve
+from pictx_fsm.hosts.pi.handshake import PI_CONTEXT, SERVED
+from pictx_fsm.hosts.pi.server import serve
 
 
 def _extension(argv: list[str]) -> str | None:

@@ -60,8 +60,8 @@ from pictx_fsm.extensions.context_management.texts import (
 from pictx_fsm.hosts.pi.channel import Channel, HostCallFailed
 from pictx_fsm.hosts.pi.connection_audit import checked_step
 from pictx_fsm.hosts.pi.convert import BridgeProtocolError, context_of, event_of, tool_call
+from pictx_fsm.hosts.pi.handshake import hello
 from pictx_fsm.hosts.pi.mirror import Mirror
-from pictx_fsm.hosts.pi.server import hello
 from pictx_fsm.session.tree import SessionTree
 
 EXTENSION: Final = "context-management"

@@ -30,9 +30,7 @@ from __future__ import annotations
 
 import json
 import os
-import platform
 import random
-import sys
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
@@ -40,7 +38,6 @@ from typing import IO, Any, Final, Protocol
 
 import attrs
 
-from pictx_fsm import __version__
 from pictx_fsm.audit.log import AuditLog
 from pictx_fsm.errors import PictxError
 from pictx_fsm.extensions.pi_context.boot_writer import BootWriter
@@ -62,6 +59,12 @@ from pictx_fsm.hosts.pi import lease, texts
 from pictx_fsm.hosts.pi.channel import Channel
 from pictx_fsm.hosts.pi.connection_audit import record_transitions
 from pictx_fsm.hosts.pi.convert import BridgeProtocolError, context_of, event_of
+from pictx_fsm.hosts.pi.handshake import (
+    PI_CONTEXT,
+    SERVED,
+    UnknownExtensionError,
+    hello,
+)
 from pictx_fsm.hosts.pi.mirror import Mirror
 from pictx_fsm.hosts.pi.speculation import (
     Speculation,
@@ -74,7 +77,6 @@ from pictx_fsm.hosts.pi.support import version_notice
 from pictx_fsm.hosts.pi.wire import (
     MESSAGE_HOOKS,
     PIPELINED_HOOKS,
-    PROTOCOL,
     ExpandedMessages,
     WireError,
     encode_messages,
@@ -178,27 +180,6 @@ def version_notices(ctx: Mapping[str, Any]) -> list[Notify]:
 
 def _now_ms() -> int:
     return int(time.time() * 1000)
-
-
-PI_CONTEXT: Final = "pi-context"
-"""The extension a server runs when none is named (``pictx-fsm pi --extension-path``)."""
-SERVED: Final = ("pi-context", "context-management")
-"""The extensions a server can run, as ``--extension`` names them."""
-
-
-class UnknownExtensionError(PictxError):
-    """``--extension`` names no extension this server runs."""
-
-
-def hello(extension: str = PI_CONTEXT) -> dict[str, Any]:
-    """What the server tells the extension first: versions and the extension it runs, so a
-    mismatch is diagnosed."""
-    return {
-        "package": __version__,
-        "protocol": PROTOCOL,
-        "serves": extension,
-        "python": f"{platform.python_version()} ({sys.executable})",
-    }
 
 
 class BridgeSession:
