@@ -88,6 +88,14 @@ def _archived(label: str, recent: int = 90_000) -> tuple[Say, ...]:
 
 SCENARIOS: dict[str, CmScenario] = {
     "notes tools": CmScenario(
+        exercises=frozenset(
+            {
+                "background_notes:background_notes:idle:cancel:1",
+                "background_notes:background_notes:idle:reply_end:2",
+                "notes_store:notes_store:not_created:write:4",
+                "notes_store:notes_store:notes_only:write:2",
+            }
+        ),
         steps=(
             Say(text="Keep the public API stable.", replies=(_note("api"), {"text": "noted"})),
             Say(
@@ -123,9 +131,16 @@ SCENARIOS: dict[str, CmScenario] = {
             Command(args="status"),
             Command(args="bogus"),
         ),
-        exercises=frozenset({"notes_store:notes_store:not_created:write:4"}),
     ),
     "refusals": CmScenario(
+        exercises=frozenset(
+            {
+                "notes_store:notes_store:not_created:write:2",
+                "notes_store:notes_store:not_created:write:3",
+                "notes_store:notes_store:notes_only:write:3",
+                "notes_store:notes_store:notes_only:write:4",
+            }
+        ),
         steps=(
             Say(text="A missing source.", replies=(_note("x", missing=True), {"text": "no"})),
             Say(
@@ -144,6 +159,14 @@ SCENARIOS: dict[str, CmScenario] = {
     # Checkpoints (M25–M36): Pi keeps the last 20 000 tokens; two long turns before them are
     # archived, one batch each (143 616 bytes a batch in a 200 000-token window).
     "checkpoint": CmScenario(
+        exercises=frozenset(
+            {
+                "checkpoint:checkpoint:repairing:response:6",
+                "notes_store:notes_store:not_created:checkpoint_committed:1",
+                "notes_store:notes_store:ready:checkpoint_committed:1",
+                "notes_store:notes_store:ready:write:5",
+            }
+        ),
         argv=(NO_BACKGROUND,),
         steps=(
             *_archived("one"),
@@ -159,6 +182,14 @@ SCENARIOS: dict[str, CmScenario] = {
         ),
     ),
     "checkpoint failures": CmScenario(
+        exercises=frozenset(
+            {
+                "checkpoint:checkpoint:generating:deadline:1",
+                "checkpoint:checkpoint:generating:response:2",
+                "checkpoint:checkpoint:generating:response:5",
+                "checkpoint:checkpoint:repairing:response:5",
+            }
+        ),
         argv=(NO_BACKGROUND,),
         steps=(
             *_archived("one"),
@@ -189,6 +220,24 @@ SCENARIOS: dict[str, CmScenario] = {
     ),
     # A repair that fails each way (M28, M29, M35)
     "checkpoint repairs": CmScenario(
+        exercises=frozenset(
+            {
+                "checkpoint:checkpoint:repairing:deadline:1",
+                "checkpoint:checkpoint:repairing:response:2",
+                "checkpoint:checkpoint:repairing:response:3",
+                "checkpoint:checkpoint:repairing:response:4",
+            }
+        ),
+        exercises_on={
+            "0.87.1": frozenset(
+                {
+                    "auto_handoff:auto_handoff:paused:revoke:1",
+                    "auto_handoff:auto_handoff:preparing:preparation_failed:1",
+                    "checkpoint:checkpoint:assembling:input_ready:3",
+                }
+            ),
+            "1.6.0": frozenset({"auto_handoff:auto_handoff:armed:shutdown:1"}),
+        },
         argv=(NO_BACKGROUND,),
         steps=(
             *_archived("nine"),
@@ -208,6 +257,14 @@ SCENARIOS: dict[str, CmScenario] = {
     # Handoff (M45–M51): notes for what is not covered, the package, the new session created
     # and switched to through Pi's API, verified there, and the takeover prompt sent once.
     "manual handoff": CmScenario(
+        exercises=frozenset(
+            {
+                "handoff:handoff:done:settle:1",
+                "handoff:handoff:idle:session_start:1",
+                "handoff:handoff:idle:session_start:2",
+                "handoff:handoff:initializing:init_checked:1",
+            }
+        ),
         argv=(NO_BACKGROUND,),
         steps=(
             Say(
@@ -232,6 +289,14 @@ SCENARIOS: dict[str, CmScenario] = {
         ),
     ),
     "handoff failures": CmScenario(
+        exercises=frozenset(
+            {
+                "handoff:handoff:creating:created:2",
+                "handoff:handoff:failed_no_switch:settle:1",
+                "handoff:handoff:filling_notes:cancel:1",
+                "handoff:handoff:filling_notes:shutdown:1",
+            }
+        ),
         argv=(NO_BACKGROUND,),
         steps=(
             Say(text="Keep the public API stable.", replies=(_note("api"), {"text": "noted"})),
@@ -262,6 +327,14 @@ SCENARIOS: dict[str, CmScenario] = {
     # turns in) schedules it; Pi's own command dispatch gives the context that waits for idle,
     # prepares the rest (≤ 4 requests) and switches.
     "automatic handoff": CmScenario(
+        exercises=frozenset(
+            {
+                "auto_handoff:auto_handoff:armed:auto_off:1",
+                "auto_handoff:auto_handoff:armed:reply_end:1",
+                "auto_handoff:auto_handoff:off:auto_on:1",
+                "auto_handoff:auto_handoff:preparing:switch_started:1",
+            }
+        ),
         window=SMALL,
         auto_compaction=False,
         steps=(
@@ -277,6 +350,23 @@ SCENARIOS: dict[str, CmScenario] = {
         ),
     ),
     "automatic handoff fails": CmScenario(
+        exercises=frozenset(
+            {
+                "auto_handoff:auto_handoff:off:auto_off:1",
+                "auto_handoff:auto_handoff:off:reply_end:1",
+                "auto_handoff:auto_handoff:off:shutdown:1",
+                "auto_handoff:auto_handoff:unloaded:session_start:2",
+            }
+        ),
+        exercises_on={
+            "0.87.1": frozenset(
+                {
+                    "checkpoint:checkpoint:assembling:input_ready:5",
+                    "notes_store:notes_store:not_created:rebuild:1",
+                    "notes_store:notes_store:ready:notes_committed:1",
+                }
+            )
+        },
         window=SMALL,
         auto_compaction=False,
         steps=(
@@ -303,6 +393,30 @@ SCENARIOS: dict[str, CmScenario] = {
     # one cross 80 %; an attempt that did not complete leaves the window full, so the next
     # reply end triggers again — three attempts an hour)
     "automatic handoff revoked": CmScenario(
+        exercises=frozenset(
+            {
+                "auto_handoff:auto_handoff:armed:auto_on:1",
+                "auto_handoff:auto_handoff:armed:reply_end:1",
+                "auto_handoff:auto_handoff:off:auto_on:1",
+                "checkpoint:checkpoint:generating:abort:1",
+            }
+        ),
+        exercises_on={
+            "0.87.1": frozenset(
+                {
+                    "auto_handoff:auto_handoff:armed:auto_off:1",
+                    "background_notes:background_notes:running:cancel:1",
+                    "background_notes:background_notes:running:succeeded:2",
+                }
+            ),
+            "1.6.0": frozenset(
+                {
+                    "auto_handoff:auto_handoff:off:revoke:1",
+                    "auto_handoff:auto_handoff:paused:auto_off:1",
+                    "auto_handoff:auto_handoff:paused:auto_on:1",
+                }
+            ),
+        },
         window=SMALL,
         auto_compaction=False,
         steps=(
@@ -344,6 +458,30 @@ SCENARIOS: dict[str, CmScenario] = {
         ),
     ),
     "automatic handoff vetoed": CmScenario(
+        exercises=frozenset(
+            {
+                "auto_handoff:auto_handoff:armed:reply_end:2",
+                "auto_handoff:auto_handoff:pending:idle_reached:1",
+                "auto_handoff:auto_handoff:preparing:switch_started:1",
+                "handoff:handoff:creating:created:1",
+            }
+        ),
+        exercises_on={
+            "0.87.1": frozenset(
+                {
+                    "auto_handoff:auto_handoff:armed:reply_end:1",
+                    "auto_handoff:auto_handoff:switching:shutdown:1",
+                    "handoff:handoff:done:settle:1",
+                }
+            ),
+            "1.6.0": frozenset(
+                {
+                    "auto_handoff:auto_handoff:paused:shutdown:1",
+                    "auto_handoff:auto_handoff:switching:switch_failed:1",
+                    "handoff:handoff:switching:switch_cancelled:1",
+                }
+            ),
+        },
         window=SMALL,
         auto_compaction=False,
         steps=(
@@ -357,6 +495,29 @@ SCENARIOS: dict[str, CmScenario] = {
         ),
     ),
     "automatic handoff at exit": CmScenario(
+        exercises=frozenset(
+            {
+                "auto_handoff:auto_handoff:armed:reply_end:2",
+                "auto_handoff:auto_handoff:pending:idle_reached:1",
+                "checkpoint:checkpoint:generating:abort:1",
+                "notes_store:notes_store:not_created:notes_committed:2",
+            }
+        ),
+        exercises_on={
+            "0.87.1": frozenset(
+                {
+                    "auto_handoff:auto_handoff:armed:reply_end:1",
+                    "auto_handoff:auto_handoff:preparing:switch_started:1",
+                    "background_notes:background_notes:running:shutdown:1",
+                }
+            ),
+            "1.6.0": frozenset(
+                {
+                    "auto_handoff:auto_handoff:preparing:shutdown:1",
+                    "handoff:handoff:filling_notes:shutdown:1",
+                }
+            ),
+        },
         window=SMALL,
         auto_compaction=False,
         steps=(
@@ -368,6 +529,14 @@ SCENARIOS: dict[str, CmScenario] = {
         ),
     ),
     "automatic handoff forced off": CmScenario(
+        exercises=frozenset(
+            {
+                "auto_handoff:auto_handoff:forced_off:auto_off:1",
+                "auto_handoff:auto_handoff:forced_off:auto_on:1",
+                "auto_handoff:auto_handoff:forced_off:reply_end:1",
+                "auto_handoff:auto_handoff:forced_off:revoke:1",
+            }
+        ),
         window=SMALL,
         auto_compaction=False,
         argv=(NO_BACKGROUND, "--context-memory-no-auto-handoff"),
@@ -382,6 +551,14 @@ SCENARIOS: dict[str, CmScenario] = {
     # Without background notes the rest is more than an automatic preparation's four requests
     # cover (M28): checkpoint_batch_limit, paused.
     "automatic handoff too long": CmScenario(
+        exercises=frozenset(
+            {
+                "auto_handoff:auto_handoff:paused:shutdown:1",
+                "auto_handoff:auto_handoff:preparing:preparation_failed:1",
+                "checkpoint:checkpoint:assembling:input_ready:3",
+                "handoff:handoff:failed_no_switch:settle:2",
+            }
+        ),
         window=SMALL,
         auto_compaction=False,
         argv=(NO_BACKGROUND,),
@@ -394,6 +571,14 @@ SCENARIOS: dict[str, CmScenario] = {
     # The branch moves (M15, M19, M36): navigation, reload and fork rebuild the notes from
     # the branch they land on; a model switch revokes and is noted.
     "branches": CmScenario(
+        exercises=frozenset(
+            {
+                "notes_store:notes_store:notes_only:rebuild:1",
+                "notes_store:notes_store:notes_only:rebuild:2",
+                "notes_store:notes_store:ready:rebuild:1",
+                "notes_store:notes_store:ready:rebuild:2",
+            }
+        ),
         steps=(
             Say(text="Keep the public API stable.", replies=(_note("api"), {"text": "noted"})),
             Say(text="A later turn.", replies=(_note("later"), {"text": "noted"})),
@@ -436,6 +621,14 @@ SCENARIOS: dict[str, CmScenario] = {
     ),
     # The branch summary /tree writes is content a checkpoint cannot take (M34): Pi's own.
     "unsupported": CmScenario(
+        exercises=frozenset(
+            {
+                "auto_handoff:auto_handoff:armed:revoke:1",
+                "checkpoint:checkpoint:assembling:input_ready:2",
+                "checkpoint:checkpoint:fallback_native:settle:1",
+                "notes_store:notes_store:notes_only:rebuild:3",
+            }
+        ),
         argv=(NO_BACKGROUND,),
         steps=(
             Say(text="Keep the public API stable.", replies=(_note("api"), {"text": "noted"})),
@@ -447,6 +640,14 @@ SCENARIOS: dict[str, CmScenario] = {
     ),
     # A window so small that the notes and the request's fixed text fill a batch (M34)
     "tiny window": CmScenario(
+        exercises=frozenset(
+            {
+                "auto_handoff:auto_handoff:armed:revoke:1",
+                "checkpoint:checkpoint:assembling:input_ready:4",
+                "checkpoint:checkpoint:fallback_native:settle:1",
+                "notes_store:notes_store:not_created:write:3",
+            }
+        ),
         window=20_000,
         auto_compaction=False,
         keep_recent=2_000,
@@ -460,6 +661,14 @@ SCENARIOS: dict[str, CmScenario] = {
     ),
     # A session without a file (M45, M64): no handoff, no log, nothing to export.
     "unsaved": CmScenario(
+        exercises=frozenset(
+            {
+                "background_notes:background_notes:idle:cancel:1",
+                "background_notes:background_notes:idle:reply_end:2",
+                "handoff:handoff:idle:begin:2",
+                "notes_store:notes_store:not_created:write:4",
+            }
+        ),
         argv=("--no-session",),
         steps=(
             Say(text="Keep the public API stable.", replies=(_note("api"), {"text": "noted"})),
@@ -471,6 +680,14 @@ SCENARIOS: dict[str, CmScenario] = {
     # A disk that refuses writes (M15, M44, M67): refused writes change nothing, the bar says
     # to reopen the session.
     "storage": CmScenario(
+        exercises=frozenset(
+            {
+                "notes_store:notes_store:not_created:storage_failed:1",
+                "notes_store:notes_store:not_created:write:1",
+                "notes_store:notes_store:notes_only:write:1",
+                "notes_store:notes_store:ready:storage_failed:1",
+            }
+        ),
         argv=(NO_BACKGROUND,),
         steps=(
             Drive(command="drive-disk fail"),
@@ -501,6 +718,14 @@ SCENARIOS: dict[str, CmScenario] = {
         ),
     ),
     "storage during a job": CmScenario(
+        exercises=frozenset(
+            {
+                "background_notes:background_notes:running:cancel:1",
+                "background_notes:background_notes:running:failed:2",
+                "checkpoint:checkpoint:generating:storage_failed:1",
+                "notes_store:notes_store:notes_only:storage_failed:1",
+            }
+        ),
         steps=(
             Say(text="Keep the public API stable.", replies=(_note("api"), {"text": "noted"})),
             Notes(kind="valid", hold="job"),
@@ -512,6 +737,14 @@ SCENARIOS: dict[str, CmScenario] = {
         ),
     ),
     "background notes": CmScenario(
+        exercises=frozenset(
+            {
+                "background_notes:background_notes:running:cancel:1",
+                "background_notes:background_notes:running:failed:1",
+                "background_notes:background_notes:running:reply_end:1",
+                "checkpoint:checkpoint:validating:check:5",
+            }
+        ),
         steps=(
             Notes(kind="valid"),
             Say(text=_long("first-long")),
