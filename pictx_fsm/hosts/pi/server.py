@@ -1,11 +1,16 @@
-"""The bridge server: one lifecycle runtime behind a JSON-lines pipe to the real Pi.
+"""The bridge server: one extension's runtime behind a JSON-lines pipe to the real Pi.
 
-The Pi extension ``pictx-bridge.mjs`` starts ``python -m pictx_fsm.hosts.pi`` on first use
+The Pi extension (``pictx-bridge.mjs`` for pi-context, ``context-management.mjs`` for
+pi-context-management) starts ``python -m pictx_fsm.hosts.pi --extension NAME`` on first use
 and sends one line per handler call; the server answers each with one line holding the
 handler's return value and the effects to apply (notices, sent messages, appended entries,
 abort). Pi re-runs extension factories on fork, resume and reload, so one server serves one
-session, and exits when its input closes.
+extension in one session, and exits when its input closes. :func:`serve` is the one loop for
+every extension; :func:`open_session` picks the session that runs the named one — this
+module's :class:`BridgeSession` for pi-context, :mod:`.served_cm` for pi-context-management,
+whose answers may make host calls into Pi meanwhile (:mod:`.channel`).
 
+This module's :class:`BridgeSession` is pi-context's:
 The server keeps a mirror of the session: the first request carries the header and every
 entry of the branch, later ones the entries appended since and the current leaf. A restarted
 server is sent everything again (``resync``) and rebuilds the lifecycle from the session as a
@@ -16,7 +21,7 @@ chars/4, as the model session computes it): Pi's own call rebuilds the whole pro
 O(session) cost on every hook. With ``PICTX_FSM_CHECK_USAGE=<file>`` the extension also
 sends Pi's figure and every comparison is appended to that file (the tests check the twin).
 
-Request:  ``{"id", "kind": "hello"|"resync"|"hook"|"tool"|"command", "name", "event", "ctx",
+Request:  ``{"id", "kind": "hello"|"resync"|"hook"|"tool"|"command"|"event", "name", "event", "ctx",
 "session": {"header"?, "entries", "leaf"}, "connection"?: [transition, ...],
 "pipelined"?: true}`` (an observational hook the extension does not wait for). The event of
 ``context`` or of a ``turn_end`` may ask for the next hooks decided ahead (``"speculate":
