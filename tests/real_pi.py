@@ -26,6 +26,7 @@ import pytest
 from attrs import frozen
 
 from pictx_fsm.audit.log import hook_records
+from pictx_fsm.hosts.model import ModelSession
 from pictx_fsm.hosts.pi import EXTENSION
 from pictx_fsm.hosts.pi.connection import MACHINE as CONNECTION_MACHINE
 from pictx_fsm.hosts.pi.offline import OfflinePi, offline_environment
@@ -68,6 +69,17 @@ def decisions(records: Any) -> list[tuple[str, list[str]]]:
         for r in records
         if r["hook"] != CONNECTION_MACHINE
     ]
+
+
+def model_input(session: ModelSession, text: str) -> None:
+    """A print-mode input on the model session, run until idle: ``/name args`` runs a
+    command, anything else is a prompt (as Pi's ``-p`` inputs are read)."""
+    if text.startswith("/"):
+        name, _, args = text[1:].partition(" ")
+        session.command(name, args)
+    else:
+        session.prompt(text)
+    session.run_until_idle()
 
 
 def pi_home() -> Path | None:

@@ -15,7 +15,7 @@ import attrs
 import pytest
 from attrs import frozen
 from pi_versions import PiInstall
-from real_pi import SKIPPED_ENTRIES, decisions, entry_kind, run_print, run_rpc
+from real_pi import SKIPPED_ENTRIES, decisions, entry_kind, model_input, run_print, run_rpc
 
 from pictx_fsm.extensions.pi_context.kit.world import World, WorldConfig
 from pictx_fsm.hosts.model import OVERLOADED, Call, Overflow, ProviderError, Response, Text, Tools
@@ -182,13 +182,7 @@ RPC: dict[str, Differential] = {
 
 
 def _input(world: World, text: str) -> None:
-    """A print-mode input: ``/name args`` runs a command, else a prompt."""
-    if text.startswith("/"):
-        name, _, args = text[1:].partition(" ")
-        world.session.command(name, args)
-    else:
-        world.session.prompt(text)
-    world.session.run_until_idle()
+    model_input(world.session, text)
 
 
 def _rpc(world: World, command: dict[str, Any]) -> None:

@@ -10,18 +10,29 @@ it against ``project_reset`` on the tree's current window, and against the Pytho
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
 import pytest
 from generated_sessions import STEPS, W, build_session
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import strategies as st
 from node_batch import NodeBatch, json_normal
 from shared_paths import CORPUS, TRACES
 
+from pictx_fsm.extensions.notesoup.texts import (
+    BOOT_TYPE,
+    LEGACY_BOOT_TYPE,
+    LEGACY_MARKER_TYPE,
+    MARKER_TYPE,
+)
+from pictx_fsm.extensions.notesoup.windows import SCHEME as NOTESOUP_SCHEME
+from pictx_fsm.extensions.notesoup.windows import NotesoupWindows, checkpoint_backed
 from pictx_fsm.extensions.pi_context.reset_projection import project_reset
+from pictx_fsm.extensions.shared.projection import project_marker_window, project_root_window
 from pictx_fsm.hosts.pi.failclosed import fail_closed, marker_on_path, scan_window
-from pictx_fsm.session.jsonl import read_session
+from pictx_fsm.session.jsonl import parse_session, read_session
 from pictx_fsm.session.projection import context_messages
 from pictx_fsm.session.tree import SessionTree
 
@@ -142,3 +153,45 @@ def test_r67_the_scan_finds_the_marker_from_the_leaf_not_from_a_sibling_branch(
     # When projected / Then the leaf is in the root window again
     assert node.ask(request)["window"]["markerId"] is None
     assert_js_equals_python(node, tree)
+
+
+# -- notesoup's section: its windows and, migrated, pi-context 0.25's ---------------------------
+
+
+def _as_notesoup(tree: SessionTree) -> SessionTree:
+    """The same session with notesoup's marker and boot types instead of 0.25's."""
+    lines = [tree.header.to_json(), *(e.to_json() for e in tree.entries)]
+    text = "\n".join(json.dumps(line) for line in lines)
+    for legacy, new in ((LEGACY_MARKER_TYPE, MARKER_TYPE), (LEGACY_BOOT_TYPE, BOOT_TYPE)):
+        text = text.replace(json.dumps(legacy), json.dumps(new))
+    loaded = parse_session(text + "\n")
+    assert loaded.header is not None
+    renamed = SessionTree.from_entries(loaded.header, loaded.entries)
+    renamed.navigate(tree.leaf_id)
+    return renamed
+
+
+def _notesoups_projection(tree: SessionTree, messages: list[Any]) -> tuple[Any, ...]:
+    """What notesoup's lifecycle sends for a window that no checkpoint backs (S78, S80)."""
+    window = NotesoupWindows.of(tree).current_window
+    if window.is_root:
+        return project_root_window(messages, window.window_id, NOTESOUP_SCHEME).messages
+    return project_marker_window(messages, window.window_id, NOTESOUP_SCHEME).messages
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(steps=STEPS, renamed=st.booleans())
+def test_notesoups_fail_closed_projection_cuts_its_windows_and_0_25_windows_as_it_does(
+    node: NodeBatch, steps: list[tuple[Any, ...]], renamed: bool
+) -> None:
+    # Given a generated session with pi-context 0.25's windows, or the same with notesoup's
+    built = build_session(steps)
+    tree = _as_notesoup(built) if renamed else built
+    window = NotesoupWindows.of(tree).current_window
+    assume(window.is_root or not checkpoint_backed(tree, window))
+    request, messages = _case(tree)
+    # When notesoup's bridge projects the next request alone (its server cannot answer)
+    answer = node.ask({**request, "extension": "notesoup"})
+    # Then it finds notesoup's window and sends what notesoup's lifecycle would send
+    assert answer["window"] == {"windowId": window.window_id, "markerId": window.marker_id}
+    assert answer["messages"] == json_normal(list(_notesoups_projection(tree, messages)))

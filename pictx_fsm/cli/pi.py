@@ -1,7 +1,8 @@
 """``pictx-fsm pi``: the bridge to the real Pi.
 
-``pictx-fsm pi --extension-path [pi-context|context-management]`` prints the Pi extension to
-load (``pi -e PATH``): pi-context by default, pi-context-management when named;
+``pictx-fsm pi --extension-path [pi-context|context-management|notesoup]`` prints the Pi
+extension to load (``pi -e PATH``): pi-context by default, pi-context-management or notesoup
+0.38 (Pi 1.x) when named;
 ``pictx-fsm pi serve [--extension NAME]`` runs the JSON-lines server the extension talks to (the
 extension starts it itself as ``python -m pictx_fsm.hosts.pi --extension NAME``; ``serve`` is
 for hosts of your own); ``pictx-fsm pi manifest`` regenerates the manifest the extensions
@@ -32,7 +33,10 @@ def configure(parser: argparse.ArgumentParser) -> None:
         const=PI_CONTEXT,
         choices=SERVED,
         metavar="EXTENSION",
-        help="print the Pi extension's path (pi-context, the default, or context-management)",
+        help=(
+            "print the Pi extension's path (pi-context, the default, context-management or "
+            "notesoup)"
+        ),
     )
     parser.add_argument(
         "--extension",

@@ -1,9 +1,10 @@
 """The real Pi host: a JSON-lines bridge between Pi and pictx_fsm's extensions.
 
-Load ``pictx-bridge.mjs`` (:data:`EXTENSION`, pi-context) or ``context-management.mjs``
-(pi-context-management) into Pi with ``pi -e`` (``pictx-fsm pi --extension-path [NAME]``
-prints them: :func:`entry_path`); each starts ``python -m pictx_fsm.hosts.pi --extension NAME``
-and forwards its extension's hooks, tools and commands.
+Load ``pictx-bridge.mjs`` (:data:`EXTENSION`, pi-context), ``context-management.mjs``
+(pi-context-management) or ``notesoup.mjs`` (notesoup 0.38, Pi 1.x) into Pi with
+``pi -e`` (``pictx-fsm pi --extension-path [NAME]`` prints them: :func:`entry_path`); each
+starts ``python -m pictx_fsm.hosts.pi --extension NAME`` and forwards its extension's hooks,
+tools and commands.
 """
 
 from pathlib import Path
@@ -13,12 +14,13 @@ from pictx_fsm.hosts.pi.server import EXTENSION, BridgeSession, serve
 ENTRIES = {
     "pi-context": EXTENSION,
     "context-management": EXTENSION.with_name("context-management.mjs"),
+    "notesoup": EXTENSION.with_name("notesoup.mjs"),
 }
 """Each served extension's Pi entry (``pi -e``)."""
 
 
 def entry_path(extension: str) -> Path:
-    """The file ``pi -e`` loads for ``extension`` (``pi-context`` or ``context-management``)."""
+    """The file ``pi -e`` loads for ``extension`` (one of :data:`ENTRIES`)."""
     return ENTRIES[extension]
 
 

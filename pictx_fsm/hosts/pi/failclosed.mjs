@@ -6,7 +6,7 @@
 
 // R8: the window id a valid marker opens, else null.
 export function markerWindowId(entry, win) {
-  if (!entry || entry.type !== "custom" || entry.customType !== win.markerType) return null;
+  if (!entry || entry.type !== "custom" || !markerTypes(win).includes(entry.customType)) return null;
   const data = entry.data;
   if (!isObject(data)) return null;
   const id = data.windowId;
@@ -39,7 +39,7 @@ export function markerOnPath(session, entryId, win) {
 
 // R14 (projection form): role custom, the boot type, and the window id when given.
 export function isBoot(message, win, windowId = null) {
-  if (!isObject(message) || message.role !== "custom" || message.customType !== win.bootType) {
+  if (!isObject(message) || message.role !== "custom" || !bootTypes(win).includes(message.customType)) {
     return false;
   }
   if (windowId === null) return true;
@@ -131,6 +131,16 @@ export function failClosed(messages, window, win) {
   return window.markerId === null
     ? projectRootWindow(messages, window.windowId, win)
     : projectMarkerWindow(messages, window.windowId, win);
+}
+
+// An extension that reads another's windows too (notesoup: pi-context 0.25's) lists every
+// type (`markerTypes`, `bootTypes`); one type otherwise.
+function markerTypes(win) {
+  return win.markerTypes ?? [win.markerType];
+}
+
+function bootTypes(win) {
+  return win.bootTypes ?? [win.bootType];
 }
 
 function isObject(value) {

@@ -14,7 +14,8 @@ from pictx_fsm.hosts.pi.wire import PROTOCOL
 
 PI_CONTEXT: Final = "pi-context"
 """The extension a server runs when none is named (``pictx-fsm pi --extension-path``)."""
-SERVED: Final = ("pi-context", "context-management")
+NOTESOUP: Final = "notesoup"
+SERVED: Final = ("pi-context", "context-management", NOTESOUP)
 """The extensions a server can run, as ``--extension`` names them."""
 
 
@@ -32,4 +33,4 @@ def hello(extension: str = PI_CONTEXT) -> dict[str, Any]:
     }
 
 
-__all__ = ["PI_CONTEXT", "SERVED", "UnknownExtensionError", "hello"]
+__all__ = ["NOTESOUP", "PI_CONTEXT", "SERVED", "UnknownExtensionError", "hello"]

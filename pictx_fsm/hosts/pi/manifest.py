@@ -3,13 +3,13 @@
 ``pictx-bridge.manifest.json`` sits beside ``pictx-bridge.mjs`` and is committed. Its shared
 part is the package version the handshake must find, the protocol, the timeouts and the
 connection machine's transition table; then one section per extension the bridge serves
-(``extensions``: ``pi-context``, ``context-management``), from which the extension's entry
-registers its hooks, its tools (names, labels, descriptions, JSON-schema parameters, execution
-modes, prompt guidelines), its commands and flags, and takes every text it may show and what
-it answers itself while its server cannot (``fallbacks``; pi-context's window constants for
-its fail-closed projection, and its lease on quiet hooks). So a new hook, tool or text needs no
-JS change: regenerate with ``pictx-fsm pi manifest`` (``--check`` fails when the file is
-stale; a test runs it).
+(``extensions``: ``pi-context``, ``context-management``, ``notesoup``), from which the
+extension's entry registers its hooks, its tools (names, labels, descriptions, JSON-schema
+parameters, execution modes, prompt guidelines), its commands and flags, and takes every text
+it may show and what it answers itself while its server cannot (``fallbacks``; pi-context's
+and notesoup's window constants for their fail-closed projection, and pi-context's lease on
+quiet hooks). So a new hook, tool or text needs no JS change: regenerate with ``pictx-fsm pi
+manifest`` (``--check`` fails when the file is stale; a test runs it).
 """
 
 from __future__ import annotations
@@ -35,6 +35,24 @@ from pictx_fsm.extensions.context_management.texts import (
 )
 from pictx_fsm.extensions.context_management.texts import TOOLS as CM_TOOLS
 from pictx_fsm.extensions.context_management.tools import TOOL_SCHEMAS as CM_TOOL_SCHEMAS
+from pictx_fsm.extensions.notesoup.adapter import NOTESOUP_HOOKS
+from pictx_fsm.extensions.notesoup.lifecycle import (
+    toggle_completions as notesoup_toggle_completions,
+)
+from pictx_fsm.extensions.notesoup.texts import BOOT_TYPE as NOTESOUP_BOOT_TYPE
+from pictx_fsm.extensions.notesoup.texts import (
+    CLEAR_MEMORY_COMMAND,
+    CLEAR_MEMORY_COMMAND_ALIAS,
+    CLEAR_MEMORY_COMMAND_DESCRIPTION,
+    CLEAR_MEMORY_TOOL,
+    NOTESOUP_COMMAND,
+    NOTESOUP_COMMAND_DESCRIPTION,
+)
+from pictx_fsm.extensions.notesoup.texts import MARKER_TYPE as NOTESOUP_MARKER_TYPE
+from pictx_fsm.extensions.notesoup.texts import NOTICE_MISSING_BOOT as NOTESOUP_MISSING_BOOT
+from pictx_fsm.extensions.notesoup.texts import STATUS_REQUESTED as NOTESOUP_STATUS_REQUESTED
+from pictx_fsm.extensions.notesoup.tools.specs import TOOL_SPECS as NOTESOUP_TOOLS
+from pictx_fsm.extensions.notesoup.windows import SCHEME as NOTESOUP_SCHEME
 from pictx_fsm.extensions.pi_context.lifecycle import toggle_completions
 from pictx_fsm.extensions.pi_context.texts import (
     BOOT_TYPE,
@@ -93,6 +111,43 @@ def _commands() -> list[dict[str, Any]]:
     ]
 
 
+def _fail_closed(
+    marker_type: str,
+    boot_type: str,
+    *,
+    marker_types: list[str] | None = None,
+    boot_types: list[str] | None = None,
+) -> dict[str, Any]:
+    """A section for an extension of the pi-context family: no flags or host facts, and while
+    its server cannot answer, its windows cut provider requests (``failclosed.mjs``), a marked
+    branch gets no native compaction and no branch summary across a window (R62, R75)."""
+    window: dict[str, Any] = {"markerType": marker_type}
+    if marker_types is not None:
+        window["markerTypes"] = marker_types
+    window["bootType"] = boot_type
+    if boot_types is not None:
+        window["bootTypes"] = boot_types
+    window.update(
+        {
+            "windowIdPrefix": WINDOW_ID_PREFIX,
+            "rootWindowSuffix": ROOT_WINDOW_SUFFIX,
+            "sessionPrefixLength": len(session_prefix("0" * 64)),
+        }
+    )
+    return {
+        "flags": [],
+        "childEnv": None,
+        "hostFacts": False,
+        "statusKey": None,
+        "fallbacks": {
+            "context_with_system": "cut_request",
+            "session_before_compact": "guard_compaction",
+            "session_before_tree": "guard_tree_summary",
+        },
+        "window": window,
+    }
+
+
 def _pi_context_texts() -> dict[str, str]:
     found = texts.bridge_texts(texts.PI_CONTEXT_VOICE)
     found.update({name: getattr(texts, name) for name in texts.PI_CONTEXT_ONLY})
@@ -111,22 +166,7 @@ def _pi_context() -> dict[str, Any]:
         "messageHooks": list(MESSAGE_HOOKS),
         "tools": [tool.to_json() for tool in TOOL_SPECS],
         "commands": _commands(),
-        "flags": [],
-        "childEnv": None,
-        "hostFacts": False,
-        "statusKey": None,
-        "fallbacks": {
-            "context_with_system": "cut_request",
-            "session_before_compact": "guard_compaction",
-            "session_before_tree": "guard_tree_summary",
-        },
-        "window": {
-            "markerType": MARKER_TYPE,
-            "bootType": BOOT_TYPE,
-            "windowIdPrefix": WINDOW_ID_PREFIX,
-            "rootWindowSuffix": ROOT_WINDOW_SUFFIX,
-            "sessionPrefixLength": len(session_prefix("0" * 64)),
-        },
+        **_fail_closed(MARKER_TYPE, BOOT_TYPE),
         "wipeTool": WIPE_MEMORY_TOOL,
         "wipeRequested": WIPE_STATUS_REQUESTED,
         "texts": _pi_context_texts(),
@@ -187,6 +227,52 @@ def _context_management() -> dict[str, Any]:
     }
 
 
+def _notesoup() -> dict[str, Any]:
+    """notesoup 0.38: every hook, its eleven tools, ``/notesoup``, ``/clear-memory`` and its
+    alias ``/cm`` (none waits for idle, S16, S17). It fails closed as pi-context does: its
+    windows and, migrated, pi-context 0.25's (both marker and boot types) cut a provider
+    request the server cannot answer. No lease and no speculation: every hook waits for it."""
+    return {
+        "title": "notesoup",
+        "hooks": sorted(NOTESOUP_HOOKS, key=HOOKS.index),
+        "pipelined": list(PIPELINED_HOOKS),
+        "messageHooks": list(MESSAGE_HOOKS),
+        "tools": [tool.to_json() for tool in NOTESOUP_TOOLS],
+        "commands": [
+            {
+                "name": NOTESOUP_COMMAND,
+                "description": NOTESOUP_COMMAND_DESCRIPTION,
+                "completions": list(notesoup_toggle_completions("")),
+                "waitForIdle": False,
+                "reportsStatus": True,
+            },
+            *(
+                {
+                    "name": name,
+                    "description": CLEAR_MEMORY_COMMAND_DESCRIPTION,
+                    "completions": None,
+                    "waitForIdle": False,
+                    "reportsStatus": False,
+                }
+                for name in (CLEAR_MEMORY_COMMAND, CLEAR_MEMORY_COMMAND_ALIAS)
+            ),
+        ],
+        **_fail_closed(
+            NOTESOUP_MARKER_TYPE,
+            NOTESOUP_BOOT_TYPE,
+            marker_types=sorted(NOTESOUP_SCHEME.marker_types),
+            boot_types=sorted(NOTESOUP_SCHEME.boot_types),
+        ),
+        "wipeTool": CLEAR_MEMORY_TOOL,
+        "wipeRequested": NOTESOUP_STATUS_REQUESTED,
+        "texts": {
+            **texts.bridge_texts(texts.NOTESOUP_VOICE),
+            **texts.NOTESOUP_ONLY,
+            "NOTICE_MISSING_BOOT": NOTESOUP_MISSING_BOOT,
+        },
+    }
+
+
 def build_manifest() -> dict[str, Any]:
     """The manifest as data (what :data:`MANIFEST` must hold)."""
     return {
@@ -200,7 +286,11 @@ def build_manifest() -> dict[str, Any]:
             "pipelineMs": PIPELINE_DELAY_MS,
         },
         "connection": transition_table(),
-        "extensions": {"pi-context": _pi_context(), "context-management": _context_management()},
+        "extensions": {
+            "pi-context": _pi_context(),
+            "context-management": _context_management(),
+            "notesoup": _notesoup(),
+        },
     }
 
 

@@ -82,6 +82,7 @@ class Bridge {
     this.spec = spec;
     this.T = spec.texts;
     this.WIN = spec.window ?? {};
+    this.BOOTS = this.WIN.bootTypes ?? this.WIN.bootType; // the boots a provider request keeps
     this.PIPELINED = new Set(spec.pipelined);
     this.MESSAGE_HOOKS = new Set(spec.messageHooks);
     this.LEASED = new Set(spec.lease?.hooks ?? []);
@@ -137,7 +138,7 @@ class Bridge {
       if (ahead?.items[0].name === name && this.settledAhead(ahead, event, ctx)) return this.keptAhead(ahead, event, ctx);
       if (this.PIPELINED.has(name) && this.machine.state === "ready") return this.post(name, event, ctx);
       const kept = this.MESSAGE_HOOKS.has(name) ? this.keptAgainst(name, event) : null;
-      const body = kept ? kept.build : payload(name, event, this.WIN.bootType);
+      const body = kept ? kept.build : payload(name, event, this.BOOTS);
       if (name === "turn_end" && this.spec.lease && endsRun(body)) body.speculate = true;
       if (name === "session_before_compact") this.compactSignal = event.signal;
       const issued = this.nextId;
@@ -173,7 +174,7 @@ class Bridge {
   // pipe before the next awaited one, its reply's notices are applied when it arrives, and
   // its failure (error, timeout, dead server) is a fault like any other, so the next awaited
   // request — every provider request is one — finds the connection restarting or degraded.
-  post(name, event, ctx, body = { kind: "hook", name, event: payload(name, event, this.WIN.bootType) }) {
+  post(name, event, ctx, body = { kind: "hook", name, event: payload(name, event, this.BOOTS) }) {
     body.pipelined = true;
     body.ctx = this.facts(ctx);
     body.session ??= this.delta(ctx);
@@ -208,7 +209,7 @@ class Bridge {
       return this.void();
     }
     this.fireLease("answer"); // send_pipelined: below
-    let sent = payload(name, event, this.WIN.bootType);
+    let sent = payload(name, event, this.BOOTS);
     if (this.MESSAGE_HOOKS.has(name)) {
       const kept = this.keptAgainst(name, event);
       sent = kept.build(this.server);
@@ -274,7 +275,7 @@ class Bridge {
     let systems = null;
     const build = (current) => {
       server = current;
-      const [messages, sent] = elideAgainst(event.messages, this.WIN.bootType, current.kept.get(name));
+      const [messages, sent] = elideAgainst(event.messages, this.BOOTS, current.kept.get(name));
       texts = sent;
       if (name === "context_with_system") systems = systemsOf(messages, event.messages);
       return name === "context" && current.systems ? { messages, speculate: true } : { messages };
@@ -309,7 +310,7 @@ class Bridge {
   // The hooks that settle a run, decided with its last turn_end (speculation.py's
   // settle_events): the next one holds when Pi sends it with the payload decided on.
   settledAhead(ahead, event, ctx) {
-    return this.holds(ahead, ctx) && sameJson(payload(ahead.items[0].name, event, this.WIN.bootType), ahead.items[0].event);
+    return this.holds(ahead, ctx) && sameJson(payload(ahead.items[0].name, event, this.BOOTS), ahead.items[0].event);
   }
 
   // Answer from the decision, tell the server to keep it, and hold the ones after it.

@@ -1,14 +1,15 @@
 """The bridge server: one extension's runtime behind a JSON-lines pipe to the real Pi.
 
 The Pi extension (``pictx-bridge.mjs`` for pi-context, ``context-management.mjs`` for
-pi-context-management) starts ``python -m pictx_fsm.hosts.pi --extension NAME`` on first use
-and sends one line per handler call; the server answers each with one line holding the
-handler's return value and the effects to apply (notices, sent messages, appended entries,
-abort). Pi re-runs extension factories on fork, resume and reload, so one server serves one
-extension in one session, and exits when its input closes. :func:`serve` is the one loop for
-every extension; :func:`open_session` picks the session that runs the named one — this
-module's :class:`BridgeSession` for pi-context, :mod:`.served_cm` for pi-context-management,
-whose answers may make host calls into Pi meanwhile (:mod:`.channel`).
+pi-context-management, ``notesoup.mjs`` for notesoup) starts ``python -m pictx_fsm.hosts.pi
+--extension NAME`` on first use and sends one line per handler call; the server answers each
+with one line holding the handler's return value and the effects to apply (notices, sent
+messages, appended entries, abort). Pi re-runs extension factories on fork, resume and reload,
+so one server serves one extension in one session, and exits when its input closes.
+:func:`serve` is the one loop for every extension; :func:`open_session` picks the session that
+runs the named one — this module's :class:`BridgeSession` for pi-context and (with its runtime,
+:mod:`.served_notesoup`, no leases and no decisions ahead) for notesoup, :mod:`.served_cm` for
+pi-context-management, whose answers may make host calls into Pi meanwhile (:mod:`.channel`).
 
 This module's :class:`BridgeSession` is pi-context's:
 The server keeps a mirror of the session: the first request carries the header and every
@@ -57,7 +58,7 @@ from pictx_fsm.extensions.pi_context.texts import (
     Texts,
 )
 from pictx_fsm.extensions.pi_context.tools import migrate_legacy_homes
-from pictx_fsm.host.effects import Notify
+from pictx_fsm.host.effects import HookResult, Notify
 from pictx_fsm.host.events import Command, ContextUsage, HookEvent, HostContext, SessionStart
 from pictx_fsm.host.settings import default_agent_dir
 from pictx_fsm.hosts.pi import lease, texts
@@ -65,6 +66,7 @@ from pictx_fsm.hosts.pi.channel import Channel
 from pictx_fsm.hosts.pi.connection_audit import record_transitions
 from pictx_fsm.hosts.pi.convert import BridgeProtocolError, context_of, event_of
 from pictx_fsm.hosts.pi.handshake import (
+    NOTESOUP,
     PI_CONTEXT,
     SERVED,
     UnknownExtensionError,
@@ -101,7 +103,14 @@ class PipelinedEffectError(PictxError):
     """A pipelined hook's reply held more than notices (a lifecycle bug the user is told)."""
 
 
-RuntimeFactory = Callable[[SessionTree, Mapping[str, Any], "AuditLog | None"], LifecycleRuntime]
+class ServedRuntime(Protocol):
+    """What the server asks of every runtime it serves; leases and decisions ahead are
+    pi-context's alone (a :class:`LifecycleRuntime`, see :meth:`BridgeSession.lifecycle`)."""
+
+    def handle(self, event: HookEvent, ctx: HostContext | None = None) -> HookResult: ...
+
+
+RuntimeFactory = Callable[[SessionTree, Mapping[str, Any], "AuditLog | None"], ServedRuntime]
 AuditFactory = Callable[[str], "AuditLog | None"]
 
 
@@ -194,13 +203,26 @@ class BridgeSession:
         self,
         factory: RuntimeFactory = runtime_from_environment,
         audit_factory: AuditFactory = audit_from_environment,
+        *,
+        extension: str = PI_CONTEXT,
+        toggle_command: str = PI_CONTEXT_COMMAND,
+        activation: Callable[[], list[Notify]] | None = None,
+        leases: bool = True,
     ) -> None:
+        """``extension``: the name the handshake says; ``toggle_command``: the command a
+        restarted server replays when the user had switched the extension off;
+        ``activation``: the notices of a first activation (pi-context's notes home
+        migration, N16, by default); ``leases``: whether this extension's hooks may be leased
+        (its manifest section has a lease) and decided ahead."""
         self._factory = factory
         self._audit_factory = audit_factory
+        self.extension = extension
+        self.toggle_command = toggle_command
+        self.activation = migrate_notes_home if activation is None else activation
         self.profile = profile_from_environment()
         self.mirror = Mirror()
         self.tree: SessionTree | None = None
-        self.runtime: LifecycleRuntime | None = None
+        self.runtime: ServedRuntime | None = None
         self.audit: AuditLog | None = None
         self.host_usage: UsageIndex | None = None
         self.activated = False
@@ -212,8 +234,9 @@ class BridgeSession:
         them (:mod:`.speculation`)."""
         self.ahead: list[Speculation] = []
         """The hooks decided with the last request, in the order Pi sends them."""
-        self.leasing = True
+        self.leasing = leases
         """Whether this connection may still get leases (a broken one ends them)."""
+        self.ahead_allowed = leases
 
     def sync(self, session: Mapping[str, Any], ctx: Mapping[str, Any]) -> None:
         if "header" in session and session["header"] is not None:
@@ -229,7 +252,7 @@ class BridgeSession:
     def handle(self, request: Mapping[str, Any]) -> dict[str, Any]:
         kind = str(request.get("kind"))
         if kind == "hello":
-            return {"hello": hello()}
+            return {"hello": hello(self.extension)}
         ahead, self.ahead = self.ahead, []
         ctx = request.get("ctx") or {}
         self.sync(request.get("session") or {}, ctx)
@@ -256,7 +279,9 @@ class BridgeSession:
         reply = self._answer(hook_event, ctx, expanded)
         if "leased" in request:
             return self._check_lease(name, reply, expanded, request["leased"])
-        if request.get("lease") is True and self._lease(reply, ctx, name):
+        if not self.ahead_allowed:
+            pass  # every hook waits for this extension's decision: nothing leased or ahead
+        elif request.get("lease") is True and self._lease(reply, ctx, name):
             pass  # the leased hooks that follow are answered by the extension: nothing ahead
         elif speculate and expanded is not None:
             self._speculate(reply, ctx, expanded)
@@ -264,20 +289,25 @@ class BridgeSession:
             self._settle_ahead(reply, ctx, event)
         if request.get("pipelined") is True:
             check_pipelined(name, reply)
-        notices = migrate_notes_home() if first else []
+        notices = self.activation() if first else []
         if isinstance(hook_event, SessionStart) and hook_event.reason == "startup":
             notices += version_notices(ctx)
         if notices:
             reply["effects"] = [n.to_json() for n in notices] + reply["effects"]
         return reply
 
+    def lifecycle(self) -> LifecycleRuntime:
+        """pi-context's runtime, for what only it does (leases, decisions ahead)."""
+        if not isinstance(self.runtime, LifecycleRuntime):
+            raise BridgeProtocolError(f"{self.extension}: no leases and no decisions ahead")
+        return self.runtime
+
     def _lease(self, reply: dict[str, Any], ctx: Mapping[str, Any], hook: str) -> bool:
         """Grant a lease with this awaited reply when the state allows one (:mod:`.lease`)."""
-        assert self.runtime is not None
         if not self.leasing or reply["effects"]:
             return False
         model = ctx.get("model") if isinstance(ctx.get("model"), Mapping) else None
-        granted = lease.grant(self.runtime, self.context(ctx, hook), model)
+        granted = lease.grant(self.lifecycle(), self.context(ctx, hook), model)
         if granted is not None:
             reply["lease"] = granted.to_json()
         return granted is not None
@@ -293,8 +323,8 @@ class BridgeSession:
         expected = None
         if expanded is not None:
             expected = lease.expected_projection(expanded, self.tree.current_window)
-        assert self.runtime is not None
-        detail = lease.disagreement(hook, reply, expected, claimed, self.runtime.state)
+        state = self.lifecycle().state
+        detail = lease.disagreement(hook, reply, expected, claimed, state)
         notices = [e for e in reply["effects"] if e["effect"] == "notify"]
         if detail is None or not self.leasing:  # a break is told once per connection
             return {"value": None, "effects": notices}
@@ -328,8 +358,7 @@ class BridgeSession:
         (their events and values) when ``agent_end`` has no value."""
         if reply["value"] is not None or reply["effects"]:
             return
-        assert self.runtime is not None
-        state, decided, offered = self.runtime.state, [], []
+        state, decided, offered = self.lifecycle().state, [], []
         for hook, payload in settle_events(turn_end):
             found = self._decide(hook, payload, ctx, state)
             if found is None or (hook == "agent_end" and found[1] is not None):
@@ -349,13 +378,13 @@ class BridgeSession:
     ) -> tuple[Speculation, Any] | None:
         """``hook`` decided ahead in ``state`` and its reply's value; ``None`` when deciding
         fails or the reply has an effect (then the real request meets it, as ever)."""
-        assert self.runtime is not None
+        runtime = self.lifecycle()
         if isinstance(payload, ExpandedMessages):
             payload = {"messages": list(payload.messages)}
         try:
             event = event_of("hook", hook, payload)
             facts = self.context(ctx, hook)
-            decision = self.runtime.decide(event, facts, state)
+            decision = runtime.decide(event, facts, state)
             result = decision[1].to_json()
         except Exception:  # not offered: the real request reports the failure
             return None
@@ -368,8 +397,7 @@ class BridgeSession:
         next ones decided with it stay held)."""
         if not ahead or ahead[0].hook != name:
             raise BridgeProtocolError(f"field 'event.speculated': no {name} was decided ahead")
-        assert self.runtime is not None
-        ahead[0].keep(self.runtime)
+        ahead[0].keep(self.lifecycle())
         self.ahead = ahead[1:]
         return {"value": None, "effects": []}
 
@@ -402,7 +430,7 @@ class BridgeSession:
         """A restarted server: the toggle as the user left it (its notice was already
         shown), then the session start a reload gives (boot repair, R63–R66)."""
         if request.get("toggle") == "off":
-            self._answer(Command(name=PI_CONTEXT_COMMAND, args="off"), ctx)
+            self._answer(Command(name=self.toggle_command, args="off"), ctx)
         return self._answer(SessionStart(reason="reload"), ctx)
 
 
@@ -463,6 +491,21 @@ def open_session(
         from pictx_fsm.hosts.pi.served_cm import CmBridgeSession
 
         return CmBridgeSession(channel)
+    if extension == NOTESOUP:
+        from pictx_fsm.extensions.notesoup.texts import NOTESOUP_COMMAND
+        from pictx_fsm.hosts.pi.served_notesoup import (
+            no_activation,
+            notesoup_runtime_from_environment,
+        )
+
+        return BridgeSession(
+            notesoup_runtime_from_environment,
+            audit_factory,
+            extension=NOTESOUP,
+            toggle_command=NOTESOUP_COMMAND,
+            activation=no_activation,
+            leases=False,
+        )
     raise UnknownExtensionError(f"--extension {extension!r}: this server runs {', '.join(SERVED)}")
 
 

@@ -49,8 +49,24 @@ CONTEXT_MANAGEMENT_VOICE: Final = Voice(
     failing="the extension",
 )
 
+NOTESOUP_VOICE: Final = Voice(
+    name="notesoup",
+    server="lifecycle server",
+    consequence=("provider requests are cut at the current window; no resets, warnings or repairs"),
+    extension_path=" notesoup",
+    failing="the lifecycle",
+)
+
 INSTALL_HINT: Final = "`pip install /path/to/pictx_fsm` (a clone of the repository)"
 """How pictx-fsm gets installed (no package index serves it): the README's step 2."""
+
+
+WINDOW_VOICES: Final = (PI_CONTEXT_VOICE, NOTESOUP_VOICE)
+"""The extensions whose context window goes on while their server is down."""
+_STATUS_COMMANDS: Final = {
+    "pi-context": " /pi-context shows it.",
+    "notesoup": " /notesoup shows it.",
+}
 
 
 def bridge_texts(voice: Voice) -> dict[str, str]:
@@ -69,7 +85,7 @@ def bridge_texts(voice: Voice) -> dict[str, str]:
         "NOTICE_GIVE_UP": (
             f"{name}: the {server} {{fault}}{{lost}}, and restarting did not help: degraded "
             f"mode for the rest of this session ({consequence})."
-            + (" /pi-context shows it." if voice is PI_CONTEXT_VOICE else "")
+            + (_STATUS_COMMANDS.get(voice.name, ""))
         ),
         "NOTICE_DIAGNOSIS": (
             f"{name}: cannot run the {server}: {{problem}}. {{fix}} Degraded mode until Pi "
@@ -103,7 +119,7 @@ def bridge_texts(voice: Voice) -> dict[str, str]:
         "NOTICE_LIFECYCLE_ERROR": f"{name}: {voice.failing} failed in {{where}}: {{error}}",
         "TOOL_UNAVAILABLE": (
             f"{name}: the {server} is unavailable ({{state}}); {{tool}} did nothing."
-            + (" Your context window continues." if voice is PI_CONTEXT_VOICE else "")
+            + (" Your context window continues." if voice in WINDOW_VOICES else "")
         ),
     }
 
@@ -153,8 +169,23 @@ PI_CONTEXT_ONLY: Final = (
 )
 """The texts only pi-context's bridge says (a lost reset, a broken lease)."""
 
+# -- notesoup's alone (the same episodes, its tool's name) ---------------------------------------
+
+NOTESOUP_ONLY: Final = {
+    "LOST_RESET": " (lost: the model's pending clear_memory request; no reset happened)",
+    "MODEL_LOST_RESET": (
+        "Your clear_memory request was lost: notesoup's lifecycle server stopped before the "
+        "reset was committed, so your memory was NOT cleared and this context window "
+        "continues. Call clear_memory again if you still need a fresh window."
+    ),
+    "BRIDGE_NOTICE_TYPE": "notesoup/bridge-notice",
+}
+"""notesoup's texts for a lost reset (what :data:`PI_CONTEXT_ONLY` names for pi-context)."""
+
 __all__ = [
     "CONTEXT_MANAGEMENT_VOICE",
+    "NOTESOUP_ONLY",
+    "NOTESOUP_VOICE",
     "PI_CONTEXT_VOICE",
     "Voice",
     "bridge_texts",

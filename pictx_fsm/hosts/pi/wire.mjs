@@ -5,11 +5,13 @@
 
 export const SAME = "pictx-fsm/same";
 
+// `bootType`: the boot's customType, or a list of them (notesoup reads 0.25's boots too).
 export function elide(messages, bootType) {
+  const boots = Array.isArray(bootType) ? bootType : [bootType];
   const kept = [];
   for (let index = 0; index < messages.length; index++) {
     const message = messages[index];
-    if (message?.role === "system" || (message?.role === "custom" && message.customType === bootType)) {
+    if (message?.role === "system" || (message?.role === "custom" && boots.includes(message.customType))) {
       kept.push([index, message]);
     }
   }
