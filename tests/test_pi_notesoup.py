@@ -32,8 +32,12 @@ from pictx_fsm.extensions.notesoup.texts import (
     CONTINUATION_TYPE,
     LEGACY_MARKER_TYPE,
     MARKER_TYPE,
+    NOTESOUP_VERSION,
+    NOTICE_CLEAR_NEEDS_ON,
+    NOTICE_TOGGLE_STATUS,
 )
-from pictx_fsm.hosts.model import Call, Response, Text, Tools
+from pictx_fsm.extensions.notesoup.tools.specs import TOOL_SPECS
+from pictx_fsm.hosts.model import Call, Overflow, Response, Text, Tools
 from pictx_fsm.hosts.pi import entry_path
 from pictx_fsm.session.jsonl import read_session
 
@@ -122,11 +126,32 @@ class Scenario:
     """Inputs sent in RPC mode, each run (also one a command starts) awaited to its end."""
 
 
+def _words(tokens: int) -> str:
+    """A reply of about ``tokens`` estimated tokens (chars / 4)."""
+    return "word " * (tokens * 4 // 5)
+
+
 def _texts(*texts: str) -> dict[str, Any]:
     return {
         "responses": tuple(Text(text=t) for t in texts),
         "script": tuple({"text": t} for t in texts),
     }
+
+
+EDIT_PLAN: dict[str, Any] = {"oldText": "plan", "newText": "route"}
+
+
+def _calls(*calls: tuple[str, dict[str, Any]], exercises: frozenset[str]) -> Scenario:
+    """One tool call per reply (after the user's secret), then a last text."""
+    return Scenario(
+        responses=(
+            *(Tools(calls=(Call(name=n, arguments=a),)) for n, a in calls),
+            Text(text="done"),
+        ),
+        script=(*({"tools": [{"name": n, "args": a}]} for n, a in calls), {"text": "done"}),
+        inputs=(f"remember {SECRET} please",),
+        exercises=exercises,
+    )
 
 
 SCENARIOS: dict[str, Scenario] = {
@@ -154,38 +179,78 @@ SCENARIOS: dict[str, Scenario] = {
         rpc=True,
         **_texts(f"Noted {SECRET}.", "closing out", "fresh one"),
         inputs=(f"remember {SECRET} please", "/clear-memory"),
-        exercises=frozenset(),
+        exercises=frozenset(
+            {
+                "notesoup_reset_control:request:none:manual_close_out:4",
+                "notesoup_reset_control:request:close_out_manual:before_settle:11",
+            }
+        ),
     ),
     # /notesoup off, a /cm refused while off, /notesoup on.
     "toggle": Scenario(
         **_texts("one", "two"),
         inputs=("/notesoup off", "hello", "/cm", "/notesoup", "/notesoup on", "again"),
-        exercises=frozenset(),
+        exercises=frozenset(
+            {
+                "notesoup_toggle:notesoup_toggle:on:switch_off:1",
+                "notesoup_reset_control:request:none:manual_close_out:1",
+                "notesoup_toggle:notesoup_toggle:off:status:1",
+                "notesoup_toggle:notesoup_toggle:off:switch_on:1",
+            }
+        ),
     ),
-    # The notes tools write and read a note in the notes home.
-    "notes-tools": Scenario(
+    # A provider overflow (S65–S69): the chain arms at turn_end, the recovery reset commits at
+    # settle, and the run continues in a fresh window.
+    "overflow": Scenario(
+        responses=(Overflow(), Text(text="Recovered.")),
+        script=(
+            {"error": "prompt is too long: 213462 tokens > 200000 maximum"},
+            {"text": "Recovered."},
+        ),
+        inputs=(f"remember {SECRET} please",),
+        exercises=frozenset(
+            {
+                "notesoup_reset_control:overflow:idle:turn_end:5",
+                "notesoup_reset_control:overflow:pending:before_settle:6",
+            }
+        ),
+    ),
+    # A reply past the hard reserve (S25): the boundary commits at that turn's end.
+    "reserve": Scenario(
         responses=(
-            Tools(
-                calls=(
-                    Call(
-                        name="notes_write", arguments={"address": "plan.md", "content": "the plan"}
-                    ),
-                )
-            ),
-            Tools(calls=(Call(name="notes_read", arguments={"address": "plan.md"}),)),
-            Text(text="done"),
+            Tools(calls=(Call(name="get_context_remaining"),), text=_words(190_000)),
+            Text(text="fresh"),
         ),
         script=(
-            {
-                "tools": [
-                    {"name": "notes_write", "args": {"address": "plan.md", "content": "the plan"}}
-                ]
-            },
-            {"tools": [{"name": "notes_read", "args": {"address": "plan.md"}}]},
-            {"text": "done"},
+            {"text": _words(190_000), "tools": [{"name": "get_context_remaining"}]},
+            {"text": "fresh"},
         ),
-        inputs=("write a plan",),
-        exercises=frozenset(),
+        inputs=(f"remember {SECRET} please",),
+        exercises=frozenset({"notesoup_reset_control:request:none:turn_end:3"}),
+    ),
+    # Every other tool, in one run: notes, the budget query, a reset, then the history tools
+    # reading the erased window back from the session.
+    "every-tool": _calls(
+        ("notes_write", {"address": "plan.md", "content": "the plan"}),
+        (
+            "notes_update",
+            {"address": "plan.md", "edits": [{"oldText": "plan", "newText": "route"}]},
+        ),
+        ("notes_read", {"address": "plan.md"}),
+        ("notes_search", {"query": "route"}),
+        ("notes_list", {}),
+        ("get_context_remaining", {}),
+        ("clear_memory", {}),
+        ("history_windows", {}),
+        ("history_search", {"query": SECRET}),
+        ("history_list", {"limit": 3}),
+        ("history_read", {"seq": 1}),
+        exercises=frozenset(
+            {
+                "notesoup_budget:meter:reading:query_remaining:1",
+                "notesoup_reset_control:request:none:tool_request:2",
+            }
+        ),
     ),
 }
 
@@ -227,15 +292,70 @@ def test_notesoup_in_the_real_pi_decides_exactly_as_on_the_model_session(
     assert scenario.exercises <= fired
 
 
-def test_notesoups_notes_tools_in_the_real_pi_write_the_notes_home(tmp_path: Path) -> None:
-    # Given notesoup in the real Pi and a model that writes a note, then reads it back
-    scenario = SCENARIOS["notes-tools"]
+def _tool_results(path: Path) -> dict[str, tuple[bool, str]]:
+    """Each tool's (isError, text) as the session holds them, by tool name."""
+    found = {}
+    for entry in read_session(path).entries:
+        message = entry.to_json().get("message") if entry.type == "message" else None
+        if isinstance(message, dict) and message.get("role") == "toolResult":
+            text = "".join(block.get("text", "") for block in message["content"])
+            found[message["toolName"]] = (bool(message.get("isError")), text)
+    return found
+
+
+def test_every_notesoup_tool_answers_in_the_real_pi(tmp_path: Path) -> None:
+    # Given a model that calls each of notesoup's eleven tools once, clear_memory among them
+    scenario = SCENARIOS["every-tool"]
     # When the run ends
     run = _notesoup_pi(tmp_path, scenario.script, *scenario.inputs)
-    # Then the note is in the notes home, and the model read back what it wrote
+    results = _tool_results(run.session_file())
+    # Then every tool answered, none with an error
+    assert sorted(results) == sorted(spec.name for spec in TOOL_SPECS)
+    assert not [name for name, (error, _) in results.items() if error]
+    # And the notes tools found the updated note; the budget query and the reset answered
+    # as JSON; the history tools read the erased window back from the session
+    assert "the route" in results["notes_search"][1]
+    assert json.loads(results["clear_memory"][1]) == {"status": "rollover_requested"}
+    assert "remaining_tokens" in json.loads(results["get_context_remaining"][1])
+    assert results["history_windows"][1].count("\nwindow pcw:") == 2
+    assert SECRET in results["history_search"][1]
+
+
+def test_notesoups_notes_tools_in_the_real_pi_write_the_notes_home(tmp_path: Path) -> None:
+    # Given notesoup in the real Pi and a model that writes a note, edits it and reads it
+    scenario = SCENARIOS["every-tool"]
+    # When the run ends
+    run = _notesoup_pi(tmp_path, scenario.script, *scenario.inputs)
+    # Then the note is in the notes home, in notesoup's metadata format, and the model read
+    # back its edit
     [note] = [p.read_text() for p in (tmp_path / "notes").rglob("plan.md")]
-    assert note.startswith("---\norigin: self\n") and note.endswith("---\n\nthe plan")
-    assert _carries(run.requests[-1], "the plan")
+    assert note.startswith("---\norigin: self\n") and note.endswith("---\n\nthe route")
+    assert "the route" in _tool_results(run.session_file())["notes_read"][1]
+
+
+def test_notesoups_commands_tell_the_user_in_the_real_pi(tmp_path: Path) -> None:
+    # Given notesoup in the real Pi
+    scenario = SCENARIOS["toggle"]
+    # When the user switches it off, asks /cm, asks for the status and switches it on again
+    run = _notesoup_pi(tmp_path, scenario.script, *scenario.inputs)
+
+    # Then each command answered with its notice, in order: the state with the window and
+    # the tokens left, and /cm refused while off
+    def status(state: str) -> str:
+        return "notice[info] " + NOTICE_TOGGLE_STATUS.format(
+            state=state, version=NOTESOUP_VERSION, pi_version=NEWEST.version, window_id="pcw:"
+        )
+
+    expected = [
+        status("off"),
+        f"notice[error] {NOTICE_CLEAR_NEEDS_ON}",
+        status("off"),
+        status("on"),
+    ]
+    notices = run.notices()
+    assert len(notices) == len(expected)
+    assert all(n.startswith(e) for n, e in zip(notices, expected, strict=True)), notices
+    assert all(n.endswith("tokens before close-out") for n in notices if "pcw:" in n)
 
 
 # -- acceptance: a reset in the real Pi --------------------------------------------------------
