@@ -39,6 +39,7 @@ from pictx_fsm.extensions.notesoup.texts import (
 from pictx_fsm.extensions.notesoup.tools.specs import TOOL_SPECS
 from pictx_fsm.hosts.model import Call, Overflow, Response, Text, Tools
 from pictx_fsm.hosts.pi import entry_path
+from pictx_fsm.hosts.pi.texts import NOTESOUP_ONLY
 from pictx_fsm.session.jsonl import read_session
 
 NEWEST = pi_versions.INSTALLS[-1]
@@ -442,3 +443,29 @@ def test_pictx_fsm_pi_prints_notesoups_entry() -> None:
     path = Path(found.stdout.strip())
     assert path == NOTESOUP_ENTRY and path.exists()
     assert 'bridgeExtension("notesoup")' in path.read_text()
+
+
+def test_a_notesoup_server_dying_after_clear_memory_tells_the_human_and_the_model(
+    tmp_path: Path,
+) -> None:
+    # Given a batch of two clear_memory calls and a server that dies after answering the first
+    script = [
+        {"tools": [{"name": "clear_memory"}, {"name": "clear_memory"}], "text": f"{SECRET}"},
+        {"text": "still here"},
+        {"text": "answer two"},
+    ]
+    fault = {"fault": "kill_after", "hook": "clear_memory", "nth": 1}
+    env = {
+        "PICTX_FSM_PYTHON": str(real_pi.faulty_python(tmp_path)),
+        "PICTX_FAULT": json.dumps(fault),
+        "PICTX_FAULT_STATE": str(tmp_path / "fault-state"),
+    }
+    # When Pi runs the prompt
+    run = _notesoup_pi(tmp_path, script, "clear twice", env=env)
+    # Then no reset happened, one notice says the request was lost (in notesoup's words), and
+    # the model's next request carries the hidden message saying so
+    assert run.returncode == 0, run.stderr
+    lost = [n for n in run.notices() if NOTESOUP_ONLY["LOST_RESET"] in n]
+    assert len(lost) == 1 and lost[0].startswith("notice[warning] notesoup: the lifecycle server")
+    assert MARKER_TYPE not in _kinds(run.session_file())
+    assert _carries(run.requests[1], NOTESOUP_ONLY["MODEL_LOST_RESET"])
