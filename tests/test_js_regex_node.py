@@ -14,8 +14,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from js_node import JsNode
 
-from pictx_fsm.extensions.shared.tools import frontmatter
 from pictx_fsm.extensions.pi_context.tools.address import SLUG_PATTERN, glob_matches, glob_regex
+from pictx_fsm.extensions.shared.tools import frontmatter
 from pictx_fsm.host import overflow
 from pictx_fsm.hosts.model.runs import RETRYABLE
 from pictx_fsm.js_regex import (
