@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any, TypeAlias
 
 from attrs import field, frozen
+from driven import navigate_or_fork
 from real_pi import SKIPPED_ENTRIES, RpcPi, entry_kind
 
 from pictx_fsm.extensions.context_management.kit.world import World, WorldConfig
@@ -159,6 +160,24 @@ class Observed:
 # -- the model session ---------------------------------------------------------------------------
 
 
+READ_NOTES: dict[str, Any] = {"tools": [{"name": "context_notes", "args": {"action": "read"}}]}
+"""A faux reply whose model reads the notes."""
+
+
+def note_reply(key: str) -> dict[str, Any]:
+    """A faux reply whose model saves an active goal note ``key``, sourced from the last user
+    message."""
+    args = {
+        "action": "update",
+        "key": key,
+        "kind": "goal",
+        "status": "active",
+        "text": f"{key} as the user asked",
+        "sources": [{"$source": ["user", -1]}],
+    }
+    return {"tools": [{"name": "context_notes", "args": args}]}
+
+
 def _response(reply: Mapping[str, JSON]) -> Response:
     if "tools" in reply:
         calls = tuple(
@@ -231,13 +250,7 @@ def _drive(world: World, command: str) -> None:
     elif name == "drive-veto":
         ext.veto_switches = args == ["on"]
     else:
-        kind, nth = args[0], int(args[1])
-        matching = [e for e in session.entries if entry_kind(e) == kind]
-        target = str((matching[nth] if nth < 0 else matching[nth - 1]).id)
-        if name == "drive-tree":
-            session.navigate(target, summarize=args[2:] == ["summarize"])
-        else:
-            session.fork(target, "at" if args[2:] == ["at"] else "before")
+        navigate_or_fork(session, name, args)
 
 
 def run_model(scenario: CmScenario, host: str) -> tuple[Observed, Plan]:

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from real_cm import READ_NOTES, note_reply
 from real_pi import RpcPi, run_pi
 
 from pictx_fsm.cli import main
@@ -30,19 +31,6 @@ from pictx_fsm.session.entries import MessageEntry
 from pictx_fsm.session.jsonl import read_session
 
 CM = [entry_path("context-management")]
-READ = {"tools": [{"name": "context_notes", "args": {"action": "read"}}]}
-
-
-def _note(key: str) -> dict[str, Any]:
-    args = {
-        "action": "update",
-        "key": key,
-        "kind": "goal",
-        "status": "active",
-        "text": f"{key} as the user asked",
-        "sources": [{"$source": ["user", -1]}],
-    }
-    return {"tools": [{"name": "context_notes", "args": args}]}
 
 
 def _tool_results(path: Path) -> list[dict[str, Any]]:
@@ -60,7 +48,7 @@ def _text(result: dict[str, Any]) -> str:
 def test_acceptance_a_print_mode_run_reads_the_notes_through_the_extension(tmp_path: Path) -> None:
     # Given Pi in print mode with the faux model and only pi-context-management loaded, whose
     # model calls context_notes {"action": "read"}
-    script = [READ, {"text": "I read the notes."}]
+    script = [READ_NOTES, {"text": "I read the notes."}]
     # When Pi runs the prompt
     run = run_pi(tmp_path, script, "What do we know?", bridge=CM)
     # Then the tool answered with the extension's own answer — not "tool not found", not an
@@ -92,7 +80,7 @@ def test_m17_context_notes_carries_its_wrap_up_rule_into_the_system_prompt(tmp_p
 
 def test_m4_print_mode_shows_the_status_bar_and_notices_on_stderr(tmp_path: Path) -> None:
     # Given a note saved, then /ctx-memory status and the panel opened and closed
-    script = [_note("api"), {"text": "noted"}]
+    script = [note_reply("api"), {"text": "noted"}]
     inputs = (
         "Keep the API.",
         "/ctx-memory status",
@@ -112,7 +100,7 @@ def test_m4_print_mode_shows_the_status_bar_and_notices_on_stderr(tmp_path: Path
 
 def test_m62_m64_m68_the_log_beside_the_session_and_the_export(tmp_path: Path) -> None:
     # Given a saved note and an export
-    script = [_note("api"), {"text": "noted"}]
+    script = [note_reply("api"), {"text": "noted"}]
     run = run_pi(tmp_path, script, "Keep the API.", "/ctx-memory session export", bridge=CM)
     assert run.returncode == 0, run.stderr
     session = run.session_file()
@@ -128,7 +116,7 @@ def test_m62_m64_m68_the_log_beside_the_session_and_the_export(tmp_path: Path) -
 
 def test_m62_the_status_bar_and_panel_go_through_pis_ui_in_rpc_mode(tmp_path: Path) -> None:
     # Given Pi in RPC mode (a UI) with the extension
-    pi = RpcPi(tmp_path, [_note("api"), {"text": "noted"}], {}, bridge=CM)
+    pi = RpcPi(tmp_path, [note_reply("api"), {"text": "noted"}], {}, bridge=CM)
     pi.send({"id": "p", "type": "prompt", "message": "Keep the API."})
     pi.until("agent_settled")
     pi.send({"id": "s", "type": "prompt", "message": "/ctx-memory session"})
@@ -143,7 +131,7 @@ def test_m62_the_status_bar_and_panel_go_through_pis_ui_in_rpc_mode(tmp_path: Pa
 
 def test_m1_a_child_session_registers_nothing(tmp_path: Path) -> None:
     # Given PI_SUBAGENT_CHILD=1 / When the model calls context_notes
-    script = [READ, {"text": "no such tool"}]
+    script = [READ_NOTES, {"text": "no such tool"}]
     run = run_pi(tmp_path, script, "Read.", env={"PI_SUBAGENT_CHILD": "1"}, bridge=CM)
     # Then Pi has no such tool (the factory returned at once) and no status was shown
     assert run.returncode == 0, run.stderr
@@ -158,11 +146,11 @@ def test_both_extensions_load_together_each_with_its_own_server(
     # Given pi-context loaded first, then pi-context-management (two -e flags), and a model
     # that saves a note, then wipes its memory
     script = [
-        _note("api"),
+        note_reply("api"),
         {"text": "noted"},
         {"tools": [{"name": "wipe_memory"}]},
         {"text": "fresh window"},
-        READ,
+        READ_NOTES,
         {"text": "read"},
     ]
     audit = tmp_path / "audit"

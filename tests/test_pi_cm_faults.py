@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from real_cm import READ_NOTES, note_reply
 from real_pi import PiExit, faulty_python, python_wrapper, run_pi
 
 from pictx_fsm.extensions.context_management.records import NOTES_TYPE, RECEIPT_TYPE
@@ -31,21 +32,6 @@ STACK_TRACE = re.compile(r"Traceback \(most recent call last\)|^\s+at .*:\d+:\d+
 CM = [entry_path("context-management")]
 NO_BACKGROUND = "--context-memory-no-background"
 pytestmark = pytest.mark.real_pi
-
-
-def _note(key: str) -> dict[str, Any]:
-    args = {
-        "action": "update",
-        "key": key,
-        "kind": "goal",
-        "status": "active",
-        "text": f"{key} as the user asked",
-        "sources": [{"$source": ["user", -1]}],
-    }
-    return {"tools": [{"name": "context_notes", "args": args}]}
-
-
-READ = {"tools": [{"name": "context_notes", "args": {"action": "read"}}]}
 
 
 def _run(tmp_path: Path, script: dict[str, Any], *inputs: str, fault: dict[str, Any]) -> PiExit:
@@ -86,7 +72,7 @@ def test_m16_a_notes_call_the_dead_server_cannot_answer_is_an_error_and_saved_no
     tmp_path: Path,
 ) -> None:
     # Given a saved note, then a server that dies as the next notes call reaches it
-    script = {"replies": [_note("api"), {"text": "noted"}, READ, {"text": "read"}]}
+    script = {"replies": [note_reply("api"), {"text": "noted"}, READ_NOTES, {"text": "read"}]}
     fault = {"fault": "kill", "hook": "context_notes", "nth": 2}
     # When Pi runs both prompts in print mode
     run = _run(tmp_path, script, "Keep the public API stable.", "What do we know?", fault=fault)
@@ -99,7 +85,7 @@ def test_m16_a_notes_call_the_dead_server_cannot_answer_is_an_error_and_saved_no
 
 
 def test_a_hung_server_at_a_notes_call_is_an_error_after_the_timeout(tmp_path: Path) -> None:
-    script = {"replies": [READ, {"text": "read"}]}
+    script = {"replies": [READ_NOTES, {"text": "read"}]}
     fault = {"fault": "hang", "hook": "context_notes", "nth": 1}
     run = _run(tmp_path, script, "What do we know?", fault=fault)
     _assert_fails_closed(run, [FAULT])
@@ -107,7 +93,7 @@ def test_a_hung_server_at_a_notes_call_is_an_error_after_the_timeout(tmp_path: P
 
 
 def test_a_server_writing_garbage_is_a_fault_told_once(tmp_path: Path) -> None:
-    script = {"replies": [READ, {"text": "read"}, READ, {"text": "again"}]}
+    script = {"replies": [READ_NOTES, {"text": "read"}, READ_NOTES, {"text": "again"}]}
     fault = {"fault": "garbage", "hook": "context_notes", "nth": 1}
     run = _run(tmp_path, script, "What do we know?", "And now?", fault=fault)
     _assert_fails_closed(run, [FAULT])
@@ -150,7 +136,7 @@ def test_m48_a_handoff_the_server_dies_in_is_abandoned_and_the_session_goes_on(
     tmp_path: Path,
 ) -> None:
     # Given a saved note, and a server that dies when the handoff's model reply comes back
-    script = {"replies": [_note("api"), {"text": "noted"}, {"text": "still here"}]}
+    script = {"replies": [note_reply("api"), {"text": "noted"}, {"text": "still here"}]}
     fault = {"fault": "kill", "hook": "generation_replied", "nth": 1}
     # When the user hands off, then prompts again
     run = _run(
@@ -177,7 +163,7 @@ def test_a_missing_interpreter_is_diagnosed_once_and_notes_calls_answer_an_error
     tmp_path: Path,
 ) -> None:
     env = {"PICTX_FSM_PYTHON": str(tmp_path / "no-such-python")}
-    script = {"replies": [READ, {"text": "read"}, READ, {"text": "again"}]}
+    script = {"replies": [READ_NOTES, {"text": "read"}, READ_NOTES, {"text": "again"}]}
     run = run_pi(tmp_path, script, "One.", "Two.", env=env, bridge=CM)
     _assert_fails_closed(run, [DIAGNOSIS])
     results = _tool_results(run.session_file())
@@ -188,7 +174,7 @@ def test_a_python_without_the_package_is_diagnosed_once(tmp_path: Path) -> None:
     import sys
 
     bare = python_wrapper(tmp_path, "bare-python", f'exec "{sys.executable}" -I -S "$@"')
-    script = {"replies": [READ, {"text": "read"}]}
+    script = {"replies": [READ_NOTES, {"text": "read"}]}
     run = run_pi(tmp_path, script, "One.", env={"PICTX_FSM_PYTHON": str(bare)}, bridge=CM)
     _assert_fails_closed(run, [DIAGNOSIS])
     assert "cannot import pictx_fsm" in run.stderr
