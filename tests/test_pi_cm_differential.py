@@ -157,7 +157,8 @@ SCENARIOS: dict[str, CmScenario] = {
         ),
     ),
     # Checkpoints (M25–M36): Pi keeps the last 20 000 tokens; two long turns before them are
-    # archived, one batch each (143 616 bytes a batch in a 200 000-token window).
+    # archived, one batch each (143 616 bytes a batch in a 200 000-token window); the first
+    # compaction is Pi's /compact, the second /ctx-memory compact (M25).
     "checkpoint": CmScenario(
         exercises=frozenset(
             {
@@ -177,7 +178,7 @@ SCENARIOS: dict[str, CmScenario] = {
             *_archived("two"),
             Notes(kind="valid"),
             Notes(kind="valid"),
-            Compact(),
+            Command(args="compact"),
             Command(args="status"),
         ),
     ),
