@@ -292,6 +292,7 @@ SCENARIOS: dict[str, CmScenario] = {
     "handoff failures": CmScenario(
         exercises=frozenset(
             {
+                "handoff:handoff:creating:create_failed:1",
                 "handoff:handoff:creating:created:2",
                 "handoff:handoff:failed_no_switch:settle:1",
                 "handoff:handoff:filling_notes:cancel:1",
@@ -307,6 +308,9 @@ SCENARIOS: dict[str, CmScenario] = {
             Notes(kind="valid"),
             Command(args="handoff"),
             Drive(command="drive-veto off"),
+            Drive(command="drive-create fail"),
+            Command(args="handoff"),
+            Drive(command="drive-create ok"),
             Say(text="The lexer needs the same fix."),
             Notes(kind="valid", hold="slow"),
             Command(args="handoff", wait=False),
