@@ -21,12 +21,16 @@ from pictx_fsm.diagrams import counts_from_audit, counts_from_coverage
 from pictx_fsm.errors import PictxError
 from pictx_fsm.session.jsonl import read_session
 from pictx_fsm.session.skeleton import read_skeleton
+from pictx_fsm.testing.kit import kit_named, kit_names
 from pictx_fsm.testing.trace import load_trace
 
 BASE_MEMORY = 1_500_000
 """What a reader may use whatever its input (the structures, the module-level caches)."""
 PER_LINE_BYTE = 48
 """How much a decoded line may cost per byte while it is read and kept."""
+
+for _kit in kit_names():
+    kit_named(_kit)  # a trace names its kit: loaded once here, a module-level cost, not a read's
 
 Reader = Callable[[Path], Any]
 READERS: dict[str, Reader] = {
