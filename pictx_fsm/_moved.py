@@ -44,6 +44,18 @@ MOVED: Final[dict[str, str]] = {
     "pictx_fsm.tools": "pictx_fsm.extensions.pi_context.tools",
     "pictx_fsm.context_management": "pictx_fsm.extensions.context_management",
     "pictx_fsm.audit_sessions": "pictx_fsm.conformance",
+    "pictx_fsm.session.usage": "pictx_fsm.extensions.pi_context.usage",
+    "pictx_fsm.session.usage_tally": "pictx_fsm.extensions.pi_context.usage_tally",
+    "pictx_fsm.conformance.boundaries": "pictx_fsm.extensions.pi_context.conformance.boundaries",
+    "pictx_fsm.conformance.budget": "pictx_fsm.extensions.pi_context.conformance.budget",
+    "pictx_fsm.conformance.identity": "pictx_fsm.extensions.pi_context.conformance.identity",
+    "pictx_fsm.conformance.roles": "pictx_fsm.extensions.pi_context.conformance.roles",
+    "pictx_fsm.conformance.shapes": "pictx_fsm.extensions.pi_context.conformance.shapes",
+    "pictx_fsm.conformance.storms": "pictx_fsm.extensions.pi_context.conformance.storms",
+    "pictx_fsm.conformance.tail": "pictx_fsm.extensions.pi_context.conformance.tail",
+    "pictx_fsm.conformance.context_management": (
+        "pictx_fsm.extensions.context_management.conformance"
+    ),
 }
 """Old module path → new module path. A package's submodules move with it."""
 

@@ -17,8 +17,8 @@ from collections.abc import Callable, Sequence
 from operator import itemgetter
 from typing import Any, Final
 
-from pictx_fsm.audit.store import _PLAIN_ATTRS, _attrs_fields
-from pictx_fsm.audit.store import canonical as _encode
+from pictx_fsm.session.digest import _PLAIN_ATTRS, _attrs_fields
+from pictx_fsm.session.digest import canonical as _encode
 
 _ascii: Final = json.encoder.encode_basestring_ascii
 _NATIVE: Final = (str, int, float, list, tuple, dict)

@@ -11,7 +11,7 @@ entry of the branch, later ones the entries appended since and the current leaf.
 server is sent everything again (``resync``) and rebuilds the lifecycle from the session as a
 reload would (boot repair, R63–R66). Message lists travel elided both ways (:mod:`.wire`).
 The host's usage (``ctx.getContextUsage()``, R47) is computed here from the mirror by the
-incremental twin of Pi's estimate (:class:`~pictx_fsm.session.usage.UsageIndex` with
+incremental twin of Pi's estimate (:class:`~pictx_fsm.extensions.pi_context.usage.UsageIndex` with
 chars/4, as the model session computes it): Pi's own call rebuilds the whole projection, an
 O(session) cost on every hook. With ``PICTX_FSM_CHECK_USAGE=<file>`` the extension also
 sends Pi's figure and every comparison is appended to that file (the tests check the twin).
@@ -56,6 +56,8 @@ from pictx_fsm.extensions.pi_context.texts import (
     Texts,
 )
 from pictx_fsm.extensions.pi_context.tools import migrate_legacy_homes
+from pictx_fsm.extensions.pi_context.usage import UsageIndex
+from pictx_fsm.extensions.pi_context.windows import WindowIndex
 from pictx_fsm.host.effects import Notify
 from pictx_fsm.host.events import Command, ContextUsage, HookEvent, HostContext, SessionStart
 from pictx_fsm.hosts.pi import lease, texts
@@ -81,7 +83,6 @@ from pictx_fsm.hosts.pi.wire import (
 from pictx_fsm.session.entries import entry_from_json, header_from_json
 from pictx_fsm.session.estimate import CharsCounter
 from pictx_fsm.session.tree import SessionTree
-from pictx_fsm.session.usage import UsageIndex
 
 AUDIT_DIR_ENV: Final = "PICTX_FSM_AUDIT_DIR"
 CHECK_USAGE_ENV: Final = "PICTX_FSM_CHECK_USAGE"
@@ -302,7 +303,7 @@ class BridgeSession:
         assert self.tree is not None
         expected = None
         if expanded is not None:
-            expected = lease.expected_projection(expanded, self.tree.current_window)
+            expected = lease.expected_projection(expanded, WindowIndex.of(self.tree).current_window)
         assert self.runtime is not None
         detail = lease.disagreement(hook, reply, expected, claimed, self.runtime.state)
         notices = [e for e in reply["effects"] if e["effect"] == "notify"]

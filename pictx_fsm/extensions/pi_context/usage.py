@@ -24,7 +24,14 @@ import math
 from collections.abc import Mapping, Sequence
 
 from pictx_fsm.extensions.pi_context.reset_projection import project_marker_window
-from pictx_fsm.extensions.pi_context.windows import Window, is_boot_for
+from pictx_fsm.extensions.pi_context.usage_tally import (
+    Recount,
+    SystemLink,
+    Tally,
+    TallyRules,
+    recount,
+)
+from pictx_fsm.extensions.pi_context.windows import Window, WindowIndex, is_boot_for
 from pictx_fsm.session.entries import (
     CompactionEntry,
     ContextEditEntry,
@@ -57,7 +64,6 @@ from pictx_fsm.session.projection import (
     project_branch,
 )
 from pictx_fsm.session.tree import SessionTree, TreeNode
-from pictx_fsm.session.usage_tally import Recount, SystemLink, Tally, TallyRules, recount
 
 __all__ = [
     "UsageIndex",
@@ -139,6 +145,7 @@ class UsageIndex:
 
     def __init__(self, tree: SessionTree, counter: TokenCounter) -> None:
         self._tree = tree
+        self._window_index = WindowIndex.of(tree)  # subscribed first: it sees a node before this
         self._window_rules = _Rules(counter, window=True)
         self._branch_rules = _Rules(counter, window=False)
         self._chains: dict[int, SystemLink | None] = {}
@@ -155,8 +162,7 @@ class UsageIndex:
 
     def active_window_tokens(self) -> int | None:
         """R47/R48 at the leaf: the host estimate in the root window, else the window's."""
-        leaf = self._tree.leaf
-        if leaf is None or leaf.window.is_root:
+        if self._window_index.current_window.is_root:
             return self.branch_tokens()
         return self.window_tokens()
 
@@ -228,7 +234,8 @@ class UsageIndex:
         return tally
 
     def _window_step(self, node: TreeNode) -> Tally | None:
-        window = node.window
+        facts = self._window_index.at(node)
+        window = facts.window
         if window.is_root or node.id == window.marker_id:
             return None
         parent = None if node.parent is None else self._window_tally(node.parent)
@@ -236,9 +243,7 @@ class UsageIndex:
         if parent is None:
             if is_boot_for(entry, window.window_id):
                 return self._open_window(node)
-            if node.window_boot_id is not None and isinstance(
-                entry, ContextEditEntry | CompactionEntry
-            ):
+            if facts.boot_id is not None and isinstance(entry, ContextEditEntry | CompactionEntry):
                 return self._recount(node, window=True)
             return None
         if isinstance(entry, CompactionEntry):
@@ -331,13 +336,14 @@ class UsageIndex:
 
     def _recount(self, node: TreeNode, *, window: bool) -> Tally | None:
         rules = self._window_rules if window else self._branch_rules
-        stop = node.window.marker_id if window else None
+        node_window = self._window_index.window_of(node)
+        stop = node_window.marker_id if window else None
         plan: Recount = recount(node, stop, rules)
         if window and not plan.compacted:
             marker = plan.nodes[0].parent if plan.nodes else node.parent
             prefix = self._chain(marker)
             plan = plan.with_prefix(() if prefix is None else prefix.messages())
-        return plan.tally(window=window, boot_window=node.window.window_id if window else None)
+        return plan.tally(window=window, boot_window=node_window.window_id if window else None)
 
 
 def _walk_up(start: TreeNode | None, depth: int) -> tuple[TreeNode | None, list[TreeNode]]:

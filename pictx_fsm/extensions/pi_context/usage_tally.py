@@ -1,4 +1,4 @@
-"""The per-node state behind :class:`pictx_fsm.session.usage.UsageIndex`.
+"""The per-node state behind :class:`pictx_fsm.extensions.pi_context.usage.UsageIndex`.
 
 A :class:`Tally` summarises, for one node, the message list an estimate would see at that
 node (the window's R67 projection or the host's whole projection) in the few numbers Pi's
@@ -41,6 +41,8 @@ from pictx_fsm.session.projection import (
     project_entries,
 )
 from pictx_fsm.session.tree import TreeNode
+
+__all__ = ["EditLink", "Recount", "SystemLink", "Tally", "TallyRules", "Visibility", "recount"]
 
 
 class TallyRules(Protocol):
