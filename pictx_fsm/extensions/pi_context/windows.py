@@ -299,7 +299,13 @@ class WindowIndex:
     # -- questions at a node -----------------------------------------------------------------
 
     def window_of(self, node: TreeNode) -> Window:
-        return self.at(node).window
+        return self._facts_of(node).window
+
+    def _facts_of(self, node: TreeNode) -> WindowFacts:
+        """:meth:`at`, its common case inline (the questions every hook asks)."""
+        facts, order = self._facts, node.order
+        known = facts[order] if order < len(facts) else None
+        return known if known is not None else self.at(node)
 
     def markers_among(self, nodes: Iterable[TreeNode]) -> int:
         """How many of ``nodes`` are their window's marker (R8: a node whose id is its
@@ -315,14 +321,7 @@ class WindowIndex:
     def tail_since_marker(self, node: TreeNode) -> list[TreeNode]:
         """The nodes after the marker of ``node``'s window up to and including ``node``, in
         path order; O(tail): the walk stops at the marker."""
-        marker_id = self.at(node).window.marker_id
-        nodes: list[TreeNode] = []
-        for ancestor in node.ancestors():
-            if ancestor.id == marker_id:
-                break
-            nodes.append(ancestor)
-        nodes.reverse()
-        return nodes
+        return _tail(node, self._facts_of(node).window.marker_id)
 
     # -- window identity at the leaf (R9, R11, R13) ------------------------------------------
 
@@ -341,7 +340,11 @@ class WindowIndex:
     def current_window(self) -> Window:
         """R9/R11: the window of the last valid marker on the active branch, else the root."""
         leaf = self._tree.leaf
-        return self._root if leaf is None else self.at(leaf).window
+        if leaf is None:
+            return self._root
+        facts, order = self._facts, leaf.order  # _facts_of, inline: asked on every hook
+        known = facts[order] if order < len(facts) else None
+        return (known if known is not None else self.at(leaf)).window
 
     def window_ids_on_branch(self, window: Window | None = None) -> AbstractSet[str]:
         """R12's collision set: the ids of the valid markers on the branch up to ``window``
@@ -352,14 +355,30 @@ class WindowIndex:
     def has_window_message(self, custom_type: str) -> bool:
         """R13: a ``custom_message`` of this type on the active branch since the last marker."""
         leaf = self._tree.leaf
-        return leaf is not None and custom_type in self.at(leaf).message_types
+        if leaf is None:
+            return False
+        facts, order = self._facts, leaf.order  # _facts_of, inline: asked on every hook
+        known = facts[order] if order < len(facts) else None
+        return custom_type in (known if known is not None else self.at(leaf)).message_types
 
     def tail_after_marker(self) -> list[Entry]:
         """Entries after the current marker on the active branch (empty in the root window)."""
         leaf = self._tree.leaf
-        if leaf is None or self.at(leaf).window.marker_id is None:
+        marker_id = None if leaf is None else self._facts_of(leaf).window.marker_id
+        if leaf is None or marker_id is None:
             return []
-        return [n.entry for n in self.tail_since_marker(leaf)]
+        return [n.entry for n in _tail(leaf, marker_id)]
+
+
+def _tail(node: TreeNode, marker_id: str | None) -> list[TreeNode]:
+    """``node`` and its ancestors after the one with ``marker_id``, in path order."""
+    nodes: list[TreeNode] = []
+    current: TreeNode | None = node
+    while current is not None and current.id != marker_id:
+        nodes.append(current)
+        current = current.parent
+    nodes.reverse()
+    return nodes
 
 
 class _BranchWindowIds(AbstractSet[str]):
