@@ -5,6 +5,9 @@ The tree itself knows no window."""
 
 from __future__ import annotations
 
+import gc
+import sys
+import weakref
 from typing import Any
 
 import attrs
@@ -141,3 +144,24 @@ def test_the_tree_has_one_index_per_type_and_its_nodes_carry_no_extensions_facts
         "depth",
         "order",
     ]
+
+
+def test_a_tree_and_its_window_index_are_freed_when_dropped_not_left_to_the_cycle_collector() -> (
+    None
+):
+    # Given a tree with its window index (as an audit's skeleton gets one), the cycle
+    # collector paused (as audit_file runs)
+    gc.disable()
+    try:
+        builder = SessionBuilder()
+        builder.user()
+        builder.marker("pcw:01a22a68:00000001")
+        windows = WindowIndex.of(builder.tree)
+        tree = weakref.ref(builder.tree)
+        # When the tree is dropped
+        del builder
+        # Then it is gone at once (the index holds it weakly), the index with it
+        assert tree() is None
+        assert sys.getrefcount(windows) == 2  # this name and getrefcount's argument
+    finally:
+        gc.enable()

@@ -68,7 +68,9 @@ slot (:mod:`pictx_fsm.session.slots`)."""
 
 
 class TreeListener(Protocol):
-    """An index kept in step with the tree (usage, projection caches)."""
+    """An index kept in step with the tree (usage, projection caches). One that follows the
+    leaf as well has ``on_leaf(node)``: told where the leaf is when it subscribes and
+    whenever the leaf moves but by an add (an added node is the leaf)."""
 
     def on_add(self, node: TreeNode) -> None: ...
 
@@ -98,6 +100,7 @@ class SessionTree:
         self._parents_with_children: set[str] = set()
         self._leaf: TreeNode | None = None
         self._listeners: list[TreeListener] = []
+        self._leaf_listeners: list[Callable[[TreeNode | None], None]] = []
         self._transcripts: TranscriptIndex | None = None
         self._indexes: dict[type[Any], Any] = {}
 
@@ -145,7 +148,8 @@ class SessionTree:
 
     def subscribe(self, listener: TreeListener) -> None:
         """Attach an index; it first receives every node already present, in file order
-        (a node a later duplicate id replaced is not among them)."""
+        (a node a later duplicate id replaced is not among them), then the leaf
+        (:class:`TreeListener`)."""
         on_add = listener.on_add
         if len(self._nodes) == len(self._entries):  # one node per entry: already in file order
             for node in self._nodes.values():
@@ -157,6 +161,10 @@ class SessionTree:
                 if found is not None and found.entry is entry:
                     on_add(found)
         self._listeners.append(listener)
+        on_leaf = getattr(listener, "on_leaf", None)
+        if on_leaf is not None:
+            on_leaf(self._leaf)
+            self._leaf_listeners.append(on_leaf)
 
     def index(self, kind: type[IndexT]) -> IndexT:
         """The tree's one index of this type, made (``kind(tree)``) and filled with every node
@@ -248,6 +256,8 @@ class SessionTree:
     def navigate(self, entry_id: str | None) -> None:
         """Move the leaf (Pi's ``branch(id)``; ``None`` = before the first entry)."""
         self._leaf = None if entry_id is None else self.node(entry_id)
+        for on_leaf in self._leaf_listeners:
+            on_leaf(self._leaf)
 
     def mint_entry_id(self, rng: random.Random) -> str:
         """Pi's entry ids: the first 8 hex digits of a random UUID not used in this session."""

@@ -11,6 +11,7 @@ the path (the tail after a marker).
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Hashable, Iterable, Iterator, Mapping
 from collections.abc import Set as AbstractSet
 from typing import Any, Final
@@ -197,14 +198,17 @@ class WindowIndex:
     """pi-context's window identity over one session tree, kept in step with it.
 
     Made once per tree by :meth:`SessionTree.index <pictx_fsm.session.tree.SessionTree.index>`
-    (``WindowIndex.of(tree)``): it then follows every entry added. Facts are kept per node in
-    a list by the node's ``order`` — an entry that opens no window and is no boot,
-    continuation or custom message (a plain message: most of a session) shares its parent's
-    facts, one list append. A node of another tree must not be asked about.
+    (``WindowIndex.of(tree)``): it then follows every entry added and the leaf. Facts are
+    kept per node in a list by the node's ``order`` — an entry that opens no window and is no
+    boot, continuation or custom message (a plain message: most of a session) shares its
+    parent's facts, one list append. A node of another tree must not be asked about. The
+    index holds its tree weakly: the tree holds the index, and a skeleton dropped after an
+    audit is freed at once, not left to the cycle collector.
     """
 
     def __init__(self, tree: SessionTree) -> None:
-        self._tree = tree
+        self._tree = weakref.ref(tree)
+        self._leaf: TreeNode | None = tree.leaf
         self._root = Window(
             window_id=root_window_id(tree.session_id),
             marker_id=None,
@@ -225,7 +229,11 @@ class WindowIndex:
 
     # -- following the tree ------------------------------------------------------------------
 
+    def on_leaf(self, node: TreeNode | None) -> None:
+        self._leaf = node
+
     def on_add(self, node: TreeNode) -> None:
+        self._leaf = node
         facts = self._facts
         parent = node.parent
         if parent is not None and type(node.entry) is MessageEntry and len(facts) == node.order:
@@ -332,14 +340,19 @@ class WindowIndex:
 
     def window_at(self, entry_id: str | None = None) -> Window:
         """The window that ``entry_id`` (default: the leaf) belongs to."""
-        tree = self._tree
-        node = tree.leaf if entry_id is None else tree.node(entry_id)
+        node = self._leaf if entry_id is None else self._tree_of().node(entry_id)
         return self._root if node is None else self.at(node).window
+
+    def _tree_of(self) -> SessionTree:
+        tree = self._tree()
+        if tree is None:  # pragma: no cover - the tree holds its indexes
+            raise ReferenceError("the session tree of this window index is gone")
+        return tree
 
     @property
     def current_window(self) -> Window:
         """R9/R11: the window of the last valid marker on the active branch, else the root."""
-        leaf = self._tree.leaf
+        leaf = self._leaf
         if leaf is None:
             return self._root
         facts, order = self._facts, leaf.order  # _facts_of, inline: asked on every hook
@@ -354,7 +367,7 @@ class WindowIndex:
 
     def has_window_message(self, custom_type: str) -> bool:
         """R13: a ``custom_message`` of this type on the active branch since the last marker."""
-        leaf = self._tree.leaf
+        leaf = self._leaf
         if leaf is None:
             return False
         facts, order = self._facts, leaf.order  # _facts_of, inline: asked on every hook
@@ -363,7 +376,7 @@ class WindowIndex:
 
     def tail_after_marker(self) -> list[Entry]:
         """Entries after the current marker on the active branch (empty in the root window)."""
-        leaf = self._tree.leaf
+        leaf = self._leaf
         marker_id = None if leaf is None else self._facts_of(leaf).window.marker_id
         if leaf is None or marker_id is None:
             return []
