@@ -6,7 +6,7 @@
    on the compiled engine and on python-statemachine (the reference engine); both are timed
    in the same run, and their configurations are compared after every event.
 2. The whole runtime is timed per handled hook inside the model session running the seed
-   scenarios (``pictx_fsm.testing.scenarios``), against the model session alone.
+   scenarios (``pictx_fsm.extensions.pi_context.kit.scenarios``), against the model session alone.
 """
 
 from __future__ import annotations
@@ -21,11 +21,11 @@ from pathlib import Path
 from typing import Any
 
 from pictx_fsm.errors import IllegalEventError
+from pictx_fsm.extensions.pi_context.kit.scenarios import SCENARIOS
+from pictx_fsm.extensions.pi_context.kit.world import World, WorldConfig
 from pictx_fsm.extensions.pi_context.lifecycle import MACHINE_NAMES, load_lifecycle
 from pictx_fsm.extensions.pi_context.runtime import LifecycleRuntime
 from pictx_fsm.testing.engines import ChosenFacts, reference_machine
-from pictx_fsm.testing.scenarios import SCENARIOS
-from pictx_fsm.testing.world import World, WorldConfig
 
 
 def engines(events: int, seed: int) -> list[tuple[str, float, float, int]]:

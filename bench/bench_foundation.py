@@ -35,7 +35,7 @@ from pictx_fsm.extensions.pi_context.texts import (
     MARKER_TYPE,
     WARNING_TYPE,
 )
-from pictx_fsm.extensions.pi_context.usage import UsageIndex, branch_tokens_of
+from pictx_fsm.extensions.pi_context.usage import UsageIndex
 from pictx_fsm.extensions.pi_context.windows import (
     WindowIndex,
     is_valid_marker,
@@ -59,6 +59,7 @@ from pictx_fsm.session.estimate import (
 from pictx_fsm.session.ids import uuid_draws
 from pictx_fsm.session.projection import convert_to_llm, project_branch
 from pictx_fsm.session.tree import SessionTree
+from pictx_fsm.session.usage import branch_tokens_of
 
 SESSION_ID = "01a22a68-d3ef-7474-9fd4-4c634fe3ee81"
 RESET_EVERY = 200

@@ -1,10 +1,11 @@
 """Mutation evidence: plant each deliberate fault and show that verify catches it.
 
-    python bench/mutation.py [--seed 0] [--time-budget 45] [--no-scenarios]
-                             [--out docs/mutation.md]
+    python bench/mutation.py [--extension NAME] [--seed 0] [--time-budget 45]
+                             [--no-scenarios] [--out docs/mutation.md]
 
-For every fault of ``pictx_fsm.testing.faults`` this runs the same exploration as
-``pictx-fsm verify --fault NAME`` (seed scenarios, then Hypothesis; with ``--no-scenarios``
+For every planted fault of every extension's kit (or of ``--extension``) this runs the same
+exploration as ``pictx-fsm verify --fault NAME`` (seed scenarios, then Hypothesis; with
+``--no-scenarios``
 Hypothesis alone), records whether it failed, which invariant caught it, the length of the
 shrunk counterexample, whether replaying the trace reproduces it, how many runs and seconds
 it took to find the fault (before shrinking) and the total wall time; then writes a Markdown
@@ -20,17 +21,17 @@ import sys
 import time
 from pathlib import Path
 
-from pictx_fsm.extensions.pi_context.lifecycle import load_lifecycle
 from pictx_fsm.testing.explore import DEFAULT_EXAMPLES, ExploreOptions, explore
-from pictx_fsm.testing.faults import FAULTS
+from pictx_fsm.testing.kit import kit_named, kit_names
 from pictx_fsm.testing.trace import run_actions
 
 HEADER = [
     "# Mutation evidence",
     "",
-    "Each planted fault (`pictx_fsm/testing/faults.py`) changes one guard, action or",
-    "model transition (or, for the queue faults, the host) the way a regression would;",
-    "three of them bring back bugs that long explorations found (issue 14).",
+    "Each planted fault (`pictx_fsm/extensions/<extension>/kit/faults.py`) changes one guard,",
+    "action or model transition (or, for pi-context's queue faults, the host) the way a",
+    "regression would; three of pi-context's bring back bugs that long explorations found",
+    "(issue 14).",
     "`verify` must fail on each with a short counterexample that `replay` reproduces; a",
     'planted fault that is not caught fails `verify` ("planted fault not detected").',
     '"found after" counts the runs (seed scenario runs, or generated runs) and seconds until',
@@ -48,14 +49,16 @@ def main() -> int:
     parser.add_argument("--append", action="store_true", help="add a section to --out")
     parser.add_argument("--no-scenarios", action="store_true", help="Hypothesis only")
     parser.add_argument("--out", default="docs/mutation.md")
+    parser.add_argument("--extension", action="append", help="only these (default: all)")
     args = parser.parse_args()
-    lifecycle = load_lifecycle()
     rows = []
-    for name, fault in FAULTS.items():
+    kits = [kit_named(name) for name in args.extension or kit_names()]
+    for kit, name, fault in ((k, n, f) for k in kits for n, f in k.faults.items()):
         if args.fault and name not in args.fault:
             continue
         started = time.perf_counter()
         report = explore(
+            kit,
             ExploreOptions(
                 examples=args.examples,
                 seed=args.seed,
@@ -63,30 +66,31 @@ def main() -> int:
                 fault=name,
                 scenarios=not args.no_scenarios,
             ),
-            lifecycle,
         )
         elapsed = time.perf_counter() - started
         trace = report.counterexample
         if trace is None or report.found_after is None:
             rows.append(
-                f"| `{name}` | {fault.description} | **not caught** | – | – | – | – | "
-                f"{elapsed:.1f} s |"
+                f"| {kit.name} | `{name}` | {fault.description} | **not caught** | – | – | – | "
+                f"– | {elapsed:.1f} s |"
             )
             continue
-        replay = run_actions(trace.config, trace.actions)
+        replay = run_actions(kit, trace.config, trace.actions)
         reproduced = replay.describe_failure() == report.violation
         caught = (trace.failure or {}).get("invariant", "?")
         runs, seconds = report.found_after
         phase = "scenario" if report.examples == 0 else "generated"
         cut = " (cut)" if report.shrink_cut else ""
         rows.append(
-            f"| `{name}` | {fault.description} | `{caught}` | {len(trace.actions)}{cut} | "
+            f"| {kit.name} | `{name}` | {fault.description} | `{caught}` | "
+            f"{len(trace.actions)}{cut} | "
             f"{'yes' if reproduced else 'NO'} | {runs} {phase} | {seconds:.1f} s | "
             f"{elapsed:.1f} s |"
         )
         print(rows[-1], file=sys.stderr)
     phase = "generated runs only" if args.no_scenarios else "seed scenarios, then generated runs"
     only = "".join(f" --fault {name}" for name in args.fault or ())
+    only += "".join(f" --extension {name}" for name in args.extension or ())
     examples = "" if args.examples == DEFAULT_EXAMPLES else f" --examples {args.examples}"
     load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
     table = [
@@ -97,9 +101,9 @@ def main() -> int:
         f"{platform.machine()}, {os.cpu_count()} cores shared with other work (load average "
         f"at the end: {load}).",
         "",
-        "| fault | what it breaks | caught by | counterexample (actions) "
+        "| extension | fault | what it breaks | caught by | counterexample (actions) "
         "| replay reproduces | found after (runs) | found after (time) | total time |",
-        "|---|---|---|---|---|---|---|---|",
+        "|---|---|---|---|---|---|---|---|---|",
         *rows,
         "",
     ]

@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from types import ModuleType
     from typing import Any, Final
 
-__all__ = ["MOVED", "install", "new_name"]
+__all__ = ["MOVED", "MOVED_NAMES", "install", "moved_attribute", "new_name"]
 
 MOVED: Final[dict[str, str]] = {
     "pictx_fsm.hooks": "pictx_fsm.host.events",
@@ -34,7 +34,7 @@ MOVED: Final[dict[str, str]] = {
     "pictx_fsm.notes": "pictx_fsm.extensions.pi_context.notes",
     "pictx_fsm.boot": "pictx_fsm.extensions.pi_context.boot",
     "pictx_fsm.resets": "pictx_fsm.extensions.pi_context.boot_writer",
-    "pictx_fsm.overflow": "pictx_fsm.extensions.pi_context.overflow",
+    "pictx_fsm.overflow": "pictx_fsm.host.overflow",
     "pictx_fsm.policy": "pictx_fsm.extensions.pi_context.policy",
     "pictx_fsm.repair": "pictx_fsm.extensions.pi_context.repair",
     "pictx_fsm.protocol": "pictx_fsm.extensions.pi_context.texts",
@@ -42,10 +42,11 @@ MOVED: Final[dict[str, str]] = {
     "pictx_fsm.session.reset_projection": "pictx_fsm.extensions.pi_context.reset_projection",
     "pictx_fsm.session.history": "pictx_fsm.extensions.pi_context.history",
     "pictx_fsm.tools": "pictx_fsm.extensions.pi_context.tools",
+    "pictx_fsm.tools.outcome": "pictx_fsm.host.tool_outcome",
     "pictx_fsm.context_management": "pictx_fsm.extensions.context_management",
     "pictx_fsm.audit_sessions": "pictx_fsm.conformance",
-    "pictx_fsm.session.usage": "pictx_fsm.extensions.pi_context.usage",
-    "pictx_fsm.session.usage_tally": "pictx_fsm.extensions.pi_context.usage_tally",
+    "pictx_fsm.hosts.model.extension": "pictx_fsm.host.extension",
+    "pictx_fsm.hosts.model.adapter": "pictx_fsm.extensions.pi_context.adapter",
     "pictx_fsm.conformance.boundaries": "pictx_fsm.extensions.pi_context.conformance.boundaries",
     "pictx_fsm.conformance.budget": "pictx_fsm.extensions.pi_context.conformance.budget",
     "pictx_fsm.conformance.identity": "pictx_fsm.extensions.pi_context.conformance.identity",
@@ -58,6 +59,62 @@ MOVED: Final[dict[str, str]] = {
     ),
 }
 """Old module path → new module path. A package's submodules move with it."""
+
+_POLICY: Final = "pictx_fsm.extensions.pi_context.policy"
+_PI_SETTINGS: Final = (
+    "CompactionSettings",
+    "FileSettingsSource",
+    "ModelIdentity",
+    "ModelRef",
+    "SettingsReadError",
+    "SettingsScopes",
+    "SettingsSource",
+    "SettingsValueError",
+    "StaticSettingsSource",
+    "compaction_settings",
+    "deep_merge",
+    "default_agent_dir",
+    "model_key",
+    "read_settings_file",
+    "PI_AGENT_DIR_ENV",
+    "PI_CONFIG_DIR_NAME",
+    "PI_SETTINGS_FILE",
+)
+"""Pi's settings, once in pi-context's policy, now :mod:`pictx_fsm.host.settings`."""
+
+MOVED_NAMES: Final[dict[tuple[str, str], str]] = {
+    **{(_POLICY, name): "pictx_fsm.host.settings" for name in _PI_SETTINGS},
+    ("pictx_fsm.hosts.model", "LifecycleExtension"): "pictx_fsm.extensions.pi_context.adapter",
+    ("pictx_fsm.hosts.model", "LIFECYCLE_HOOKS"): "pictx_fsm.extensions.pi_context.adapter",
+    ("pictx_fsm.hosts.model", "RuntimeLike"): "pictx_fsm.extensions.pi_context.adapter",
+    (
+        "pictx_fsm.extensions.pi_context.policy",
+        "DEFAULT_KEEP_RECENT_TOKENS",
+    ): "pictx_fsm.host.settings",
+    ("pictx_fsm.testing", "World"): "pictx_fsm.extensions.pi_context.kit.world",
+    ("pictx_fsm.testing", "WorldConfig"): "pictx_fsm.extensions.pi_context.kit.world",
+    ("pictx_fsm.testing", "INVARIANT_TYPES"): "pictx_fsm.extensions.pi_context.kit.invariants",
+    ("pictx_fsm.testing", "LifecycleStateMachine"): "pictx_fsm.extensions.pi_context.kit.stateful",
+    ("pictx_fsm.testing", "host_actions"): "pictx_fsm.extensions.pi_context.kit.strategies",
+    ("pictx_fsm.testing", "world_configs"): "pictx_fsm.extensions.pi_context.kit.strategies",
+}
+"""(module, name) → the module that holds the name now, for names a module stopped
+exporting (its ``__getattr__`` calls :func:`moved_attribute`)."""
+
+
+def moved_attribute(module: str, name: str) -> object:
+    """``module.name`` from its new home, with a :class:`DeprecationWarning`; an
+    :class:`AttributeError` for a name that never was there."""
+    home = MOVED_NAMES.get((module, name))
+    if home is None:
+        raise AttributeError(f"module {module!r} has no attribute {name!r}")
+    warnings.warn(
+        f"{module}.{name} moved to {home}.{name}; the old path goes away in the next release "
+        "(CHANGELOG.md lists every moved path)",
+        DeprecationWarning,
+        stacklevel=3,
+    )
+    return getattr(importlib.import_module(home), name)
 
 
 def new_name(old: str) -> str | None:

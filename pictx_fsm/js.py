@@ -20,6 +20,8 @@ from typing import Any, Final, TypeGuard
 
 import icu
 
+from pictx_fsm.fastjson import utf8_string
+
 MAX_SAFE_INTEGER: Final = 2**53 - 1
 """``Number.MAX_SAFE_INTEGER``."""
 
@@ -332,10 +334,21 @@ def _container(
 
 def quote(text: str) -> str:
     """A JSON string literal as ``JSON.stringify`` writes it (U+2028/U+2029 stay raw)."""
-    quoted = json.encoder.encode_basestring(text)  # type: ignore[attr-defined]
-    if not _LONE_SURROGATE.search(quoted):
-        return str(quoted)
-    return _LONE_SURROGATE.sub(lambda match: f"\\u{ord(match.group()):04x}", quoted)
+    return well_formed_json(utf8_string(text))
+
+
+def well_formed_json(json_text: str) -> str:
+    """JSON text with each lone surrogate as its ``\\udxxx`` escape: what the well-formed
+    ``JSON.stringify`` writes where ``json.dumps(..., ensure_ascii=False)`` left it raw."""
+    if not _LONE_SURROGATE.search(json_text):
+        return json_text
+    return _LONE_SURROGATE.sub(lambda match: f"\\u{ord(match.group()):04x}", json_text)
+
+
+def first_lone_surrogate(text: str) -> int | None:
+    """The index of the first lone surrogate in ``text`` (half of a cut emoji), or ``None``."""
+    match = _LONE_SURROGATE.search(text)
+    return None if match is None else match.start()
 
 
 def utf8_length(text: str) -> int:
@@ -398,12 +411,13 @@ def index_of(text: str, query: str, start: int = 0) -> int:
     """``text.indexOf(query)`` as a code-point index (-1 when absent).
 
     JS searches UTF-16 code units, so a query holding a lone surrogate can match half of a
-    surrogate pair; only then is the text searched as code units.
+    surrogate pair; only then are text and query searched as code units (an astral
+    character of the query as its two units).
     """
     if not _has_surrogate(query):
         return text.find(query, start)
     units = _units(text)
-    found = units.find(query, len(_units(text[:start])))
+    found = units.find(_units(query), len(_units(text[:start])))
     return -1 if found < 0 else len(_from_units(units[:found]))
 
 
@@ -411,14 +425,14 @@ def includes(text: str, query: str) -> bool:
     """``text.includes(query)`` (UTF-16 semantics, see :func:`index_of`)."""
     if not _has_surrogate(query):
         return query in text
-    return query in _units(text)
+    return _units(query) in _units(text)
 
 
 def replace_all(text: str, old: str, new: str) -> str:
     """``text.split(old).join(new)``: left-to-right non-overlapping, literal."""
     if not _has_surrogate(old):
         return text.replace(old, new)
-    return _from_units(_units(text).replace(old, _units(new)))
+    return _from_units(_units(text).replace(_units(old), _units(new)))
 
 
 def splice(text: str, old: str, new: str) -> str:
@@ -426,15 +440,18 @@ def splice(text: str, old: str, new: str) -> str:
     if not _has_surrogate(old):
         index = text.find(old)
         return text[:index] + new + text[index + len(old) :]
-    units = _units(text)
-    index = units.find(old)
-    return _from_units(units[:index] + _units(new) + units[index + len(old) :])
+    units, old_units = _units(text), _units(old)
+    index = units.find(old_units)
+    return _from_units(units[:index] + _units(new) + units[index + len(old_units) :])
 
 
 def occurrence_starts(text: str, needle: str) -> list[int]:
     """Code-unit-faithful starts of the non-overlapping occurrences of ``needle``, as
     code-point prefixes of ``text`` (what ``indexOf`` in a loop visits)."""
-    units = _units(text) if _has_surrogate(needle) else text
+    if _has_surrogate(needle):
+        units, needle = _units(text), _units(needle)
+    else:
+        units = text
     starts: list[int] = []
     found = units.find(needle)
     while found >= 0:

@@ -1,5 +1,6 @@
 """Helpers for pi-context-management's rule tests: a world on the model session, the
-actions of :mod:`pictx_fsm.testing.cm.actions`, and readings of what it persisted, logged
+actions of :mod:`pictx_fsm.extensions.context_management.kit.actions`, and readings of what it
+persisted, logged
 and showed."""
 
 from __future__ import annotations
@@ -11,6 +12,10 @@ from typing import Any
 from attrs import evolve
 
 from pictx_fsm.extensions.context_management import events as ev
+from pictx_fsm.extensions.context_management import initial_state, step
+from pictx_fsm.extensions.context_management.kit import actions as cm
+from pictx_fsm.extensions.context_management.kit.invariants_handoff import WorldSuite
+from pictx_fsm.extensions.context_management.kit.world import World, WorldConfig
 from pictx_fsm.extensions.context_management.records import (
     AUTO_TYPE,
     EVENT_TYPE,
@@ -20,14 +25,10 @@ from pictx_fsm.extensions.context_management.records import (
     TAKEOVER_TYPE,
 )
 from pictx_fsm.extensions.context_management.state import CmState, Flags
-from pictx_fsm.extensions.context_management.step import initial_state, step
 from pictx_fsm.host.effects import ToolResult
 from pictx_fsm.session.entries import CompactionEntry, CustomEntry, MessageEntry
 from pictx_fsm.session.tree import SessionTree
 from pictx_fsm.testing import actions as shared
-from pictx_fsm.testing.cm import actions as cm
-from pictx_fsm.testing.cm.invariants_handoff import CmInvariantSuite
-from pictx_fsm.testing.cm.world import CmWorld, CmWorldConfig
 
 P = shared.Prompt
 S = shared.Settle()
@@ -52,13 +53,13 @@ __all__ = [
 ]
 
 
-def world(**config: Any) -> CmWorld:
-    return CmWorld(CmWorldConfig(**config))
+def world(**config: Any) -> World:
+    return World(WorldConfig(**config))
 
 
-def play(w: CmWorld, *actions: Any, check: bool = True) -> CmWorld:
+def play(w: World, *actions: Any, check: bool = True) -> World:
     """Apply ``actions``; with ``check`` every §12 invariant must hold after each."""
-    suite = CmInvariantSuite()
+    suite = WorldSuite()
     for action in actions:
         w.apply(action)
         if check:
@@ -83,34 +84,34 @@ def fill(rounds: int, chars: int = 60_000) -> tuple[Any, ...]:
     return tuple(out)
 
 
-def state(w: CmWorld) -> CmState:
+def state(w: World) -> CmState:
     return w.runtimes[-1].state
 
 
-def machine(w: CmWorld, name: str) -> str:
+def machine(w: World, name: str) -> str:
     return state(w).state_of(name)
 
 
-def customs(w: CmWorld, custom_type: str, path: str | None = None) -> list[Any]:
+def customs(w: World, custom_type: str, path: str | None = None) -> list[Any]:
     tree = w.session.files[path].tree if path else w.session.tree
     return [
         e.data for e in tree.entries if isinstance(e, CustomEntry) and e.custom_type == custom_type
     ]
 
 
-def checkpoints(w: CmWorld) -> list[CompactionEntry]:
+def checkpoints(w: World) -> list[CompactionEntry]:
     return [e for e in w.session.tree.entries if isinstance(e, CompactionEntry) and e.from_hook]
 
 
-def notices(w: CmWorld) -> list[str]:
+def notices(w: World) -> list[str]:
     return [n.message for n in w.session.log.notices]
 
 
-def fired(w: CmWorld) -> list[str]:
+def fired(w: World) -> list[str]:
     return [t for r in w.journal.steps for t in r.result.fired]
 
 
-def tool_payloads(w: CmWorld, name: str | None = None) -> list[Mapping[str, Any]]:
+def tool_payloads(w: World, name: str | None = None) -> list[Mapping[str, Any]]:
     """What each tool call answered (a call whose write failed answers from the
     ``StorageFailed`` step that replaced it)."""
     out = []
@@ -126,17 +127,17 @@ def tool_payloads(w: CmWorld, name: str | None = None) -> list[Mapping[str, Any]
     return out
 
 
-def log_records(w: CmWorld, path: str | None = None) -> list[dict[str, Any]]:
+def log_records(w: World, path: str | None = None) -> list[dict[str, Any]]:
     file = (path or w.session.session_file) + ".ctxlog.jsonl"
     data = w.extension.files.read(file) or b""
     return [json.loads(line) for line in data.splitlines() if line.strip()]
 
 
-def user_ids(w: CmWorld) -> list[str]:
+def user_ids(w: World) -> list[str]:
     return w.message_ids()["user"]
 
 
-def messages(w: CmWorld, role: str) -> list[MessageEntry]:
+def messages(w: World, role: str) -> list[MessageEntry]:
     return [
         e for e in w.session.tree.branch() if isinstance(e, MessageEntry) and e.message.role == role
     ]

@@ -21,10 +21,10 @@ from attrs import frozen
 from real_pi import SKIPPED_ENTRIES, _pi, decisions, drive_rpc, entry_kind
 
 from pictx_fsm.audit.store import hook_records
+from pictx_fsm.extensions.pi_context.kit.world import World, WorldConfig
 from pictx_fsm.hosts.model import ModelSession, Response
 from pictx_fsm.session.entries import Entry, MessageEntry
 from pictx_fsm.session.jsonl import read_session
-from pictx_fsm.testing.world import World, WorldConfig
 
 DRIVER = Path(__file__).resolve().parent / "fixtures" / "pi" / "driver.mjs"
 Shape = tuple[tuple[str, int | None], ...]

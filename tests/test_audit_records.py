@@ -28,9 +28,9 @@ from pictx_fsm.audit.log import (
     record_line,
     verify_chain,
 )
-from pictx_fsm.extensions.pi_context.tools.outcome import ToolOutcome
 from pictx_fsm.host.effects import HookResult, MessagesResult, Notify, ToolResult
 from pictx_fsm.host.events import Context, ContextWithSystem, HostContext, ToolCall, TurnEnd
+from pictx_fsm.host.tool_outcome import ToolOutcome
 from pictx_fsm.session.digest import message_digest, message_list_digest
 from pictx_fsm.session.projection import Message
 

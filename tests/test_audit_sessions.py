@@ -16,6 +16,7 @@ from session_builders import SessionBuilder, header
 from pictx_fsm.cli.audit import session_checks
 from pictx_fsm.conformance import Finding, audit_file, audit_tree
 from pictx_fsm.conformance.findings import OUT_OF_BAND_FORK
+from pictx_fsm.extensions.pi_context.adapter import LifecycleExtension
 from pictx_fsm.extensions.pi_context.conformance import kinds as K
 from pictx_fsm.extensions.pi_context.conformance.storms import EPISODE_GAP_SECONDS, is_empty_summary
 from pictx_fsm.extensions.pi_context.runtime import LifecycleRuntime
@@ -29,16 +30,7 @@ from pictx_fsm.extensions.pi_context.texts import (
     guidance_content,
 )
 from pictx_fsm.extensions.pi_context.windows import WindowIndex
-from pictx_fsm.hosts.model import (
-    Brain,
-    Call,
-    LifecycleExtension,
-    ModelSession,
-    Overflow,
-    Response,
-    Text,
-    Tools,
-)
+from pictx_fsm.hosts.model import Brain, Call, ModelSession, Overflow, Response, Text, Tools
 from pictx_fsm.session.problems import Severity
 from pictx_fsm.session.tree import SessionTree
 

@@ -16,14 +16,15 @@ from pictx_fsm.cli import main
 from pictx_fsm.cli.audit import session_checks
 from pictx_fsm.conformance import audit_file
 from pictx_fsm.errors import PictxError
+from pictx_fsm.extensions.pi_context.kit.actions import Prompt, Script, Settle
+from pictx_fsm.extensions.pi_context.kit.kit import KIT
+from pictx_fsm.extensions.pi_context.kit.world import World, WorldConfig
 from pictx_fsm.host.events import ModelInfo
 from pictx_fsm.hosts.model.errors import HostSettingsError
 from pictx_fsm.hosts.model.settings import CompactionSettings, HostSettings
 from pictx_fsm.session.jsonl import dumps_entry, parse_session, read_session
 from pictx_fsm.session.problems import ProblemKind
-from pictx_fsm.testing.actions import Prompt, Script, Settle
 from pictx_fsm.testing.trace import record_trace, trace_from_json
-from pictx_fsm.testing.world import World, WorldConfig
 
 HEADER = '{"type":"session","version":3,"id":"s-1","timestamp":"t","cwd":"/w"}'
 
@@ -188,7 +189,7 @@ def test_hostile_json_is_one_line_and_exit_2(
 @pytest.fixture(scope="module")
 def trace_json() -> dict[str, Any]:
     trace, _ = record_trace(
-        WorldConfig(), [Prompt(chars=40), Script(reply="text", chars=40), Settle()]
+        KIT, WorldConfig(), [Prompt(chars=40), Script(reply="text", chars=40), Settle()]
     )
     return trace.to_json()
 
@@ -260,7 +261,7 @@ def test_the_recorded_trace_itself_replays(
 def test_a_trace_keeps_its_host_profile_through_load(host: str) -> None:
     # Given a trace recorded on a model session that behaves as one Pi version
     trace, _ = record_trace(
-        WorldConfig(host=host), [Prompt(chars=40), Script(reply="text", chars=40), Settle()]
+        KIT, WorldConfig(host=host), [Prompt(chars=40), Script(reply="text", chars=40), Settle()]
     )
     # When it is read back / Then it replays on the same Pi version (not the default one)
     assert trace_from_json(trace.to_json()).config.host == host
@@ -300,8 +301,8 @@ def test_no_reader_leaves_a_file_descriptor_open(tmp_path: Path) -> None:
 
 def test_every_step_the_model_host_takes_is_a_name_advance_to_accepts() -> None:
     # Given a world driven through prompts, tool batches, an overflow, an error and /compact
-    from pictx_fsm.testing.actions import Compact
-    from pictx_fsm.testing.trace_input import STEP_NAMES
+    from pictx_fsm.extensions.pi_context.kit.actions import Compact
+    from pictx_fsm.extensions.pi_context.kit.trace_input import STEP_NAMES
 
     world = World(WorldConfig(context_window=6_000, reserve_tokens=1_000))
     seen: set[str] = set()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 from attrs import evolve
 from cm_kit import (
     AUTO_TYPE,
@@ -17,6 +18,7 @@ from cm_kit import (
     fired,
     log_records,
     machine,
+    notices,
     play,
     shared,
     started,
@@ -186,3 +188,24 @@ def test_m61_a_failed_preparation_pauses_without_a_popup() -> None:
     # Background notes continue while paused
     play(w, wait(1.1), T(chars=12_000))
     assert fired(w).count("background_notes:background_notes:running:succeeded:1") >= 1
+
+
+@pytest.mark.parametrize(
+    "failure",
+    [cm.Generate(reply="failing"), cm.Generate(reply="invalid_shape"), cm.VetoSwitch(on=True)],
+)
+def test_m61_an_automatic_handoff_failure_changes_only_the_status(failure: object) -> None:
+    # Given an automatic handoff whose generation fails, or whose switch is vetoed
+    w = play(world(), *_crossing(), failure, cm.Drain())
+    # Then it paused with lastFailure set, and no notice popped up
+    assert machine(w, "auto_handoff") == "paused" and not w.journal.switches
+    assert customs(w, AUTO_TYPE)[-1]["lastFailure"]["code"]
+    assert not [n for n in notices(w) if n.startswith("Handoff stopped")]
+
+
+def test_m61_a_storage_failure_of_an_automatic_handoff_is_announced() -> None:
+    # Given an automatic handoff whose new session file cannot be created
+    w = play(world(), *_crossing(), cm.FailCreate(on=True), cm.Drain())
+    # Then the user is told (a storage failure), and automatic handoff paused
+    assert machine(w, "auto_handoff") == "paused"
+    assert [n for n in notices(w) if n.startswith("Handoff stopped")]

@@ -144,6 +144,20 @@ def test_m41_a_running_job_is_cancelled_by(
     assert not [d for d in customs(w, NOTES_TYPE) if d["origin"] == "background"]
 
 
+def test_m41_foreground_abort_cancels_background_notes_job() -> None:
+    # Given a background job running while the user starts another run
+    w = play(world(), P(chars=12_000), S)
+    assert machine(w, "background_notes") == "running"
+    # When the user aborts that foreground run, and the job's reply would arrive later
+    play(w, P(chars=200), shared.AdvanceTo(step="turn_start"), shared.Abort(), S, D)
+    # Then the foreground's abort cancelled the job, the aborted run's settle started none
+    # (it is no reply end), and nothing of the job was saved
+    assert "background_notes:background_notes:running:cancel:1" in fired(w)
+    assert _starts(w) == 1
+    assert machine(w, "background_notes") == "idle"
+    assert not [d for d in customs(w, NOTES_TYPE) if d["origin"] == "background"]
+
+
 def test_m42_a_job_whose_model_changed_is_discarded() -> None:
     # Given a running job and a model switch before its reply
     w = play(world(), P(chars=12_000), S, cm.SwitchModel(index=1), D)

@@ -6,6 +6,7 @@ import json
 
 from cm_kit import (
     EVENT_TYPE,
+    NOTES_TYPE,
     C,
     D,
     P,
@@ -30,14 +31,16 @@ from hypothesis import strategies as st
 
 from pictx_fsm.extensions.context_management import events as ev
 from pictx_fsm.extensions.context_management import generation as gen
+from pictx_fsm.extensions.context_management import step
 from pictx_fsm.extensions.context_management.effects import CheckpointCompaction, RequestGeneration
 from pictx_fsm.extensions.context_management.notes import Note, NoteSet
 from pictx_fsm.extensions.context_management.policy import GEN_TIMEOUT_MS, Budgets
-from pictx_fsm.extensions.context_management.records import CHECKPOINT_KEY
-from pictx_fsm.extensions.context_management.sources import Source, pieces, utf16_length
-from pictx_fsm.extensions.context_management.step import step
+from pictx_fsm.extensions.context_management.records import CHECKPOINT_KEY, notes_data
+from pictx_fsm.extensions.context_management.sources import Source, pieces
 from pictx_fsm.host.effects import CancelResult
-from pictx_fsm.session.entries import AgentMessage, MessageEntry
+from pictx_fsm.session.entries import AgentMessage, CustomEntry, MessageEntry
+from pictx_fsm.session.estimate import js_length
+from pictx_fsm.session.tree import SessionTree
 
 COMPACTABLE = (P(chars=4_000), S, P(chars=20_000), S)
 
@@ -83,7 +86,7 @@ def test_m27_an_overlong_message_is_split_on_character_boundaries(text: str, lim
     offset = 0
     for part in parts:
         assert part.id == "s1" and part.start == offset
-        offset += utf16_length(part.text)
+        offset += js_length(part.text)
 
 
 def test_m27_batches_carry_the_previous_batchs_validated_notes() -> None:
@@ -146,7 +149,23 @@ def test_m29_one_repair_after_a_capacity_failure() -> None:
 
 def test_m29_a_second_capacity_failure_saves_nothing() -> None:
     w = play(world(), *COMPACTABLE, cm.Generate(reply="stubborn"), shared.Compact())
-    assert not checkpoints(w) and customs(w, EVENT_TYPE)[-1]["code"] in ("note_bytes", "note_count")
+    assert not checkpoints(w) and customs(w, EVENT_TYPE)[-1]["code"] == "notes_budget"
+
+
+def test_m14_m29_a_capacity_failure_is_notes_budget_with_the_budget_type() -> None:
+    # Given a compaction whose candidate and repair both exceed the notes budget
+    w = play(world(), *COMPACTABLE, cm.Generate(reply="stubborn"), shared.Compact())
+    # When the user asks for the status
+    play(w, C(args="status"))
+    # Then lastFailure's code is notes_budget and the budget names the limit it broke,
+    # in the status, the persisted event and the operation's end record alike
+    status = json.loads(notices(w)[-1])
+    failure, event = status["lastFailure"], customs(w, EVENT_TYPE)[-1]
+    end = [r for r in log_records(w) if r["kind"] == "operation_end"][-1]
+    assert failure["code"] == event["code"] == end["result"] == "notes_budget"
+    for budget in (failure["budget"], event["budget"], end["budget"]):
+        assert budget["type"] in ("note_bytes", "note_count", "file_tracking")
+        assert budget["actual"] > budget["limit"]
 
 
 def _note(key: str, kind: str, status: str, sources: tuple[str, ...]) -> Note:
@@ -279,3 +298,60 @@ def test_m36_derived_status_origin_and_cumulative_failures() -> None:
 def test_m36_check_the_budgets_used() -> None:
     assert Budgets(context_window=64_000).checkpoint_max_bytes == 6_400
     assert isinstance(CheckpointCompaction, type) and D is not None
+
+
+def _covered_tree(count: int, covered: int | None) -> SessionTree:
+    """``count`` messages, then a notes snapshot covering through message ``covered``."""
+    tree = bare_tree()
+    for i in range(count):
+        role = "user" if i % 2 == 0 else "assistant"
+        raw = {"role": role, "content": [{"type": "text", "text": f"message {i} " * 20}]}
+        message = AgentMessage(role=role, raw=raw)
+        tree.append(
+            MessageEntry(id=f"m{i}", parent_id=tree.leaf_id, timestamp="t", message=message)
+        )
+    through = None if covered is None else f"m{covered}"
+    data = notes_data(NoteSet(), origin="background", through=through, state=1, retired=())
+    tree.append(
+        CustomEntry(
+            id="n1", parent_id=tree.leaf_id, timestamp="t", custom_type=NOTES_TYPE, data=data
+        )
+    )
+    return tree
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.data())
+def test_m26_compaction_reuses_notes_and_processes_only_uncovered_archived_sources(
+    data: st.DataObject,
+) -> None:
+    # Given notes covering any prefix of the branch — before, at or past Pi's kept boundary
+    count = data.draw(st.integers(2, 12))
+    kept = data.draw(st.integers(1, count - 1))
+    covered = data.draw(st.none() | st.integers(0, count - 1))
+    custom = data.draw(st.booleans())
+    tree = _covered_tree(count, covered)
+    # When Pi compacts, keeping the messages from ``kept`` on
+    event = ev.CompactionStarting(
+        reason="threshold", first_kept=f"m{kept}", custom_instructions=custom
+    )
+    _, result = step(started(tree), event, ctx(), ev.CmServices(tree=tree))
+    # Then the model is sent only the archived sources the notes do not cover (all of them
+    # with custom instructions); none uncovered means a checkpoint without a request
+    start = 0 if custom or covered is None else covered + 1
+    expected = [f"m{i}" for i in range(start, kept)]
+    sent = [
+        p.id for e in result.effects if isinstance(e, RequestGeneration) for p in e.request.pieces
+    ]
+    assert sent == expected
+    if not expected:
+        assert isinstance(result.value, CheckpointCompaction)
+
+
+def test_m26_compaction_after_background_notes_sends_nothing_again() -> None:
+    # Given background notes that covered the whole session
+    w = play(world(automatic_compaction=False), cm.Turn(chars=4_000), cm.Turn(chars=30_000))
+    assert customs(w, NOTES_TYPE)[-1]["origin"] == "background"
+    # When Pi compacts / Then the checkpoint reuses them without a model request
+    play(w, shared.Compact())
+    assert checkpoints(w) and not [r for r in w.generator.requests if r.kind == "compaction"]

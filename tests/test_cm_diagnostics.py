@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import pytest
 from cm_kit import (
@@ -30,6 +31,7 @@ from pictx_fsm.extensions.context_management.diaglog import (
     check_record,
     log_path,
 )
+from pictx_fsm.extensions.context_management.effects import LogScope
 from pictx_fsm.extensions.context_management.export import metrics, report_path, write_report
 from pictx_fsm.extensions.context_management.policy import LOG_MAX_BYTES
 from pictx_fsm.extensions.context_management.texts import STATUS_LOG_FAILED
@@ -44,6 +46,30 @@ def test_m62_the_panel_opens_closes_and_is_per_instance() -> None:
     assert w.extension.panel is None and not state(w).panel_open
     play(w, C(args="session"), shared.Reload())
     assert not state(w).panel_open
+
+
+def test_m62_the_panel_shows_every_item_the_readme_lists() -> None:
+    # Given two identical note writes, a background job, and a damaged line in the log
+    w = play(world(), P(chars=200), S, *tool(tool="notes_update"), *tool(tool="notes_update"))
+    play(w, T(chars=12_000))
+    w.extension.files.append(w.session.session_file + ".ctxlog.jsonl", b"{cut\n")
+    # When the panel opens
+    play(w, C(args="session"))
+    panel = json.loads(w.extension.panel or "{}")
+    # Then it shows extra tokens, provider pricing, suspected repeated tools, call and
+    # failure statistics, missing or unavailable files, corrupt lines, and source checks
+    diagnostics = panel["diagnostics"]
+    assert diagnostics["extraTokens"] > 0 and diagnostics["returnedTokens"] > 0
+    assert diagnostics["reportedCost"] >= diagnostics["extraReportedCost"] >= 0
+    assert diagnostics["suspectedRepeatedTools"] == 1
+    assert diagnostics["calls"] >= 3 and diagnostics["failures"] == 0
+    assert diagnostics["failureRate"] == 0 and diagnostics["cancelled"] == 0
+    assert diagnostics["missingPrimaryFiles"] == diagnostics["unavailableFiles"] == []
+    assert diagnostics["corruptLines"] == 1
+    notes = state(w).branch.notes.notes
+    cited = sum(len(n.sources) for n in notes)
+    checks = {"cited": cited, "onBranch": cited, "inParent": 0, "unresolved": 0}
+    assert panel["sourceChecks"] == checks
 
 
 def test_m63_the_panel_refreshes_on_commits_and_never_reopens_after_close() -> None:
@@ -71,15 +97,43 @@ def test_m64_no_log_for_an_unsaved_session() -> None:
     assert not w.extension.files.data
 
 
-def test_m65_the_trigger_is_enums_and_numbers() -> None:
-    w = play(world(), *fill(2), T(chars=100_000))
-    trigger = next(
+TRIGGER_FIELDS = {"mode", "reason", "tokens", "contextWindow", "growthTokens", "projectedTokens"}
+
+
+def test_m65_operation_start_carries_its_trigger() -> None:
+    # Given background jobs and an automatic handoff, then in the new session a manual
+    # compaction and a manual handoff
+    w = play(world(), *fill(2), T(chars=100_000), P(chars=20_000), S, shared.Compact())
+    play(w, C(args="handoff"), cm.Drain())
+    paths = [s.source for s in w.journal.switches] + [w.session.session_file]
+    starts = [
         r
-        for r in log_records(w, w.journal.switches[0].source)
-        if r["kind"] == "handoff_phase" and "trigger" in r
-    )["trigger"]
-    assert trigger["mode"] == "automatic" and trigger["reason"] == "threshold"
-    assert isinstance(trigger["tokens"], int) and isinstance(trigger["contextWindow"], int)
+        for path in dict.fromkeys(paths)
+        for r in log_records(w, path)
+        if r["kind"] == "operation_start" and r["type"] != "reply"
+    ]
+    # Then every operation the extension started says why: enums and numbers only
+    by_type = {r["type"]: r["trigger"] for r in starts}
+    assert set(by_type) == {"background", "handoff_auto", "compaction", "handoff_manual"}
+    for start in starts:
+        trigger = start["trigger"]
+        assert set(trigger) == TRIGGER_FIELDS
+        assert trigger["mode"] in ("manual", "automatic")
+        assert trigger["reason"] in ("manual", "threshold", "forecast")
+        assert all(
+            trigger[k] is None or isinstance(trigger[k], int)
+            for k in TRIGGER_FIELDS - {"mode", "reason"}
+        )
+    auto = by_type["handoff_auto"]
+    assert (auto["mode"], auto["reason"]) == ("automatic", "threshold")
+    assert auto["tokens"] >= 0.8 * auto["contextWindow"]
+    assert (by_type["background"]["mode"], by_type["background"]["reason"]) == (
+        "automatic",
+        "threshold",
+    )
+    for manual in ("compaction", "handoff_manual"):
+        assert (by_type[manual]["mode"], by_type[manual]["reason"]) == ("manual", "manual")
+        assert by_type[manual]["growthTokens"] is None
 
 
 @given(
@@ -161,7 +215,7 @@ def test_m68_a_handoff_target_exports_its_verified_parent_before_capture() -> No
 
 def test_m69_a_missing_primary_log_is_reported_not_assumed_deleted() -> None:
     files = MemoryFiles()
-    write_report(files, "/a.jsonl", None, None)
+    write_report(files, LogScope(session_file="/a.jsonl"))
     report = json.loads(files.read("/a.jsonl.ctx-report.json") or b"{}")
     assert report["missingPrimaryFiles"] == ["current"] and report["unavailableFiles"] == [
         "current"
@@ -202,7 +256,63 @@ def test_m70_metrics_separate_cancels_timeouts_and_unknown_usage() -> None:
         {"kind": "tool_call", "fingerprint": "f1", "result": "ok"},
     ]
     m = metrics(records)
-    assert m["returnedTokens"] == 6 and m["extraTokens"] == 4 and m["usageUnknown"] == 1
+    assert m["returnedTokens"] == 19 and m["extraTokens"] == 4 and m["usageUnknown"] == 1
     assert m["reportedCost"] == 0.75 and m["extraReportedCost"] == 0.25
     assert m["failureRate"] == 0.5 and m["cancelled"] == 1 and m["unfinished"] == 1
     assert m["suspectedRepeatedTools"] == 1
+
+
+_END = st.fixed_dictionaries(
+    {
+        "kind": st.just("operation_end"),
+        "type": st.sampled_from(["reply", "background", "compaction", "handoff_manual"]),
+        "result": st.sampled_from(["ok", "aborted", "checkpoint_timeout", "notes_budget"]),
+        "usage": st.none()
+        | st.fixed_dictionaries({"input": st.integers(0, 3), "output": st.integers(0, 3)}),
+    }
+)
+
+
+@given(st.lists(_END, max_size=12))
+def test_m70_returned_tokens_count_input_and_output_and_zero_failures_are_unknown(
+    ends: list[dict[str, Any]],
+) -> None:
+    # Given any ended calls, some failed or cancelled with all-zero usage
+    def known(end: dict[str, Any]) -> bool:
+        usage = end["usage"]
+        zero = usage is not None and usage["input"] == usage["output"] == 0
+        return usage is not None and not (end["result"] != "ok" and zero)
+
+    def tokens(end: dict[str, Any]) -> int:
+        return int(end["usage"]["input"] + end["usage"]["output"])
+
+    # When the metrics are computed
+    m = metrics(ends)
+    # Then returned and extra tokens both count input and output of the known usage, and a
+    # failed or cancelled call whose usage is all zero is unknown usage (a success keeps 0)
+    assert m["returnedTokens"] == sum(tokens(e) for e in ends if known(e))
+    assert m["extraTokens"] == sum(tokens(e) for e in ends if known(e) and e["type"] != "reply")
+    assert m["usageUnknown"] == sum(1 for e in ends if not known(e))
+    assert m["returnedTokens"] >= m["extraTokens"]
+
+
+def test_m70_an_export_reports_returned_tokens_at_least_the_extra_ones() -> None:
+    # Given replies and a background job (the extension's extra calls)
+    w = play(world(), T(chars=12_000), P(chars=300), S, C(args="session export"))
+    report = json.loads(w.extension.files.read(report_path(w.session.session_file)) or b"{}")
+    ends = [e for e in report["events"] if e["kind"] == "operation_end"]
+    # Then returnedTokens is every call's input and output, extraTokens the extension's part
+    total = sum(e["usage"]["input"] + e["usage"]["output"] for e in ends if e["usage"])
+    assert report["metrics"]["returnedTokens"] == total > report["metrics"]["extraTokens"] > 0
+
+
+def test_m62_a_handoff_targets_panel_checks_inherited_sources_in_its_parent() -> None:
+    # Given a handoff target whose inherited notes cite the parent's messages
+    w = play(world(), P(chars=300), S, *tool(tool="notes_update"), C(args="handoff"), cm.Drain())
+    play(w, S, C(args="session"))
+    checks = json.loads(w.extension.panel or "{}")["sourceChecks"]
+    # Then they resolve in the parent's captured branch
+    assert checks["cited"] > 0 and checks["inParent"] == checks["cited"]
+    # When the parent file is moved away / Then they no longer resolve
+    play(w, cm.HideParent(on=True), C(args="session"))
+    assert json.loads(w.extension.panel or "{}")["sourceChecks"]["unresolved"] == checks["cited"]

@@ -26,23 +26,27 @@ from cm_kit import (
     shared,
     started,
     state,
+    tool,
+    tool_payloads,
     world,
 )
 
 from pictx_fsm.extensions.context_management import events as ev
+from pictx_fsm.extensions.context_management import step
 from pictx_fsm.extensions.context_management.effects import CreateSession, SwitchSession
 from pictx_fsm.extensions.context_management.records import (
     CHECKPOINT_KEY,
     AutoSetting,
     branch_digest,
 )
-from pictx_fsm.extensions.context_management.step import step
 from pictx_fsm.extensions.context_management.texts import (
     NOTICE_HANDOFF_REFUSED,
     NOTICE_RETURNED,
     NOTICE_TAKEOVER_FAILED,
+    READ_TOOL,
     TAKEOVER_PROMPT,
 )
+from pictx_fsm.hosts.model import Call, Text, Tools
 from pictx_fsm.session.entries import AgentMessage, CompactionEntry, MessageEntry
 
 
@@ -183,3 +187,22 @@ def test_m51_a_manual_handoff_carries_the_auto_setting_and_its_limits() -> None:
     receipt = customs(w, RECEIPT_TYPE)[0]
     assert AutoSetting(**{"enabled": False}).to_json()["enabled"] == receipt["auto"]["enabled"]
     assert json.dumps(receipt["package"]) and customs(w, NOTES_TYPE, w.journal.switches[0].source)
+
+
+def test_m24_the_visible_package_lists_source_ids_readable_with_the_handoff_scope() -> None:
+    # Given a handoff after the model wrote a note citing a message of the source session
+    w = play(world(), P(chars=300), S, *tool(tool="notes_update"), C(args="handoff"), D, S)
+    takeover = messages(w, "user")[0].message.text()
+    inherited = customs(w, RECEIPT_TYPE)[0]["package"]["notes"]
+    cited = [source for note in inherited for source in note["sources"]]
+    # Then the visible package (the takeover prompt) lists each note with its source ids
+    for note in inherited:
+        line = next(line for line in takeover.splitlines() if note["text"] in line)
+        assert all(source in line.replace(note["text"], "") for source in note["sources"])
+    # When the model reads one of them back with scope "handoff"
+    call = Call(name=READ_TOOL, arguments={"sourceId": cited[0], "scope": "handoff"}, id="r1")
+    w.session.brain.push(Tools(calls=(call,), text=""), Text(text="ok"))
+    play(w, P(chars=200), S)
+    # Then the parent's message is returned
+    (answer,) = tool_payloads(w, READ_TOOL)
+    assert answer["sourceId"] == cited[0] and answer["text"]

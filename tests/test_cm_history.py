@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from cm_kit import C, P, S, cm, play, shared, tool, tool_payloads, world
+from cm_kit import C, P, S, cm, play, shared, tool, tool_payloads, user_ids, world
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -20,6 +20,7 @@ from pictx_fsm.extensions.context_management.texts import (
     SEARCH_TOOL,
     STATUS_TOOL,
 )
+from pictx_fsm.hosts.model import Call, Text, Tools
 from pictx_fsm.session.entries import (
     AgentMessage,
     BranchSummaryEntry,
@@ -160,3 +161,117 @@ def test_m24_handoff_scope_reads_the_captured_parent_only() -> None:
 def test_m24_a_session_without_parent_has_no_handoff_scope() -> None:
     w = play(world(), P(chars=200), S, *tool(tool="search", handoff=True))
     assert tool_payloads(w, SEARCH_TOOL)[-1]["error"] == "handoff_source_unavailable"
+
+
+def test_m20_another_extensions_message_shows_its_extension_type() -> None:
+    # Given another extension's message on the branch, then a long reply (background notes)
+    w = play(world(), P(chars=200), S, cm.ForeignMessage(chars=300), cm.Turn(chars=12_000))
+    foreign = next(e for e in w.session.tree.branch() if isinstance(e, CustomMessageEntry))
+    # When the model searches for it and reads it
+    calls = (
+        Call(name=SEARCH_TOOL, arguments={"query": "foreign-"}, id="q1"),
+        Call(name=READ_TOOL, arguments={"sourceId": foreign.id}, id="r1"),
+    )
+    w.session.brain.push(Tools(calls=calls, text=""), Text(text="ok"))
+    play(w, P(chars=200), S)
+    # Then the hit, the read and the generation input name its role and extension type
+    hits = tool_payloads(w, SEARCH_TOOL)[-1]["hits"]
+    (hit,) = [h for h in hits if h["sourceId"] == foreign.id]
+    read = tool_payloads(w, READ_TOOL)[-1]
+    sources = [p for r in w.generator.requests for p in r.payload()["sources"]]
+    sent = [p for p in sources if p["id"] == foreign.id]
+    for shown in (hit, read, *sent):
+        assert (shown["role"], shown["customType"]) == ("custom", "other-extension")
+    assert sent
+
+
+def _long_scope(sizes: list[tuple[int, bool]]) -> history.Scope:
+    texts = [("x" * size) + (" needle " if match else " ") + ("y" * size) for size, match in sizes]
+    return _scope(*texts)
+
+
+@settings(max_examples=80, deadline=None)
+@given(
+    st.lists(st.tuples(st.integers(0, 2_000), st.booleans()), min_size=1, max_size=9),
+    st.integers(500, 4_000),
+)
+def test_m21_m23_search_pages_fit_the_quota_and_together_find_every_hit(
+    sizes: list[tuple[int, bool]], budget: int
+) -> None:
+    # Given sources of any size, some holding the query, and a fresh quota for each page
+    scope = _long_scope(sizes)
+    cursor: str | None = None
+    found: list[str] = []
+    pages = 0
+    while pages == 0 or cursor is not None:
+        # When the model pages through the results
+        page = history.search(scope, "needle", cursor, budget)
+        pages += 1
+        # Then each page fits the quota and moves on
+        assert history.result_bytes(page) <= budget
+        assert page["hits"] or page["cursor"] is None
+        assert all("needle" in hit["excerpt"] for hit in page["hits"])
+        found += [hit["sourceId"] for hit in page["hits"]]
+        cursor = page["cursor"]
+    # And together the pages hold every matching source once, in branch order
+    assert found == [s.id for s in scope.sources if "needle" in s.text]
+
+
+def test_m23_a_quota_too_small_for_any_hit_is_recall_budget() -> None:
+    scope = _long_scope([(2_000, True)])
+    with pytest.raises(history.HistoryError) as error:
+        history.search(scope, "needle", None, 40)
+    assert error.value.code == "recall_budget"
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.text(alphabet=st.sampled_from(["a", "é", "中", "😀", "\n", '"']), min_size=1, max_size=4000),
+    st.integers(200, 4_000),
+)
+def test_m22_m23_read_pages_fit_the_quota(text: str, budget: int) -> None:
+    # Given any source read page by page with a fresh quota for each page
+    scope = history.scope_of(
+        "session", "s", None, [Source(id="x", role="user", time="t", text=text)], ["x"]
+    )
+    offset: int | None = 0
+    pieces = []
+    while offset is not None:
+        page = history.read(scope, "x", offset, READ_MAX_BYTES, budget)
+        # Then each page fits the quota, and the pages join to the source
+        assert history.result_bytes(page) <= budget
+        pieces.append(page["text"])
+        offset = page["nextOffset"]
+    assert "".join(pieces) == text
+
+
+def test_m21_m23_large_results_page_within_the_quota() -> None:
+    # Given four long prompts that all hold the query: 8 full excerpts exceed the quota
+    w = play(world(), *(P(chars=3_000), S) * 4)
+    quota = Budgets(context_window=64_000).recall_turn_bytes(0)  # the most a turn gets
+    # When the model searches, then follows the cursor in the next turns
+    pages = []
+    play(w, *tool(tool="search"))
+    pages.append(tool_payloads(w, SEARCH_TOOL)[-1])
+    while pages[-1].get("cursor"):
+        call = Call(name=SEARCH_TOOL, arguments={"query": "prompt-", "cursor": pages[-1]["cursor"]})
+        w.session.brain.push(Tools(calls=(call,), text=""), Text(text="ok"))
+        play(w, P(chars=200), S)
+        pages.append(tool_payloads(w, SEARCH_TOOL)[-1])
+    # Then no page was refused, each fits the turn's quota, and they found every prompt
+    assert all("hits" in page and history.result_bytes(page) <= quota for page in pages)
+    found = {hit["sourceId"] for page in pages for hit in page["hits"]}
+    assert set(user_ids(w)[:4]) <= found and len(pages) > 1
+
+
+def test_m21_search_can_ask_for_a_smaller_page() -> None:
+    # Given long prompts holding the query
+    w = play(world(), *(P(chars=3_000), S) * 3)
+    # When the model asks for pages of at most 400 bytes
+    call = Call(name=SEARCH_TOOL, arguments={"query": "prompt-", "maxBytes": 400})
+    w.session.brain.push(Tools(calls=(call,), text=""), Text(text="ok"))
+    play(w, P(chars=200), S)
+    # Then the page fits, with at least one (shortened) hit and a cursor for the rest
+    page = tool_payloads(w, SEARCH_TOOL)[-1]
+    assert history.result_bytes(page) <= 400 and page["hits"] and page["cursor"]
+    assert "prompt-" in page["hits"][0]["excerpt"]

@@ -5,7 +5,7 @@ from __future__ import annotations
 from cm_kit import C, P, S, cm, fill, play, shared, state, tool, world
 
 from pictx_fsm.extensions.context_management import events as ev
-from pictx_fsm.extensions.context_management.step import step
+from pictx_fsm.extensions.context_management import step
 
 
 def test_the_state_is_one_hashable_value_after_a_long_session() -> None:
@@ -28,3 +28,16 @@ def test_step_is_pure_the_same_inputs_give_the_same_outputs() -> None:
     twice = step(before, record.event, record.ctx, services)
     assert once == twice and before == record.before
     assert state(w) is w.runtimes[-1].state
+
+
+def test_api_step_is_the_function_even_after_the_runtime_loaded() -> None:
+    # Given the runtime imported (it loads the module that defines the step)
+    import pictx_fsm.extensions.context_management.runtime  # noqa: F401
+
+    # When the public name is imported from the package
+    from pictx_fsm.extensions.context_management import initial_state
+    from pictx_fsm.extensions.context_management import step as public_step
+
+    # Then it is the step function itself, not the module that defines it
+    assert callable(public_step) and public_step.__name__ == "step"
+    assert callable(initial_state) and initial_state.__name__ == "initial_state"

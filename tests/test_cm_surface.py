@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import pytest
 from cm_kit import (
     NOTES_TYPE,
     C,
@@ -105,6 +106,36 @@ def test_m4_the_status_bar_shows_the_current_batch_never_a_total() -> None:
     w = play(world(), P(chars=1_000), S, C(args="handoff"))
     # Then the status bar names the current batch only
     assert w.extension.status == "Memory: checkpoint batch 1"
+
+
+def test_m4_status_clears_after_checkpoint_commits() -> None:
+    # Given a session to compact
+    w = play(world(), P(chars=4_000), S, P(chars=20_000), S)
+    shown = len(w.extension.status_log)
+    # When Pi compacts and the plugin's checkpoint commits
+    play(w, shared.Compact())
+    assert checkpoints(w)
+    # Then the bar showed the batch while it ran, and is ready again once it committed
+    assert "Memory: checkpoint batch 1" in w.extension.status_log[shown:]
+    assert w.extension.status == STATUS_READY
+
+
+def test_m4_status_after_a_handoff_is_the_new_sessions_own() -> None:
+    # Given a manual handoff that switched to its new session
+    w = play(world(), P(chars=300), S, C(args="handoff"), D)
+    assert w.journal.switches
+    # Then the bar showed the handoff's phases, and the new session's bar says ready
+    assert "Memory: handoff creating" in w.extension.status_log
+    assert w.extension.status == STATUS_READY
+
+
+@pytest.mark.parametrize("failure", [cm.FailCreate(on=True), cm.VetoSwitch(on=True)])
+def test_m4_status_clears_after_a_handoff_stopped_before_switching(failure: object) -> None:
+    # Given a manual handoff whose new session cannot be created, or whose switch is vetoed
+    w = play(world(), P(chars=300), S, failure, C(args="handoff"), D)
+    # Then no switch happened and the bar is ready again, not stuck on the last phase
+    assert not w.journal.switches and machine(w, "handoff") == "idle"
+    assert w.extension.status == STATUS_READY
 
 
 def test_m5_startup_and_reload_write_nothing() -> None:

@@ -11,15 +11,20 @@ from pathlib import Path
 import pytest
 
 from pictx_fsm.cli import main
-from pictx_fsm.testing.cm.explore import CmExploreOptions, explore_cm
-from pictx_fsm.testing.cm.faults import CM_FAULTS
+from pictx_fsm.extensions.context_management.kit.faults import FAULTS
+from pictx_fsm.extensions.context_management.kit.kit import KIT
+from pictx_fsm.extensions.context_management.kit.world import WorldConfig
+from pictx_fsm.testing.explore import ExploreOptions, explore
+from pictx_fsm.testing.trace import record_trace, run_actions
+
+WITH_PI_CONTEXT = ("pi-context",)
 
 
 @pytest.mark.parametrize(
     "fault",
     [
         pytest.param(name, marks=pytest.mark.slow) if name == "fourth-handoff" else name
-        for name in sorted(CM_FAULTS)
+        for name in sorted(FAULTS)
     ],
 )
 def test_every_planted_fault_is_caught_and_replayed(
@@ -31,9 +36,9 @@ def test_every_planted_fault_is_caught_and_replayed(
     # invariant
     assert main(args) == 1
     assert "planted fault not detected" not in capsys.readouterr().out
-    trace = tmp_path / f"counterexample-cm-{fault}.json"
+    trace = tmp_path / f"counterexample-context-management-{fault}.json"
     document = json.loads(trace.read_text())
-    assert document["failure"]["invariant"] == CM_FAULTS[fault].caught_by
+    assert document["failure"]["invariant"] == FAULTS[fault].caught_by
     assert len(document["actions"]) <= 20
     # And replay reproduces it
     assert main(["replay", str(trace)]) == 1
@@ -43,23 +48,23 @@ def test_every_planted_fault_is_caught_and_replayed(
 @pytest.mark.parametrize("with_pi_context", [False, pytest.param(True, marks=pytest.mark.slow)])
 def test_the_seed_scenarios_hold_every_invariant(with_pi_context: bool) -> None:
     # Given the unfaulted machines, alone and after pi-context
-    report = explore_cm(CmExploreOptions(examples=0, settings=(with_pi_context,)))
+    companion = "pi-context" if with_pi_context else "none"
+    report = explore(KIT, ExploreOptions(examples=0, variants={"companion": (companion,)}))
     # Then no invariant broke
     assert not report.failed, report.violation
     if not with_pi_context:
         # and alone every declared transition fired or is exempted with a reason
-        coverage = report.coverage
-        assert coverage is not None and coverage.complete, [r.transition for r in coverage.missing]
+        assert report.coverage is not None
+        coverage = report.coverage.coverage
+        assert coverage.complete, [r.transition for r in coverage.missing]
 
 
 def test_replay_of_a_clean_trace_matches(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from pictx_fsm.testing.cm.scenarios import SCENARIOS
-    from pictx_fsm.testing.cm.trace import record_cm_trace
-    from pictx_fsm.testing.cm.world import CmWorldConfig
+    from pictx_fsm.extensions.context_management.kit.scenarios import SCENARIOS
 
-    trace, run = record_cm_trace(CmWorldConfig(), SCENARIOS[0].actions)
+    trace, run = record_trace(KIT, WorldConfig(), SCENARIOS[0].actions)
     path = trace.save(tmp_path / "clean.json")
     assert not run.failed and main(["replay", str(path), "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["first_difference"] is None
@@ -67,9 +72,7 @@ def test_replay_of_a_clean_trace_matches(
 
 def test_both_extensions_on_one_host_keep_their_invariants() -> None:
     # Given pi-context loaded first, then pi-context-management, as a user installs both
-    from pictx_fsm.testing.cm.scenarios import SCENARIOS
-    from pictx_fsm.testing.cm.trace import run_cm_actions
-    from pictx_fsm.testing.cm.world import CmWorldConfig
+    from pictx_fsm.extensions.context_management.kit.scenarios import SCENARIOS
 
     chosen = [
         s
@@ -78,9 +81,9 @@ def test_both_extensions_on_one_host_keep_their_invariants() -> None:
     ]
     for scenario in chosen:
         # When a handoff and a series of compactions run / Then both suites hold
-        run = run_cm_actions(CmWorldConfig(pi_context=True), scenario.actions)
+        run = run_actions(KIT, WorldConfig(companions=WITH_PI_CONTEXT), scenario.actions)
         assert not run.failed, f"{scenario.name}: {run.describe_failure()}"
-        assert run.world.lifecycle_runtimes and run.world.transition_counts()
+        assert run.world.companions[0].runtimes and run.world.transition_counts()
 
 
 def test_a_planted_fault_that_is_not_caught_fails_verify(
@@ -138,11 +141,11 @@ class _TickClock:
 
 def test_shrinking_a_scenario_failure_stops_at_the_time_budget() -> None:
     # Given a fault the seed scenarios catch late, and a budget spent before they reach it
-    options = CmExploreOptions(
-        fault="fourth-handoff", examples=0, settings=(False,), time_budget=5.0
+    options = ExploreOptions(
+        fault="fourth-handoff", examples=0, variants={"companion": ("none",)}, time_budget=5.0
     )
     # When the exploration runs on a clock that advances a second per read
-    report = explore_cm(options, clock=_TickClock())
+    report = explore(KIT, options, clock=_TickClock())
     # Then it still reports the failure, shrinking was cut short by the budget, and the
     # counterexample it reports fails as recorded
     assert report.failed and report.shrink_cut
@@ -155,10 +158,8 @@ def test_m44_a_compaction_whose_writes_all_fail_ends_in_storage_failed_without_l
     # generation fails and falls back to Pi's own (the 5-action story the default verify found:
     # each write of the failure step failed again, and the runtime retried the failure step
     # until Python's recursion limit)
+    from pictx_fsm.extensions.context_management.kit import actions as cm
     from pictx_fsm.testing import actions as shared
-    from pictx_fsm.testing.cm import actions as cm
-    from pictx_fsm.testing.cm.trace import run_cm_actions
-    from pictx_fsm.testing.cm.world import CmWorldConfig
 
     story = (
         cm.FailDisk(on=True),
@@ -168,7 +169,7 @@ def test_m44_a_compaction_whose_writes_all_fail_ends_in_storage_failed_without_l
         shared.Compact(),
     )
     # When it runs with every invariant checked
-    run = run_cm_actions(CmWorldConfig(pi_context=True), story)
+    run = run_actions(KIT, WorldConfig(companions=WITH_PI_CONTEXT), story)
     # Then the extension never throws into the host, the state says the disk failed (Q11),
     # and the failure was handled once per failed step, not retried
     assert not run.failed, run.describe_failure()

@@ -14,6 +14,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from pictx_fsm.cli import main
+from pictx_fsm.extensions.pi_context.adapter import LifecycleExtension
+from pictx_fsm.extensions.pi_context.kit.strategies import world_configs
+from pictx_fsm.extensions.pi_context.kit.world import World, WorldConfig
 from pictx_fsm.extensions.pi_context.runtime import LifecycleRuntime
 from pictx_fsm.extensions.pi_context.texts import (
     PI_CONTEXT_COMMAND,
@@ -21,6 +24,7 @@ from pictx_fsm.extensions.pi_context.texts import (
     WIPE_STATUS_REQUESTED,
 )
 from pictx_fsm.host.events import HostContext
+from pictx_fsm.host.extension import ToolInvocation, ToolOutput
 from pictx_fsm.hosts.model import (
     HOST_PROFILES,
     PI_0_87,
@@ -31,16 +35,12 @@ from pictx_fsm.hosts.model import (
     FauxCacheUsage,
     HostProfile,
     HostSettings,
-    LifecycleExtension,
     ModelSession,
     Text,
     Tools,
     host_profile,
 )
-from pictx_fsm.hosts.model.extension import ToolInvocation, ToolOutput
 from pictx_fsm.hosts.model.provider_usage import ProviderRequest
-from pictx_fsm.testing.strategies import world_configs
-from pictx_fsm.testing.world import World, WorldConfig
 
 WIPE = Tools(calls=(Call(name=WIPE_MEMORY_TOOL),))
 PROFILES = pytest.mark.parametrize("profile", list(HOST_PROFILES.values()), ids=list(HOST_PROFILES))
@@ -304,13 +304,14 @@ def test_verify_explores_the_chosen_host_profile(capsys: pytest.CaptureFixture[s
     # When verify runs in the Pi 1.6 profile only
     code = main(
         [
-            *("verify", "--host-profile", "pi-1.6", "--no-contracts", "--no-scenarios"),
+            *("verify", "--extension", "pi-context", "--host-profile", "pi-1.6"),
+            *("--no-contracts", "--no-scenarios"),
             *("--quiet", "--examples", "5", "--time-budget", "20"),
         ]
     )
     report = capsys.readouterr().out
     # Then the report names it and every invariant held
-    assert "hosts pi-1.6\n" in report and "all held" in report, report
+    assert "host pi-1.6\n" in report and "all held" in report, report
     assert code in (0, 1)  # coverage is judged by the full default run
 
 

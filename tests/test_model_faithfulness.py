@@ -51,6 +51,7 @@ from pictx_fsm.host.effects import (
     draft_from_json,
 )
 from pictx_fsm.host.events import HookEvent, HostContext
+from pictx_fsm.host.extension import HOST_HOOKS, Reply
 from pictx_fsm.hosts.model import (
     BaseExtension,
     Brain,
@@ -67,7 +68,6 @@ from pictx_fsm.hosts.model import (
     Tools,
 )
 from pictx_fsm.hosts.model.brain import Call
-from pictx_fsm.hosts.model.extension import HOST_HOOKS, Reply
 from pictx_fsm.hosts.model.settings import FAUX_MODEL
 from pictx_fsm.session.entries import ABSENT, Entry
 

@@ -12,6 +12,7 @@ from attrs import evolve
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from pictx_fsm.extensions.pi_context.adapter import LifecycleExtension
 from pictx_fsm.extensions.pi_context.texts import WIPE_MEMORY_COMMAND, WIPE_MEMORY_TOOL
 from pictx_fsm.host.effects import (
     AbortRun,
@@ -38,6 +39,7 @@ from pictx_fsm.host.events import (
     ToolCall,
     TurnEnd,
 )
+from pictx_fsm.host.extension import HOST_HOOKS, Reply
 from pictx_fsm.hosts.model import (
     OVERLOADED,
     AgentBusyError,
@@ -47,7 +49,6 @@ from pictx_fsm.hosts.model import (
     CompactionSettings,
     HostSettings,
     LengthStop,
-    LifecycleExtension,
     ModelSession,
     Overflow,
     ProviderError,
@@ -56,7 +57,6 @@ from pictx_fsm.hosts.model import (
     Tools,
 )
 from pictx_fsm.hosts.model.compaction import OVERFLOW_RECOVERY_FAILED
-from pictx_fsm.hosts.model.extension import HOST_HOOKS, Reply
 from pictx_fsm.hosts.model.settings import FAUX_MODEL
 from pictx_fsm.session.entries import Entry, MessageEntry
 from pictx_fsm.session.tree import SessionTree

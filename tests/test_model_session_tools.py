@@ -12,12 +12,12 @@ from typing import Any
 import pytest
 
 from pictx_fsm import TOOL_SPECS, AuditLog, LifecycleRuntime, ModelInfo, SessionTree
+from pictx_fsm.extensions.pi_context.adapter import LifecycleExtension
 from pictx_fsm.extensions.pi_context.texts import BOOT_TYPE
 from pictx_fsm.hosts.model import (
     Brain,
     Call,
     HostSettings,
-    LifecycleExtension,
     ModelSession,
     Response,
     Text,

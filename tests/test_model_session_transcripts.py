@@ -10,8 +10,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pictx_fsm.host.events import Context, ContextWithSystem, HookEvent, HostContext
+from pictx_fsm.host.extension import HOST_HOOKS, Reply
 from pictx_fsm.hosts.model import BaseExtension, Brain, Call, ModelSession, Text, Tools
-from pictx_fsm.hosts.model.extension import HOST_HOOKS, Reply
 from pictx_fsm.session.projection import context_messages
 from pictx_fsm.session.transcript import Transcript
 

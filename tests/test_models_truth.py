@@ -23,14 +23,13 @@ from lifecycle_kit import WINDOW, Kit, audits_verify  # noqa: F401
 
 from pictx_fsm.audit.log import step_json
 from pictx_fsm.errors import ModelDocumentError
+from pictx_fsm.extensions.pi_context.kit.scenarios import SCENARIOS
+from pictx_fsm.extensions.pi_context.kit.world import World, scenario_config
 from pictx_fsm.extensions.pi_context.lifecycle import MACHINE_NAMES, Lifecycle, load_lifecycle
 from pictx_fsm.extensions.pi_context.runtime import LifecycleRuntime
 from pictx_fsm.host.effects import HookResult
 from pictx_fsm.host.events import AgentBeforeSettle, HookEvent, HostContext
 from pictx_fsm.machines import models_dir
-from pictx_fsm.testing.explore import scenario_config
-from pictx_fsm.testing.scenarios import SCENARIOS
-from pictx_fsm.testing.world import World
 
 MODELS = models_dir() / "pi_context"
 SHIPPED = load_lifecycle()

@@ -26,8 +26,11 @@ def test_an_old_path_imports_the_module_at_its_new_place_with_a_deprecation_warn
     old: str,
 ) -> None:
     # Given a fresh interpreter (the aliases are made once per process)
+    parent = old.rsplit(".", 1)[0]
     code = (
         "import importlib, warnings\n"
+        "warnings.simplefilter('ignore', DeprecationWarning)\n"
+        f"importlib.import_module({parent!r})\n"
         "warnings.simplefilter('error', DeprecationWarning)\n"
         f"new = importlib.import_module({MOVED[old]!r})\n"
         "try:\n"
@@ -62,3 +65,15 @@ def test_a_submodule_of_a_moved_package_is_the_same_module_under_both_names() ->
 def test_a_name_that_did_not_move_is_not_aliased() -> None:
     assert new_name("pictx_fsm.session.tree") is None
     assert new_name("pictx_fsm.hostsx") is None
+
+
+def test_a_name_a_package_stopped_exporting_still_imports_with_a_deprecation_warning() -> None:
+    # Given pi-context's adapter, once exported by the model host
+    from pictx_fsm.extensions.pi_context.adapter import LifecycleExtension
+
+    # When it is imported from its old place / Then it warns and is the same class
+    with pytest.warns(DeprecationWarning, match="moved to pictx_fsm.extensions.pi_context"):
+        from pictx_fsm.hosts.model import LifecycleExtension as old
+    assert old is LifecycleExtension
+    with pytest.raises(ImportError):
+        from pictx_fsm.hosts.model import NoSuchName  # noqa: F401

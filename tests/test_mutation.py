@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from pictx_fsm.cli import main
-from pictx_fsm.testing.faults import FAULTS
+from pictx_fsm.extensions.pi_context.kit.faults import FAULTS
 
 SHORT = 12
 """A counterexample longer than this many host actions would not be "short"."""
@@ -40,7 +40,7 @@ def test_verify_catches_the_planted_fault_and_replay_reproduces_it(
     report = capsys.readouterr().out
     # Then it fails with a short counterexample caught by the intended invariant
     assert code == 1, report
-    trace_path = out / f"counterexample-{fault}.json"
+    trace_path = out / f"counterexample-pi-context-{fault}.json"
     trace = json.loads(trace_path.read_text())
     assert len(trace["actions"]) <= SHORT
     assert trace["failure"]["invariant"] == FAULTS[fault].caught_by
@@ -79,5 +79,5 @@ def test_generated_runs_alone_find_the_bugs_long_explorations_found(
     report = capsys.readouterr().out
     # Then swarm runs aimed at boundaries find it, and the intended invariant reports it
     assert code == 1, report
-    trace = json.loads((tmp_path / f"counterexample-{fault}.json").read_text())
+    trace = json.loads((tmp_path / f"counterexample-pi-context-{fault}.json").read_text())
     assert trace["failure"]["invariant"] == FAULTS[fault].caught_by

@@ -17,8 +17,8 @@ from attrs import frozen
 from pi_versions import PiInstall
 from real_pi import SKIPPED_ENTRIES, decisions, entry_kind, run_print, run_rpc
 
+from pictx_fsm.extensions.pi_context.kit.world import World, WorldConfig
 from pictx_fsm.hosts.model import OVERLOADED, Call, Overflow, ProviderError, Response, Text, Tools
-from pictx_fsm.testing.world import World, WorldConfig
 
 
 def _words(tokens: int) -> str:

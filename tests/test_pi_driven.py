@@ -27,8 +27,8 @@ from driven import (
 )
 from pi_versions import INSTALLS, PiInstall
 
+from pictx_fsm.extensions.pi_context.kit.world import WorldConfig
 from pictx_fsm.hosts.model import Call, Overflow, Response, Text, Tools
-from pictx_fsm.testing.world import WorldConfig
 
 OVERFLOW_ERROR = "prompt is too long: 213462 tokens > 200000 maximum"
 WIPE_REQUEST = "reset_control:request:none:request:1"

@@ -27,6 +27,15 @@ from driven import DRIVER, shape
 from real_pi import PiExit, RpcPi, faulty_python, python_wrapper, run_pi
 
 from pictx_fsm.cli import main
+from pictx_fsm.extensions.pi_context.kit.actions import (
+    KillRuntime,
+    Navigate,
+    Prompt,
+    Script,
+    Settle,
+    WipeCommand,
+)
+from pictx_fsm.extensions.pi_context.kit.world import World, WorldConfig
 from pictx_fsm.extensions.pi_context.texts import (
     BOOT_TYPE,
     CONTINUATION_TYPE,
@@ -38,8 +47,6 @@ from pictx_fsm.hosts.pi import texts
 from pictx_fsm.session.jsonl import read_session
 from pictx_fsm.session.projection import context_messages
 from pictx_fsm.session.tree import SessionTree
-from pictx_fsm.testing.actions import KillRuntime, Navigate, Prompt, Script, Settle, WipeCommand
-from pictx_fsm.testing.world import World, WorldConfig
 
 # Three prompts; the second makes the model wipe its memory. Every text is unique, so a text
 # of the first window found in a later request is erased history, never a coincidence.

@@ -17,6 +17,8 @@ from hypothesis import strategies as st
 from real_pi import python_wrapper, run_pi
 from test_pi_bridge import CTX, HEADER
 
+from pictx_fsm.extensions.pi_context.kit.strategies import GROUPS, host_actions, world_configs
+from pictx_fsm.extensions.pi_context.kit.world import World, WorldConfig
 from pictx_fsm.extensions.pi_context.runtime import LifecycleRuntime
 from pictx_fsm.extensions.pi_context.texts import NOTICE_MEMORY_CLEARED
 from pictx_fsm.host.effects import HookResult, SendMessage
@@ -24,8 +26,6 @@ from pictx_fsm.host.events import HOOKS, HookEvent, HostContext
 from pictx_fsm.hosts.pi import serve
 from pictx_fsm.hosts.pi.server import PipeLines
 from pictx_fsm.hosts.pi.wire import MESSAGE_HOOKS, PIPELINED_HOOKS
-from pictx_fsm.testing.strategies import GROUPS, host_actions, world_configs
-from pictx_fsm.testing.world import World, WorldConfig
 
 START = {
     "id": 1,

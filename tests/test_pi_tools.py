@@ -22,6 +22,7 @@ from pi_versions import PiInstall
 from real_pi import python_wrapper, run_pi
 
 from pictx_fsm import AuditLog, LifecycleRuntime
+from pictx_fsm.extensions.pi_context.adapter import LifecycleExtension
 from pictx_fsm.extensions.pi_context.texts import BOOT_TYPE
 from pictx_fsm.extensions.pi_context.tools.homes import LEGACY_HOME_CONFLICT
 from pictx_fsm.host.events import ModelInfo
@@ -29,7 +30,6 @@ from pictx_fsm.hosts.model import (
     Brain,
     Call,
     HostSettings,
-    LifecycleExtension,
     ModelSession,
     Response,
     Text,

@@ -12,17 +12,7 @@ from hypothesis import strategies as st
 
 from pictx_fsm.cli.audit import session_checks
 from pictx_fsm.conformance import audit_file
-from pictx_fsm.extensions.pi_context.texts import (
-    BOOT_TYPE,
-    MARKER_TYPE,
-    NOTICE_MISSING_BOOT,
-    WARNING_TYPE,
-)
-from pictx_fsm.hosts.pi import lease, texts
-from pictx_fsm.hosts.pi.connection import connection_spec
-from pictx_fsm.hosts.pi.twin import BridgeTwin
-from pictx_fsm.session.entries import MessageEntry
-from pictx_fsm.testing.actions import (
+from pictx_fsm.extensions.pi_context.kit.actions import (
     Action,
     Compact,
     KillRuntime,
@@ -35,12 +25,22 @@ from pictx_fsm.testing.actions import (
     action_from_json,
     action_to_json,
 )
-from pictx_fsm.testing.explore import scenario_config
-from pictx_fsm.testing.invariants import InvariantSuite
-from pictx_fsm.testing.scenarios import SCENARIOS
-from pictx_fsm.testing.strategies import host_actions, world_configs
+from pictx_fsm.extensions.pi_context.kit.invariants import InvariantSuite
+from pictx_fsm.extensions.pi_context.kit.kit import KIT
+from pictx_fsm.extensions.pi_context.kit.scenarios import SCENARIOS
+from pictx_fsm.extensions.pi_context.kit.strategies import host_actions, world_configs
+from pictx_fsm.extensions.pi_context.kit.world import World, WorldConfig, scenario_config
+from pictx_fsm.extensions.pi_context.texts import (
+    BOOT_TYPE,
+    MARKER_TYPE,
+    NOTICE_MISSING_BOOT,
+    WARNING_TYPE,
+)
+from pictx_fsm.hosts.pi import lease, texts
+from pictx_fsm.hosts.pi.connection import connection_spec
+from pictx_fsm.hosts.pi.twin import BridgeTwin
+from pictx_fsm.session.entries import MessageEntry
 from pictx_fsm.testing.trace import run_actions
-from pictx_fsm.testing.world import World, WorldConfig
 
 
 def run(actions: list[Action], config: WorldConfig | None = None) -> World:
@@ -225,7 +225,9 @@ def test_r68_a_dead_lifecycle_forked_onto_a_marker_aborts_the_prompt_and_audit_t
     profile: str, tmp_path: Path
 ) -> None:
     # Given a committed reset, the runtime dead for good, a fork onto the marker and a prompt
-    run = run_actions(scenario_config(profile), _scenario("a-dead-lifecycle-forks-onto-a-marker"))
+    run = run_actions(
+        KIT, scenario_config(profile), _scenario("a-dead-lifecycle-forks-onto-a-marker")
+    )
     # Then no invariant breaks: nothing is running to complete the forked tail, and the
     # degraded mode's promise, no erased history, holds: the request is aborted (R68)
     assert not run.failed, run.describe_failure()
@@ -244,7 +246,9 @@ def test_r68_a_dead_lifecycle_forked_onto_a_marker_aborts_the_prompt_and_audit_t
 def test_r67_a_dead_lifecycle_forked_onto_a_boot_sends_the_window_from_its_boot() -> None:
     # Given a committed reset (0.25.1: marker, boot, continuation), the runtime dead for good,
     # a fork onto the boot and a prompt
-    run = run_actions(scenario_config("0.25.1"), _scenario("a-dead-lifecycle-forks-onto-a-boot"))
+    run = run_actions(
+        KIT, scenario_config("0.25.1"), _scenario("a-dead-lifecycle-forks-onto-a-boot")
+    )
     # Then no invariant breaks, though no continuation follows the boot
     assert not run.failed, run.describe_failure()
     _marker, boot, prompt = _after_marker(run.world)[:3]
@@ -263,7 +267,7 @@ def test_a_lifecycle_that_restarts_still_completes_the_forked_tail() -> None:
         for a in _scenario("a-dead-lifecycle-forks-onto-a-marker")
     ]
     # When it runs
-    run = run_actions(scenario_config("0.25.1"), actions)
+    run = run_actions(KIT, scenario_config("0.25.1"), actions)
     # Then the restarted runtime repairs the fork: the marker is followed by its boot, and
     # the tail checks apply (the lifecycle is not down)
     assert not run.failed, run.describe_failure()

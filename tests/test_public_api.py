@@ -97,9 +97,10 @@ def test_the_embedding_guide_imports_from_the_root_package_only() -> None:
 
 def test_the_hook_list_lives_in_one_place() -> None:
     # Given the one list of host hooks
+    from pictx_fsm.extensions.pi_context.adapter import LIFECYCLE_HOOKS
     from pictx_fsm.extensions.pi_context.lifecycle import HOOK_EVENTS
     from pictx_fsm.host.events import HOOK_EVENT_TYPES, Command, ToolCall
-    from pictx_fsm.hosts.model import HOST_HOOKS, LIFECYCLE_HOOKS
+    from pictx_fsm.hosts.model import HOST_HOOKS
 
     hooks = pictx_fsm.HOOKS
     # Then it is the hook events' own names, and every other list is derived from it

@@ -1,5 +1,6 @@
 """Hypothesis drives a real pydantic-ai ``Agent`` through the lifecycle and checks, after
-every step, the host-neutral invariants (:mod:`pictx_fsm.testing.host_neutral`); the run also
+every step, the host-neutral invariants (:mod:`pictx_fsm.extensions.pi_context.kit.host_neutral`);
+the run also
 measures transition coverage of the machines, and planted adapter faults are caught."""
 
 from __future__ import annotations
@@ -39,6 +40,16 @@ from pictx_fsm import Applied, ToolOutcome
 from pictx_fsm.audit.log import transition_counts
 from pictx_fsm.cli.audit import session_checks
 from pictx_fsm.conformance import audit_file
+from pictx_fsm.extensions.pi_context.kit.host_neutral import (
+    LostResult,
+    Observation,
+    QueuedInput,
+    Violation,
+    check_all,
+)
+from pictx_fsm.extensions.pi_context.kit.notes_sandbox import NotesSandbox, resolve_arguments
+from pictx_fsm.extensions.pi_context.kit.tool_calls import CALLS as NOTES_CALLS
+from pictx_fsm.extensions.pi_context.kit.tool_coverage import tool_outcomes
 from pictx_fsm.extensions.pi_context.lifecycle import load_lifecycle
 from pictx_fsm.extensions.pi_context.tools import HANDLERS
 from pictx_fsm.hosts.pydantic_ai import (
@@ -59,16 +70,6 @@ from pictx_fsm.hosts.pydantic_ai.scripted import (
 from pictx_fsm.session.entries import Entry, MessageEntry, entry_from_json
 from pictx_fsm.session.tree import SessionTree
 from pictx_fsm.testing.coverage import coverage_of
-from pictx_fsm.testing.host_neutral import (
-    LostResult,
-    Observation,
-    QueuedInput,
-    Violation,
-    check_all,
-)
-from pictx_fsm.testing.notes_sandbox import NotesSandbox, resolve_arguments
-from pictx_fsm.testing.tool_calls import CALLS as NOTES_CALLS
-from pictx_fsm.testing.tool_coverage import tool_outcomes
 
 WINDOW = 100_000
 TOKENS = st.sampled_from([1_000, 30_000, 60_000, 72_000, 72_500, 90_000])

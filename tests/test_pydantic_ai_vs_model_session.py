@@ -18,14 +18,14 @@ from pydantic_ai.exceptions import ModelHTTPError
 from pydantic_ai.messages import ModelResponse, TextPart, ToolCallPart
 from pydantic_ai.usage import RequestUsage
 
-from pictx_fsm.extensions.pi_context.policy import StaticSettingsSource
+from pictx_fsm.extensions.pi_context.kit.notes_sandbox import NotesSandbox, resolve_arguments
+from pictx_fsm.extensions.pi_context.kit.tool_coverage import tool_outcomes
+from pictx_fsm.extensions.pi_context.kit.world import World, WorldConfig
+from pictx_fsm.host.settings import StaticSettingsSource
 from pictx_fsm.hosts.model.brain import Call, Overflow, ProviderError, Response, Text, Tools
 from pictx_fsm.hosts.pydantic_ai import LifecycleSettings, PiContext, PiSession
 from pictx_fsm.hosts.pydantic_ai.scripted import MODEL_NAME, ScriptedModel
 from pictx_fsm.session.entries import MessageEntry
-from pictx_fsm.testing.notes_sandbox import NotesSandbox, resolve_arguments
-from pictx_fsm.testing.tool_coverage import tool_outcomes
-from pictx_fsm.testing.world import World, WorldConfig
 
 CONFIG = WorldConfig(
     context_window=100_000,

@@ -18,13 +18,14 @@ import pytest
 from lifecycle_kit import Kit, audits_verify  # noqa: F401
 
 from pictx_fsm.cli import main
+from pictx_fsm.extensions.pi_context.kit.actions import Action, Toggle
+from pictx_fsm.extensions.pi_context.kit.faults import FAULTS
+from pictx_fsm.extensions.pi_context.kit.kit import KIT
+from pictx_fsm.extensions.pi_context.kit.scenarios import SCENARIOS
+from pictx_fsm.extensions.pi_context.kit.world import scenario_config
 from pictx_fsm.extensions.pi_context.texts import BOOT_TYPE, MARKER_TYPE, WIPE_MEMORY_TOOL
 from pictx_fsm.host.effects import BoundaryResult, SendMessage
 from pictx_fsm.host.events import SessionTreeEvent, TurnEnd
-from pictx_fsm.testing.actions import Action, Toggle
-from pictx_fsm.testing.explore import scenario_config
-from pictx_fsm.testing.faults import FAULTS
-from pictx_fsm.testing.scenarios import SCENARIOS
 from pictx_fsm.testing.trace import record_trace, run_actions
 
 PROFILES = ("0.25.0", "0.25.1")
@@ -155,10 +156,10 @@ def test_the_kept_counterexample_replays_clean_and_catches_its_planted_fault(
     # Given the seed scenario that keeps the counterexample
     scenario = next(s for s in SCENARIOS if s.name == SCENARIO_OF_FAULT[fault])
     # When it runs on the lifecycle as declared / Then every invariant holds
-    clean = run_actions(scenario_config(profile), scenario.actions)
+    clean = run_actions(KIT, scenario_config(profile), scenario.actions)
     assert not clean.failed, clean.describe_failure()
     # And with the bug planted back, the invariant that found it reports it
-    faulty = run_actions(scenario_config(profile, fault=fault), scenario.actions)
+    faulty = run_actions(KIT, scenario_config(profile, fault=fault), scenario.actions)
     assert faulty.violation is not None
     assert faulty.violation.invariant == FAULTS[fault].caught_by
 
@@ -169,7 +170,7 @@ def test_the_counterexample_trace_replays_clean_with_pictx_fsm_replay(
 ) -> None:
     # Given the counterexample written as a trace file (both profiles' stories are the same)
     scenario = next(s for s in SCENARIOS if s.name == SCENARIO_OF_FAULT[fault])
-    trace, _ = record_trace(scenario_config("0.25.1"), scenario.actions)
+    trace, _ = record_trace(KIT, scenario_config("0.25.1"), scenario.actions)
     path = trace.save(tmp_path / f"{scenario.name}.json")
     # When `pictx-fsm replay` re-runs it
     code = main(["replay", str(path)])
@@ -191,7 +192,7 @@ def test_r37_off_and_on_start_a_new_chain_so_a_second_recovery_is_no_violation(
     # Given an overflow recovered at settle, then /pi-context off and on, and the retry
     # overflowing again (the story the long exploration found, kept as a seed scenario)
     # When it runs with every invariant checked
-    run = run_actions(scenario_config(profile), _off_on_story())
+    run = run_actions(KIT, scenario_config(profile), _off_on_story())
     # Then both overflows were recovered (off cleared the chain, R37) and no invariant broke
     assert not run.failed, run.describe_failure()
     markers = [
@@ -204,7 +205,7 @@ def test_r36_two_recoveries_in_one_chain_are_still_a_violation() -> None:
     # Given the same story without off and on, and the lifecycle planted to recover twice
     actions = [a for a in _off_on_story() if not isinstance(a, Toggle)]
     # When it runs / Then the overflow invariant reports the second recovery
-    run = run_actions(scenario_config("0.25.1", fault="recover-twice"), actions)
+    run = run_actions(KIT, scenario_config("0.25.1", fault="recover-twice"), actions)
     assert run.violation is not None and run.violation.invariant == "overflow_bounded"
 
 
@@ -214,7 +215,7 @@ def test_fm6_liveness_a_follow_up_after_a_failed_overflow_recovery_settles(profi
     # cancelled, R62), a prompt and a follow-up that really overflow, the recovery failing
     scenario = next(s for s in SCENARIOS if s.name == "follow-up-after-a-failed-overflow-recovery")
     # When it runs with every invariant checked
-    run = run_actions(scenario_config(profile), scenario.actions)
+    run = run_actions(KIT, scenario_config(profile), scenario.actions)
     # Then every run settled (Pi's continue() delivered the follow-up) and nothing broke
     assert not run.failed, run.describe_failure()
     assert run.world.endless_runs == [] and run.world.session.is_idle
@@ -225,7 +226,7 @@ def test_fm6_liveness_the_counterexample_trace_replays_clean(
 ) -> None:
     # Given the endless-run counterexample written as a trace file
     scenario = next(s for s in SCENARIOS if s.name == "follow-up-after-a-failed-overflow-recovery")
-    trace, _ = record_trace(scenario_config("0.25.0"), scenario.actions)
+    trace, _ = record_trace(KIT, scenario_config("0.25.0"), scenario.actions)
     path = trace.save(tmp_path / f"{scenario.name}.json")
     # When `pictx-fsm replay` re-runs it / Then every invariant holds
     code = main(["replay", str(path)])

@@ -9,10 +9,7 @@ from collections import Counter
 
 import pytest
 
-from pictx_fsm.extensions.pi_context.lifecycle import load_lifecycle
-from pictx_fsm.extensions.pi_context.texts import MARKER_TYPE, NOTICE_MISSING_BOOT, Profile
-from pictx_fsm.session.entries import CustomEntry
-from pictx_fsm.testing.actions import (
+from pictx_fsm.extensions.pi_context.kit.actions import (
     Action,
     AdvanceTo,
     HideBoot,
@@ -26,12 +23,16 @@ from pictx_fsm.testing.actions import (
     action_to_json,
     apply_action,
 )
+from pictx_fsm.extensions.pi_context.kit.kit import KIT
+from pictx_fsm.extensions.pi_context.kit.noise import UNKNOWN_TARGET
+from pictx_fsm.extensions.pi_context.kit.scenarios import SCENARIOS
+from pictx_fsm.extensions.pi_context.kit.world import World, scenario_config
+from pictx_fsm.extensions.pi_context.lifecycle import load_lifecycle
+from pictx_fsm.extensions.pi_context.texts import MARKER_TYPE, NOTICE_MISSING_BOOT, Profile
+from pictx_fsm.session.entries import CustomEntry
 from pictx_fsm.testing.coverage import coverage_of, load_exemptions
-from pictx_fsm.testing.explore import ExploreOptions, explore, scenario_config
-from pictx_fsm.testing.noise import UNKNOWN_TARGET
-from pictx_fsm.testing.scenarios import SCENARIOS
+from pictx_fsm.testing.explore import ExploreOptions, explore
 from pictx_fsm.testing.trace import run_actions
-from pictx_fsm.testing.world import World
 
 PROFILES = tuple(p.value for p in Profile)
 WIPE = Script(reply="tools", tools=("wipe_memory",))
@@ -42,7 +43,7 @@ def _seed_counts() -> Counter[str]:
     counts: Counter[str] = Counter()
     for scenario in SCENARIOS:
         for profile in PROFILES:
-            run = run_actions(scenario_config(profile), scenario.actions)
+            run = run_actions(KIT, scenario_config(profile), scenario.actions)
             assert not run.failed, f"{scenario.name} ({profile}): {run.describe_failure()}"
             assert all(run.world.applied), f"{scenario.name} ({profile}): an action did not apply"
             counts.update(run.world.transition_counts())
@@ -176,7 +177,7 @@ def test_the_time_budget_stops_generation_without_a_false_counterexample() -> No
     # Given a generous example count and a budget far too small for it
     options = ExploreOptions(examples=500, steps=10, time_budget=1.0, scenarios=False)
     # When the exploration runs out of time
-    report = explore(options, load_lifecycle())
+    report = explore(KIT, options)
     # Then it stops cleanly: no counterexample, the budget is reported as reached
     assert report.counterexample is None, report.violation
     assert report.budget_exhausted

@@ -233,3 +233,27 @@ def test_the_generated_tools_json_loads_in_node_unchanged() -> None:
     path = Path(schema.SCHEMA_FILE)
     document = node("console.log(JSON.stringify(input));", json.loads(path.read_text()))
     assert document == json.loads(path.read_text())
+
+
+@given(
+    st.lists(st.sampled_from(["a", "😀", "\ud83d", "\ude00", "𐀀", "\ud800"]), max_size=8).map(
+        "".join
+    ),
+    st.lists(st.sampled_from(["a", "😀", "\ud83d", "\ude00", "𐀀"]), min_size=1, max_size=3).map(
+        "".join
+    ),
+)
+def test_index_of_searches_code_units_of_text_and_query_alike(text: str, query: str) -> None:
+    # Given any text and query of astral characters and lone surrogates
+    units = text.encode("utf-16-le", "surrogatepass")
+    needle = query.encode("utf-16-le", "surrogatepass")
+    expected = next(
+        (i // 2 for i in range(0, len(units) - len(needle) + 1, 2) if units[i:].startswith(needle)),
+        -1,
+    )
+    # Then indexOf finds the query where JavaScript does (a code-unit offset, as a prefix)
+    found = js.index_of(text, query)
+    prefix = len(text[:found].encode("utf-16-le", "surrogatepass")) // 2
+    assert (found >= 0) == (expected >= 0) and js.includes(text, query) == (expected >= 0)
+    if found >= 0:
+        assert prefix - 1 <= expected <= prefix  # inside a pair: the index after it

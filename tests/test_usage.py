@@ -15,11 +15,10 @@ from shared_paths import TRACES
 
 from pictx_fsm.extensions.pi_context.usage import (
     UsageIndex,
+    WindowEstimate,
     active_tokens_of,
-    branch_tokens_of,
     window_tokens_of,
 )
-from pictx_fsm.extensions.pi_context.usage_tally import Tally
 from pictx_fsm.extensions.pi_context.windows import WindowIndex
 from pictx_fsm.session.entries import AgentMessage, Entry, MessageEntry
 from pictx_fsm.session.estimate import (
@@ -37,6 +36,8 @@ from pictx_fsm.session.estimate import (
 )
 from pictx_fsm.session.jsonl import read_session
 from pictx_fsm.session.tree import SessionTree
+from pictx_fsm.session.usage import HostEstimate, branch_tokens_of
+from pictx_fsm.session.usage_tally import Tally
 
 CHARS = CharsCounter()
 W1 = "pcw:01a22a68:00000001"
@@ -383,7 +384,8 @@ def test_a_retry_hiding_the_failed_reply_updates_usage_without_recounting(
     def no_recount(*_: Any, **__: Any) -> None:
         raise AssertionError("the retry shape must be handled incrementally")
 
-    monkeypatch.setattr(UsageIndex, "_recount", no_recount)
+    monkeypatch.setattr(WindowEstimate, "recount", no_recount)
+    monkeypatch.setattr(HostEstimate, "recount", no_recount)
     # When Pi's retry hides it
     builder.edit(failed, None)
     # Then usage drops by the failed reply, nothing was recounted or re-encoded

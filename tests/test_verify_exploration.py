@@ -14,10 +14,8 @@ import pytest
 from pictx_fsm.audit import log as audit
 from pictx_fsm.cli import main
 from pictx_fsm.errors import ModelDocumentError
-from pictx_fsm.extensions.pi_context.lifecycle import load_lifecycle
-from pictx_fsm.testing import actions, invariants
-from pictx_fsm.testing import explore as explore_module
-from pictx_fsm.testing.actions import (
+from pictx_fsm.extensions.pi_context.kit import invariants
+from pictx_fsm.extensions.pi_context.kit.actions import (
     AdvanceTo,
     Fork,
     Navigate,
@@ -26,19 +24,27 @@ from pictx_fsm.testing.actions import (
     Settle,
     anchor_of,
 )
+from pictx_fsm.extensions.pi_context.kit.faults import FAULTS
+from pictx_fsm.extensions.pi_context.kit.invariants import INVARIANT_TYPES, InvariantSuite
+from pictx_fsm.extensions.pi_context.kit.kit import KIT
+from pictx_fsm.extensions.pi_context.kit.scenarios import SCENARIOS
+from pictx_fsm.extensions.pi_context.kit.strategies import (
+    GROUPS,
+    host_actions,
+    swarm_moves,
+    world_configs,
+)
+from pictx_fsm.extensions.pi_context.kit.world import World, scenario_config
+from pictx_fsm.extensions.pi_context.lifecycle import load_lifecycle
+from pictx_fsm.testing import actions
+from pictx_fsm.testing import explore as explore_module
 from pictx_fsm.testing.coverage import EXEMPTIONS_FILE, coverage_of, load_exemptions
 from pictx_fsm.testing.explore import (
     SHRINK_SHARE,
     Budget,
     ExploreOptions,
     explore,
-    scenario_config,
 )
-from pictx_fsm.testing.faults import FAULTS
-from pictx_fsm.testing.invariants import INVARIANT_TYPES, InvariantSuite
-from pictx_fsm.testing.scenarios import SCENARIOS
-from pictx_fsm.testing.strategies import GROUPS, host_actions, swarm_moves, world_configs
-from pictx_fsm.testing.world import World
 
 REPAIR_7 = "boot_repair:boot_repair:standby:repair:7"
 REPAIR_9 = "boot_repair:boot_repair:standby:repair:9"
@@ -117,7 +123,7 @@ def test_an_exemption_table_for_an_unknown_profile_is_a_model_document_error(
     )
     # When it is read / Then the error names the file, the table and the profile
     with pytest.raises(ModelDocumentError, match=r"9\.9"):
-        load_exemptions(tmp_path, ("0.25.0",))
+        load_exemptions(tmp_path, ("0.25.0",), known=("0.25.0", "0.25.1"))
 
 
 def test_verify_of_0_25_0_alone_passes_coverage(capsys: pytest.CaptureFixture[str]) -> None:
@@ -202,11 +208,14 @@ class _TickClock:
 def test_shrinking_stops_at_the_time_budget_and_reports_the_shortest_failure_so_far() -> None:
     # Given a planted fault the first generated runs hit, and a budget of 40 clock reads
     options = ExploreOptions(
-        fault="leak-pre-marker", scenarios=False, time_budget=40.0, profiles=("0.25.1",)
+        fault="leak-pre-marker",
+        scenarios=False,
+        time_budget=40.0,
+        variants={"profile": ("0.25.1",)},
     )
     clock = _TickClock()
     # When the exploration runs on that clock
-    report = explore(options, load_lifecycle(), clock=clock)
+    report = explore(KIT, options, clock=clock)
     # Then it stopped within the budget plus the shrink share, found the fault, and says
     # that shrinking was cut short
     assert report.failed and report.found_after is not None
@@ -357,11 +366,11 @@ def test_generated_runs_collect_garbage_after_each_run_and_restore_the_collector
     assert gc.isenabled()
     automatic: list[bool] = []
     collected: list[int] = []
-    original, after_run = explore_module.World, explore_module.RunCollector.after_run
+    original, after_run = KIT.world, explore_module.RunCollector.after_run
 
-    def world(*args: object) -> World:
+    def world(config: object) -> World:
         automatic.append(gc.isenabled())
-        return original(*args)  # type: ignore[arg-type]
+        return original(config)  # type: ignore[arg-type]
 
     def counted(collector: explore_module.RunCollector) -> None:
         collected.append(collector.runs)
@@ -369,10 +378,10 @@ def test_generated_runs_collect_garbage_after_each_run_and_restore_the_collector
 
     # When a short generated exploration runs
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(explore_module, "World", world)
+        patch.setattr(KIT, "world", world)
         patch.setattr(explore_module.RunCollector, "after_run", counted)
         options = ExploreOptions(examples=3, scenarios=False, time_budget=60)
-        report = explore(options, load_lifecycle())
+        report = explore(KIT, options)
     # Then its runs built their worlds with the automatic collector off, garbage was collected
     # after each run, and the collector is on again after
     assert automatic and not any(automatic)

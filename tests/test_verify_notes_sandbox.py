@@ -9,10 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from pictx_fsm.testing import notes_sandbox
-from pictx_fsm.testing.explore import scenario_config
-from pictx_fsm.testing.notes_sandbox import SENTINEL, NotesConfined, NotesSandbox
-from pictx_fsm.testing.world import World
+from pictx_fsm.extensions.pi_context.kit import notes_sandbox
+from pictx_fsm.extensions.pi_context.kit.notes_sandbox import SENTINEL, NotesConfined, NotesSandbox
+from pictx_fsm.extensions.pi_context.kit.world import World, scenario_config
 
 
 def test_a_sandbox_goes_to_the_memory_directory_when_it_is_writable(

@@ -12,21 +12,34 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from pictx_fsm.extensions.pi_context.lifecycle import load_lifecycle
-from pictx_fsm.extensions.pi_context.tools import HANDLERS
-from pictx_fsm.session.entries import MessageEntry
-from pictx_fsm.testing.actions import Prompt, Script, Settle, action_from_json, action_to_json
-from pictx_fsm.testing.explore import ExploreOptions, explore, scenario_config
-from pictx_fsm.testing.invariants import INVARIANT_TYPES
-from pictx_fsm.testing.notes_sandbox import ESCAPES, SECRET, NotesConfined, NotesSandbox
-from pictx_fsm.testing.scenarios import SCENARIOS
-from pictx_fsm.testing.tool_calls import CALLS, tool_scripts
-from pictx_fsm.testing.tool_coverage import (
+from pictx_fsm.extensions.pi_context.kit.actions import (
+    Prompt,
+    Script,
+    Settle,
+    action_from_json,
+    action_to_json,
+)
+from pictx_fsm.extensions.pi_context.kit.invariants import INVARIANT_TYPES
+from pictx_fsm.extensions.pi_context.kit.kit import KIT
+from pictx_fsm.extensions.pi_context.kit.notes_sandbox import (
+    ESCAPES,
+    SECRET,
+    NotesConfined,
+    NotesSandbox,
+)
+from pictx_fsm.extensions.pi_context.kit.scenarios import SCENARIOS
+from pictx_fsm.extensions.pi_context.kit.tool_calls import CALLS, tool_scripts
+from pictx_fsm.extensions.pi_context.kit.tool_coverage import (
     OUTCOMES,
     ToolOutcomeCoverage,
     load_exemptions,
     tool_story,
 )
+from pictx_fsm.extensions.pi_context.kit.world import World, scenario_config
+from pictx_fsm.extensions.pi_context.lifecycle import load_lifecycle
+from pictx_fsm.extensions.pi_context.tools import HANDLERS
+from pictx_fsm.session.entries import MessageEntry
+from pictx_fsm.testing.explore import ExploreOptions, explore
 from pictx_fsm.testing.trace import (
     TraceFormatError,
     first_difference,
@@ -34,7 +47,6 @@ from pictx_fsm.testing.trace import (
     run_actions,
     trace_from_json,
 )
-from pictx_fsm.testing.world import World
 
 MODELS = load_lifecycle().directory
 EXPECTED_STORY = [
@@ -82,7 +94,7 @@ def tool_calls_of(world: World) -> list[tuple[str, str]]:
 
 def test_the_seed_story_reaches_every_outcome_of_every_tool_in_order() -> None:
     # Given the seed scenario of the tools in the scenario world
-    run = run_actions(scenario_config("0.25.1"), tool_story())
+    run = run_actions(KIT, scenario_config("0.25.1"), tool_story())
     # Then every invariant held and each call took the channel it was written for
     assert not run.failed, run.describe_failure()
     assert tool_calls_of(run.world) == EXPECTED_STORY
@@ -95,7 +107,7 @@ def test_the_seed_story_reaches_every_outcome_of_every_tool_in_order() -> None:
 
 
 def test_the_story_s_note_survives_its_wipe_in_the_next_boot() -> None:
-    run = run_actions(scenario_config("0.25.0"), tool_story())
+    run = run_actions(KIT, scenario_config("0.25.0"), tool_story())
     boots = [
         e for e in run.world.session.entries if getattr(e, "custom_type", None) == "pi-context/boot"
     ]
@@ -131,11 +143,13 @@ def test_the_shipped_exemptions_name_real_outcomes_with_reasons() -> None:
 
 def test_verify_reports_tool_outcome_coverage_beside_transitions() -> None:
     # Given the seed scenarios of one profile and one tiny generated run
-    options = ExploreOptions(examples=1, steps=1, profiles=("0.25.1",), time_budget=600)
-    report = explore(options, load_lifecycle())
+    options = ExploreOptions(
+        examples=1, steps=1, variants={"profile": ("0.25.1",)}, time_budget=600
+    )
+    report = explore(KIT, options)
     # Then the report holds the tools' outcomes, complete with the exemption
-    assert report.tool_coverage is not None and report.tool_coverage.complete
-    lines = report.tool_coverage.lines()
+    lines, failed = KIT.report_lines(report.tallies, report.failed)
+    assert not failed
     assert lines[0].startswith("tool outcomes  26/27 (tool, outcome) pairs reached; 1 exempted")
     assert len(lines) == 1 + len(HANDLERS)
 
@@ -195,7 +209,7 @@ def test_generated_tool_calls_never_cross_the_notes_root(batches: list[Script]) 
     # Given generated batches of notes and history calls (some with wipe_memory)
     actions = (*batches, Prompt(chars=60), Settle())
     # When the model makes them
-    run = run_actions(scenario_config("0.25.1"), actions)
+    run = run_actions(KIT, scenario_config("0.25.1"), actions)
     # Then every invariant holds after every action, the boundary included
     assert not run.failed, run.describe_failure()
     calls = tool_calls_of(run.world)
@@ -219,10 +233,10 @@ def test_strategies_offer_every_tool() -> None:
 
 def test_a_trace_with_tool_calls_replays_with_the_same_outcomes(tmp_path: Path) -> None:
     # Given the story recorded as a trace (its JSON form, as verify writes it)
-    trace, _ = record_trace(scenario_config("0.25.1"), tool_story())
+    trace, _ = record_trace(KIT, scenario_config("0.25.1"), tool_story())
     actions = [action_from_json(json.loads(json.dumps(action_to_json(a)))) for a in trace.actions]
     # When it is replayed in a fresh world (another temporary notes home)
-    replayed = run_actions(trace.config, actions)
+    replayed = run_actions(KIT, trace.config, actions)
     # Then every decision, tool outcomes included, is the recorded one
     assert trace.decisions is not None
     assert first_difference(trace.decisions, replayed.world.decisions()) is None
@@ -250,7 +264,7 @@ def test_every_tool_s_strategy_draws_json_arguments(name: str) -> None:
 def test_a_trace_with_a_bad_tool_call_is_refused_naming_the_action(
     script: dict[str, object], problem: str
 ) -> None:
-    trace = record_trace(scenario_config("0.25.1"), (Settle(),))[0].to_json()
+    trace = record_trace(KIT, scenario_config("0.25.1"), (Settle(),))[0].to_json()
     trace["actions"] = [{"action": "script", "reply": "tools", **script}]
     with pytest.raises(TraceFormatError, match=r"field 'actions\[0\]'") as caught:
         trace_from_json(trace, "t.json")

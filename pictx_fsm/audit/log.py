@@ -50,16 +50,17 @@ from pictx_fsm.audit.store import (
     verify_lines,
 )
 from pictx_fsm.audit.text import Layout, layout, members_text, value_text
+from pictx_fsm.fastjson import ascii_string as _ascii
 from pictx_fsm.fastjson import dumper, loads
 from pictx_fsm.host.effects import HookResult, MessagesResult
+from pictx_fsm.host.tool_outcome import ToolOutcome
 from pictx_fsm.session.digest import _PLAIN_ATTRS, _attrs_fields, canonical, message_list_digest
 from pictx_fsm.session.digest import canonical as _encode
 from pictx_fsm.session.digest import default as json_default
 from pictx_fsm.session.digest import digest as _digest
-from pictx_fsm.session.slots import maker
+from pictx_fsm.session.slots import slot_setters
 
 if TYPE_CHECKING:
-    from pictx_fsm.extensions.pi_context.tools.outcome import ToolOutcome
     from pictx_fsm.machines import Configuration, Fired, Step
 
 
@@ -254,9 +255,6 @@ def _text(value: Any) -> str:
     return _encode(value)
 
 
-_ascii = json.encoder.encode_basestring_ascii
-
-
 def _configuration_text(configuration: Configuration) -> str:
     """A configuration's text; a machine has few, cached by value (region and state names)."""
     text = _CONFIGURATIONS.get(configuration.states)
@@ -393,24 +391,11 @@ def _result_raw(result: Any) -> Any:
     value: Any = result.value
     if isinstance(value, MessagesResult):
         value = {"messages": message_list_digest(value.messages)}
-    elif isinstance(value, _tool_outcome()):  # a notes or history tool: status, text digested
+    elif isinstance(value, ToolOutcome):  # a notes or history tool: status, text digested
         value = {"status": value.status, "text": json_digest(value.text)}
     return {"hook": result.hook, "value": value, "effects": list(result.effects)}
 
 
-def _tool_outcome() -> type[ToolOutcome]:
-    """:class:`~pictx_fsm.extensions.pi_context.tools.outcome.ToolOutcome`, imported when first
-    needed (the tools
-    import the audit's users)."""
-    global _TOOL_OUTCOME
-    if _TOOL_OUTCOME is None:
-        from pictx_fsm.extensions.pi_context.tools.outcome import ToolOutcome
-
-        _TOOL_OUTCOME = ToolOutcome
-    return _TOOL_OUTCOME
-
-
-_TOOL_OUTCOME: type[ToolOutcome] | None = None
 _PLAIN_RESULTS: dict[str, str] = {}
 
 
@@ -428,7 +413,7 @@ def _result_text(result: HookResult) -> str:
     value: Any = result.value
     if isinstance(value, MessagesResult):
         value_part = f'{{"messages":{_list_digest_text(value.messages)}}}'
-    elif isinstance(value, _tool_outcome()):
+    elif isinstance(value, ToolOutcome):
         value_part = f'{{"status":{_text(value.status)},"text":{_json_digest_text(value.text)}}}'
     else:
         value_part = _encode(value)
@@ -485,7 +470,16 @@ def record_line(
 
 
 sha256: Final = hashlib.sha256
-_new_record_line: Final = maker(RecordLine)
+_NEW: Final = object.__new__
+_set_line, _set_hash = slot_setters(RecordLine, "line", "hash")
+
+
+def _new_record_line(line: str, digest: str) -> RecordLine:
+    """``RecordLine(line=, hash=)`` slot by slot (:mod:`pictx_fsm.session.slots`)."""
+    made: RecordLine = _NEW(RecordLine)
+    _set_line(made, line)
+    _set_hash(made, digest)
+    return made
 
 
 _FORMAT_TEXT = _text(AUDIT_FORMAT)

@@ -24,8 +24,7 @@ from pictx_fsm.machines.document import (
     fingerprint,
 )
 from pictx_fsm.machines.families import load_families
-
-CM_FAMILY = "context_management"
+from pictx_fsm.testing.kit import kit_named, kit_names
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -53,14 +52,15 @@ def select_machines(directory: Path | None, name: str | None) -> list[MachineSpe
     """The machines of every family under ``directory`` (default :func:`models_dir`), or only
     ``name``.
 
-    A directory holding the lifecycle's machines is also bound to the lifecycle's guards and
-    actions, so a reference nobody binds is reported here, naming its transition."""
+    A family holding an extension's machines is also bound to that extension's guards and
+    actions (its kit's :meth:`~pictx_fsm.testing.kit.Kit.check_bindings`), so a reference
+    nobody binds is reported here, naming its transition."""
     root = directory if directory is not None else models_dir()
     specs: dict[str, MachineSpec] = {}
+    kits = [kit_named(name) for name in kit_names()]
     for family in load_families(root):
-        _check_lifecycle_bindings(family.machines, family.directory)
-        if family.name == CM_FAMILY:
-            _check_cm_bindings(family.machines, family.directory)
+        for kit in kits:
+            kit.check_bindings(family.machines, family.directory)
         specs.update(family.machines)
     if name is None or name == "all":
         if not specs:
@@ -69,21 +69,6 @@ def select_machines(directory: Path | None, name: str | None) -> list[MachineSpe
     if name not in specs:
         raise UsageError(f"no machine {name!r}; declared: {', '.join(specs) or 'none'}")
     return [specs[name]]
-
-
-def _check_lifecycle_bindings(specs: dict[str, MachineSpec], root: Path) -> None:
-    from pictx_fsm.extensions.pi_context.lifecycle import MACHINE_NAMES, build_lifecycle
-
-    if set(MACHINE_NAMES) <= set(specs):
-        build_lifecycle(specs, root)
-
-
-def _check_cm_bindings(specs: dict[str, MachineSpec], directory: Path) -> None:
-    """pi-context-management's machines are bound to their guards and actions too."""
-    from pictx_fsm.extensions.context_management.machines import MACHINE_NAMES, build_machines
-
-    if set(MACHINE_NAMES) <= set(specs):
-        build_machines(specs, directory)
 
 
 def describe(spec: MachineSpec) -> dict[str, Any]:

@@ -1,10 +1,10 @@
-"""``pictx-fsm replay TRACE``: re-run a trace on the current runtime and model session.
+"""``pictx-fsm replay TRACE``: re-run a trace on the current code and model session.
 
-Reports the first machine decision that differs from the one recorded in the trace (a
-changed model, guard or action shows up here) and whether the recorded invariant violation
-is reproduced. Exit 0 when the decisions match and no invariant is violated; 1 when a
-decision differs or an invariant is violated (a counterexample reproduces); 2 on an
-unreadable or malformed trace.
+Works for every extension's traces (the trace names its extension). Reports the first machine
+decision that differs from the one recorded in the trace (a changed model, guard or action
+shows up here) and whether the recorded invariant violation is reproduced. Exit 0 when the
+decisions match and no invariant is violated; 1 when a decision differs or an invariant is
+violated (a counterexample reproduces); 2 on an unreadable or malformed trace.
 """
 
 from __future__ import annotations
@@ -16,19 +16,12 @@ from pathlib import Path
 
 from pictx_fsm.audit.log import AuditLog
 from pictx_fsm.audit.store import write_sealed
-from pictx_fsm.cli.replay_cm import replay_cm
 from pictx_fsm.errors import UsageError
 from pictx_fsm.json_input import read_json_file
 from pictx_fsm.session.jsonl import os_reason
-from pictx_fsm.testing.cm.trace import cm_trace_from_json, is_cm_trace
 from pictx_fsm.testing.trace import first_difference, run_actions, trace_from_json
 
-
-def _write_audits(directory: Path, audits: Sequence[AuditLog]) -> None:
-    """One sealed file per runtime: each is its own hash chain (Pi re-creates the extension)."""
-    directory.mkdir(parents=True, exist_ok=True)
-    for index, log in enumerate(audits):
-        write_sealed(directory / f"runtime-{index}.audit.jsonl", log.records)
+__all__ = ["configure", "run"]
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -41,12 +34,16 @@ def configure(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def _write_audits(directory: Path, audits: Sequence[AuditLog]) -> None:
+    """One sealed file per runtime: each is its own hash chain (Pi re-creates the extension)."""
+    directory.mkdir(parents=True, exist_ok=True)
+    for index, log in enumerate(audits):
+        write_sealed(directory / f"runtime-{index}.audit.jsonl", log.records)
+
+
 def run(args: argparse.Namespace) -> int:
-    document = read_json_file(args.trace)
-    if is_cm_trace(document):  # a pi-context-management counterexample
-        return replay_cm(args, cm_trace_from_json(document, args.trace))
-    trace = trace_from_json(document, args.trace)
-    outcome = run_actions(trace.config, trace.actions)
+    trace = trace_from_json(read_json_file(args.trace), args.trace)
+    outcome = run_actions(trace.kit, trace.config, trace.actions)
     decisions = outcome.world.decisions()
     difference = None
     if trace.decisions is not None:
@@ -63,6 +60,7 @@ def run(args: argparse.Namespace) -> int:
             json.dumps(
                 {
                     "trace": args.trace,
+                    "extension": trace.extension,
                     "actions": len(trace.actions),
                     "decisions": len(decisions),
                     "first_difference": None
@@ -79,9 +77,8 @@ def run(args: argparse.Namespace) -> int:
             )
         )
     else:
-        fault = f" · planted fault {trace.config.fault}" if trace.config.fault else ""
-        actions = len(trace.actions)
-        print(f"replay {args.trace}: {actions} actions, profile {trace.config.profile}{fault}")
+        described = trace.kit.describe(trace.config)
+        print(f"replay {args.trace}: {len(trace.actions)} actions, {described}")
         if trace.decisions is None:
             print("decisions      none recorded in the trace")
         elif difference is None:

@@ -1,11 +1,12 @@
-"""``pictx-fsm verify``: explore the lifecycle on the embedded model session and check it.
+"""``pictx-fsm verify``: explore extensions on the embedded model session and check them.
 
-Runs, in parallel, the stateful exploration (seed scenarios, then Hypothesis-generated host
-sessions, every invariant checked after every action) and the CrossHair contracts of the
-decision functions; then reports invariants, examples, transition coverage and contracts.
-Exit 0 when everything holds and every declared transition fired (or is exempted with a
-documented reason); 1 on a counterexample (written as a replayable trace), a missing
-transition or a broken contract; 2 on bad options.
+For each extension's kit (``--extension``, default ``all`` registered ones) it runs the
+exploration — seed scenarios, then Hypothesis-generated host sessions with every invariant
+checked after every action — while CrossHair checks the contracts the kits name; then it
+reports invariants, examples, transition coverage and contracts. Exit 0 when everything
+holds and every declared transition fired (or is exempted with a documented reason); 1 on a
+counterexample (written as a replayable trace), a missing transition, a broken contract or a
+planted fault not caught; 2 on bad options.
 """
 
 from __future__ import annotations
@@ -16,30 +17,34 @@ import json
 import math
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, TextIO
+from typing import TYPE_CHECKING
 
-from pictx_fsm.cli.verify_cm import run_cm
 from pictx_fsm.errors import UsageError
-from pictx_fsm.extensions.pi_context.lifecycle import load_lifecycle
-from pictx_fsm.extensions.pi_context.texts import Profile
-from pictx_fsm.hosts.model.profiles import HOST_PROFILES
-from pictx_fsm.testing.cm.faults import CM_FAULTS
 from pictx_fsm.testing.contracts import ContractReport, ContractRun
-from pictx_fsm.testing.coverage import EXEMPTIONS_FILE, Coverage
-from pictx_fsm.testing.faults import FAULTS
-from pictx_fsm.testing.invariants import INVARIANT_TYPES
+from pictx_fsm.testing.kit import Kit, kit_named, kit_names
 
 if TYPE_CHECKING:  # the exploration needs Hypothesis, imported only when verify runs
-    from pictx_fsm.testing.explore import ExploreReport, Progress
+    from pictx_fsm.testing.explore import ExploreOptions, ExploreReport
+
+__all__ = ["configure", "run"]
 
 EXTRA_HINT = "install the verify extra: pip install '.[verify]' (hypothesis, crosshair-tool)"
+BOTH = "both"
+"""pi-context-management after pi-context on one host (its ``--companion pi-context``)."""
+MAX_STEPS = 10_000
+"""Longer runs only slow shrinking down; the interesting interleavings are short."""
+
+
+def _registered() -> list[Kit]:
+    return [kit_named(name) for name in kit_names()]
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
+    kits = _registered()
     parser.add_argument(
         "--examples",
         type=int,
-        help="most generated runs (default: as many as the time budget allows)",
+        help="most generated runs per extension (default: as many as the time budget allows)",
     )
     parser.add_argument("--steps", type=int, default=40, help="max actions per run (default 40)")
     parser.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
@@ -47,30 +52,30 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "--time-budget",
         type=float,
         default=45.0,
-        help="seconds of exploration, shrinking included (default 45)",
-    )
-    parser.add_argument(
-        "--profile",
-        action="append",
-        choices=[p.value for p in Profile],
-        help="profile(s) to explore (default: both)",
-    )
-    parser.add_argument(
-        "--host-profile",
-        action="append",
-        choices=list(HOST_PROFILES),
-        help="Pi version(s) the model session behaves as (default: all)",
-    )
-    parser.add_argument(
-        "--fault", choices=sorted({*FAULTS, *CM_FAULTS}), help="plant a deliberate fault"
+        help="seconds of exploration per extension, shrinking included (default 45)",
     )
     parser.add_argument(
         "--extension",
-        choices=["pi-context", "context-management", "both", "all"],
         default="all",
-        help="what to explore: pi-context, pi-context-management alone, both on one host, "
-        "or all of these (default)",
+        metavar="NAME",
+        help=f"what to explore: {', '.join(k.name for k in kits)}, {BOTH} "
+        "(context-management after pi-context), all registered ones (default), or a kit "
+        "that is not installed as module:attribute",
     )
+    parser.add_argument("--fault", metavar="NAME", help="plant a deliberate fault (see docs)")
+    seen: set[str] = set()
+    for kit in kits:
+        for option in kit.options:
+            if option.flag in seen:
+                continue
+            seen.add(option.flag)
+            parser.add_argument(
+                option.flag,
+                dest=_dest(option.name),
+                action="append",
+                choices=list(option.choices),
+                help=f"{kit.name}: {option.help}",
+            )
     parser.add_argument("--out", default="verify-out", help="where counterexamples go")
     parser.add_argument("--coverage-out", help="write {transition: count} JSON here")
     parser.add_argument("--no-contracts", action="store_true", help="skip the CrossHair check")
@@ -81,8 +86,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--quiet", action="store_true", help="no progress display")
 
 
-MAX_STEPS = 10_000
-"""Longer runs only slow shrinking down; the interesting interleavings are short."""
+def _dest(name: str) -> str:
+    return f"kit_option_{name}"
 
 
 def _check_options(args: argparse.Namespace) -> None:
@@ -115,110 +120,119 @@ def run(args: argparse.Namespace) -> int:
             f"the contract check needs CrossHair, which is not installed; {EXTRA_HINT}, "
             "or run with --no-contracts"
         )
-    extension = _extension_of(args.extension, args.fault)
-    code = 0
-    if extension in ("pi-context", "all"):
-        code = _run_pi_context(args)
-    if extension != "pi-context":
-        code = max(code, run_cm(args, extension))
-    return code
-
-
-def _extension_of(extension: str, fault: str | None) -> str:
-    """What to explore: a planted fault narrows ``all`` (and ``both``, for a pi-context
-    fault) to the extension it is planted in; a fault in an extension not explored is an
-    error, never a run that cannot catch it."""
-    if fault is None:
-        return extension
-    home = "pi-context" if fault in FAULTS else "context-management"
-    if extension == ("context-management" if home == "pi-context" else "pi-context"):
-        raise UsageError(
-            f"--fault {fault} is planted in {home}, which --extension {extension} does not "
-            f"explore; use --extension {home}, both or all"
-        )
-    return home if extension == "all" or home == "pi-context" else extension
-
-
-def _run_pi_context(args: argparse.Namespace) -> int:
-    from pictx_fsm.testing.explore import ExploreOptions, explore
-
-    lifecycle = load_lifecycle()
-    options = ExploreOptions(
-        **({} if args.examples is None else {"examples": args.examples}),
-        steps=args.steps,
-        seed=args.seed,
-        time_budget=args.time_budget,
-        profiles=tuple(args.profile or [p.value for p in Profile]),
-        hosts=tuple(args.host_profile or HOST_PROFILES),
-        fault=args.fault,
-        scenarios=not args.no_scenarios,
-    )
+    plan = _plan(args)
+    modules = sorted({m for kit, _ in plan for m in kit.contract_modules})
     contracts = (
-        None if args.no_contracts else ContractRun(per_condition_timeout=args.contract_timeout)
+        None
+        if args.no_contracts or not modules
+        else ContractRun(modules, per_condition_timeout=args.contract_timeout)
     )
-    progress = None if args.quiet else _Progress(sys.stderr)
     try:
-        report = explore(options, lifecycle, progress)
+        reports = [_explore(args, kit, options) for kit, options in plan]
     except BaseException:
         if contracts is not None:
             contracts.cancel()
         raise
-    if progress is not None:
-        progress.done()
-    if contracts is not None and progress is not None:
+    if contracts is not None and not args.quiet:
         print("waiting for CrossHair…", file=sys.stderr)
     contract_report = contracts.result() if contracts is not None else None
-    return _summarise(args, lifecycle.fingerprint, report, contract_report)
-
-
-class _Progress:
-    def __init__(self, stream: TextIO) -> None:
-        self.stream = stream
-        self.tty = stream.isatty()
-        self.last = -1.0
-
-    def __call__(self, p: Progress) -> None:
-        if not self.tty and p.elapsed - self.last < 5.0:
-            return
-        self.last = p.elapsed
-        line = (
-            f"[{p.phase}] {p.examples} runs · {p.actions:,} actions · "
-            f"{p.covered}/{p.declared} transitions · {p.elapsed:.1f}s"
-        )
-        end = "\r" if self.tty else "\n"
-        self.stream.write(f"{line:<100}{end}")
-        self.stream.flush()
-
-    def done(self) -> None:
-        if self.tty:
-            self.stream.write("\n")
-
-
-def _summarise(
-    args: argparse.Namespace,
-    fingerprint: str,
-    report: ExploreReport,
-    contracts: ContractReport | None,
-) -> int:
-    coverage = report.coverage
-    assert coverage is not None
     failed = False
-    options = report.options
+    counts: dict[str, int] = {}
+    for report in reports:
+        failed |= _summarise(args, report)
+        counts.update(report.coverage.coverage.counts() if report.coverage else {})
+    if args.coverage_out:
+        _write_coverage(Path(args.coverage_out), counts)
+    failed |= _print_contracts(contract_report, args.no_contracts)
+    return 1 if failed else 0
+
+
+def _plan(args: argparse.Namespace) -> list[tuple[Kit, ExploreOptions]]:
+    """Which kits to explore, each with its options: a planted fault narrows ``all`` to the
+    kit it is planted in; a fault of a kit not explored is an error, never a run that
+    cannot catch it."""
+    from pictx_fsm.testing.explore import ExploreOptions
+
+    name = args.extension
+    companions: dict[str, tuple[str, ...]] = {}
+    if name == "all":
+        kits = _registered()
+    elif name == BOTH:
+        kits = [kit_named("context-management")]
+        companions = {"companion": ("pi-context",)}
+    else:
+        kits = [kit_named(name)]
+    if args.fault is not None:
+        homes = [kit for kit in kits if args.fault in kit.faults]
+        if not homes:
+            owner = next((k.name for k in _registered() if args.fault in k.faults), None)
+            if owner is None:
+                known = sorted({f for k in _registered() for f in k.faults})
+                raise UsageError(f"--fault {args.fault}: no such planted fault; known: {known}")
+            raise UsageError(
+                f"--fault {args.fault} is planted in {owner}, which --extension {name} does "
+                f"not explore; use --extension {owner} or all"
+            )
+        kits = homes
+    plan = []
+    for kit in kits:
+        variants = {
+            option.name: tuple(getattr(args, _dest(option.name), None) or option.default)
+            for option in kit.options
+        }
+        variants.update({k: v for k, v in companions.items() if k in variants})
+        plan.append(
+            (
+                kit,
+                ExploreOptions(
+                    **({} if args.examples is None else {"examples": args.examples}),
+                    steps=args.steps,
+                    seed=args.seed,
+                    time_budget=args.time_budget,
+                    fault=args.fault,
+                    scenarios=not args.no_scenarios,
+                    variants=variants,
+                ),
+            )
+        )
+    return plan
+
+
+def _explore(args: argparse.Namespace, kit: Kit, options: ExploreOptions) -> ExploreReport:
+    from pictx_fsm.testing.explore import explore
+    from pictx_fsm.testing.progress import ProgressLine
+
+    progress = None if args.quiet else ProgressLine(sys.stderr)
+    try:
+        return explore(kit, options, progress)
+    finally:
+        if progress is not None:
+            progress.done()
+
+
+def _summarise(args: argparse.Namespace, report: ExploreReport) -> bool:
+    """Print one extension's report; whether it failed."""
+    kit, options = report.kit, report.options
+    verdict = report.coverage
+    assert verdict is not None
+    fingerprint = kit.machines().fingerprint[:12]
+    described = kit.describe_settings(report.settings)
     print(
-        f"pictx-fsm verify · models {fingerprint[:12]} · profiles {', '.join(options.profiles)}"
-        f" · hosts {', '.join(options.hosts)}"
+        f"pictx-fsm verify · {kit.name} · models {fingerprint}"
+        + (f" · {described}" if described else "")
     )
     if options.fault:
         print(f"planted fault  {options.fault}")
-    print(f"invariants     {len(INVARIANT_TYPES)} checked after every action", end="")
+    print(f"invariants     {len(kit.invariant_names)} checked after every action", end="")
+    failed = False
     if report.failed:
         failed = True
         path = _write_counterexample(args, report)
-        print(": VIOLATED")
-        print(f"  {report.violation}")
         trace = report.counterexample
         assert trace is not None
         cut = " (shrinking cut short by the time budget)" if report.shrink_cut else ""
+        print(": VIOLATED")
+        print(f"  {report.violation}")
         print(f"  counterexample: {len(trace.actions)} actions{cut}, written to {path}")
         print(f"  reproduce with: pictx-fsm replay {path}")
     else:
@@ -232,39 +246,35 @@ def _summarise(
         f"throughput     {report.actions_per_second:,.0f} actions/s "
         f"({report.actions:,} actions checked in {report.elapsed:.1f}s)"
     )
-    failed |= _print_coverage(coverage, report)
-    failed |= _print_tool_outcomes(report)
-    if args.coverage_out:
-        _write_coverage(Path(args.coverage_out), coverage)
-    failed |= _print_contracts(contracts)
+    failed |= _print_coverage(report)
+    lines, extra_failed = kit.report_lines(report.tallies, report.failed)
+    for line in lines:
+        print(line)
+    failed |= extra_failed and not options.fault
     if options.fault and not report.failed:
         failed = True
+        fault = kit.faults[options.fault]
         print(
-            f"planted fault not detected: {options.fault} ({FAULTS[options.fault].caught_by} "
-            "should have caught it)"
+            f"planted fault not detected: {options.fault} ({fault.caught_by} should have caught it)"
         )
     print(f"result         {'FAILED' if failed else 'OK'} ({report.elapsed:.1f}s exploring)")
-    return 1 if failed else 0
+    return failed
 
 
-def _write_coverage(path: Path, coverage: Coverage) -> None:
-    try:
-        path.write_text(json.dumps(coverage.counts(), indent=1) + "\n")
-    except OSError as error:
-        raise UsageError(f"--coverage-out {path}: {error.strerror or error}") from None
-    print(f"               coverage data written to {path}")
-
-
-def _print_coverage(coverage: Coverage, report: ExploreReport) -> bool:
-    fired = coverage.covered
-    exempt = len(coverage.exempted)
+def _print_coverage(report: ExploreReport) -> bool:
+    verdict = report.coverage
+    assert verdict is not None
+    coverage = verdict.coverage
     print(
-        f"transitions    {fired}/{coverage.declared} declared transitions fired; "
-        f"{exempt} exempted ({EXEMPTIONS_FILE}); {len(coverage.missing)} missing"
+        f"transitions    {coverage.covered}/{coverage.declared} declared transitions fired; "
+        f"{len(coverage.exempted)} exempted ({verdict.exemptions_file}); "
+        f"{len(coverage.missing)} missing"
     )
     for machine, (covered, declared) in coverage.by_machine().items():
-        print(f"  {machine:<14} {covered:>4}/{declared}")
-    if report.failed:
+        print(f"  {machine:<16} {covered:>4}/{declared}")
+    if verdict.note:
+        print(f"               {verdict.note}")
+    if report.failed or not verdict.judged:
         return False  # coverage of an interrupted exploration says nothing
     for row in coverage.missing:
         print(f"  never fired: {row.transition}")
@@ -275,21 +285,17 @@ def _print_coverage(coverage: Coverage, report: ExploreReport) -> bool:
     return not coverage.complete and not report.options.fault
 
 
-def _print_tool_outcomes(report: ExploreReport) -> bool:
-    """Outcome coverage of the notes and history tools (ok / refusal / error per tool)."""
-    tools = report.tool_coverage
-    assert tools is not None
-    print("\n".join(tools.lines()))
-    if report.failed:
-        return False
-    for line in tools.problems():
-        print(line)
-    return not tools.complete and not report.options.fault
+def _write_coverage(path: Path, counts: dict[str, int]) -> None:
+    try:
+        path.write_text(json.dumps(counts, indent=1) + "\n")
+    except OSError as error:
+        raise UsageError(f"--coverage-out {path}: {error.strerror or error}") from None
+    print(f"               coverage data written to {path}")
 
 
-def _print_contracts(contracts: ContractReport | None) -> bool:
+def _print_contracts(contracts: ContractReport | None, skipped: bool) -> bool:
     if contracts is None:
-        print("contracts      skipped (--no-contracts)")
+        print("contracts      skipped" + (" (--no-contracts)" if skipped else " (none named)"))
         return False
     functions = len(contracts.targets)
     if contracts.passed:
@@ -309,11 +315,9 @@ def _print_contracts(contracts: ContractReport | None) -> bool:
 def _write_counterexample(args: argparse.Namespace, report: ExploreReport) -> Path:
     trace = report.counterexample
     assert trace is not None
-    name = f"counterexample-{report.options.fault or 'seed' + str(report.options.seed)}.json"
+    options = report.options
+    name = f"counterexample-{report.kit.name}-{options.fault or 'seed' + str(options.seed)}.json"
     try:
         return trace.save(Path(args.out) / name)
     except OSError as error:
         raise UsageError(f"--out {args.out}: {error.strerror or error}") from None
-
-
-__all__ = ["configure", "run"]

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from typing import Any, Protocol, TypeVar
+from typing import Any, Final, Protocol, TypeVar
 
 import attrs
 from attrs import frozen
@@ -27,7 +27,7 @@ from pictx_fsm.session.entries import (
     SessionHeader,
 )
 from pictx_fsm.session.ids import uuid_draws
-from pictx_fsm.session.slots import maker
+from pictx_fsm.session.slots import slot_setters
 from pictx_fsm.session.transcript import TranscriptIndex
 
 __all__ = ["SessionTree", "TreeIndex", "TreeListener", "TreeNode"]
@@ -62,9 +62,24 @@ class TreeNode:
             node = node.parent
 
 
-_new_node = maker(TreeNode)
-"""A node, its fields in declaration order: made for every entry a session reads, set slot by
-slot (:mod:`pictx_fsm.session.slots`)."""
+_NEW: Final = object.__new__
+_set_entry, _set_id, _set_parent, _set_depth, _set_order = slot_setters(
+    TreeNode, "entry", "id", "parent", "depth", "order"
+)
+
+
+def _new_node(
+    entry: Entry, entry_id: str, parent: TreeNode | None, depth: int, order: int
+) -> TreeNode:
+    """A node, its fields in declaration order: made for every entry a session reads, set
+    slot by slot (:mod:`pictx_fsm.session.slots`)."""
+    node: TreeNode = _NEW(TreeNode)
+    _set_entry(node, entry)
+    _set_id(node, entry_id)
+    _set_parent(node, parent)
+    _set_depth(node, depth)
+    _set_order(node, order)
+    return node
 
 
 class TreeListener(Protocol):

@@ -1,53 +1,60 @@
-"""Model-based testing of the lifecycle: what ``pictx-fsm verify`` runs, as a public kit.
+"""Model-based testing of any extension: what ``pictx-fsm verify`` and ``replay`` run, written
+once against the extension protocol (:class:`~pictx_fsm.testing.kit.Kit`).
 
-- :class:`World` / :class:`WorldConfig` — the lifecycle runtime plugged into the model
-  session, reproducible from its configuration;
+- :mod:`~pictx_fsm.testing.kit` — the protocol an extension's kit implements, and the
+  registry (:func:`kit_named`);
+- :mod:`~pictx_fsm.testing.explore` — seed scenarios, then Hypothesis, under a time budget;
+- :mod:`~pictx_fsm.testing.trace` — replayable traces, delta shrinking, replay;
+- :mod:`~pictx_fsm.testing.invariants` — the invariant framework;
+- :mod:`~pictx_fsm.testing.coverage` — transition coverage with documented exemptions;
 - :mod:`~pictx_fsm.testing.actions` — host actions as data (prompts, scripted replies, host
-  steps, queues, aborts, commands, tree, fork, reload, ``/compact``);
-- :func:`host_actions` / :func:`world_configs` — Hypothesis strategies for them;
-- :class:`LifecycleStateMachine` — the stateful test for your own suite;
-- :class:`InvariantSuite` — the invariants checked after every step;
-- :mod:`~pictx_fsm.testing.trace` — replayable traces; :mod:`~pictx_fsm.testing.faults` —
-  planted faults; :mod:`~pictx_fsm.testing.contracts` — the CrossHair check;
+  steps, queues, aborts, tree, fork, reload, ``/compact``);
+- :mod:`~pictx_fsm.testing.contracts` — the CrossHair check;
 - :mod:`~pictx_fsm.testing.engines` — a machine on both engines with chosen guard values.
 
-The names that need Hypothesis are imported on first use, so the kit's other parts (traces,
-replay) work without it.
+Each extension's own kit (world, invariants, strategies, scenarios, faults) is in its package
+(``pictx_fsm.extensions.<name>.kit``). The exploration needs Hypothesis and is imported on
+first use, so traces and replay work without it.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from pictx_fsm.testing.invariants import INVARIANT_TYPES, InvariantSuite, Violation
-from pictx_fsm.testing.trace import Trace, load_trace, run_actions
-from pictx_fsm.testing.world import World, WorldConfig
+from pictx_fsm.testing.invariants import Invariant, InvariantSuite, Violation
+from pictx_fsm.testing.kit import Kit, Scenario, kit_named, kit_names
+from pictx_fsm.testing.trace import Trace, load_trace, record_trace, run_actions
 
 _NEEDS_HYPOTHESIS = {
-    "LifecycleStateMachine": "pictx_fsm.testing.stateful",
-    "host_actions": "pictx_fsm.testing.strategies",
-    "world_configs": "pictx_fsm.testing.strategies",
+    "ExploreOptions": "pictx_fsm.testing.explore",
+    "ExploreReport": "pictx_fsm.testing.explore",
+    "explore": "pictx_fsm.testing.explore",
 }
 
 __all__ = [
-    "INVARIANT_TYPES",
+    "ExploreOptions",
+    "ExploreReport",
+    "Invariant",
     "InvariantSuite",
-    "LifecycleStateMachine",
+    "Kit",
+    "Scenario",
     "Trace",
     "Violation",
-    "World",
-    "WorldConfig",
-    "host_actions",
+    "explore",
+    "kit_named",
+    "kit_names",
     "load_trace",
+    "record_trace",
     "run_actions",
-    "world_configs",
 ]
 
 
 def __getattr__(name: str) -> Any:
     module = _NEEDS_HYPOTHESIS.get(name)
     if module is None:
-        raise AttributeError(f"module 'pictx_fsm.testing' has no attribute {name!r}")
+        from pictx_fsm._moved import moved_attribute
+
+        return moved_attribute(__name__, name)
     import importlib
 
     return getattr(importlib.import_module(module), name)

@@ -1,4 +1,5 @@
-"""Host actions: what a user, a model and Pi itself can do to a session, as data.
+"""Host actions: what a user, a model and Pi itself can do to a session, as data — the
+action language every extension's world understands (a kit adds its own).
 
 An action is a small frozen value with a JSON form, so a generated sequence can be written to
 a trace file and replayed exactly. Applying an action that the session's state does not
@@ -9,24 +10,12 @@ allow (steering while idle, navigating while a run is active) is a no-op that re
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, ClassVar, Literal, TypeAlias
 
 import attrs
 from attrs import frozen
 
-from pictx_fsm.extensions.pi_context.texts import (
-    BOOT_TYPE,
-    CONTINUATION_TYPE,
-    GET_CONTEXT_REMAINING_TOOL,
-    GUIDANCE_TYPE,
-    PI_CONTEXT_COMMAND,
-    WARNING_TYPE,
-    WIPE_MEMORY_COMMAND,
-    WIPE_MEMORY_TOOL,
-)
-from pictx_fsm.extensions.pi_context.tools import TOOL_NAMES
-from pictx_fsm.extensions.pi_context.windows import window_id_of_marker
 from pictx_fsm.hosts.model import (
     Call,
     LengthStop,
@@ -38,18 +27,25 @@ from pictx_fsm.hosts.model import (
     Tools,
 )
 from pictx_fsm.hosts.model.errors import ModelHostError
-from pictx_fsm.session.entries import CustomMessageEntry, Entry, MessageEntry
+from pictx_fsm.session.entries import Entry, MessageEntry
 
 JSON: TypeAlias = Any
 ToolName: TypeAlias = str
-"""One of pi-context's eleven tools (``TOOL_NAMES``) or the traces' ``echo``."""
+"""A tool the scripted model calls by name (``echo`` when none is given: the model host's
+own test tool)."""
 ReplyKind: TypeAlias = Literal["text", "tools", "overflow", "error", "length"]
 Anchor: TypeAlias = Literal["any", "tool_call", "tool_result", "user", "boundary"]
 """Which entries a navigation or fork picks from: all of them, or one kind — the places
-where boundary bugs live (a pending tool call, a marker, a boot)."""
+where boundary bugs live (a pending tool call, an extension's boundary entries)."""
 ANCHORS: tuple[Anchor, ...] = ("any", "tool_call", "tool_result", "user", "boundary")
-BOUNDARY_TYPES = frozenset({BOOT_TYPE, CONTINUATION_TYPE, GUIDANCE_TYPE, WARNING_TYPE})
-"""The custom messages pi-context writes at a boundary (with the marker, a custom entry)."""
+Boundary: TypeAlias = Callable[[object], bool]
+"""Which entries an extension writes at a boundary (the ``boundary`` anchor); each kit has
+its own, and a world passes it to :func:`apply_action`."""
+
+
+def no_boundary(entry: object) -> bool:
+    return False
+
 
 _WORDS = ("alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel")
 _CYCLE = "".join(f" {word}" for word in _WORDS)
@@ -90,9 +86,9 @@ class Script:
 
 
 def _known(tools: tuple[ToolName, ...]) -> None:
-    unknown = [name for name in tools if name not in _TOOL_NAMES]
-    if unknown:
-        raise ValueError(f"unknown tool(s) {', '.join(map(repr, unknown))}")
+    bad = [name for name in tools if not (isinstance(name, str) and name.strip())]
+    if bad:
+        raise ValueError(f"tool names must be non-empty strings, not {', '.join(map(repr, bad))}")
 
 
 def _objects(arguments: tuple[str, ...]) -> None:
@@ -156,21 +152,6 @@ class Abort:
 
 
 @frozen(kw_only=True)
-class WipeCommand:
-    """``/wipe-memory`` (only when idle: Pi's command waits for idle)."""
-
-    KIND: ClassVar[str] = "wipe"
-
-
-@frozen(kw_only=True)
-class Toggle:
-    """``/pi-context <arg>``."""
-
-    KIND: ClassVar[str] = "toggle"
-    arg: str
-
-
-@frozen(kw_only=True)
 class Navigate:
     """``/tree`` to the entry at ``index`` (modulo the file's entries of kind ``anchor``),
     optionally summarised."""
@@ -205,54 +186,6 @@ class Compact:
     KIND: ClassVar[str] = "compact"
 
 
-@frozen(kw_only=True)
-class VoidNextBoundary:
-    """Another extension, loaded after pi-context, answers the next ``turn_end`` or
-    ``agent_before_settle`` with an invalid draft, so Pi voids every draft of that boundary
-    and its continue flag (pi-host §4.2 rule 2, trace ``c3b``). See :mod:`.noise`."""
-
-    KIND: ClassVar[str] = "void_next_boundary"
-
-
-@frozen(kw_only=True)
-class HideBoot:
-    """Another extension, loaded after pi-context, hides the current window's boot from the
-    model context at the next ``turn_end`` (a valid ``context_edit`` with replacement
-    ``null``): the case R65 refuses to repair and R68 must catch. See :mod:`.noise`."""
-
-    KIND: ClassVar[str] = "hide_boot"
-
-
-@frozen(kw_only=True)
-class QueueAtSettle:
-    """Another extension, loaded before pi-context, queues a follow-up
-    (``pi.sendUserMessage(text, {deliverAs: "followUp"})``) in its next
-    ``agent_before_settle`` handler, so pi-context's handler sees a queued message (R35).
-    See :mod:`.noise`."""
-
-    KIND: ClassVar[str] = "queue_at_settle"
-    chars: int = 40
-
-
-@frozen(kw_only=True)
-class SetAutomatic:
-    """The user switches ``compaction.enabled`` in the settings pi-context reads live on
-    every decision (R40, R41): automatic resets on or off, possibly mid-run."""
-
-    KIND: ClassVar[str] = "set_automatic"
-    enabled: bool
-
-
-@frozen(kw_only=True)
-class KillRuntime:
-    """The lifecycle's runtime dies, as the bridge's Python server can (issue 8): the bridge
-    twin (:mod:`pictx_fsm.hosts.pi.twin`) fails closed until it restarts one, or, with
-    ``permanent``, for good (degraded mode)."""
-
-    KIND: ClassVar[str] = "kill_runtime"
-    permanent: bool = False
-
-
 Action: TypeAlias = (
     Prompt
     | Script
@@ -262,19 +195,13 @@ Action: TypeAlias = (
     | Steer
     | FollowUp
     | Abort
-    | WipeCommand
-    | Toggle
     | Navigate
     | Fork
     | Reload
     | Compact
-    | VoidNextBoundary
-    | HideBoot
-    | QueueAtSettle
-    | SetAutomatic
-    | KillRuntime
 )
-ACTION_TYPES: Mapping[str, type[Any]] = {
+"""A host action: what any extension's world can be driven with."""
+HOST_ACTION_TYPES: Mapping[str, type[Any]] = {
     cls.KIND: cls
     for cls in (
         Prompt,
@@ -285,37 +212,16 @@ ACTION_TYPES: Mapping[str, type[Any]] = {
         Steer,
         FollowUp,
         Abort,
-        WipeCommand,
-        Toggle,
         Navigate,
         Fork,
         Reload,
         Compact,
-        VoidNextBoundary,
-        HideBoot,
-        QueueAtSettle,
-        SetAutomatic,
-        KillRuntime,
     )
 }
-WORLD_ACTIONS: tuple[type[Any], ...] = (
-    VoidNextBoundary,
-    HideBoot,
-    QueueAtSettle,
-    SetAutomatic,
-    KillRuntime,
-)
-"""Actions on the world around the session (other extensions, settings), applied by
-:meth:`~pictx_fsm.testing.world.World.apply`, not by :func:`apply_action`."""
-_TOOL_NAMES: Mapping[str, str] = {
-    "wipe_memory": WIPE_MEMORY_TOOL,
-    "get_context_remaining": GET_CONTEXT_REMAINING_TOOL,
-    "echo": "echo",
-    **{name: name for name in TOOL_NAMES},
-}
 
 
-def action_to_json(action: Action) -> dict[str, JSON]:
+def action_to_json(action: Any) -> dict[str, JSON]:
+    """Any action (a frozen attrs value with a ``KIND``) as its trace JSON."""
     out: dict[str, JSON] = {"action": action.KIND}
     for field in attrs.fields(type(action)):
         value = getattr(action, field.name)
@@ -323,15 +229,18 @@ def action_to_json(action: Action) -> dict[str, JSON]:
     return out
 
 
-def action_from_json(obj: Mapping[str, JSON]) -> Action:
-    """Read an action; raises ``ValueError`` naming the problem."""
+def action_from_json(
+    obj: Mapping[str, JSON], types: Mapping[str, type[Any]] = HOST_ACTION_TYPES
+) -> Any:
+    """Read an action of one of ``types`` (by ``KIND``); raises ``ValueError`` naming the
+    problem."""
     kind = obj.get("action")
-    cls = ACTION_TYPES.get(kind) if isinstance(kind, str) else None
+    cls = types.get(kind) if isinstance(kind, str) else None
     if cls is None:
         raise ValueError(f"unknown action {kind!r}")
     kwargs = {k: tuple(v) if isinstance(v, list) else v for k, v in obj.items() if k != "action"}
     try:
-        action: Action = cls(**kwargs)
+        action = cls(**kwargs)
     except TypeError as error:
         raise ValueError(f"action {kind!r}: {error}") from None
     return action
@@ -344,7 +253,7 @@ def response_of(script: Script, serial: int) -> Response:
     if script.reply == "tools":
         names = script.tools or ("echo",)
         calls = tuple(
-            Call(name=_TOOL_NAMES[name], arguments=_arguments(script, i, name, serial))
+            Call(name=name, arguments=_arguments(script, i, name, serial))
             for i, name in enumerate(names)
         )
         return Tools(calls=calls, text=filler(f"calls-{serial}", min(script.chars, 80)))
@@ -372,18 +281,20 @@ def _arguments(script: Script, index: int, name: str, serial: int) -> Mapping[st
     return {"text": f"t{serial}-{index}"} if name == "echo" else {}
 
 
-def apply_action(session: ModelSession, action: Action, serial: int) -> bool:
-    """Carry out one action on the model session; ``False`` when the state does not allow it
-    (and for :data:`WORLD_ACTIONS`, which need the world around the session)."""
-    if isinstance(action, WORLD_ACTIONS):
+def apply_action(
+    session: ModelSession, action: Any, serial: int, boundary: Boundary = no_boundary
+) -> bool:
+    """Carry out one host action on the model session; ``False`` when the state does not
+    allow it, and for any other action (a kit's own, which its world applies)."""
+    if type(action).KIND not in HOST_ACTION_TYPES:
         return False
     try:
-        return _apply(session, action, serial)
+        return _apply(session, action, serial, boundary)
     except ModelHostError:
         return False
 
 
-def _apply(session: ModelSession, action: Action, serial: int) -> bool:
+def _apply(session: ModelSession, action: Action, serial: int, boundary: Boundary) -> bool:
     if isinstance(action, Prompt):
         if not session.is_idle:
             return False
@@ -407,14 +318,8 @@ def _apply(session: ModelSession, action: Action, serial: int) -> bool:
         if session.is_idle:
             return False
         session.abort()
-    elif isinstance(action, WipeCommand):
-        if not session.is_idle:
-            return False
-        session.command(WIPE_MEMORY_COMMAND)
-    elif isinstance(action, Toggle):
-        session.command(PI_CONTEXT_COMMAND, action.arg)
     else:
-        return _apply_session_operation(session, action)
+        return _apply_session_operation(session, action, boundary)
     return True
 
 
@@ -435,14 +340,7 @@ def _advance_to(session: ModelSession, action: AdvanceTo) -> None:
     raise EndlessRun(f"no {action.step!r} step and no settling within {RUN_STEP_LIMIT:,} steps")
 
 
-def is_boundary_entry(entry: object) -> bool:
-    """A marker or one of the custom messages pi-context writes at a boundary."""
-    if window_id_of_marker(entry) is not None:
-        return True
-    return isinstance(entry, CustomMessageEntry) and entry.custom_type in BOUNDARY_TYPES
-
-
-def anchor_of(entry: Entry) -> Anchor:
+def anchor_of(entry: Entry, boundary: Boundary = no_boundary) -> Anchor:
     """The most specific anchor kind an entry belongs to (``any`` when none)."""
     if isinstance(entry, MessageEntry):
         role = entry.message.role
@@ -451,23 +349,23 @@ def anchor_of(entry: Entry) -> Anchor:
         if role == "toolResult":
             return "tool_result"
         return "user" if role == "user" else "any"
-    return "boundary" if is_boundary_entry(entry) else "any"
+    return "boundary" if boundary(entry) else "any"
 
 
-def _target(session: ModelSession, action: Navigate | Fork) -> str | None:
+def _target(session: ModelSession, action: Navigate | Fork, boundary: Boundary) -> str | None:
     entries = [
         e.id
         for e in session.entries
-        if e.id is not None and (action.anchor == "any" or anchor_of(e) == action.anchor)
+        if e.id is not None and (action.anchor == "any" or anchor_of(e, boundary) == action.anchor)
     ]
     return entries[action.index % len(entries)] if entries else None
 
 
-def _apply_session_operation(session: ModelSession, action: Action) -> bool:
+def _apply_session_operation(session: ModelSession, action: Action, boundary: Boundary) -> bool:
     if not session.is_idle:
         return False
     if isinstance(action, Navigate | Fork):
-        target = _target(session, action)
+        target = _target(session, action, boundary)
         if target is None:
             return False
         if isinstance(action, Navigate):

@@ -21,13 +21,6 @@ from types import ModuleType
 
 from attrs import frozen
 
-CONTRACT_MODULES: tuple[str, ...] = (
-    "pictx_fsm.extensions.pi_context.repair",
-    "pictx_fsm.extensions.pi_context.windows",
-    "pictx_fsm.extensions.pi_context.policy",
-    "pictx_fsm.extensions.pi_context.overflow",
-    "pictx_fsm.host.effects",
-)
 _FINDING = re.compile(r"^(?P<file>[^:\n]+):(?P<line>\d+): (?:error|warning): (?P<message>.*)$")
 
 
@@ -64,7 +57,7 @@ class ContractReport:
         return not self.counterexamples and self.returncode == 0
 
 
-def contract_targets(modules: Sequence[str] = CONTRACT_MODULES) -> tuple[ContractTarget, ...]:
+def contract_targets(modules: Sequence[str]) -> tuple[ContractTarget, ...]:
     """Every function of ``modules`` whose docstring states ``post:`` or ``raises:``."""
     targets = []
     for name in modules:
@@ -97,9 +90,7 @@ def _import(name: str) -> ModuleType:
 class ContractRun:
     """A CrossHair check running in the background."""
 
-    def __init__(
-        self, modules: Sequence[str] = CONTRACT_MODULES, *, per_condition_timeout: float = 2.0
-    ) -> None:
+    def __init__(self, modules: Sequence[str], *, per_condition_timeout: float = 2.0) -> None:
         self.modules = tuple(modules)
         self.targets = contract_targets(self.modules)
         command = [
@@ -146,7 +137,7 @@ def parse_report(
 
 
 def check_contracts(
-    modules: Sequence[str] = CONTRACT_MODULES, *, per_condition_timeout: float = 2.0
+    modules: Sequence[str], *, per_condition_timeout: float = 2.0
 ) -> ContractReport:
     """Run CrossHair on ``modules`` and wait for the verdict."""
     return ContractRun(modules, per_condition_timeout=per_condition_timeout).result()

@@ -1,9 +1,10 @@
 """Transition coverage: which declared transitions generated runs fired.
 
 A declared transition that no run can fire is a defect of the model or of its guards — unless
-the models directory documents why in ``coverage-exemptions.toml`` (one reason per transition
-id; a transition that one profile can never fire is listed under that profile). The table is
-what ``pictx-fsm verify`` prints and what ``pictx-fsm diagram --coverage`` overlays.
+the family's models directory documents why in ``coverage-exemptions.toml`` (one reason per
+transition id; a transition that one variant of the extension — a profile — can never fire
+is listed under that variant). The table is what ``pictx-fsm verify`` prints and what
+``pictx-fsm diagram --coverage`` overlays; it is the same for every extension.
 """
 
 from __future__ import annotations
@@ -11,25 +12,37 @@ from __future__ import annotations
 import tomllib
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from attrs import frozen
 
 from pictx_fsm.errors import ModelDocumentError
-from pictx_fsm.extensions.pi_context.lifecycle import Lifecycle
-from pictx_fsm.extensions.pi_context.texts import Profile
+
+__all__ = [
+    "EXEMPTIONS_FILE",
+    "Coverage",
+    "CoverageRow",
+    "Declared",
+    "coverage_of",
+    "load_exemptions",
+    "load_profile_exemptions",
+]
 
 EXEMPTIONS_FILE = "coverage-exemptions.toml"
 PROFILE_TABLE = "profile_exemptions"
-"""``[profile_exemptions."<profile>"]``: transitions that cannot fire under one profile."""
+"""``[profile_exemptions."<variant>"]``: transitions that cannot fire under one variant."""
 
 
-def load_exemptions(directory: Path, profiles: Sequence[str] | None = None) -> dict[str, str]:
+def load_exemptions(
+    directory: Path,
+    profiles: Sequence[str] | None = None,
+    known: Sequence[str] | None = None,
+) -> dict[str, str]:
     """``{transition id: reason}`` from the models directory (empty when there is no file):
     the ``[exemptions]`` of every profile, plus, when ``profiles`` are given, the profile
     exemptions that every one of them shares (a transition another explored profile can fire
-    is not exempt)."""
-    exemptions, by_profile = _load(directory)
+    is not exempt). ``known``: the variants a profile table may name (any, when not given)."""
+    exemptions, by_profile = _load(directory, known)
     if profiles:
         shared = set.intersection(*(set(by_profile.get(p, {})) for p in profiles))
         first = by_profile.get(profiles[0], {})
@@ -37,12 +50,16 @@ def load_exemptions(directory: Path, profiles: Sequence[str] | None = None) -> d
     return exemptions
 
 
-def load_profile_exemptions(directory: Path) -> dict[str, dict[str, str]]:
+def load_profile_exemptions(
+    directory: Path, known: Sequence[str] | None = None
+) -> dict[str, dict[str, str]]:
     """``{profile: {transition id: reason}}``: the ``[profile_exemptions.*]`` tables."""
-    return _load(directory)[1]
+    return _load(directory, known)[1]
 
 
-def _load(directory: Path) -> tuple[dict[str, str], dict[str, dict[str, str]]]:
+def _load(
+    directory: Path, known: Sequence[str] | None = None
+) -> tuple[dict[str, str], dict[str, dict[str, str]]]:
     path = directory / EXEMPTIONS_FILE
     if not path.exists():
         return {}, {}
@@ -51,7 +68,7 @@ def _load(directory: Path) -> tuple[dict[str, str], dict[str, dict[str, str]]]:
     except (OSError, tomllib.TOMLDecodeError) as error:
         raise ModelDocumentError(str(path), "document", str(error)) from None
     exemptions = _reasons(path, "exemptions", data.get("exemptions", {}))
-    return exemptions, _profile_tables(path, data.get(PROFILE_TABLE, {}))
+    return exemptions, _profile_tables(path, data.get(PROFILE_TABLE, {}), known)
 
 
 def _reasons(path: Path, field: str, table: Any) -> dict[str, str]:
@@ -62,19 +79,31 @@ def _reasons(path: Path, field: str, table: Any) -> dict[str, str]:
     return dict(table)
 
 
-def _profile_tables(path: Path, tables: Any) -> dict[str, dict[str, str]]:
-    known = {profile.value for profile in Profile}
+def _profile_tables(
+    path: Path, tables: Any, known: Sequence[str] | None
+) -> dict[str, dict[str, str]]:
     if not isinstance(tables, dict):
         raise ModelDocumentError(str(path), PROFILE_TABLE, "expected one table per profile")
-    unknown = sorted(set(tables) - known)
+    unknown = sorted(set(tables) - set(known)) if known is not None else []
     if unknown:
         raise ModelDocumentError(
-            str(path), PROFILE_TABLE, f"unknown profile {unknown[0]!r}; known: {sorted(known)}"
+            str(path),
+            PROFILE_TABLE,
+            f"unknown profile {unknown[0]!r}; known: {sorted(known or ())}",
         )
     return {
         profile: _reasons(path, f"{PROFILE_TABLE}.{profile}", table)
         for profile, table in tables.items()
     }
+
+
+class Declared(Protocol):
+    """Machines loaded from one family's directory: what a coverage table is of."""
+
+    @property
+    def directory(self) -> Path: ...
+
+    def transition_ids(self) -> tuple[str, ...]: ...
 
 
 @frozen(kw_only=True)
@@ -128,16 +157,20 @@ class Coverage:
 
 
 def coverage_of(
-    lifecycle: Lifecycle, counts: Mapping[str, int], profiles: Sequence[str] | None = None
+    machines: Declared,
+    counts: Mapping[str, int],
+    profiles: Sequence[str] | None = None,
+    known: Sequence[str] | None = None,
 ) -> Coverage:
-    """The coverage table of runs in ``profiles`` (all profiles when not given)."""
-    directory = lifecycle.directory
-    exemptions = load_exemptions(directory, profiles)
-    ids = lifecycle.transition_ids()
+    """The coverage table of ``machines``' declared transitions over runs in ``profiles``
+    (every variant when not given); ``known``: the variants its exemptions may name."""
+    directory = machines.directory
+    exemptions = load_exemptions(directory, profiles, known)
+    ids = machines.transition_ids()
     rows = tuple(
         CoverageRow(transition=t, fired=counts.get(t, 0), exemption=exemptions.get(t)) for t in ids
     )
-    always, by_profile = _load(directory)
+    always, by_profile = _load(directory, known)
     named = set(always).union(*(set(table) for table in by_profile.values()))
     unknown = tuple(sorted(named - set(ids)))
     return Coverage(rows=rows, unknown_exemptions=unknown)

@@ -1,12 +1,11 @@
-"""The exploration behind ``pictx-fsm verify``: seed scenarios, then Hypothesis.
+"""The exploration behind ``pictx-fsm verify``, for any extension's kit: seed scenarios, then
+Hypothesis.
 
-Phase 1 runs every seed scenario (:mod:`~pictx_fsm.testing.scenarios`) in each profile, the
-host profiles (Pi versions) alternating.
-Phase 2 lets Hypothesis generate worlds and swarm runs (:mod:`.strategies`: each run draws
-the action groups it may use, then its actions), checking every invariant after every
-action; on a failure Hypothesis shrinks the sequence, and the shortest failing example it
-ran becomes the counterexample trace. Coverage counts every declared transition any run
-fired.
+Phase 1 runs every seed scenario of the kit in the configurations it names (one per
+explored variant, or alternating them). Phase 2 lets Hypothesis generate worlds and runs
+(the kit draws each action as the run goes), checking every invariant after every action;
+on a failure Hypothesis shrinks the run, and the shortest failing run it tried becomes the
+counterexample trace. Coverage counts every declared transition any run fired.
 
 Budgets: ``examples`` generated runs of at most ``steps`` actions each, and a wall-clock
 ``time_budget`` for the whole exploration, shrinking included: once a failure is found,
@@ -23,27 +22,26 @@ import functools
 import gc
 import time
 from collections import Counter
-from collections.abc import Callable, Iterator
-from typing import Any, TypeVar
+from collections.abc import Callable, Iterator, Mapping
+from typing import Any
 
 from attrs import define, field, frozen
 from hypothesis import HealthCheck, Phase, Verbosity, given, seed, settings
 from hypothesis import strategies as st
 
-from pictx_fsm.extensions.pi_context.lifecycle import Lifecycle
-from pictx_fsm.extensions.pi_context.texts import Profile
-from pictx_fsm.hosts.model.profiles import DEFAULT_HOST_PROFILE, HOST_PROFILES
-from pictx_fsm.testing.actions import Action, Settle
-from pictx_fsm.testing.constant_pool import global_constants_only
-from pictx_fsm.testing.coverage import Coverage, coverage_of
-from pictx_fsm.testing.faults import fault_named, faulty_lifecycle
-from pictx_fsm.testing.invariants import InvariantSuite, Violation
-from pictx_fsm.testing.lean import untimed_draw
-from pictx_fsm.testing.scenarios import SCENARIOS
-from pictx_fsm.testing.strategies import SWARMS, swarm_moves, world_configs
-from pictx_fsm.testing.tool_coverage import ToolOutcomeCoverage, tool_outcome_coverage
+from pictx_fsm.testing.kit import CoverageVerdict, Draw, ExploreSettings, Kit
+from pictx_fsm.testing.tables import TABLE_SIZE, table
 from pictx_fsm.testing.trace import Trace, record_trace, run_actions, shrink_actions
-from pictx_fsm.testing.world import World, WorldConfig, world_lifecycle
+
+__all__ = [
+    "DEFAULT_EXAMPLES",
+    "ExploreOptions",
+    "ExploreReport",
+    "Progress",
+    "exploration_settings",
+    "explore",
+    "run_lengths",
+]
 
 DEFAULT_EXAMPLES = 100_000
 """Generated runs at most: the time budget, not this count, ends a default exploration."""
@@ -52,22 +50,34 @@ DEFAULT_EXAMPLES = 100_000
 @frozen(kw_only=True)
 class ExploreOptions:
     examples: int = DEFAULT_EXAMPLES
+    """Generated runs at most (0: the seed scenarios alone)."""
     steps: int = 40
     seed: int = 0
     time_budget: float = 45.0
-    profiles: tuple[str, ...] = tuple(p.value for p in Profile)
-    hosts: tuple[str, ...] = tuple(HOST_PROFILES)
-    """The Pi versions (host profiles) the model session behaves as, each explored."""
     fault: str | None = None
     scenarios: bool = True
     max_actions: int | None = None
     """Stop generating once this many actions were checked (long explorations)."""
+    variants: Mapping[str, tuple[str, ...]] = field(factory=dict)
+    """The kit's options (:attr:`~.kit.Kit.options`) by name: the variants explored."""
     without: tuple[str, ...] = ()
-    """Action groups (:data:`~.strategies.GROUPS`) no generated run uses."""
+    """Action groups no generated run uses (kits that draw from groups)."""
+
+    def settings(self, kit: Kit) -> ExploreSettings:
+        """What the kit reads: every option at its value here or at its default."""
+        variants = {o.name: tuple(self.variants.get(o.name) or o.default) for o in kit.options}
+        return ExploreSettings(
+            steps=self.steps,
+            seed=self.seed,
+            fault=self.fault,
+            variants=variants,
+            without=self.without,
+        )
 
 
 @frozen(kw_only=True)
 class Progress:
+    extension: str
     phase: str
     examples: int
     actions: int
@@ -78,15 +88,19 @@ class Progress:
 
 @define
 class ExploreReport:
+    kit: Kit
     options: ExploreOptions
+    settings: ExploreSettings
     counts: Counter[str] = field(factory=Counter)
+    tallies: dict[str, Counter[str]] = field(factory=dict)
+    """What the kit counted beyond transitions (:meth:`~.kit.Kit.tally`)."""
     examples: int = 0
     scenario_runs: int = 0
     actions: int = 0
     elapsed: float = 0.0
     counterexample: Trace | None = None
     violation: str | None = None
-    coverage: Coverage | None = None
+    coverage: CoverageVerdict | None = None
     budget_exhausted: bool = False
     shrink_cut: bool = False
     """The time budget ended the shrinking: the counterexample is the shortest found so far."""
@@ -95,8 +109,6 @@ class ExploreReport:
     found_after: tuple[int, float] | None = None
     """(runs, seconds) when the first failure was found: scenario runs in the scenario
     phase, generated runs in the Hypothesis phase."""
-    tool_outcomes: Counter[str] = field(factory=Counter)
-    tool_coverage: ToolOutcomeCoverage | None = None
 
     @property
     def failed(self) -> bool:
@@ -121,41 +133,41 @@ class BudgetSpent(KeyboardInterrupt):
 
 
 def explore(
+    kit: Kit,
     options: ExploreOptions,
-    lifecycle: Lifecycle,
     progress: Callable[[Progress], None] | None = None,
     clock: Callable[[], float] = time.monotonic,
 ) -> ExploreReport:
-    """Run the exploration; ``lifecycle`` is the unfaulted one (coverage is judged on it).
-    ``clock`` (seconds) is what the time budget is measured on."""
-    if options.fault is not None:
-        fault_named(options.fault)  # fail early on an unknown name
-        faulty_lifecycle(options.fault)
-    report = ExploreReport(options=options)
+    """Explore ``kit``'s extension; ``clock`` (seconds) is what the time budget is measured
+    on. Coverage is judged on the kit's declared (unfaulted) machines."""
+    if options.fault is not None and options.fault not in kit.faults:
+        raise ValueError(f"{kit.name} has no planted fault {options.fault!r}")
+    settings = options.settings(kit)
+    report = ExploreReport(kit=kit, options=options, settings=settings)
     budget = Budget(clock=clock, started=clock(), seconds=options.time_budget)
+    declared = kit.machines().transition_ids()
 
     def tick(phase: str) -> None:
         report.elapsed = budget.elapsed()
         if progress is not None:
-            covered = sum(1 for t in lifecycle.transition_ids() if report.counts.get(t))
             progress(
                 Progress(
+                    extension=kit.name,
                     phase=phase,
                     examples=report.examples + report.scenario_runs,
                     actions=report.actions,
-                    covered=covered,
-                    declared=len(lifecycle.transition_ids()),
+                    covered=sum(1 for t in declared if report.counts.get(t)),
+                    declared=len(declared),
                     elapsed=report.elapsed,
                 )
             )
 
     if options.scenarios:
-        _run_scenarios(options, report, tick, budget)
-    if not report.failed:
-        _run_hypothesis(options, report, tick, budget)
+        _run_scenarios(kit, report, tick, budget)
+    if not report.failed and options.examples:
+        _run_hypothesis(kit, report, tick, budget)
     report.elapsed = budget.elapsed()
-    report.coverage = coverage_of(lifecycle, report.counts, options.profiles)
-    report.tool_coverage = tool_outcome_coverage(report.tool_outcomes, lifecycle.directory)
+    report.coverage = kit.coverage(report.counts, settings)
     return report
 
 
@@ -189,56 +201,35 @@ class Budget:
         return self.clock() > (limit if self.shrink_deadline is None else self.shrink_deadline)
 
 
-def scenario_config(
-    profile: str, seed: int = 0, fault: str | None = None, host: str = DEFAULT_HOST_PROFILE.name
-) -> WorldConfig:
-    """The world every seed scenario runs in (the numbers of :mod:`.scenarios` assume it):
-    native compaction keeps only 1 000 tokens, so ``/compact`` and overflow compaction find
-    something to cut in a short story and reach ``session_before_compact``."""
-    return WorldConfig(
-        profile=profile,
-        seed=seed,
-        context_window=36_000,
-        reserve_tokens=2_000,
-        reminder_margin=16_000,
-        keep_recent_tokens=1_000,
-        fault=fault,
-        host=host,
-    )
+def _count(kit: Kit, report: ExploreReport, world: Any, actions: int) -> None:
+    report.counts.update(world.transition_counts())
+    kit.tally(world, report.tallies)
+    report.actions += actions
 
 
 def _run_scenarios(
-    options: ExploreOptions,
-    report: ExploreReport,
-    tick: Callable[[str], None],
-    budget: Budget,
+    kit: Kit, report: ExploreReport, tick: Callable[[str], None], budget: Budget
 ) -> None:
-    for number, scenario in enumerate(SCENARIOS):
-        for index, profile in enumerate(options.profiles):
-            # Hosts alternate, so each scenario meets every host over the profiles while the
-            # phase costs one run per scenario and profile.
-            host = options.hosts[(number + index) % len(options.hosts)]
-            config = scenario_config(profile, options.seed, options.fault, host)
-            run = run_actions(config, scenario.actions)
-            report.counts.update(run.world.transition_counts())
-            report.tool_outcomes.update(run.world.tool_outcomes())
+    for number, scenario in enumerate(kit.scenarios):
+        for config in kit.scenario_configs(scenario, number, report.settings):
+            run = run_actions(kit, config, scenario.actions)
+            _count(kit, report, run.world, len(scenario.actions))
+            run.world.release()
             report.scenario_runs += 1
-            report.actions += len(scenario.actions)
             tick(f"scenario {scenario.name}")
             if run.failed:
                 report.found_after = (report.scenario_runs, budget.elapsed())
-                invariant = run.violation.invariant if run.violation else "crash"
                 deadline = budget.start_shrinking()
                 minimal = shrink_actions(
-                    config, scenario.actions, invariant, deadline, budget.clock
+                    kit, config, scenario.actions, run.invariant or "crash", deadline, budget.clock
                 )
                 report.shrink_cut = budget.clock() >= deadline
-                _fail(report, config, minimal)
+                _fail(kit, report, config, minimal)
                 return
 
 
-def _fail(report: ExploreReport, config: WorldConfig, actions: list[Action]) -> None:
-    trace, run = record_trace(config, actions)
+def _fail(kit: Kit, report: ExploreReport, config: Any, actions: list[Any]) -> None:
+    trace, run = record_trace(kit, config, actions)
     report.counterexample = trace
     report.violation = run.describe_failure()
 
@@ -246,8 +237,7 @@ def _fail(report: ExploreReport, config: WorldConfig, actions: list[Action]) -> 
 @define
 class Search:
     """What the Hypothesis phase shares with its test function: the budget, and the
-    shortest failing example so far (what is reported when shrinking runs out of time).
-    Shared by both extensions' explorations (a world config and its actions)."""
+    shortest failing example so far (what is reported when shrinking runs out of time)."""
 
     budget: Budget
     best: tuple[Any, list[Any]] | None = None
@@ -263,8 +253,8 @@ class Search:
 
 
 def exploration_settings(examples: int) -> settings:
-    """Hypothesis settings of a generated exploration (both extensions): the run count and
-    verify's own budget bound it, no database, no health checks, quiet, one bug."""
+    """Hypothesis settings of a generated exploration: the run count and verify's own budget
+    bound it, no database, no health checks, quiet, one bug."""
     return settings(
         max_examples=examples,
         deadline=None,
@@ -278,16 +268,12 @@ def exploration_settings(examples: int) -> settings:
 
 
 def _run_hypothesis(
-    options: ExploreOptions,
-    report: ExploreReport,
-    tick: Callable[[str], None],
-    budget: Budget,
+    kit: Kit, report: ExploreReport, tick: Callable[[str], None], budget: Budget
 ) -> None:
+    options = report.options
     search = Search(budget=budget)
     collector = RunCollector()
-    configs = world_configs(options.profiles, options.fault, options.hosts)
-    counts = run_lengths(options.steps)
-    runs = Runs(counts=counts, report=report, lifecycle=world_lifecycle(options.fault))
+    configs = kit.configs(report.settings)
 
     @exploration_settings(options.examples)
     @given(data=st.data())
@@ -295,11 +281,11 @@ def _run_hypothesis(
         search.check_clock()
         if search.best is None and report.actions >= (options.max_actions or report.actions + 1):
             raise BudgetSpent()
-        draw = drawer(data)
+        draw: Draw = data.draw
         config = draw(configs)
-        actions: list[Action] = []
+        actions: list[Any] = []
         try:
-            _generated_run(draw, config, actions, runs)
+            _generated_run(kit, draw, config, actions, report)
         except Exception:
             if search.best is None:
                 report.found_after = (report.examples, budget.elapsed())
@@ -311,7 +297,8 @@ def _run_hypothesis(
 
     phase_started = budget.elapsed()
     try:
-        run_seeded(example, options.seed, collector)
+        with collector.pausing():
+            seed(options.seed)(example)()
     except BudgetSpent:
         report.budget_exhausted = search.best is None
         report.shrink_cut = search.best is not None
@@ -322,56 +309,37 @@ def _run_hypothesis(
         report.generated_seconds = budget.elapsed() - phase_started
     if search.best is not None:
         config, actions = search.best
-        _fail(report, config, actions)
+        _fail(kit, report, config, actions)
 
 
 @functools.cache
 def run_lengths(steps: int) -> st.SearchStrategy[int]:
-    return st.integers(min_value=1, max_value=steps)
+    """How many actions a generated run has (at most ``steps``): an integer below 100, where
+    Hypothesis draws no constant of a local module, or one of :data:`~.tables.TABLE_SIZE`
+    lengths spread from 1 to ``steps`` (:mod:`.tables`: a seed means the same runs on every
+    install)."""
+    if steps < TABLE_SIZE:
+        return st.integers(min_value=1, max_value=steps)
+    return table(sorted({1 + (steps - 1) * i // (TABLE_SIZE - 1) for i in range(TABLE_SIZE)}))
 
 
-T = TypeVar("T")
-Draw = Callable[[st.SearchStrategy[T]], T]
-
-
-def drawer(data: st.DataObject) -> Draw[Any]:
-    """How a generated run draws: straight from the example's choices (Hypothesis's
-    semi-stable ``DataObject.conjecture_data``), the same choices ``data.draw`` makes
-    without its bookkeeping for Hypothesis's own failure report (a label and a note per
-    draw, a check of the global random state, each draw's time: :func:`.lean.untimed_draw`)
-    — verify writes its own trace, and that bookkeeping cost as much as drawing a small
-    value."""
-    conjecture = getattr(data, "conjecture_data", None)
-    return data.draw if conjecture is None else functools.partial(untimed_draw, conjecture)
-
-
-@frozen(kw_only=True)
-class Runs:
-    """What every generated run of one exploration shares: its length strategy, the report
-    it counts into, and the lifecycle its worlds run (resolved once, not per world)."""
-
-    counts: st.SearchStrategy[int]
-    report: ExploreReport
-    lifecycle: Lifecycle
-
-
-def _generated_run(draw: Draw[Any], config: WorldConfig, actions: list[Action], runs: Runs) -> None:
-    """One swarm run: its action groups, its length, then every action, each checked."""
-    report = runs.report
-    world = World(config, runs.lifecycle)
-    suite = InvariantSuite()
-    swarm = tuple(group for group in draw(SWARMS) if group not in report.options.without)
-    count = draw(runs.counts)
+def _generated_run(
+    kit: Kit, draw: Draw, config: Any, actions: list[Any], report: ExploreReport
+) -> None:
+    """One generated run: the kit draws each action after the previous one was applied;
+    every invariant is checked after each."""
+    world = kit.world(config)
+    suite = kit.suite(config)
     try:
-        while len(actions) < count:
-            for action in draw(swarm_moves(swarm, world.session.is_idle)):
-                _act(world, suite, actions, action)
-        _act(world, suite, actions, Settle())
+        for action in kit.generate(draw, world, report.settings):
+            actions.append(action)
+            world.apply(action)
+            found = suite.check(world)
+            if found:
+                raise Found(str(found[0]))
     finally:
-        report.counts.update(world.transition_counts())
-        report.tool_outcomes.update(world.tool_outcomes())
         report.examples += 1
-        report.actions += len(actions)
+        _count(kit, report, world, len(actions))
         world.release()
 
 
@@ -413,20 +381,3 @@ class RunCollector:
         finally:
             if enabled:
                 gc.enable()
-
-
-def run_seeded(example: Callable[[], None], value: int, collector: RunCollector) -> None:
-    """Run an exploration's Hypothesis test under seed ``value`` (both extensions): drawing
-    from Hypothesis's global constant pool only, so a seed means the same runs on every
-    install, with the garbage collected by ``collector`` (the test calls
-    :meth:`RunCollector.after_run` after each run)."""
-    with global_constants_only(), collector.pausing():
-        seed(value)(example)()
-
-
-def _act(world: World, suite: InvariantSuite, actions: list[Action], action: Action) -> None:
-    actions.append(action)
-    world.apply(action)
-    found: list[Violation] = suite.check(world)
-    if found:
-        raise Found(str(found[0]))

@@ -14,10 +14,10 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
+    from pictx_fsm.extensions.context_management._step import initial_state, step
     from pictx_fsm.extensions.context_management.machines import CmMachines, load_machines
     from pictx_fsm.extensions.context_management.runtime import ContextMemoryRuntime, Generator
     from pictx_fsm.extensions.context_management.state import CmState
-    from pictx_fsm.extensions.context_management.step import initial_state, step
 
 _PUBLIC = {
     "CmMachines": "machines",
@@ -25,8 +25,8 @@ _PUBLIC = {
     "ContextMemoryRuntime": "runtime",
     "Generator": "runtime",
     "CmState": "state",
-    "initial_state": "step",
-    "step": "step",
+    "initial_state": "_step",
+    "step": "_step",
 }
 
 __all__ = [

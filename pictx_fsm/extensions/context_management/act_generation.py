@@ -8,6 +8,7 @@ from typing import Final
 
 from attrs import evolve
 
+from pictx_fsm import js
 from pictx_fsm.extensions.context_management import generation as gen
 from pictx_fsm.extensions.context_management.act_notes import Action, log, op_id
 from pictx_fsm.extensions.context_management.effects import (
@@ -74,7 +75,10 @@ def _range(f: CmFacts, kind: str) -> tuple[Sequence[Entry], list[Source], str | 
         event = f.event
         assert isinstance(event, CompactionStarting)
         archived = _archived(f, event.first_kept)
-        scope = archived if event.custom_instructions else after(archived, through)
+        # M26: only what the notes do not cover yet — nothing when they cover past Pi's kept
+        # boundary (background notes run ahead of compaction); custom instructions redo all.
+        uncovered = len(f.branch) - len(after(f.branch, through))
+        scope = archived if event.custom_instructions else archived[uncovered:]
         last = archived[-1].id if archived else through
         return scope, branch_sources(scope), last
     if kind == "background":
@@ -91,8 +95,8 @@ def open_generation(f: CmFacts) -> tuple[Intent, ...]:
     scope, sources, through = _range(f, kind)
     budgets = f.budgets
     summary = _native_summary(f) if kind == "compaction" else None
-    fixed = len(GENERATION_POLICY_TEXT.encode()) + budgets.note_max_bytes
-    fixed += len((summary or "").encode())
+    fixed = js.utf8_length(GENERATION_POLICY_TEXT) + budgets.note_max_bytes
+    fixed += js.utf8_length(summary or "")
     room = budgets.batch_bytes - fixed
     run = gen.open_run(
         job=f.state.next_job,
@@ -126,9 +130,38 @@ def open_generation(f: CmFacts) -> tuple[Intent, ...]:
             time=f.now,
             generationTimeoutMs=GEN_TIMEOUT_MS,
             batches=len(run.batches),
+            trigger=_trigger(f, kind),
         ),
         Raise(machine="checkpoint", event="input_ready"),
     )
+
+
+def _trigger(f: CmFacts, kind: str) -> dict[str, object]:
+    """M65: why the run started — an automatic handoff's trigger observation, a background
+    job's source threshold, Pi's compaction reason, or the user's command; the usage then
+    (``null`` when unknown). Pi's ``threshold`` and ``overflow`` compactions are both
+    ``threshold``: the window, not the user, started them."""
+    tokens, window = f.ctx.tokens, f.ctx.context_window
+    growth = projected = None
+    trigger, event = f.state.trigger, f.event
+    if kind == "handoff_auto" and trigger is not None:
+        mode, reason = "automatic", trigger.reason
+        tokens, window = trigger.tokens, trigger.context_window
+        growth, projected = trigger.growth, trigger.projected
+    elif kind == "background" or (
+        kind == "compaction" and isinstance(event, CompactionStarting) and event.reason != "manual"
+    ):
+        mode, reason = "automatic", "threshold"
+    else:
+        mode, reason = "manual", "manual"
+    return {
+        "mode": mode,
+        "reason": reason,
+        "tokens": tokens,
+        "contextWindow": window,
+        "growthTokens": growth,
+        "projectedTokens": projected,
+    }
 
 
 # -- requests and replies -----------------------------------------------------------------------

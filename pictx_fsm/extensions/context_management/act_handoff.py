@@ -63,19 +63,10 @@ def start_handoff_generation(f: CmFacts) -> tuple[Intent, ...]:
     """M46 step 1 (M58 for automatic: ≤ 4 requests): one generation for uncovered sources;
     a running background job is cancelled first (it covers the same sources)."""
     kind = "handoff_auto" if _mode(f) == "automatic" else "handoff_manual"
-    trigger = f.state.trigger
-    fields: dict[str, JSON] = {"mode": _mode(f), "reason": trigger.reason if trigger else "manual"}
-    if trigger is not None:
-        fields.update(
-            tokens=trigger.tokens,
-            contextWindow=trigger.context_window,
-            growthTokens=trigger.growth,
-            projectedTokens=trigger.projected,
-        )
     return (
         Raise(machine="background_notes", event="cancel"),
         update(gen_owner=kind),
-        log("handoff_phase", time=f.now, phase="filling_notes", trigger=fields),
+        log("handoff_phase", time=f.now, phase="filling_notes", mode=_mode(f)),
         Raise(machine="checkpoint", event="start"),
     )
 
@@ -90,7 +81,11 @@ def refuse_handoff(f: CmFacts) -> tuple[Intent, ...]:
 
 
 def _display(notes: NoteSet) -> str:
-    lines = [f"{_LABELS.get(n.kind, n.kind)} ({n.status}): {n.text}" for n in notes.notes]
+    """M24, M47: each note with its source ids, which ``scope: "handoff"`` reads back."""
+    lines = [
+        f"{_LABELS.get(n.kind, n.kind)} ({n.status}): {n.text} [sources: {', '.join(n.sources)}]"
+        for n in notes.notes
+    ]
     return "\n".join(lines) or "(no notes)"
 
 
@@ -208,12 +203,18 @@ def report_no_switch(f: CmFacts) -> tuple[Intent, ...]:
     failed = evolve(handoff, failure=code) if handoff is not None else None
     return (
         update(handoff=failed),
-        Emit(effect=Notify(message=NOTICE_NO_SWITCH.format(code=code), level="warning")),
         log("handoff_phase", time=f.now, phase="failed_no_switch", result=code),
         Raise(machine="auto_handoff", event="preparation_failed"),
         Raise(machine="auto_handoff", event="switch_failed"),
         Raise(machine="handoff", event="settle"),
     )
+
+
+def announce_no_switch(f: CmFacts) -> tuple[Intent, ...]:
+    """M48, M61: the notice of a handoff that stopped before switching."""
+    run = f.state.handoff
+    code = (run.failure if run is not None else None) or "attempt_incomplete"
+    return (Emit(effect=Notify(message=NOTICE_NO_SWITCH.format(code=code), level="warning")),)
 
 
 def abort_handoff_generation(f: CmFacts) -> tuple[Intent, ...]:
@@ -330,6 +331,7 @@ HANDOFF_ACTIONS: Final[Mapping[str, Action]] = {
     "create_target": create_target,
     "switch_to_target": switch_to_target,
     "report_no_switch": report_no_switch,
+    "announce_no_switch": announce_no_switch,
     "abort_handoff_generation": abort_handoff_generation,
     "close_handoff": close_handoff,
     "check_target": check_target,

@@ -18,7 +18,7 @@ from pictx_fsm.extensions.context_management.effects import (
 )
 from pictx_fsm.extensions.context_management.events import StorageFailed
 from pictx_fsm.extensions.context_management.facts import CmFacts
-from pictx_fsm.extensions.context_management.notes import BudgetFailure
+from pictx_fsm.extensions.context_management.notes import NOTES_BUDGET, BudgetFailure
 from pictx_fsm.extensions.context_management.records import NOTES_TYPE, Failure, notes_data
 from pictx_fsm.extensions.context_management.sources import pending_bytes
 from pictx_fsm.extensions.context_management.texts import NOTICE_STORAGE_FAILED
@@ -29,7 +29,6 @@ JSON: TypeAlias = Any
 Action = Callable[[CmFacts], tuple[Intent, ...]]
 INVALID_SOURCES: Final = "invalid_sources"
 PROTECTED_KIND: Final = "protected_kind"
-NOTES_BUDGET: Final = "notes_budget"
 STORAGE_FAILED: Final = "storage_failed"
 
 

@@ -17,7 +17,7 @@ from pictx_fsm.extensions.context_management.effects import (
 )
 from pictx_fsm.extensions.context_management.facts import CmFacts
 from pictx_fsm.extensions.context_management.state import HandoffRun
-from pictx_fsm.extensions.context_management.status import status_fields
+from pictx_fsm.extensions.context_management.status import log_scope, panel_snapshot, status_fields
 from pictx_fsm.extensions.context_management.texts import (
     NOTES_EMPTY,
     NOTICE_CANCELLED,
@@ -107,25 +107,22 @@ def _auto(on: bool) -> Callable[[CmFacts], tuple[Intent, ...]]:
 
 
 def _session(f: CmFacts) -> tuple[Intent, ...]:
-    """M62: the panel, per instance."""
-    return (update(panel_open=True), *_status(f))
+    """M62: the panel, per instance, shown now (opened, or drawn again when open)."""
+    shown = PanelRefresh(snapshot=panel_snapshot(f), logs=log_scope(f))
+    return (update(panel_open=True), Emit(effect=shown), *_status(f))
 
 
 def _session_close(f: CmFacts) -> tuple[Intent, ...]:
-    return (update(panel_open=False), Emit(effect=PanelRefresh(text="")), _say(NOTICE_PANEL_CLOSED))
+    closed = Emit(effect=PanelRefresh(snapshot=None))
+    return (update(panel_open=False), closed, _say(NOTICE_PANEL_CLOSED))
 
 
 def _export(f: CmFacts) -> tuple[Intent, ...]:
     """M68: only saved sessions; the verified direct parent's diagnostics up to capture."""
-    session = f.ctx.session_file
-    if session is None:
+    logs = log_scope(f)
+    if logs is None:
         return (_say(NOTICE_EXPORT_UNSAVED, "warning"),)
-    receipt = f.receipt if f.state.receipt_verified else None
-    parent = receipt.parent_file if receipt is not None else None
-    captured = receipt.captured_at if receipt is not None else None
-    return (
-        Emit(effect=ExportReport(session_file=session, parent_file=parent, captured_at=captured)),
-    )
+    return (Emit(effect=ExportReport(logs=logs)),)
 
 
 _COMMANDS: Mapping[str, Callable[[CmFacts], tuple[Intent, ...]]] = {

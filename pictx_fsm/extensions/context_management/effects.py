@@ -78,20 +78,30 @@ class CompactNow:
 
 
 @frozen(kw_only=True)
+class LogScope:
+    """Whose diagnostics a report or the panel reads (M68): this session's log files and
+    the verified direct parent's records up to its capture."""
+
+    session_file: str
+    parent_file: str | None = None
+    captured_at: int | None = None
+
+
+@frozen(kw_only=True)
 class ExportReport:
     """``/ctx-memory session export`` (M68): the shell reads the logs and writes the report."""
 
-    session_file: str
-    parent_file: str | None
-    captured_at: int | None
+    logs: LogScope
 
 
 @frozen(kw_only=True)
 class PanelRefresh:
-    """M62–M63: the open panel shows this snapshot (one per event: refreshes coalesce);
-    an empty text closes it."""
+    """M62–M63: the open panel shows this snapshot (one per event: refreshes coalesce) with
+    the statistics the shell reads from ``logs`` (``None``: an unsaved session has none);
+    no snapshot closes it."""
 
-    text: str
+    snapshot: Mapping[str, JSON] | None
+    logs: LogScope | None = None
 
 
 @frozen(kw_only=True)

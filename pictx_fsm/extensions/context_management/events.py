@@ -51,6 +51,8 @@ class TurnEnded:
     output_tokens: int | None = None
     cost: float = 0.0
     stop_reason: str = "stop"
+    aborted: bool = False
+    """The foreground run was aborted (its signal fired, M41)."""
 
 
 @frozen(kw_only=True)

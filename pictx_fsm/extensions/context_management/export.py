@@ -20,6 +20,7 @@ from pictx_fsm.extensions.context_management.diaglog import (
     log_path,
     read_records,
 )
+from pictx_fsm.extensions.context_management.effects import LogScope
 from pictx_fsm.extensions.context_management.policy import (
     AUTO_COOLDOWN_MS,
     AUTO_FORECAST_FLOOR,
@@ -75,14 +76,13 @@ def metrics(records: Sequence[Mapping[str, JSON]]) -> dict[str, JSON]:
     cost = extra_cost = 0.0
     failures = cancels = 0
     for record in ends:
-        usage = record.get("usage")
         is_extra = record.get("type") in EXTRA_TYPES
-        if isinstance(usage, Mapping):
-            returned += int(usage.get("output", 0))
-            if is_extra:
-                extra += int(usage.get("input", 0)) + int(usage.get("output", 0))
-        else:
+        tokens = _returned(record)
+        if tokens is None:
             unknown += 1
+        else:
+            returned += tokens
+            extra += tokens if is_extra else 0
         value = float(record.get("cost") or 0.0)
         cost += value
         extra_cost += value if is_extra else 0.0
@@ -91,6 +91,8 @@ def metrics(records: Sequence[Mapping[str, JSON]]) -> dict[str, JSON]:
         failures += result not in CANCELLED and result != "ok"
     observable = len(ends) - cancels
     return {
+        "calls": len(ends),
+        "failures": failures,
         "returnedTokens": returned,
         "extraTokens": extra,
         "usageUnknown": unknown,
@@ -104,6 +106,18 @@ def metrics(records: Sequence[Mapping[str, JSON]]) -> dict[str, JSON]:
     }
 
 
+def _returned(record: Mapping[str, JSON]) -> int | None:
+    """M70: the input and output tokens a call returned; ``None`` when its usage is unknown —
+    not reported, or all zero on a failed or cancelled call (a success keeps its zero)."""
+    usage = record.get("usage")
+    if not isinstance(usage, Mapping):
+        return None
+    tokens = int(usage.get("input") or 0) + int(usage.get("output") or 0)
+    if tokens == 0 and record.get("result") != "ok":
+        return None
+    return tokens
+
+
 def _repeats(records: Sequence[Mapping[str, JSON]]) -> int:
     """M70: repeats of a successful call with identical arguments in one instance (the
     fingerprint key is per instance, so equal fingerprints are the same instance)."""
@@ -115,19 +129,33 @@ def _repeats(records: Sequence[Mapping[str, JSON]]) -> int:
     return sum(count - 1 for count in seen.values() if count > 1)
 
 
-def build_report(
-    files: LogFiles, session_file: str, parent_file: str | None, captured_at: int | None
-) -> dict[str, JSON]:
-    records, corrupt, missing = _session_records(files, session_file, "current")
+def _scope_records(files: LogFiles, logs: LogScope) -> tuple[list[dict[str, JSON]], JSON]:
+    """The deduplicated records of ``logs`` and what reading them found (M67–M69)."""
+    records, corrupt, missing = _session_records(files, logs.session_file, "current")
     unavailable = list(missing)
-    if parent_file is not None:
-        parent, bad, gone = _session_records(files, parent_file, "parent")
+    if logs.parent_file is not None:
+        parent, bad, gone = _session_records(files, logs.parent_file, "parent")
         corrupt += bad
         missing += gone
         unavailable += gone
-        limit = captured_at if captured_at is not None else 0
+        limit = logs.captured_at if logs.captured_at is not None else 0
         records = [r for r in parent if int(r.get("time") or 0) <= limit] + records
-    events = _dedupe(records)
+    found = {
+        "corruptLines": corrupt,
+        "missingPrimaryFiles": missing,
+        "unavailableFiles": unavailable,
+    }
+    return _dedupe(records), found
+
+
+def panel_diagnostics(files: LogFiles, logs: LogScope) -> dict[str, JSON]:
+    """M62: the panel's statistics — the report's metrics and file findings."""
+    events, found = _scope_records(files, logs)
+    return {**metrics(events), **found}
+
+
+def build_report(files: LogFiles, logs: LogScope) -> dict[str, JSON]:
+    events, found = _scope_records(files, logs)
     return {
         "version": VERSION,
         "policy": {
@@ -140,17 +168,13 @@ def build_report(
         },
         "metrics": metrics(events),
         "events": events,
-        "corruptLines": corrupt,
-        "missingPrimaryFiles": missing,
-        "unavailableFiles": unavailable,
+        **found,
     }
 
 
-def write_report(
-    files: LogFiles, session_file: str, parent_file: str | None, captured_at: int | None
-) -> str:
+def write_report(files: LogFiles, logs: LogScope) -> str:
     """Write (or overwrite) the report beside the session; returns its path."""
-    report = build_report(files, session_file, parent_file, captured_at)
-    path = report_path(session_file)
+    report = build_report(files, logs)
+    path = report_path(logs.session_file)
     files.write(path, (json.dumps(report, indent=2, sort_keys=True) + "\n").encode())
     return path

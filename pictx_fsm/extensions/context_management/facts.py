@@ -8,7 +8,6 @@ the event, so a guard that is not reached costs nothing.
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Mapping, Sequence
 from typing import Any, TypeAlias
 
@@ -32,10 +31,12 @@ from pictx_fsm.extensions.context_management.policy import (
 from pictx_fsm.extensions.context_management.records import (
     BranchMemory,
     Receipt,
+    branch_digest,
     inherited_notes,
     read_branch,
     read_session,
 )
+from pictx_fsm.extensions.context_management.sizes import digest
 from pictx_fsm.extensions.context_management.sources import (
     Source,
     after,
@@ -119,7 +120,7 @@ class CmFacts:
             GENERATION_POLICY,
             str(self.budgets.note_max_bytes),
         ]
-        return hashlib.sha256("\x1f".join(parts).encode("utf-8")).hexdigest()[:16]
+        return digest("\x1f".join(parts), 16)
 
     @property
     def generation(self) -> GenRun:
@@ -138,6 +139,23 @@ class CmFacts:
         result: Receipt | None = self._cached(
             "receipt", lambda: read_session(self.services.tree.entries).receipt
         )
+        return result
+
+    def captured_parent(self) -> Sequence[Entry] | None:
+        """M24: the direct parent's branch as captured at handoff — ``None`` without a
+        receipt, or when the parent file is missing or its captured branch was rewritten."""
+
+        def compute() -> Sequence[Entry] | None:
+            receipt = self.receipt
+            if receipt is None:
+                return None
+            branch = self.services.parents.parent_branch(receipt.parent_file, receipt.captured_leaf)
+            if branch is None:
+                return None
+            ids = (e.id for e in branch if e.id is not None)
+            return branch if branch_digest(ids) == receipt.digest else None
+
+        result: Sequence[Entry] | None = self._cached("captured_parent", compute)
         return result
 
     def attempts_in_hour(self) -> int:

@@ -15,8 +15,10 @@ from typing import Any, Final, Literal, TypeAlias
 
 from attrs import evolve, field, frozen
 
+from pictx_fsm import js
 from pictx_fsm.extensions.context_management.notes import (
     KINDS,
+    NOTES_BUDGET,
     PROTECTED_KINDS,
     STATUSES,
     BudgetFailure,
@@ -33,9 +35,9 @@ from pictx_fsm.extensions.context_management.policy import (
     Budgets,
     request_cap,
 )
+from pictx_fsm.extensions.context_management.sizes import json_bytes
 from pictx_fsm.extensions.context_management.sources import Piece
 from pictx_fsm.extensions.context_management.texts import GENERATION_POLICY_TEXT
-from pictx_fsm.session.estimate import js_json
 
 JSON: TypeAlias = Any
 GenKind: TypeAlias = Literal["compaction", "background", "handoff_manual", "handoff_auto"]
@@ -52,7 +54,6 @@ ABORTED: Final = "aborted"
 INCOMPLETE: Final = "checkpoint_incomplete"
 REQUEST_FAILED: Final = "checkpoint_request_failed"
 STORAGE_FAILED: Final = "storage_failed"
-CAPACITY_CODES: Final = frozenset({"note_bytes", "note_count", "file_tracking"})
 
 
 @frozen(kw_only=True)
@@ -86,7 +87,7 @@ class GenerationRequest:
 
     @property
     def size(self) -> int:
-        return len(js_json(self.payload()).encode("utf-8"))
+        return json_bytes(self.payload())
 
     @property
     def boundary(self) -> str | None:
@@ -247,16 +248,19 @@ def _parse(text: str) -> tuple[list[Mapping[str, JSON]], str] | None:
 def _note_shape(obj: JSON) -> bool:
     if not isinstance(obj, Mapping):
         return False
-    sources = obj.get("sources")
+    sources, key, text = obj.get("sources"), obj.get("key"), obj.get("text")
     return (
-        isinstance(obj.get("key"), str)
-        and bool(obj["key"])
+        isinstance(key, str)
+        and bool(key)
         and obj.get("kind") in KINDS
         and obj.get("status", "active") in STATUSES
-        and isinstance(obj.get("text"), str)
+        and isinstance(text, str)
         and isinstance(sources, list)
         and bool(sources)
         and all(isinstance(s, str) for s in sources)
+        # M8: whole characters only, as a tool write (writes.write_problem)
+        and js.first_lone_surrogate(key) is None
+        and js.first_lone_surrogate(text) is None
     )
 
 
@@ -281,7 +285,7 @@ def validate(
     fitted = fit(candidate, touched, files, budgets)
     if isinstance(fitted, Fitted):
         return Candidate(notes=fitted.notes)
-    return Candidate(notes=candidate, code=fitted.type, budget=fitted)
+    return Candidate(notes=candidate, code=NOTES_BUDGET, budget=fitted)
 
 
 def _boundary(run: GenRun) -> str | None:

@@ -9,10 +9,12 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Final
 
+from pictx_fsm import js
 from pictx_fsm.extensions.context_management import generation as gen
+from pictx_fsm.extensions.context_management.act_handoff import CREATE_FAILED
 from pictx_fsm.extensions.context_management.events import CompactionStarting, GenerationReplied
 from pictx_fsm.extensions.context_management.facts import CmFacts
-from pictx_fsm.extensions.context_management.notes import kind_change_refused
+from pictx_fsm.extensions.context_management.notes import NOTES_BUDGET, kind_change_refused
 from pictx_fsm.extensions.context_management.policy import (
     AUTO_FORECAST_FLOOR,
     AUTO_FORECAST_TARGET,
@@ -21,7 +23,7 @@ from pictx_fsm.extensions.context_management.policy import (
     BG_MAX_TRIES,
     BG_SUCCESS_COOLDOWN_MS,
 )
-from pictx_fsm.extensions.context_management.records import branch_digest
+from pictx_fsm.extensions.context_management.sizes import json_text_bytes
 from pictx_fsm.extensions.context_management.sources import after, unsupported
 from pictx_fsm.extensions.context_management.writes import parse_write, write_outcome
 
@@ -134,7 +136,7 @@ def candidate_valid(f: CmFacts) -> bool:
 
 
 def capacity_failure(f: CmFacts) -> bool:
-    return f.candidate().code in gen.CAPACITY_CODES
+    return f.candidate().code == NOTES_BUDGET
 
 
 def more_batches(f: CmFacts) -> bool:
@@ -214,7 +216,7 @@ def job_still_current(f: CmFacts) -> bool:
 
 
 def background_capacity_failure(f: CmFacts) -> bool:
-    return f.generation.failure in gen.CAPACITY_CODES
+    return f.generation.failure == NOTES_BUDGET
 
 
 BACKGROUND: Final[Mapping[str, Guard]] = {
@@ -323,7 +325,7 @@ def package_too_large(f: CmFacts) -> bool:
     limit = f.budgets.handoff_max_bytes
     if run is None:
         return True
-    return len(run.package.encode()) > limit or len(run.display.encode()) > limit
+    return json_text_bytes(run.package) > limit or js.utf8_length(run.display) > limit
 
 
 def switch_safe(f: CmFacts) -> bool:
@@ -342,13 +344,14 @@ def switch_safe(f: CmFacts) -> bool:
 
 def receipt_verified(f: CmFacts) -> bool:
     """M24, M46 step 6: this session is saved and the parent's captured branch is intact."""
-    receipt = f.receipt
-    if receipt is None or f.ctx.session_file is None:
-        return False
-    branch = f.services.parents.parent_branch(receipt.parent_file, receipt.captured_leaf)
-    if branch is None:
-        return False
-    return branch_digest(e.id for e in branch if e.id is not None) == receipt.digest
+    return f.ctx.session_file is not None and f.captured_parent() is not None
+
+
+def failure_announced(f: CmFacts) -> bool:
+    """M61: a manual handoff's failure, or an automatic one's storage failure (the new
+    session file could not be created); other automatic failures show in the status only."""
+    run = f.state.handoff
+    return run is None or run.mode == "manual" or run.failure == CREATE_FAILED
 
 
 HANDOFF: Final[Mapping[str, Guard]] = {
@@ -357,5 +360,6 @@ HANDOFF: Final[Mapping[str, Guard]] = {
     "reopened_handoff_target": reopened_handoff_target,
     "package_too_large": package_too_large,
     "switch_safe": switch_safe,
+    "failure_announced": failure_announced,
     "receipt_verified": receipt_verified,
 }

@@ -3,8 +3,7 @@
 A scope is the current branch (the ancestor chain of the leaf, M19) or, with
 ``scope: "handoff"``, the direct parent's branch as captured at handoff time (M24). Both are
 plain lists of :class:`~pictx_fsm.extensions.context_management.sources.Source`; this module never
-reads
-files or calls a model. Cursors are opaque to the model (Q2): they bind the query, the scope,
+reads files or calls a model. Cursors are opaque to the model (Q2): they bind the query, the scope,
 the session and the leaf they were made on, so they survive appends on the same branch and
 are ``stale_scope`` after any other change (M21).
 """
@@ -13,24 +12,29 @@ from __future__ import annotations
 
 import base64
 import binascii
-import hashlib
 import json
 from collections.abc import Mapping, Sequence
 from typing import Any, Final, TypeAlias
 
 from attrs import frozen
 
+from pictx_fsm import js
 from pictx_fsm.extensions.context_management.policy import (
     EXCERPT_MAX_BYTES,
     READ_MAX_BYTES,
     SEARCH_PAGE_HITS,
 )
-from pictx_fsm.extensions.context_management.sources import Source
+from pictx_fsm.extensions.context_management.sizes import digest, json_bytes
+from pictx_fsm.extensions.context_management.sources import Source, origin
 
 JSON: TypeAlias = Any
 STALE_SCOPE: Final = "stale_scope"
 SOURCE_NOT_FOUND: Final = "source_not_found"
 INVALID_ARGUMENTS: Final = "invalid_arguments"
+RECALL_BUDGET: Final = "recall_budget"
+RECALL_ADVICE: Final = (
+    "recall paused: finish the reply or let compaction run, then retry with a smaller page"
+)
 CURSOR_PREFIX: Final = "c1."
 
 
@@ -53,7 +57,7 @@ class HistoryError(Exception):
 
 
 def _digest(text: str) -> str:
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
+    return digest(text, 16)
 
 
 def make_cursor(query: str, scope: Scope, position: int) -> str:
@@ -82,59 +86,121 @@ def read_cursor(cursor: str, query: str, scope: Scope) -> int:
     return position
 
 
-def excerpt(text: str, at: int, needle: str) -> str:
-    """At most :data:`EXCERPT_MAX_BYTES` UTF-8 bytes around the match, whole characters."""
-    data = text.encode("utf-8")
-    start_byte = len(text[:at].encode("utf-8"))
-    room = max(0, EXCERPT_MAX_BYTES - len(needle.encode("utf-8")))
+def excerpt(text: str, at: int, needle: str, width: int = EXCERPT_MAX_BYTES) -> str:
+    """At most ``width`` (≤ 1100) UTF-8 bytes around the match, whole characters (a lone
+    surrogate is U+FFFD, as in Node's Buffer); the match itself whenever it fits."""
+    data = js.to_utf8(text)
+    start_byte = len(js.to_utf8(text[:at]))
+    width = min(width, EXCERPT_MAX_BYTES)
+    room = max(0, width - js.utf8_length(needle))
     lo = max(0, start_byte - room // 2)
-    hi = min(len(data), lo + EXCERPT_MAX_BYTES)
+    hi = min(len(data), lo + width)
     return data[lo:hi].decode("utf-8", errors="ignore")
 
 
-def search(scope: Scope, query: str, cursor: str | None) -> dict[str, JSON]:
-    """M21: case-sensitive literal substring; hits in branch order, one page at a time."""
+def _recall_refused() -> HistoryError:
+    return HistoryError(code=RECALL_BUDGET, message=RECALL_ADVICE)
+
+
+def _hit(source: Source, at: int, query: str, room: int, *, shorten: bool) -> JSON | None:
+    """A hit within ``room`` bytes: with its full excerpt, or — ``shorten`` — the longest
+    excerpt that fits and still holds the match; ``None`` when none fits."""
+    width = EXCERPT_MAX_BYTES
+    floor = min(js.utf8_length(query), EXCERPT_MAX_BYTES) if shorten else width
+    while width >= max(floor, 1):
+        hit = {
+            "sourceId": source.id,
+            **origin(source.role, source.custom_type),
+            "time": source.time,
+            "excerpt": excerpt(source.text, at, query, width),
+        }
+        excess = json_bytes(hit) - room
+        if excess <= 0:
+            return hit
+        width -= excess
+    return None
+
+
+def search(
+    scope: Scope, query: str, cursor: str | None, budget: int | None = None
+) -> dict[str, JSON]:
+    """M21: case-sensitive literal substring (JavaScript's ``indexOf``); hits in branch
+    order, one page at a time. M23: a page holds at most :data:`SEARCH_PAGE_HITS` hits and
+    fits ``budget`` bytes of serialized result (the turn's remaining recall quota, or the
+    smaller page the model asked for): a hit that does not fit waits for the next page,
+    a first hit gets a shorter excerpt around its match, and when not even that fits the
+    page is refused (``recall_budget``)."""
     if not query:
         raise HistoryError(code=INVALID_ARGUMENTS, message="query must not be empty")
     start = 0 if cursor is None else read_cursor(cursor, query, scope)
-    hits: list[dict[str, JSON]] = []
-    position = start
+    limit = budget if budget is not None else 2**62
+    # Room is judged against the longest cursor this search can return.
+    size = json_bytes({"hits": [], "cursor": make_cursor(query, scope, len(scope.sources))})
+    hits: list[JSON] = []
     for position in range(start, len(scope.sources)):
         source = scope.sources[position]
-        at = source.text.find(query)
+        at = js.index_of(source.text, query)
         if at < 0:
             continue
-        if len(hits) == SEARCH_PAGE_HITS:
-            return {"hits": hits, "cursor": make_cursor(query, scope, position)}
-        hits.append(
-            {
-                "sourceId": source.id,
-                "role": source.role,
-                "time": source.time,
-                "excerpt": excerpt(source.text, at, query),
-            }
+        room = limit - size - (1 if hits else 0)
+        hit = (
+            None
+            if len(hits) == SEARCH_PAGE_HITS
+            else _hit(source, at, query, room, shorten=not hits)
         )
-    return {"hits": hits, "cursor": None}
+        if hit is None and not hits:
+            raise _recall_refused()
+        if hit is None:
+            return {"hits": hits, "cursor": make_cursor(query, scope, position)}
+        hits.append(hit)
+        size += json_bytes(hit) + (1 if len(hits) > 1 else 0)
+    page = {"hits": hits, "cursor": None}
+    if json_bytes(page) > limit:
+        raise _recall_refused()
+    return page
 
 
-def read(scope: Scope, source_id: str, offset: int, limit: int = READ_MAX_BYTES) -> dict[str, JSON]:
+def read(
+    scope: Scope,
+    source_id: str,
+    offset: int,
+    limit: int = READ_MAX_BYTES,
+    budget: int | None = None,
+) -> dict[str, JSON]:
     """M22: at most ``limit`` (≤ 3000) bytes of one source from a byte offset, never
-    splitting a character; ``nextOffset`` is ``null`` at the end."""
+    splitting a character (at least one); ``nextOffset`` is ``null`` at the end. M23: the
+    page is cut shorter to fit ``budget`` bytes of serialized result, or refused
+    (``recall_budget``) when not even one character fits."""
     source = next((s for s in scope.sources if s.id == source_id), None)
     if source is None:
         raise HistoryError(code=SOURCE_NOT_FOUND, message=f"no source {source_id!r} in scope")
-    data = source.text.encode("utf-8")
+    data = js.to_utf8(source.text)
     if offset < 0 or offset > len(data) or _inside_character(data, offset):
         raise HistoryError(code=INVALID_ARGUMENTS, message="offset is not a nextOffset value")
-    end = min(len(data), offset + max(1, min(limit, READ_MAX_BYTES)))
+    width = max(1, min(limit, READ_MAX_BYTES))
+    while True:
+        page = _read_page(source, data, offset, width)
+        excess = 0 if budget is None else json_bytes(page) - budget
+        if excess <= 0:
+            return page
+        if width == 1:
+            raise _recall_refused()
+        width = max(1, width - excess)
+
+
+def _read_page(source: Source, data: bytes, offset: int, width: int) -> dict[str, JSON]:
+    end = min(len(data), offset + width)
     while end < len(data) and _inside_character(data, end):
         end -= 1
-    text = data[offset:end].decode("utf-8")
+    if end == offset < len(data):  # a page holds at least one character
+        end += 1
+        while _inside_character(data, end):
+            end += 1
     return {
         "sourceId": source.id,
-        "role": source.role,
+        **origin(source.role, source.custom_type),
         "time": source.time,
-        "text": text,
+        "text": data[offset:end].decode("utf-8"),
         "nextOffset": end if end < len(data) else None,
     }
 
@@ -157,4 +223,4 @@ def scope_of(
 
 def result_bytes(payload: Mapping[str, JSON]) -> int:
     """M23 counts what a recall call returns: its serialized JSON bytes."""
-    return len(json.dumps(payload, ensure_ascii=False, separators=(",", ":")).encode("utf-8"))
+    return json_bytes(payload)

@@ -13,12 +13,14 @@ from typing import Any, Final, Literal, TypeAlias
 from attrs import evolve, frozen
 
 from pictx_fsm.extensions.context_management.policy import NOTE_MAX_ITEMS, Budgets
-from pictx_fsm.session.estimate import js_json
+from pictx_fsm.extensions.context_management.sizes import json_bytes
 
 JSON: TypeAlias = Any
 Kind: TypeAlias = Literal["goal", "constraint", "decision", "failed_attempt", "open_item"]
 Status: TypeAlias = Literal["active", "resolved"]
 BudgetType: TypeAlias = Literal["note_bytes", "note_count", "file_tracking"]
+NOTES_BUDGET: Final = "notes_budget"
+"""M14, M29: the code of every capacity failure; the budget's ``type`` names the limit."""
 
 KINDS: Final[tuple[str, ...]] = ("goal", "constraint", "decision", "failed_attempt", "open_item")
 """M8's kinds, spelled as this implementation writes them (Q2); pending approvals are
@@ -122,12 +124,12 @@ class NoteSet:
 
 def note_bytes(notes: NoteSet) -> int:
     """M10: the note set's size, the UTF-8 bytes of its serialized JSON (inferred, Q4)."""
-    return len(js_json(notes.to_json()).encode("utf-8"))
+    return json_bytes(notes.to_json())
 
 
 def checkpoint_bytes(notes: NoteSet, files: FileRecord) -> int:
     """M10: a whole checkpoint: notes plus the file-operation list."""
-    return note_bytes(notes) + len(js_json(files.to_json()).encode("utf-8"))
+    return note_bytes(notes) + json_bytes(files.to_json())
 
 
 @frozen(kw_only=True)

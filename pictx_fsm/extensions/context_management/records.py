@@ -21,7 +21,6 @@ restores everything marked **P** in spec §11.
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Final, TypeAlias
 
@@ -29,6 +28,7 @@ from attrs import evolve, field, frozen
 
 from pictx_fsm.extensions.context_management.notes import FileRecord, Note, NoteSet, note_from_json
 from pictx_fsm.extensions.context_management.policy import NOTE_STATE_VERSION
+from pictx_fsm.extensions.context_management.sizes import digest
 from pictx_fsm.session.entries import CompactionEntry, CustomEntry, Entry
 
 JSON: TypeAlias = Any
@@ -122,7 +122,7 @@ def _int_or_none(value: JSON) -> int | None:
 
 def branch_digest(ids: Iterable[str]) -> str:
     """The pinned digest of a captured branch (M24's receipt binding, inferred)."""
-    return hashlib.sha256("\n".join(ids).encode("utf-8")).hexdigest()
+    return digest("\n".join(ids))
 
 
 @frozen(kw_only=True)

@@ -2,7 +2,7 @@
 
 :class:`ContextMemoryRuntime` is one extension instance (Pi runs the factory per runtime).
 ``handle(event)`` takes the host's ``ctx`` from :class:`CmHost`, calls
-:func:`~pictx_fsm.extensions.context_management.step.step` and carries out its effects in order:
+:func:`~pictx_fsm.extensions.context_management.step` and carries out its effects in order:
 entries are appended through the host (a failed append drops the step's state and feeds
 ``StorageFailed``, M15/M44); model requests go to the injected :class:`Generator` — a
 compaction's synchronously (Pi awaits ``session_before_compact``), a background job's or a
@@ -20,6 +20,7 @@ from typing import Protocol
 from attrs import define, field
 
 from pictx_fsm.extensions.context_management import events as ev
+from pictx_fsm.extensions.context_management._step import initial_state, step
 from pictx_fsm.extensions.context_management.diaglog import DiagnosticsLog, LogFiles, RecordError
 from pictx_fsm.extensions.context_management.effects import (
     AbortGeneration,
@@ -37,12 +38,16 @@ from pictx_fsm.extensions.context_management.effects import (
     SwitchSession,
     Value,
 )
-from pictx_fsm.extensions.context_management.export import write_report
+from pictx_fsm.extensions.context_management.export import panel_diagnostics, write_report
 from pictx_fsm.extensions.context_management.generation import GenerationReply, GenerationRequest
 from pictx_fsm.extensions.context_management.machines import CmMachines, load_machines
 from pictx_fsm.extensions.context_management.state import CmState, Flags
-from pictx_fsm.extensions.context_management.step import initial_state, step
-from pictx_fsm.extensions.context_management.texts import NOTICE_EXPORTED, STATUS_LOG_FAILED
+from pictx_fsm.extensions.context_management.status import render_panel
+from pictx_fsm.extensions.context_management.texts import (
+    NOTICE_EXPORTED,
+    STATUS_LOG_FAILED,
+    STATUS_READY,
+)
 from pictx_fsm.host.effects import AppendEntry, Notify
 from pictx_fsm.session.tree import SessionTree
 
@@ -162,7 +167,7 @@ class ContextMemoryRuntime:
         elif isinstance(effect, SetStatus):
             host.set_status(effect.text)
         elif isinstance(effect, PanelRefresh):
-            host.show_panel(effect.text)
+            host.show_panel(self._panel(effect))
         elif isinstance(effect, LogRecord):
             self._log(effect)
         elif isinstance(effect, RequestGeneration):
@@ -219,14 +224,24 @@ class ContextMemoryRuntime:
         try:
             DiagnosticsLog(files, session).write(record.to_json())
         except (OSError, RecordError):
-            self.host.set_status(STATUS_LOG_FAILED)
+            if self.state.status == STATUS_READY:  # never over a storage failure or a phase
+                self.host.set_status(STATUS_LOG_FAILED)
 
     def _export(self, effect: ExportReport) -> None:
         files = self.host.log_files()
         if files is None:
             return
-        path = write_report(files, effect.session_file, effect.parent_file, effect.captured_at)
+        path = write_report(files, effect.logs)
         self.host.notify(NOTICE_EXPORTED.format(path=path), "info")
+
+    def _panel(self, effect: PanelRefresh) -> str:
+        """M62: the snapshot with the call statistics of the logs (read at each refresh)."""
+        if effect.snapshot is None:
+            return ""
+        files = self.host.log_files()
+        if files is None or effect.logs is None:
+            return render_panel(effect.snapshot, None)
+        return render_panel(effect.snapshot, panel_diagnostics(files, effect.logs))
 
     @property
     def value_of_last(self) -> Value:

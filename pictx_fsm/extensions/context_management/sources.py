@@ -14,6 +14,7 @@ from typing import Any, Final, TypeAlias
 
 from attrs import frozen
 
+from pictx_fsm.extensions.context_management.sizes import json_bytes, string_json_bytes
 from pictx_fsm.session.entries import (
     BranchSummaryEntry,
     CompactionEntry,
@@ -21,12 +22,20 @@ from pictx_fsm.session.entries import (
     Entry,
     MessageEntry,
 )
-from pictx_fsm.session.estimate import js_json
+from pictx_fsm.session.estimate import js_json, js_length
 
 JSON: TypeAlias = Any
 OWN_PREFIX: Final = "context-memory"
 """Every custom type this extension writes starts with it (never a foreign source)."""
 _ROLES: Final[Mapping[str, str]] = {"user": "user", "assistant": "assistant", "toolResult": "tool"}
+
+
+def origin(role: str, custom_type: str | None) -> dict[str, JSON]:
+    """M20: who wrote a source — its role, and for another extension's message (role
+    ``custom``) that extension's type — as search hits, reads and generation input show it."""
+    if custom_type is None:
+        return {"role": role}
+    return {"role": role, "customType": custom_type}
 
 
 @frozen(kw_only=True)
@@ -40,14 +49,21 @@ class Source:
     tool_calls: tuple[str, ...] = ()
     """Tool-call ids of an assistant message (M39 never separates them from results)."""
     tool_call_id: str | None = None
+    custom_type: str | None = None
+    """The extension type of a foreign ``custom_message`` (M20)."""
 
     def to_json(self) -> dict[str, JSON]:
-        return {"id": self.id, "role": self.role, "time": self.time, "text": self.text}
+        return {
+            "id": self.id,
+            **origin(self.role, self.custom_type),
+            "time": self.time,
+            "text": self.text,
+        }
 
     @property
     def size(self) -> int:
         """Serialized JSON bytes (M27 measures batches this way)."""
-        return len(js_json(self.to_json()).encode("utf-8"))
+        return json_bytes(self.to_json())
 
 
 def _text_blocks(content: JSON) -> tuple[str, bool]:
@@ -78,8 +94,14 @@ def source_of(entry: Entry) -> Source | None:
         return _message_source(entry)
     if isinstance(entry, CustomMessageEntry) and not entry.custom_type.startswith(OWN_PREFIX):
         text, other = _text_blocks(entry.content)
-        return (
-            None if other else Source(id=entry.id, role="custom", time=entry.timestamp, text=text)
+        if other:
+            return None
+        return Source(
+            id=entry.id,
+            role="custom",
+            time=entry.timestamp,
+            text=text,
+            custom_type=entry.custom_type,
         )
     if isinstance(entry, CompactionEntry):
         return Source(id=entry.id, role="summary", time=entry.timestamp, text=entry.summary)
@@ -178,9 +200,22 @@ class Piece:
     text: str
     start: int = 0
     """UTF-16 offset of ``text`` in the source's text."""
+    custom_type: str | None = None
+
+    @classmethod
+    def of(cls, source: Source, text: str, start: int = 0) -> Piece:
+        return cls(
+            id=source.id,
+            role=source.role,
+            time=source.time,
+            text=text,
+            start=start,
+            custom_type=source.custom_type,
+        )
 
     def to_json(self) -> dict[str, JSON]:
-        out: dict[str, JSON] = {"id": self.id, "role": self.role, "time": self.time}
+        out: dict[str, JSON] = {"id": self.id, **origin(self.role, self.custom_type)}
+        out["time"] = self.time
         if self.start:
             out["offset"] = self.start
         out["text"] = self.text
@@ -188,46 +223,41 @@ class Piece:
 
     @property
     def size(self) -> int:
-        return len(js_json(self.to_json()).encode("utf-8"))
-
-
-def utf16_length(text: str) -> int:
-    return len(text.encode("utf-16-le")) // 2
+        return json_bytes(self.to_json())
 
 
 def split_text(text: str, limit: int) -> Iterator[tuple[int, str]]:
-    """Slices of ``text`` of at most ``limit`` UTF-8 bytes each (at least one character),
-    never inside a character, with each slice's UTF-16 offset."""
-    offset = 0
-    current: list[str] = []
-    size = 0
-    for char in text:
-        width = len(char.encode("utf-8"))
-        if current and size + width > limit:
-            piece = "".join(current)
-            yield offset, piece
-            offset += utf16_length(piece)
-            current, size = [], 0
-        current.append(char)
-        size += width
-    if current or not text:
-        yield offset, "".join(current)
+    """Slices of ``text`` of at most ``limit`` bytes inside a JSON string each (at least one
+    character), never inside a character, with each slice's UTF-16 offset. A slice is cut
+    to the share of ``limit`` its measured bytes allow, until it fits."""
+    if not text:
+        yield 0, ""
+        return
+    offset = position = 0
+    while position < len(text):
+        end = min(len(text), position + max(1, limit))
+        width = string_json_bytes(text[position:end])
+        while width > limit and end - position > 1:
+            end = position + max(1, min(end - position - 1, (end - position) * limit // width))
+            width = string_json_bytes(text[position:end])
+        piece = text[position:end]
+        yield offset, piece
+        offset += js_length(piece)
+        position = end
 
 
 def pieces(sources: Sequence[Source], limit: int) -> list[Piece]:
     """Every source as one piece, or split when its piece alone would exceed ``limit``."""
     out: list[Piece] = []
     for source in sources:
-        whole = Piece(id=source.id, role=source.role, time=source.time, text=source.text)
+        whole = Piece.of(source, source.text)
         if whole.size <= limit:
             out.append(whole)
             continue
-        overhead = whole.size - len(source.text.encode("utf-8"))
+        overhead = Piece.of(source, "").size
         room = max(1, limit - overhead - 16)
         for start, text in split_text(source.text, room):
-            out.append(
-                Piece(id=source.id, role=source.role, time=source.time, text=text, start=start)
-            )
+            out.append(Piece.of(source, text, start))
     return out
 
 

@@ -105,6 +105,8 @@ class CmState:
     turns: int = 0
     """Turns started in this instance (user input since a trigger or a handoff, M57)."""
     turn_started_at: int | None = None
+    run_aborted: bool = False
+    """The foreground run was aborted: its settle is no reply end (M6, M41)."""
     gen_owner: str | None = None
     """Who asked for the next generation run (its kind), read by ``open_generation``."""
     compactions: int = 0

@@ -7,8 +7,11 @@ and the branch, never stored twice.
 
 from __future__ import annotations
 
+import json
+from collections.abc import Mapping
 from typing import Any, TypeAlias
 
+from pictx_fsm.extensions.context_management.effects import LogScope
 from pictx_fsm.extensions.context_management.events import CmContext
 from pictx_fsm.extensions.context_management.facts import CmFacts
 from pictx_fsm.extensions.context_management.policy import (
@@ -134,15 +137,44 @@ def _time_of(f: CmFacts, entry_id: str | None) -> str | None:
     return None if entry is None else entry.timestamp
 
 
-def panel_text(f: CmFacts) -> str:
-    """M62: the panel — sessions, usage, auto handoff, note counts, checks, statistics —
-    rendered from the same fields as ``status`` (a snapshot is never stale: it is computed
-    from the state of the event that refreshed it)."""
-    import json
+def log_scope(f: CmFacts) -> LogScope | None:
+    """M64, M68: this saved session's logs, and its direct parent's once the receipt was
+    verified; ``None`` for an unsaved session (it keeps no log)."""
+    session = f.ctx.session_file
+    if session is None:
+        return None
+    receipt = f.receipt if f.state.receipt_verified else None
+    if receipt is None:
+        return LogScope(session_file=session)
+    return LogScope(
+        session_file=session, parent_file=receipt.parent_file, captured_at=receipt.captured_at
+    )
 
+
+def source_checks(f: CmFacts) -> dict[str, int]:
+    """M62, M70: how many source ids the current notes cite, and where they resolve — this
+    branch, or (inherited notes) the parent's captured branch. Traceability, never a claim
+    that the notes are complete or correct."""
+    cited = [source for note in f.state.branch.notes.notes for source in note.sources]
+    parent = f.captured_parent() if f.receipt is not None else None
+    parent_ids = {e.id for e in parent or ()}
+    on_branch = sum(1 for s in cited if s in f.branch_ids)
+    in_parent = sum(1 for s in cited if s not in f.branch_ids and s in parent_ids)
+    return {
+        "cited": len(cited),
+        "onBranch": on_branch,
+        "inParent": in_parent,
+        "unresolved": len(cited) - on_branch - in_parent,
+    }
+
+
+def panel_snapshot(f: CmFacts) -> dict[str, JSON]:
+    """M62: what the panel shows from the state — sessions, usage, auto handoff, note
+    counts, source checks — computed from the event that refreshed it, so never stale; the
+    shell adds the call statistics from the logs (:func:`render_panel`)."""
     fields = status_fields(f)
     notes = f.state.branch.notes
-    panel = {
+    return {
         "session": f.state.session_id,
         "sourceSession": f.receipt.parent_session if f.receipt is not None else None,
         "usage": {"tokens": f.ctx.tokens, "contextWindow": f.ctx.context_window},
@@ -152,7 +184,13 @@ def panel_text(f: CmFacts) -> str:
         "openItems": notes.count_kind("open_item"),
         "checkpointState": fields["checkpointState"],
         "failedAttempts": fields["failedAttempts"],
+        "sourceChecks": source_checks(f),
     }
+
+
+def render_panel(snapshot: Mapping[str, JSON], diagnostics: Mapping[str, JSON] | None) -> str:
+    """The panel's text: the snapshot and the diagnostics (``null`` without a log)."""
+    panel = {**snapshot, "diagnostics": None if diagnostics is None else dict(diagnostics)}
     return json.dumps(panel, indent=2, ensure_ascii=False)
 
 

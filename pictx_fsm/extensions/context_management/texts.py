@@ -82,12 +82,13 @@ NOTES_GUIDELINES: Final = (
 )
 SEARCH_DESCRIPTION: Final = (
     'Search this branch\'s history (scope "handoff": the parent session captured at handoff) '
-    "for a case-sensitive literal substring. Returns source ids, roles, times and excerpts; "
-    "pass the cursor back for the next page."
+    "for a case-sensitive literal substring. Returns source ids, roles, times and excerpts. "
+    "A page fits this turn's remaining recall quota (maxBytes asks for a smaller one); pass "
+    "the cursor back for the next page."
 )
 READ_DESCRIPTION: Final = (
-    "Read a history source by id from offset (at most 3000 bytes per call); pass nextOffset "
-    "back verbatim to continue."
+    "Read a history source by id from offset (at most 3000 bytes per call, fewer when the "
+    "turn's recall quota is nearly spent); pass nextOffset back verbatim to continue."
 )
 STATUS_DESCRIPTION: Final = (
     "Report the context estimate, the checkpoint state and the remaining recall quota."
@@ -106,5 +107,7 @@ GENERATION_POLICY_TEXT: Final = (
 TAKEOVER_PROMPT: Final = (
     "You are continuing a task handed off from session {source}. The package below holds "
     "inferred notes: it grants no authority, and pending decisions and approvals stay "
-    "pending. Re-check the files and the Git status before acting.\n\n{display}"
+    "pending. Re-check the files and the Git status before acting. The source ids in "
+    "brackets are messages of that session: read them with context_history_read and "
+    'scope "handoff".\n\n{display}'
 )

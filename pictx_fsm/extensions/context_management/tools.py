@@ -17,7 +17,6 @@ from pictx_fsm.extensions.context_management.effects import Answer, Intent, upda
 from pictx_fsm.extensions.context_management.facts import CmFacts
 from pictx_fsm.extensions.context_management.notes import KINDS, STATUSES
 from pictx_fsm.extensions.context_management.policy import READ_MAX_BYTES
-from pictx_fsm.extensions.context_management.records import branch_digest
 from pictx_fsm.extensions.context_management.sources import branch_sources
 from pictx_fsm.extensions.context_management.status import context_status, recall_left
 from pictx_fsm.extensions.context_management.texts import (
@@ -34,11 +33,7 @@ from pictx_fsm.extensions.context_management.texts import (
 from pictx_fsm.host.effects import ToolResult
 
 JSON: TypeAlias = Any
-RECALL_BUDGET: Final = "recall_budget"
 HANDOFF_UNAVAILABLE: Final = "handoff_source_unavailable"
-RECALL_ADVICE: Final = (
-    "recall paused: finish the reply or let compaction run, then retry with a smaller page"
-)
 _SCOPE = {"type": "string", "enum": ["session", "handoff"]}
 
 TOOL_SCHEMAS: Final[Mapping[str, Mapping[str, JSON]]] = {
@@ -66,6 +61,7 @@ TOOL_SCHEMAS: Final[Mapping[str, Mapping[str, JSON]]] = {
             "properties": {
                 "query": {"type": "string"},
                 "cursor": {"type": "string"},
+                "maxBytes": {"type": "integer", "minimum": 1},
                 "scope": _SCOPE,
             },
             "required": ["query"],
@@ -105,18 +101,24 @@ def answer_tool(f: CmFacts, name: str) -> tuple[Intent, ...] | None:
         return (Answer(value=ToolResult(payload=context_status(f))),)
     try:
         scope = _scope(f, args.get("scope", "session"))
+        quota = _quota(f)
         if name == SEARCH_TOOL:
-            query, cursor = args.get("query"), args.get("cursor")
+            query, cursor, most = args.get("query"), args.get("cursor"), args.get("maxBytes")
             if not isinstance(query, str) or not (cursor is None or isinstance(cursor, str)):
                 raise history.HistoryError(
                     code=history.INVALID_ARGUMENTS, message="query must be a string"
                 )
-            return _recall(f, history.search(scope, query, cursor))
+            if most is not None and not (_natural(most) and most > 0):
+                raise history.HistoryError(
+                    code=history.INVALID_ARGUMENTS, message="maxBytes must be a positive integer"
+                )
+            budget = quota if most is None else min(quota, most)
+            return _recall(f, history.search(scope, query, cursor, budget))
         source, offset = args.get("sourceId"), args.get("offset", 0)
         limit = args.get("maxBytes", READ_MAX_BYTES)
         if not isinstance(source, str) or not _natural(offset) or not _natural(limit):
             raise history.HistoryError(code=history.INVALID_ARGUMENTS, message="sourceId, offset")
-        return _recall(f, history.read(scope, source, offset, limit))
+        return _recall(f, history.read(scope, source, offset, limit, quota))
     except history.HistoryError as error:
         return (tool_error(error.code, error.message),)
 
@@ -125,11 +127,17 @@ def _natural(value: JSON) -> bool:
     return isinstance(value, int) and not isinstance(value, bool) and value >= 0
 
 
+def _quota(f: CmFacts) -> int:
+    """M23: the turn's remaining recall bytes; none while usage is unknown."""
+    return 0 if f.ctx.tokens is None else recall_left(f.state, f.ctx)
+
+
 def _recall(f: CmFacts, payload: Mapping[str, JSON]) -> tuple[Intent, ...]:
-    """M23: the call fits the turn's remaining recall bytes, or it is refused."""
+    """M23: the call fits the turn's remaining recall bytes, or it is refused (search and
+    read pages are cut to fit before; a notes read is one page)."""
     size = history.result_bytes(payload)
-    if f.ctx.tokens is None or size > recall_left(f.state, f.ctx):
-        return (tool_error(RECALL_BUDGET, RECALL_ADVICE),)
+    if size > _quota(f):
+        return (tool_error(history.RECALL_BUDGET, history.RECALL_ADVICE),)
     return (
         update(recall_used=f.state.recall_used + size),
         Answer(value=ToolResult(payload=payload)),
@@ -149,12 +157,12 @@ def _scope(f: CmFacts, name: JSON) -> history.Scope:
         raise history.HistoryError(
             code=HANDOFF_UNAVAILABLE, message="this session has no handoff parent"
         )
-    branch = f.services.parents.parent_branch(receipt.parent_file, receipt.captured_leaf)
-    ids = [e.id for e in branch or () if e.id is not None]
-    if branch is None or branch_digest(ids) != receipt.digest:
+    branch = f.captured_parent()
+    if branch is None:
         raise history.HistoryError(
             code=HANDOFF_UNAVAILABLE, message="the parent session is missing or modified"
         )
+    ids = [e.id for e in branch if e.id is not None]
     return history.scope_of(
         "handoff", receipt.parent_session, receipt.captured_leaf, branch_sources(branch), ids
     )

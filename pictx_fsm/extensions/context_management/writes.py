@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any, TypeAlias
 
 from attrs import frozen
 
+from pictx_fsm import js
 from pictx_fsm.extensions.context_management.notes import (
     KINDS,
     STATUSES,
@@ -40,24 +41,46 @@ class WriteRequest:
     inferred: bool
 
 
-def parse_write(args: Mapping[str, JSON]) -> WriteRequest | None:
-    """The update an ``action: "update"`` call asks for, or ``None`` when malformed."""
+def write_problem(args: Mapping[str, JSON]) -> str | None:
+    """Why an ``action: "update"`` call cannot be judged, naming the field; ``None`` when
+    it can. M8: a note's key and text are whole characters — a lone surrogate (half of a
+    cut emoji) is refused, never stored or measured as something else."""
     key, kind, text = args.get("key"), args.get("kind"), args.get("text")
     status, sources = args.get("status", "active"), args.get("sources")
-    inferred = args.get("inferred", False)
-    if not (isinstance(key, str) and key.strip() and kind in KINDS and status in STATUSES):
-        return None
-    if not isinstance(text, str) or not text.strip() or not isinstance(inferred, bool):
-        return None
+    if not (isinstance(key, str) and key.strip()):
+        return "key must be a non-empty string"
+    if kind not in KINDS:
+        return f"kind must be one of {', '.join(KINDS)}"
+    if status not in STATUSES:
+        return f"status must be one of {', '.join(STATUSES)}"
+    if not isinstance(text, str) or not text.strip():
+        return "text must be a non-empty string"
+    if not isinstance(args.get("inferred", False), bool):
+        return "inferred must be true or false"
     if not isinstance(sources, list) or not sources or not all(isinstance(s, str) for s in sources):
+        return "sources must be a non-empty list of message ids"
+    for name, value in (("key", key), ("text", text)):
+        at = js.first_lone_surrogate(value)
+        if at is not None:
+            return (
+                f"{name} holds a lone surrogate (half of a cut character) at character {at}; "
+                "write it again without the broken character"
+            )
+    return None
+
+
+def parse_write(args: Mapping[str, JSON]) -> WriteRequest | None:
+    """The update an ``action: "update"`` call asks for, or ``None`` when malformed."""
+    if write_problem(args) is not None:
         return None
+    sources = args["sources"]
     return WriteRequest(
-        key=key,
-        kind=str(kind),
-        status=str(status),
-        text=text,
+        key=str(args["key"]),
+        kind=str(args["kind"]),
+        status=str(args.get("status", "active")),
+        text=str(args["text"]),
         sources=tuple(dict.fromkeys(sources)),
-        inferred=inferred,
+        inferred=bool(args.get("inferred", False)),
     )
 
 

@@ -2,7 +2,14 @@
 extension observes it (pi-host §3–§8, §11, §12), Pi 0.87.1 or 1.6.0 by host profile. See
 ``docs/model-session.md``."""
 
-from pictx_fsm.hosts.model.adapter import LIFECYCLE_HOOKS, LifecycleExtension, RuntimeLike
+from pictx_fsm.host.extension import (
+    HOST_HOOKS,
+    BaseExtension,
+    Extension,
+    SuppliedCompaction,
+    ToolInvocation,
+    ToolOutput,
+)
 from pictx_fsm.hosts.model.brain import (
     OVERLOADED,
     Aborted,
@@ -17,14 +24,6 @@ from pictx_fsm.hosts.model.brain import (
 )
 from pictx_fsm.hosts.model.compaction import CompactOutcome
 from pictx_fsm.hosts.model.errors import AgentBusyError, ModelHostError
-from pictx_fsm.hosts.model.extension import (
-    HOST_HOOKS,
-    BaseExtension,
-    Extension,
-    SuppliedCompaction,
-    ToolInvocation,
-    ToolOutput,
-)
 from pictx_fsm.hosts.model.messages import TickClock
 from pictx_fsm.hosts.model.navigation import NavigationOutcome
 from pictx_fsm.hosts.model.profiles import (
@@ -63,7 +62,6 @@ __all__ = [
     "FAUX_MODEL",
     "HOST_HOOKS",
     "HOST_PROFILES",
-    "LIFECYCLE_HOOKS",
     "OVERLOADED",
     "PI_0_87",
     "PI_1_6",
@@ -84,7 +82,6 @@ __all__ = [
     "HostProfile",
     "HostSettings",
     "LengthStop",
-    "LifecycleExtension",
     "ModelHostError",
     "ModelSession",
     "NavigationOutcome",
@@ -95,7 +92,6 @@ __all__ = [
     "ProviderRequestRecord",
     "Response",
     "RetrySettings",
-    "RuntimeLike",
     "Step",
     "SuppliedCompaction",
     "Text",
@@ -106,3 +102,9 @@ __all__ = [
     "UsageAccounting",
     "host_profile",
 ]
+
+
+def __getattr__(name: str) -> object:
+    from pictx_fsm._moved import moved_attribute
+
+    return moved_attribute(__name__, name)

@@ -26,9 +26,9 @@ from pictx_fsm.host.effects import (
     HookResult,
 )
 from pictx_fsm.host.events import HookEvent
+from pictx_fsm.host.extension import Reply
 from pictx_fsm.hosts.model.compaction import checkpoint_fields
 from pictx_fsm.hosts.model.dispatch import call, error, record, subscribers
-from pictx_fsm.hosts.model.extension import Reply
 from pictx_fsm.hosts.model.records import step_at
 from pictx_fsm.hosts.model.state import HostState
 from pictx_fsm.hosts.model.steps import Steps

@@ -22,8 +22,8 @@ from attrs import frozen
 
 from pictx_fsm.host.effects import CancelResult, HookResult
 from pictx_fsm.host.events import SessionBeforeCompact
+from pictx_fsm.host.extension import Reply, SuppliedCompaction
 from pictx_fsm.hosts.model.dispatch import emit, record
-from pictx_fsm.hosts.model.extension import Reply, SuppliedCompaction
 from pictx_fsm.hosts.model.records import Step, step_at
 from pictx_fsm.hosts.model.state import HostState
 from pictx_fsm.hosts.model.steps import Steps

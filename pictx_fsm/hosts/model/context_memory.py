@@ -46,10 +46,10 @@ from pictx_fsm.host.events import (
     TurnEnd,
     TurnStart,
 )
+from pictx_fsm.host.extension import Reply, SuppliedCompaction, ToolInvocation, ToolOutput
 from pictx_fsm.hosts.model import handoff as replacement
 from pictx_fsm.hosts.model.clock import ManualClock
 from pictx_fsm.hosts.model.compaction import plan_compaction
-from pictx_fsm.hosts.model.extension import Reply, SuppliedCompaction, ToolInvocation, ToolOutput
 from pictx_fsm.hosts.model.memfiles import MemoryFiles
 from pictx_fsm.hosts.model.records import NoticeRecord
 from pictx_fsm.session.entries import Entry
@@ -121,6 +121,8 @@ class ContextMemoryExtension:
     fail_create: bool = False
     """New session files cannot be created (the exclusive create fails, M46 step 4)."""
     status: str = ""
+    status_log: list[str] = field(factory=list)
+    """Every status-bar text shown, oldest first (the bar itself shows the last)."""
     panel: str | None = None
     """What the panel widget shows (``/ctx-memory session``)."""
     seed: int = 0
@@ -183,12 +185,12 @@ class ContextMemoryExtension:
         if isinstance(event, SessionStart) and self.session is None:
             self._startup = True
             return None
-        mapped = self._event(event)
+        mapped = self._event(event, ctx)
         if mapped is None:
             return None
         return _reply(self.runtime.handle(mapped), event)
 
-    def _event(self, event: HookEvent) -> ev.CmEvent | None:
+    def _event(self, event: HookEvent, ctx: HostContext) -> ev.CmEvent | None:
         if isinstance(event, SessionStart):
             return ev.SessionStarted(reason=event.reason)
         if isinstance(event, AgentSettled):
@@ -196,7 +198,7 @@ class ContextMemoryExtension:
         if isinstance(event, TurnStart):
             return ev.TurnStarted()
         if isinstance(event, TurnEnd):
-            return _turn_ended(event)
+            return _turn_ended(event, ctx)
         if isinstance(event, SessionTreeEvent):
             return ev.BranchMoved()
         if isinstance(event, ModelSelect):
@@ -304,7 +306,7 @@ def _key_source(seed: int, index: int) -> Any:
     return lambda: f"{rng.getrandbits(128):032x}"
 
 
-def _turn_ended(event: TurnEnd) -> ev.TurnEnded:
+def _turn_ended(event: TurnEnd, ctx: HostContext) -> ev.TurnEnded:
     usage = event.message.get("usage")
     usage = usage if isinstance(usage, Mapping) else {}
     cost = usage.get("cost")
@@ -316,6 +318,7 @@ def _turn_ended(event: TurnEnd) -> ev.TurnEnded:
         output_tokens=tokens[1] if known else None,
         cost=float(total or 0),
         stop_reason=str(event.message.get("stopReason", "stop")),
+        aborted=event.outcome == "aborted" or ctx.signal_aborted,
     )
 
 
@@ -383,6 +386,7 @@ class _Host:
 
     def set_status(self, text: str) -> None:
         self.ext.status = text
+        self.ext.status_log.append(text)
 
     def show_panel(self, text: str) -> None:
         self.ext.panel = text or None

@@ -21,7 +21,7 @@ from pictx_fsm.host.effects import (
     SendMessage,
 )
 from pictx_fsm.host.events import HookEvent, HostContext
-from pictx_fsm.hosts.model.extension import Extension, Reply
+from pictx_fsm.host.extension import Extension, Reply
 from pictx_fsm.hosts.model.messages import custom_message, message_text
 from pictx_fsm.hosts.model.queues import Queued
 from pictx_fsm.hosts.model.records import (

@@ -15,9 +15,9 @@ from attrs import frozen
 
 from pictx_fsm.host.effects import CancelResult, HookResult, TreeSummaryResult
 from pictx_fsm.host.events import SessionBeforeTree, SessionTreeEvent
+from pictx_fsm.host.extension import Reply
 from pictx_fsm.hosts.model.dispatch import emit
 from pictx_fsm.hosts.model.errors import ModelHostError
-from pictx_fsm.hosts.model.extension import Reply
 from pictx_fsm.hosts.model.state import HostState
 from pictx_fsm.session.entries import CustomMessageEntry, Entry, MessageEntry
 from pictx_fsm.session.tree import SessionTree as Tree

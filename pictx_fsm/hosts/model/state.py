@@ -9,8 +9,8 @@ from typing import Any, TypeAlias
 from attrs import define, field
 
 from pictx_fsm.host.events import ContextUsage, HostContext, ModelInfo
+from pictx_fsm.host.extension import Extension
 from pictx_fsm.hosts.model.brain import Brain
-from pictx_fsm.hosts.model.extension import Extension
 from pictx_fsm.hosts.model.queues import Queued, Queues
 from pictx_fsm.hosts.model.records import HostLog
 from pictx_fsm.hosts.model.settings import HostSettings

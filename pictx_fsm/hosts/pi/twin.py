@@ -29,6 +29,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Final, Protocol
 
+from pictx_fsm.extensions.pi_context.adapter import LIFECYCLE_HOOKS, LifecycleExtension
 from pictx_fsm.extensions.pi_context.runtime import LifecycleRuntime
 from pictx_fsm.extensions.pi_context.texts import (
     MARKER_TYPE,
@@ -59,8 +60,7 @@ from pictx_fsm.host.events import (
     SessionStart,
     TurnEnd,
 )
-from pictx_fsm.hosts.model.adapter import LIFECYCLE_HOOKS, LifecycleExtension
-from pictx_fsm.hosts.model.extension import (
+from pictx_fsm.host.extension import (
     CommandHandler,
     Reply,
     ToolHandler,
@@ -118,7 +118,8 @@ class BridgeTwin:
 
     def attach(self, host: HostApi) -> None:
         """Give the twin the host's API, so that its own effects apply at once, as the
-        bridge's do (:class:`~pictx_fsm.testing.world.World` attaches its session)."""
+        bridge's do (:class:`~pictx_fsm.extensions.pi_context.kit.world.World` attaches its
+        session)."""
         self.host = host
         queued = tuple(self.queued)
         self.queued.clear()
@@ -146,6 +147,10 @@ class BridgeTwin:
     @property
     def sequential_tools(self) -> frozenset[str]:
         return self.inner.sequential_tools
+
+    @property
+    def idle_commands(self) -> frozenset[str]:
+        return self.inner.idle_commands
 
     def bind(self, tree: SessionTree) -> None:
         """A new factory run: a new connection, started on first use as the bridge does."""

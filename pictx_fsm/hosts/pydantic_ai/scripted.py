@@ -26,11 +26,11 @@ from pydantic_ai.messages import (
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 from pydantic_ai.usage import RequestUsage
 
+from pictx_fsm.extensions.pi_context.kit.host_neutral import ProviderRequest
 from pictx_fsm.hosts.pydantic_ai.mirror import Mirror
 from pictx_fsm.hosts.pydantic_ai.session import PiSession
 from pictx_fsm.hosts.pydantic_ai.wire import provider_context
 from pictx_fsm.session.projection import convert_to_llm
-from pictx_fsm.testing.host_neutral import ProviderRequest
 
 JSON: TypeAlias = Any
 Reply: TypeAlias = ModelResponse | Exception

@@ -38,7 +38,6 @@ from pictx_fsm.extensions.pi_context.conformance.roles import (
 from pictx_fsm.extensions.pi_context.conformance.shapes import EntryShapeCheck, TextCheck
 from pictx_fsm.extensions.pi_context.conformance.storms import EmptySummaryCheck, StormCheck
 from pictx_fsm.extensions.pi_context.conformance.tail import TailCheck
-from pictx_fsm.extensions.pi_context.overflow import PI_0_87, OverflowPatterns
 from pictx_fsm.extensions.pi_context.texts import (
     BOOT_TYPE,
     CONTINUATION_TYPE,
@@ -48,6 +47,7 @@ from pictx_fsm.extensions.pi_context.texts import (
     Profile,
 )
 from pictx_fsm.extensions.pi_context.windows import is_valid_marker
+from pictx_fsm.host.overflow import PI_0_87, OverflowPatterns
 from pictx_fsm.session.entries import Entry, MessageEntry
 from pictx_fsm.session.skeleton import SkeletonKeep
 

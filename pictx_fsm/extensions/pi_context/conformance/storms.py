@@ -46,7 +46,7 @@ from pictx_fsm.extensions.pi_context.conformance.roles import (
     is_native_compaction,
     role_of,
 )
-from pictx_fsm.extensions.pi_context.overflow import PI_0_87, OverflowPatterns
+from pictx_fsm.host.overflow import PI_0_87, OverflowPatterns
 from pictx_fsm.session.entries import CompactionEntry, Entry, MessageEntry
 from pictx_fsm.session.tree import TreeNode
 

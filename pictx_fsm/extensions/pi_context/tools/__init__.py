@@ -36,7 +36,6 @@ from pictx_fsm.extensions.pi_context.tools.homes import (
     model_slug,
     project_key,
 )
-from pictx_fsm.extensions.pi_context.tools.outcome import ToolOutcome, ToolStatus
 from pictx_fsm.extensions.pi_context.tools.output import TOOL_OUTPUT_MAX_BYTES
 from pictx_fsm.extensions.pi_context.tools.schema import (
     SCHEMA_FILE,
@@ -47,6 +46,7 @@ from pictx_fsm.extensions.pi_context.tools.schema import (
     tool_spec,
 )
 from pictx_fsm.extensions.pi_context.tools.store import NoteError, NoteRow, NotesStore
+from pictx_fsm.host.tool_outcome import ToolOutcome, ToolStatus
 
 __all__ = [
     "HANDLERS",

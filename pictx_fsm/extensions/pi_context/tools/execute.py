@@ -31,8 +31,8 @@ from pictx_fsm.extensions.pi_context.tools.notes_tools import (
     notes_search,
     notes_write,
 )
-from pictx_fsm.extensions.pi_context.tools.outcome import Reply, ToolOutcome
 from pictx_fsm.extensions.pi_context.tools.schema import TOOLS_BY_NAME
+from pictx_fsm.host.tool_outcome import Reply, ToolOutcome
 
 Handler = Callable[[Arguments, ToolContext], Reply]
 

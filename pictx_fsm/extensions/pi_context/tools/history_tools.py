@@ -13,7 +13,6 @@ from pictx_fsm import js
 from pictx_fsm.extensions.pi_context.history import HistoryItem, HistoryWindow, history_windows
 from pictx_fsm.extensions.pi_context.tools.arguments import Arguments, search_queries
 from pictx_fsm.extensions.pi_context.tools.context import ToolContext
-from pictx_fsm.extensions.pi_context.tools.outcome import JsonReply, RawReply, Reply
 from pictx_fsm.extensions.pi_context.tools.output import (
     HISTORY_PREVIEW_CHARS,
     JSON,
@@ -27,6 +26,7 @@ from pictx_fsm.extensions.pi_context.tools.output import (
     read_window_text,
     with_keys,
 )
+from pictx_fsm.host.tool_outcome import JsonReply, RawReply, Reply
 
 UNKNOWN_ITEM: Final = "unknown item_id or window_id"
 ITEM_SUBJECT: Final = "item"

@@ -15,7 +15,6 @@ from pictx_fsm import js
 from pictx_fsm.extensions.pi_context.tools.address import decode_address
 from pictx_fsm.extensions.pi_context.tools.arguments import Arguments, search_queries
 from pictx_fsm.extensions.pi_context.tools.context import ToolContext
-from pictx_fsm.extensions.pi_context.tools.outcome import JsonReply, RawReply, Reply
 from pictx_fsm.extensions.pi_context.tools.output import (
     JSON,
     ItemFits,
@@ -28,6 +27,7 @@ from pictx_fsm.extensions.pi_context.tools.output import (
     with_keys,
 )
 from pictx_fsm.extensions.pi_context.tools.store import NOT_FOUND, NoteError, SearchRow
+from pictx_fsm.host.tool_outcome import JsonReply, RawReply, Reply
 
 NOTE_SUBJECT: Final = "note"
 

@@ -15,6 +15,7 @@ from typing import Any, Final, TypeAlias
 from attrs import frozen
 
 from pictx_fsm import js
+from pictx_fsm.host.tool_outcome import result_text
 
 JSON: TypeAlias = Any
 
@@ -29,11 +30,6 @@ ItemFits: TypeAlias = Callable[[Any], bool]
 """Whether one candidate page item fits the page alone."""
 ItemFit: TypeAlias = Callable[[Any, ItemFits], Any]
 """Shrinks one page item that alone exceeds the budget; gets a ``fits(candidate)`` test."""
-
-
-def result_text(value: JSON) -> str:
-    """The text of a JSON tool result: ``JSON.stringify(value, null, 2)``."""
-    return js.stringify(value, indent=2)
 
 
 def text_fits(text: str) -> bool:

@@ -1,0 +1,153 @@
+"""pi-context-management's kit: what the generic exploration, traces, coverage and replay
+need of it."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterator, Mapping, Sequence
+from pathlib import Path
+from typing import Any, ClassVar
+
+from pictx_fsm.extensions.context_management.kit import actions as cm
+from pictx_fsm.extensions.context_management.kit.faults import FAULTS, Fault
+from pictx_fsm.extensions.context_management.kit.invariants_handoff import (
+    INVARIANT_TYPES,
+    WorldSuite,
+)
+from pictx_fsm.extensions.context_management.kit.scenarios import SCENARIOS, configured
+from pictx_fsm.extensions.context_management.kit.world import World, WorldConfig
+from pictx_fsm.extensions.context_management.machines import (
+    MACHINE_NAMES,
+    CmMachines,
+    build_machines,
+    load_machines,
+)
+from pictx_fsm.testing.kit import (
+    CoverageVerdict,
+    Draw,
+    ExploreSettings,
+    Kit,
+    KitOption,
+    Scenario,
+    TraceFormatError,
+)
+
+__all__ = ["KIT", "ContextManagementKit"]
+
+ALONE = "none"
+
+
+class ContextManagementKit(Kit):
+    name: ClassVar[str] = "context-management"
+    legacy_formats: ClassVar[tuple[str, ...]] = ("pictx-fsm/cm-trace/1",)
+    options: ClassVar[tuple[KitOption, ...]] = (
+        KitOption(
+            name="companion",
+            flag="--companion",
+            choices=(ALONE, "pi-context"),
+            default=(ALONE, "pi-context"),
+            help="context-management alone (none) and/or after pi-context on the same host "
+            "(default: both)",
+        ),
+    )
+    invariant_names: ClassVar[tuple[str, ...]] = tuple(t.name for t in INVARIANT_TYPES)
+    decision_fields: ClassVar[tuple[tuple[str, type], ...]] = (
+        ("runtime", int),
+        ("event", str),
+        ("fired", list),
+    )
+
+    @property
+    def faults(self) -> Mapping[str, Fault]:
+        return FAULTS
+
+    @property
+    def scenarios(self) -> Sequence[Scenario]:
+        return SCENARIOS
+
+    def machines(self) -> CmMachines:
+        return load_machines()
+
+    def check_bindings(self, specs: Mapping[str, Any], directory: Path) -> None:
+        if set(MACHINE_NAMES) <= set(specs):
+            build_machines(dict(specs), directory)
+
+    def config_from_json(self, obj: Any) -> WorldConfig:
+        if not isinstance(obj, Mapping):
+            raise TraceFormatError("field 'config' must be an object")
+        try:
+            config = WorldConfig.from_json(obj)
+        except (TypeError, ValueError, AttributeError) as error:
+            raise TraceFormatError(f"field 'config': {error}") from None
+        if config.fault is not None and config.fault not in FAULTS:
+            raise TraceFormatError(f"field 'config.fault': no planted fault {config.fault!r}")
+        return config
+
+    def action_from_json(self, obj: Any, where: str = "action") -> Any:
+        if not isinstance(obj, Mapping):
+            raise TraceFormatError(f"field {where!r} must be an object")
+        try:
+            return cm.action_from_json(obj)
+        except (ValueError, AttributeError, TypeError, KeyError) as error:
+            raise TraceFormatError(f"field {where!r}: {error}") from None
+
+    def action_to_json(self, action: Any) -> dict[str, Any]:
+        return cm.action_to_json(action)
+
+    def world(self, config: WorldConfig) -> World:
+        return World(config)
+
+    def suite(self, config: WorldConfig) -> WorldSuite:
+        return WorldSuite()
+
+    def scenario_configs(
+        self, scenario: Scenario, number: int, settings: ExploreSettings
+    ) -> Iterator[WorldConfig]:
+        for companion in settings.variants["companion"]:
+            base = WorldConfig(
+                seed=settings.seed, companions=_companions(companion), fault=settings.fault
+            )
+            yield configured(scenario, base)
+
+    def configs(self, settings: ExploreSettings) -> Any:
+        from pictx_fsm.extensions.context_management.kit.strategies import world_configs
+
+        companions = tuple(_companions(c) for c in settings.variants["companion"])
+        return world_configs(companions, settings.fault)
+
+    def generate(self, draw: Draw, world: World, settings: ExploreSettings) -> Iterator[Any]:
+        from pictx_fsm.extensions.context_management.kit.strategies import moves
+        from pictx_fsm.testing.explore import run_lengths
+
+        for _ in range(draw(run_lengths(settings.steps))):
+            yield draw(moves())
+
+    def tally(self, world: World, tallies: dict[str, Counter[str]]) -> None:
+        tallies.setdefault("companion_transitions", Counter()).update(world.companion_counts())
+
+    def coverage(self, counts: Mapping[str, int], settings: ExploreSettings) -> CoverageVerdict:
+        """Judged with the extension alone: loaded after pi-context, its resets and
+        compaction cancellation pre-empt some transitions (docs/context-management.md)."""
+        verdict = super().coverage(counts, settings)
+        if ALONE in settings.variants["companion"]:
+            return verdict
+        return CoverageVerdict(
+            coverage=verdict.coverage,
+            judged=False,
+            note="coverage is judged with the extension alone: loaded after pi-context, its "
+            "resets and compaction cancellation pre-empt these transitions "
+            "(docs/context-management.md)",
+            exemptions_file=verdict.exemptions_file,
+        )
+
+    def describe(self, config: WorldConfig) -> str:
+        after = f" · after {', '.join(config.companions)}" if config.companions else ""
+        fault = f" · planted fault {config.fault}" if config.fault else ""
+        return f"{self.name}{after}{fault}"
+
+
+def _companions(choice: str) -> tuple[str, ...]:
+    return () if choice == ALONE else (choice,)
+
+
+KIT = ContextManagementKit()

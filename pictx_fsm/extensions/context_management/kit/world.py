@@ -1,0 +1,394 @@
+"""A world: pi-context-management on the model session — alone, or after pi-context as a
+user might load both — with a clock tests advance and a scripted generator.
+
+:class:`WorldConfig` is everything that makes a run reproducible. :class:`World` keeps
+every runtime instance's steps (Pi re-creates extensions on every replacement), a journal
+of host-level observations the invariants judge independently of the runtime's own guards
+(switches with their pending input and the turns since the handoff began, takeover prompts,
+usage at every reply end), and applies host actions.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Mapping
+from typing import Any
+
+import attrs
+from attrs import define, field, frozen
+
+from pictx_fsm.audit.log import AuditLog
+from pictx_fsm.extensions.context_management import events as ev
+from pictx_fsm.extensions.context_management.effects import CmResult
+from pictx_fsm.extensions.context_management.kit import actions as cm
+from pictx_fsm.extensions.context_management.machines import CmMachines, load_machines
+from pictx_fsm.extensions.context_management.runtime import ContextMemoryRuntime
+from pictx_fsm.extensions.context_management.state import CmState, Flags
+from pictx_fsm.host.events import ModelInfo
+from pictx_fsm.hosts.model import Brain, CompactionSettings, HostSettings, ModelSession
+from pictx_fsm.hosts.model.clock import ManualClock
+from pictx_fsm.hosts.model.context_memory import ContextMemoryExtension
+from pictx_fsm.hosts.model.errors import ModelHostError
+from pictx_fsm.hosts.model.generator import ScriptedGenerator
+from pictx_fsm.session.entries import MessageEntry
+from pictx_fsm.session.estimate import CharsCounter
+from pictx_fsm.session.tree import SessionTree
+from pictx_fsm.testing import actions as shared
+from pictx_fsm.testing.kit import Companion, companion_named
+
+MODELS = ("faux-1", "faux-2")
+
+
+@frozen(kw_only=True)
+class WorldConfig:
+    """The reproducible parameters of one run."""
+
+    seed: int = 0
+    context_window: int = 64_000
+    max_tokens: int = 2_048
+    reserve_tokens: int = 4_000
+    keep_recent_tokens: int = 4_000
+    automatic_compaction: bool = True
+    no_background: bool = False
+    no_auto_handoff: bool = False
+    child: bool = False
+    companions: tuple[str, ...] = ()
+    """Extensions loaded first, as a user who installed them too would (by kit name:
+    ``pi-context``); each keeps its own invariants on the shared host."""
+    saved: bool = True
+    """``False``: an ephemeral session without a file (M45, M64)."""
+    fault: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return attrs.asdict(self)
+
+    @classmethod
+    def from_json(cls, obj: Mapping[str, Any]) -> WorldConfig:
+        obj = dict(obj)
+        if "pi_context" in obj:  # a trace of 0.1: pi-context loaded or not
+            obj["companions"] = ("pi-context",) if obj.pop("pi_context") else ()
+        if isinstance(obj.get("companions"), list):
+            obj["companions"] = tuple(obj["companions"])
+        known = {f.name for f in attrs.fields(cls)}
+        unknown = sorted(set(obj) - known)
+        if unknown:
+            raise ValueError(f"unknown world config field(s): {', '.join(unknown)}")
+        return cls(**dict(obj))
+
+    @property
+    def flags(self) -> Flags:
+        return Flags(
+            child=self.child, no_background=self.no_background, no_auto_handoff=self.no_auto_handoff
+        )
+
+
+@frozen(kw_only=True)
+class StepRecord:
+    """One runtime step as the invariants see it."""
+
+    runtime: int
+    event: ev.CmEvent
+    before: CmState
+    after: CmState
+    result: CmResult
+    ctx: ev.CmContext
+    at: int
+    """The world's action index."""
+    tree: SessionTree
+    leaf: str | None
+    """The leaf when the step ran (the tree only grows, so its branch can be read later)."""
+    size: int
+    """How many entries the file had when the step ran."""
+    rolled_back: bool = False
+
+
+@frozen(kw_only=True)
+class SwitchRecord:
+    """A handoff switch the host carried out (or the return to a source)."""
+
+    source: str
+    target: str
+    time: int
+    pending_input: bool
+    turns_since_begin: int
+    mode: str
+    returning: bool
+    action: int
+
+
+@define
+class Journal:
+    steps: list[StepRecord] = field(factory=list)
+    switches: list[SwitchRecord] = field(factory=list)
+    takeovers: list[tuple[str, int]] = field(factory=list)
+    """(session file, action) of every takeover prompt the host sent."""
+    turn_starts: list[int] = field(factory=list)
+    """Clock time of every ``turn_start`` the host emitted."""
+
+
+class World:
+    """The model session with pi-context-management (and pi-context when configured)."""
+
+    def __init__(self, config: WorldConfig, machines: CmMachines | None = None) -> None:
+        from pictx_fsm.extensions.context_management.kit.faults import plant
+
+        self.config = config
+        self.clock = ManualClock()
+        self.generator = ScriptedGenerator()
+        self.machines = machines or (plant(config.fault) if config.fault else load_machines())
+        self.journal = Journal()
+        self.actions: list[Any] = []
+        self.applied: list[bool] = []
+        self.audits: list[AuditLog] = []
+        """Pi-context-management keeps no decision log per runtime: its steps are journalled
+        (:attr:`journal`); the companions keep theirs."""
+        self.companions: list[Companion] = [companion_named(n) for n in config.companions]
+        self.extension = _Extension(
+            world=self,
+            clock=self.clock,
+            generator=self.generator,
+            flags=config.flags,
+            machines=self.machines,
+            saved=config.saved,
+            seed=config.seed,
+        )
+        model = self.model_info(0)
+        host = HostSettings(
+            model=model,
+            compaction=CompactionSettings(
+                enabled=config.automatic_compaction,
+                reserve_tokens=config.reserve_tokens,
+                keep_recent_tokens=config.keep_recent_tokens,
+            ),
+        )
+        extensions: list[Any] = [e for c in self.companions for e in c.extensions(self)]
+        extensions.append(self.extension)
+        self.session = ModelSession(
+            extensions,
+            brain=Brain(counter=CharsCounter()),
+            settings=host,
+            rng=random.Random(config.seed),
+            clock=self.clock,
+            counter=CharsCounter(),
+        )
+        self.extension.attach(self.session)
+
+    def model_info(self, index: int) -> ModelInfo:
+        return ModelInfo(
+            provider="faux",
+            id=MODELS[index % len(MODELS)],
+            context_window=self.config.context_window,
+            max_tokens=self.config.max_tokens,
+        )
+
+    @property
+    def runtimes(self) -> list[ContextMemoryRuntime]:
+        return self.extension.runtimes
+
+    # -- actions ------------------------------------------------------------------------------
+
+    def apply(self, action: Any) -> bool:
+        serial = len(self.actions)
+        self.actions.append(action)
+        try:
+            applied = self._apply(action, serial)
+        except ModelHostError:
+            applied = False
+        self.applied.append(applied)
+        return applied
+
+    def _apply(self, action: Any, serial: int) -> bool:
+        session, ext = self.session, self.extension
+        if isinstance(action, cm.CmTool):
+            session.brain.push(
+                cm.tool_reply(action, self.message_ids(), serial), cm.closing_text(serial)
+            )
+        elif isinstance(action, cm.Generate):
+            self.generator.push(action.reply, repair=action.repair)
+        elif isinstance(action, cm.Deliver):
+            return ext.deliver()
+        elif isinstance(action, cm.Turn):
+            if not session.is_idle:
+                return False
+            session.prompt(shared.filler(f"turn-{serial}", action.chars))
+            session.run_until_idle()
+            for _ in range(40):
+                if not ext.deliverable():
+                    break
+                ext.deliver()
+                session.run_until_idle()
+        elif isinstance(action, cm.Drain):
+            delivered = [ext.deliver() for _ in range(action.limit) if ext.deliverable()]
+            return any(delivered)
+        elif isinstance(action, cm.Wait):
+            ext.pass_time(action.ms)
+        elif isinstance(action, cm.CtxMemory):
+            session.command("ctx-memory", action.args)
+        elif isinstance(action, cm.FailDisk):
+            ext.fail_appends = action.on
+            ext.files.fail_writes = action.on
+        elif isinstance(action, cm.VetoSwitch):
+            ext.veto_switches = action.on
+        elif isinstance(action, cm.HideParent):
+            ext.hide_parents = action.on
+        elif isinstance(action, cm.FailTakeover):
+            ext.fail_takeover = action.on
+        elif isinstance(action, cm.FailCreate):
+            ext.fail_create = action.on
+        elif isinstance(action, cm.VetoReturn):
+            ext.veto_returns = action.on
+        elif isinstance(action, cm.NavigateTo):
+            return self._navigate_to(action)
+        elif isinstance(action, cm.ForeignMessage):
+            if not session.is_idle:
+                return False
+            text = shared.filler(f"foreign-{serial}", action.chars)
+            session.send_message("other-extension", text, display=True)
+        elif isinstance(action, cm.SwitchModel):
+            if not session.is_idle:
+                return False
+            session.set_model(self.model_info(action.index))
+        else:
+            return shared.apply_action(session, action, serial)
+        return True
+
+    def _navigate_to(self, action: cm.NavigateTo) -> bool:
+        from pictx_fsm.extensions.context_management.records import NOTES_TYPE
+        from pictx_fsm.session.entries import CompactionEntry, CustomEntry
+
+        session = self.session
+        if not session.is_idle:
+            return False
+        entries = list(session.tree.entries)
+        found: list[Any]
+        if action.mark == "first_user":
+            found = [
+                e for e in entries if isinstance(e, MessageEntry) and e.message.role == "user"
+            ][:1]
+        elif action.mark in ("notes", "first_notes"):
+            notes = [
+                e for e in entries if isinstance(e, CustomEntry) and e.custom_type == NOTES_TYPE
+            ]
+            found = notes[:1] if action.mark == "first_notes" else notes[-1:]
+        else:
+            found = [e for e in entries if isinstance(e, CompactionEntry)][-1:]
+        if not found or found[0].id == session.leaf_id:
+            return False
+        session.navigate(found[0].id, summarize=action.summarize)
+        return True
+
+    def message_ids(self) -> dict[str, list[str]]:
+        ids: dict[str, list[str]] = {"user": [], "assistant": []}
+        for entry in self.session.tree.branch():
+            if isinstance(entry, MessageEntry) and entry.message.role in ids:
+                ids[entry.message.role].append(entry.id)
+        return ids
+
+    # -- what replay compares and coverage counts -----------------------------------------------
+
+    def transition_counts(self) -> dict[str, int]:
+        counts: dict[str, int] = {}
+        for record in self.journal.steps:
+            for transition in record.result.fired:
+                counts[transition] = counts.get(transition, 0) + 1
+        return counts
+
+    def companion_counts(self) -> dict[str, int]:
+        """The transitions the companions' machines fired."""
+        counts: dict[str, int] = {}
+        for companion in self.companions:
+            for key, value in companion.transition_counts().items():
+                counts[key] = counts.get(key, 0) + value
+        return counts
+
+    def release(self) -> None:
+        """Nothing outlives a world."""
+
+    def decisions(self) -> list[dict[str, Any]]:
+        return [
+            {"runtime": r.runtime, "event": type(r.event).__name__, "fired": list(r.result.fired)}
+            for r in self.journal.steps
+        ]
+
+
+@define
+class _Extension(ContextMemoryExtension):
+    """The adapter, journalling every step and every host-level handoff operation."""
+
+    world: World | None = None
+
+    def bind(self, tree: SessionTree) -> None:
+        super().bind(tree)
+        if self.runtimes and self.world is not None:
+            index = len(self.runtimes) - 1
+            runtime = self.runtimes[-1]
+            previous = {"state": runtime.state}
+
+            def on_step(event: ev.CmEvent, state: CmState, result: CmResult) -> None:
+                world = self.world
+                assert world is not None
+                ctx = runtime.host.context()
+                world.journal.steps.append(
+                    StepRecord(
+                        runtime=index,
+                        event=event,
+                        before=previous["state"],
+                        after=state,
+                        result=result,
+                        ctx=ctx,
+                        at=len(world.actions) - 1,
+                        tree=runtime.tree,
+                        leaf=runtime.tree.leaf_id,
+                        size=len(runtime.tree.entries),
+                    )
+                )
+                previous["state"] = state
+                if isinstance(event, ev.TurnStarted):
+                    world.journal.turn_starts.append(ctx.now)
+
+            def on_rollback() -> None:
+                world = self.world
+                assert world is not None
+                for position in range(len(world.journal.steps) - 1, -1, -1):
+                    record = world.journal.steps[position]
+                    if record.runtime == index:
+                        world.journal.steps[position] = attrs.evolve(record, rolled_back=True)
+                        previous["state"] = record.before
+                        break
+
+            runtime.on_step = on_step
+            runtime.on_rollback = on_rollback
+
+    def switch(self, path: str) -> bool:
+        world = self.world
+        session = self._session()
+        source = session.session_file
+        state = self.runtime.state
+        run = state.handoff
+        pending = session.pending_messages > 0
+        position = len(world.journal.switches) if world is not None else 0
+        switched = super().switch(path)
+        if switched and world is not None:
+            receipt_side = run is None
+            mode = "return" if run is None else run.mode
+            world.journal.switches.insert(
+                position,
+                SwitchRecord(
+                    source=source,
+                    target=path,
+                    time=self.clock.peek(),
+                    pending_input=pending,
+                    turns_since_begin=0 if run is None else state.turns - run.turns,
+                    mode=mode,
+                    returning=receipt_side,
+                    action=len(world.actions) - 1,
+                ),
+            )
+        return switched
+
+    def _flush_takeover(self) -> None:
+        if self._takeover is not None and self.world is not None and self.session is not None:
+            self.world.journal.takeovers.append(
+                (self.session.session_file, len(self.world.actions) - 1)
+            )
+        super()._flush_takeover()

@@ -1,0 +1,227 @@
+"""pi-context's actions beside the host actions: its commands (``/wipe-memory``,
+``/pi-context``) and actions on the world around the session (other extensions that void a
+boundary, hide a boot or queue at settle; settings switched mid-run; the bridge's runtime
+killed), and what counts as a boundary entry of pi-context's."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, ClassVar, TypeAlias
+
+from attrs import frozen
+
+from pictx_fsm.extensions.pi_context.texts import (
+    BOOT_TYPE,
+    CONTINUATION_TYPE,
+    GET_CONTEXT_REMAINING_TOOL,
+    GUIDANCE_TYPE,
+    PI_CONTEXT_COMMAND,
+    WARNING_TYPE,
+    WIPE_MEMORY_COMMAND,
+    WIPE_MEMORY_TOOL,
+)
+from pictx_fsm.extensions.pi_context.tools import TOOL_NAMES
+from pictx_fsm.extensions.pi_context.windows import window_id_of_marker
+from pictx_fsm.hosts.model import ModelSession
+from pictx_fsm.hosts.model.errors import ModelHostError
+from pictx_fsm.session.entries import CustomMessageEntry
+from pictx_fsm.testing import actions as host
+from pictx_fsm.testing.actions import (
+    ANCHORS,
+    Abort,
+    Advance,
+    AdvanceTo,
+    Compact,
+    EndlessRun,
+    FollowUp,
+    Fork,
+    Navigate,
+    Prompt,
+    Reload,
+    Script,
+    Settle,
+    Steer,
+    action_to_json,
+    filler,
+)
+
+__all__ = [
+    "ACTION_TYPES",
+    "ANCHORS",
+    "BOUNDARY_TYPES",
+    "KNOWN_TOOLS",
+    "WORLD_ACTIONS",
+    "Abort",
+    "Action",
+    "Advance",
+    "AdvanceTo",
+    "Compact",
+    "EndlessRun",
+    "FollowUp",
+    "Fork",
+    "HideBoot",
+    "KillRuntime",
+    "Navigate",
+    "Prompt",
+    "QueueAtSettle",
+    "Reload",
+    "Script",
+    "SetAutomatic",
+    "Settle",
+    "Steer",
+    "Toggle",
+    "VoidNextBoundary",
+    "WipeCommand",
+    "action_from_json",
+    "action_to_json",
+    "anchor_of",
+    "apply_action",
+    "filler",
+    "is_boundary_entry",
+]
+
+BOUNDARY_TYPES = frozenset({BOOT_TYPE, CONTINUATION_TYPE, GUIDANCE_TYPE, WARNING_TYPE})
+"""The custom messages pi-context writes at a boundary (with the marker, a custom entry)."""
+KNOWN_TOOLS: frozenset[str] = frozenset(
+    {WIPE_MEMORY_TOOL, GET_CONTEXT_REMAINING_TOOL, "echo", *TOOL_NAMES}
+)
+"""The tools a pi-context world's scripted model may call: pi-context's eleven and the
+model host's ``echo``."""
+
+
+@frozen(kw_only=True)
+class WipeCommand:
+    """``/wipe-memory`` (only when idle: Pi's command waits for idle)."""
+
+    KIND: ClassVar[str] = "wipe"
+
+
+@frozen(kw_only=True)
+class Toggle:
+    """``/pi-context <arg>``."""
+
+    KIND: ClassVar[str] = "toggle"
+    arg: str
+
+
+@frozen(kw_only=True)
+class VoidNextBoundary:
+    """Another extension, loaded after pi-context, answers the next ``turn_end`` or
+    ``agent_before_settle`` with an invalid draft, so Pi voids every draft of that boundary
+    and its continue flag (pi-host §4.2 rule 2, trace ``c3b``). See :mod:`.noise`."""
+
+    KIND: ClassVar[str] = "void_next_boundary"
+
+
+@frozen(kw_only=True)
+class HideBoot:
+    """Another extension, loaded after pi-context, hides the current window's boot from the
+    model context at the next ``turn_end`` (a valid ``context_edit`` with replacement
+    ``null``): the case R65 refuses to repair and R68 must catch. See :mod:`.noise`."""
+
+    KIND: ClassVar[str] = "hide_boot"
+
+
+@frozen(kw_only=True)
+class QueueAtSettle:
+    """Another extension, loaded before pi-context, queues a follow-up
+    (``pi.sendUserMessage(text, {deliverAs: "followUp"})``) in its next
+    ``agent_before_settle`` handler, so pi-context's handler sees a queued message (R35).
+    See :mod:`.noise`."""
+
+    KIND: ClassVar[str] = "queue_at_settle"
+    chars: int = 40
+
+
+@frozen(kw_only=True)
+class SetAutomatic:
+    """The user switches ``compaction.enabled`` in the settings pi-context reads live on
+    every decision (R40, R41): automatic resets on or off, possibly mid-run."""
+
+    KIND: ClassVar[str] = "set_automatic"
+    enabled: bool
+
+
+@frozen(kw_only=True)
+class KillRuntime:
+    """The lifecycle's runtime dies, as the bridge's Python server can (issue 8): the bridge
+    twin (:mod:`pictx_fsm.hosts.pi.twin`) fails closed until it restarts one, or, with
+    ``permanent``, for good (degraded mode)."""
+
+    KIND: ClassVar[str] = "kill_runtime"
+    permanent: bool = False
+
+
+Action: TypeAlias = (
+    host.Action
+    | WipeCommand
+    | Toggle
+    | VoidNextBoundary
+    | HideBoot
+    | QueueAtSettle
+    | SetAutomatic
+    | KillRuntime
+)
+ACTION_TYPES: Mapping[str, type[Any]] = {
+    **host.HOST_ACTION_TYPES,
+    **{
+        cls.KIND: cls
+        for cls in (
+            WipeCommand,
+            Toggle,
+            VoidNextBoundary,
+            HideBoot,
+            QueueAtSettle,
+            SetAutomatic,
+            KillRuntime,
+        )
+    },
+}
+WORLD_ACTIONS: tuple[type[Any], ...] = (
+    VoidNextBoundary,
+    HideBoot,
+    QueueAtSettle,
+    SetAutomatic,
+    KillRuntime,
+)
+"""Actions on the world around the session (other extensions, settings), applied by
+:meth:`~pictx_fsm.extensions.pi_context.kit.world.World.apply`, not by :func:`apply_action`."""
+
+
+def action_from_json(obj: Mapping[str, Any]) -> Action:
+    """Read a host action or one of pi-context's; raises ``ValueError`` naming the problem."""
+    action: Action = host.action_from_json(obj, ACTION_TYPES)
+    return action
+
+
+def is_boundary_entry(entry: object) -> bool:
+    """A marker or one of the custom messages pi-context writes at a boundary."""
+    if window_id_of_marker(entry) is not None:
+        return True
+    return isinstance(entry, CustomMessageEntry) and entry.custom_type in BOUNDARY_TYPES
+
+
+def anchor_of(entry: Any) -> host.Anchor:
+    """The most specific anchor kind an entry belongs to, pi-context's boundaries included."""
+    return host.anchor_of(entry, is_boundary_entry)
+
+
+def apply_action(session: ModelSession, action: Action, serial: int) -> bool:
+    """Carry out a host action or one of pi-context's commands; ``False`` when the state does
+    not allow it (and for :data:`WORLD_ACTIONS`, which need the world around the session)."""
+    if isinstance(action, WipeCommand | Toggle):
+        try:
+            return _command(session, action)
+        except ModelHostError:
+            return False
+    return host.apply_action(session, action, serial, is_boundary_entry)
+
+
+def _command(session: ModelSession, action: WipeCommand | Toggle) -> bool:
+    if isinstance(action, WipeCommand):
+        if not session.is_idle:
+            return False
+        session.command(WIPE_MEMORY_COMMAND)
+    else:
+        session.command(PI_CONTEXT_COMMAND, action.arg)
+    return True

@@ -1,0 +1,79 @@
+"""pi-context as a companion in another extension's world: loaded first on the same model
+session, as a user who installed both would, with every one of its invariants still checked
+(their names prefixed ``pi-context:``)."""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Mapping
+from typing import Any
+
+from attrs import define, field
+
+from pictx_fsm.audit.log import AuditLog
+from pictx_fsm.extensions.pi_context.adapter import LifecycleExtension
+from pictx_fsm.extensions.pi_context.kit.invariants import InvariantSuite
+from pictx_fsm.extensions.pi_context.lifecycle import load_lifecycle
+from pictx_fsm.extensions.pi_context.runtime import LifecycleRuntime
+from pictx_fsm.extensions.pi_context.texts import Profile
+from pictx_fsm.hosts.model import ModelSession
+from pictx_fsm.session.estimate import CharsCounter
+from pictx_fsm.session.tree import SessionTree
+from pictx_fsm.testing.invariants import Violation
+
+__all__ = ["PiContextCompanion"]
+
+
+@define
+class _View:
+    """What pi-context's invariants read, over the world it joined (``WorldView``)."""
+
+    session: ModelSession
+    audits: list[AuditLog]
+    endless_runs: list[int] = field(factory=list)
+    profile: Profile = Profile.V0_25_1
+    lifecycle_down: bool = False
+    """pi-context runs in process here: nothing kills it."""
+
+
+class PiContextCompanion:
+    """One world's pi-context: its runtimes (Pi re-creates the extension on every
+    replacement), their decision logs and its invariants."""
+
+    def __init__(self) -> None:
+        self.audits: list[AuditLog] = []
+        self.runtimes: list[LifecycleRuntime] = []
+        self._suite = InvariantSuite()
+        self._world: Any = None
+
+    def extensions(self, world: Any) -> list[Any]:
+        self._world = world
+        return [LifecycleExtension(self._runtime)]
+
+    def _runtime(self, tree: SessionTree) -> LifecycleRuntime:
+        audit = AuditLog()
+        runtime = LifecycleRuntime(
+            tree,
+            rng=random.Random(f"pictx-runtime:{self._world.config.seed}:{len(self.runtimes)}"),
+            clock=self._world.clock,
+            lifecycle=load_lifecycle(),
+            audit=audit,
+            counter=CharsCounter(),
+        )
+        self.audits.append(audit)
+        self.runtimes.append(runtime)
+        return runtime
+
+    def check(self, world: Any) -> list[Violation]:
+        view = _View(session=world.session, audits=self.audits)
+        return [
+            Violation(invariant=f"pi-context:{v.invariant}", rule=v.rule, message=v.message)
+            for v in self._suite.check(view)
+        ]
+
+    def transition_counts(self) -> Mapping[str, int]:
+        counts: dict[str, int] = {}
+        for log in self.audits:
+            for key, value in log.transition_counts().items():
+                counts[key] = counts.get(key, 0) + value
+        return counts

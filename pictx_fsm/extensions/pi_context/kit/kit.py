@@ -1,0 +1,167 @@
+"""pi-context's kit: what the generic exploration, traces, coverage and replay need of it."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterator, Mapping, Sequence
+from pathlib import Path
+from typing import Any, ClassVar
+
+from pictx_fsm.extensions.pi_context.kit import actions as pi_actions
+from pictx_fsm.extensions.pi_context.kit.companion import PiContextCompanion
+from pictx_fsm.extensions.pi_context.kit.faults import FAULTS, Fault
+from pictx_fsm.extensions.pi_context.kit.invariants import INVARIANT_TYPES, InvariantSuite
+from pictx_fsm.extensions.pi_context.kit.scenarios import SCENARIOS
+from pictx_fsm.extensions.pi_context.kit.trace_input import (
+    DECISION_FIELDS,
+    check_action,
+    check_config,
+)
+from pictx_fsm.extensions.pi_context.kit.world import World, WorldConfig, scenario_config
+from pictx_fsm.extensions.pi_context.lifecycle import (
+    MACHINE_NAMES,
+    Lifecycle,
+    build_lifecycle,
+    load_lifecycle,
+)
+from pictx_fsm.extensions.pi_context.texts import Profile
+from pictx_fsm.hosts.model.profiles import HOST_PROFILES
+from pictx_fsm.testing.coverage import EXEMPTIONS_FILE, coverage_of
+from pictx_fsm.testing.kit import (
+    CoverageVerdict,
+    Draw,
+    ExploreSettings,
+    Kit,
+    KitOption,
+    Scenario,
+)
+
+__all__ = ["KIT", "PiContextKit"]
+
+PROFILES = tuple(p.value for p in Profile)
+HOSTS = tuple(HOST_PROFILES)
+
+
+class PiContextKit(Kit):
+    name: ClassVar[str] = "pi-context"
+    legacy_formats: ClassVar[tuple[str, ...]] = ("pictx-fsm/trace/1",)
+    options: ClassVar[tuple[KitOption, ...]] = (
+        KitOption(
+            name="profile",
+            flag="--profile",
+            choices=PROFILES,
+            default=PROFILES,
+            help="pi-context profile(s) to explore (default: both)",
+        ),
+        KitOption(
+            name="host",
+            flag="--host-profile",
+            choices=HOSTS,
+            default=HOSTS,
+            help="Pi version(s) the model session behaves as (default: all)",
+        ),
+    )
+    invariant_names: ClassVar[tuple[str, ...]] = tuple(t.name for t in INVARIANT_TYPES)
+    decision_fields: ClassVar[tuple[tuple[str, type], ...]] = DECISION_FIELDS
+    contract_modules: ClassVar[tuple[str, ...]] = (
+        "pictx_fsm.extensions.pi_context.repair",
+        "pictx_fsm.extensions.pi_context.windows",
+        "pictx_fsm.extensions.pi_context.policy",
+        "pictx_fsm.host.overflow",
+        "pictx_fsm.host.effects",
+    )
+
+    @property
+    def faults(self) -> Mapping[str, Fault]:
+        return FAULTS
+
+    @property
+    def scenarios(self) -> Sequence[Scenario]:
+        return SCENARIOS
+
+    def machines(self) -> Lifecycle:
+        return load_lifecycle()
+
+    def check_bindings(self, specs: Mapping[str, Any], directory: Path) -> None:
+        if set(MACHINE_NAMES) <= set(specs):
+            build_lifecycle(dict(specs), directory)
+
+    def config_from_json(self, obj: Any) -> WorldConfig:
+        return check_config(obj)
+
+    def action_from_json(self, obj: Any, where: str = "action") -> Any:
+        return check_action(obj, where)
+
+    def action_to_json(self, action: Any) -> dict[str, Any]:
+        return pi_actions.action_to_json(action)
+
+    def world(self, config: WorldConfig) -> World:
+        return World(config)
+
+    def suite(self, config: WorldConfig) -> InvariantSuite:
+        return InvariantSuite()
+
+    def scenario_configs(
+        self, scenario: Scenario, number: int, settings: ExploreSettings
+    ) -> Iterator[WorldConfig]:
+        """One run per profile; the hosts alternate, so each scenario meets every host over
+        the profiles while the phase costs one run per scenario and profile."""
+        hosts = settings.variants["host"]
+        for index, profile in enumerate(settings.variants["profile"]):
+            host = hosts[(number + index) % len(hosts)]
+            yield scenario_config(profile, settings.seed, settings.fault, host)
+
+    def configs(self, settings: ExploreSettings) -> Any:
+        from pictx_fsm.extensions.pi_context.kit.strategies import world_configs
+
+        return world_configs(
+            settings.variants["profile"], settings.fault, settings.variants["host"]
+        )
+
+    def generate(self, draw: Draw, world: World, settings: ExploreSettings) -> Iterator[Any]:
+        """A swarm run: its action groups, its length, then every action; it ends settled."""
+        from pictx_fsm.extensions.pi_context.kit.strategies import SWARMS, swarm_moves
+        from pictx_fsm.testing.explore import run_lengths
+
+        swarm = tuple(group for group in draw(SWARMS) if group not in settings.without)
+        count = draw(run_lengths(settings.steps))
+        done = 0
+        while done < count:
+            for action in draw(swarm_moves(swarm, world.session.is_idle)):
+                done += 1
+                yield action
+        yield pi_actions.Settle()
+
+    def tally(self, world: World, tallies: dict[str, Counter[str]]) -> None:
+        tallies.setdefault("tool_outcomes", Counter()).update(world.tool_outcomes())
+
+    def coverage(self, counts: Mapping[str, int], settings: ExploreSettings) -> CoverageVerdict:
+        lifecycle = self.machines()
+        coverage = coverage_of(lifecycle, counts, settings.variants["profile"], PROFILES)
+        return CoverageVerdict(
+            coverage=coverage, exemptions_file=f"{lifecycle.directory.name}/{EXEMPTIONS_FILE}"
+        )
+
+    def report_lines(
+        self, tallies: Mapping[str, Counter[str]], failed: bool
+    ) -> tuple[list[str], bool]:
+        """The notes and history tools' outcome coverage (ok / refusal / error per tool)."""
+        from pictx_fsm.extensions.pi_context.kit.tool_coverage import tool_outcome_coverage
+
+        tools = tool_outcome_coverage(
+            tallies.get("tool_outcomes", Counter()), self.machines().directory
+        )
+        lines = list(tools.lines())
+        if failed:
+            return lines, False
+        return [*lines, *tools.problems()], not tools.complete
+
+    def describe(self, config: WorldConfig) -> str:
+        fault = f" · planted fault {config.fault}" if config.fault else ""
+        return f"profile {config.profile}{fault}"
+
+    def companion(self) -> PiContextCompanion:
+        return PiContextCompanion()
+
+
+KIT = PiContextKit()

@@ -1,0 +1,302 @@
+"""A world: the lifecycle runtime plugged into the model session, ready to be driven.
+
+:class:`WorldConfig` is everything that makes a run reproducible (profile, seed, the model's
+context window, the settings that place the reminder, warning and reserve lines, how much
+native compaction keeps, an optional planted fault). :class:`World` builds the model session
+with the lifecycle extension between two inert noise extensions (:mod:`.noise`), keeps every
+runtime's audit log (Pi re-creates the extension on fork and resume, so one world has several
+runtimes) and applies host actions — the world actions (noise, settings) itself.
+"""
+
+from __future__ import annotations
+
+import functools
+import random
+from collections import Counter
+from collections.abc import Mapping
+from typing import Any
+
+import attrs
+from attrs import frozen
+
+from pictx_fsm.audit.log import AuditLog
+from pictx_fsm.extensions.pi_context.adapter import LifecycleExtension
+from pictx_fsm.extensions.pi_context.kit.actions import (
+    Action,
+    EndlessRun,
+    HideBoot,
+    KillRuntime,
+    QueueAtSettle,
+    SetAutomatic,
+    VoidNextBoundary,
+    action_to_json,
+    apply_action,
+    filler,
+)
+from pictx_fsm.extensions.pi_context.kit.faults import fault_named, faulty_lifecycle
+from pictx_fsm.extensions.pi_context.kit.noise import Arms, EarlyNoise, LateNoise
+from pictx_fsm.extensions.pi_context.kit.notes_sandbox import NotesSandbox, resolve_arguments
+from pictx_fsm.extensions.pi_context.kit.tool_coverage import tool_outcomes
+from pictx_fsm.extensions.pi_context.lifecycle import Lifecycle, load_lifecycle
+from pictx_fsm.extensions.pi_context.policy import FrozenScopes
+from pictx_fsm.extensions.pi_context.runtime import LifecycleRuntime
+from pictx_fsm.extensions.pi_context.texts import Profile
+from pictx_fsm.host.events import ModelInfo
+from pictx_fsm.host.settings import SettingsScopes
+from pictx_fsm.hosts.model import Brain, CompactionSettings, HostSettings, ModelSession, TickClock
+from pictx_fsm.hosts.model.profiles import DEFAULT_HOST_PROFILE, HOST_PROFILES, host_profile
+from pictx_fsm.hosts.model.provider_usage import FauxCacheUsage
+from pictx_fsm.hosts.pi.twin import BridgeTwin
+from pictx_fsm.session.estimate import CharsCounter, TiktokenCounter
+from pictx_fsm.session.tree import SessionTree
+
+USAGE_ACCOUNTINGS = ("estimated", "faux")
+
+
+@functools.cache
+def shared_counter() -> TiktokenCounter:
+    """The runtimes' token counter, one per process: its counts are a pure function of the
+    text, and verify's worlds count the same boots, prompts and replies again and again
+    (a counter per runtime encoded each of them again in every world, fork and resume)."""
+    return TiktokenCounter()
+
+
+@frozen(kw_only=True)
+class WorldConfig:
+    """The reproducible parameters of one generated run."""
+
+    profile: str = Profile.V0_25_1.value
+    seed: int = 0
+    context_window: int = 32_000
+    max_tokens: int = 4_096
+    reserve_tokens: int = 2_000
+    reminder_margin: int = 4_000
+    automatic: bool = True
+    keep_recent_tokens: int = 20_000
+    """Pi's ``compaction.keepRecentTokens``: below it native compaction finds nothing to cut."""
+    fault: str | None = None
+    usage: str = attrs.field(default="estimated", validator=attrs.validators.in_(USAGE_ACCOUNTINGS))
+    """The brain's usage figures: ``estimated`` (a real provider's total) or ``faux`` (pi-ai's
+    faux provider, cache arithmetic included: what real-Pi runs on the faux model report)."""
+    host: str = attrs.field(
+        default=DEFAULT_HOST_PROFILE.name, validator=attrs.validators.in_(tuple(HOST_PROFILES))
+    )
+    """The Pi version the model session behaves as (``pi-0.87``, ``pi-1.6``)."""
+
+    def to_json(self) -> dict[str, Any]:
+        return attrs.asdict(self)
+
+    @classmethod
+    def from_json(cls, obj: Mapping[str, Any]) -> WorldConfig:
+        known = {f.name for f in attrs.fields(cls)}
+        unknown = sorted(set(obj) - known)
+        if unknown:
+            raise ValueError(f"unknown world config field(s): {', '.join(unknown)}")
+        return cls(**dict(obj))
+
+    @property
+    def settings(self) -> dict[str, Any]:
+        """Pi-style global settings the runtime reads (R41, R42)."""
+        return _settings(self, automatic=self.automatic)
+
+
+def _settings(config: WorldConfig, *, automatic: bool) -> dict[str, Any]:
+    return {
+        "compaction": {"reserveTokens": config.reserve_tokens, "enabled": automatic},
+        "pi-context": {"reminderMarginTokens": config.reminder_margin},
+    }
+
+
+def world_lifecycle(fault: str | None) -> Lifecycle:
+    """The lifecycle a world runs: the declared one, or the one with ``fault`` planted."""
+    return faulty_lifecycle(fault) if fault else load_lifecycle()
+
+
+class LiveSettings:
+    """The settings manager injected into every runtime, read live on every decision (R40):
+    :class:`~.actions.SetAutomatic` switches ``compaction.enabled`` mid-run."""
+
+    def __init__(self, config: WorldConfig) -> None:
+        self.config = config
+        self.automatic = config.automatic
+        self._scopes: dict[tuple[type, bool], FrozenScopes] = {}
+
+    def read(self) -> SettingsScopes:
+        """The same scopes while ``automatic`` is unchanged: their policy is resolved once."""
+        key = (type(self.automatic), self.automatic)  # True, not 1: the settings spell it
+        scopes = self._scopes.get(key)
+        if scopes is None:
+            settings = _settings(self.config, automatic=self.automatic)
+            scopes = self._scopes[key] = FrozenScopes.of(settings, {})
+        return scopes
+
+
+class World:
+    """The model session with the lifecycle extension, and everything needed to check it."""
+
+    def __init__(self, config: WorldConfig, lifecycle: Lifecycle | None = None) -> None:
+        self.config = config
+        fault = fault_named(config.fault) if config.fault else None
+        self.lifecycle = lifecycle if lifecycle is not None else world_lifecycle(config.fault)
+        self.audits: list[AuditLog] = []
+        self.runtimes: list[LifecycleRuntime] = []
+        self.actions: list[Action] = []
+        self.applied: list[bool] = []
+        self.endless_runs: list[int] = []
+        """Serials of actions whose run never settled (:class:`~.actions.EndlessRun`)."""
+        self.clock = TickClock()
+        self.settings = LiveSettings(config)
+        self.noise = Arms()
+        self.notes = NotesSandbox.fresh()
+        """The world's ``PI_NOTES_HOME``, its escape links and the outside it must not touch."""
+        # The lifecycle as the Pi bridge runs it: a KillRuntime action can take it down.
+        self.extension = BridgeTwin(LifecycleExtension(self._runtime))
+        model = ModelInfo(
+            provider="faux",
+            id="faux-1",
+            context_window=config.context_window,
+            max_tokens=config.max_tokens,
+        )
+        profile = host_profile(config.host)
+        host = HostSettings(
+            profile=profile,
+            model=model,
+            compaction=CompactionSettings(
+                enabled=config.automatic,
+                reserve_tokens=config.reserve_tokens,
+                keep_recent_tokens=config.keep_recent_tokens,
+            ),
+        )
+        early = EarlyNoise(self.noise, self._follow_up)
+        once = profile.faux_input_counted_once
+        accounting = FauxCacheUsage(input_counted_once=once) if config.usage == "faux" else None
+        brain = Brain(
+            counter=CharsCounter(),
+            usage=accounting,
+            arguments=lambda arguments: resolve_arguments(arguments, self.session.tree),
+        )
+        self.session = ModelSession(
+            [early, self.extension, LateNoise(self.noise)],
+            brain=brain,
+            settings=host,
+            rng=random.Random(config.seed),
+            clock=self.clock,
+            counter=CharsCounter(),
+        )
+        self.extension.attach(self.session)
+        if fault is not None and fault.host is not None:
+            fault.host(self.session)
+
+    def _runtime(self, tree: SessionTree) -> LifecycleRuntime:
+        index = len(self.runtimes)
+        audit = AuditLog()
+        runtime = LifecycleRuntime(
+            tree,
+            profile=self.config.profile,
+            settings=self.settings,
+            rng=random.Random(f"pictx-runtime:{self.config.seed}:{index}"),
+            clock=self.clock,
+            lifecycle=self.lifecycle,
+            audit=audit,
+            notes_home=self.notes.root,
+            counter=shared_counter(),
+        )
+        self.audits.append(audit)
+        self.runtimes.append(runtime)
+        return runtime
+
+    @property
+    def profile(self) -> Profile:
+        return Profile.parse(self.config.profile)
+
+    @property
+    def lifecycle_down(self) -> bool:
+        return self.extension.broken
+
+    def apply(self, action: Action) -> bool:
+        """Apply one host action; returns whether the session's state allowed it."""
+        serial = len(self.actions)
+        applied = self._apply_world(action, serial)
+        if applied is None:
+            try:
+                applied = apply_action(self.session, action, serial=serial)
+            except EndlessRun:
+                self.endless_runs.append(serial)
+                applied = True
+        self.actions.append(action)
+        self.applied.append(applied)
+        return applied
+
+    def _apply_world(self, action: Action, serial: int) -> bool | None:
+        """A world action (noise, settings); ``None`` for a session action."""
+        if isinstance(action, VoidNextBoundary):
+            self.noise.void = True
+        elif isinstance(action, HideBoot):
+            self.noise.hide_boot = True
+        elif isinstance(action, QueueAtSettle):
+            self.noise.queue = filler(f"settle-follow-up-{serial}", action.chars)
+        elif isinstance(action, SetAutomatic):
+            self.settings.automatic = action.enabled
+        elif isinstance(action, KillRuntime):
+            self.extension.kill(permanent=action.permanent)
+        else:
+            return None
+        return True
+
+    def _follow_up(self, text: str) -> None:
+        self.session.follow_up(text)
+
+    def transition_counts(self) -> dict[str, int]:
+        counts: dict[str, int] = {}
+        for log in self.audits:
+            for key, value in log.transition_counts().items():
+                counts[key] = counts.get(key, 0) + value
+        return counts
+
+    def release(self) -> None:
+        """Done with this world: its notes sandbox goes to the next one if untouched."""
+        self.notes.release()
+
+    def tool_outcomes(self) -> Counter[str]:
+        """``<tool>:<status>`` of every notes and history tool call so far."""
+        return sum((tool_outcomes(log.records) for log in self.audits), Counter())
+
+    def decisions(self) -> list[dict[str, Any]]:
+        """Every machine decision (and notes/history tool outcome) so far, compact: what
+        replay compares."""
+        out = []
+        for index, log in enumerate(self.audits):
+            for record in log.records:
+                fired = [t["id"] for step in record["steps"] for t in step["transitions"]]
+                decision = {
+                    "runtime": index,
+                    "seq": record["seq"],
+                    "hook": record["hook"],
+                    "fired": fired,
+                }
+                outcome = tool_outcomes([record])
+                if outcome:
+                    decision["tool"] = next(iter(outcome))
+                out.append(decision)
+        return out
+
+    def describe_actions(self) -> list[dict[str, Any]]:
+        return [action_to_json(action) for action in self.actions]
+
+
+def scenario_config(
+    profile: str, seed: int = 0, fault: str | None = None, host: str = DEFAULT_HOST_PROFILE.name
+) -> WorldConfig:
+    """The world every seed scenario runs in (the numbers of :mod:`.scenarios` assume it):
+    native compaction keeps only 1 000 tokens, so ``/compact`` and overflow compaction find
+    something to cut in a short story and reach ``session_before_compact``."""
+    return WorldConfig(
+        profile=profile,
+        seed=seed,
+        context_window=36_000,
+        reserve_tokens=2_000,
+        reminder_margin=16_000,
+        keep_recent_tokens=1_000,
+        fault=fault,
+        host=host,
+    )

@@ -1,0 +1,158 @@
+"""A world for any extension that speaks the host contract: the extension on the model
+session (Pi in a host profile), driven by host actions, its decisions read back from the
+audit logs it writes.
+
+An extension whose kit needs nothing more than hooks in and results out — no other
+extensions around it, no host faults of its own — uses this world as it is: the kit builds
+its extensions from the world (``extensions(world)``), each runtime records its decisions in
+a log from :meth:`HostWorld.audit_log`, and the generic exploration, traces, coverage and
+replay do the rest (``docs/extending.md``).
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+import attrs
+from attrs import frozen
+
+from pictx_fsm.audit.log import AuditLog
+from pictx_fsm.host.events import ModelInfo
+from pictx_fsm.host.extension import Extension
+from pictx_fsm.hosts.model import Brain, CompactionSettings, HostSettings, ModelSession, TickClock
+from pictx_fsm.hosts.model.profiles import DEFAULT_HOST_PROFILE, HOST_PROFILES, host_profile
+from pictx_fsm.session.estimate import CharsCounter
+from pictx_fsm.testing.actions import HOST_ACTION_TYPES, EndlessRun, apply_action
+from pictx_fsm.testing.kit import TraceFormatError
+
+__all__ = ["HostConfig", "HostWorld", "decisions_of"]
+
+
+@frozen(kw_only=True)
+class HostConfig:
+    """What makes a run on the model session reproducible."""
+
+    seed: int = 0
+    context_window: int = 32_000
+    max_tokens: int = 4_096
+    reserve_tokens: int = 2_000
+    keep_recent_tokens: int = 20_000
+    fault: str | None = None
+    host: str = DEFAULT_HOST_PROFILE.name
+    """The Pi version the model session behaves as (``pi-0.87``, ``pi-1.6``)."""
+
+    def to_json(self) -> dict[str, Any]:
+        return attrs.asdict(self)
+
+    @classmethod
+    def from_json(cls, obj: Any, faults: Sequence[str] = ()) -> HostConfig:
+        """A configuration from a trace; every field typed, the fault one of ``faults``."""
+        if not isinstance(obj, Mapping):
+            raise TraceFormatError("field 'config' must be an object")
+        known = {f.name: f for f in attrs.fields(cls)}
+        unknown = sorted(set(obj) - set(known), key=str)
+        if unknown:
+            raise TraceFormatError(f"field 'config' has unknown field(s): {unknown}")
+        for name, value in obj.items():
+            if name in ("fault", "host"):
+                continue
+            if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+                raise TraceFormatError(f"field 'config.{name}' must be an integer ≥ 0")
+        config = cls(**dict(obj))
+        if config.reserve_tokens >= config.context_window:
+            raise TraceFormatError(
+                "field 'config.reserve_tokens' must be below 'config.context_window'"
+            )
+        if config.fault is not None and config.fault not in faults:
+            raise TraceFormatError(f"field 'config.fault': no planted fault {config.fault!r}")
+        if config.host not in HOST_PROFILES:
+            raise TraceFormatError(f"field 'config.host' must be one of {sorted(HOST_PROFILES)}")
+        return config
+
+
+Extensions = Callable[["HostWorld"], Sequence[Extension]]
+"""Builds the world's extensions, in load order (called once, when the session starts)."""
+
+
+class HostWorld:
+    """Extensions on the model session, driven by host actions."""
+
+    def __init__(self, config: HostConfig, extensions: Extensions) -> None:
+        self.config = config
+        self.audits: list[AuditLog] = []
+        self.actions: list[Any] = []
+        self.applied: list[bool] = []
+        self.endless_runs: list[int] = []
+        self.clock = TickClock()
+        model = ModelInfo(
+            provider="faux",
+            id="faux-1",
+            context_window=config.context_window,
+            max_tokens=config.max_tokens,
+        )
+        settings = HostSettings(
+            profile=host_profile(config.host),
+            model=model,
+            compaction=CompactionSettings(
+                enabled=True,
+                reserve_tokens=config.reserve_tokens,
+                keep_recent_tokens=config.keep_recent_tokens,
+            ),
+        )
+        self.session = ModelSession(
+            extensions(self),
+            brain=Brain(counter=CharsCounter()),
+            settings=settings,
+            rng=random.Random(config.seed),
+            clock=self.clock,
+            counter=CharsCounter(),
+        )
+
+    def audit_log(self) -> AuditLog:
+        """A fresh decision log for one runtime instance (Pi re-creates an extension on
+        fork, resume and reload, so a world may hold several)."""
+        log = AuditLog()
+        self.audits.append(log)
+        return log
+
+    def apply(self, action: Any) -> bool:
+        """A host action; ``False`` when the session's state does not allow it."""
+        serial = len(self.actions)
+        self.actions.append(action)
+        if type(action).KIND not in HOST_ACTION_TYPES:
+            raise TypeError(f"{type(action).__name__} is not a host action")
+        try:
+            applied = apply_action(self.session, action, serial)
+        except EndlessRun:
+            self.endless_runs.append(serial)
+            applied = True
+        self.applied.append(applied)
+        return applied
+
+    def transition_counts(self) -> dict[str, int]:
+        counts: dict[str, int] = {}
+        for log in self.audits:
+            for key, value in log.transition_counts().items():
+                counts[key] = counts.get(key, 0) + value
+        return counts
+
+    def decisions(self) -> list[dict[str, Any]]:
+        return decisions_of(self.audits)
+
+    def release(self) -> None:
+        """Nothing outlives a world."""
+
+
+def decisions_of(audits: Sequence[AuditLog]) -> list[dict[str, Any]]:
+    """Every machine decision the logs recorded, compact (what a replay compares): the
+    runtime, the record's ``seq``, its hook and the transitions that fired."""
+    out = []
+    for index, log in enumerate(audits):
+        for record in log.records:
+            fired = [t["id"] for step in record["steps"] for t in step["transitions"]]
+            out.append(
+                {"runtime": index, "seq": record["seq"], "hook": record["hook"], "fired": fired}
+            )
+    return out

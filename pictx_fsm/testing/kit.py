@@ -1,0 +1,329 @@
+"""The extension protocol of the testing kit: what an extension supplies so that the one
+exploration, trace format, shrinker, coverage table, planted-fault check and replay run it.
+
+An extension's kit (:class:`Kit`) names its machines, its world (the extension on a host,
+built from a JSON-able configuration), its action language (each action JSON-able), its
+invariants, its seed scenarios, its planted faults and how it generates runs. Everything
+else — budgets, Hypothesis, shrinking, traces, coverage, reports — is written once in
+:mod:`pictx_fsm.testing` against this protocol (``docs/extending.md`` walks through a new
+one). Kits are found by name: the ones this package ships and any other installed package's
+are registered under the entry point group ``pictx_fsm.kits``; ``module:attribute`` names a
+kit that is not installed.
+"""
+
+from __future__ import annotations
+
+import abc
+import importlib
+import importlib.metadata
+from collections import Counter
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol
+
+from attrs import field, frozen
+
+from pictx_fsm.audit.log import AuditLog
+from pictx_fsm.errors import PictxError, UsageError
+from pictx_fsm.testing.coverage import EXEMPTIONS_FILE, Coverage, coverage_of
+from pictx_fsm.testing.invariants import Suite, Violation
+
+if TYPE_CHECKING:
+    from hypothesis.strategies import SearchStrategy
+
+__all__ = [
+    "ENTRY_POINT_GROUP",
+    "Companion",
+    "Config",
+    "CoverageVerdict",
+    "Draw",
+    "Fault",
+    "Kit",
+    "KitOption",
+    "MachineSet",
+    "Scenario",
+    "TraceFormatError",
+    "World",
+    "companion_named",
+    "kit_named",
+    "kit_names",
+]
+
+ENTRY_POINT_GROUP = "pictx_fsm.kits"
+
+Draw = Callable[["SearchStrategy[Any]"], Any]
+"""How a generated run draws a value (Hypothesis's ``data.draw``)."""
+
+
+class TraceFormatError(PictxError):
+    """A trace, or one of its fields, that cannot be used; the message names the field."""
+
+
+class MachineSet(Protocol):
+    """An extension's loaded machines, as the kit reports them."""
+
+    @property
+    def fingerprint(self) -> str: ...
+
+    @property
+    def directory(self) -> Path: ...
+
+    def transition_ids(self) -> tuple[str, ...]: ...
+
+
+class Config(Protocol):
+    """A world's reproducible configuration (seed, settings, planted fault)."""
+
+    @property
+    def seed(self) -> int: ...
+
+    @property
+    def fault(self) -> str | None: ...
+
+    def to_json(self) -> dict[str, Any]: ...
+
+
+class World(Protocol):
+    """An extension running on a host, driven by actions."""
+
+    @property
+    def audits(self) -> Sequence[AuditLog]:
+        """One decision log per runtime instance, oldest first."""
+        ...
+
+    def apply(self, action: Any) -> object: ...
+
+    def transition_counts(self) -> Mapping[str, int]: ...
+
+    def decisions(self) -> list[dict[str, Any]]:
+        """Every machine decision so far, compact (what a replay compares)."""
+        ...
+
+    def release(self) -> None: ...
+
+
+class Fault(Protocol):
+    """A deliberate bug the kit can plant (by a world configuration's ``fault``)."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def description(self) -> str: ...
+
+    @property
+    def caught_by(self) -> str:
+        """The invariant expected to report it."""
+        ...
+
+
+@frozen(kw_only=True)
+class Scenario:
+    """A seed scenario: hand-written actions that open a region generated runs rarely reach."""
+
+    name: str
+    actions: tuple[Any, ...]
+    world: Callable[[Any], Any] | None = None
+    """Adjusts the configuration the kit runs it in (default: unchanged)."""
+
+
+@frozen(kw_only=True)
+class KitOption:
+    """A setting the kit explores in several variants (a profile, a host version): a
+    command-line option of ``verify`` taking one or more of ``choices``."""
+
+    name: str
+    flag: str
+    choices: tuple[str, ...]
+    default: tuple[str, ...]
+    help: str
+
+
+@frozen(kw_only=True)
+class CoverageVerdict:
+    """The coverage of an exploration, and whether its missing transitions fail it."""
+
+    coverage: Coverage
+    judged: bool = True
+    note: str | None = None
+    exemptions_file: str = ""
+
+
+class Companion(Protocol):
+    """Another extension loaded on the same host, before this one, as a user who installed
+    both would: it adds its extension to the world and keeps its own invariants."""
+
+    def extensions(self, world: Any) -> list[Any]:
+        """The host extensions it adds (built once per world)."""
+        ...
+
+    def check(self, world: Any) -> list[Violation]: ...
+
+    def transition_counts(self) -> Mapping[str, int]: ...
+
+
+@frozen(kw_only=True)
+class ExploreSettings:
+    """What a kit needs of the exploration's options to generate runs."""
+
+    steps: int
+    seed: int
+    fault: str | None
+    variants: Mapping[str, tuple[str, ...]] = field(factory=dict)
+    without: tuple[str, ...] = ()
+
+
+class Kit(abc.ABC):
+    """One extension's verification kit. Subclass it and register an instance."""
+
+    name: ClassVar[str]
+    """The extension's name on the command line (``pi-context``)."""
+    trace_format: ClassVar[str] = "pictx-fsm/trace/2"
+    legacy_formats: ClassVar[tuple[str, ...]] = ()
+    """Formats of traces older releases wrote for this extension (read, never written)."""
+    options: ClassVar[tuple[KitOption, ...]] = ()
+    locator: str | None = None
+    """``module:attribute`` the kit was loaded from (set by :func:`kit_named`): a trace
+    records it, so a kit that is not registered is found again when the trace is replayed."""
+    invariant_names: ClassVar[tuple[str, ...]] = ()
+    decision_fields: ClassVar[tuple[tuple[str, type], ...]] = (("fired", list),)
+    """The fields (and types) of each decision :meth:`World.decisions` records."""
+    contract_modules: ClassVar[tuple[str, ...]] = ()
+    """Modules whose PEP 316 contracts ``verify`` checks with CrossHair."""
+
+    @property
+    @abc.abstractmethod
+    def faults(self) -> Mapping[str, Fault]: ...
+
+    @property
+    @abc.abstractmethod
+    def scenarios(self) -> Sequence[Scenario]: ...
+
+    @abc.abstractmethod
+    def machines(self) -> MachineSet:
+        """The declared machines (unfaulted: coverage is judged on them)."""
+
+    @abc.abstractmethod
+    def config_from_json(self, obj: Any) -> Config:
+        """A configuration from a trace; raises :class:`TraceFormatError` naming the field."""
+
+    @abc.abstractmethod
+    def action_from_json(self, obj: Any, where: str = "action") -> Any:
+        """An action from a trace (``where``: its place, ``actions[3]``); raises
+        :class:`TraceFormatError` naming the field."""
+
+    @abc.abstractmethod
+    def action_to_json(self, action: Any) -> dict[str, Any]: ...
+
+    @abc.abstractmethod
+    def world(self, config: Any) -> World: ...
+
+    @abc.abstractmethod
+    def suite(self, config: Any) -> Suite[Any]:
+        """Fresh invariants for one world of ``config``."""
+
+    @abc.abstractmethod
+    def scenario_configs(
+        self, scenario: Scenario, number: int, settings: ExploreSettings
+    ) -> Iterator[Any]:
+        """The configurations a seed scenario runs in."""
+
+    @abc.abstractmethod
+    def configs(self, settings: ExploreSettings) -> SearchStrategy[Any]:
+        """Generated world configurations."""
+
+    @abc.abstractmethod
+    def generate(self, draw: Draw, world: Any, settings: ExploreSettings) -> Iterator[Any]:
+        """The actions of one generated run, drawn one at a time (the world has applied the
+        previous one when the next is drawn)."""
+
+    def check_bindings(self, specs: Mapping[str, Any], directory: Path) -> None:
+        """Bind ``specs`` (machine documents of one family) to this extension's guards and
+        actions when they are its machines, so an unbound name fails at load time
+        (``pictx-fsm machines``); nothing when they are not."""
+        return
+
+    def tally(self, world: Any, tallies: dict[str, Counter[str]]) -> None:
+        """Add what a finished world counted beyond transitions (tool outcomes, say)."""
+        return
+
+    def coverage(self, counts: Mapping[str, int], settings: ExploreSettings) -> CoverageVerdict:
+        """The coverage table of ``counts`` against the declared machines and their
+        ``coverage-exemptions.toml``."""
+        machines = self.machines()
+        return CoverageVerdict(
+            coverage=coverage_of(machines, counts),
+            exemptions_file=f"{machines.directory.name}/{EXEMPTIONS_FILE}",
+        )
+
+    def report_lines(
+        self, tallies: Mapping[str, Counter[str]], failed: bool
+    ) -> tuple[list[str], bool]:
+        """Further report lines (and whether they fail the run) from the tallies."""
+        return [], False
+
+    def describe(self, config: Any) -> str:
+        """One line about a configuration, for ``replay``."""
+        fault = getattr(config, "fault", None)
+        return self.name + (f" · planted fault {fault}" if fault else "")
+
+    def describe_settings(self, settings: ExploreSettings) -> str:
+        return " · ".join(
+            f"{option.name} {', '.join(settings.variants.get(option.name, option.default))}"
+            for option in self.options
+        )
+
+    def companion(self) -> Companion | None:
+        """A fresh instance of this extension as a companion in another kit's world (``None``:
+        it cannot be one). The world it joins offers ``session`` (the model session),
+        ``clock`` and ``config.seed``."""
+        return None
+
+
+def kit_names() -> list[str]:
+    """The registered kits' names, in name order."""
+    return sorted({entry.name for entry in _entry_points()})
+
+
+def kit_named(name: str) -> Kit:
+    """The kit registered as ``name``, or the one ``module:attribute`` names."""
+    if ":" in name:
+        return _load(name, name)
+    matches = [entry for entry in _entry_points() if entry.name == name]
+    if not matches:
+        known = ", ".join(kit_names())
+        hint = (
+            f"registered: {known}"
+            if known
+            else "none is registered (is pictx-fsm installed? `pip install -e .` registers "
+            "its kits)"
+        )
+        raise UsageError(f"no extension kit {name!r}; {hint}")
+    return _load(matches[0].value, name)
+
+
+def companion_named(name: str) -> Companion:
+    """A fresh companion of the kit registered as ``name``."""
+    companion = kit_named(name).companion()
+    if companion is None:
+        raise UsageError(f"extension kit {name!r} cannot join another extension's world")
+    return companion
+
+
+def _entry_points() -> list[importlib.metadata.EntryPoint]:
+    return list(importlib.metadata.entry_points(group=ENTRY_POINT_GROUP))
+
+
+def _load(target: str, name: str) -> Kit:
+    module_name, _, attribute = target.partition(":")
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as error:
+        raise UsageError(
+            f"extension kit {name!r}: cannot import {module_name!r}: {error}"
+        ) from None
+    kit = getattr(module, attribute, None)
+    if not isinstance(kit, Kit):
+        raise UsageError(f"extension kit {name!r}: {target} is not a pictx_fsm.testing.Kit")
+    kit.locator = target
+    return kit
