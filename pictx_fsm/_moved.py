@@ -97,6 +97,13 @@ MOVED_NAMES: Final[dict[tuple[str, str], str]] = {
     ("pictx_fsm.testing", "LifecycleStateMachine"): "pictx_fsm.extensions.pi_context.kit.stateful",
     ("pictx_fsm.testing", "host_actions"): "pictx_fsm.extensions.pi_context.kit.strategies",
     ("pictx_fsm.testing", "world_configs"): "pictx_fsm.extensions.pi_context.kit.strategies",
+    **{
+        ("pictx_fsm.session.usage", name): "pictx_fsm.extensions.pi_context.usage"
+        for name in ("UsageIndex", "window_tokens_of", "active_tokens_of")
+    },
+    ("pictx_fsm.audit.log", "message_digest"): "pictx_fsm.session.digest",
+    ("pictx_fsm.audit.store", "default"): "pictx_fsm.session.digest",
+    ("pictx_fsm.extensions.pi_context.windows", "uuid_draws"): "pictx_fsm.session.ids",
 }
 """(module, name) → the module that holds the name now, for names a module stopped
 exporting (its ``__getattr__`` calls :func:`moved_attribute`)."""

@@ -671,3 +671,10 @@ __all__ = [
     "verify_lines",
     "verify_records",
 ]
+
+
+def __getattr__(name: str) -> object:
+    """``message_digest`` moved to :mod:`pictx_fsm.session.digest` (0.2)."""
+    from pictx_fsm._moved import moved_attribute
+
+    return moved_attribute(__name__, name)

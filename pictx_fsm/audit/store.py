@@ -484,3 +484,10 @@ def write_sealed(path: str | os.PathLike[str], records: Iterable[Mapping[str, An
         last, seq, count = str(record["hash"]), int(record["seq"]), count + 1
     lines.append(canonical(seal_record(seq + 1, count, last)) + "\n")
     Path(path).write_text("".join(lines), encoding="ascii")
+
+
+def __getattr__(name: str) -> object:
+    """The canonical JSON's ``default`` moved to :mod:`pictx_fsm.session.digest` (0.2)."""
+    from pictx_fsm._moved import moved_attribute
+
+    return moved_attribute(__name__, name)

@@ -259,3 +259,10 @@ def _walk_up(start: TreeNode | None, depth: int) -> tuple[TreeNode | None, list[
 def _agent_message(node: TreeNode) -> Message | None:
     produced = entry_messages(node.entry)
     return produced[0] if produced else None
+
+
+def __getattr__(name: str) -> object:
+    """pi-context's window estimate moved to :mod:`pictx_fsm.extensions.pi_context.usage` (0.2)."""
+    from pictx_fsm._moved import moved_attribute
+
+    return moved_attribute(__name__, name)

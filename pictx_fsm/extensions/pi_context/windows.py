@@ -419,3 +419,10 @@ def _on_chain(window: Window, last: Window) -> bool:
     while node is not None and node.depth > window.depth:
         node = node.previous
     return node is window
+
+
+def __getattr__(name: str) -> object:
+    """``uuid_draws`` moved to :mod:`pictx_fsm.session.ids` (0.2)."""
+    from pictx_fsm._moved import moved_attribute
+
+    return moved_attribute(__name__, name)
