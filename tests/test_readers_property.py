@@ -15,6 +15,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from pictx_fsm.audit.store import check_log
+from pictx_fsm.cli.audit import session_checks
 from pictx_fsm.cli.inspect import inspect_file
 from pictx_fsm.conformance import audit_file
 from pictx_fsm.diagrams import counts_from_audit, counts_from_coverage
@@ -36,8 +37,8 @@ Reader = Callable[[Path], Any]
 READERS: dict[str, Reader] = {
     "read_session": read_session,
     "read_skeleton": read_skeleton,
-    "audit_file": audit_file,
-    "audit_file_0.25.0": lambda path: audit_file(path, "0.25.0"),
+    "audit_file": lambda path: audit_file(path, session_checks()),
+    "audit_file_0.25.0": lambda path: audit_file(path, session_checks("0.25.0")),
     "inspect_file": inspect_file,
     "load_trace": load_trace,
     "counts_from_audit": counts_from_audit,

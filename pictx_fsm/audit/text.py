@@ -16,9 +16,9 @@ from collections.abc import Callable, Sequence
 from operator import itemgetter
 from typing import Any, Final
 
-from pictx_fsm.audit.store import _PLAIN_ATTRS, _attrs_fields
-from pictx_fsm.audit.store import canonical as _encode
 from pictx_fsm.fastjson import ascii_string as _ascii
+from pictx_fsm.session.digest import _PLAIN_ATTRS, _attrs_fields
+from pictx_fsm.session.digest import canonical as _encode
 
 _NATIVE: Final = (str, int, float, list, tuple, dict)
 """What the encoder writes itself: a subclass of these never reaches ``default``."""
