@@ -54,7 +54,7 @@ from pictx_fsm.fastjson import ascii_string as _ascii
 from pictx_fsm.fastjson import dumper, loads
 from pictx_fsm.host.effects import HookResult, MessagesResult
 from pictx_fsm.host.tool_outcome import ToolOutcome
-from pictx_fsm.session.digest import _PLAIN_ATTRS, _attrs_fields, canonical, message_list_digest
+from pictx_fsm.session.digest import PLAIN_ATTRS, attrs_fields, canonical, message_list_digest
 from pictx_fsm.session.digest import canonical as _encode
 from pictx_fsm.session.digest import default as json_default
 from pictx_fsm.session.digest import digest as _digest
@@ -214,8 +214,8 @@ def _plan(types: tuple[type, ...]) -> Plan | None:
 def _fields_key(kind: type) -> Callable[[Any], Any] | None:
     """A plain attrs class's stand-in: its fields and their types, ``None`` for a value whose
     fields are not all exact scalars (``None`` for the class when it is not plain attrs)."""
-    names = _PLAIN_ATTRS.get(kind)
-    if names is None and (_attrs_fields(kind) is None or (names := _PLAIN_ATTRS.get(kind)) is None):
+    names = PLAIN_ATTRS.get(kind)
+    if names is None and (attrs_fields(kind) is None or (names := PLAIN_ATTRS.get(kind)) is None):
         return None
     # attrgetter of one name returns the value, not a tuple; of none, raises
     read = attrgetter(*names) if len(names) > 1 else partial(_fields_of, names)

@@ -19,7 +19,15 @@ import attrs
 
 from pictx_fsm.fastjson import dumper
 
-__all__ = ["canonical", "default", "digest", "message_digest", "message_list_digest"]
+__all__ = [
+    "PLAIN_ATTRS",
+    "attrs_fields",
+    "canonical",
+    "default",
+    "digest",
+    "message_digest",
+    "message_list_digest",
+]
 
 
 def canonical(obj: Any) -> str:
@@ -31,7 +39,7 @@ def canonical(obj: Any) -> str:
 
 def default(value: Any) -> Any:
     """``json.dumps``'s ``default``: attrs values, mappings, enums and sets as JSON."""
-    names = _PLAIN_ATTRS.get(type(value))
+    names = PLAIN_ATTRS.get(type(value))
     if names is not None:  # the common case, decided once per class
         return _attrs_json(value, names)
     to_json = getattr(value, "to_json", None)
@@ -44,7 +52,7 @@ def default(value: Any) -> Any:
         return enum_value
     if isinstance(value, frozenset | set):
         return sorted(value, key=repr)
-    names = _attrs_fields(type(value))
+    names = attrs_fields(type(value))
     if names is not None:
         return _attrs_json(value, names)
     return repr(value)
@@ -59,19 +67,19 @@ def _attrs_json(value: Any, names: tuple[str, ...]) -> dict[str, Any]:
 
 
 _FIELDS: dict[type, tuple[str, ...] | None] = {}
-_PLAIN_ATTRS: dict[type, tuple[str, ...]] = {}
+PLAIN_ATTRS: dict[type, tuple[str, ...]] = {}
 """attrs classes that take the attrs branch of :func:`default` whatever the instance: no
 ``to_json``, not a mapping, no ``value``/``name`` attribute and not a set."""
 
 
-def _attrs_fields(cls: type) -> tuple[str, ...] | None:
+def attrs_fields(cls: type) -> tuple[str, ...] | None:
     """The field names of an attrs class (``attrs.asdict(recurse=False)``'s keys), cached."""
     if cls not in _FIELDS:
         names = tuple(a.name for a in attrs.fields(cls)) if attrs.has(cls) else None
         _FIELDS[cls] = names
         plain = not any(hasattr(cls, n) for n in ("to_json", "value", "name"))
         if names is not None and plain and not issubclass(cls, Mapping | frozenset | set):
-            _PLAIN_ATTRS[cls] = names
+            PLAIN_ATTRS[cls] = names
     return _FIELDS[cls]
 
 
