@@ -15,14 +15,21 @@ from pydantic_ai.messages import ModelMessage, ModelRequest, ModelResponse, Text
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 from pydantic_ai_kit import agent_for, conversation, kinds, new_session, texts
 
-from pictx_fsm import TOOL_SPECS, Profile, ToolCall, ToolContext, execute_tool
+from pictx_fsm import TOOL_SPECS, ToolCall
 from pictx_fsm.extensions.pi_context.texts import (
     BOOT_TYPE,
     DEFAULT_PROFILE,
     MARKER_TYPE,
     NOTES_HOME_ENV,
+    Profile,
 )
-from pictx_fsm.extensions.pi_context.tools import NotesIdentity, project_key
+from pictx_fsm.extensions.pi_context.tools import (
+    NotesIdentity,
+    ToolContext,
+    execute_tool,
+    project_key,
+)
+from pictx_fsm.extensions.pi_context.windows import WindowIndex
 from pictx_fsm.hosts.pydantic_ai import LifecycleSettings, PiContext, PiSession
 from pictx_fsm.hosts.pydantic_ai.scripted import text, tools
 from pictx_fsm.session.entries import CustomMessageEntry, MessageEntry
@@ -132,7 +139,7 @@ def test_r78_history_search_finds_a_pre_reset_message_the_model_no_longer_sees()
     hits = json.loads(str(found.content))["items"]
     [pre_reset] = [hit for hit in hits if hit["role"] == "user"]
     assert SECRET in pre_reset["truncated_content"]
-    assert pre_reset["window_id"] != session.tree.current_window.window_id
+    assert pre_reset["window_id"] != WindowIndex.of(session.tree).current_window.window_id
     assert _tool_records(session)[-1] == ("history_search", "ok")
 
 
@@ -223,7 +230,8 @@ def test_n6_the_notes_home_defaults_to_pi_notes_home(
 
 
 def test_notes_home_and_boot_writer_together_are_refused_when_given() -> None:
-    from pictx_fsm import BootWriter, Texts
+    from pictx_fsm.extensions.pi_context.boot_writer import BootWriter
+    from pictx_fsm.extensions.pi_context.texts import Texts
     from pictx_fsm.hosts.pydantic_ai import SettingsError
 
     texts_ = Texts.for_profile(Profile.parse(DEFAULT_PROFILE))
