@@ -87,7 +87,7 @@ class Resume:
 class Drive:
     """A driver command (``fixtures/pi/driver.mjs``, ``cm_driver.mjs``): ``drive-tree KIND N
     [summarize]``, ``drive-fork KIND N [at]``, ``drive-reload``, ``drive-disk fail|ok``,
-    ``drive-veto on|off``."""
+    ``drive-veto on|off``, ``drive-create fail|ok``."""
 
     command: str
 
@@ -249,6 +249,8 @@ def _drive(world: World, command: str) -> None:
         ext.fail_appends = ext.files.fail_writes = args == ["fail"]
     elif name == "drive-veto":
         ext.veto_switches = args == ["on"]
+    elif name == "drive-create":
+        ext.fail_create = args == ["fail"]
     else:
         navigate_or_fork(session, name, args)
 

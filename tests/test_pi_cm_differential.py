@@ -157,7 +157,8 @@ SCENARIOS: dict[str, CmScenario] = {
         ),
     ),
     # Checkpoints (M25–M36): Pi keeps the last 20 000 tokens; two long turns before them are
-    # archived, one batch each (143 616 bytes a batch in a 200 000-token window).
+    # archived, one batch each (143 616 bytes a batch in a 200 000-token window); the first
+    # compaction is Pi's /compact, the second /ctx-memory compact (M25).
     "checkpoint": CmScenario(
         exercises=frozenset(
             {
@@ -177,7 +178,7 @@ SCENARIOS: dict[str, CmScenario] = {
             *_archived("two"),
             Notes(kind="valid"),
             Notes(kind="valid"),
-            Compact(),
+            Command(args="compact"),
             Command(args="status"),
         ),
     ),
@@ -291,6 +292,7 @@ SCENARIOS: dict[str, CmScenario] = {
     "handoff failures": CmScenario(
         exercises=frozenset(
             {
+                "handoff:handoff:creating:create_failed:1",
                 "handoff:handoff:creating:created:2",
                 "handoff:handoff:failed_no_switch:settle:1",
                 "handoff:handoff:filling_notes:cancel:1",
@@ -306,6 +308,9 @@ SCENARIOS: dict[str, CmScenario] = {
             Notes(kind="valid"),
             Command(args="handoff"),
             Drive(command="drive-veto off"),
+            Drive(command="drive-create fail"),
+            Command(args="handoff"),
+            Drive(command="drive-create ok"),
             Say(text="The lexer needs the same fix."),
             Notes(kind="valid", hold="slow"),
             Command(args="handoff", wait=False),

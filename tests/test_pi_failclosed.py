@@ -30,6 +30,7 @@ from pictx_fsm.extensions.notesoup.texts import (
 from pictx_fsm.extensions.notesoup.windows import SCHEME as NOTESOUP_SCHEME
 from pictx_fsm.extensions.notesoup.windows import NotesoupWindows, checkpoint_backed
 from pictx_fsm.extensions.pi_context.reset_projection import project_reset
+from pictx_fsm.extensions.pi_context.windows import WindowIndex
 from pictx_fsm.extensions.shared.projection import project_marker_window, project_root_window
 from pictx_fsm.hosts.pi.failclosed import fail_closed, marker_on_path, scan_window
 from pictx_fsm.session.jsonl import parse_session, read_session
@@ -53,7 +54,7 @@ def assert_js_equals_python(node: NodeBatch, tree: SessionTree) -> None:
     """JS == the lifecycle's projection == the Python twin, for the tree's current leaf."""
     request, messages = _case(tree)
     answer = node.ask(request)
-    window = tree.current_window
+    window = WindowIndex.of(tree).current_window
     expected = project_reset(messages, window)
     twin = fail_closed(messages, scan_window(tree))
     assert answer["window"] == {"windowId": window.window_id, "markerId": window.marker_id}

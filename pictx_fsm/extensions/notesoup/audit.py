@@ -36,7 +36,7 @@ from pictx_fsm.extensions.notesoup.windows import (
     ReferenceWindows,
     is_checkpoint,
 )
-from pictx_fsm.extensions.shared.window_index import WindowIndex
+from pictx_fsm.extensions.shared.window_index import SchemeWindowIndex
 from pictx_fsm.extensions.shared.windows import ROOT_WINDOW_SUFFIX
 from pictx_fsm.host.effects import CancelResult, HookResult, MessagesResult
 from pictx_fsm.host.events import ContextWithSystem, HostContext, SessionStart
@@ -235,7 +235,9 @@ def _branch_nodes(tree: SessionTree) -> list[TreeNode]:
     return [] if leaf is None else leaf.path()
 
 
-def request_leak(tree: SessionTree, at: str | None, windows: type[WindowIndex]) -> Leak | None:
+def request_leak(
+    tree: SessionTree, at: str | None, windows: type[SchemeWindowIndex]
+) -> Leak | None:
     """The erased history in the request notesoup (seeing ``windows``) would send after
     ``at``, judged by this port's windows; ``None`` when it sends none."""
     copy = SessionTree.from_entries(tree.header, tree.entries)
@@ -265,7 +267,7 @@ def _key(message: Any) -> str:
     return js.stringify([message.get("role"), message.get("content")])
 
 
-def _request(tree: SessionTree, windows: type[WindowIndex]) -> Sequence[Any]:
+def _request(tree: SessionTree, windows: type[SchemeWindowIndex]) -> Sequence[Any]:
     """What reaches the provider at the next request: Pi's projection of the branch, then
     notesoup's ``context_with_system`` (the runtime itself, after its session start)."""
     runtime = NotesoupRuntime(tree, windows=windows)

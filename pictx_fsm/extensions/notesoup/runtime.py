@@ -30,7 +30,7 @@ from pictx_fsm.extensions.notesoup.tools.execute import RUN_HERE, execute_tool
 from pictx_fsm.extensions.notesoup.windows import NotesoupWindows
 from pictx_fsm.extensions.shared.machinery import MachineFamily
 from pictx_fsm.extensions.shared.tools.homes import NOTES_AGENT_ENV
-from pictx_fsm.extensions.shared.window_index import WindowIndex
+from pictx_fsm.extensions.shared.window_index import SchemeWindowIndex
 from pictx_fsm.host.effects import HookResult
 from pictx_fsm.host.events import HookEvent, HostContext, ToolCall
 from pictx_fsm.host.settings import SettingsSource, StaticSettingsSource
@@ -59,7 +59,7 @@ class NotesoupRuntime:
         family: MachineFamily | None = None,
         audit: AuditLog | None = None,
         build_label: str = NOTESOUP_VERSION,
-        windows: type[WindowIndex] = NotesoupWindows,
+        windows: type[SchemeWindowIndex] = NotesoupWindows,
     ) -> None:
         """``notes_home``: the notes root (``$PI_NOTES_HOME``) the boots index and the tools
         write, with this session's identity (its id, the project of its ``cwd``); without

@@ -14,7 +14,7 @@ from __future__ import annotations
 from pictx_fsm.extensions.notesoup.windows import checkpoint_backed
 from pictx_fsm.extensions.shared.policy import Usage
 from pictx_fsm.extensions.shared.projection import project_marker_window
-from pictx_fsm.extensions.shared.window_index import WindowIndex
+from pictx_fsm.extensions.shared.window_index import SchemeWindowIndex
 from pictx_fsm.host.events import HostContext
 from pictx_fsm.session.estimate import EstimateError, estimate_context_1x
 from pictx_fsm.session.projection import convert_to_llm
@@ -23,7 +23,7 @@ from pictx_fsm.session.tree import SessionTree
 __all__ = ["window_usage"]
 
 
-def window_usage(tree: SessionTree, ctx: HostContext, windows: WindowIndex) -> Usage | None:
+def window_usage(tree: SessionTree, ctx: HostContext, windows: SchemeWindowIndex) -> Usage | None:
     """S52: the active window's usage, or ``None`` when it cannot be known."""
     window = windows.current_window
     if window.is_root:

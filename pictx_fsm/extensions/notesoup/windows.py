@@ -34,7 +34,7 @@ from pictx_fsm.extensions.notesoup.texts import (
     MARKER_TYPE,
     WARNING_TYPE,
 )
-from pictx_fsm.extensions.shared.window_index import WindowIndex
+from pictx_fsm.extensions.shared.window_index import SchemeWindowIndex
 from pictx_fsm.extensions.shared.windows import Window, WindowScheme, root_window_id
 from pictx_fsm.session.entries import (
     BranchSummaryEntry,
@@ -77,13 +77,13 @@ WARNING_TYPES: Final = (WARNING_TYPE, LEGACY_WARNING_TYPE)
 GUIDANCE_TYPES: Final = (GUIDANCE_TYPE, LEGACY_GUIDANCE_TYPE)
 
 
-class NotesoupWindows(WindowIndex):
+class NotesoupWindows(SchemeWindowIndex):
     """notesoup's (migrating) window identity over one session tree."""
 
     scheme: ClassVar[WindowScheme] = SCHEME
 
 
-class ReferenceWindows(WindowIndex):
+class ReferenceWindows(SchemeWindowIndex):
     """The windows notesoup 0.38 itself would see (no migration)."""
 
     scheme: ClassVar[WindowScheme] = REFERENCE_SCHEME

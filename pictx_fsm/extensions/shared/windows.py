@@ -11,7 +11,6 @@ index over a session tree is :mod:`pictx_fsm.extensions.shared.window_index`.
 
 from __future__ import annotations
 
-import random
 from collections.abc import Iterable, Mapping
 from collections.abc import Set as AbstractSet
 from typing import Any, Final
@@ -29,7 +28,6 @@ __all__ = [
     "mint_window_id",
     "root_window_id",
     "session_prefix",
-    "uuid_draws",
     "window_id_candidate",
 ]
 
@@ -120,18 +118,6 @@ def mint_window_id(session_id: str, draws: Iterable[str], taken: Iterable[str]) 
         if candidate not in taken_ids:
             return candidate
     raise ValueError("the random source ran out before a free window id was drawn")
-
-
-def uuid_draws(rng: random.Random) -> Iterable[str]:
-    """An endless stream of random UUID4 hex strings from an injected random source."""
-    while True:  # ``uuid.UUID(int=…, version=4).hex``, without building the object
-        value = rng.getrandbits(128) & _UUID4_KEEP | _UUID4_SET
-        yield f"{value:032x}"
-
-
-_UUID4_KEEP = ~((0xC000 << 48) | (0xF000 << 64))
-"""Everything but the variant and version bits (RFC 4122)."""
-_UUID4_SET = (0x8000 << 48) | (4 << 76)
 
 
 @frozen(kw_only=True)

@@ -17,7 +17,7 @@ entry of the branch, later ones the entries appended since and the current leaf.
 server is sent everything again (``resync``) and rebuilds the lifecycle from the session as a
 reload would (boot repair, R63–R66). Message lists travel elided both ways (:mod:`.wire`).
 The host's usage (``ctx.getContextUsage()``, R47) is computed here from the mirror by the
-incremental twin of Pi's estimate (:class:`~pictx_fsm.session.usage.UsageIndex` with
+incremental twin of Pi's estimate (:class:`~pictx_fsm.session.usage.ContextUsageIndex` with
 chars/4, as the model session computes it): Pi's own call rebuilds the whole projection, an
 O(session) cost on every hook. With ``PICTX_FSM_CHECK_USAGE=<file>`` the extension also
 sends Pi's figure and every comparison is appended to that file (the tests check the twin).
@@ -58,6 +58,7 @@ from pictx_fsm.extensions.pi_context.texts import (
     Texts,
 )
 from pictx_fsm.extensions.pi_context.tools import migrate_legacy_homes
+from pictx_fsm.extensions.pi_context.windows import WindowIndex
 from pictx_fsm.host.effects import HookResult, Notify
 from pictx_fsm.host.events import Command, ContextUsage, HookEvent, HostContext, SessionStart
 from pictx_fsm.host.settings import default_agent_dir
@@ -91,7 +92,7 @@ from pictx_fsm.hosts.pi.wire import (
 )
 from pictx_fsm.session.estimate import CharsCounter
 from pictx_fsm.session.tree import SessionTree
-from pictx_fsm.session.usage import UsageIndex
+from pictx_fsm.session.usage import ContextUsageIndex
 
 AUDIT_DIR_ENV: Final = "PICTX_FSM_AUDIT_DIR"
 CHECK_USAGE_ENV: Final = "PICTX_FSM_CHECK_USAGE"
@@ -224,7 +225,7 @@ class BridgeSession:
         self.tree: SessionTree | None = None
         self.runtime: ServedRuntime | None = None
         self.audit: AuditLog | None = None
-        self.host_usage: UsageIndex | None = None
+        self.host_usage: ContextUsageIndex | None = None
         self.activated = False
         """Whether this server already answered a first request (N16 runs once)."""
         self.kept: dict[str, tuple[Mapping[str, Any], ...]] = {}
@@ -242,7 +243,7 @@ class BridgeSession:
         if "header" in session and session["header"] is not None:
             self.mirror.apply({"header": session["header"]})
             self.tree = self.mirror.require()
-            self.host_usage = UsageIndex(self.tree, CharsCounter())
+            self.host_usage = ContextUsageIndex(self.tree, CharsCounter())
             if self.audit is not None:
                 self.audit.close()
             self.audit = self._audit_factory(self.tree.session_id)
@@ -322,7 +323,7 @@ class BridgeSession:
         assert self.tree is not None
         expected = None
         if expanded is not None:
-            expected = lease.expected_projection(expanded, self.tree.current_window)
+            expected = lease.expected_projection(expanded, WindowIndex.of(self.tree).current_window)
         state = self.lifecycle().state
         detail = lease.disagreement(hook, reply, expected, claimed, state)
         notices = [e for e in reply["effects"] if e["effect"] == "notify"]

@@ -22,7 +22,7 @@ from pictx_fsm.extensions.notesoup.lifecycle import (
 from pictx_fsm.extensions.notesoup.windows import ReferenceWindows
 from pictx_fsm.extensions.shared.kit.faults import patched_specs, planted_fact
 from pictx_fsm.extensions.shared.machinery import Facts, MachineFamily
-from pictx_fsm.extensions.shared.window_index import WindowIndex
+from pictx_fsm.extensions.shared.window_index import SchemeWindowIndex
 from pictx_fsm.host.effects import CompactionDraft
 
 __all__ = ["FAULTS", "Fault", "fault_named"]
@@ -36,7 +36,7 @@ class Fault:
     facts: Mapping[str, Callable[[Any, Facts], Any]] = field(factory=dict)
     actions: Mapping[str, Action] = field(factory=dict)
     model_patch: tuple[str, str, str] | None = None
-    windows: type[WindowIndex] | None = None
+    windows: type[SchemeWindowIndex] | None = None
     """A window scheme the runtime sees instead of this port's."""
 
     def family(self) -> MachineFamily:

@@ -28,8 +28,9 @@ from pictx_fsm.extensions.notesoup.texts import (
     LEGACY_WARNING_TYPE,
 )
 from pictx_fsm.extensions.shared.tools.homes import LEGACY_AGENT_NAME
-from pictx_fsm.extensions.shared.windows import mint_window_id, root_window_id, uuid_draws
+from pictx_fsm.extensions.shared.windows import mint_window_id, root_window_id
 from pictx_fsm.session.entries import SessionHeader
+from pictx_fsm.session.ids import uuid_draws
 from pictx_fsm.session.tree import SessionTree
 from pictx_fsm.session.writer import SessionWriter, iso
 

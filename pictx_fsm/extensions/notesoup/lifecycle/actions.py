@@ -49,7 +49,7 @@ from pictx_fsm.extensions.notesoup.texts import (
 from pictx_fsm.extensions.shared.machinery import Facts
 from pictx_fsm.extensions.shared.projection import project_marker_window
 from pictx_fsm.extensions.shared.projection import project_root_window as project_root
-from pictx_fsm.extensions.shared.windows import mint_window_id, uuid_draws
+from pictx_fsm.extensions.shared.windows import mint_window_id
 from pictx_fsm.host.effects import (
     AbortRun,
     AppendEntry,
@@ -66,6 +66,7 @@ from pictx_fsm.host.effects import (
     TreeSummaryResult,
 )
 from pictx_fsm.host.events import Context, ContextWithSystem
+from pictx_fsm.session.ids import uuid_draws
 from pictx_fsm.session.projection import fold_system
 
 __all__ = ["ACTIONS", "Action"]

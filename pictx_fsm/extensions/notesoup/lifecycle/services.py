@@ -22,7 +22,7 @@ from pictx_fsm.extensions.shared.policy import Policy, Usage
 from pictx_fsm.extensions.shared.tools.homes import (
     model_slug,
 )
-from pictx_fsm.extensions.shared.window_index import WindowIndex
+from pictx_fsm.extensions.shared.window_index import SchemeWindowIndex
 from pictx_fsm.extensions.shared.windows import WindowScheme
 from pictx_fsm.host.events import HostContext
 from pictx_fsm.host.settings import SettingsSource
@@ -48,7 +48,7 @@ class Services:
     build_label: str
     cache_policy: bool
     """S50: an injected settings manager is read live; the file-backed one is cached."""
-    windows_kind: type[WindowIndex] = NotesoupWindows
+    windows_kind: type[SchemeWindowIndex] = NotesoupWindows
     """Which windows the lifecycle sees: this port's migrating scheme, or notesoup 0.38's
     own (:class:`~pictx_fsm.extensions.notesoup.windows.ReferenceWindows`, which ignores
     0.25 markers)."""
@@ -58,7 +58,7 @@ class Services:
         return self.windows_kind.scheme
 
     @property
-    def windows(self) -> WindowIndex:
+    def windows(self) -> SchemeWindowIndex:
         return self.windows_kind.of(self.tree)
 
     def settings_source(self, ctx: HostContext) -> SettingsSource:

@@ -40,7 +40,7 @@ from pictx_fsm.extensions.pi_context.lifecycle import Lifecycle, load_lifecycle
 from pictx_fsm.extensions.pi_context.policy import FrozenScopes
 from pictx_fsm.extensions.pi_context.runtime import LifecycleRuntime
 from pictx_fsm.extensions.pi_context.texts import Profile
-from pictx_fsm.extensions.pi_context.windows import boot_window_id
+from pictx_fsm.extensions.pi_context.windows import WindowIndex, boot_window_id
 from pictx_fsm.extensions.shared.kit.noise import Arms, EarlyNoise, LateNoise
 from pictx_fsm.host.events import ModelInfo
 from pictx_fsm.host.settings import SettingsScopes
@@ -287,7 +287,7 @@ class World:
 
 def current_boots(tree: SessionTree) -> list[str]:
     """Ids of the current window's boot entries on the active branch (:class:`LateNoise`)."""
-    window_id = tree.current_window.window_id
+    window_id = WindowIndex.of(tree).current_window.window_id
     return [e.id for e in tree.branch() if e.id and boot_window_id(e) == window_id]
 
 
