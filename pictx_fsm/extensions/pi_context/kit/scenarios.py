@@ -25,6 +25,7 @@ from collections.abc import Sequence
 from pictx_fsm.extensions.pi_context.kit.actions import (
     Abort,
     Action,
+    AimAt,
     Advance,
     AdvanceTo,
     Compact,
@@ -498,6 +499,29 @@ SCENARIOS: Sequence[Scenario] = (
             *_turn(OVERFLOW),
             Navigate(index=-8, summarize=True),
             Toggle(arg="on"),
+        ),
+    ),
+    Scenario(
+        name="a-reply-ends-exactly-at-the-reserve",
+        actions=(
+            # R50 is inclusive: a turn that leaves exactly the reserve resets at its end.
+            *_turn(),
+            AimAt(line="reserve", offset=0, at="reply"),
+            *_turn(),
+        ),
+    ),
+    Scenario(
+        name="requests-exactly-on-the-reminder-and-warning-lines",
+        actions=(
+            # R52 is inclusive: a request exactly on the reminder line stages guidance, one
+            # exactly on the warning line (after a reset, in a fresh window) the warning.
+            *_turn(),
+            AimAt(line="reminder", offset=0, at="prompt"),
+            Settle(),
+            WipeCommand(),
+            *_turn(),
+            AimAt(line="warning", offset=0, at="prompt"),
+            Settle(),
         ),
     ),
 )

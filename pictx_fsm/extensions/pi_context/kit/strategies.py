@@ -29,10 +29,12 @@ from hypothesis import strategies as st
 
 from pictx_fsm.extensions.pi_context.kit.actions import (
     ANCHORS,
+    LINE_NAMES,
     Abort,
     Action,
     Advance,
     AdvanceTo,
+    AimAt,
     Compact,
     FollowUp,
     Fork,
@@ -54,6 +56,7 @@ from pictx_fsm.extensions.pi_context.kit.tool_calls import tool_scripts
 from pictx_fsm.extensions.pi_context.kit.world import WorldConfig
 from pictx_fsm.extensions.pi_context.texts import Profile
 from pictx_fsm.hosts.model.profiles import HOST_PROFILES
+from pictx_fsm.testing.boundaries import offsets
 from pictx_fsm.testing.lean import builds, flatmapped, lists, mapped, one_of, sampled_from
 
 T = TypeVar("T")
@@ -173,6 +176,20 @@ _TREE_OPS = weighted(
 the previous one left the leaf."""
 
 
+_AIM_REPLY: st.SearchStrategy[tuple[Action, ...]] = st.tuples(
+    st.builds(AimAt, line=st.sampled_from(LINE_NAMES), offset=offsets(), at=st.just("reply")),
+    st.builds(Prompt, chars=st.integers(min_value=8, max_value=400)),
+    st.just(Settle()),
+)
+_AIM_PROMPT: st.SearchStrategy[tuple[Action, ...]] = st.tuples(
+    st.builds(AimAt, line=st.sampled_from(LINE_NAMES), offset=offsets(), at=st.just("prompt"))
+)
+_BOUNDARY: st.SearchStrategy[tuple[Action, ...]] = st.one_of(_AIM_REPLY, _AIM_PROMPT)
+"""A budget line met at −1, exactly or +1 (:mod:`pictx_fsm.testing.boundaries`): a turn
+whose reply ends at it (R50 at ``turn_end``), or a prompt whose request starts at it (R51,
+R17 at ``context``)."""
+
+
 def _one(strategy: st.SearchStrategy[Action]) -> st.SearchStrategy[tuple[Action, ...]]:
     return mapped(strategy, lambda action: (action,))
 
@@ -211,11 +228,13 @@ GROUPS: Mapping[str, tuple[Moves, int, int]] = {
     "noise": (_one(_NOISE), 1, 1),
     "settings": (_one(_SETTINGS), 1, 1),
     "kill": (_one(builds(KillRuntime, permanent=sampled_from((False, False, True)))), 1, 1),
+    "boundary": (_BOUNDARY, 3, 1),
 }
 """Action groups: (moves, weight while idle, weight while a run is active). A move is one
 action, a whole turn (the model's reply, a prompt, settle), tree churn (two or three
 navigations, forks, reloads, switches or ``/wipe-memory`` in a row), or an interrupt: stop
-right after a boundary hook or one of the entries its commit persists, and act there at once.
+right after a boundary hook or one of the entries its commit persists, and act there at once;
+or a budget line met at −1, exactly or +1 (``boundary``).
 Runs move forward in small steps and users act *between* host steps (queueing, aborting,
 toggling mid-turn) — the interleavings where boundary bugs live; idle sessions are
 prompted, navigated, forked, reloaded and compacted."""
