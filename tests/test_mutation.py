@@ -79,5 +79,5 @@ def test_generated_runs_alone_find_the_bugs_long_explorations_found(
     report = capsys.readouterr().out
     # Then swarm runs aimed at boundaries find it, and the intended invariant reports it
     assert code == 1, report
-    trace = json.loads((tmp_path / f"counterexample-{fault}.json").read_text())
+    trace = json.loads((tmp_path / f"counterexample-pi-context-{fault}.json").read_text())
     assert trace["failure"]["invariant"] == FAULTS[fault].caught_by
