@@ -26,6 +26,7 @@ from pictx_fsm.extensions.pi_context.kit.oracle import (
     usage_at,
 )
 from pictx_fsm.extensions.pi_context.kit.records import result_of
+from pictx_fsm.extensions.pi_context.kit.tool_answers import ExactToolAnswers
 from pictx_fsm.extensions.pi_context.kit.view import WorldView
 from pictx_fsm.extensions.pi_context.kit.walks import PerRecord, PerTree, Records
 from pictx_fsm.extensions.pi_context.texts import (
@@ -63,7 +64,13 @@ from pictx_fsm.session.entries import ABSENT, CustomEntry, CustomMessageEntry
 from pictx_fsm.session.tree import SessionTree, TreeNode
 from pictx_fsm.testing.invariants import Violation
 
-__all__ = ["CONTENT_INVARIANTS", "ExactLifecycleAnswers", "ExactNotices", "ExactResetEntries"]
+__all__ = [
+    "CONTENT_INVARIANTS",
+    "ExactLifecycleAnswers",
+    "ExactNotices",
+    "ExactResetEntries",
+    "ExactToolAnswers",
+]
 
 Record = Mapping[str, Any]
 _HEX8: Final = re.compile(r"[0-9a-f]{8}")
@@ -358,4 +365,5 @@ CONTENT_INVARIANTS: tuple[type[PerTree | PerRecord], ...] = (
     ExactResetEntries,
     ExactNotices,
     ExactLifecycleAnswers,
+    ExactToolAnswers,
 )

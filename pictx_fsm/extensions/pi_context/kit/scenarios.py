@@ -25,9 +25,9 @@ from collections.abc import Sequence
 from pictx_fsm.extensions.pi_context.kit.actions import (
     Abort,
     Action,
-    AimAt,
     Advance,
     AdvanceTo,
+    AimAt,
     Compact,
     FollowUp,
     Fork,
