@@ -15,6 +15,8 @@ from pictx_fsm.extensions.context_management.events import ReplyEnded
 from pictx_fsm.extensions.context_management.kit.checks import JournalInvariant, logs
 from pictx_fsm.extensions.context_management.kit.world import StepRecord, World
 from pictx_fsm.extensions.context_management.policy import (
+    AUTO_FORECAST_FLOOR,
+    AUTO_FORECAST_TARGET,
     AUTO_MAX_PER_HOUR,
     AUTO_THRESHOLD,
     HOUR_MS,
@@ -67,47 +69,56 @@ def _recent_attempts(attempts: tuple[int, ...], now: int) -> int:
 
 
 class AutoHandoffWhenDue(JournalInvariant):
-    name, rule = "auto_handoff_when_due", "M53, M54, M56, M57"
+    name, rule = "auto_handoff_when_due", "M53–M57"
     kind = "outcome"
     doc = (
-        "an armed scheduler whose reply end observes known usage at or above 80 % of the "
-        "window, nothing queued, past nextEligibleAt and under 3 automatic handoffs in the "
-        "rolling hour schedules a handoff (reason threshold) — and a threshold trigger needs "
-        "exactly that"
+        "an armed scheduler whose reply end observes known usage, nothing queued, past "
+        "nextEligibleAt and under 3 automatic handoffs in the rolling hour schedules a "
+        "handoff exactly when usage reaches 80 % of the window (reason threshold) or, from "
+        "65 %, a valid baseline projects 90 % (reason forecast) — and at no other reply end"
     )
 
     def check_step(self, world: World, record: StepRecord) -> list[Violation]:
         if not isinstance(record.event, ReplyEnded):
             return []
-        triggers = [t for t in logs(record, "auto_trigger") if t.get("reason") == "threshold"]
         due = self._due(record)
-        if due is None:
+        if due is False:
             return []
-        if due and not triggers:
-            return [self.violation(f"no automatic handoff at {self._usage(record)}", record)]
-        if triggers and not due:
-            return [self.violation(f"a threshold trigger at {self._usage(record)}", record)]
-        return []
+        reasons = [str(t.get("reason")) for t in logs(record, "auto_trigger")]
+        expected = [] if due is None else [due]
+        if reasons == expected:
+            return []
+        ctx = record.ctx
+        usage = f"{ctx.tokens} of {ctx.context_window} tokens"
+        return [self.violation(f"triggers {reasons} at {usage}, expected {expected}", record)]
 
     @staticmethod
-    def _due(record: StepRecord) -> bool | None:
-        """Whether M54's threshold is met on an eligible session (``None``: the scheduler is
-        not armed, or the observation cannot trigger at all, M53)."""
-        ctx = record.ctx
-        if record.before.state_of("auto_handoff") != "armed":
-            return None
+    def _due(record: StepRecord) -> str | bool | None:
+        """The reason M54 triggers for (``None``: none is due; ``False``: the scheduler is not
+        armed, so nothing is judged)."""
+        ctx, before = record.ctx, record.before
+        if before.state_of("auto_handoff") != "armed":
+            return False
         if ctx.tokens is None or not ctx.context_window or ctx.pending_input:
-            return None
-        auto = record.before.auto
+            return None  # M53, M55: unknown usage or queued input never triggers
+        auto = before.auto
         if auto.next_eligible_at is not None and ctx.now < auto.next_eligible_at:
             return None
         if _recent_attempts(auto.attempts, ctx.now) >= AUTO_MAX_PER_HOUR:
             return None
-        return bool(ctx.tokens >= AUTO_THRESHOLD * ctx.context_window)
-
-    @staticmethod
-    def _usage(record: StepRecord) -> str:
-        return f"{record.ctx.tokens} of {record.ctx.context_window} tokens"
+        tokens, window = ctx.tokens, ctx.context_window
+        if tokens >= AUTO_THRESHOLD * window:
+            return "threshold"
+        base = before.baseline
+        valid = base is not None and (base.session_id, base.model, base.compactions) == (
+            before.session_id,
+            ctx.model,
+            before.compactions,
+        )
+        if not valid or base is None or tokens < AUTO_FORECAST_FLOOR * window:
+            return None
+        projected = tokens + (tokens - base.tokens)  # the growth of one round (M54)
+        return "forecast" if projected >= AUTO_FORECAST_TARGET * window else None
 
 
 OUTCOME_INVARIANTS: tuple[type[JournalInvariant], ...] = (OperationsEnd, AutoHandoffWhenDue)

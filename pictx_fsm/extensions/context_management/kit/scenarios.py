@@ -586,8 +586,11 @@ SCENARIOS: Sequence[Scenario] = (
     ),
     _s(
         "usage exactly at 80 % of the window starts an automatic handoff",
-        # M54 is inclusive (≥, Q4): a reply end at 51 200 of 64 000 tokens triggers.
+        # M54 is inclusive (≥, Q4): a reply end at 51 200 of 64 000 tokens triggers — by
+        # threshold alone: auto off and on clear the baseline a forecast would need (M55).
         *_fill(2),
+        C(args="auto off"),
+        C(args="auto on"),
         cm.AimAt(line="AUTO_THRESHOLD", offset=0),
         T(chars=200),
     ),
