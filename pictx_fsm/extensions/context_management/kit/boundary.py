@@ -73,7 +73,11 @@ def _lines(modules: Iterable[ModuleType]) -> tuple[Line, ...]:
     for module in modules:
         for name, value in vars(module).items():
             unit = _unit(name, value)
-            if unit is None or constants.get(name) is not value:
+            if (
+                unit is None
+                or constants.get(name) is not value
+                or not isinstance(value, int | float)
+            ):
                 continue
             known = found.get(name)
             where = (*known.compared_in, module.__name__) if known else (module.__name__,)

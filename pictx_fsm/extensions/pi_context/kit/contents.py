@@ -351,7 +351,7 @@ class ExactLifecycleAnswers(PerRecord):
             )
         return None
 
-    def _wipe(self, runtime: int, account: Account) -> tuple[dict[str, str], bool]:
+    def _wipe(self, runtime: int, account: Account) -> tuple[dict[str, str | int | None], bool]:
         """R16, R30: the first request of a batch, a repeat, or the error when off."""
         if not account.enabled:
             return {"error": WIPE_DISABLED_ERROR}, False

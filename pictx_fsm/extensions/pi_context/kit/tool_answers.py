@@ -93,10 +93,9 @@ def _items(entry: Entry, window: str) -> list[Item]:
     if isinstance(entry, CompactionEntry | BranchSummaryEntry):
         return [Item(window_id=window, item_id=str(entry.id), role="system", content=entry.summary)]
     if isinstance(entry, CustomMessageEntry):
-        role = "developer" if entry.custom_type.startswith(CUSTOM_TYPE_PREFIX) else "user"
-        return [
-            Item(window_id=window, item_id=str(entry.id), role=role, content=_text(entry.content))
-        ]
+        author = "developer" if entry.custom_type.startswith(CUSTOM_TYPE_PREFIX) else "user"
+        text = _text(entry.content)
+        return [Item(window_id=window, item_id=str(entry.id), role=author, content=text)]
     if not isinstance(entry, MessageEntry):
         return []
     raw = entry.message.raw
