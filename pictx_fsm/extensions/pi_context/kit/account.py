@@ -1,9 +1,10 @@
 """The oracle's account of one runtime, kept from its audit records: what the user switched
-(``/pi-context on|off``, R60), whether the lifecycle is active (R19), and where the session
-stood at each hook (:class:`~.observed.ObservedRuntime`).
+(``/pi-context on|off``, R60), whether the lifecycle is active (R19), whether a reset is
+requested (R16, R20, R37), and where the session stood at each hook
+(:class:`~.observed.ObservedRuntime`, :func:`place_of`).
 
-The promised-outcome and exact-content invariants each keep one account per runtime and read
-a hook's branch through it (:meth:`Account.place`); none of it comes from the runtime's state.
+The promised-outcome and exact-content invariants follow every runtime with one account
+(:class:`Following`); none of it comes from the runtime's state.
 """
 
 from __future__ import annotations
@@ -15,9 +16,15 @@ from attrs import define
 
 from pictx_fsm.extensions.pi_context.kit.oracle import Place, place_at
 from pictx_fsm.extensions.pi_context.kit.view import WorldView
-from pictx_fsm.extensions.pi_context.texts import PI_CONTEXT_COMMAND, WIPE_MEMORY_COMMAND
+from pictx_fsm.extensions.pi_context.kit.walks import PerRecord, Records
+from pictx_fsm.extensions.pi_context.texts import (
+    PI_CONTEXT_COMMAND,
+    WIPE_MEMORY_COMMAND,
+    WIPE_MEMORY_TOOL,
+)
+from pictx_fsm.testing.invariants import Violation
 
-__all__ = ["Account", "command_of", "place_of"]
+__all__ = ["Account", "Following", "command_of", "place_of"]
 
 
 def command_of(record: Mapping[str, Any]) -> tuple[str, str] | None:
@@ -50,10 +57,20 @@ class Account:
     """R60: a runtime starts enabled (nothing persists ``off``)."""
     active: bool = True
     """R19: inactive between ``session_shutdown`` and the next ``session_start``."""
+    requested: bool = False
+    """R16: a ``wipe_memory`` call while on requested a reset that no ``turn_end`` consumed
+    yet (R20), nor an abort or a clearing hook took back (R37)."""
 
     def follow(self, record: Mapping[str, Any]) -> None:
         """What ``record``'s hook changed of the account (call after judging it)."""
         hook = record.get("hook")
+        event, ctx = record.get("event") or {}, record.get("ctx") or {}
+        if hook == "tool" and event.get("name") == WIPE_MEMORY_TOOL and self.enabled:
+            self.requested = True
+        consumed = hook == "turn_end" and self.active  # R19, R20
+        aborted = hook == "agent_end" and bool(ctx.get("signal_aborted"))
+        if consumed or aborted or self.clears(record) or self.wiped(record):
+            self.requested = False
         if hook == "session_start":
             self.active = True
         elif hook == "session_shutdown":
@@ -80,3 +97,25 @@ class Account:
             return False
         effects = (record.get("result") or {}).get("effects") or ()
         return any(e.get("effect") == "append_entry" for e in effects)
+
+
+class Following(PerRecord):
+    """An invariant that follows every runtime's records with an :class:`Account`;
+    :meth:`judge` sees each record with the account as it stood before the hook."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._accounts: dict[int, Account] = {}
+
+    def check_records(self, world: WorldView, fresh: Records) -> list[Violation]:
+        found: list[Violation] = []
+        for record, runtime, _ in fresh:
+            account = self._accounts.setdefault(runtime, Account())
+            found.extend(self.judge(world, record, runtime, account))
+            account.follow(record)
+        return found
+
+    def judge(
+        self, world: WorldView, record: Mapping[str, Any], runtime: int, account: Account
+    ) -> list[Violation]:
+        raise NotImplementedError

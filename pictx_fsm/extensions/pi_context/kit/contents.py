@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from typing import Any, Final
 
 from pictx_fsm import js
-from pictx_fsm.extensions.pi_context.kit.account import Account, command_of, place_of
+from pictx_fsm.extensions.pi_context.kit.account import Account, Following, command_of, place_of
 from pictx_fsm.extensions.pi_context.kit.oracle import (
     Place,
     lines_of,
@@ -28,7 +28,7 @@ from pictx_fsm.extensions.pi_context.kit.oracle import (
 from pictx_fsm.extensions.pi_context.kit.records import result_of
 from pictx_fsm.extensions.pi_context.kit.tool_answers import ExactToolAnswers
 from pictx_fsm.extensions.pi_context.kit.view import WorldView
-from pictx_fsm.extensions.pi_context.kit.walks import PerRecord, PerTree, Records
+from pictx_fsm.extensions.pi_context.kit.walks import PerRecord, PerTree
 from pictx_fsm.extensions.pi_context.texts import (
     BOOT_TYPE,
     CONTEXT_WINDOW_OPEN_TAG,
@@ -208,7 +208,7 @@ _CATALOGUE: Final = {
 """§16 (and pictx_fsm's one notice of its own), each with its level."""
 
 
-class ExactNotices(PerRecord):
+class ExactNotices(Following):
     name = "exact_notices"
     rule = "§16, R54, R59, R60, R62, R68"
     doc = (
@@ -218,20 +218,15 @@ class ExactNotices(PerRecord):
         "between a tool call and its result, /compact is refused only when manual"
     )
 
-    def __init__(self) -> None:
-        super().__init__()
-        self._accounts: dict[int, Account] = {}
-
-    def check_records(self, world: WorldView, fresh: Records) -> list[Violation]:
+    def judge(
+        self, world: WorldView, record: Record, runtime: int, account: Account
+    ) -> list[Violation]:
         found: list[Violation] = []
-        for record, runtime, _ in fresh:
-            account = self._accounts.setdefault(runtime, Account())
-            for effect in result_of(record).get("effects", ()):
-                if effect.get("effect") == "notify":
-                    problem = self._problem(world, record, runtime, account, effect)
-                    if problem:
-                        found.append(self.violation(f"{record.get('hook')}: {problem}"))
-            account.follow(record)
+        for effect in result_of(record).get("effects", ()):
+            if effect.get("effect") == "notify":
+                problem = self._problem(world, record, runtime, account, effect)
+                if problem:
+                    found.append(self.violation(f"{record.get('hook')}: {problem}"))
         return found
 
     def _problem(
@@ -289,7 +284,7 @@ def _context_problem(
 # -- the lifecycle tools' answers (R16, R17) ---------------------------------------------------
 
 
-class ExactLifecycleAnswers(PerRecord):
+class ExactLifecycleAnswers(Following):
     name = "exact_lifecycle_answers"
     rule = "R16, R17, R30"
     doc = (
@@ -300,38 +295,20 @@ class ExactLifecycleAnswers(PerRecord):
         "null when usage is unknown"
     )
 
-    def __init__(self) -> None:
-        super().__init__()
-        self._accounts: dict[int, Account] = {}
-        self._requested: dict[int, bool] = {}
-
-    def check_records(self, world: WorldView, fresh: Records) -> list[Violation]:
-        found: list[Violation] = []
-        for record, runtime, _ in fresh:
-            account = self._accounts.setdefault(runtime, Account())
-            problem = self._judge(world, record, runtime, account)
-            if problem:
-                found.append(self.violation(problem))
-            account.follow(record)
-        return found
-
-    def _judge(
+    def judge(
         self, world: WorldView, record: Record, runtime: int, account: Account
-    ) -> str | None:
-        hook, event = record.get("hook"), record.get("event") or {}
-        ctx = record.get("ctx") or {}
-        if (
-            Account.clears(record)
-            or (hook == "turn_end" and account.active)
-            or (hook == "agent_end" and ctx.get("signal_aborted"))
-            or Account.wiped(record)
-        ):
-            self._requested.pop(runtime, None)
-        if hook != "tool":
+    ) -> list[Violation]:
+        problem = self._problem(world, record, runtime, account)
+        return [self.violation(problem)] if problem else []
+
+    @staticmethod
+    def _problem(world: WorldView, record: Record, runtime: int, account: Account) -> str | None:
+        event, ctx = record.get("event") or {}, record.get("ctx") or {}
+        if record.get("hook") != "tool":
             return None
         name = event.get("name")
         if name == WIPE_MEMORY_TOOL:
-            expected, terminate = self._wipe(runtime, account)
+            expected, terminate = _wipe(account)
         elif name == GET_CONTEXT_REMAINING_TOOL:
             place = place_of(world, runtime, record)
             if place is None:
@@ -351,14 +328,13 @@ class ExactLifecycleAnswers(PerRecord):
             )
         return None
 
-    def _wipe(self, runtime: int, account: Account) -> tuple[dict[str, str | int | None], bool]:
-        """R16, R30: the first request of a batch, a repeat, or the error when off."""
-        if not account.enabled:
-            return {"error": WIPE_DISABLED_ERROR}, False
-        repeat = self._requested.get(runtime, False)
-        self._requested[runtime] = True
-        status = WIPE_STATUS_ALREADY_PENDING if repeat else WIPE_STATUS_REQUESTED
-        return {"status": status}, True
+
+def _wipe(account: Account) -> tuple[dict[str, str | int | None], bool]:
+    """R16, R30: the first request of a batch, a repeat, or the error when off."""
+    if not account.enabled:
+        return {"error": WIPE_DISABLED_ERROR}, False
+    status = WIPE_STATUS_ALREADY_PENDING if account.requested else WIPE_STATUS_REQUESTED
+    return {"status": status}, True
 
 
 CONTENT_INVARIANTS: tuple[type[PerTree | PerRecord], ...] = (

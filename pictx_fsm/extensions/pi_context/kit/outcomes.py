@@ -15,7 +15,7 @@ from typing import Any
 
 from attrs import define, field
 
-from pictx_fsm.extensions.pi_context.kit.account import Account, command_of, place_of
+from pictx_fsm.extensions.pi_context.kit.account import Account, Following, command_of, place_of
 from pictx_fsm.extensions.pi_context.kit.oracle import (
     Place,
     boot_message_for,
@@ -35,7 +35,7 @@ from pictx_fsm.extensions.pi_context.kit.records import (
     result_of,
 )
 from pictx_fsm.extensions.pi_context.kit.view import WorldView
-from pictx_fsm.extensions.pi_context.kit.walks import PerRecord, Records
+from pictx_fsm.extensions.pi_context.kit.walks import PerRecord
 from pictx_fsm.extensions.pi_context.overflow import is_overflow_like
 from pictx_fsm.extensions.pi_context.texts import (
     BOOT_TYPE,
@@ -47,7 +47,6 @@ from pictx_fsm.extensions.pi_context.texts import (
     PI_CONTEXT_COMMAND,
     WARNING_CONTENT,
     WARNING_TYPE,
-    WIPE_MEMORY_TOOL,
     guidance_content,
 )
 from pictx_fsm.js import is_plain_object
@@ -110,29 +109,7 @@ def _describe(record: Record) -> str:
     return f"{record.get('hook')} #{record.get('seq')}"
 
 
-class _Following(PerRecord):
-    """Follows every runtime's records with an :class:`Account`; :meth:`judge` sees each
-    record with the account as it stood before the hook."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self._accounts: dict[int, Account] = {}
-
-    def check_records(self, world: WorldView, fresh: Records) -> list[Violation]:
-        found: list[Violation] = []
-        for record, runtime, _ in fresh:
-            account = self._accounts.setdefault(runtime, Account())
-            found.extend(self.judge(world, record, runtime, account))
-            account.follow(record)
-        return found
-
-    def judge(
-        self, world: WorldView, record: Record, runtime: int, account: Account
-    ) -> list[Violation]:
-        raise NotImplementedError
-
-
-class ResetsCommit(_Following):
+class ResetsCommit(Following):
     name = "resets_commit"
     rule = "R20–R30, R50, D1"
     kind = "outcome"
@@ -142,26 +119,12 @@ class ResetsCommit(_Following):
         "continue — and no other turn_end resets"
     )
 
-    def __init__(self) -> None:
-        super().__init__()
-        self._requested: dict[int, bool] = {}
-
     def judge(
         self, world: WorldView, record: Record, runtime: int, account: Account
     ) -> list[Violation]:
-        hook = record.get("hook")
-        event, ctx = record.get("event") or {}, record.get("ctx") or {}
-        if hook == "tool" and event.get("name") == WIPE_MEMORY_TOOL:
-            if account.enabled:  # R16: off answers with an error and requests nothing
-                self._requested[runtime] = True
-            return []
-        if Account.clears(record) or Account.wiped(record):
-            self._requested.pop(runtime, None)
-        if hook == "agent_end" and ctx.get("signal_aborted"):
-            self._requested.pop(runtime, None)  # R37
-        if hook != "turn_end" or not account.active:
+        if record.get("hook") != "turn_end" or not account.active:
             return []  # R19: an inactive lifecycle consumes nothing
-        requested = self._requested.pop(runtime, False)  # R20: every turn_end consumes it
+        requested = account.requested  # R20: every turn_end consumes it (Account.follow)
         place = place_of(world, runtime, record)
         if place is None:
             return []
@@ -205,7 +168,7 @@ class _Staged:
     content: str
 
 
-class RemindersWhenDue(_Following):
+class RemindersWhenDue(Following):
     name = "reminders_when_due"
     rule = "R51–R53, R22, R31, R55"
     kind = "outcome"
@@ -318,7 +281,7 @@ class RemindersWhenDue(_Following):
         ]
 
 
-class OverflowRecovered(_Following):
+class OverflowRecovered(Following):
     name = "overflow_recovered"
     rule = "R24, R25, R35–R39"
     kind = "outcome"
@@ -383,7 +346,7 @@ class _Drafted:
     windows: set[str] = field(factory=set)
 
 
-class RepairWhenDue(_Following):
+class RepairWhenDue(Following):
     name = "repair_when_due"
     rule = "R64–R66, D4, FM19"
     kind = "outcome"
