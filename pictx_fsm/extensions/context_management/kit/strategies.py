@@ -108,8 +108,9 @@ def _names(unit: str) -> tuple[str, ...]:
 @functools.cache
 def boundary_moves() -> st.SearchStrategy[tuple[Any, ...]]:
     """A line met at −1, exactly or +1 (:mod:`pictx_fsm.testing.boundaries`), then a round
-    whose reply end judges it: usage on a token line, or a reply end that long after an
-    earlier moment (a commit, a failure, a verified handoff)."""
+    whose reply end judges it: usage on a token line, a reply end that long after an earlier
+    moment (a commit, a failure, a verified handoff), or both at once (a window full at the
+    very end of a cooldown)."""
     turn = st.builds(cm.Turn, chars=st.sampled_from((200, 4_000)))
     tokens = st.builds(cm.AimAt, line=st.sampled_from(_names("tokens")), offset=offsets())
     times = st.builds(
@@ -118,7 +119,9 @@ def boundary_moves() -> st.SearchStrategy[tuple[Any, ...]]:
         offset=offsets(),
         back=st.integers(min_value=0, max_value=6),
     )
-    return st.tuples(st.one_of(tokens, times), turn)
+    return st.one_of(
+        st.tuples(tokens, turn), st.tuples(times, turn), st.tuples(times, tokens, turn)
+    )
 
 
 @functools.cache

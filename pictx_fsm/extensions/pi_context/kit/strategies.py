@@ -182,12 +182,14 @@ _AIM_REPLY: st.SearchStrategy[tuple[Action, ...]] = st.tuples(
     st.just(Settle()),
 )
 _AIM_PROMPT: st.SearchStrategy[tuple[Action, ...]] = st.tuples(
-    st.builds(AimAt, line=st.sampled_from(LINE_NAMES), offset=offsets(), at=st.just("prompt"))
+    st.just(Settle()),
+    st.builds(AimAt, line=st.sampled_from(LINE_NAMES), offset=offsets(), at=st.just("prompt")),
+    st.just(Settle()),
 )
 _BOUNDARY: st.SearchStrategy[tuple[Action, ...]] = st.one_of(_AIM_REPLY, _AIM_PROMPT)
 """A budget line met at −1, exactly or +1 (:mod:`pictx_fsm.testing.boundaries`): a turn
-whose reply ends at it (R50 at ``turn_end``), or a prompt whose request starts at it (R51,
-R17 at ``context``)."""
+whose reply ends at it (R50 at ``turn_end``), or — the run settled first — a prompt whose
+request starts at it (R51, R17 at ``context``), each run to its end."""
 
 
 def _one(strategy: st.SearchStrategy[Action]) -> st.SearchStrategy[tuple[Action, ...]]:
@@ -228,7 +230,7 @@ GROUPS: Mapping[str, tuple[Moves, int, int]] = {
     "noise": (_one(_NOISE), 1, 1),
     "settings": (_one(_SETTINGS), 1, 1),
     "kill": (_one(builds(KillRuntime, permanent=sampled_from((False, False, True)))), 1, 1),
-    "boundary": (_BOUNDARY, 3, 1),
+    "boundary": (_BOUNDARY, 1, 1),
 }
 """Action groups: (moves, weight while idle, weight while a run is active). A move is one
 action, a whole turn (the model's reply, a prompt, settle), tree churn (two or three
