@@ -35,7 +35,6 @@ from pictx_fsm.extensions.pi_context.kit.walks import (
     Records,
     RecordWalk,
 )
-from pictx_fsm.extensions.pi_context.overflow import is_overflow_like
 from pictx_fsm.extensions.pi_context.repair import TailKind, tail_kind
 from pictx_fsm.extensions.pi_context.texts import (
     GUIDANCE_TYPE,
@@ -53,6 +52,7 @@ from pictx_fsm.extensions.pi_context.windows import (
     window_id_of_marker,
 )
 from pictx_fsm.fastjson import dumper
+from pictx_fsm.host.overflow import is_overflow_like
 from pictx_fsm.session.entries import CompactionEntry, CustomMessageEntry, MessageEntry
 from pictx_fsm.session.projection import context_messages, convert_message
 from pictx_fsm.session.tree import SessionTree, TreeNode

@@ -36,7 +36,6 @@ from pictx_fsm.extensions.pi_context.kit.records import (
 )
 from pictx_fsm.extensions.pi_context.kit.view import WorldView
 from pictx_fsm.extensions.pi_context.kit.walks import PerRecord
-from pictx_fsm.extensions.pi_context.overflow import is_overflow_like
 from pictx_fsm.extensions.pi_context.texts import (
     BOOT_TYPE,
     CONTINUATION_TYPE,
@@ -49,6 +48,7 @@ from pictx_fsm.extensions.pi_context.texts import (
     WARNING_TYPE,
     guidance_content,
 )
+from pictx_fsm.host.overflow import is_overflow_like
 from pictx_fsm.js import is_plain_object
 from pictx_fsm.session.projection import project_branch
 from pictx_fsm.testing.invariants import Violation

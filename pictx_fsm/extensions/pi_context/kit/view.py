@@ -12,11 +12,8 @@ from typing import Protocol
 from attrs import frozen
 
 from pictx_fsm.audit.log import AuditLog
-from pictx_fsm.extensions.pi_context.texts import (
-    DEFAULT_REMINDER_MARGIN_TOKENS,
-    DEFAULT_RESERVE_TOKENS,
-    Profile,
-)
+from pictx_fsm.extensions.pi_context.texts import DEFAULT_REMINDER_MARGIN_TOKENS, Profile
+from pictx_fsm.host.settings import DEFAULT_RESERVE_TOKENS
 from pictx_fsm.hosts.model import ModelSession
 from pictx_fsm.session.estimate import TokenCounter
 from pictx_fsm.session.tree import SessionTree
