@@ -119,19 +119,13 @@ def _pair_closed_by_any_entry(env: FactEnv, facts: Facts) -> bool:
 def _verdict_blind_to_commit(env: FactEnv, facts: Facts) -> TailVerdict:
     """``tail_verdict`` as it was before R65's fix: blind to the reset this runtime's own
     boundary is still committing, so a repair mid-commit completes the tail a second time
-    (on a host that reports idle then: the mid-run refusal would otherwise cover it)."""
-    state = attrs.evolve(env.state, pending_resets=())
-    ctx = attrs.evolve(env.ctx, idle=True)
-    changed = attrs.evolve(env, state=state, ctx=ctx)
-    verdict: TailVerdict = FACTS["tail_verdict"].compute(changed, facts)
-    return verdict
+    (planted with ``repair_held`` never: on a host that reports idle then)."""
+    return _verdict_in(attrs.evolve(env, state=attrs.evolve(env.state, pending_resets=())))
 
 
-def _verdict_blind_to_the_run(env: FactEnv, facts: Facts) -> TailVerdict:
-    """``tail_verdict`` as it was before the mid-run fix: a repair while a run is under way
-    sends a boot Pi holds until the turn's end, behind the run's conversation."""
-    ctx = attrs.evolve(env.ctx, idle=True)
-    verdict: TailVerdict = FACTS["tail_verdict"].compute(attrs.evolve(env, ctx=ctx), facts)
+def _verdict_in(env: FactEnv) -> TailVerdict:
+    """``tail_verdict`` as the lifecycle computes it in ``env`` (every fact it reads there)."""
+    verdict: TailVerdict = Facts(env)["tail_verdict"]
     return verdict
 
 
@@ -269,14 +263,15 @@ FAULTS: Mapping[str, Fault] = {
             description="repair ignores the reset its own boundary is committing: a second "
             "boot in one window",
             caught_by="repair_when_due",
-            facts={"tail_verdict": _verdict_blind_to_commit},
+            # On a host that reports idle mid-commit: the held repair would cover it.
+            facts={"tail_verdict": _verdict_blind_to_commit, "repair_held": _never},
         ),
         Fault(
             name="repair-mid-run",
             description="repair while a run is under way: Pi appends the boot after the run's "
-            "conversation",
+            "conversation (after a reset the turn commits, in the new window)",
             caught_by="repair_when_due",
-            facts={"tail_verdict": _verdict_blind_to_the_run},
+            facts={"repair_held": _never},
         ),
         Fault(
             name="drop-queued-message",

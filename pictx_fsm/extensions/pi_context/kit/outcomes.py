@@ -353,35 +353,48 @@ class RepairWhenDue(Following):
     doc = (
         "a boot repair that is due happens: at session_start, session_tree (when on) and "
         "/pi-context on, a root window without its boot gets one and a reset window's bare "
-        "tail gets exactly what it misses (boot, then continuation) — nothing otherwise"
+        "tail gets exactly what it misses (boot, then continuation) — nothing otherwise; one "
+        "asked for while a run is under way is owed to that turn's turn_end (Pi would hold what "
+        "it sends to the turn's end) and happens there unless the turn was aborted (still owed) "
+        "or committed a reset (the new window has its boot)"
     )
 
     def __init__(self) -> None:
         super().__init__()
         self._drafted: dict[int, _Drafted] = {}
+        self._owed: set[int] = set()
+        """Runtimes owing a repair asked for mid-run, until a turn of theirs ends."""
 
     def judge(
         self, world: WorldView, record: Record, runtime: int, account: Account
     ) -> list[Violation]:
         hook = record.get("hook")
         drafted = self._drafted.setdefault(runtime, _Drafted())
-        command = command_of(record)
-        turned_on = command == (PI_CONTEXT_COMMAND, "on")
-        repairing = turned_on or (hook in ("session_start", "session_tree") and account.enabled)
-        if hook == "session_tree" or (hook == "session_start" and account.enabled):
+        turned_on = command_of(record) == (PI_CONTEXT_COMMAND, "on")
+        asked = turned_on or (hook in ("session_start", "session_tree") and account.enabled)
+        if hook == "session_tree" or (hook == "session_start" and asked):
             drafted.windows.clear()  # R63: forgotten before the repair runs
+        held = asked and hook != "session_tree" and not (record.get("ctx") or {}).get("idle", True)
+        due = hook == "turn_end" and runtime in self._owed and not aborted_turn(record)
+        if due or (asked and not held):
+            self._owed.discard(runtime)
         found: list[Violation] = []
-        if repairing:
+        if held:
+            self._owed.add(runtime)
+            found = self._judge_repair(record, [], "owed until the turn's end")
+        elif due and markers_written(record):
+            found = []  # the turn committed a reset: the new window has its boot
+        elif asked or (due and account.enabled):
             place = place_of(world, runtime, record)
             if place is not None:
-                found = self._judge_repair(world, record, place, drafted, mid_run=turned_on)
+                expected = self._expected(world, place, drafted)
+                found = self._judge_repair(record, expected, f"in window {place.window_id}")
         self._follow(record, drafted)
         return found
 
     def _judge_repair(
-        self, world: WorldView, record: Record, place: Place, drafted: _Drafted, *, mid_run: bool
+        self, record: Record, expected: list[tuple[str, str | None]], where: str
     ) -> list[Violation]:
-        expected = self._expected(world, record, place, drafted, mid_run=mid_run)
         sent = [
             (e.get("customType"), (e.get("details") or {}).get("windowId"))
             for e in result_of(record).get("effects", ())
@@ -392,14 +405,14 @@ class RepairWhenDue(Following):
             return []
         return [
             self.violation(
-                f"{_describe(record)} in window {place.window_id} sent {sent or 'nothing'}, "
+                f"{_describe(record)} {where} sent {sent or 'nothing'}, "
                 f"the tail needs {expected or 'nothing'}"
             )
         ]
 
     @staticmethod
     def _expected(
-        world: WorldView, record: Record, place: Place, drafted: _Drafted, *, mid_run: bool
+        world: WorldView, place: Place, drafted: _Drafted
     ) -> list[tuple[str, str | None]]:
         if tool_pair_open(place.branch):
             return []  # FM19: nothing between a tool call and its result
@@ -409,9 +422,8 @@ class RepairWhenDue(Following):
             if any(boot_message_for(m, window) for m in messages):
                 return []
             return [(BOOT_TYPE, window)]
-        idle = bool((record.get("ctx") or {}).get("idle", True))
-        if window in drafted.windows or (mid_run and not idle):
-            return []  # its own commit completes it; Pi would hold a boot sent mid-run
+        if window in drafted.windows:
+            return []  # its own commit completes it
         needs = repair_needs(place, world.profile)
         return [(BOOT_TYPE, window)] * needs.boot + [(CONTINUATION_TYPE, None)] * needs.continuation
 

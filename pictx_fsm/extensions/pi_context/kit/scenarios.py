@@ -524,4 +524,55 @@ SCENARIOS: Sequence[Scenario] = (
             Settle(),
         ),
     ),
+    Scenario(
+        name="a-runtime-restarted-mid-run-holds-its-repair",
+        actions=(
+            # Found by exact_reset_entries (issue 27): the root boot hidden, the runtime
+            # killed, and the next prompt's run restarts it; the resync's repair would send a
+            # root boot Pi holds to the turn's end — behind the reset wipe_memory commits
+            # there, a root boot inside the new window. Now owed to the turn's end, where the
+            # committed reset makes it void.
+            Prompt(chars=8),
+            Script(reply="text", chars=8),
+            Script(reply="tools", chars=8, tools=("wipe_memory",)),
+            HideBoot(),
+            AdvanceTo(step="context", count=2),
+            KillRuntime(permanent=False),
+            Prompt(chars=8),
+            Settle(),
+        ),
+    ),
+    Scenario(
+        name="a-repair-owed-mid-run-is-asked-again-mid-run",
+        actions=(
+            # The resync's repair owed (the root boot hidden, the runtime restarted at the
+            # next request of the run: /pi-context on), and a second command's repair held too.
+            Prompt(chars=8),
+            Settle(),
+            HideBoot(),
+            Prompt(chars=8),
+            Advance(steps=2),
+            KillRuntime(permanent=False),
+            Toggle(arg="on"),
+            Toggle(arg="on"),
+            Settle(),
+        ),
+    ),
+    Scenario(
+        name="a-repair-owed-over-an-aborted-turn-is-made-when-asked-idle",
+        actions=(
+            # An aborted turn keeps the repair owed; /pi-context on once idle makes it now.
+            Prompt(chars=8),
+            Settle(),
+            HideBoot(),
+            Prompt(chars=8),
+            Advance(steps=2),
+            KillRuntime(permanent=False),
+            Toggle(arg="on"),
+            Abort(),
+            Settle(),
+            Toggle(arg="on"),
+            Settle(),
+        ),
+    ),
 )
