@@ -164,7 +164,7 @@ def _guidance_strict(env: FactEnv, facts: Facts) -> bool:
 def _boot_naming_previous(facts: Facts, turn: Turn) -> Turn:
     """A running reset whose boot says the current window is the one just left (R15 read
     for R11: the previous id in the current line)."""
-    previous = facts.services.tree.current_window.window_id
+    previous = facts.services.windows.current_window.window_id
     built = ACTIONS["commit_reset"](facts, turn)
     return built.evolve(reset=tuple(_renamed(draft, previous) for draft in built.reset))
 

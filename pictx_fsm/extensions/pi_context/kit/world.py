@@ -45,6 +45,7 @@ from pictx_fsm.extensions.pi_context.lifecycle import Lifecycle, load_lifecycle
 from pictx_fsm.extensions.pi_context.policy import FrozenScopes
 from pictx_fsm.extensions.pi_context.runtime import LifecycleRuntime
 from pictx_fsm.extensions.pi_context.texts import Profile
+from pictx_fsm.extensions.pi_context.windows import WindowIndex
 from pictx_fsm.host.events import ModelInfo
 from pictx_fsm.host.settings import SettingsScopes
 from pictx_fsm.hosts.model import Brain, CompactionSettings, HostSettings, ModelSession, TickClock
@@ -276,7 +277,7 @@ class World:
     def _usage_reading(self) -> tuple[Callable[[], int | None], TokenCounter]:
         tree = self.session.tree
         live = [r for r in self.runtimes if r.tree is tree]
-        if tree.current_window.is_root or not live:
+        if WindowIndex.of(tree).current_window.is_root or not live:
             return self.session.store.context_tokens, CharsCounter()
         return live[-1].services.usage.window_tokens, shared_counter()
 
