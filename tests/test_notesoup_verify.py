@@ -6,14 +6,21 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
 from pictx_fsm.cli import main
+from pictx_fsm.extensions.notesoup.kit import actions as notesoup_actions
 from pictx_fsm.extensions.notesoup.kit.faults import FAULTS
-from pictx_fsm.extensions.notesoup.kit.invariants import MIGRATION_INVARIANTS, InvariantSuite
+from pictx_fsm.extensions.notesoup.kit.invariants import (
+    MIGRATION_INVARIANTS,
+    InvariantSuite,
+    RequestedResetCommits,
+)
 from pictx_fsm.extensions.notesoup.kit.kit import KIT
 from pictx_fsm.extensions.notesoup.kit.world import NotesoupWorld, scenario_config
+from pictx_fsm.extensions.notesoup.texts import MARKER_TYPE, STATUS_REQUESTED
 from pictx_fsm.testing.coverage import load_exemptions
 
 
@@ -67,3 +74,49 @@ def test_every_exemption_names_the_rule_test_that_decides_it() -> None:
         named = re.search(r"tested by tests/test_notesoup_reducer\.py::(test_\w+)", reason)
         assert named is not None, transition
         assert f"def {named.group(1)}(" in tests, (transition, named.group(1))
+
+
+def _requested_reply(seq: int) -> dict[str, object]:
+    """A ``clear_memory`` tool record whose reply is ``rollover_requested`` (S25.6)."""
+    text = f'{{"status":"{STATUS_REQUESTED}"}}'
+    return {"hook": "tool", "seq": seq, "result": {"value": {"content": [{"text": text}]}}}
+
+
+def _at_rest(runtimes: int, *, idle: bool = True) -> SimpleNamespace:
+    return SimpleNamespace(audits=[()] * runtimes, session=SimpleNamespace(is_idle=idle))
+
+
+def test_s30_a_requested_reset_still_owed_when_the_run_rests_is_a_violation() -> None:
+    # Given the live runtime answered clear_memory with rollover_requested
+    invariant = RequestedResetCommits()
+    assert invariant.check_record(_requested_reply(1), 0) == []
+    # When the world is brought to rest without that batch's turn_end
+    found = invariant.finish(_at_rest(1))
+    # Then the promise is reported unkept
+    assert [v.invariant for v in found] == ["requested_reset_commits"]
+
+
+def test_s30_a_requested_reset_judged_at_its_turn_end_owes_nothing_at_rest() -> None:
+    # Given the request met its batch's turn_end, which committed the reset
+    invariant = RequestedResetCommits()
+    invariant.check_record(_requested_reply(1), 0)
+    marker = {"effect": "append_entry", "customType": MARKER_TYPE, "data": {"windowId": "w1"}}
+    turn_end = {"hook": "turn_end", "seq": 2, "event": {}, "result": {"effects": [marker]}}
+    assert invariant.check_record(turn_end, 0) == []
+    # Then nothing is owed at rest, nor while a run is still under way
+    assert invariant.finish(_at_rest(1)) == []
+    invariant.check_record(_requested_reply(3), 0)
+    assert invariant.finish(_at_rest(1, idle=False)) == []
+
+
+def test_every_notesoup_run_is_closed_at_rest_before_its_outcomes_are_judged() -> None:
+    # Given a notesoup world mid-run (a prompt sent, its run not yet settled)
+    world = KIT.world(scenario_config(0, None))
+    world.apply(notesoup_actions.Prompt(chars=40))
+    assert not world.session.is_idle
+    # When the kit closes the run
+    for action in KIT.closing(world):
+        world.apply(action)
+    # Then Pi is at rest and the suite's end-of-run judgement finds nothing owed
+    assert world.session.is_idle
+    assert InvariantSuite().finish(world) == []

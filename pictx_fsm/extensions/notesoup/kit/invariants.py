@@ -41,22 +41,32 @@ from pictx_fsm.extensions.notesoup.windows import (
 )
 from pictx_fsm.extensions.shared.kit.invariants import (
     AuditChains,
-    EntryWalk,
     Erased,
-    Fresh,
     NoLifecycleErrors,
-    PerRecord,
-    PerTree,
     QueuedOnce,
-    RecordWalk,
     RunsSettle,
     erased_messages,
 )
 from pictx_fsm.extensions.shared.kit.notes_sandbox import NotesConfined
+from pictx_fsm.extensions.shared.kit.records import (
+    aborted_turn,
+    continue_flag,
+    markers_written,
+    model_of,
+    own_drafts,
+    result_of,
+    value_of,
+)
+from pictx_fsm.extensions.shared.kit.walks import (
+    Fresh,
+    PerRecord,
+    PerTree,
+    RecordWalk,
+    WalkedSuite,
+)
 from pictx_fsm.extensions.shared.repair import TailKind, tail_kind
 from pictx_fsm.extensions.shared.windows import Window
 from pictx_fsm.host import overflow
-from pictx_fsm.host.events import ModelInfo
 from pictx_fsm.js import is_plain_object
 from pictx_fsm.session.entries import CompactionEntry, CustomMessageEntry, MessageEntry
 from pictx_fsm.session.tree import SessionTree, TreeNode
@@ -90,80 +100,30 @@ def _window(tree: SessionTree, node: TreeNode) -> Window:
 # -- what a decision record says ---------------------------------------------------------------
 
 
-def _result(record: Mapping[str, Any]) -> Mapping[str, Any]:
-    result = record.get("result") or {}
-    return result if is_plain_object(result) else {}
-
-
-def _value(record: Mapping[str, Any]) -> Mapping[str, Any]:
-    value = _result(record).get("value") or {}
-    return value if is_plain_object(value) else {}
-
-
-def _own_drafts(record: Mapping[str, Any]) -> list[Mapping[str, Any]]:
-    entries = list(_value(record).get("entries", ()))
-    incoming = len(record.get("event", {}).get("entries", ()) or ())
-    return entries[incoming:]
-
-
 def _markers(record: Mapping[str, Any]) -> list[str]:
-    drafts = [d for d in _own_drafts(record) if d.get("customType") == MARKER_TYPE]
-    appended = [
-        e
-        for e in _result(record).get("effects", ())
-        if e.get("effect") == "append_entry" and e.get("customType") == MARKER_TYPE
-    ]
-    return [str((d.get("data") or {}).get("windowId")) for d in (*drafts, *appended)]
-
-
-def _continues(record: Mapping[str, Any]) -> bool | None:
-    flag = _value(record).get("continue")
-    return flag if isinstance(flag, bool) else None
+    return markers_written(record, MARKER_TYPE)
 
 
 def _notices(record: Mapping[str, Any]) -> list[str]:
     return [
         str(e.get("message"))
-        for e in _result(record).get("effects", ())
+        for e in result_of(record).get("effects", ())
         if e.get("effect") == "notify"
     ]
 
 
-def _aborted(record: Mapping[str, Any]) -> bool:
-    """S29, computed independently of the machines."""
-    event = record.get("event", {})
-    ctx = record.get("ctx") or {}
-    message = event.get("message") or {}
-    return (
-        event.get("outcome") == "aborted"
-        or bool(ctx.get("signal_aborted"))
-        or (message.get("role") == "assistant" and message.get("stopReason") == "aborted")
-    )
-
-
 def _tool_reply(record: Mapping[str, Any]) -> str:
-    value = _value(record)
+    value = value_of(record)
     content = value.get("content") if value else None
     if isinstance(content, list) and content and is_plain_object(content[0]):
         return str(content[0].get("text", ""))
     return ""
 
 
-def _model_of(model: Any) -> ModelInfo | None:
-    if not is_plain_object(model):
-        return None
-    return ModelInfo(
-        provider=str(model.get("provider", "")),
-        id=str(model.get("id", "")),
-        context_window=model.get("context_window"),
-        max_tokens=model.get("max_tokens"),
-    )
-
-
 def _overflow_turn(record: Mapping[str, Any]) -> bool:
     message = record.get("event", {}).get("message") or {}
-    model = _model_of((record.get("ctx") or {}).get("model"))
-    return not _aborted(record) and overflow.is_overflow_like(message, model)
+    model = model_of((record.get("ctx") or {}).get("model"))
+    return not aborted_turn(record) and overflow.is_overflow_like(message, model)
 
 
 # -- the shape of a reset (S38–S42, FM19) -------------------------------------------------------
@@ -399,7 +359,7 @@ class LegacyBootsCarryOver(testing_invariants.Invariant[World]):
             return []
         sends = [
             e
-            for e in _result(first[0]).get("effects", ())
+            for e in result_of(first[0]).get("effects", ())
             if e.get("effect") in ("send_message", "append_entry")
         ]
         if sends:
@@ -466,9 +426,9 @@ class NothingAfterAbort(_Records):
     doc = "an aborted turn or run commits nothing and continues nothing"
 
     def check_record(self, record: Mapping[str, Any], runtime: int) -> list[Violation]:
-        if record["hook"] not in ("turn_end", "agent_before_settle") or not _aborted(record):
+        if record["hook"] not in ("turn_end", "agent_before_settle") or not aborted_turn(record):
             return []
-        if _own_drafts(record) or _continues(record) is True:
+        if own_drafts(record) or continue_flag(record) is True:
             return [self.violation(f"{record['hook']} #{record['seq']} of an aborted run acted")]
         return []
 
@@ -526,11 +486,11 @@ class SettleResetsOnlyWhenPromised(_Records):
         if hook == "turn_end":
             if _overflow_turn(record):
                 run.overflow = True
-            elif _aborted(record) or record.get("event", {}).get("outcome") != "error":
+            elif aborted_turn(record) or record.get("event", {}).get("outcome") != "error":
                 run.overflow = False  # a success (or an abort) ends the chain (S66, S69)
                 run.recoveries = 0
             if _markers(record):
-                run.latched = _continues(record) is False
+                run.latched = continue_flag(record) is False
         if hook != "agent_before_settle" or not _markers(record):
             return []
         if run.manual or run.latched:
@@ -569,11 +529,19 @@ class RequestedResetCommits(_Records):
             return []
         self._pending[runtime] = False
         event = record.get("event", {})
-        if _aborted(record) or event.get("outcome") == "error" or _overflow_turn(record):
+        if aborted_turn(record) or event.get("outcome") == "error" or _overflow_turn(record):
             return []
         if not _markers(record):
             return [self.violation(f"turn_end #{record['seq']} dropped a requested reset")]
         return []
+
+    def finish(self, world: World) -> list[Violation]:
+        """At rest, the live runtime's request met its batch's ``turn_end``: a run that
+        settled without one left the promise unjudged, and unkept."""
+        live = len(world.audits) - 1
+        if not world.session.is_idle or not self._pending.get(live):
+            return []
+        return [self.violation("the run settled with a requested reset and no turn_end")]
 
 
 class ManualCloseOutCommits(_Records):
@@ -616,20 +584,20 @@ class ManualCloseOutCommits(_Records):
         if hook == "turn_end":
             failed = record.get("event", {}).get("outcome") == "error"
             # An abort or an ordinary error drops the close-out (S19, S25); a commit keeps it.
-            if _markers(record) or _aborted(record) or (failed and not _overflow_turn(record)):
+            if _markers(record) or aborted_turn(record) or (failed and not _overflow_turn(record)):
                 self._armed[runtime] = False
             return []
         if hook != "agent_before_settle":
             return []
         event = record.get("event", {})
         ctx = record.get("ctx") or {}
-        if _aborted(record) or event.get("outcome") == "error":
+        if aborted_turn(record) or event.get("outcome") == "error":
             self._armed[runtime] = False
             return []
         if event.get("pending_messages") or ctx.get("has_pending_messages"):
             return []
         self._armed[runtime] = False
-        if _markers(record) or _continues(record) is False:
+        if _markers(record) or continue_flag(record) is False:
             return []
         return [self.violation(f"agent_before_settle #{record['seq']} dropped a /clear-memory")]
 
@@ -664,7 +632,7 @@ class BareStopHolds(_Entries):
         inputs += sum(1 for notice in log.notices if notice.message.startswith(_OFF_STATUS))
         self._run_starts = {d.entry_id for d in log.deliveries if d.kind == "prompt"}
         for record, _, _ in self._records.advance(world.audits):
-            if _continues(record) is False:
+            if continue_flag(record) is False:
                 for window_id in _markers(record):
                     self._stops.setdefault(window_id, self._inputs)
         self._inputs = inputs
@@ -871,29 +839,11 @@ MIGRATION_INVARIANTS: Final = (
 )
 
 
-class InvariantSuite:
+class InvariantSuite(WalkedSuite[World]):
     """Fresh instances of every invariant for one world; the per-entry and per-record ones
     share one walk each."""
 
-    def __init__(self) -> None:
-        self.invariants = [cls() for cls in INVARIANT_TYPES]
-        self._entries = EntryWalk()
-        self._records = RecordWalk()
-        self._per_tree = [i for i in self.invariants if isinstance(i, PerTree)]
-        self._per_record = [i for i in self.invariants if isinstance(i, PerRecord)]
-        self._others = [i for i in self.invariants if not isinstance(i, PerTree | PerRecord)]
+    every_action = True  # some count inputs as they come
 
-    def check(self, world: World) -> list[Violation]:
-        entries = self._entries.advance(world.session)
-        records = self._records.advance(world.audits)
-        found: list[Violation] = []
-        for invariant in self._others:
-            found.extend(invariant.check(world))
-        for tree_invariant in self._per_tree:  # every action: some count inputs as they come
-            found.extend(tree_invariant.check_entries(world, entries))
-        for record_invariant in self._per_record if records else ():
-            found.extend(record_invariant.check_records(records))
-        if found:
-            order = {invariant.name: index for index, invariant in enumerate(self.invariants)}
-            found.sort(key=lambda violation: order[violation.invariant])
-        return found
+    def __init__(self) -> None:
+        super().__init__(INVARIANT_TYPES)

@@ -35,6 +35,7 @@ _INTEGERS: Final = (
 class NotesoupKit(Kit):
     name: ClassVar[str] = "notesoup"
     invariant_names: ClassVar[tuple[str, ...]] = tuple(t.name for t in INVARIANT_TYPES)
+    invariant_types: ClassVar[tuple[type[Any], ...]] = tuple(INVARIANT_TYPES)
     contract_modules: ClassVar[tuple[str, ...]] = (
         "pictx_fsm.extensions.shared.repair",
         "pictx_fsm.extensions.shared.windows",
@@ -101,6 +102,11 @@ class NotesoupKit(Kit):
                 done += 1
                 yield action
         yield notesoup_actions.Settle()
+
+    def closing(self, world: NotesoupWorld) -> Sequence[Any]:
+        """Pi runs every run to its end (a shrunk or replayed run too): nothing is left
+        mid-flight when the promised outcomes are judged."""
+        return (notesoup_actions.Settle(),)
 
     def describe(self, config: NotesoupConfig) -> str:
         parts = ["notesoup"]

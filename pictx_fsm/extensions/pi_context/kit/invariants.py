@@ -13,12 +13,21 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from pictx_fsm.extensions.pi_context.kit.actions import is_boundary_entry
+from pictx_fsm.extensions.pi_context.kit.contents import CONTENT_INVARIANTS
 from pictx_fsm.extensions.pi_context.kit.notes_sandbox import NotesConfined
+from pictx_fsm.extensions.pi_context.kit.outcomes import OUTCOME_INVARIANTS
+from pictx_fsm.extensions.pi_context.kit.records import (
+    aborted_turn,
+    continues,
+    markers_written,
+    model_of,
+    own_drafts,
+)
 from pictx_fsm.extensions.pi_context.kit.view import Invariant, WorldView
+from pictx_fsm.extensions.pi_context.kit.walks import PerRecord, PerTree
 from pictx_fsm.extensions.pi_context.repair import TailKind, tail_kind
 from pictx_fsm.extensions.pi_context.texts import (
     GUIDANCE_TYPE,
-    MARKER_TYPE,
     NOTICE_GUIDANCE_RECORDED,
     NOTICE_MEMORY_CLEARED,
     NOTICE_WARNING_RECORDED,
@@ -35,33 +44,20 @@ from pictx_fsm.extensions.pi_context.windows import (
 )
 from pictx_fsm.extensions.shared.kit.invariants import (
     AuditChains,
-    EntryWalk,
     Erased,
     NoLifecycleErrors,
-    PerRecord,
-    PerTree,
     QueuedOnce,
-    RecordWalk,
     RunsSettle,
     erased_messages,
 )
-from pictx_fsm.host.events import ModelInfo
+from pictx_fsm.extensions.shared.kit.walks import WalkedSuite
 from pictx_fsm.host.overflow import is_overflow_like
-from pictx_fsm.js import is_plain_object
 from pictx_fsm.session.entries import CompactionEntry, CustomMessageEntry, MessageEntry
 from pictx_fsm.session.tree import SessionTree, TreeNode
 from pictx_fsm.testing import invariants as testing_invariants
 from pictx_fsm.testing.invariants import Violation
 
 _PREFIX = NOTICE_MEMORY_CLEARED.split("{", 1)[0]
-
-
-class _PerTree(PerTree[WorldView]):
-    """A per-entry invariant of a pi-context world."""
-
-
-class _PerRecord(PerRecord[WorldView]):
-    """A per-record invariant of a pi-context world."""
 
 
 def _pending_tool_calls(node: TreeNode) -> tuple[str, int] | None:
@@ -85,7 +81,7 @@ def _pending_tool_calls(node: TreeNode) -> tuple[str, int] | None:
     return None
 
 
-class ResetTail(_PerTree):
+class ResetTail(PerTree):
     name = "reset_tail"
     rule = "R28, R35, R59, D1, D2, FM19 (rank 5)"
     doc = (
@@ -145,58 +141,19 @@ class ResetTail(_PerTree):
         return found
 
 
-class OneResetPerBatch(_PerRecord):
+class OneResetPerBatch(PerRecord):
     name = "one_reset_per_batch"
     rule = "R30, FM14–16 (rank 3)"
     doc = "(b) repeated wipe_memory in one tool batch gives one reset: at most one marker per hook"
 
     def check_record(self, record: Mapping[str, Any], runtime: int) -> list[Violation]:
-        markers = _markers_written(record)
+        markers = markers_written(record)
         if len(markers) <= 1:
             return []
         return [self.violation(f"{record['hook']} #{record['seq']} wrote {len(markers)} markers")]
 
 
-def _result(record: Mapping[str, Any]) -> Mapping[str, Any]:
-    result = record.get("result") or {}
-    return result if is_plain_object(result) else {}
-
-
-def _own_drafts(record: Mapping[str, Any]) -> list[Mapping[str, Any]]:
-    value = _result(record).get("value") or {}
-    entries = list(value.get("entries", ())) if is_plain_object(value) else []
-    incoming = len(record.get("event", {}).get("entries", ()) or ())
-    return entries[incoming:]
-
-
-def _markers_written(record: Mapping[str, Any]) -> list[str]:
-    drafts = [d for d in _own_drafts(record) if d.get("customType") == MARKER_TYPE]
-    appended = [
-        e
-        for e in _result(record).get("effects", ())
-        if e.get("effect") == "append_entry" and e.get("customType") == MARKER_TYPE
-    ]
-    return [str((d.get("data") or {}).get("windowId")) for d in (*drafts, *appended)]
-
-
-def _continues(record: Mapping[str, Any]) -> bool:
-    value = _result(record).get("value") or {}
-    return is_plain_object(value) and value.get("continue") is True
-
-
-def _aborted_turn(record: Mapping[str, Any]) -> bool:
-    """R21, computed independently of the machines."""
-    event = record.get("event", {})
-    ctx = record.get("ctx") or {}
-    message = event.get("message") or {}
-    return (
-        event.get("outcome") == "aborted"
-        or bool(ctx.get("signal_aborted"))
-        or (message.get("role") == "assistant" and message.get("stopReason") == "aborted")
-    )
-
-
-class NothingAfterAbort(_PerRecord):
+class NothingAfterAbort(PerRecord):
     name = "nothing_after_abort"
     rule = "R21–R23, R35"
     doc = "(c) an aborted turn commits nothing and continues nothing; no settle boundary after it"
@@ -204,12 +161,12 @@ class NothingAfterAbort(_PerRecord):
     def check_record(self, record: Mapping[str, Any], runtime: int) -> list[Violation]:
         if record["hook"] not in ("turn_end", "agent_before_settle"):
             return []
-        if not _aborted_turn(record) or not (_own_drafts(record) or _continues(record)):
+        if not aborted_turn(record) or not (own_drafts(record) or continues(record)):
             return []
         return [
             self.violation(
                 f"{record['hook']} #{record['seq']} of an aborted run added "
-                f"{len(_own_drafts(record))} draft(s), continue={_continues(record)}"
+                f"{len(own_drafts(record))} draft(s), continue={continues(record)}"
             )
         ]
 
@@ -257,7 +214,7 @@ class NoErasedHistory(Invariant):
         return known[1]
 
 
-class OverflowBounded(_PerRecord):
+class OverflowBounded(PerRecord):
     name = "overflow_bounded"
     rule = "R33–R38, FM1–5 (rank 1), FM6"
     doc = "(f) at most one overflow recovery per failure chain; ordinary errors never reset"
@@ -281,16 +238,16 @@ def _overflow_step(
     if hook == "turn_end":
         message = event.get("message") or {}
         model = (record.get("ctx") or {}).get("model")
-        if _aborted_turn(record):
+        if aborted_turn(record):
             return False, 0, ""
-        if _markers_written(record) and event.get("outcome") == "error":
+        if markers_written(record) and event.get("outcome") == "error":
             return armed, recoveries, f"turn_end #{record['seq']} reset on an error turn"
-        if is_overflow_like(message, _model_of(model)):
+        if is_overflow_like(message, model_of(model)):
             return True, recoveries, ""
         if event.get("outcome") != "error":
             return False, 0, ""
         return armed, recoveries, ""
-    if hook == "agent_before_settle" and _markers_written(record):
+    if hook == "agent_before_settle" and markers_written(record):
         if not armed:
             return (
                 armed,
@@ -318,18 +275,6 @@ def _clears_chain(command: Mapping[str, Any]) -> bool:
     after ``off`` then ``on`` belongs to a new chain."""
     name, args = command.get("name"), str(command.get("args") or "").strip()
     return name == WIPE_MEMORY_COMMAND or (name == PI_CONTEXT_COMMAND and args == "off")
-
-
-def _model_of(model: Any) -> ModelInfo | None:
-    """The audit record's ``ctx.model`` (JSON) as the classifier reads it."""
-    if not is_plain_object(model):
-        return None
-    return ModelInfo(
-        provider=str(model.get("provider", "")),
-        id=str(model.get("id", "")),
-        context_window=model.get("context_window"),
-        max_tokens=model.get("max_tokens"),
-    )
 
 
 class HonestNotices(Invariant):
@@ -389,7 +334,7 @@ def _tail_committed(windows: WindowIndex, leaf: TreeNode, window_id: str, profil
     return False
 
 
-class RemindersOncePerWindow(_PerTree):
+class RemindersOncePerWindow(PerTree):
     name = "reminders_once_per_window"
     rule = "R56"
     doc = "(g) guidance and warning each persist at most once per window per branch"
@@ -410,7 +355,7 @@ class RemindersOncePerWindow(_PerTree):
         return []
 
 
-class NarrowRepair(_PerTree):
+class NarrowRepair(PerTree):
     name = "narrow_repair"
     rule = "R65, D4, FM20 (rank 7)"
     doc = (
@@ -443,7 +388,7 @@ class NarrowRepair(_PerTree):
         return []
 
 
-class OffKeepsBoundary(_PerTree):
+class OffKeepsBoundary(PerTree):
     name = "off_keeps_boundary"
     rule = "R61, R62"
     doc = (
@@ -494,35 +439,14 @@ INVARIANT_TYPES: Sequence[type[testing_invariants.Invariant[Any]]] = (
     RunsSettle,
     NotesConfined,
     LeasesAgree,
+    *OUTCOME_INVARIANTS,
+    *CONTENT_INVARIANTS,
 )
 
 
-class InvariantSuite:
+class InvariantSuite(WalkedSuite[WorldView]):
     """Fresh instances of every invariant for one world. The per-entry and per-record
     invariants share one walk of the new entries and one of the new records."""
 
     def __init__(self) -> None:
-        self.invariants = [cls() for cls in INVARIANT_TYPES]
-        self._entries = EntryWalk()
-        self._records = RecordWalk()
-        self._per_tree = [i for i in self.invariants if isinstance(i, PerTree)]
-        self._per_record = [i for i in self.invariants if isinstance(i, PerRecord)]
-        self._others = [i for i in self.invariants if not isinstance(i, PerTree | PerRecord)]
-
-    def check(self, world: WorldView) -> list[Violation]:
-        """Every invariant, in :data:`INVARIANT_TYPES` order when any is violated (the
-        first violation is the one reported); the per-entry and per-record ones only when
-        something new was appended."""
-        entries = self._entries.advance(world.session)
-        records = self._records.advance(world.audits)
-        found: list[Violation] = []
-        for invariant in self._others:
-            found.extend(invariant.check(world))
-        for tree_invariant in self._per_tree if entries else ():
-            found.extend(tree_invariant.check_entries(world, entries))
-        for record_invariant in self._per_record if records else ():
-            found.extend(record_invariant.check_records(records))
-        if found:
-            order = {invariant.name: index for index, invariant in enumerate(self.invariants)}
-            found.sort(key=lambda violation: order[violation.invariant])
-        return found
+        super().__init__(INVARIANT_TYPES)
