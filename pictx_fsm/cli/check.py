@@ -112,13 +112,12 @@ def run(args: argparse.Namespace) -> int:
     if args.ray is not None:
         from pictx_fsm.testing.ray_support import connect
 
-        connect(args.ray)
+        connect(args.ray, args.workers)
+        from pictx_fsm.testing.ray_check import ray_expander
+
+        expander = ray_expander(args.workers)
     failed = False
     for kit, options in plans:
-        if args.ray is not None:
-            from pictx_fsm.testing.ray_check import ray_expander
-
-            expander = ray_expander(args.workers)
         report = _explore(args, kit, options, expander)
         failed |= _summarise(args, report)
     return 1 if failed else 0

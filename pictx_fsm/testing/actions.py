@@ -228,12 +228,11 @@ HOST_ALPHABET: tuple[Action, ...] = (
     Advance(steps=1),
     Steer(chars=40),
     Abort(),
-    Navigate(index=-1),
     Reload(),
 )
 """The host actions ``pictx-fsm check`` explores for a kit that names no alphabet of its
 own: prompts, a text reply and a tool batch (the model host's ``echo``), single host steps
-and settling, steering and aborting mid-run, ``/tree`` to the last entry and a reload."""
+and settling, steering and aborting mid-run, and a reload."""
 
 
 def action_to_json(action: Any) -> dict[str, JSON]:

@@ -125,6 +125,8 @@ class Canon:
             return value
         if value is None or kind is bool or kind is float:
             return value
+        if kind is bytes:
+            return ("bytes", self.text(value.decode("utf-8", "surrogateescape")))
         atom = self._atoms.get(id(value))
         if atom is not None:
             return atom

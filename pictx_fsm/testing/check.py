@@ -35,6 +35,8 @@ __all__ = [
     "CheckReport",
     "Child",
     "Expander",
+    "ExpanderFactory",
+    "Node",
     "Search",
     "SearchReport",
     "check",
@@ -146,15 +148,20 @@ def expand_frontier(
     ]
 
 
-class Expander(Protocol):
-    """How a layer is expanded: in this process, or on Ray workers (:mod:`.ray_check`)."""
+Node = tuple[Path, bytes]
+"""A state of the frontier: its representative path and its digest."""
 
-    def __call__(self, frontier: Sequence[Path]) -> list[Child]: ...
+
+class Expander(Protocol):
+    """How a layer is expanded: in this process, or on Ray workers (:mod:`.ray_check`).
+    Returns the children in frontier, then alphabet, order."""
+
+    def __call__(self, frontier: Sequence[Node]) -> list[Child]: ...
 
 
 def serial_expander(kit: Kit, config: Any, alphabet: Sequence[Any]) -> Expander:
-    def run(frontier: Sequence[Path]) -> list[Child]:
-        return expand_frontier(kit, config, alphabet, frontier)
+    def run(frontier: Sequence[Node]) -> list[Child]:
+        return expand_frontier(kit, config, alphabet, [path for path, _ in frontier])
 
     return run
 
@@ -193,11 +200,11 @@ class Search:
 
     report: SearchReport
     seen: set[bytes] = field(factory=set)
-    frontier: list[Path] = field(factory=list)
+    frontier: list[Node] = field(factory=list)
 
     def start(self, root: Child) -> None:
         self.seen.add(root.digest)
-        self.frontier = [root.path]
+        self.frontier = [(root.path, root.digest)]
         self.report.states = 1
         self.report.layers.append(1)
         self.report.fired |= root.fired
@@ -206,7 +213,7 @@ class Search:
 
     def absorb(self, children: Iterable[Child]) -> None:
         report = self.report
-        fresh: list[Path] = []
+        fresh: list[Node] = []
         for child in children:
             report.transitions += 1
             report.fired |= child.fired
@@ -218,7 +225,7 @@ class Search:
                 continue
             self.seen.add(child.digest)
             report.apart += not child.merged
-            fresh.append(child.path)
+            fresh.append((child.path, child.digest))
         report.depth += 1
         report.states += len(fresh)
         report.layers.append(len(fresh))

@@ -61,6 +61,11 @@ class ContextManagementKit(Kit):
     def faults(self) -> Mapping[str, Fault]:
         return FAULTS
 
+    def alphabets(self) -> Mapping[str, tuple[Any, ...]]:
+        from pictx_fsm.extensions.context_management.kit.alphabets import ALPHABETS
+
+        return ALPHABETS
+
     @property
     def scenarios(self) -> Sequence[Scenario]:
         return SCENARIOS

@@ -71,9 +71,28 @@ class PiContextKit(Kit):
         "pictx_fsm.host.effects",
     )
 
+    name_patterns: ClassVar[tuple[str, ...]] = (
+        r"\bsettle-follow-up-\d+\b",
+        r"/[^\s\"']*pictx-notes-[A-Za-z0-9_]+",
+    )
+    """Beyond the host's names: the noise's queued follow-ups and the world's notes home."""
+
     @property
     def faults(self) -> Mapping[str, Fault]:
         return FAULTS
+
+    def alphabets(self) -> Mapping[str, tuple[Any, ...]]:
+        from pictx_fsm.extensions.pi_context.kit.alphabets import ALPHABETS
+
+        return ALPHABETS
+
+    def check_configs(self, settings: ExploreSettings) -> list[WorldConfig]:
+        """The seed scenarios' world, in each profile and host explored."""
+        return [
+            scenario_config(profile, settings.seed, settings.fault, host)
+            for profile in settings.variants["profile"]
+            for host in settings.variants["host"]
+        ]
 
     @property
     def scenarios(self) -> Sequence[Scenario]:

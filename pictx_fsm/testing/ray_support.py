@@ -1,0 +1,66 @@
+"""Ray, when it is installed: connecting to a local Ray or a cluster, and the one message
+every ``--ray`` option gives without it.
+
+Ray is an optional extra (``pip install 'pictx-fsm[ray]'``). Workers import this package,
+so on a cluster every node needs it installed (``docs/performance.md``, "On a cluster").
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import logging
+import os
+from types import ModuleType
+from typing import Any
+
+from pictx_fsm.errors import UsageError
+
+__all__ = ["LOCAL", "RAY_HINT", "connect", "require_ray", "worker_count"]
+
+LOCAL = "local"
+"""``--ray`` without an address: a Ray started on this machine for the command."""
+RAY_HINT = "pip install 'pictx-fsm[ray]'"
+
+
+def require_ray(option: str = "--ray") -> ModuleType:
+    """The ``ray`` module, or a one-line :class:`UsageError` saying how to install it."""
+    if importlib.util.find_spec("ray") is None:
+        raise UsageError(f"{option} needs Ray, which is not installed: {RAY_HINT}")
+    import ray
+
+    return ray
+
+
+def connect(address: str, workers: int | None = None) -> ModuleType:
+    """Start (``local``) or join (an address, ``auto``) Ray once per process. Local workers
+    inherit this process's environment, so a kit found by ``PYTHONPATH`` is found there too."""
+    ray = require_ray()
+    if ray.is_initialized():
+        return ray
+    options: dict[str, Any] = {
+        "ignore_reinit_error": True,
+        "include_dashboard": False,
+        "logging_level": logging.ERROR,
+        "log_to_driver": False,
+    }
+    if address == LOCAL:
+        options["num_cpus"] = workers or os.cpu_count() or 1
+        path = os.environ.get("PYTHONPATH")
+        if path:
+            options["runtime_env"] = {"env_vars": {"PYTHONPATH": path}}
+    else:
+        options["address"] = address
+    try:
+        ray.init(**options)
+    except (ConnectionError, ValueError, RuntimeError) as error:
+        raise UsageError(f"--ray {address}: cannot connect: {error}") from None
+    return ray
+
+
+def worker_count(requested: int | None) -> int:
+    """The workers a command uses: as requested, else the cluster's CPUs."""
+    if requested is not None:
+        return requested
+    import ray
+
+    return max(1, int(ray.cluster_resources().get("CPU", 1)))
