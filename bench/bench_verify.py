@@ -100,7 +100,8 @@ def _work_explore(
 
 def _pi_context_exploration(**fields: Any) -> tuple[Any, Any]:
     """pi-context's exploration and its options, in the layout of whichever checkout is on
-    the path (a baseline may predate 0.2's kits): ``(explore(options), options)``."""
+    the path (a baseline may predate 0.2's kits): ``(explore(options, **keywords), options)``
+    (``progress``, ``clock``)."""
     try:
         from pictx_fsm.testing.kit import kit_named
     except ImportError:  # before 0.2: one exploration, of pi-context
@@ -109,12 +110,12 @@ def _pi_context_exploration(**fields: Any) -> tuple[Any, Any]:
         from pictx_fsm.testing.explore import ExploreOptions, explore
 
         lifecycle = load_lifecycle()
-        return (lambda options: explore(options, lifecycle)), ExploreOptions(**fields)
+        return (lambda options, **kw: explore(options, lifecycle, **kw)), ExploreOptions(**fields)
     from pictx_fsm.testing.explore import ExploreOptions, explore
 
     kit = kit_named("pi-context")
     fields["variants"] = {"profile": fields.pop("profiles")}
-    return (lambda options: explore(kit, options)), ExploreOptions(**fields)
+    return (lambda options, **kw: explore(kit, options, **kw)), ExploreOptions(**fields)
 
 
 def _pi_context_world() -> tuple[Any, Any]:

@@ -29,6 +29,12 @@ def _installed() -> Callable[[str | bytes], Any] | None:
     return decode
 
 
+ascii_string: Final[Callable[[str], str]] = json.JSONEncoder().encode
+"""A string's JSON literal, non-ASCII escaped: ``json.dumps(text)`` (the built encoder's
+``encode`` of a ``str`` is one C call)."""
+utf8_string: Final[Callable[[str], str]] = json.JSONEncoder(ensure_ascii=False).encode
+"""A string's JSON literal, non-ASCII kept: ``json.dumps(text, ensure_ascii=False)``."""
+
 FAST_LOADS: Final = _installed()
 """orjson's decoder, or ``None`` when it is not installed (or turned off)."""
 
@@ -77,39 +83,19 @@ def dumper(
     default: Callable[[Any], Any] | None = None,
     check_circular: bool = True,
 ) -> Callable[[Any], str]:
-    """``json.dumps`` with these settings (no indent), its C encoder built once.
+    """``json.dumps`` with these settings (no indent), its encoder built once.
 
-    ``json.dumps`` with any argument of its own builds a new encoder on every call, which
-    costs more than encoding a small value; the function returned writes the same text and
-    raises the same errors. A circular value is a ``ValueError`` as in ``json.dumps`` (with
-    ``check_circular=False``, a ``RecursionError``)."""
-    item_separator, key_separator = separators
-    if default is None:
-        default = json.JSONEncoder().default  # the TypeError json.dumps raises
-    make = getattr(json.encoder, "c_make_encoder", None)
-    if make is None:  # pragma: no cover - CPython ships the C encoder
-        return json.JSONEncoder(
-            sort_keys=sort_keys,
-            separators=separators,
-            ensure_ascii=ensure_ascii,
-            allow_nan=allow_nan,
-            default=default,
-            check_circular=check_circular,
-        ).encode
-    markers: dict[int, Any] | None = {} if check_circular else None
-    strings = (
-        json.encoder.encode_basestring_ascii if ensure_ascii else json.encoder.encode_basestring
-    )
-    chunks = make(
-        markers, default, strings, None, key_separator, item_separator, sort_keys, False, allow_nan
-    )
-
-    def dumps(value: Any) -> str:
-        try:
-            return "".join(chunks(value, 0))
-        except BaseException:
-            if markers:  # an error half way leaves the containers it was in marked
-                markers.clear()
-            raise
-
-    return dumps
+    ``json.dumps`` with any argument of its own builds a new ``JSONEncoder`` on every call,
+    which costs more than encoding a small value; the encoder's ``encode``, built once, writes
+    the same text and raises the same errors. orjson and msgspec write other text for some
+    values (a float's exponent, a non-finite float, a subclass of ``str`` or ``int``), so
+    neither can write the canonical audit encoding (``bench/bench_json.py``,
+    ``docs/decisions.md``)."""
+    return json.JSONEncoder(
+        sort_keys=sort_keys,
+        separators=separators,
+        ensure_ascii=ensure_ascii,
+        allow_nan=allow_nan,
+        default=default,
+        check_circular=check_circular,
+    ).encode

@@ -20,6 +20,8 @@ from typing import Any, Final, TypeGuard
 
 import icu
 
+from pictx_fsm.fastjson import utf8_string
+
 MAX_SAFE_INTEGER: Final = 2**53 - 1
 """``Number.MAX_SAFE_INTEGER``."""
 
@@ -332,7 +334,7 @@ def _container(
 
 def quote(text: str) -> str:
     """A JSON string literal as ``JSON.stringify`` writes it (U+2028/U+2029 stay raw)."""
-    return well_formed_json(str(json.encoder.encode_basestring(text)))  # type: ignore[attr-defined]
+    return well_formed_json(utf8_string(text))
 
 
 def well_formed_json(json_text: str) -> str:

@@ -463,3 +463,25 @@ def test_machines_command_reports_a_broken_model_with_exit_2(
     shutil.copy(BROKEN / "unknown_target.yaml", tmp_path)
     assert main(["machines", "--models", str(tmp_path)]) == 2
     assert "unknown target 'nowhere'" in capsys.readouterr().err
+
+
+def test_the_reserved_callback_names_are_exactly_what_python_statemachine_injects() -> None:
+    # Given a python-statemachine chart whose transition action takes every keyword argument
+    from statemachine import State, StateChart
+
+    from pictx_fsm.machines.builder import INJECTED_ARGUMENTS
+
+    passed: dict[str, object] = {}
+
+    class Probe(StateChart):  # type: ignore[misc]
+        start = State(initial=True)
+        end = State(final=True)
+        go = start.to(end, on="seen")
+
+        def seen(self, *args: object, **kwargs: object) -> None:
+            passed.update(kwargs)
+
+    # When the event fires
+    Probe().send("go")
+    # Then the names it injected are exactly the ones no guard or action may take
+    assert frozenset(passed) == INJECTED_ARGUMENTS

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from statemachine.io.yaml.reader import _make_loader
+from statemachine.io.yaml.reader import YAMLReader
 
 from pictx_fsm.errors import ModelDocumentError
 from pictx_fsm.machines import document
@@ -29,9 +29,8 @@ def test_the_c_loader_is_used_where_libyaml_is_built_in() -> None:
 @pytest.mark.parametrize("path", DOCUMENTS, ids=lambda p: str(p.relative_to(ROOT)))
 def test_every_document_reads_the_same_with_the_c_and_the_python_loader(path: Path) -> None:
     text = path.read_text(encoding="utf-8")
-    python_loader = _make_loader(yaml)
-    try:
-        expected = yaml.load(text, Loader=python_loader)
+    try:  # python-statemachine's own YAML reader (its public format adapter)
+        expected = YAMLReader().parse_document(text)
     except yaml.YAMLError:
         with pytest.raises(ModelDocumentError):
             _parse_yaml(text, path.name)
@@ -57,3 +56,37 @@ def test_on_and_off_stay_strings_and_duplicates_are_refused(
     monkeypatch.delattr(yaml, "CSafeLoader")
     assert not issubclass(_strict_yaml_loader(), yaml.CLoader)
     assert _parse_yaml("states: [on, off]\n", "t.yaml") == {"states": ["on", "off"]}
+
+
+@pytest.mark.parametrize(
+    "word",
+    [
+        "on",
+        "off",
+        "On",
+        "OFF",
+        "yes",
+        "no",
+        "Yes",
+        "NO",
+        "y",
+        "n",
+        "true",
+        "false",
+        "True",
+        "FALSE",
+        "null",
+        "~",
+        "12",
+        "1.5",
+        "0x1F",
+        "2026-01-01",
+        "state-a",
+    ],
+)
+def test_every_scalar_reads_as_python_statemachines_own_reader_reads_it(word: str) -> None:
+    # Given a document whose state ids and flags are YAML 1.1's special words
+    text = f"states: [{word}]\nflag: {word}\n"
+    # When the project's loader and python-statemachine's reader both read it
+    # Then they read the same values (booleans only from true/false, the rest as YAML reads)
+    assert _parse_yaml(text, "t.yaml") == YAMLReader().parse_document(text)

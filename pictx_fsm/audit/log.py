@@ -56,10 +56,11 @@ from pictx_fsm.audit.store import canonical as _encode
 from pictx_fsm.audit.store import default as json_default
 from pictx_fsm.audit.store import digest as _digest
 from pictx_fsm.audit.text import Layout, layout, members_text, value_text
+from pictx_fsm.fastjson import ascii_string as _ascii
 from pictx_fsm.fastjson import dumper, loads
 from pictx_fsm.host.effects import HookResult, MessagesResult
 from pictx_fsm.host.tool_outcome import ToolOutcome
-from pictx_fsm.session.slots import maker
+from pictx_fsm.session.slots import slot_setters
 
 if TYPE_CHECKING:
     from pictx_fsm.machines import Configuration, Fired, Step
@@ -254,9 +255,6 @@ def _text(value: Any) -> str:
         text: str = _ascii(value)
         return text
     return _encode(value)
-
-
-_ascii = json.encoder.encode_basestring_ascii
 
 
 def _configuration_text(configuration: Configuration) -> str:
@@ -496,7 +494,16 @@ def record_line(
 
 
 sha256: Final = hashlib.sha256
-_new_record_line: Final = maker(RecordLine)
+_NEW: Final = object.__new__
+_set_line, _set_hash = slot_setters(RecordLine, "line", "hash")
+
+
+def _new_record_line(line: str, digest: str) -> RecordLine:
+    """``RecordLine(line=, hash=)`` slot by slot (:mod:`pictx_fsm.session.slots`)."""
+    made: RecordLine = _NEW(RecordLine)
+    _set_line(made, line)
+    _set_hash(made, digest)
+    return made
 
 
 _FORMAT_TEXT = _text(AUDIT_FORMAT)

@@ -12,15 +12,14 @@ byte (``tests/test_audit_records.py`` holds both to it on arbitrary values).
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Sequence
 from operator import itemgetter
 from typing import Any, Final
 
 from pictx_fsm.audit.store import _PLAIN_ATTRS, _attrs_fields
 from pictx_fsm.audit.store import canonical as _encode
+from pictx_fsm.fastjson import ascii_string as _ascii
 
-_ascii: Final = json.encoder.encode_basestring_ascii
 _NATIVE: Final = (str, int, float, list, tuple, dict)
 """What the encoder writes itself: a subclass of these never reaches ``default``."""
 

@@ -37,7 +37,7 @@ from pictx_fsm.conformance.roles import (
 )
 from pictx_fsm.conformance.walk import NO_FINDINGS, EntryCheck, Step
 from pictx_fsm.session.entries import BranchSummaryEntry, CompactionEntry, Entry, MessageEntry
-from pictx_fsm.session.slots import maker
+from pictx_fsm.session.slots import slot_setters
 from pictx_fsm.session.tree import TreeNode
 
 K = FindingKind
@@ -111,8 +111,17 @@ class Pending:
 
 
 NOTHING_PENDING = Pending()
-_new_pending: Final = maker(Pending)
-"""``Pending(call=, ids=)``, made for every tool call of a session (a slots maker)."""
+_NEW: Final = object.__new__
+_set_call, _set_ids = slot_setters(Pending, "call", "ids")
+
+
+def _new_pending(call: TreeNode | None, ids: frozenset[str]) -> Pending:
+    """``Pending(call=, ids=)``, made for every tool call of a session, slot by slot
+    (:mod:`pictx_fsm.session.slots`)."""
+    made: Pending = _NEW(Pending)
+    _set_call(made, call)
+    _set_ids(made, ids)
+    return made
 
 
 class ToolPairCheck:

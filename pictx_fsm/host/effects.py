@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, Final, Literal, TypeAlias
 
 from attrs import field, frozen
 
+from pictx_fsm.fastjson import utf8_string
 from pictx_fsm.session.entries import ABSENT
 
 __all__ = [
@@ -259,7 +260,7 @@ def pretty_json(payload: JSON) -> str:
     return json.dumps(payload, indent=2, ensure_ascii=False)
 
 
-_json_string: Final[Callable[[str], str]] = json.encoder.encode_basestring  # type: ignore[attr-defined]
+_json_string: Final = utf8_string
 _FLAT_TEXTS: Final[dict[type, Callable[[Any], str]]] = {
     str: _json_string,
     int: int.__repr__,

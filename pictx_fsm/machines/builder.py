@@ -13,7 +13,6 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from statemachine.event import _event_data_kwargs
 from statemachine.statemachine import StateChart
 
 from pictx_fsm.errors import ModelDocumentError
@@ -29,9 +28,25 @@ from pictx_fsm.machines.spec import MachineSpec, RegionSpec, TransitionSpec
 
 _STATE_ID = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*\Z")
 
+INJECTED_ARGUMENTS = frozenset(
+    {
+        "event_data",
+        "machine",
+        "event",
+        "model",
+        "transition",
+        "state",
+        "source",
+        "target",
+        "previous_configuration",
+        "new_configuration",
+    }
+)
+"""The arguments python-statemachine injects into every callback by name (its dependency
+injection; ``tests/test_machines_document.py`` holds this set to what it passes)."""
 # Names no guard or action may take: python-statemachine injects these as callback arguments
 # (they would shadow the model attribute) or its condition normaliser rewrites them.
-_RESERVED_NAMES = frozenset(set(_event_data_kwargs) | {"true", "false", "null", "In"})
+_RESERVED_NAMES = INJECTED_ARGUMENTS | {"true", "false", "null", "In"}
 # Attributes of every python-statemachine machine; an action of that name would call them too.
 _MACHINE_ATTRIBUTES = frozenset(
     {name for name in dir(StateChart) if not name.startswith("_")} | {"prepare_event"}

@@ -38,7 +38,6 @@ from typing import Any
 import yaml
 from statemachine.exceptions import InvalidDefinition
 from statemachine.io.native import native_dict_to_definition
-from statemachine.io.yaml.reader import _make_loader
 
 from pictx_fsm.errors import ModelDocumentError
 from pictx_fsm.machines.analysis import completeness_gaps, fingerprint
@@ -136,18 +135,31 @@ def _parse_yaml(text: str, document: str) -> Any:
 _LOADER: type[yaml.SafeLoader] | None = None
 
 
+def _statechart_resolvers(
+    resolvers: dict[str, list[tuple[str, Any]]],
+) -> dict[str, list[tuple[str, Any]]]:
+    """YAML 1.1's implicit resolvers with booleans only for ``true``/``false``: ``on``,
+    ``off``, ``yes`` and ``no`` stay strings (state ids), as python-statemachine's own YAML
+    reader reads them (``tests/test_yaml_loader.py`` holds both to it)."""
+    return {
+        first: [
+            (tag, pattern)
+            for tag, pattern in entries
+            if not (tag == "tag:yaml.org,2002:bool" and first not in "tTfF")
+        ]
+        for first, entries in resolvers.items()
+    }
+
+
 def _base_loader() -> type[Any]:
-    """libyaml's C parser where PyYAML was built with it (several times faster), with
-    python-statemachine's resolvers (``on``/``off`` stay strings); else its pure-Python loader."""
-    statechart: type[yaml.SafeLoader] = _make_loader(yaml)  # type: ignore[no-untyped-call]
-    c_loader: type[Any] | None = getattr(yaml, "CSafeLoader", None)
-    if c_loader is None:
-        return statechart
+    """libyaml's C parser where PyYAML was built with it (several times faster), else the
+    pure-Python one, with python-statemachine's resolvers (``on``/``off`` stay strings)."""
+    base: type[Any] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
-    class CStatechartLoader(c_loader):  # type: ignore[misc,valid-type]
-        yaml_implicit_resolvers = statechart.yaml_implicit_resolvers
+    class StatechartLoader(base):  # type: ignore[misc,valid-type]
+        yaml_implicit_resolvers = _statechart_resolvers(yaml.SafeLoader.yaml_implicit_resolvers)
 
-    return CStatechartLoader
+    return StatechartLoader
 
 
 def _strict_yaml_loader() -> type[yaml.SafeLoader]:

@@ -22,7 +22,6 @@ from __future__ import annotations
 import decimal
 import errno
 import io
-import json
 import logging
 import math
 import os
@@ -35,7 +34,7 @@ from typing import Any, BinaryIO, Final
 from attrs import frozen
 
 from pictx_fsm.errors import SessionWriteError, UnreadableInputError
-from pictx_fsm.fastjson import dumper
+from pictx_fsm.fastjson import dumper, utf8_string
 from pictx_fsm.js import is_plain_object
 from pictx_fsm.session.entries import (
     ENTRY_TYPES,
@@ -544,7 +543,7 @@ def os_reason(exc: OSError) -> str:
 # Writing
 
 _LONE_SURROGATE: Final = re.compile("[\ud800-\udfff]")
-_encode_string: Final = json.encoder.encode_basestring  # C-accelerated, non-ASCII kept
+_encode_string: Final = utf8_string  # one C call, non-ASCII kept
 _dumps_finite: Final = dumper(separators=(",", ":"), ensure_ascii=False, allow_nan=False)
 
 

@@ -55,7 +55,7 @@ from pictx_fsm.session.lines import (
     split_line,
 )
 from pictx_fsm.session.problems import Problem
-from pictx_fsm.session.slots import maker
+from pictx_fsm.session.slots import slot_setters
 from pictx_fsm.session.tree import SessionTree, TreeNode
 
 NO_EXTRA: Final[Mapping[str, JSON]] = MappingProxyType({})
@@ -121,8 +121,34 @@ def _slim_message(
     return _new_message_entry(entry_id, parent, timestamp, NO_EXTRA, slim)
 
 
-_new_message_entry: Final = maker(MessageEntry)
-_new_agent_message: Final = maker(AgentMessage)
+_set_entry_id, _set_parent_id, _set_timestamp, _set_extra, _set_message = slot_setters(
+    MessageEntry, "id", "parent_id", "timestamp", "extra", "message"
+)
+_set_role, _set_raw = slot_setters(AgentMessage, "role", "raw")
+
+
+def _new_message_entry(
+    entry_id: str, parent_id: str | None, timestamp: str, extra: Mapping[str, Any], message: Any
+) -> MessageEntry:
+    """``MessageEntry(...)`` slot by slot (:mod:`pictx_fsm.session.slots`)."""
+    entry: MessageEntry = _NEW(MessageEntry)
+    _set_entry_id(entry, entry_id)
+    _set_parent_id(entry, parent_id)
+    _set_timestamp(entry, timestamp)
+    _set_extra(entry, extra)
+    _set_message(entry, message)
+    return entry
+
+
+def _new_agent_message(role: str, raw: Mapping[str, Any]) -> AgentMessage:
+    """``AgentMessage(role=, raw=)`` slot by slot."""
+    message: AgentMessage = _NEW(AgentMessage)
+    _set_role(message, role)
+    _set_raw(message, raw)
+    return message
+
+
+_NEW: Final = object.__new__
 
 
 def _kept(raw: Mapping[str, JSON], calls: list[str]) -> dict[str, JSON]:

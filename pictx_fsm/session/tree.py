@@ -16,7 +16,7 @@ from __future__ import annotations
 import random
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from collections.abc import Set as AbstractSet
-from typing import Protocol
+from typing import Final, Protocol
 
 import attrs
 from attrs import frozen
@@ -37,7 +37,7 @@ from pictx_fsm.session.entries import (
     OpaqueEntry,
     SessionHeader,
 )
-from pictx_fsm.session.slots import maker
+from pictx_fsm.session.slots import slot_setters
 from pictx_fsm.session.transcript import TranscriptIndex
 
 
@@ -92,9 +92,55 @@ class TreeNode:
         return nodes
 
 
-_new_node = maker(TreeNode)
-"""A message's node (``_make_node``), its fields in declaration order: made for every entry a
-session reads, set slot by slot (:mod:`pictx_fsm.session.slots`)."""
+_NEW: Final = object.__new__
+(
+    _set_entry,
+    _set_id,
+    _set_parent,
+    _set_depth,
+    _set_order,
+    _set_window,
+    _set_window_message_types,
+    _set_window_boot_id,
+    _set_window_continued,
+) = slot_setters(
+    TreeNode,
+    "entry",
+    "id",
+    "parent",
+    "depth",
+    "order",
+    "window",
+    "window_message_types",
+    "window_boot_id",
+    "window_continued",
+)
+
+
+def _new_node(
+    entry: Entry,
+    entry_id: str,
+    parent: TreeNode | None,
+    depth: int,
+    order: int,
+    window: Window,
+    window_message_types: frozenset[str],
+    window_boot_id: str | None,
+    window_continued: bool,
+) -> TreeNode:
+    """A message's node (``_make_node``), its fields in declaration order: made for every
+    entry a session reads, set slot by slot (:mod:`pictx_fsm.session.slots`)."""
+    node: TreeNode = _NEW(TreeNode)
+    _set_entry(node, entry)
+    _set_id(node, entry_id)
+    _set_parent(node, parent)
+    _set_depth(node, depth)
+    _set_order(node, order)
+    _set_window(node, window)
+    _set_window_message_types(node, window_message_types)
+    _set_window_boot_id(node, window_boot_id)
+    _set_window_continued(node, window_continued)
+    return node
 
 
 class TreeListener(Protocol):

@@ -14,8 +14,8 @@ step does not handle.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
-from typing import Any, Final, Protocol
+from collections.abc import Sequence
+from typing import Final, Protocol
 
 from attrs import evolve, frozen
 
@@ -250,19 +250,31 @@ class Tally:
         return tally
 
 
-def _slot_copier(cls: type[Tally]) -> Callable[[Tally], Tally]:
-    """A copy of every slot by plain attribute reads and writes, generated once: a
-    ``getattr``/``setattr`` loop over the names cost six times as much, and a tally is copied
-    for every message appended to a branch or window."""
-    body = "".join(f"    twin.{name} = tally.{name}\n" for name in cls.__slots__)
-    source = f"def copy(tally):\n    twin = new(cls)\n{body}    return twin\n"
-    namespace: dict[str, Any] = {}
-    exec(source, {"new": object.__new__, "cls": cls}, namespace)  # names from __slots__ only
-    copy: Callable[[Tally], Tally] = namespace["copy"]
-    return copy
+def _copy_tally(tally: Tally) -> Tally:
+    """A copy of every slot by plain attribute reads and writes: a ``getattr``/``setattr``
+    loop over the names cost six times as much, and a tally is copied for every message
+    appended to a branch or window (``tests/test_usage.py`` holds it to every slot)."""
+    twin: Tally = _NEW(Tally)
+    twin.after = tally.after
+    twin.after_poison = tally.after_poison
+    twin.anchor = tally.anchor
+    twin.anchor_tokens = tally.anchor_tokens
+    twin.blocked = tally.blocked
+    twin.broken = tally.broken
+    twin.edits = tally.edits
+    twin.exact = tally.exact
+    twin.floor = tally.floor
+    twin.floor_order = tally.floor_order
+    twin.gate = tally.gate
+    twin.head = tally.head
+    twin.head_poison = tally.head_poison
+    twin.latest = tally.latest
+    twin.total = tally.total
+    twin.total_poison = tally.total_poison
+    return twin
 
 
-_copy_tally: Final = _slot_copier(Tally)
+_NEW: Final = object.__new__
 
 
 # --------------------------------------------------------------------------------------------

@@ -30,6 +30,7 @@ from hypothesis import HealthCheck, Phase, Verbosity, given, seed, settings
 from hypothesis import strategies as st
 
 from pictx_fsm.testing.kit import CoverageVerdict, Draw, ExploreSettings, Kit
+from pictx_fsm.testing.tables import TABLE_SIZE, table
 from pictx_fsm.testing.trace import Trace, record_trace, run_actions, shrink_actions
 
 __all__ = [
@@ -313,8 +314,13 @@ def _run_hypothesis(
 
 @functools.cache
 def run_lengths(steps: int) -> st.SearchStrategy[int]:
-    """How many actions a generated run has (at most ``steps``)."""
-    return st.integers(min_value=1, max_value=steps)
+    """How many actions a generated run has (at most ``steps``): an integer below 100, where
+    Hypothesis draws no constant of a local module, or one of :data:`~.tables.TABLE_SIZE`
+    lengths spread from 1 to ``steps`` (:mod:`.tables`: a seed means the same runs on every
+    install)."""
+    if steps < TABLE_SIZE:
+        return st.integers(min_value=1, max_value=steps)
+    return table(sorted({1 + (steps - 1) * i // (TABLE_SIZE - 1) for i in range(TABLE_SIZE)}))
 
 
 def _generated_run(

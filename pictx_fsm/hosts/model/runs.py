@@ -15,8 +15,8 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any, Final, TypeAlias
 
-from pictx_fsm.extensions.pi_context.overflow import is_context_overflow
 from pictx_fsm.host.events import AgentBeforeSettle, AgentSettled
+from pictx_fsm.host.overflow import is_context_overflow
 from pictx_fsm.hosts.model.boundary import can_continue, chain, commit
 from pictx_fsm.hosts.model.compaction import OVERFLOW_RECOVERY_FAILED, failed, run_compaction
 from pictx_fsm.hosts.model.dispatch import emit, error

@@ -16,14 +16,20 @@ which action groups it may use at all, then draws every action from those. A run
 toggle churns the tree — sequences a single fixed mix almost never produces.
 
 Every strategy is a module constant or cached: Hypothesis validates a strategy the first
-time it is drawn from, and rebuilding one per draw cost 83% of ``verify``'s time.
+time it is drawn from, and rebuilding one per draw cost 83% of ``verify``'s time. Only
+Hypothesis's public strategies are used, tuned for speed by drawing little: most moves are one
+``st.sampled_from`` over prebuilt actions (no ``builds`` or ``map`` per draw).
+
+**A seed means the same runs on every install**: every integer drawn lies between -99 and
+99, a larger number is an element of a table drawn by its index
+(:mod:`pictx_fsm.testing.tables`).
 """
 
 from __future__ import annotations
 
 import functools
-from collections.abc import Mapping, Sequence
-from typing import TypeVar
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any, TypeVar
 
 from hypothesis import strategies as st
 
@@ -50,11 +56,25 @@ from pictx_fsm.extensions.pi_context.kit.actions import (
     VoidNextBoundary,
     WipeCommand,
 )
-from pictx_fsm.extensions.pi_context.kit.tool_calls import tool_scripts
+from pictx_fsm.extensions.pi_context.kit.tool_calls import tool_script_moves
 from pictx_fsm.extensions.pi_context.kit.world import WorldConfig
 from pictx_fsm.extensions.pi_context.texts import Profile
 from pictx_fsm.hosts.model.profiles import HOST_PROFILES
-from pictx_fsm.testing.lean import builds, flatmapped, lists, mapped, one_of, sampled_from
+from pictx_fsm.testing.actions import Anchor
+from pictx_fsm.testing.tables import TABLE_SIZE, table
+
+__all__ = [
+    "CORE",
+    "GROUPS",
+    "OPTIONAL",
+    "SWARMS",
+    "Moves",
+    "host_actions",
+    "moves",
+    "swarm_moves",
+    "weighted",
+    "world_configs",
+]
 
 T = TypeVar("T")
 
@@ -75,6 +95,13 @@ boundary's commit (``custom`` is the marker, ``custom_message`` a boot or contin
 COMMIT_STEPS = ("custom", "custom_message", "turn_end", "agent_before_settle")
 """The steps around a boundary's commit: its hook, and each entry it persists."""
 
+CHARS = (*range(8, 401, 8), *range(2_000, 40_001, 800))
+"""Prompt and reply lengths: short (8–400 characters) or long (2,000–40,000), about as often."""
+SHORT_CHARS = tuple(range(8, 2_001, 24))
+"""Steering, follow-up and tool-call reply lengths (8–2,000 characters)."""
+ENTRY_INDICES = (*range(60), *range(60, 500, 11))
+"""Where a navigation or fork lands, modulo the entries of its anchor: every one of the first
+60, then every eleventh up to 500."""
 
 PROFILES: tuple[str, ...] = tuple(profile.value for profile in Profile)
 HOSTS: tuple[str, ...] = tuple(HOST_PROFILES)
@@ -86,131 +113,146 @@ def world_configs(
     profiles: tuple[str, ...] = PROFILES, fault: str | None = None, hosts: tuple[str, ...] = HOSTS
 ) -> st.SearchStrategy[WorldConfig]:
     """Reproducible world parameters; ``fault`` plants a named fault (see ``faults``)."""
-    return builds(
+    return st.builds(
         WorldConfig,
-        profile=sampled_from(profiles),
-        seed=st.integers(min_value=0, max_value=2**16),
-        context_window=st.integers(min_value=28_000, max_value=48_000),
-        max_tokens=sampled_from((2_048, 4_096)),
-        reserve_tokens=st.integers(min_value=500, max_value=4_000),
+        profile=st.sampled_from(profiles),
+        seed=st.integers(min_value=0, max_value=99),
+        context_window=table(range(28_000, 48_001, 250)),
+        max_tokens=st.sampled_from((2_048, 4_096)),
+        reserve_tokens=table(range(500, 4_001, 50)),
         # Above the 12288-token warning runway, so the reminder line comes first (R44).
-        reminder_margin=st.integers(min_value=12_800, max_value=20_000),
-        automatic=sampled_from((True, True, True, False)),
+        reminder_margin=table(range(12_800, 20_001, 100)),
+        automatic=st.sampled_from((True, True, True, False)),
         # Pi's 20 000 rarely leaves anything to compact in a short run.
-        keep_recent_tokens=sampled_from((500, 2_000, 20_000)),
+        keep_recent_tokens=st.sampled_from((500, 2_000, 20_000)),
         fault=st.just(fault),
-        host=sampled_from(hosts),
+        host=st.sampled_from(hosts),
     )
 
 
-_CHARS = one_of(
-    st.integers(min_value=8, max_value=400),
-    st.integers(min_value=2_000, max_value=40_000),
+Moves = st.SearchStrategy[Sequence[Action]]
+"""A move: the actions a run takes next, in order."""
+
+
+def moves(actions: Iterable[Action]) -> Moves:
+    """A move of one action among prebuilt ones (repeated ones weigh more)."""
+    return table((action,) for action in actions)
+
+
+def _tools_script(chars: int, tools: tuple[str, ...]) -> Script:
+    return Script(reply="tools", chars=chars, tools=tools)
+
+
+def _tools_move(chars: int, tools: tuple[str, ...]) -> tuple[Action]:
+    return (_tools_script(chars, tools),)
+
+
+def _navigate_move(index: int, summarize: bool, anchor: Anchor) -> tuple[Action]:
+    return (Navigate(index=index, summarize=summarize, anchor=anchor),)
+
+
+def _fork_move(index: int, anchor: Anchor) -> tuple[Action]:
+    return (Fork(index=index, anchor=anchor),)
+
+
+TOOL_LISTS = tuple(
+    (first, *rest)
+    for first in TOOLS
+    for rest in ((), *((t,) for t in TOOLS), *((t, u) for t in TOOLS for u in TOOLS))
 )
-_SCRIPTS: st.SearchStrategy[Script] = one_of(
-    builds(Script, reply=st.just("text"), chars=_CHARS),
-    builds(
-        Script,
-        reply=st.just("tools"),
-        chars=st.integers(min_value=8, max_value=2_000),
-        tools=mapped(lists(sampled_from(TOOLS), min_size=1, max_size=3), tuple),
-    ),
-    builds(Script, reply=sampled_from(("overflow", "error", "length"))),
+"""Every list of one to three of :data:`TOOLS`, in order."""
+
+_PROMPTS = tuple(Prompt(chars=chars) for chars in CHARS)
+_TEXT_SCRIPTS = tuple(Script(reply="text", chars=chars) for chars in CHARS)
+_ERROR_SCRIPTS = tuple(Script(reply=reply) for reply in ("overflow", "error", "length"))
+_SCRIPTS: st.SearchStrategy[Action] = st.one_of(
+    table(_TEXT_SCRIPTS),
+    st.builds(_tools_script, table(SHORT_CHARS), table(TOOL_LISTS)),
+    table(_ERROR_SCRIPTS),
 )
-_ENTRY_INDEX = one_of(
-    st.integers(min_value=0, max_value=500), st.integers(min_value=-12, max_value=-1)
+"""The model's next reply: text, a batch of 1–3 tool calls, or a failure (a third each)."""
+_SCRIPT_MOVES: Moves = st.one_of(
+    moves(_TEXT_SCRIPTS),
+    st.builds(_tools_move, table(SHORT_CHARS), table(TOOL_LISTS)),
+    moves(_ERROR_SCRIPTS),
 )
+_ENTRY_INDEX = st.one_of(table(ENTRY_INDICES), st.integers(min_value=-12, max_value=-1))
 """Anywhere among the chosen entries, or (negative) one of the last ones: the tool calls,
 markers and boots a navigation or fork most often lands next to."""
-_ANCHOR = sampled_from((*ANCHORS, "tool_call", "boundary"))
+_ANCHOR: st.SearchStrategy[Anchor] = st.sampled_from((*ANCHORS, "tool_call", "boundary"))
 """Where navigations and forks aim: tool calls and boundary entries count twice."""
-_SMALL_STEPS = builds(Advance, steps=st.integers(min_value=1, max_value=4))
-_STOP = builds(AdvanceTo, step=sampled_from(STOPS), count=st.integers(1, 2))
-_TOGGLE = builds(Toggle, arg=sampled_from(("on", "off", "on", "off", "", "bogus")))
-_FAILURES: st.SearchStrategy[Action] = builds(
-    Script, reply=sampled_from(("overflow", "overflow", "error"))
-)
-_NOISE: st.SearchStrategy[Action] = sampled_from((VoidNextBoundary(), HideBoot(), QueueAtSettle()))
-_SETTINGS = builds(SetAutomatic, enabled=st.booleans())
-_COMPACT = st.just(Compact())
-_COMMIT_STOP = builds(AdvanceTo, step=sampled_from(COMMIT_STEPS), count=st.integers(1, 2))
-_SWITCH = builds(Toggle, arg=sampled_from(("on", "off")))
+_SWITCHES = (Toggle(arg="on"), Toggle(arg="off"))
+_NOISE = (VoidNextBoundary(), HideBoot(), QueueAtSettle())
+_SETTINGS = (SetAutomatic(enabled=False), SetAutomatic(enabled=True))
+_STEERS = tuple(Steer(chars=chars) for chars in SHORT_CHARS)
+_FOLLOW_UPS = tuple(FollowUp(chars=chars) for chars in SHORT_CHARS)
+_COMMIT_STOPS = tuple(AdvanceTo(step=step, count=n) for step in COMMIT_STEPS for n in (1, 2))
 
 
-def weighted(branches: Sequence[st.SearchStrategy[T]]) -> st.SearchStrategy[T]:
+def weighted(branches: Sequence[st.SearchStrategy[Any]]) -> st.SearchStrategy[Any]:
     """A choice among strategies, a branch listed twice twice as likely (``st.one_of``
-    drops repeated branches, so repetition cannot weight it)."""
-    return flatmapped(sampled_from(tuple(branches)), _itself)
+    drops repeated branches, so repetition cannot weight it). The branch is drawn by its
+    index: ``st.sampled_from`` over strategies checks on every draw whether all its elements
+    are strategies."""
+    chosen = tuple(branches)
+    if not 0 < len(chosen) <= TABLE_SIZE:
+        raise ValueError(f"a choice among 1 to {TABLE_SIZE} branches, not {len(chosen)}")
+    return st.integers(min_value=0, max_value=len(chosen) - 1).flatmap(chosen.__getitem__)
 
 
-def _itself(strategy: st.SearchStrategy[T]) -> st.SearchStrategy[T]:
-    return strategy
-
-
+_SWITCH = table(_SWITCHES)
 _MID_RUN_ACTS: st.SearchStrategy[Action] = weighted(
     [
         _SWITCH,
         _SWITCH,
         _SWITCH,
         _SWITCH,
-        builds(Steer, chars=st.integers(min_value=8, max_value=2_000)),
-        builds(FollowUp, chars=st.integers(min_value=8, max_value=2_000)),
+        table(_STEERS),
+        table(_FOLLOW_UPS),
         st.just(Abort()),
-        _NOISE,
-        _SETTINGS,
-        _COMPACT,
+        table(_NOISE),
+        table(_SETTINGS),
+        st.just(Compact()),
     ]
 )
 """What a user (or another extension, or a settings change) does while a run is active."""
-_NAVIGATE: st.SearchStrategy[Action] = builds(
-    Navigate, index=_ENTRY_INDEX, summarize=st.booleans(), anchor=_ANCHOR
-)
-_FORK: st.SearchStrategy[Action] = builds(Fork, index=_ENTRY_INDEX, anchor=_ANCHOR)
-_TREE_OPS = weighted(
-    [_NAVIGATE, _NAVIGATE, _FORK, st.just(Reload()), _SWITCH, st.just(WipeCommand())]
+_TREE_OPS: st.SearchStrategy[Action] = weighted(
+    [
+        st.builds(Navigate, index=_ENTRY_INDEX, summarize=st.booleans(), anchor=_ANCHOR),
+        st.builds(Navigate, index=_ENTRY_INDEX, summarize=st.booleans(), anchor=_ANCHOR),
+        st.builds(Fork, index=_ENTRY_INDEX, anchor=_ANCHOR),
+        st.just(Reload()),
+        _SWITCH,
+        st.just(WipeCommand()),
+    ]
 )
 """Tree churn between runs: each of these makes boot repair run, or a reset start, wherever
 the previous one left the leaf."""
 
-
-def _one(strategy: st.SearchStrategy[Action]) -> st.SearchStrategy[tuple[Action, ...]]:
-    return mapped(strategy, lambda action: (action,))
-
-
-Moves = st.SearchStrategy[tuple[Action, ...]]
-
 GROUPS: Mapping[str, tuple[Moves, int, int]] = {
-    "prompt": (_one(builds(Prompt, chars=_CHARS)), 2, 0),
-    "turn": (st.tuples(_SCRIPTS, builds(Prompt, chars=_CHARS), st.just(Settle())), 2, 0),
-    "script": (_one(_SCRIPTS), 2, 1),
-    "failure": (_one(_FAILURES), 1, 1),
-    "notes_tools": (_one(tool_scripts()), 1, 1),
-    "step": (_one(_SMALL_STEPS), 0, 3),
-    "stop": (_one(_STOP), 0, 2),
-    "interrupt": (st.tuples(_COMMIT_STOP, _MID_RUN_ACTS), 0, 3),
-    "run": (_one(builds(Advance, steps=st.integers(min_value=5, max_value=30))), 0, 1),
-    "settle": (_one(st.just(Settle())), 0, 1),
-    "steer": (_one(builds(Steer, chars=st.integers(min_value=8, max_value=2_000))), 0, 1),
-    "follow_up": (
-        _one(builds(FollowUp, chars=st.integers(min_value=8, max_value=2_000))),
-        0,
-        1,
-    ),
-    "abort": (_one(st.just(Abort())), 0, 1),
-    "wipe": (_one(st.just(WipeCommand())), 1, 0),
-    "toggle": (_one(_TOGGLE), 1, 1),
-    "navigate": (
-        _one(_NAVIGATE),
-        2,
-        0,
-    ),
-    "fork": (_one(_FORK), 1, 0),
-    "tree": (mapped(lists(_TREE_OPS, min_size=2, max_size=3), tuple), 1, 0),
-    "reload": (_one(st.just(Reload())), 1, 0),
-    "compact": (_one(_COMPACT), 1, 1),
-    "noise": (_one(_NOISE), 1, 1),
-    "settings": (_one(_SETTINGS), 1, 1),
-    "kill": (_one(builds(KillRuntime, permanent=sampled_from((False, False, True)))), 1, 1),
+    "prompt": (moves(_PROMPTS), 2, 0),
+    "turn": (st.tuples(_SCRIPTS, table(_PROMPTS), st.just(Settle())), 2, 0),
+    "script": (_SCRIPT_MOVES, 2, 1),
+    "failure": (moves(Script(reply=reply) for reply in ("overflow", "overflow", "error")), 1, 1),
+    "notes_tools": (tool_script_moves(), 1, 1),
+    "step": (moves(Advance(steps=n) for n in range(1, 5)), 0, 3),
+    "stop": (moves(AdvanceTo(step=step, count=n) for step in STOPS for n in (1, 2)), 0, 2),
+    "interrupt": (st.tuples(table(_COMMIT_STOPS), _MID_RUN_ACTS), 0, 3),
+    "run": (moves(Advance(steps=n) for n in range(5, 31)), 0, 1),
+    "settle": (st.just((Settle(),)), 0, 1),
+    "steer": (moves(_STEERS), 0, 1),
+    "follow_up": (moves(_FOLLOW_UPS), 0, 1),
+    "abort": (st.just((Abort(),)), 0, 1),
+    "wipe": (st.just((WipeCommand(),)), 1, 0),
+    "toggle": (moves(Toggle(arg=arg) for arg in ("on", "off", "on", "off", "", "bogus")), 1, 1),
+    "navigate": (st.builds(_navigate_move, _ENTRY_INDEX, st.booleans(), _ANCHOR), 2, 0),
+    "fork": (st.builds(_fork_move, _ENTRY_INDEX, _ANCHOR), 1, 0),
+    "tree": (st.lists(_TREE_OPS, min_size=2, max_size=3), 1, 0),
+    "reload": (st.just((Reload(),)), 1, 0),
+    "compact": (st.just((Compact(),)), 1, 1),
+    "noise": (moves(_NOISE), 1, 1),
+    "settings": (moves(_SETTINGS), 1, 1),
+    "kill": (moves(KillRuntime(permanent=p) for p in (False, False, True)), 1, 1),
 }
 """Action groups: (moves, weight while idle, weight while a run is active). A move is one
 action, a whole turn (the model's reply, a prompt, settle), tree churn (two or three
@@ -218,7 +260,8 @@ navigations, forks, reloads, switches or ``/wipe-memory`` in a row), or an inter
 right after a boundary hook or one of the entries its commit persists, and act there at once.
 Runs move forward in small steps and users act *between* host steps (queueing, aborting,
 toggling mid-turn) — the interleavings where boundary bugs live; idle sessions are
-prompted, navigated, forked, reloaded and compacted."""
+prompted, navigated, forked, reloaded and compacted. Most moves are one draw from a table of
+prebuilt moves."""
 CORE = ("prompt", "script", "step")
 """Groups every swarm keeps: without them nothing happens."""
 OPTIONAL = tuple(name for name in GROUPS if name not in CORE)
@@ -229,21 +272,24 @@ def host_actions() -> st.SearchStrategy[Action]:
     """One host action from any group, whatever the session's state (the plain mix used by
     :class:`~.stateful.LifecycleStateMachine`; an interrupt contributes its stop)."""
     branches = [
-        mapped(moves, _first)
-        for moves, idle, running in GROUPS.values()
+        group.map(_first)
+        for group, idle, running in GROUPS.values()
         for _ in range(max(idle, running))
     ]
     return weighted(branches)
 
 
-def _first(actions: tuple[Action, ...]) -> Action:
+def _first(actions: Sequence[Action]) -> Action:
     return actions[0]
 
 
-SWARMS: st.SearchStrategy[tuple[str, ...]] = mapped(
-    lists(st.booleans(), min_size=len(OPTIONAL), max_size=len(OPTIONAL)),
-    lambda chosen: CORE + tuple(g for g, on in zip(OPTIONAL, chosen, strict=True) if on),
-)
+def _swarm(chosen: Sequence[bool]) -> tuple[str, ...]:
+    return CORE + tuple(g for g, on in zip(OPTIONAL, chosen, strict=True) if on)
+
+
+SWARMS: st.SearchStrategy[tuple[str, ...]] = st.lists(
+    st.booleans(), min_size=len(OPTIONAL), max_size=len(OPTIONAL)
+).map(_swarm)
 """A swarm: the core groups plus each optional group with probability ½ (shrinks towards
 the core alone, so a counterexample names only the groups it needs)."""
 
@@ -253,8 +299,8 @@ def swarm_moves(swarm: tuple[str, ...], idle: bool) -> Moves:
     """The next move of a run restricted to ``swarm``: only what the session's state allows
     (a prompt, a navigation or a fork needs an idle session; steps, stops and queued input
     need a run), each group by its weight."""
-    branches = []
+    branches: list[Moves] = []
     for name in swarm:
-        moves, idle_weight, running_weight = GROUPS[name]
-        branches += [moves] * (idle_weight if idle else running_weight)
+        group, idle_weight, running_weight = GROUPS[name]
+        branches += [group] * (idle_weight if idle else running_weight)
     return weighted(branches)

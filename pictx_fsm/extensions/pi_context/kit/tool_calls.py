@@ -7,7 +7,9 @@ you do not own, a missing note, an unknown window, an edit that matches nothing)
 that throw (dot segments, absolute paths, bad globs and queries, mistyped cursors, addresses
 through the links :mod:`.notes_sandbox` plants out of the root). ``wipe_memory`` joins a
 batch at any position, so a write and a wipe in one batch order as Pi orders them (N2).
-History ids are placeholders resolved when the reply is generated.
+History ids are placeholders resolved when the reply is generated. Every integer drawn lies
+between -99 and 99, a larger one is drawn from a table by its index (a seed means the same
+runs on every install: :mod:`pictx_fsm.testing.tables`).
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ from hypothesis import strategies as st
 from pictx_fsm.extensions.pi_context.kit.actions import Script
 from pictx_fsm.extensions.pi_context.kit.notes_sandbox import ITEM_REF, WINDOW_REF
 from pictx_fsm.extensions.pi_context.tools.schema import ROLES
-from pictx_fsm.testing.lean import builds, flatmapped, lists, mapped, one_of, sampled_from
+from pictx_fsm.testing.tables import table
 
 JSON: TypeAlias = Any
 Arguments: TypeAlias = dict[str, JSON]
@@ -55,42 +57,48 @@ PATTERNS: Final = (
     "@nope/**",
 )
 TOOL_NAMES_IN_HISTORY: Final = ("wipe_memory", "notes_write", "history_list", None)
+NOTE_OFFSETS: Final = (*range(-40, 0, 8), *range(0, 401, 5))
+"""Where a note is read from (-40 to 400 characters; a negative offset is an error)."""
+ITEM_OFFSETS: Final = (*range(-30, 0, 10), *range(0, 3_001, 40))
+"""Where a history item is read from (-30 to 3,000 characters)."""
+ITEM_CHARS: Final = tuple(range(1, 121, 2))
+"""A history list's characters per item (1 to 119)."""
 
 
 def _text() -> st.SearchStrategy[str]:
-    return mapped(lists(sampled_from(WORDS), min_size=0, max_size=6), " ".join)
+    return st.lists(st.sampled_from(WORDS), min_size=0, max_size=6).map(" ".join)
 
 
 def _address() -> st.SearchStrategy[JSON]:
-    return one_of(
-        sampled_from(ADDRESSES),
-        sampled_from(ADDRESSES),
-        sampled_from(NOT_OWNED + ESCAPING + INVALID),
+    return st.one_of(
+        st.sampled_from(ADDRESSES),
+        st.sampled_from(ADDRESSES),
+        st.sampled_from(NOT_OWNED + ESCAPING + INVALID),
     )
 
 
 def _mistyped() -> st.SearchStrategy[JSON]:
-    return sampled_from(("x", -1, 1.5, [1]))
+    return st.sampled_from(("x", -1, 1.5, [1]))
 
 
 def _query() -> st.SearchStrategy[JSON]:
-    return one_of(
-        sampled_from(WORDS),
-        lists(sampled_from(WORDS), min_size=1, max_size=3),
-        sampled_from(("", [], [1], ["a", ""], 3)),
+    return st.one_of(
+        st.sampled_from(WORDS),
+        st.lists(st.sampled_from(WORDS), min_size=1, max_size=3),
+        st.sampled_from(("", [], [1], ["a", ""], 3)),
     )
 
 
 def _notes_write() -> st.SearchStrategy[Arguments]:
-    return one_of(
-        builds(
+    return st.one_of(
+        st.builds(
             lambda address, content, extra: {"address": address, "content": content, **extra},
             _address(),
             _text(),
             st.fixed_dictionaries(
                 {},
                 optional={
-                    "origin": sampled_from(("user", "self", "external", "nobody")),
+                    "origin": st.sampled_from(("user", "self", "external", "nobody")),
                     "stale": st.booleans(),
                 },
             ),
@@ -101,15 +109,15 @@ def _notes_write() -> st.SearchStrategy[Arguments]:
 
 def _notes_edit() -> st.SearchStrategy[Arguments]:
     edit = st.fixed_dictionaries(
-        {"oldText": sampled_from(WORDS), "newText": _text()},
+        {"oldText": st.sampled_from(WORDS), "newText": _text()},
     )
     return st.fixed_dictionaries(
         {"address": _address()},
         optional={
-            "edits": one_of(lists(edit, min_size=1, max_size=2), st.just("x")),
+            "edits": st.one_of(st.lists(edit, min_size=1, max_size=2), st.just("x")),
             "replace_all": st.booleans(),
             "stale": st.booleans(),
-            "origin": sampled_from(("user", "external")),
+            "origin": st.sampled_from(("user", "external")),
         },
     )
 
@@ -118,7 +126,7 @@ def _notes_read() -> st.SearchStrategy[Arguments]:
     return st.fixed_dictionaries(
         {"address": _address()},
         optional={
-            "offset_chars": one_of(st.integers(-40, 400), _mistyped()),
+            "offset_chars": st.one_of(table(NOTE_OFFSETS), _mistyped()),
             "limit_chars": st.integers(1, 60),
         },
     )
@@ -128,8 +136,8 @@ def _notes_list() -> st.SearchStrategy[Arguments]:
     return st.fixed_dictionaries(
         {},
         optional={
-            "pattern": sampled_from(PATTERNS),
-            "cursor": one_of(st.integers(0, 3), _mistyped()),
+            "pattern": st.sampled_from(PATTERNS),
+            "cursor": st.one_of(st.integers(0, 3), _mistyped()),
             "max_results": st.integers(1, 3),
         },
     )
@@ -139,7 +147,7 @@ def _notes_search() -> st.SearchStrategy[Arguments]:
     return st.fixed_dictionaries(
         {"query": _query()},
         optional={
-            "pattern": sampled_from(PATTERNS),
+            "pattern": st.sampled_from(PATTERNS),
             "cursor": st.integers(0, 2),
             "max_matches_per_file": st.integers(1, 2),
             "max_files": st.integers(1, 2),
@@ -148,8 +156,8 @@ def _notes_search() -> st.SearchStrategy[Arguments]:
 
 
 def _window() -> st.SearchStrategy[JSON]:
-    return one_of(
-        builds(lambda i: {WINDOW_REF: i}, st.integers(-3, 3)),
+    return st.one_of(
+        st.builds(lambda i: {WINDOW_REF: i}, st.integers(-3, 3)),
         st.just("pcw:unknown:window"),
     )
 
@@ -157,12 +165,12 @@ def _window() -> st.SearchStrategy[JSON]:
 def _filters() -> Mapping[str, st.SearchStrategy[JSON]]:
     return {
         "limit": st.integers(1, 4),
-        "cursor": one_of(st.integers(0, 3), _mistyped()),
+        "cursor": st.one_of(st.integers(0, 3), _mistyped()),
         "recent_first": st.booleans(),
-        "role": sampled_from((*ROLES, None)),
-        "tool_name": sampled_from(TOOL_NAMES_IN_HISTORY),
+        "role": st.sampled_from((*ROLES, None)),
+        "tool_name": st.sampled_from(TOOL_NAMES_IN_HISTORY),
         "window_id": _window(),
-        "max_chars_per_item": st.integers(1, 120),
+        "max_chars_per_item": table(ITEM_CHARS),
     }
 
 
@@ -170,21 +178,21 @@ def _history_windows() -> st.SearchStrategy[Arguments]:
     return st.fixed_dictionaries(
         {},
         optional={
-            "limit": one_of(st.integers(1, 3), _mistyped()),
+            "limit": st.one_of(st.integers(1, 3), _mistyped()),
             "recent_first": st.booleans(),
         },
     )
 
 
 def _history_read() -> st.SearchStrategy[Arguments]:
-    item = one_of(
-        builds(lambda i, j: {ITEM_REF: [i, j]}, st.integers(-2, 2), st.integers(-6, 6)),
+    item = st.one_of(
+        st.builds(lambda i, j: {ITEM_REF: [i, j]}, st.integers(-2, 2), st.integers(-6, 6)),
         st.just("no-such-item"),
     )
     return st.fixed_dictionaries(
         {"window_id": _window(), "item_id": item},
         optional={
-            "offset_chars": one_of(st.integers(-30, 3_000), _mistyped()),
+            "offset_chars": st.one_of(table(ITEM_OFFSETS), _mistyped()),
             "limit_chars": st.integers(1, 80),
         },
     )
@@ -208,7 +216,7 @@ CALLS: Final[Mapping[str, st.SearchStrategy[Arguments]]] = {
 
 
 def _encoded(name: str) -> st.SearchStrategy[tuple[str, str]]:
-    return mapped(CALLS[name], lambda args: (name, json.dumps(args, sort_keys=True)))
+    return CALLS[name].map(lambda args: (name, json.dumps(args, sort_keys=True)))
 
 
 _ENCODED: Final[Mapping[str, st.SearchStrategy[tuple[str, str]]]] = {
@@ -219,7 +227,7 @@ validated again on every draw."""
 
 
 def _call() -> st.SearchStrategy[tuple[str, str]]:
-    return flatmapped(sampled_from(tuple(CALLS)), _ENCODED.__getitem__)
+    return st.sampled_from(tuple(CALLS)).flatmap(_ENCODED.__getitem__)
 
 
 def _batch(calls: list[tuple[str, str]], wipe_at: int | None) -> Script:
@@ -229,11 +237,20 @@ def _batch(calls: list[tuple[str, str]], wipe_at: int | None) -> Script:
     return Script(reply="tools", chars=40, tools=tuple(names), arguments=tuple(arguments))
 
 
+def _batch_move(calls: list[tuple[str, str]], wipe_at: int | None) -> tuple[Script]:
+    return (_batch(calls, wipe_at),)
+
+
 def tool_scripts() -> st.SearchStrategy[Script]:
     """One model reply calling 1–3 notes or history tools, ``wipe_memory`` sometimes among
     them."""
-    return builds(
-        _batch,
-        lists(_call(), min_size=1, max_size=3),
-        one_of(st.none(), st.none(), st.integers(0, 3)),
-    )
+    return st.builds(_batch, _CALLS, _WIPE_AT)
+
+
+def tool_script_moves() -> st.SearchStrategy[tuple[Script]]:
+    """:func:`tool_scripts` as a move of one action."""
+    return st.builds(_batch_move, _CALLS, _WIPE_AT)
+
+
+_CALLS: Final = st.lists(_call(), min_size=1, max_size=3)
+_WIPE_AT: Final = st.one_of(st.none(), st.none(), st.integers(0, 3))
