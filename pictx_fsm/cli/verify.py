@@ -84,6 +84,15 @@ def configure(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--no-scenarios", action="store_true", help="skip the seed scenarios")
     parser.add_argument("--quiet", action="store_true", help="no progress display")
+    parser.add_argument(
+        "--ray",
+        nargs="?",
+        const="local",
+        metavar="ADDRESS",
+        help="independent seeds and swarm configurations as Ray tasks: a local Ray "
+        "(default) or a cluster address (pip install 'pictx-fsm[ray]')",
+    )
+    parser.add_argument("--workers", type=int, help="Ray tasks at once (default: its CPUs)")
 
 
 def _dest(name: str) -> str:
@@ -121,6 +130,12 @@ def run(args: argparse.Namespace) -> int:
             "or run with --no-contracts"
         )
     plan = _plan(args)
+    if args.workers is not None and args.workers < 1:
+        raise UsageError(f"--workers must be at least 1, not {args.workers}")
+    if args.ray is not None:
+        from pictx_fsm.testing.ray_support import connect
+
+        connect(args.ray, args.workers)
     modules = sorted({m for kit, _ in plan for m in kit.contract_modules})
     contracts = (
         None
@@ -202,6 +217,10 @@ def _explore(args: argparse.Namespace, kit: Kit, options: ExploreOptions) -> Exp
     from pictx_fsm.testing.explore import explore
     from pictx_fsm.testing.progress import ProgressLine
 
+    if args.ray is not None:
+        from pictx_fsm.testing.ray_verify import explore_on_ray
+
+        return explore_on_ray(kit, options, args.workers)
     progress = None if args.quiet else ProgressLine(sys.stderr)
     try:
         return explore(kit, options, progress)
