@@ -57,6 +57,9 @@ class ContextManagementKit(Kit):
         ("fired", list),
     )
 
+    name_patterns: ClassVar[tuple[str, ...]] = (r"\bcm_\d+\b",)
+    """Beyond the host's names: the call ids of the extension's tool calls."""
+
     @property
     def faults(self) -> Mapping[str, Fault]:
         return FAULTS
