@@ -4,7 +4,10 @@ For each file: the reader's structural problems, then the lifecycle findings on 
 (reset tails, tool pairs, window identity, budget messages, native summaries on marked
 branches, legacy resets, overflow storms, out-of-band forks), each with its entries, lines,
 severity and the rule or failure mode it breaks. ``--profile 0.25.0`` relaxes the
-continuation rules (§2.4, R59) and never checks texts. ``--stats`` adds throughput.
+continuation rules (§2.4, R59) and never checks texts. ``--stats`` adds throughput. Each
+file is read once; pi-context-management's session chains are checked across the files
+from the receipts that pass found. ``--recursive`` audits every ``*.jsonl`` below a
+directory; ``--ray [ADDRESS]`` audits the files on Ray workers, with the same findings.
 
 Exit codes, per file, the overall code being the highest: 0 clean (no finding, or only
 ``info`` ones), 1 findings (any warning or error), 2 unreadable input (missing, a directory,
@@ -15,11 +18,19 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
+from pathlib import Path
 
 from pictx_fsm.conformance.context_management import add_chain_findings
-from pictx_fsm.conformance.report import render_run, run_json
+from pictx_fsm.conformance.report import SessionAudit, render_run, run_json
 from pictx_fsm.conformance.stream import audit_file
+from pictx_fsm.errors import UsageError
 from pictx_fsm.extensions.pi_context.texts import DEFAULT_PROFILE, Profile
+
+__all__ = ["audit_files", "configure", "run", "session_files"]
+
+RAY_BATCH = 16
+"""Files per Ray task: a task's start-up is shared by many small files."""
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -40,12 +51,65 @@ def configure(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="report throughput (bytes/s, entries/s, elapsed) per file and in total",
     )
+    parser.add_argument(
+        "--recursive",
+        action="store_true",
+        help="a directory stands for every *.jsonl file below it (in path order)",
+    )
+    parser.add_argument(
+        "--ray",
+        nargs="?",
+        const="local",
+        metavar="ADDRESS",
+        help="audit the files on Ray workers: a local Ray (default) or a cluster address "
+        "(pip install 'pictx-fsm[ray]')",
+    )
+    parser.add_argument("--workers", type=int, help="Ray workers (default: its CPUs)")
+
+
+def session_files(names: list[str], recursive: bool) -> list[str]:
+    """The files to audit: as given, a directory expanded when ``recursive``."""
+    out: list[str] = []
+    for name in names:
+        if recursive and os.path.isdir(name):
+            out += sorted(str(p) for p in Path(name).rglob("*.jsonl") if p.is_file())
+        else:
+            out.append(name)
+    return out
+
+
+def audit_files(files: list[str], profile: Profile) -> list[SessionAudit]:
+    """Every file audited, then the session chains across them."""
+    return add_chain_findings([audit_file(path, profile) for path in files])
+
+
+def _audit_batch(files: list[str], profile: str) -> list[SessionAudit]:
+    return [audit_file(path, profile) for path in files]
+
+
+def _audit_on_ray(files: list[str], profile: Profile, workers: int | None) -> list[SessionAudit]:
+    import ray
+
+    task = ray.remote(num_cpus=1)(_audit_batch)
+    batches = [files[i : i + RAY_BATCH] for i in range(0, len(files), RAY_BATCH)]
+    parts = ray.get([task.remote(batch, profile.value) for batch in batches])
+    return add_chain_findings([audit for part in parts for audit in part])
 
 
 def run(args: argparse.Namespace) -> int:
     profile = Profile.parse(args.profile)
-    audits = [audit_file(path, profile) for path in args.files]
-    audits = add_chain_findings(audits, args.files)  # pi-context-management session chains
+    files = session_files(args.files, args.recursive)
+    if not files:
+        raise UsageError("no session file found (--recursive looks for *.jsonl)")
+    if args.workers is not None and args.workers < 1:
+        raise UsageError(f"--workers must be at least 1, not {args.workers}")
+    if args.ray is not None:
+        from pictx_fsm.testing.ray_support import connect
+
+        connect(args.ray, args.workers)
+        audits = _audit_on_ray(files, profile, args.workers)
+    else:
+        audits = audit_files(files, profile)
     if args.json:
         document = run_json(audits, profile, stats=args.stats)
         print(json.dumps(document, ensure_ascii=False, indent=2))

@@ -250,28 +250,10 @@ def chain_findings(links: Sequence[ChainLink]) -> dict[str, list[Finding]]:
     return found
 
 
-def read_link(path: str) -> ChainLink | None:
-    """The receipt of one file, read as a stream up to it (``None``: not a handoff target
-    or unreadable — the file's own audit reports why)."""
-    from pictx_fsm.session.jsonl import SessionParser, iter_session_lines, open_regular
-
-    parser = SessionParser(path)
-    lines: dict[int, int] = {}
-    try:
-        with open_regular(path) as fp:
-            for item in iter_session_lines(fp, parser):
-                lines[id(item.entry)] = item.line
-                link = receipt_link(path, (item.entry,), lambda e: lines.get(id(e)))
-                if link is not None:
-                    return link
-    except OSError:
-        return None
-    return None
-
-
-def add_chain_findings(audits: Sequence[Any], paths: Sequence[str]) -> list[Any]:
-    """The audits of ``paths`` with the chain findings (§12.11) added to the files at fault."""
-    links = [link for link in (read_link(p) for p in paths) if link is not None]
+def add_chain_findings(audits: Sequence[Any]) -> list[Any]:
+    """The audits with the chain findings (§12.11) added to the files at fault; each audit
+    brings its file's receipt link, read in its one pass over the file."""
+    links = [audit.link for audit in audits if audit.link is not None]
     found = chain_findings(links)
     if not found:
         return list(audits)

@@ -102,6 +102,9 @@ class SessionAudit:
     """Why the file could not be read at all (exit code 2)."""
     note: str | None = None
     """Why a readable file holds no session (its problems are findings, exit code 1)."""
+    link: Any = None
+    """The file's handoff receipt, as the session-chain check reads it (read in the same
+    pass as everything else: :func:`~pictx_fsm.conformance.context_management.receipt_link`)."""
 
     @property
     def exit_code(self) -> int:

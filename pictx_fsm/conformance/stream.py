@@ -17,7 +17,7 @@ from collections import defaultdict
 from collections.abc import Callable, Mapping, Sequence
 
 from pictx_fsm.conformance.context import AuditContext
-from pictx_fsm.conformance.context_management import ContextMemoryCheck
+from pictx_fsm.conformance.context_management import ChainLink, ContextMemoryCheck, receipt_link
 from pictx_fsm.conformance.engine import (
     CONTENT_CHECKS,
     ContentStep,
@@ -66,7 +66,7 @@ def _audit(
         name, whole=whole_types(content_checks) | ContextMemoryCheck.entry_types
     )
     try:
-        found, boundaries, folded = _read(reader, profile, content_checks)
+        found, boundaries, folded, link = _read(reader, profile, content_checks)
     except UnreadableInputError as exc:
         return SessionAudit(path=name, error=exc.reason)
     skeleton = reader.skeleton()
@@ -90,14 +90,16 @@ def _audit(
         findings=tuple(findings),
         summary=Summary.of(shape, entries),
         stats=Stats(bytes=skeleton.bytes, entries=entries, seconds=clock() - started),
+        link=link,
     )
 
 
 def _read(
     reader: SkeletonReader, profile: Profile, checks: Sequence[ContentCheck]
-) -> tuple[Found, Mapping[int, Sequence[Entry]], list[Finding]]:
+) -> tuple[Found, Mapping[int, Sequence[Entry]], list[Finding], ChainLink | None]:
     """One pass over the file: the content checks on each whole entry, boundaries by line,
-    and the file-order fold of pi-context-management's persisted state."""
+    the file-order fold of pi-context-management's persisted state and its handoff receipt
+    (the session-chain check's link: no second read of the file)."""
     found: dict[int, tuple[TreeNode, list[Finding]]] = {}
     boundaries: defaultdict[int, list[Entry]] = defaultdict(list)
     ctx: AuditContext | None = None
@@ -106,6 +108,7 @@ def _read(
     folded: list[Finding] = []
     read = whole_types(checks) | memory.entry_types  # most entries (messages): none reads them
     messages_read = MessageEntry.TYPE in read
+    link: ChainLink | None = None
     for entry, node, line in reader.entries(messages=messages_read):
         if type(entry) is MessageEntry:  # never a boundary; its type known without a call
             if node is None or not messages_read:
@@ -124,7 +127,9 @@ def _read(
         if entry.type in memory.entry_types:
             seen, more = memory.step(seen, entry, node, ctx)
             folded.extend(more)
-    return found, dict(boundaries), [*folded, *memory.end(seen)]
+            if link is None:
+                link = receipt_link(reader.path, (entry,), lambda _, at=line: at)
+    return found, dict(boundaries), [*folded, *memory.end(seen)], link
 
 
 def _context(tree: SessionTree, profile: Profile, reader: SkeletonReader) -> AuditContext:

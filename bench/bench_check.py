@@ -1,0 +1,142 @@
+"""The exhaustive check's figures: every alphabet of every kit to a depth, and its scaling.
+
+    python bench/bench_check.py [--depth 8] [--extension NAME …] [--ray [--workers N]]
+                                [--scaling DEPTH] [--out docs/performance.md]
+
+For each kit (or ``--extension``) it runs ``pictx-fsm check``'s search (:func:`check`) on
+every alphabet to ``--depth`` and prints one row per search: distinct states, transitions,
+depth reached, seconds and states per second. ``--ray`` runs them on a local Ray with
+``--workers`` workers. ``--scaling DEPTH`` measures one search (pi-context's ``turns``) to
+DEPTH on 1 and on 2 Ray workers and reports the speed-up and the efficiency (speed-up over
+workers). ``--out`` writes the tables as this bench's section of the file
+(``doc_sections``). Nothing asserts a time: the bench reports.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import sys
+import time
+from pathlib import Path
+
+from doc_sections import write_section
+
+from pictx_fsm.testing.check import CheckOptions, check, serial_expander
+from pictx_fsm.testing.kit import kit_named, kit_names
+
+SECTION = "bench_check"
+TURN_BELL = (
+    Path(__file__).resolve().parent.parent / "tests" / "fixtures" / "extensions" / "turn_bell"
+)
+
+
+def _searches(names: list[str], depth: int, expander: object) -> list[str]:
+    rows = []
+    for name in names:
+        kit = kit_named(name)
+        started = time.perf_counter()
+        report = check(kit, CheckOptions(depth=depth), expander=expander)  # type: ignore[arg-type]
+        total = time.perf_counter() - started
+        for search in report.searches:
+            rows.append(
+                f"| {kit.name} | `{search.alphabet}` ({len(search.actions)}) | "
+                f"{search.depth}{'' if search.complete else ' (cut)'} | {search.states:,} | "
+                f"{search.transitions:,} | {search.elapsed:.0f} s | "
+                f"{search.states_per_second:,.1f} |"
+            )
+            print(rows[-1], file=sys.stderr, flush=True)
+        rows.append(
+            f"| {kit.name} | all | | {report.states:,} | {report.transitions:,} | {total:.0f} s | |"
+        )
+        print(rows[-1], file=sys.stderr, flush=True)
+    return rows
+
+
+def _scaling(depth: int) -> list[str]:
+    from pictx_fsm.testing.ray_check import ray_expander
+    from pictx_fsm.testing.ray_support import connect
+
+    import ray
+
+    kit = kit_named("pi-context")
+    options = CheckOptions(depth=depth, alphabets=("turns",))
+    rows = []
+    base = None
+    for workers in (1, 2):
+        connect("local", workers)
+        started = time.perf_counter()
+        report = check(kit, options, expander=ray_expander(workers))
+        seconds = time.perf_counter() - started
+        base = base or seconds
+        speedup = base / seconds
+        rows.append(
+            f"| {workers} | {report.states:,} | {report.transitions:,} | {seconds:.1f} s | "
+            f"{report.states / seconds:,.1f} | {speedup:.2f}× | {speedup / workers:.0%} |"
+        )
+        print(rows[-1], file=sys.stderr, flush=True)
+        ray.shutdown()
+    return rows
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--depth", type=int, default=8)
+    parser.add_argument("--extension", action="append")
+    parser.add_argument("--ray", action="store_true")
+    parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--scaling", type=int, metavar="DEPTH")
+    parser.add_argument("--out")
+    args = parser.parse_args()
+    sys.path.insert(0, str(TURN_BELL))
+    os.environ["PYTHONPATH"] = os.pathsep.join(
+        filter(None, (str(TURN_BELL), os.environ.get("PYTHONPATH")))
+    )
+    names = args.extension or [*kit_names(), "turn_bell:KIT"]
+    expander: object = serial_expander
+    if args.ray:
+        from pictx_fsm.testing.ray_check import ray_expander
+        from pictx_fsm.testing.ray_support import connect
+
+        connect("local", args.workers)
+        expander = ray_expander(args.workers)
+    load = lambda: ", ".join(f"{x:.1f}" for x in os.getloadavg())  # noqa: E731
+    where = (
+        f"{platform.python_implementation()} {platform.python_version()}, {platform.machine()}, "
+        f"{os.cpu_count()} cores shared with other work"
+    )
+    lines = []
+    if not args.scaling or args.extension:
+        rows = _searches(names, args.depth, expander)
+        ray = f" --ray --workers {args.workers}" if args.ray else ""
+        lines += [
+            f"Measured with `python bench/bench_check.py --depth {args.depth}{ray}` on {where} "
+            f"(load average at the end: {load()}).",
+            "",
+            "| extension | alphabet (actions) | depth | distinct states | transitions | time | states/s |",
+            "|---|---|---|---|---|---|---|",
+            *rows,
+            "",
+        ]
+    if args.scaling:
+        rows = _scaling(args.scaling)
+        lines += [
+            f"Scaling, measured with `python bench/bench_check.py --scaling {args.scaling}` "
+            f"(pi-context's `turns` to depth {args.scaling}, on a local Ray) on {where} (load "
+            f"average at the end: {load()}).",
+            "",
+            "| workers | distinct states | transitions | time | states/s | speed-up | efficiency |",
+            "|---|---|---|---|---|---|---|",
+            *rows,
+            "",
+        ]
+    text = "\n".join(lines)
+    print(text)
+    if args.out:
+        write_section(Path(args.out), SECTION, text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
