@@ -2,7 +2,7 @@
 
 Each task is a whole exploration (:func:`~pictx_fsm.testing.explore.explore`) with its own
 seed and one *swarm configuration* — one combination of the kit's variants (a profile and a
-host version, a companion) — the first task also running the seed scenarios. The driver
+host version, a companion) — the first task of each combination also running the seed scenarios in it. The driver
 merges what they counted (transitions, tool outcomes, runs, actions) and judges coverage on
 the union; the first task to return a counterexample wins and the others are cancelled.
 """
@@ -27,7 +27,8 @@ __all__ = ["explore_on_ray", "task_options"]
 
 def task_options(kit: Kit, options: ExploreOptions, tasks: int) -> list[ExploreOptions]:
     """The tasks' options: seeds ``seed``, ``seed + 1``, …, each with one combination of the
-    variants explored (every combination at least once), the seed scenarios in the first."""
+    variants explored (every combination at least once; the first task of each also runs
+    the seed scenarios in it)."""
     settings = options.settings(kit)
     names = list(settings.variants)
     combos = list(itertools.product(*(settings.variants[n] for n in names))) or [()]
@@ -35,7 +36,7 @@ def task_options(kit: Kit, options: ExploreOptions, tasks: int) -> list[ExploreO
         attrs.evolve(
             options,
             seed=options.seed + index,
-            scenarios=options.scenarios and index == 0,
+            scenarios=options.scenarios and index < len(combos),
             variants={n: (v,) for n, v in zip(names, combos[index % len(combos)], strict=True)},
         )
         for index in range(max(tasks, len(combos)))
