@@ -154,15 +154,20 @@ def loads_loop(path: Path, loads: Callable[[bytes], Any]) -> None:
 
 
 def audit_in_process(path: Path, *, orjson: bool = True) -> None:
-    """``pictx-fsm audit``'s work on one file (orjson used where installed, unless not)."""
-    from pictx_fsm.conformance import audit_file
+    """The whole ``pictx-fsm audit FILE`` command in this process — every check, the
+    session-chain check and the report, printed to nowhere (orjson used where installed,
+    unless not)."""
+    import contextlib
+
+    from pictx_fsm.cli import main
     from pictx_fsm.session import skeleton
 
     installed = skeleton._FAST_LOADS
     if not orjson:
         skeleton._FAST_LOADS = None
     try:
-        audit_file(path)
+        with open(os.devnull, "w") as sink, contextlib.redirect_stdout(sink):
+            main(["audit", str(path)])
     finally:
         skeleton._FAST_LOADS = installed
 
@@ -396,13 +401,16 @@ def report(found: list[Row], command: str) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
+    global CORPUS
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--corpus-mb", type=float, default=99)
     parser.add_argument("--generated-mb", type=float, default=100)
     parser.add_argument("--runs", type=int, default=2)
     parser.add_argument("--help-runs", type=int, default=15)
     parser.add_argument("--out", type=Path, help="rewrite this bench's section of a markdown file")
+    parser.add_argument("--corpus", type=Path, help="the pi-sessions corpus (default: ../shared)")
     args = parser.parse_args(argv)
+    CORPUS = args.corpus or CORPUS
     if not CORPUS.is_dir():
         sys.exit(f"bench_audit: the corpus is missing ({CORPUS})")
     figures = measure(args.corpus_mb, args.generated_mb, args.runs, args.help_runs)

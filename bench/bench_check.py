@@ -23,7 +23,7 @@ from pathlib import Path
 
 from doc_sections import write_section
 
-from pictx_fsm.testing.check import CheckOptions, check, serial_expander
+from pictx_fsm.testing.check import CheckOptions, check, expand, serial_expander
 from pictx_fsm.testing.kit import kit_named, kit_names
 
 SECTION = "bench_check"
@@ -55,10 +55,10 @@ def _searches(names: list[str], depth: int, expander: object) -> list[str]:
 
 
 def _scaling(depth: int) -> list[str]:
+    import ray
+
     from pictx_fsm.testing.ray_check import ray_expander
     from pictx_fsm.testing.ray_support import connect
-
-    import ray
 
     kit = kit_named("pi-context")
     options = CheckOptions(depth=depth, alphabets=("turns",))
@@ -80,6 +80,38 @@ def _scaling(depth: int) -> list[str]:
     return rows
 
 
+def _snapshot() -> list[str]:
+    """Replaying a prefix against copying a world: the choice ``expand`` makes."""
+    import copy
+
+    kit = kit_named("pi-context")
+    config = kit.check_configs(CheckOptions().settings(kit))[0]
+    alphabet = kit.alphabets()["turns"]
+    names = [type(a).__name__ for a in alphabet]
+    prompt, settle = names.index("Prompt"), names.index("Settle")
+    path = (prompt, settle) * 4
+    runs = 20
+    started = time.perf_counter()
+    for _ in range(runs):
+        expand(kit, config, alphabet, path)
+    replay = (time.perf_counter() - started) / runs
+    rows = [f"| replay {len(path)} actions, checks, canonical state | {replay * 1000:.1f} ms |"]
+    for label, prefix in (("idle", path), ("mid-run", (prompt,))):
+        world = kit.world(config)
+        for index in prefix:
+            world.apply(alphabet[index])
+        try:
+            started = time.perf_counter()
+            copy.deepcopy(world)
+            outcome = f"{(time.perf_counter() - started) * 1000:.1f} ms"
+        except Exception as error:  # what a snapshot would meet
+            outcome = f"impossible: {type(error).__name__}: {error}"
+        finally:
+            world.release()
+        rows.append(f"| `copy.deepcopy` of a world {label} | {outcome} |")
+    return rows
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--depth", type=int, default=8)
@@ -87,6 +119,7 @@ def main() -> int:
     parser.add_argument("--ray", action="store_true")
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--scaling", type=int, metavar="DEPTH")
+    parser.add_argument("--snapshot", action="store_true", help="replay against copy")
     parser.add_argument("--out")
     args = parser.parse_args()
     sys.path.insert(0, str(TURN_BELL))
@@ -107,14 +140,17 @@ def main() -> int:
         f"{os.cpu_count()} cores shared with other work"
     )
     lines = []
-    if not args.scaling or args.extension:
+    if args.snapshot:
+        lines += ["| expanding a state by | cost |", "|---|---|", *_snapshot(), ""]
+    if (not args.scaling and not args.snapshot) or args.extension:
         rows = _searches(names, args.depth, expander)
         ray = f" --ray --workers {args.workers}" if args.ray else ""
         lines += [
             f"Measured with `python bench/bench_check.py --depth {args.depth}{ray}` on {where} "
             f"(load average at the end: {load()}).",
             "",
-            "| extension | alphabet (actions) | depth | distinct states | transitions | time | states/s |",
+            "| extension | alphabet (actions) | depth | distinct states | transitions | time "
+            "| states/s |",
             "|---|---|---|---|---|---|---|",
             *rows,
             "",

@@ -280,29 +280,52 @@ def check(
     expander: ExpanderFactory = serial_expander,
 ) -> CheckReport:
     """Explore every alphabet of ``kit`` in every configuration it names, breadth first to
-    ``options.depth``. On a violation, the remaining searches look only for a shorter one."""
+    ``options.depth``. The searches advance depth by depth together, so the first violation
+    of any of them is the shortest of all: the searches stop at that depth (the first, in
+    configuration and alphabet order, is reported)."""
     if options.fault is not None and options.fault not in kit.faults:
         raise ValueError(f"{kit.name} has no planted fault {options.fault!r}")
     settings = options.settings(kit)
     report = CheckReport(kit=kit, options=options, settings=settings)
     started = clock()
-    bound = options.depth
-    shortest: tuple[SearchReport, Child] | None = None
+    deadline = None if options.time_budget is None else started + options.time_budget
     alphabets = kit.alphabets()
+    running: list[tuple[Search, Expander, float]] = []
     for config in kit.check_configs(settings):
         for name in options.alphabet_names(kit):
-            search = SearchReport(config=config, alphabet=name, actions=alphabets[name])
+            search = SearchReport(
+                config=config, alphabet=name, actions=alphabets[name], bound=options.depth
+            )
             report.searches.append(search)
-            deadline = None if options.time_budget is None else started + options.time_budget
-            layer = expander(kit, config, search.actions)
-            _search(kit, search, bound, layer, progress, clock, deadline)
-            found = search.violation
-            if found is not None and (shortest is None or len(found.path) < len(shortest[1].path)):
-                shortest = (search, found)
-                bound = len(found.path) - 1
-    if shortest is not None:
-        search, found = shortest
-        actions = [search.actions[i] for i in found.path]
+            state = Search(report=search)
+            state.start(expand(kit, config, search.actions, ()))
+            running.append((state, expander(kit, config, search.actions), 0.0))
+    depth = 0
+    while not any(s.report.violation for s, _, _ in running) and depth < options.depth:
+        if deadline is not None and clock() > deadline:
+            break
+        depth += 1
+        for index, (state, layer, spent) in enumerate(running):
+            if not state.frontier:
+                continue
+            began = clock()
+            state.absorb(layer(state.frontier))
+            state.report.elapsed = spent + clock() - began
+            running[index] = (state, layer, state.report.elapsed)
+            if progress is not None:
+                progress(_progress(kit, state.report))
+    for state, _, _ in running:
+        search = state.report
+        search.complete = search.violation is None and (
+            search.depth >= options.depth or not state.frontier
+        )
+    found = next(
+        ((s.report, s.report.violation) for s, _, _ in running if s.report.violation), None
+    )
+    if found is not None:
+        search, child = found
+        assert child is not None
+        actions = [search.actions[i] for i in child.path]
         trace, run = record_trace(kit, search.config, actions)
         report.counterexample = trace
         report.violation = run.describe_failure()
@@ -310,34 +333,12 @@ def check(
     return report
 
 
-def _search(
-    kit: Kit,
-    report: SearchReport,
-    bound: int,
-    expand_layer: Expander,
-    progress: Callable[[Progress], None] | None,
-    clock: Callable[[], float],
-    deadline: float | None,
-) -> None:
-    started = clock()
-    report.bound = bound
-    search = Search(report=report)
-    search.start(expand(kit, report.config, report.actions, ()))
-    while report.violation is None and report.depth < bound and search.frontier:
-        if deadline is not None and clock() > deadline:
-            break
-        search.absorb(expand_layer(search.frontier))
-        report.elapsed = clock() - started
-        if progress is not None:
-            progress(
-                Progress(
-                    extension=kit.name,
-                    alphabet=report.alphabet,
-                    depth=report.depth,
-                    states=report.states,
-                    transitions=report.transitions,
-                    elapsed=report.elapsed,
-                )
-            )
-    report.complete = report.violation is None and (report.depth >= bound or not search.frontier)
-    report.elapsed = clock() - started
+def _progress(kit: Kit, report: SearchReport) -> Progress:
+    return Progress(
+        extension=kit.name,
+        alphabet=report.alphabet,
+        depth=report.depth,
+        states=report.states,
+        transitions=report.transitions,
+        elapsed=report.elapsed,
+    )

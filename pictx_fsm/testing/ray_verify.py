@@ -2,7 +2,8 @@
 
 Each task is a whole exploration (:func:`~pictx_fsm.testing.explore.explore`) with its own
 seed and one *swarm configuration* — one combination of the kit's variants (a profile and a
-host version, a companion) — the first task of each combination also running the seed scenarios in it. The driver
+host version, a companion) — the first task of each combination also running the seed
+scenarios in it. The driver
 merges what they counted (transitions, tool outcomes, runs, actions) and judges coverage on
 the union; the first task to return a counterexample wins and the others are cancelled.
 """

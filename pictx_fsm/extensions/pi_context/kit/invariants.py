@@ -106,7 +106,8 @@ class _PerTree(Invariant):
         return self.check_entries(world, self._walk.advance(world.session))
 
     def residual(self, world: WorldView) -> object:
-        """Nothing: it judges each entry once, and the files keep every entry (a subclass's memory of which entries have children is read off the files too)."""
+        """Nothing: it judges each entry once, and the files keep every entry (a subclass's
+        memory of which entries have children is read off the files too)."""
         return None
 
     def check_entries(self, world: WorldView, fresh: Fresh) -> list[Violation]:
