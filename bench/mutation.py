@@ -8,8 +8,10 @@ exploration as ``pictx-fsm verify --fault NAME`` (seed scenarios, then Hypothesi
 ``--no-scenarios``
 Hypothesis alone), records whether it failed, which invariant caught it, the length of the
 shrunk counterexample, whether replaying the trace reproduces it, how many runs and seconds
-it took to find the fault (before shrinking) and the total wall time; then writes a Markdown
-table (``--append`` adds it as a section instead of replacing the file).
+it took to find the fault (before shrinking) and the total wall time, and the length of the
+shortest counterexample ``pictx-fsm check --fault NAME`` finds within ``--check-depth``
+(default 8; whether it replays); then writes a Markdown table (``--append`` adds it as a
+section instead of replacing the file).
 """
 
 from __future__ import annotations
@@ -21,8 +23,9 @@ import sys
 import time
 from pathlib import Path
 
+from pictx_fsm.testing.check import CheckOptions, check
 from pictx_fsm.testing.explore import DEFAULT_EXAMPLES, ExploreOptions, explore
-from pictx_fsm.testing.kit import kit_named, kit_names
+from pictx_fsm.testing.kit import Kit, kit_named, kit_names
 from pictx_fsm.testing.trace import run_actions
 
 HEADER = [
@@ -40,6 +43,23 @@ HEADER = [
 ]
 
 
+def _check_column(kit: Kit, fault: str, depth: int) -> str:
+    """``pictx-fsm check --fault`` to ``depth``: the shortest counterexample's length and
+    whether it replays, or that none lies within the bound."""
+    if depth <= 0:
+        return "–"
+    started = time.perf_counter()
+    report = check(kit, CheckOptions(depth=depth, fault=fault))
+    seconds = time.perf_counter() - started
+    trace = report.counterexample
+    if trace is None:
+        return f"none within {depth} ({seconds:.0f} s)"
+    replayed = run_actions(kit, trace.config, trace.actions).describe_failure()
+    alphabet = next(s.alphabet for s in report.searches if s.violation is not None)
+    verdict = "" if replayed == report.violation else ", replay DIFFERS"
+    return f"{len(trace.actions)} (`{alphabet}`, {seconds:.0f} s{verdict})"
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seed", type=int, default=0)
@@ -50,6 +70,12 @@ def main() -> int:
     parser.add_argument("--no-scenarios", action="store_true", help="Hypothesis only")
     parser.add_argument("--out", default="docs/mutation.md")
     parser.add_argument("--extension", action="append", help="only these (default: all)")
+    parser.add_argument(
+        "--check-depth",
+        type=int,
+        default=8,
+        help="also run pictx-fsm check --fault NAME to this depth (0: not)",
+    )
     args = parser.parse_args()
     rows = []
     kits = [kit_named(name) for name in args.extension or kit_names()]
@@ -68,11 +94,12 @@ def main() -> int:
             ),
         )
         elapsed = time.perf_counter() - started
+        exhaustive = _check_column(kit, name, args.check_depth)
         trace = report.counterexample
         if trace is None or report.found_after is None:
             rows.append(
-                f"| {kit.name} | `{name}` | {fault.description} | **not caught** | – | – | – | "
-                f"– | {elapsed:.1f} s |"
+                f"| {kit.name} | `{name}` | {fault.description} | **not caught** | – | "
+                f"{exhaustive} | – | – | – | {elapsed:.1f} s |"
             )
             continue
         replay = run_actions(kit, trace.config, trace.actions)
@@ -83,7 +110,7 @@ def main() -> int:
         cut = " (cut)" if report.shrink_cut else ""
         rows.append(
             f"| {kit.name} | `{name}` | {fault.description} | `{caught}` | "
-            f"{len(trace.actions)}{cut} | "
+            f"{len(trace.actions)}{cut} | {exhaustive} | "
             f"{'yes' if reproduced else 'NO'} | {runs} {phase} | {seconds:.1f} s | "
             f"{elapsed:.1f} s |"
         )
@@ -92,6 +119,7 @@ def main() -> int:
     only = "".join(f" --fault {name}" for name in args.fault or ())
     only += "".join(f" --extension {name}" for name in args.extension or ())
     examples = "" if args.examples == DEFAULT_EXAMPLES else f" --examples {args.examples}"
+    examples += f" --check-depth {args.check_depth}" if args.check_depth != 8 else ""
     load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
     table = [
         f"Measured with `python bench/mutation.py --seed {args.seed} --time-budget "
@@ -102,8 +130,9 @@ def main() -> int:
         f"at the end: {load}).",
         "",
         "| extension | fault | what it breaks | caught by | counterexample (actions) "
-        "| replay reproduces | found after (runs) | found after (time) | total time |",
-        "|---|---|---|---|---|---|---|---|---|",
+        "| check's shortest (actions) | replay reproduces | found after (runs) "
+        "| found after (time) | total time |",
+        "|---|---|---|---|---|---|---|---|---|---|",
         *rows,
         "",
     ]
