@@ -8,8 +8,9 @@ every alphabet to ``--depth`` and prints one row per search: distinct states, tr
 depth reached, seconds and states per second. ``--ray`` runs them on a local Ray with
 ``--workers`` workers. ``--scaling DEPTH`` measures one search (pi-context's ``turns``) to
 DEPTH on 1 and on 2 Ray workers and reports the speed-up and the efficiency (speed-up over
-workers). ``--out`` writes the tables as this bench's section of the file
-(``doc_sections``). Nothing asserts a time: the bench reports.
+workers). ``--out`` writes the searches' table as section ``bench_check`` of the file and the
+scaling table as ``bench_check_scaling`` (``doc_sections``: ``docs/check.md`` and
+``docs/performance.md`` hold them). Nothing asserts a time: the bench reports.
 """
 
 from __future__ import annotations
@@ -43,8 +44,8 @@ def _searches(names: list[str], depth: int, expander: object) -> list[str]:
             rows.append(
                 f"| {kit.name} | `{search.alphabet}` ({len(search.actions)}) | "
                 f"{search.depth}{'' if search.complete else ' (cut)'} | {search.states:,} | "
-                f"{search.transitions:,} | {search.elapsed:.0f} s | "
-                f"{search.states_per_second:,.1f} |"
+                f"{search.transitions:,} | {search.elapsed:.0f} s | {search.cpu:.0f} s | "
+                f"{search.states_per_second:,.1f} | {search.states / max(search.cpu, 1e-9):,.1f} |"
             )
             print(rows[-1], file=sys.stderr, flush=True)
         rows.append(
@@ -149,15 +150,16 @@ def main() -> int:
             f"Measured with `python bench/bench_check.py --depth {args.depth}{ray}` on {where} "
             f"(load average at the end: {load()}).",
             "",
-            "| extension | alphabet (actions) | depth | distinct states | transitions | time "
-            "| states/s |",
-            "|---|---|---|---|---|---|---|",
+            "| extension | alphabet (actions) | depth | distinct states | transitions | wall time "
+            "| CPU time | states/s (wall) | states/CPU s |",
+            "|---|---|---|---|---|---|---|---|---|",
             *rows,
             "",
         ]
+    scaling: list[str] = []
     if args.scaling:
         rows = _scaling(args.scaling)
-        lines += [
+        scaling += [
             f"Scaling, measured with `python bench/bench_check.py --scaling {args.scaling}` "
             f"(pi-context's `turns` to depth {args.scaling}, on a local Ray) on {where} (load "
             f"average at the end: {load()}).",
@@ -167,10 +169,11 @@ def main() -> int:
             *rows,
             "",
         ]
-    text = "\n".join(lines)
-    print(text)
-    if args.out:
-        write_section(Path(args.out), SECTION, text)
+    print("\n".join([*lines, *scaling]))
+    if args.out and lines:
+        write_section(Path(args.out), SECTION, "\n".join(lines))
+    if args.out and scaling:
+        write_section(Path(args.out), f"{SECTION}_scaling", "\n".join(scaling))
     return 0
 
 

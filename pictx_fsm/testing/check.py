@@ -181,6 +181,8 @@ class SearchReport:
     complete: bool = False
     """Every state within ``bound`` explored (no violation cut it short, no time budget)."""
     elapsed: float = 0.0
+    cpu: float = 0.0
+    """CPU seconds this process spent on it (the driver's only, on Ray)."""
     apart: int = 0
     """States that could not be canonicalized (kept apart, never merged)."""
     fired: set[str] = field(factory=set)
@@ -308,8 +310,9 @@ def check(
         for index, (state, layer, spent) in enumerate(running):
             if not state.frontier:
                 continue
-            began = clock()
+            began, cpu = clock(), time.process_time()
             state.absorb(layer(state.frontier))
+            state.report.cpu += time.process_time() - cpu
             state.report.elapsed = spent + clock() - began
             running[index] = (state, layer, state.report.elapsed)
             if progress is not None:
