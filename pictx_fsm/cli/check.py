@@ -22,7 +22,9 @@ from pictx_fsm.errors import UsageError
 from pictx_fsm.testing.kit import Kit, kit_named, kit_names
 
 if TYPE_CHECKING:
-    from pictx_fsm.testing.check import CheckOptions, CheckReport, Progress
+    from collections.abc import Callable
+
+    from pictx_fsm.testing.check import CheckOptions, CheckReport, ExpanderFactory, Progress
 
 __all__ = ["configure", "run"]
 
@@ -108,7 +110,7 @@ def run(args: argparse.Namespace) -> int:
         except ValueError as error:
             raise UsageError(f"--alphabet: {error}") from None
         plans.append((kit, options))
-    expander = None
+    expander: ExpanderFactory | None = None
     if args.ray is not None:
         from pictx_fsm.testing.ray_support import connect
 
@@ -124,17 +126,17 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _explore(
-    args: argparse.Namespace, kit: Kit, options: CheckOptions, expander: object
+    args: argparse.Namespace, kit: Kit, options: CheckOptions, expander: ExpanderFactory | None
 ) -> CheckReport:
     from pictx_fsm.testing.check import check
 
     progress = None if args.quiet else _progress_line()
     if expander is None:
         return check(kit, options, progress)
-    return check(kit, options, progress, expander=expander)  # type: ignore[arg-type]
+    return check(kit, options, progress, expander=expander)
 
 
-def _progress_line() -> object:
+def _progress_line() -> Callable[[Progress], None]:
     def show(p: Progress) -> None:
         print(
             f"[{p.extension} · {p.alphabet}] depth {p.depth} · {p.states:,} states · "

@@ -122,9 +122,11 @@ class Canon:
         if kind is int:
             if self._now is not None and value in _EPOCH_MS:
                 return ("t", value - self._now)
-            return value
+            number: int = value
+            return number
         if value is None or kind is bool or kind is float:
-            return value
+            plain: Hashable = value
+            return plain
         if kind is bytes:
             return ("bytes", self.text(value.decode("utf-8", "surrogateescape")))
         atom = self._atoms.get(id(value))

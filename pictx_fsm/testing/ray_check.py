@@ -58,7 +58,7 @@ def ray_expander(workers: int | None = None) -> ExpanderFactory:
             for path, digest in frontier:
                 shares[int.from_bytes(digest[:4], "big") % len(actors)].append(path)
             pending = [
-                actors[i].expand.remote(locator, data, name, share)
+                actors[i].expand.remote(locator, data, name, share)  # type: ignore[attr-defined]
                 for i, share in enumerate(shares)
                 if share
             ]

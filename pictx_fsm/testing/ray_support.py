@@ -61,6 +61,6 @@ def worker_count(requested: int | None) -> int:
     """The workers a command uses: as requested, else the cluster's CPUs."""
     if requested is not None:
         return requested
-    import ray
-
-    return max(1, int(ray.cluster_resources().get("CPU", 1)))
+    ray = require_ray()
+    resources: dict[str, float] = ray.cluster_resources()
+    return max(1, int(resources.get("CPU", 1)))
