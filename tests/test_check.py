@@ -7,37 +7,21 @@ The full depth-8 runs and every planted fault are benchmarks (``bench/check.py``
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from test_third_extension import HOME, _cli
 
 from pictx_fsm.cli import main
 from pictx_fsm.testing.check import CheckOptions, check, expand
 from pictx_fsm.testing.kit import kit_named
 from pictx_fsm.testing.trace import load_trace, run_actions
 
-HOME = Path(__file__).resolve().parent / "fixtures" / "extensions" / "turn_bell"
-
 
 @pytest.fixture
 def turn_bell(monkeypatch: pytest.MonkeyPatch) -> str:
     monkeypatch.syspath_prepend(str(HOME))
     return "turn_bell:KIT"
-
-
-def _cli(*args: str) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "PYTHONPATH": str(HOME)}
-    return subprocess.run(
-        [sys.executable, "-m", "pictx_fsm.cli", *args],
-        capture_output=True,
-        text=True,
-        env=env,
-        check=False,
-        timeout=600,
-    )
 
 
 def test_check_finds_the_third_extensions_fault_with_a_shortest_trace_replay_reproduces(

@@ -26,6 +26,7 @@ from pictx_fsm.conformance.report import SessionAudit, render_run, run_json
 from pictx_fsm.conformance.stream import audit_file
 from pictx_fsm.errors import UsageError
 from pictx_fsm.extensions.pi_context.texts import DEFAULT_PROFILE, Profile
+from pictx_fsm.testing.ray_support import add_ray_arguments, check_workers
 
 __all__ = ["audit_files", "configure", "run", "session_files"]
 
@@ -56,15 +57,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="a directory stands for every *.jsonl file below it (in path order)",
     )
-    parser.add_argument(
-        "--ray",
-        nargs="?",
-        const="local",
-        metavar="ADDRESS",
-        help="audit the files on Ray workers: a local Ray (default) or a cluster address "
-        "(pip install 'pictx-fsm[ray]')",
-    )
-    parser.add_argument("--workers", type=int, help="Ray workers (default: its CPUs)")
+    add_ray_arguments(parser, "the files audited")
 
 
 def session_files(names: list[str], recursive: bool) -> list[str]:
@@ -101,8 +94,7 @@ def run(args: argparse.Namespace) -> int:
     files = session_files(args.files, args.recursive)
     if not files:
         raise UsageError("no session file found (--recursive looks for *.jsonl)")
-    if args.workers is not None and args.workers < 1:
-        raise UsageError(f"--workers must be at least 1, not {args.workers}")
+    check_workers(args.workers)
     if args.ray is not None:
         from pictx_fsm.testing.ray_support import connect
 

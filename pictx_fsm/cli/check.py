@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING
 
 from pictx_fsm.errors import UsageError
 from pictx_fsm.testing.kit import Kit, kit_named, kit_names
+from pictx_fsm.testing.ray_support import add_ray_arguments, check_workers
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -53,14 +54,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
         help="seconds after which no further depth is started (default: none)",
     )
     parser.add_argument("--out", default="verify-out", help="where a counterexample goes")
-    parser.add_argument(
-        "--ray",
-        nargs="?",
-        const="local",
-        metavar="ADDRESS",
-        help="shard the frontier over Ray workers: a local Ray (default) or a cluster address",
-    )
-    parser.add_argument("--workers", type=int, help="Ray workers (default: the cluster's CPUs)")
+    add_ray_arguments(parser, "the frontier sharded by state hash")
     parser.add_argument("--quiet", action="store_true", help="no progress display")
 
 
@@ -79,8 +73,7 @@ def _check_options(args: argparse.Namespace) -> None:
         )
     if not 0 <= args.seed < 2**63:
         raise UsageError(f"--seed must be between 0 and 2**63 - 1, not {args.seed}")
-    if args.workers is not None and args.workers < 1:
-        raise UsageError(f"--workers must be at least 1, not {args.workers}")
+    check_workers(args.workers)
     out = Path(args.out)
     if out.exists() and not out.is_dir():
         raise UsageError(f"--out {out}: not a directory")

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING
 from pictx_fsm.errors import UsageError
 from pictx_fsm.testing.contracts import ContractReport, ContractRun
 from pictx_fsm.testing.kit import Kit, kit_named, kit_names
+from pictx_fsm.testing.ray_support import add_ray_arguments, check_workers
 
 if TYPE_CHECKING:  # the exploration needs Hypothesis, imported only when verify runs
     from pictx_fsm.testing.explore import ExploreOptions, ExploreReport
@@ -84,15 +85,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--no-scenarios", action="store_true", help="skip the seed scenarios")
     parser.add_argument("--quiet", action="store_true", help="no progress display")
-    parser.add_argument(
-        "--ray",
-        nargs="?",
-        const="local",
-        metavar="ADDRESS",
-        help="independent seeds and swarm configurations as Ray tasks: a local Ray "
-        "(default) or a cluster address (pip install 'pictx-fsm[ray]')",
-    )
-    parser.add_argument("--workers", type=int, help="Ray tasks at once (default: its CPUs)")
+    add_ray_arguments(parser, "independent seeds and swarm configurations as tasks")
 
 
 def _dest(name: str) -> str:
@@ -130,8 +123,7 @@ def run(args: argparse.Namespace) -> int:
             "or run with --no-contracts"
         )
     plan = _plan(args)
-    if args.workers is not None and args.workers < 1:
-        raise UsageError(f"--workers must be at least 1, not {args.workers}")
+    check_workers(args.workers)
     if args.ray is not None:
         from pictx_fsm.testing.ray_support import connect
 

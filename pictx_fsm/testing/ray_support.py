@@ -7,6 +7,7 @@ so on a cluster every node needs it installed (``docs/performance.md``, "On a cl
 
 from __future__ import annotations
 
+import argparse
 import importlib.util
 import logging
 import os
@@ -15,11 +16,36 @@ from typing import Any
 
 from pictx_fsm.errors import UsageError
 
-__all__ = ["LOCAL", "RAY_HINT", "connect", "require_ray", "worker_count"]
+__all__ = [
+    "LOCAL",
+    "RAY_HINT",
+    "add_ray_arguments",
+    "check_workers",
+    "connect",
+    "require_ray",
+    "worker_count",
+]
 
 LOCAL = "local"
 """``--ray`` without an address: a Ray started on this machine for the command."""
 RAY_HINT = "pip install 'pictx-fsm[ray]'"
+
+
+def add_ray_arguments(parser: argparse.ArgumentParser, work: str) -> None:
+    """``--ray [ADDRESS]`` and ``--workers N`` of a command that puts ``work`` on workers."""
+    parser.add_argument(
+        "--ray",
+        nargs="?",
+        const=LOCAL,
+        metavar="ADDRESS",
+        help=f"{work} on Ray workers: a local Ray (default) or a cluster address ({RAY_HINT})",
+    )
+    parser.add_argument("--workers", type=int, help="Ray workers at once (default: its CPUs)")
+
+
+def check_workers(workers: int | None) -> None:
+    if workers is not None and workers < 1:
+        raise UsageError(f"--workers must be at least 1, not {workers}")
 
 
 def require_ray(option: str = "--ray") -> ModuleType:
