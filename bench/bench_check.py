@@ -38,7 +38,12 @@ def _searches(names: list[str], depth: int, expander: object) -> list[str]:
     for name in names:
         kit = kit_named(name)
         started = time.perf_counter()
-        report = check(kit, CheckOptions(depth=depth), expander=expander)  # type: ignore[arg-type]
+        report = check(
+            kit,
+            CheckOptions(depth=depth),
+            progress=_show,
+            expander=expander,  # type: ignore[arg-type]
+        )
         total = time.perf_counter() - started
         for search in report.searches:
             rows.append(
@@ -53,6 +58,11 @@ def _searches(names: list[str], depth: int, expander: object) -> list[str]:
         )
         print(rows[-1], file=sys.stderr, flush=True)
     return rows
+
+
+def _show(p: object) -> None:
+    """Each layer as it completes (a long run shows how far it got)."""
+    print(f"  {p}", file=sys.stderr, flush=True)
 
 
 def _scaling(depth: int) -> list[str]:
