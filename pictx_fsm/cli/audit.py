@@ -26,12 +26,13 @@ from pictx_fsm.conformance.report import SessionAudit, render_run, run_json
 from pictx_fsm.conformance.stream import audit_file
 from pictx_fsm.errors import UsageError
 from pictx_fsm.extensions.pi_context.texts import DEFAULT_PROFILE, Profile
-from pictx_fsm.testing.ray_support import add_ray_arguments, check_workers
+from pictx_fsm.testing.ray_support import add_ray_arguments, check_workers, worker_count
 
 __all__ = ["audit_files", "configure", "run", "session_files"]
 
-RAY_BATCH = 16
-"""Files per Ray task: a task's start-up is shared by many small files."""
+TASKS_PER_WORKER = 4
+"""Ray tasks per worker: few enough that a task's dispatch is shared by many files, enough
+that a worker done early takes another."""
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -84,7 +85,8 @@ def _audit_on_ray(files: list[str], profile: Profile, workers: int | None) -> li
     import ray
 
     task = ray.remote(num_cpus=1)(_audit_batch)
-    batches = [files[i : i + RAY_BATCH] for i in range(0, len(files), RAY_BATCH)]
+    size = -(-len(files) // (TASKS_PER_WORKER * worker_count(workers)))
+    batches = [files[i : i + size] for i in range(0, len(files), size)]
     parts = ray.get([task.remote(batch, profile.value) for batch in batches])
     return add_chain_findings([audit for part in parts for audit in part])
 
