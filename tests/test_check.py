@@ -1,7 +1,7 @@
 """``pictx-fsm check``: every action sequence of an alphabet up to a depth, breadth first,
 deduplicated on canonical states; the shortest counterexample as a trace ``replay`` reads.
 
-The full depth-8 runs and every planted fault are benchmarks (``bench/check.py``,
+The full depth-8 runs and every planted fault are benchmarks (``bench/bench_check.py``,
 ``bench/mutation.py``); these run small bounds."""
 
 from __future__ import annotations
@@ -10,6 +10,7 @@ import json
 from pathlib import Path
 
 import pytest
+from attrs import evolve
 from test_third_extension import HOME, _cli
 
 from pictx_fsm.cli import main
@@ -99,6 +100,27 @@ def test_check_finds_pi_context_faults_no_longer_than_verify_does(
     assert len(trace.actions) == length
     # And the trace replays to the same violation
     assert run_actions(kit, trace.config, trace.actions).describe_failure() == report.violation
+
+
+def test_a_counterexample_is_shortest_in_the_configuration_checked() -> None:
+    # Given repair-after-later-work, which verify reports in four actions on pi-context 0.25.1
+    # (/wipe-memory, a prompt, settle, /pi-context on: all in the repair alphabet), and which
+    # the default check (the first profile, 0.25.0) reports in six (docs/mutation.md)
+    kit = kit_named("pi-context")
+    fault = "repair-after-later-work"
+    options = CheckOptions(depth=4, fault=fault, alphabets=("repair",))
+    # When the repair alphabet is checked to depth 4 in each profile
+    first = check(kit, options)
+    newer = check(kit, evolve(options, variants={"profile": ("0.25.1",)}))
+    # Then 0.25.0 has no violation within four actions and 0.25.1 has one of exactly four
+    assert first.counterexample is None
+    assert newer.counterexample is not None
+    assert [type(a).__name__ for a in newer.counterexample.actions] == [
+        "WipeCommand",
+        "Prompt",
+        "Settle",
+        "Toggle",
+    ]
 
 
 def test_check_finds_context_management_faults_shorter_than_verify() -> None:
