@@ -14,6 +14,7 @@ from attrs import evolve
 from test_third_extension import HOME, _cli
 
 from pictx_fsm.cli import main
+from pictx_fsm.extensions.pi_context.texts import DEFAULT_PROFILE
 from pictx_fsm.testing.check import CheckOptions, check, expand
 from pictx_fsm.testing.kit import kit_named
 from pictx_fsm.testing.trace import load_trace, run_actions
@@ -102,25 +103,26 @@ def test_check_finds_pi_context_faults_no_longer_than_verify_does(
     assert run_actions(kit, trace.config, trace.actions).describe_failure() == report.violation
 
 
-def test_a_counterexample_is_shortest_in_the_configuration_checked() -> None:
-    # Given repair-after-later-work, which verify reports in four actions on pi-context 0.25.1
-    # (/wipe-memory, a prompt, settle, /pi-context on: all in the repair alphabet), and which
-    # the default check (the first profile, 0.25.0) reports in six (docs/mutation.md)
+def test_check_takes_verifys_default_profile_and_finds_its_shortest_counterexample() -> None:
+    # Given repair-after-later-work, which verify reports in four actions on pi-context 0.25.1,
+    # the README's default profile (/wipe-memory, a prompt, settle, /pi-context on: all in
+    # the repair alphabet)
     kit = kit_named("pi-context")
     fault = "repair-after-later-work"
     options = CheckOptions(depth=4, fault=fault, alphabets=("repair",))
-    # When the repair alphabet is checked to depth 4 in each profile
-    first = check(kit, options)
-    newer = check(kit, evolve(options, variants={"profile": ("0.25.1",)}))
-    # Then 0.25.0 has no violation within four actions and 0.25.1 has one of exactly four
-    assert first.counterexample is None
-    assert newer.counterexample is not None
-    assert [type(a).__name__ for a in newer.counterexample.actions] == [
+    # When the repair alphabet is checked to depth 4 in the default configuration, and in 0.25.0
+    default = check(kit, options)
+    older = check(kit, evolve(options, variants={"profile": ("0.25.0",)}))
+    # Then the default is 0.25.1 and finds verify's four actions; 0.25.0 has none within four
+    assert default.counterexample is not None
+    assert default.counterexample.config.profile == DEFAULT_PROFILE.value == "0.25.1"
+    assert [type(a).__name__ for a in default.counterexample.actions] == [
         "WipeCommand",
         "Prompt",
         "Settle",
         "Toggle",
     ]
+    assert older.counterexample is None
 
 
 def test_check_finds_context_management_faults_shorter_than_verify() -> None:

@@ -57,12 +57,13 @@ class CheckOptions:
     fault: str | None = None
     seed: int = 0
     variants: Mapping[str, tuple[str, ...]] = field(factory=dict)
-    """The kit's options (profile, host …): by default the first of each option's defaults."""
+    """The kit's options (profile, host …): by default each option's single variant
+    (:attr:`~pictx_fsm.testing.kit.KitOption.single`: the one a user gets, as verify's)."""
     time_budget: float | None = None
     """Seconds after which no further depth is started (``None``: none)."""
 
     def settings(self, kit: Kit) -> ExploreSettings:
-        variants = {o.name: tuple(self.variants.get(o.name) or o.default[:1]) for o in kit.options}
+        variants = {o.name: tuple(self.variants.get(o.name) or (o.single,)) for o in kit.options}
         return ExploreSettings(
             steps=self.depth, seed=self.seed, fault=self.fault, variants=variants
         )

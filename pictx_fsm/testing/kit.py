@@ -139,6 +139,14 @@ class KitOption:
     choices: tuple[str, ...]
     default: tuple[str, ...]
     help: str
+    preferred: str | None = None
+    """The variant a run of one configuration (``check``) takes unless told: the one a user
+    gets by default (``None``: the first of ``default``)."""
+
+    @property
+    def single(self) -> str:
+        """The variant a run of one configuration takes unless told."""
+        return self.preferred if self.preferred is not None else self.default[0]
 
 
 @frozen(kw_only=True)

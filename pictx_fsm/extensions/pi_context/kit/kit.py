@@ -24,7 +24,7 @@ from pictx_fsm.extensions.pi_context.lifecycle import (
     build_lifecycle,
     load_lifecycle,
 )
-from pictx_fsm.extensions.pi_context.texts import Profile
+from pictx_fsm.extensions.pi_context.texts import DEFAULT_PROFILE, Profile
 from pictx_fsm.hosts.model.profiles import HOST_PROFILES
 from pictx_fsm.testing.coverage import EXEMPTIONS_FILE, coverage_of
 from pictx_fsm.testing.kit import (
@@ -52,6 +52,7 @@ class PiContextKit(Kit):
             choices=PROFILES,
             default=PROFILES,
             help="pi-context profile(s) to explore (default: both)",
+            preferred=DEFAULT_PROFILE.value,
         ),
         KitOption(
             name="host",
