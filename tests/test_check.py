@@ -113,15 +113,15 @@ def test_check_takes_verifys_default_profile_and_finds_its_shortest_counterexamp
     # When the repair alphabet is checked to depth 4 in the default configuration, and in 0.25.0
     default = check(kit, options)
     older = check(kit, evolve(options, variants={"profile": ("0.25.0",)}))
-    # Then the default is 0.25.1 and finds verify's four actions; 0.25.0 has none within four
-    assert default.counterexample is not None
-    assert default.counterexample.config.profile == DEFAULT_PROFILE.value == "0.25.1"
-    assert [type(a).__name__ for a in default.counterexample.actions] == [
-        "WipeCommand",
-        "Prompt",
-        "Settle",
-        "Toggle",
-    ]
+    # Then the default is 0.25.1 and finds four actions, as verify (/wipe-memory, a prompt,
+    # then /pi-context on and settle); 0.25.0 has none within four
+    trace = default.counterexample
+    assert trace is not None and trace.failure is not None
+    assert trace.config.profile == DEFAULT_PROFILE.value == "0.25.1"
+    assert trace.failure["invariant"] == kit.faults[fault].caught_by
+    names = [type(a).__name__ for a in trace.actions]
+    assert len(names) == 4 and names[:2] == ["WipeCommand", "Prompt"]
+    assert sorted(names[2:]) == ["Settle", "Toggle"]
     assert older.counterexample is None
 
 
