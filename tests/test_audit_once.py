@@ -3,6 +3,7 @@ each file's handoff receipt from the same pass as every other check (issue 28 it
 
 from __future__ import annotations
 
+import pickle
 import shutil
 from collections import Counter
 from pathlib import Path
@@ -57,3 +58,22 @@ def test_a_directory_is_audited_recursively_in_path_order(
     out = capsys.readouterr().out
     assert code == 1
     assert out.index("b/one.jsonl") < out.index("a/two.jsonl") and "notes.txt" not in out
+
+
+def test_an_audit_sent_between_processes_keeps_its_findings_kinds(tmp_path: Path) -> None:
+    # Given the audit of a file with a reader problem (a structure finding) and a receipt-less
+    # pi-context-management state
+    from pictx_fsm.cli.audit import session_checks
+    from pictx_fsm.conformance import audit_file
+    from pictx_fsm.extensions.context_management.conformance import CONTEXT_MEMORY
+
+    path = shutil.copy(FIXTURES / "structure.jsonl", tmp_path / "structure.jsonl")
+    audit = audit_file(path, session_checks())
+    # When it is copied as a Ray worker sends it back (pickled)
+    copy = pickle.loads(pickle.dumps(audit))
+    # Then every finding keeps its kind (compared by identity) and name, and the chain check
+    # still finds its file-order state
+    assert [f.kind for f in copy.findings] == [f.kind for f in audit.findings]
+    assert [f.name for f in copy.findings] == [f.name for f in audit.findings]
+    assert any(name.startswith("structure/") for name in (f.name for f in copy.findings))
+    assert copy.fold(CONTEXT_MEMORY) == audit.fold(CONTEXT_MEMORY) is not None
