@@ -44,6 +44,7 @@ MOVED: Final[dict[str, str]] = {
     "pictx_fsm.audit_sessions": "pictx_fsm.conformance",
     "pictx_fsm.hosts.model.extension": "pictx_fsm.host.extension",
     "pictx_fsm.hosts.model.adapter": "pictx_fsm.extensions.pi_context.adapter",
+    "pictx_fsm.hosts.model.brain": "pictx_fsm.hosts.model.scripted_provider",
     "pictx_fsm.conformance.boundaries": "pictx_fsm.extensions.pi_context.conformance.boundaries",
     "pictx_fsm.conformance.budget": "pictx_fsm.extensions.pi_context.conformance.budget",
     "pictx_fsm.conformance.identity": "pictx_fsm.extensions.pi_context.conformance.identity",

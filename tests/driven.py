@@ -189,7 +189,7 @@ def drive_model(
     when RPC's stdin closes."""
     world = World(config)
     session = world.session
-    session.brain.push(*responses)
+    session.provider.push(*responses)
     counts: Counter[str] = Counter()
     for text in commands:
         if text.startswith("/drive-"):

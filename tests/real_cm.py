@@ -302,12 +302,12 @@ def run_model(scenario: CmScenario, host: str) -> tuple[Observed, Plan]:
     settled: list[str] = []
     for step in scenario.steps:
         if isinstance(step, Say):
-            world.session.brain.push(*(_response(r) for r in step.replies))
+            world.session.provider.push(*(_response(r) for r in step.replies))
             world.session.prompt(step.text)
         elif isinstance(step, Notes):
             answers.push(world, step)
         elif isinstance(step, Command):
-            world.session.brain.push(*(_response(r) for r in step.replies))
+            world.session.provider.push(*(_response(r) for r in step.replies))
             world.session.command("ctx-memory", step.args)
         elif isinstance(step, Compact):
             world.session.compact()

@@ -201,7 +201,7 @@ def test_m24_the_visible_package_lists_source_ids_readable_with_the_handoff_scop
         assert all(source in line.replace(note["text"], "") for source in note["sources"])
     # When the model reads one of them back with scope "handoff"
     call = Call(name=READ_TOOL, arguments={"sourceId": cited[0], "scope": "handoff"}, id="r1")
-    w.session.brain.push(Tools(calls=(call,), text=""), Text(text="ok"))
+    w.session.provider.push(Tools(calls=(call,), text=""), Text(text="ok"))
     play(w, P(chars=200), S)
     # Then the parent's message is returned
     (answer,) = tool_payloads(w, READ_TOOL)

@@ -172,7 +172,7 @@ def test_m20_another_extensions_message_shows_its_extension_type() -> None:
         Call(name=SEARCH_TOOL, arguments={"query": "foreign-"}, id="q1"),
         Call(name=READ_TOOL, arguments={"sourceId": foreign.id}, id="r1"),
     )
-    w.session.brain.push(Tools(calls=calls, text=""), Text(text="ok"))
+    w.session.provider.push(Tools(calls=calls, text=""), Text(text="ok"))
     play(w, P(chars=200), S)
     # Then the hit, the read and the generation input name its role and extension type
     hits = tool_payloads(w, SEARCH_TOOL)[-1]["hits"]
@@ -255,7 +255,7 @@ def test_m21_m23_large_results_page_within_the_quota() -> None:
     pages.append(tool_payloads(w, SEARCH_TOOL)[-1])
     while pages[-1].get("cursor"):
         call = Call(name=SEARCH_TOOL, arguments={"query": "prompt-", "cursor": pages[-1]["cursor"]})
-        w.session.brain.push(Tools(calls=(call,), text=""), Text(text="ok"))
+        w.session.provider.push(Tools(calls=(call,), text=""), Text(text="ok"))
         play(w, P(chars=200), S)
         pages.append(tool_payloads(w, SEARCH_TOOL)[-1])
     # Then no page was refused, each fits the turn's quota, and they found every prompt
@@ -269,7 +269,7 @@ def test_m21_search_can_ask_for_a_smaller_page() -> None:
     w = play(world(), *(P(chars=3_000), S) * 3)
     # When the model asks for pages of at most 400 bytes
     call = Call(name=SEARCH_TOOL, arguments={"query": "prompt-", "maxBytes": 400})
-    w.session.brain.push(Tools(calls=(call,), text=""), Text(text="ok"))
+    w.session.provider.push(Tools(calls=(call,), text=""), Text(text="ok"))
     play(w, P(chars=200), S)
     # Then the page fits, with at least one (shortened) hit and a cursor for the rest
     page = tool_payloads(w, SEARCH_TOOL)[-1]

@@ -75,7 +75,7 @@ class Prompt:
 @frozen(kw_only=True)
 class Script:
     """The model's next reply: text, a tool batch, an overflow, an ordinary error or a length
-    stop (queued in the faux brain; any time)."""
+    stop (queued in the faux provider; any time)."""
 
     KIND: ClassVar[str] = "script"
     reply: ReplyKind
@@ -262,7 +262,7 @@ def action_from_json(
 
 
 def response_of(script: Script, serial: int) -> Response:
-    """The brain response a :class:`Script` action stands for."""
+    """The scripted provider response a :class:`Script` action stands for."""
     if script.reply == "text":
         return Text(text=filler(f"reply-{serial}", script.chars))
     if script.reply == "tools":
@@ -315,7 +315,7 @@ def _apply(session: ModelSession, action: Action, serial: int, boundary: Boundar
             return False
         session.prompt(filler(f"prompt-{serial}", action.chars))
     elif isinstance(action, Script):
-        session.brain.push(response_of(action, serial))
+        session.provider.push(response_of(action, serial))
     elif isinstance(action, Advance):
         for _ in range(action.steps):
             if session.step() is None:

@@ -46,7 +46,7 @@ HOST_NAMES = (
 )
 """What the model session and the generic host actions mint: uuids (session ids), 8-hex
 entry ids, the labels of generated texts (``prompt-<serial>``, the echo tool's
-``t<serial>-<i>``), the brain's call ids and the timestamps in file names."""
+``t<serial>-<i>``), the scripted provider's call ids and the timestamps in file names."""
 
 _ISO = re.compile(r"(\d{4}-\d\d-\d\dT\d\d):(\d\d):(\d\d)\.(\d{3})Z\Z")
 _EPOCH_MS = range(1_000_000_000_000, 10_000_000_000_000)

@@ -21,7 +21,13 @@ from attrs import frozen
 from pictx_fsm.audit.log import AuditLog
 from pictx_fsm.host.events import ModelInfo
 from pictx_fsm.host.extension import Extension
-from pictx_fsm.hosts.model import Brain, CompactionSettings, HostSettings, ModelSession, TickClock
+from pictx_fsm.hosts.model import (
+    CompactionSettings,
+    HostSettings,
+    ModelSession,
+    ScriptedProvider,
+    TickClock,
+)
 from pictx_fsm.hosts.model.profiles import DEFAULT_HOST_PROFILE, HOST_PROFILES, host_profile
 from pictx_fsm.session.estimate import CharsCounter
 from pictx_fsm.testing.actions import HOST_ACTION_TYPES, EndlessRun, apply_action
@@ -105,7 +111,7 @@ class HostWorld:
         )
         self.session = ModelSession(
             extensions(self),
-            brain=Brain(counter=CharsCounter()),
+            provider=ScriptedProvider(counter=CharsCounter()),
             settings=settings,
             rng=random.Random(config.seed),
             clock=self.clock,

@@ -5,7 +5,8 @@ A world's canonical state is three parts, canonicalized together with one renami
 
 1. **the model host's observable state** (:func:`host_state`): every session file — header
    and entries in file order, so the tree, the branches, the windows and what each request
-   would carry are all in it — the current file and leaf, the model, the queues, the brain's
+   would carry are all in it — the current file and leaf, the model, the queues, the scripted
+   provider's
    unused script, the faux cache, the run and, mid-run, the run's continuation (the
    suspended host procedure's frames);
 2. **the extension's state**: its frozen state where it has one (pi-context's

@@ -2,7 +2,7 @@
 hook, and the ``compaction`` entry (pi-host §3.1, §7 "Manual compaction", §8.7).
 
 Summaries are deterministic texts instead of a summarization request to the provider (the
-brain's script is only consumed by agent requests). The cut point follows Pi's
+provider's script is only consumed by agent requests). The cut point follows Pi's
 ``findCutPoint``: walk back from the newest ``message`` entry, accumulating estimated tokens;
 once ``keepRecentTokens`` is reached, keep from the closest valid cut point at or after that
 entry (any message but a tool result or system message, a custom message, a branch summary).

@@ -10,8 +10,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any, TypeAlias
 
 from pictx_fsm.host.events import ModelInfo
-from pictx_fsm.hosts.model.brain import ABORTED_STREAM, AssistantReply
 from pictx_fsm.hosts.model.provider_usage import usage_of
+from pictx_fsm.hosts.model.scripted_provider import ABORTED_STREAM, AssistantReply
 from pictx_fsm.js import is_plain_object
 from pictx_fsm.session.entries import ABSENT
 

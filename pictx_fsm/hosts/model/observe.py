@@ -3,7 +3,8 @@ deduplicates states (``pictx-fsm check``).
 
 What is *not* here is history: the host log (events, requests, notices, deliveries) records
 what happened and is never read back by the host. What is here: every session file (header
-and entries in file order), the current file and leaf, the model, the queues, the brain's
+and entries in file order), the current file and leaf, the model, the queues, the scripted
+provider's
 unused script and call counter, the faux cache, the run and — while a run is under way —
 the run's continuation (the host procedure suspended between two steps, as a generator:
 a checker reads its frames). :attr:`Observation.atoms` names the host's own objects, which a
@@ -37,7 +38,7 @@ class Observation:
     queues: tuple[tuple[str, tuple[Queued, ...]], ...]
     triggered: tuple[Queued, ...]
     script: tuple[object, ...]
-    """The brain's responses not used yet."""
+    """The scripted provider's responses not used yet."""
     calls_made: int
     faux_cache: Mapping[str, str]
     """The faux provider's last prompt per session (empty with estimated usage)."""
@@ -55,7 +56,7 @@ def observe(session: ModelSession) -> Observation:
     atoms += [(extension, ("extension", i)) for i, extension in enumerate(host.extensions)]
     for index, store in enumerate(host.files.values()):
         atoms += [(store, ("file", index)), (store.tree, ("tree", index))]
-    accounting: Any = host.brain.accounting
+    accounting: Any = host.provider.accounting
     cache = dict(accounting._previous) if isinstance(accounting, FauxCacheUsage) else {}
     return Observation(
         files=tuple(
@@ -73,8 +74,8 @@ def observe(session: ModelSession) -> Observation:
             ("in_flight", tuple(queues.in_flight)),
         ),
         triggered=tuple(host.triggered),
-        script=tuple(host.brain._script),
-        calls_made=host.brain.calls_made,
+        script=tuple(host.provider._script),
+        calls_made=host.provider.calls_made,
         faux_cache=cache,
         run=host.run,
         continuation=session._steps,

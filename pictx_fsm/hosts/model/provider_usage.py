@@ -1,4 +1,4 @@
-"""How the brain reports an answer's ``usage``.
+"""How the scripted provider reports an answer's ``usage``.
 
 Two accountings, because they disagree in a way a lifecycle notices near its thresholds:
 
@@ -62,7 +62,8 @@ class ProviderRequest:
 
     messages: Sequence[Message]
     tokens: int
-    """The host estimate of ``messages`` (the brain computes it once, for its overflow check)."""
+    """The host estimate of ``messages`` (the scripted provider computes it once, for its overflow
+    check)."""
     session_id: str
     """The session the request belongs to: the faux prompt cache's key."""
 

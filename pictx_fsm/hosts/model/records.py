@@ -91,7 +91,8 @@ class NoticeRecord:
 @frozen(kw_only=True)
 class ProviderRequestRecord:
     """One agent request as the provider received it (after ``context``,
-    ``context_with_system`` and ``convertToLlm``); ``tokens`` is the brain's estimate."""
+    ``context_with_system`` and ``convertToLlm``); ``tokens`` is the scripted provider's
+    estimate."""
 
     roles: tuple[str, ...]
     messages: tuple[JSON, ...]

@@ -11,6 +11,7 @@ abort between any two host steps. Everything observable is in :attr:`log`.
 from __future__ import annotations
 
 import random
+import warnings
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any, Literal, TypeAlias
 
@@ -20,7 +21,6 @@ from pictx_fsm.host.effects import HookResult, HostEffect
 from pictx_fsm.host.events import ModelInfo, ModelSelect, SessionShutdown
 from pictx_fsm.host.extension import Extension
 from pictx_fsm.hosts.model import replace
-from pictx_fsm.hosts.model.brain import Brain
 from pictx_fsm.hosts.model.compaction import CompactOutcome, run_compaction
 from pictx_fsm.hosts.model.dispatch import abort, apply_effects, emit, error, record, send_custom
 from pictx_fsm.hosts.model.errors import ALREADY_PROCESSING, AgentBusyError, ModelHostError
@@ -34,6 +34,7 @@ from pictx_fsm.hosts.model.navigation import NavigationOutcome, navigate
 from pictx_fsm.hosts.model.queues import Queued
 from pictx_fsm.hosts.model.records import HostLog, Step
 from pictx_fsm.hosts.model.runs import agent_run, check_before_prompt
+from pictx_fsm.hosts.model.scripted_provider import ScriptedProvider
 from pictx_fsm.hosts.model.settings import HostSettings
 from pictx_fsm.hosts.model.state import HostState
 from pictx_fsm.hosts.model.steps import Steps, drain
@@ -56,24 +57,35 @@ class ModelSession:
         self,
         extensions: Iterable[Extension] = (),
         *,
-        brain: Brain | None = None,
+        provider: ScriptedProvider | None = None,
         settings: HostSettings | None = None,
         rng: random.Random | None = None,
         clock: Clock | None = None,
         counter: TokenCounter | None = None,
         jsonl: str | None = None,
         tree: SessionTree | None = None,
+        brain: ScriptedProvider | None = None,
     ) -> None:
         """Start a new session, or open an existing one: a file's text (``jsonl``) or a tree
         of entries (``tree``, which the session then appends to); either way the extensions
-        are bound and see ``session_start{startup}``."""
+        are bound and see ``session_start{startup}``. ``brain`` is ``provider``'s 0.1 name."""
+        if brain is not None:
+            warnings.warn(
+                "ModelSession(brain=...) is now ModelSession(provider=...); the old name goes "
+                "away in the next release",
+                DeprecationWarning,
+                stacklevel=2,
+            )
+            provider = provider or brain
         if jsonl is not None and tree is not None:
             raise ModelHostError("open a session from jsonl or from a tree, not both")
         settings = settings or HostSettings()
         rng = rng or random.Random(0)
         clock = clock or TickClock()
         counter = counter or CharsCounter()
-        self._host = _new_host(list(extensions), brain or Brain(), settings, rng, clock, counter)
+        self._host = _new_host(
+            list(extensions), provider or ScriptedProvider(), settings, rng, clock, counter
+        )
         self._steps: Steps[None] | None = None
         self.last_step: Step | None = None
         if jsonl is not None:
@@ -143,8 +155,16 @@ class ModelSession:
         return self._host.model
 
     @property
-    def brain(self) -> Brain:
-        return self._host.brain
+    def provider(self) -> ScriptedProvider:
+        return self._host.provider
+
+    @property
+    def brain(self) -> ScriptedProvider:
+        """``provider``'s 0.1 name (deprecated)."""
+        warnings.warn(
+            "ModelSession.brain is now ModelSession.provider", DeprecationWarning, stacklevel=2
+        )
+        return self._host.provider
 
     @property
     def is_idle(self) -> bool:
@@ -335,7 +355,7 @@ class ModelSession:
 
 def _new_host(
     extensions: list[Extension],
-    brain: Brain,
+    provider: ScriptedProvider,
     settings: HostSettings,
     rng: random.Random,
     clock: Clock,
@@ -352,7 +372,7 @@ def _new_host(
     return HostState(
         settings=settings,
         model=settings.model,
-        brain=brain,
+        provider=provider,
         extensions=extensions,
         store=placeholder,
         ids=rng,

@@ -10,9 +10,9 @@ from attrs import define, field
 
 from pictx_fsm.host.events import ContextUsage, HostContext, ModelInfo
 from pictx_fsm.host.extension import Extension
-from pictx_fsm.hosts.model.brain import Brain
 from pictx_fsm.hosts.model.queues import Queued, Queues
 from pictx_fsm.hosts.model.records import HostLog
+from pictx_fsm.hosts.model.scripted_provider import ScriptedProvider
 from pictx_fsm.hosts.model.settings import HostSettings
 from pictx_fsm.hosts.model.store import SessionStore
 from pictx_fsm.session.estimate import TokenCounter
@@ -44,7 +44,7 @@ class RunState:
 class HostState:
     settings: HostSettings
     model: ModelInfo
-    brain: Brain
+    provider: ScriptedProvider
     extensions: list[Extension]
     store: SessionStore
     ids: random.Random

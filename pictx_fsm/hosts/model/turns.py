@@ -234,7 +234,7 @@ def messages_chain(
 
 
 def _provider(host: HostState, run: RunState, llm: list[Message]) -> Steps[Mapping[str, JSON]]:
-    request = host.brain.request(llm, host.store.header.id)
+    request = host.provider.request(llm, host.store.header.id)
     roles = tuple(role_of(m) for m in llm)
     turn = run.turn_index if run.turn_index is not None else 0
     host.log.requests.append(
@@ -246,7 +246,7 @@ def _provider(host: HostState, run: RunState, llm: list[Message]) -> Steps[Mappi
             leaf_id=host.store.leaf_id,
         )
     )
-    reply = host.brain.respond(request, host.model)
+    reply = host.provider.respond(request, host.model)
     yield record(host, "message_start", role="assistant")
     streamed = not run.aborted  # aborted in message_start: nothing has streamed yet
     yield step_at("pause", "streaming")

@@ -326,7 +326,8 @@ def action_from_json(obj: Mapping[str, JSON]) -> Action:
 
 
 def tool_reply(action: CmTool, ids: Mapping[str, list[str]], serial: int) -> Tools:
-    """The brain reply standing for a :class:`CmTool` on the current branch's messages."""
+    """The scripted provider reply standing for a :class:`CmTool` on the current branch's
+    messages."""
     name, arguments = _call(action, ids)
     calls = [Call(name=name, arguments=arguments, id=f"cm_{serial}")]
     if action.then is not None:

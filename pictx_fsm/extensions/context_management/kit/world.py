@@ -27,7 +27,13 @@ from pictx_fsm.extensions.context_management.runtime import ContextMemoryRuntime
 from pictx_fsm.extensions.context_management.state import CmState, Flags
 from pictx_fsm.host.events import AgentSettled, HookEvent, HostContext, ModelInfo
 from pictx_fsm.host.extension import Reply
-from pictx_fsm.hosts.model import Brain, CompactionSettings, HostSettings, ModelSession, Text
+from pictx_fsm.hosts.model import (
+    CompactionSettings,
+    HostSettings,
+    ModelSession,
+    ScriptedProvider,
+    Text,
+)
 from pictx_fsm.hosts.model.clock import ManualClock
 from pictx_fsm.hosts.model.context_memory import ContextMemoryExtension
 from pictx_fsm.hosts.model.errors import ModelHostError
@@ -195,7 +201,7 @@ class World:
         extensions.append(self.extension)
         self.session = ModelSession(
             extensions,
-            brain=Brain(
+            provider=ScriptedProvider(
                 counter=CharsCounter(),
                 usage=accounting,
                 arguments=lambda arguments: cm.resolve_sources(arguments, self.session.tree),
@@ -234,7 +240,7 @@ class World:
     def _apply(self, action: Any, serial: int) -> bool:
         session, ext = self.session, self.extension
         if isinstance(action, cm.CmTool):
-            session.brain.push(
+            session.provider.push(
                 cm.tool_reply(action, self.message_ids(), serial), cm.closing_text(serial)
             )
         elif isinstance(action, cm.Generate):
@@ -310,7 +316,7 @@ class World:
         target = line_value(line, self.config.context_window) + action.offset
         if line.unit == "tokens":
             reply = Text(text=shared.filler(f"aim-{serial}", 40), context=max(0, int(target)))
-            self.session.brain.push(reply)
+            self.session.provider.push(reply)
             return True
         moments = sorted({step.ctx.now for step in self.journal.steps}, reverse=True)
         if not moments:

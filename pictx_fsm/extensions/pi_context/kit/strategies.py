@@ -3,7 +3,7 @@
 The numbers are chosen so that generated runs reach the interesting regions within a few
 dozen actions: context windows of 28k–48k tokens with the warning line at
 ``reserve + 12288`` (R44) mean a handful of long prompts crosses the reminder, the warning
-and the reserve, and an over-long request overflows (the faux brain overflows any request
+and the reserve, and an over-long request overflows (the faux provider overflows any request
 larger than the window). Actions that stop a run right after a chosen hook — or between two
 entries of a boundary's commit — and world actions (another extension voiding a boundary,
 hiding a boot or queueing at settle; automatic resets switched mid-run) reach the

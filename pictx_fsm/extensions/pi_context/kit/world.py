@@ -48,7 +48,13 @@ from pictx_fsm.extensions.pi_context.texts import Profile
 from pictx_fsm.extensions.pi_context.windows import WindowIndex
 from pictx_fsm.host.events import ModelInfo
 from pictx_fsm.host.settings import SettingsScopes
-from pictx_fsm.hosts.model import Brain, CompactionSettings, HostSettings, ModelSession, TickClock
+from pictx_fsm.hosts.model import (
+    CompactionSettings,
+    HostSettings,
+    ModelSession,
+    ScriptedProvider,
+    TickClock,
+)
 from pictx_fsm.hosts.model.profiles import DEFAULT_HOST_PROFILE, HOST_PROFILES, host_profile
 from pictx_fsm.hosts.model.provider_usage import FauxCacheUsage
 from pictx_fsm.hosts.pi.twin import BridgeTwin
@@ -83,7 +89,8 @@ class WorldConfig:
     """Pi's ``compaction.keepRecentTokens``: below it native compaction finds nothing to cut."""
     fault: str | None = None
     usage: str = attrs.field(default="estimated", validator=attrs.validators.in_(USAGE_ACCOUNTINGS))
-    """The brain's usage figures: ``estimated`` (a real provider's total) or ``faux`` (pi-ai's
+    """The scripted provider's usage figures: ``estimated`` (a real provider's total) or ``faux``
+    (pi-ai's
     faux provider, cache arithmetic included: what real-Pi runs on the faux model report)."""
     host: str = attrs.field(
         default=DEFAULT_HOST_PROFILE.name, validator=attrs.validators.in_(tuple(HOST_PROFILES))
@@ -177,14 +184,14 @@ class World:
         early = EarlyNoise(self.noise, self._follow_up)
         once = profile.faux_input_counted_once
         accounting = FauxCacheUsage(input_counted_once=once) if config.usage == "faux" else None
-        brain = Brain(
+        provider = ScriptedProvider(
             counter=CharsCounter(),
             usage=accounting,
             arguments=lambda arguments: resolve_arguments(arguments, self.session.tree),
         )
         self.session = ModelSession(
             [early, self.extension, LateNoise(self.noise)],
-            brain=brain,
+            provider=provider,
             settings=host,
             rng=random.Random(config.seed),
             clock=self.clock,
