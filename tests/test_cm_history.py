@@ -100,7 +100,7 @@ def test_m21_cursors_page_survive_appends_and_go_stale_on_change() -> None:
     # When the query or branch changed / Then stale_scope
     moved = history.scope_of("session", "sess", "m5", scope.sources, ["m0", "m5"])
     for scope_, query in ((scope, "hit 1"), (moved, "hit")):
-        with pytest.raises(history.HistoryError) as error:
+        with pytest.raises(history.RecallRefusal) as error:
             history.search(scope_, query, first["cursor"])
         assert error.value.code == "stale_scope"
 
@@ -219,7 +219,7 @@ def test_m21_m23_search_pages_fit_the_quota_and_together_find_every_hit(
 
 def test_m23_a_quota_too_small_for_any_hit_is_recall_budget() -> None:
     scope = _long_scope([(2_000, True)])
-    with pytest.raises(history.HistoryError) as error:
+    with pytest.raises(history.RecallRefusal) as error:
         history.search(scope, "needle", None, 40)
     assert error.value.code == "recall_budget"
 

@@ -50,7 +50,7 @@ __all__ = [
     "JSON",
     "PART_ENTRY_TYPE",
     "RESIDUAL_KEY",
-    "HistoryError",
+    "HistoryConversionError",
     "Unit",
     "carried_ids",
     "chain",
@@ -77,7 +77,7 @@ _REQUEST_ENVELOPE: Final = {
 }
 
 
-class HistoryError(ValueError):
+class HistoryConversionError(ValueError):
     """Session entries that cannot become a pydantic-ai history (named by entry id)."""
 
 
@@ -399,7 +399,7 @@ def _place_after(units: list[Unit], pending: list[dict[str, JSON]]) -> None:
             units[index] = (kind, carried, request, entry_id)
             return
     first = pending[0].get("id")
-    raise HistoryError(f"entry {first!r} has nothing in the history to travel with")
+    raise HistoryConversionError(f"entry {first!r} has nothing in the history to travel with")
 
 
 def _unit(entry: Mapping[str, JSON]) -> Unit | None:
@@ -426,7 +426,9 @@ def _lifecycle_part(entry: Mapping[str, JSON], delta: JSON) -> dict[str, JSON]:
     bare = patch(_custom_message_part(entry), delta)
     carried = with_stub(bare, {"entry": lifecycle_stub(_without_residual(entry))})
     if carried is None:
-        raise HistoryError(f"custom_message {entry.get('id')!r} has no text to carry its entry")
+        raise HistoryConversionError(
+            f"custom_message {entry.get('id')!r} has no text to carry its entry"
+        )
     return carried
 
 
