@@ -31,6 +31,8 @@ from pictx_fsm.testing.invariants import Suite, Violation
 if TYPE_CHECKING:
     from hypothesis.strategies import SearchStrategy
 
+    from pictx_fsm.testing.differential.kit import DifferentialKit
+
 __all__ = [
     "ENTRY_POINT_GROUP",
     "Companion",
@@ -272,6 +274,11 @@ class Kit(abc.ABC):
             f"{option.name} {', '.join(settings.variants.get(option.name, option.default))}"
             for option in self.options
         )
+
+    def differential(self) -> DifferentialKit | None:
+        """How the extension runs on the real Pi for ``pictx-fsm differential`` (``None``: it
+        does not load into Pi)."""
+        return None
 
     def companion(self) -> Companion | None:
         """A fresh instance of this extension as a companion in another kit's world (``None``:

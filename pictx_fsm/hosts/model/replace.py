@@ -20,10 +20,13 @@ from pictx_fsm.hosts.model.errors import ModelHostError
 from pictx_fsm.hosts.model.settings import HostSettings
 from pictx_fsm.hosts.model.state import HostState
 from pictx_fsm.hosts.model.store import SessionStore
-from pictx_fsm.session.entries import LabelEntry, SessionHeader
+from pictx_fsm.session.entries import LabelEntry, MessageEntry, SessionHeader
 from pictx_fsm.session.jsonl import parse_session
 from pictx_fsm.session.tree import SessionTree
 from pictx_fsm.session.writer import iso
+
+INVALID_FORK = "Invalid entry ID for forking"
+NOT_SAVED = "This session has not been saved yet"
 
 
 def new_session_id(rng: random.Random) -> str:
@@ -74,14 +77,20 @@ def shutdown(host: HostState, reason: str) -> None:
 
 
 def fork(host: HostState, entry_id: str, position: str) -> str:
-    """``fork(entryId, {position})``: a new file with the path to the fork point."""
+    """``fork(entryId, {position})``: a new file with the path to the fork point. As in Pi,
+    ``before`` takes a user message only, and a file not written yet cannot be forked."""
     tree = host.store.tree
-    if entry_id not in tree:
-        raise ModelHostError(f"cannot fork at {entry_id!r}: no such entry in the session")
     record(host, "session_before_fork", entryId=entry_id, position=position)
-    at = entry_id if position == "at" else tree.node(entry_id).entry.parent_id
+    if entry_id not in tree:
+        raise ModelHostError(f"{INVALID_FORK}: no entry {entry_id!r} in the session")
+    entry = tree.node(entry_id).entry
+    if position != "at" and not (isinstance(entry, MessageEntry) and entry.message.role == "user"):
+        raise ModelHostError(f"{INVALID_FORK}: {entry_id!r} is not a user message")
+    at = entry_id if position == "at" else entry.parent_id
     if at is None:
         raise ModelHostError(f"cannot fork before {entry_id!r}: it is the first entry")
+    if not written(host):
+        raise ModelHostError(NOT_SAVED)
     shutdown(host, "fork")
     now = host.clock()
     session_id = new_session_id(host.ids)
@@ -112,14 +121,38 @@ def reload(host: HostState) -> None:
     bind(host, "reload")
 
 
+def written(host: HostState) -> bool:
+    """Whether Pi has written the current session file yet (the host profile says when)."""
+    return is_written(host, host.store)
+
+
+def is_written(host: HostState, store: SessionStore) -> bool:
+    """Whether Pi has written ``store``'s file: once it holds an assistant message, or (1.x)
+    a user message."""
+    profile = host.settings.profile
+    roles = ("user", "assistant") if profile.file_created_at_first_user_message else ("assistant",)
+    return any(
+        isinstance(entry, MessageEntry) and entry.message.role in roles
+        for entry in store.tree.entries
+    )
+
+
 def resume(host: HostState, path: str) -> None:
-    """``switchSession(path)``: re-read the file; the leaf is its last entry."""
+    """``switchSession(path)``: re-read the file; the leaf is its last entry. A file Pi has
+    not written yet (:func:`written`) opens as a new, empty session at that path."""
     if path not in host.files:
         raise ModelHostError(f"no session file {path!r} in this model session")
     record(host, "session_before_switch", reason="resume", targetSessionFile=path)
+    unwritten = path == host.store.path and not written(host)
     shutdown(host, "resume")
-    loaded = parse_session(host.files[path].jsonl(), source=path)
-    if loaded.header is None:
-        raise ModelHostError(f"{path}: the session file has no header")
-    open_store(host, SessionTree.from_entries(loaded.header, loaded.entries), path)
+    if unwritten:
+        now = host.clock()
+        header = new_header(host.settings, new_session_id(host.ids), now, parent=None)
+        tree = SessionTree.from_entries(header, [])
+    else:
+        loaded = parse_session(host.files[path].jsonl(), source=path)
+        if loaded.header is None:
+            raise ModelHostError(f"{path}: the session file has no header")
+        tree = SessionTree.from_entries(loaded.header, loaded.entries)
+    open_store(host, tree, path)
     bind(host, "resume")

@@ -139,6 +139,15 @@ class ModelSession:
         """Every session file this model session has written, by path."""
         return dict(self._host.files)
 
+    def saved_files(self) -> dict[str, SessionStore]:
+        """The session files a real Pi of the host profile has on disk by now: one is written
+        once it holds an assistant message (0.87) or a user or assistant message (1.x)."""
+        return {
+            path: store
+            for path, store in self._host.files.items()
+            if replace.is_written(self._host, store)
+        }
+
     @property
     def model(self) -> ModelInfo:
         return self._host.model
@@ -383,6 +392,9 @@ def _system_prompt(host: HostState) -> list[Queued]:
     """The full system message, when the context has none yet (the first request)."""
     if any(m.get("role") == "system" for m in host.store.context_messages()):
         return []
+    given = host.settings.system_message
+    if given is not None:
+        return [Queued(kind="prompt", message={**given, "timestamp": host.clock()})]
     names = [ECHO_TOOL, *([NESTING_TOOL] if host.settings.profile.nested_tool_calls else [])]
     for ext in host.extensions:
         names += [name for name in ext.tools if name not in names]

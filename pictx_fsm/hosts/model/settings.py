@@ -47,6 +47,11 @@ class HostSettings:
     """``ctx.isProjectTrusted()``: whether the project's own settings apply (R40)."""
     pi_context: Mapping[str, Any] = field(factory=dict)
     """The ``pi-context`` settings object (``reminderMarginTokens``, R42)."""
+    system_message: Mapping[str, Any] | None = None
+    """The full system message of a session's first request as a real Pi sent it (sections,
+    tools), instead of the model's own short one: with it, every request the model session
+    sends is as long as the real Pi's, so usage and overflows agree to the token (the
+    differential runs take it from the Pi they compare with)."""
 
     def settings_source(self) -> StaticSettingsSource:
         """The settings a lifecycle runtime on this host reads: the host's own ``compaction``

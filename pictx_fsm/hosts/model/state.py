@@ -31,8 +31,6 @@ class RunState:
     """A low-level run is active (``agent_start`` … ``agent_end``): ``ctx.signal`` is set and
     Pi's ``isStreaming`` is true."""
     turn_index: int | None = None
-    overflow_attempted: bool = False
-    """Pi's single compact-and-retry has been used in the current failure chain."""
     retry_attempt: int = 0
     last_message: Mapping[str, JSON] | None = None
     """The final assistant message of the latest low-level run."""
@@ -54,6 +52,10 @@ class HostState:
     queues: Queues = field(factory=Queues)
     files: dict[str, SessionStore] = field(factory=dict)
     run: RunState | None = None
+    overflow_attempted: bool = False
+    """Pi's single compact-and-retry has been used in the current failure chain (a session's
+    flag: a user message starts a new chain, a reply that is neither an error nor a length
+    stop ends it)."""
     triggered: list[Queued] = field(factory=list)
     """Custom messages that asked for a turn while idle; the session starts their run."""
     last_context: HostContext | None = None

@@ -47,6 +47,8 @@ from pictx_fsm.session.transcript import Transcript
 JSON: TypeAlias = Any
 BOUNDARY = "<boundary>"
 UNFINISHED = frozenset({"error", "aborted"})
+CHAIN_GOES_ON = frozenset({"error", "length"})
+"""Replies after which a failure chain goes on (Pi keeps ``_overflowRecoveryAttempted``)."""
 
 
 def outcome_of(message: Mapping[str, JSON] | None) -> HookOutcome:
@@ -144,8 +146,8 @@ def deliver(host: HostState, items: Sequence[Queued]) -> Steps[None]:
     own compact-and-retry (Pi resets ``_overflowRecoveryAttempted`` there, pi-host §7 ``e``)."""
     for item in items:
         host.queues.started(item)
-        if role_of(item.message) == "user" and host.run is not None:
-            host.run.overflow_attempted = False
+        if role_of(item.message) == "user":
+            host.overflow_attempted = False
         entry = yield from persist(host, item.message)
         if role_of(item.message) != "system":
             record_delivery(host, item, entry)
@@ -174,8 +176,9 @@ def request(host: HostState, run: RunState) -> Steps[Mapping[str, JSON]]:
         run.last_entry_id = entry.id
     else:
         message = yield from _provider(host, run, convert_to_llm(full))
+    if message.get("stopReason") not in CHAIN_GOES_ON:
+        host.overflow_attempted = False
     if message.get("stopReason") not in UNFINISHED:
-        run.overflow_attempted = False
         run.retry_attempt = 0
     run.last_message = message
     return message

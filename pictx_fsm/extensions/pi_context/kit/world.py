@@ -81,6 +81,10 @@ class WorldConfig:
         default=DEFAULT_HOST_PROFILE.name, validator=attrs.validators.in_(tuple(HOST_PROFILES))
     )
     """The Pi version the model session behaves as (``pi-0.87``, ``pi-1.6``)."""
+    settings_cached: bool = False
+    """pi-context reads its settings as Pi's file-backed manager, cached until a transition
+    (R40, R55), as the bridge in the real Pi does — not live on every decision, as from an
+    injected settings manager (the default)."""
 
     def to_json(self) -> dict[str, Any]:
         return attrs.asdict(self)
@@ -133,7 +137,12 @@ class LiveSettings:
 class World:
     """The model session with the lifecycle extension, and everything needed to check it."""
 
-    def __init__(self, config: WorldConfig, lifecycle: Lifecycle | None = None) -> None:
+    def __init__(
+        self,
+        config: WorldConfig,
+        lifecycle: Lifecycle | None = None,
+        system_message: Mapping[str, Any] | None = None,
+    ) -> None:
         self.config = config
         fault = fault_named(config.fault) if config.fault else None
         self.lifecycle = lifecycle if lifecycle is not None else world_lifecycle(config.fault)
@@ -165,6 +174,7 @@ class World:
                 reserve_tokens=config.reserve_tokens,
                 keep_recent_tokens=config.keep_recent_tokens,
             ),
+            system_message=system_message,
         )
         early = EarlyNoise(self.noise, self._follow_up)
         once = profile.faux_input_counted_once
@@ -199,6 +209,7 @@ class World:
             audit=audit,
             notes_home=self.notes.root,
             counter=shared_counter(),
+            cache_policy=self.config.settings_cached,
         )
         self.audits.append(audit)
         self.runtimes.append(runtime)
