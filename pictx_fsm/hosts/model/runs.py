@@ -52,6 +52,7 @@ RETRYABLE: Final = re.compile(
 def agent_run(host: HostState, prompts: Sequence[Queued]) -> Steps[None]:
     """One run: low-level runs until nothing continues, then ``agent_settled``."""
     run = host.run = RunState()
+    host.starting = False
     yield from low_level_run(host, prompts)
     while not run.aborted:
         continued = yield from _post_run(host, run)

@@ -195,6 +195,15 @@ class ModelSession:
             self.prompt(text)
             return
         host = self._host
+        if host.starting and not host.settings.profile.starting_run_is_busy:
+            # Pi 0.87: still idle while a prompt starts, so this is a prompt of its own, run
+            # to its end before the starting one goes on.
+            record(host, "input", text=text, source="extension", streamingBehavior=None)
+            assert self._steps is not None
+            if not host.overtaking:
+                self._steps = _overtaken(host, self._steps)
+            host.overtaking.append(text)
+            return
         behavior = "steer" if kind == "steer" else "followUp"
         record(host, "input", text=text, source="interactive", streamingBehavior=behavior)
         item = Queued(kind=kind, message=user_message(text, host.clock()))
@@ -371,6 +380,7 @@ def _new_host(
 
 def _prompt_run(host: HostState, text: str) -> Steps[None]:
     """``prompt()`` after ``input``: threshold check, ``before_agent_start``, the run."""
+    host.starting = True
     yield from check_before_prompt(host)
     yield record(host, "before_agent_start")
     prompts = [
@@ -378,6 +388,15 @@ def _prompt_run(host: HostState, text: str) -> Steps[None]:
         Queued(kind="prompt", message=user_message(text, host.clock())),
     ]
     yield from agent_run(host, [*prompts, *host.queues.take_next_turn()])
+
+
+def _overtaken(host: HostState, then: Steps[None]) -> Steps[None]:
+    """The prompts that overtook a starting run (``host.overtaking``), each to its end, in the
+    order they came; then the rest of the run, still starting."""
+    while host.overtaking:
+        yield from _prompt_run(host, host.overtaking.pop(0))
+    host.starting = True
+    yield from then
 
 
 def _triggered_run(host: HostState, message: Queued) -> Steps[None]:

@@ -52,6 +52,10 @@ class HostState:
     queues: Queues = field(factory=Queues)
     files: dict[str, SessionStore] = field(factory=dict)
     run: RunState | None = None
+    starting: bool = False
+    """A prompt was accepted and its run has not started yet (``before_agent_start``)."""
+    overtaking: list[str] = field(factory=list)
+    """Prompts that came while a run was starting and run before it (Pi 0.87)."""
     overflow_attempted: bool = False
     """Pi's single compact-and-retry has been used in the current failure chain (a session's
     flag: a user message starts a new chain, a reply that is neither an error nor a length

@@ -53,6 +53,7 @@ const state = (globalThis.__pictxDriver ??= {
   counts: new Map(),
   episode: null,
   arms: { void: false, hide_boot: false, queue: null },
+  settled: 0,
 });
 
 function readPlan() {
@@ -125,10 +126,13 @@ function boots(ctx, boundary) {
 }
 
 // sendUserMessage queues asynchronously (after the input handlers): wait until it is queued, so
-// the message is pending when this handler returns, as a host queueing at this point would be.
+// the message is pending when this handler returns, as a host queueing at this point would be —
+// or, where Pi takes it for a prompt of its own (0.87, while a prompt starts), until that run
+// has settled.
 async function queued(ctx) {
   const until = Date.now() + WAIT_MS;
-  while (!ctx.hasPendingMessages()) {
+  const settled = state.settled;
+  while (!ctx.hasPendingMessages() && state.settled === settled) {
     if (Date.now() > until) throw new Error("the queued message never became pending");
     await new Promise((resolve) => setImmediate(resolve));
   }
@@ -219,6 +223,9 @@ export default function driver(pi) {
       return result;
     });
   }
+  pi.on("agent_settled", () => {
+    state.settled = (state.settled ?? 0) + 1;
+  });
   pi.on("session_start", (event, ctx) => {
     const line = { sessionId: ctx.sessionManager.getSessionId(), reason: event.reason };
     log(process.env.PICTX_DRIVER_SESSIONS_FILE ?? process.env.PICTX_DRIVER_LOG_FILE, line);

@@ -7,6 +7,7 @@ const state = (globalThis.__pictxDriver ??= {
   counts: new Map(),
   episode: null,
   arms: { void: false, hide_boot: false, queue: null },
+  settled: 0,
 });
 const WAIT_MS = 5000;
 
