@@ -26,7 +26,7 @@ JSON: TypeAlias = Any
 def create_handoff_session(host: HostState, custom_type: str, receipt: JSON) -> str | None:
     """The new file's path, or ``None`` when it exists already or does not read back."""
     now = host.clock()
-    session_id = replace.new_session_id(host.ids)
+    session_id = replace.new_session_id(host, now)
     path = replace.session_path(host.settings, now, session_id)
     if path in host.files:
         return None

@@ -9,7 +9,6 @@ file order: a navigation that appended nothing is lost, as in Pi.
 
 from __future__ import annotations
 
-import random
 import uuid
 from collections.abc import Callable
 
@@ -29,8 +28,22 @@ INVALID_FORK = "Invalid entry ID for forking"
 NOT_SAVED = "This session has not been saved yet"
 
 
-def new_session_id(rng: random.Random) -> str:
-    return str(uuid.UUID(next(iter(uuid_draws(rng)))))
+def new_session_id(host: HostState, ms: int) -> str:
+    """A new session's id. Pi's are UUIDv7 — the creation time in the first 48 bits, so two
+    sessions made within the same 65,536 ms share their first 8 characters, and so
+    pi-context's root window id. ``session_ids="clock"`` mints them so from the model's clock
+    (a run's sessions all made within a minute, as in a short real run); ``"random"`` (the
+    default) draws the time bits too, as for sessions made minutes apart."""
+    if host.settings.session_ids != "clock":
+        return str(uuid.UUID(next(iter(uuid_draws(host.ids)))))
+    value = host.ids.getrandbits(128) & _V7_RANDOM | (ms & _MS_BITS) << 80 | _V7_SET
+    return str(uuid.UUID(int=value))
+
+
+_MS_BITS = (1 << 48) - 1
+_V7_RANDOM = ((1 << 80) - 1) & ~((0xF << 76) | (0xC000 << 48))
+"""The random part: below the timestamp, without the version and variant bits."""
+_V7_SET = (7 << 76) | (0x8000 << 48)
 
 
 def session_path(settings: HostSettings, ms: int, session_id: str) -> str:
@@ -93,7 +106,7 @@ def fork(host: HostState, entry_id: str, position: str) -> str:
         raise ModelHostError(NOT_SAVED)
     shutdown(host, "fork")
     now = host.clock()
-    session_id = new_session_id(host.ids)
+    session_id = new_session_id(host, now)
     header = new_header(host.settings, session_id, now, parent=host.store.path)
     forked = tree.fork(at, header, label_entry=_label_factory(host))
     path = session_path(host.settings, now, session_id)
@@ -147,7 +160,7 @@ def resume(host: HostState, path: str) -> None:
     shutdown(host, "resume")
     if unwritten:
         now = host.clock()
-        header = new_header(host.settings, new_session_id(host.ids), now, parent=None)
+        header = new_header(host.settings, new_session_id(host, now), now, parent=None)
         tree = SessionTree.from_entries(header, [])
     else:
         loaded = parse_session(host.files[path].jsonl(), source=path)

@@ -88,7 +88,7 @@ class ModelSession:
     def _create(self) -> None:
         host = self._host
         now = host.clock()
-        session_id = replace.new_session_id(host.ids)
+        session_id = replace.new_session_id(host, now)
         header = replace.new_header(host.settings, session_id, now, parent=None)
         store = replace.open_store(
             host, SessionTree(header), replace.session_path(host.settings, now, session_id)

@@ -9,7 +9,7 @@ is the faux model of the SDK traces (context window 200000, max tokens 16384).
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Literal
 
 from attrs import field, frozen
 
@@ -47,6 +47,9 @@ class HostSettings:
     """``ctx.isProjectTrusted()``: whether the project's own settings apply (R40)."""
     pi_context: Mapping[str, Any] = field(factory=dict)
     """The ``pi-context`` settings object (``reminderMarginTokens``, R42)."""
+    session_ids: Literal["random", "clock"] = "random"
+    """How new session ids are minted (:func:`~pictx_fsm.hosts.model.replace.new_session_id`):
+    from the clock, as Pi's UUIDv7 ids made within a short run, or at random."""
     system_message: Mapping[str, Any] | None = None
     """The full system message of a session's first request as a real Pi sent it (sections,
     tools), instead of the model's own short one: with it, every request the model session

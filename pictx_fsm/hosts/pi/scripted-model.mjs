@@ -17,6 +17,11 @@
 //   texts, whether it is a summarization request, and its estimate.
 // One faux provider (and so one prompt cache, as the Brain keeps one) serves the whole process:
 // Pi re-runs extension factories on fork, resume and reload, and each registers the same one.
+// - Pi's session ids are UUIDv7: their first 8 characters, which pi-context's root window ids
+//   are made of, change every 65,536 ms of wall time. Pi's clock is set back to 1 s into such a
+//   period when it loads, so that a run (far shorter) never crosses into the next one — as the
+//   model session's clock does not — and whether a fork keeps its parent's root window does not
+//   depend on when it happens.
 import { appendFileSync, readFileSync } from "node:fs";
 import { fauxProvider, fauxAssistantMessage, fauxText, fauxToolCall } from "@earendil-works/pi-ai";
 import { estimateTokens } from "@earendil-works/pi-coding-agent";
@@ -76,7 +81,28 @@ function create() {
   return faux;
 }
 
+const PERIOD_MS = 65536;
+
+function alignClock() {
+  if (globalThis.__pictxAlignedClock) return;
+  const RealDate = Date;
+  const now = RealDate.now();
+  const offset = Math.floor(now / PERIOD_MS) * PERIOD_MS + 1000 - now;
+  class AlignedDate extends RealDate {
+    constructor(...args) {
+      if (args.length === 0) super(RealDate.now() + offset);
+      else super(...args);
+    }
+    static now() {
+      return RealDate.now() + offset;
+    }
+  }
+  globalThis.Date = AlignedDate;
+  globalThis.__pictxAlignedClock = true;
+}
+
 export default function scriptedModel(pi) {
+  alignClock();
   const faux = (globalThis.__pictxScriptedModel ??= create());
   pi.registerProvider(faux.provider);
 }

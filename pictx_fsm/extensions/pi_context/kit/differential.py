@@ -142,7 +142,9 @@ class PiContextDifferential(DifferentialKit):
         return world.session
 
     def config_for(self, config: WorldConfig, host_profile: str) -> WorldConfig:
-        return attrs.evolve(config, host=host_profile, usage="faux", settings_cached=True)
+        return attrs.evolve(
+            config, host=host_profile, usage="faux", settings_cached=True, session_ids="clock"
+        )
 
     def runs(
         self, host_profile: str, max_actions: int

@@ -85,6 +85,11 @@ class WorldConfig:
     """pi-context reads its settings as Pi's file-backed manager, cached until a transition
     (R40, R55), as the bridge in the real Pi does — not live on every decision, as from an
     injected settings manager (the default)."""
+    session_ids: str = attrs.field(
+        default="random", validator=attrs.validators.in_(("random", "clock"))
+    )
+    """How the model session mints session ids: at random (sessions made minutes apart, the
+    default), or from its clock, as a short real run's UUIDv7 ids (see ``HostSettings``)."""
 
     def to_json(self) -> dict[str, Any]:
         return attrs.asdict(self)
@@ -175,6 +180,7 @@ class World:
                 keep_recent_tokens=config.keep_recent_tokens,
             ),
             system_message=system_message,
+            session_ids=config.session_ids,  # type: ignore[arg-type]
         )
         early = EarlyNoise(self.noise, self._follow_up)
         once = profile.faux_input_counted_once
