@@ -40,7 +40,7 @@ if TYPE_CHECKING:
         step,
     )
     from pictx_fsm.extensions.pi_context.notes import FileNotesSource, InMemoryNotesSource
-    from pictx_fsm.extensions.pi_context.policy import Policy, StaticSettingsSource
+    from pictx_fsm.extensions.pi_context.policy import Policy
     from pictx_fsm.extensions.pi_context.runtime import LifecycleRuntime
     from pictx_fsm.extensions.pi_context.texts import Profile, Texts
     from pictx_fsm.extensions.pi_context.tools import (
@@ -90,6 +90,7 @@ if TYPE_CHECKING:
         TurnEnd,
         TurnStart,
     )
+    from pictx_fsm.host.settings import StaticSettingsSource
     from pictx_fsm.session.entries import SessionHeader
     from pictx_fsm.session.jsonl import read_session
     from pictx_fsm.session.projection import project_branch
@@ -163,7 +164,8 @@ _PUBLIC = {
     **dict.fromkeys(
         ("FileNotesSource", "InMemoryNotesSource"), "pictx_fsm.extensions.pi_context.notes"
     ),
-    **dict.fromkeys(("Policy", "StaticSettingsSource"), "pictx_fsm.extensions.pi_context.policy"),
+    "Policy": "pictx_fsm.extensions.pi_context.policy",
+    "StaticSettingsSource": "pictx_fsm.host.settings",
     **dict.fromkeys(("Profile", "Texts"), "pictx_fsm.extensions.pi_context.texts"),
     "BootWriter": "pictx_fsm.extensions.pi_context.boot_writer",
     "LifecycleRuntime": "pictx_fsm.extensions.pi_context.runtime",

@@ -34,7 +34,7 @@ MOVED: Final[dict[str, str]] = {
     "pictx_fsm.notes": "pictx_fsm.extensions.pi_context.notes",
     "pictx_fsm.boot": "pictx_fsm.extensions.pi_context.boot",
     "pictx_fsm.resets": "pictx_fsm.extensions.pi_context.boot_writer",
-    "pictx_fsm.overflow": "pictx_fsm.extensions.pi_context.overflow",
+    "pictx_fsm.overflow": "pictx_fsm.host.overflow",
     "pictx_fsm.policy": "pictx_fsm.extensions.pi_context.policy",
     "pictx_fsm.repair": "pictx_fsm.extensions.pi_context.repair",
     "pictx_fsm.protocol": "pictx_fsm.extensions.pi_context.texts",
@@ -50,10 +50,37 @@ MOVED: Final[dict[str, str]] = {
 }
 """Old module path → new module path. A package's submodules move with it."""
 
+_POLICY: Final = "pictx_fsm.extensions.pi_context.policy"
+_PI_SETTINGS: Final = (
+    "CompactionSettings",
+    "FileSettingsSource",
+    "ModelIdentity",
+    "ModelRef",
+    "SettingsReadError",
+    "SettingsScopes",
+    "SettingsSource",
+    "SettingsValueError",
+    "StaticSettingsSource",
+    "compaction_settings",
+    "deep_merge",
+    "default_agent_dir",
+    "model_key",
+    "read_settings_file",
+    "PI_AGENT_DIR_ENV",
+    "PI_CONFIG_DIR_NAME",
+    "PI_SETTINGS_FILE",
+)
+"""Pi's settings, once in pi-context's policy, now :mod:`pictx_fsm.host.settings`."""
+
 MOVED_NAMES: Final[dict[tuple[str, str], str]] = {
+    **{(_POLICY, name): "pictx_fsm.host.settings" for name in _PI_SETTINGS},
     ("pictx_fsm.hosts.model", "LifecycleExtension"): "pictx_fsm.extensions.pi_context.adapter",
     ("pictx_fsm.hosts.model", "LIFECYCLE_HOOKS"): "pictx_fsm.extensions.pi_context.adapter",
     ("pictx_fsm.hosts.model", "RuntimeLike"): "pictx_fsm.extensions.pi_context.adapter",
+    (
+        "pictx_fsm.extensions.pi_context.policy",
+        "DEFAULT_KEEP_RECENT_TOKENS",
+    ): "pictx_fsm.host.settings",
     ("pictx_fsm.testing", "World"): "pictx_fsm.extensions.pi_context.kit.world",
     ("pictx_fsm.testing", "WorldConfig"): "pictx_fsm.extensions.pi_context.kit.world",
     ("pictx_fsm.testing", "INVARIANT_TYPES"): "pictx_fsm.extensions.pi_context.kit.invariants",

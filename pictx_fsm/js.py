@@ -1,38 +1,69 @@
-"""JavaScript value semantics that pi-context's decisions depend on, for JSON-decoded values.
+"""JavaScript value semantics that the extensions' decisions and Pi's files depend on, for
+JSON-decoded values.
 
-pi-context runs on Node: settings values are JS numbers, regexes are JS regexes, note
-timestamps go through ``Date.parse``. Python differs at the edges (``True`` is an ``int``,
-``\\d`` matches any Unicode digit, ``.`` matches ``\\r``), and those edges decide whether a
-margin is valid or an error message is an overflow. This module holds the few JS rules the
-policy, overflow and notes modules need, in one place.
+Pi and pi-context run on Node: settings values are JS numbers, texts are UTF-16, objects list
+index keys first, ``JSON.stringify`` writes the session files and tool results. Python
+differs at the edges (``True`` is an ``int``, ``repr(1e-7)`` is ``1e-07``, an emoji is one
+character, ``str.strip`` knows other spaces), and those edges decide whether a margin is
+valid, how long a text is, or what a line says. This module holds those rules in one place;
+regexes are in :mod:`pictx_fsm.js_regex` and dates in :mod:`pictx_fsm.js_date`. Each rule is
+checked against Node on generated inputs (``tests/test_js_node.py``).
 """
 
 from __future__ import annotations
 
-import email.utils
 import json
 import math
 import re
 import threading
-from collections.abc import Mapping
-from datetime import UTC, datetime, timedelta, tzinfo
+from collections.abc import Iterator, Mapping
 from typing import Any, Final, TypeGuard
 
 import icu
 
-from pictx_fsm.fastjson import utf8_string
+from pictx_fsm.fastjson import dumper, utf8_string
+
+__all__ = [
+    "MAX_SAFE_INTEGER",
+    "WHITESPACE",
+    "code_units",
+    "error_string",
+    "first_lone_surrogate",
+    "from_code_units",
+    "includes",
+    "index_of",
+    "is_number",
+    "is_plain_object",
+    "is_safe_integer",
+    "js_string",
+    "locale_key",
+    "number_string",
+    "occurrence_starts",
+    "parse_json",
+    "parse_json_value",
+    "property_order",
+    "quote",
+    "replace_all",
+    "splice",
+    "strict_equals",
+    "stringify",
+    "to_number",
+    "to_utf8",
+    "trim",
+    "truthy",
+    "utf8_length",
+    "well_formed_json",
+]
 
 MAX_SAFE_INTEGER: Final = 2**53 - 1
 """``Number.MAX_SAFE_INTEGER``."""
 
-# ECMAScript WhiteSpace + LineTerminator: what ``\s`` matches and ``String.prototype.trim``
-# removes.
-_JS_SPACE: Final = (
+WHITESPACE: Final = (
     "\t\n\v\f\r \u00a0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009"
     "\u200a\u2028\u2029\u202f\u205f\u3000\ufeff"
 )
-_JS_SPACE_CLASS: Final = "[" + "".join(f"\\u{ord(c):04x}" for c in _JS_SPACE) + "]"
-_JS_DOT_CLASS: Final = "[^\\n\\r\\u2028\\u2029]"
+"""ECMAScript WhiteSpace and LineTerminator: what ``String.prototype.trim`` removes and a
+regex's ``\\s`` matches."""
 
 
 def is_number(value: object) -> bool:
@@ -65,6 +96,16 @@ def is_plain_object(value: object) -> TypeGuard[Mapping[str, Any]]:
     return type(value) is dict or isinstance(value, Mapping)  # a dict without the ABC check
 
 
+def strict_equals(left: object, right: object) -> bool:
+    """``left === right`` for JSON-decoded values: numbers by value (``1 === 1.0``,
+    ``0 === -0``, never NaN), other scalars by type and value, objects and arrays by identity."""
+    if is_number(left) and is_number(right):
+        return to_number(left) == to_number(right)  # type: ignore[arg-type]
+    if isinstance(left, list | Mapping) or isinstance(right, list | Mapping):
+        return left is right
+    return type(left) is type(right) and left == right
+
+
 def truthy(value: object) -> bool:
     """JS truthiness of a JSON value (``0``, ``""``, ``null``, ``false`` and NaN are falsy)."""
     if value is None or value is False:
@@ -82,17 +123,13 @@ def js_string(value: object) -> str:
         return "null"
     if isinstance(value, bool):
         return "true" if value else "false"
-    if isinstance(value, float):
-        return _number_string(value)
+    if isinstance(value, int | float):
+        return number_string(value)
     if isinstance(value, list):
         return ",".join("" if item is None else js_string(item) for item in value)
     if isinstance(value, Mapping):
         return "[object Object]"
     return str(value)
-
-
-def _number_string(value: float) -> str:
-    return number_string(value)
 
 
 def number_string(value: int | float) -> str:
@@ -147,7 +184,10 @@ def error_string(error: BaseException) -> str:
 
 def parse_json(text: str) -> Any:
     """``JSON.parse``: strict JSON, so ``NaN`` and ``Infinity`` are syntax errors as in JS."""
-    return json.loads(text, parse_constant=_reject_constant)
+    try:
+        return json.loads(text, parse_constant=_reject_constant)
+    except RecursionError:
+        return _parse_nested(text, js_values=False)
 
 
 def _reject_constant(name: str) -> Any:
@@ -156,128 +196,7 @@ def _reject_constant(name: str) -> Any:
 
 def trim(text: str) -> str:
     """``String.prototype.trim`` (JS whitespace, which differs from ``str.strip``)."""
-    return text.strip(_JS_SPACE)
-
-
-def compile_regex(source: str, *, ignore_case: bool = False) -> re.Pattern[str]:
-    """Compile the source of a JS regex literal (no ``u`` flag) with JS matching rules.
-
-    ASCII mode gives JS's ASCII ``\\d``/``\\w`` and its ASCII-only case folding; ``\\s`` and
-    ``.`` are rewritten to JS's classes. Only the syntax shared by both engines is supported.
-    """
-    flags = re.ASCII | (re.IGNORECASE if ignore_case else 0)
-    return re.compile(_translate(source), flags)
-
-
-def _translate(source: str) -> str:
-    out: list[str] = []
-    in_class = False
-    index = 0
-    while index < len(source):
-        char = source[index]
-        if char == "\\" and index + 1 < len(source):
-            escaped = source[index + 1]
-            if escaped == "s":
-                out.append(_JS_SPACE_CLASS[1:-1] if in_class else _JS_SPACE_CLASS)
-            else:
-                out.append(char + escaped)
-            index += 2
-            continue
-        if char == "[":
-            in_class = True
-        elif char == "]":
-            in_class = False
-        elif char == "." and not in_class:
-            char = _JS_DOT_CLASS
-        out.append(char)
-        index += 1
-    return "".join(out)
-
-
-def parse_date_ms(text: str, zone: tzinfo | None = UTC) -> int | None:
-    """``Date.parse`` for the formats notes carry: ISO 8601 and RFC 2822; ``None`` for NaN.
-
-    A date alone is UTC midnight, as in JS. A date-time without an offset is read in
-    ``zone`` (``None``: the host's local zone, as Node does; the default UTC keeps results
-    independent of the machine for callers that do not say).
-    """
-    stripped = text.strip()
-    try:
-        parsed = datetime.fromisoformat(stripped)
-    except ValueError:
-        try:
-            parsed = email.utils.parsedate_to_datetime(stripped)
-        except (TypeError, ValueError, IndexError):
-            return None
-    if parsed.tzinfo is None:
-        date_only = len(stripped) <= 10 and "T" not in stripped
-        if date_only or zone is not None:
-            parsed = parsed.replace(tzinfo=UTC if date_only else zone)
-        else:
-            parsed = parsed.astimezone()
-    return (parsed - _EPOCH) // timedelta(milliseconds=1)
-
-
-_EPOCH: Final = datetime(1970, 1, 1, tzinfo=UTC)
-_MAX_TIME_MS: Final = 8.64e15
-_DAY_MS: Final = 86_400_000
-_CYCLE_MS: Final = 146_097 * _DAY_MS
-_PY_RANGE_MS: Final = (-62_135_596_800_000 + _DAY_MS, 253_402_300_799_000 - _DAY_MS)
-
-
-def local_iso(epoch_ms: float, zone: tzinfo | None = None) -> str:
-    """pi-context ``localIso``: the wall clock of ``zone`` (``None``: the host's local zone)
-    as ``YYYY-MM-DDTHH:MM:SS.mmm±HH:MM``, never ``Z``; a time outside the JS range prints
-    ``NaN`` fields, as a JS ``Date`` does."""
-    if not math.isfinite(epoch_ms) or abs(math.trunc(epoch_ms)) > _MAX_TIME_MS:
-        return "NaN-NaN-NaNTNaN:NaN:NaN.NaN+NaN:NaN"
-    instant = math.trunc(epoch_ms)
-    offset_ms = _zone_offset_ms(instant, zone)
-    local = instant + offset_ms
-    year, month, day = _civil_from_days(local // _DAY_MS)
-    clock = local % _DAY_MS
-    wall = (
-        f"{year}-{month:02d}-{day:02d}T{clock // 3_600_000:02d}:{clock // 60_000 % 60:02d}:"
-        f"{clock // 1000 % 60:02d}.{clock % 1000:03d}"
-    )
-    minutes = math.trunc(offset_ms / 60_000)  # V8: whole minutes, seconds of LMT dropped
-    sign = "-" if minutes < 0 else "+"
-    whole, rest = math.floor(abs(minutes) / 60), math.fmod(abs(minutes), 60)
-    return f"{wall}{sign}{_pad2(whole)}:{_pad2(rest)}"
-
-
-def _zone_offset_ms(instant: int, zone: tzinfo | None) -> int:
-    """The zone's UTC offset at ``instant``; instants outside Python's years 1..9999 are
-    moved by whole 400-year Gregorian cycles, as ICU extrapolates the zone's rules."""
-    low, high = _PY_RANGE_MS
-    probe = instant
-    if probe > high:
-        probe -= math.ceil((probe - high) / _CYCLE_MS) * _CYCLE_MS
-    elif probe < low:
-        probe += math.ceil((low - probe) / _CYCLE_MS) * _CYCLE_MS
-    moment = datetime.fromtimestamp(probe / 1000, tz=UTC)
-    offset = (moment.astimezone(zone) if zone is not None else moment.astimezone()).utcoffset()
-    return round(offset.total_seconds() * 1000) if offset is not None else 0
-
-
-def _pad2(value: float) -> str:
-    return number_string(value).rjust(2, "0")
-
-
-def _civil_from_days(days: int) -> tuple[int, int, int]:
-    """Proleptic Gregorian (year, month, day) of a day count from 1970-01-01 (any range)."""
-    shifted = days + 719_468
-    era = shifted // 146_097
-    day_of_era = shifted - era * 146_097
-    year_of_era = (
-        day_of_era - day_of_era // 1460 + day_of_era // 36_524 - day_of_era // 146_096
-    ) // 365
-    day_of_year = day_of_era - (365 * year_of_era + year_of_era // 4 - year_of_era // 100)
-    month_index = (5 * day_of_year + 2) // 153
-    day = day_of_year - (153 * month_index + 2) // 5 + 1
-    month = month_index + 3 if month_index < 10 else month_index - 9
-    year = year_of_era + era * 400 + (1 if month <= 2 else 0)
-    return year, month, day
+    return text.strip(WHITESPACE)
 
 
 # -- JSON.stringify ----------------------------------------------------------------------------
@@ -285,29 +204,66 @@ def _civil_from_days(days: int) -> tuple[int, int, int]:
 _LONE_SURROGATE: Final = re.compile("[\ud800-\udfff]")
 
 
-def stringify(value: Any, *, indent: int | None = None) -> str:
-    """``JSON.stringify(value, null, indent)`` of a JSON value: JS number layout, lone
-    surrogates escaped as ``\\udxxx`` (well-formed stringify), non-finite numbers ``null``."""
+def stringify(value: Any, *, indent: int | None = None, finite: bool = False) -> str:
+    """``JSON.stringify(value, null, indent)`` of a JSON value: JS number layout, integers as
+    the doubles JS holds, array-index keys first, lone surrogates escaped as ``\\udxxx``
+    (well-formed stringify), non-finite numbers ``null`` — or, with ``finite``, a
+    ``ValueError`` (what must never be written). A value JSON cannot hold is a ``TypeError``.
+
+    A compact value whose Python spelling is already JavaScript's (the common case: text,
+    safe integers, short floats, no index keys) is written by the C encoder."""
+    if indent is None and _spelled_alike(value):
+        return well_formed_json(_compact(value))
     out: list[str] = []
-    _stringify(value, indent, 0, out)
+    _stringify(value, indent, 0, out, finite)
     return "".join(out)
 
 
-def _stringify(value: Any, indent: int | None, level: int, out: list[str]) -> None:
+_compact: Final = dumper(separators=(",", ":"), ensure_ascii=False)
+
+
+def _spelled_alike(value: Any) -> bool:
+    """``json.dumps`` writes ``value`` as ``JSON.stringify`` does (up to lone surrogates)."""
+    kind = type(value)
+    if kind is str or kind is bool or value is None:
+        return True
+    if kind is int:
+        return bool(-MAX_SAFE_INTEGER <= value <= MAX_SAFE_INTEGER)
+    if kind is float:  # repr and JS agree between 1e-4 and 1e16 except for "1.0"
+        spelled = repr(value)
+        return "e" not in spelled and "n" not in spelled and not spelled.endswith(".0")
+    if kind is dict:
+        return all(type(key) is str and not key[:1].isdigit() for key in value) and all(
+            _spelled_alike(item) for item in value.values()
+        )
+    if kind is list:
+        return all(_spelled_alike(item) for item in value)
+    return False
+
+
+def _escaped_unit(match: re.Match[str]) -> str:
+    return f"\\u{ord(match.group()):04x}"
+
+
+def _stringify(value: Any, indent: int | None, level: int, out: list[str], finite: bool) -> None:
     if isinstance(value, str):
         out.append(quote(value))
     elif value is None or value is True or value is False:
         out.append("null" if value is None else "true" if value else "false")
     elif isinstance(value, int | float):
         number = to_number(value)
+        if finite and not math.isfinite(number):
+            raise ValueError(f"{value!r} is not JSON")
         out.append(number_string(number) if math.isfinite(number) else "null")
     elif isinstance(value, Mapping):
         items: list[tuple[str | None, Any]] = [
-            (quote(str(key)), item) for key, item in value.items()
+            (quote(key), item) for key, item in property_order(value).items()
         ]
-        _container(items, "{", "}", indent, level, out)
+        _container(items, "{", "}", indent, level, out, finite)
+    elif isinstance(value, list | tuple):
+        _container([(None, item) for item in value], "[", "]", indent, level, out, finite)
     else:
-        _container([(None, item) for item in value], "[", "]", indent, level, out)
+        raise TypeError(f"{type(value).__name__} is not JSON serializable")
 
 
 def _container(
@@ -317,6 +273,7 @@ def _container(
     indent: int | None,
     level: int,
     out: list[str],
+    finite: bool,
 ) -> None:
     if not items:
         out.append(opener + closer)
@@ -328,7 +285,7 @@ def _container(
         out.append(("," if index else "") + inner)
         if key is not None:
             out.append(key + colon)
-        _stringify(item, indent, level + 1, out)
+        _stringify(item, indent, level + 1, out, finite)
     out.append(("" if indent is None else "\n" + " " * (indent * level)) + closer)
 
 
@@ -342,7 +299,7 @@ def well_formed_json(json_text: str) -> str:
     ``JSON.stringify`` writes where ``json.dumps(..., ensure_ascii=False)`` left it raw."""
     if not _LONE_SURROGATE.search(json_text):
         return json_text
-    return _LONE_SURROGATE.sub(lambda match: f"\\u{ord(match.group()):04x}", json_text)
+    return _LONE_SURROGATE.sub(_escaped_unit, json_text)
 
 
 def first_lone_surrogate(text: str) -> int | None:
@@ -352,29 +309,115 @@ def first_lone_surrogate(text: str) -> int | None:
 
 
 def utf8_length(text: str) -> int:
-    """``Buffer.byteLength(text, "utf8")``: a lone surrogate counts 3 bytes (U+FFFD)."""
-    return len(text.encode("utf-8", errors="surrogatepass"))
+    """``Buffer.byteLength(text, "utf8")``: a lone surrogate counts 3 bytes (U+FFFD), the two
+    halves of a pair (even as two Python characters) 4 — one character to JavaScript."""
+    if text.isascii():
+        return len(text)
+    return len(from_code_units(text).encode("utf-8", errors="surrogatepass"))
 
 
 def to_utf8(text: str) -> bytes:
     """What Node writes for ``text``: UTF-8 with each lone surrogate as U+FFFD."""
-    return _LONE_SURROGATE.sub("\ufffd", text).encode("utf-8")
+    return _LONE_SURROGATE.sub("\ufffd", from_code_units(text)).encode("utf-8")
 
 
 def parse_json_value(text: str) -> Any:
     """``JSON.parse`` with JS values: an integer beyond 2**53 becomes a double, and an
     object lists its array-index keys first, ascending (JS property order)."""
-    return json.loads(
-        text, parse_constant=_reject_constant, parse_int=_js_int, object_pairs_hook=_js_object
-    )
+    try:
+        return json.loads(
+            text, parse_constant=_reject_constant, parse_int=_js_int, object_pairs_hook=_js_object
+        )
+    except RecursionError:
+        return _parse_nested(text, js_values=True)
 
 
-def _js_object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    value = dict(pairs)
-    indices = sorted((key for key in value if _is_array_index(key)), key=int)
-    if not indices:
-        return value
-    return {**{key: value[key] for key in indices}, **value}
+_JSON_TOKEN: Final = re.compile(
+    r'[ \t\n\r]*(?:(?P<string>"(?:[^"\\\x00-\x1f]|\\(?:["\\/bfnrt]|u[0-9a-fA-F]{4}))*")'
+    r"|(?P<number>-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?)"
+    r"|(?P<word>true|false|null)|(?P<mark>[\[\]{},:]))"
+)
+_WORDS: Final = {"true": True, "false": False, "null": None}
+
+
+def _parse_nested(text: str, *, js_values: bool) -> Any:
+    """``JSON.parse`` of a value nested deeper than the ``json`` module recurses (V8 has no
+    such limit): the same grammar over tokens, with an explicit stack."""
+    stack: list[tuple[list[Any], bool]] = []  # items (an object's: key, value, …), is_object
+    expect, result = "value", None
+    for kind, token in _json_tokens(text):
+        opens = kind == "mark" and token in "[{"
+        closes = kind == "mark" and token in "]}" and bool(stack)
+        if opens and expect in ("value", "item"):
+            stack.append(([], token == "{"))
+            expect = "key" if token == "{" else "item"
+            continue
+        if closes and expect in ("item", "key", "next") and stack[-1][1] == (token == "}"):
+            items, is_object = stack.pop()
+            value = _container_value(items, is_object, js_values)
+        elif kind != "mark" and expect in ("value", "item"):
+            value = _token_value(kind, token, js_values)
+        elif kind == "string" and expect in ("key", "member"):
+            stack[-1][0].append(json.loads(token))
+            expect = "colon"
+            continue
+        elif (expect, token) in (("colon", ":"), ("next", ",")):
+            expect = "value" if token == ":" or not stack[-1][1] else "member"
+            continue
+        else:
+            raise ValueError(f"Unexpected token {token!r} in JSON")
+        if stack:
+            stack[-1][0].append(value)
+            expect = "next"
+        else:
+            expect, result = "end", value
+    if expect != "end":
+        raise ValueError("Unexpected end of JSON input")
+    return result
+
+
+def _json_tokens(text: str) -> Iterator[tuple[str, str]]:
+    position = 0
+    while (match := _JSON_TOKEN.match(text, position)) is not None:
+        kind = match.lastgroup or ""
+        yield kind, match.group(kind)
+        position = match.end()
+    if text[position:].strip(" \t\n\r"):
+        raise ValueError(f"Unexpected token in JSON at position {position}")
+
+
+def _token_value(kind: str, token: str, js_values: bool) -> Any:
+    if kind == "word":
+        return _WORDS[token]
+    if kind == "number" and js_values and token.lstrip("-").isdigit():
+        return _js_int(token)
+    return json.loads(token)
+
+
+def _container_value(items: list[Any], is_object: bool, js_values: bool) -> Any:
+    if not is_object:
+        return items
+    value = dict(zip(items[::2], items[1::2], strict=True))
+    return property_order(value) if js_values else value
+
+
+def _js_object(pairs: list[tuple[str, Any]]) -> Mapping[str, Any]:
+    return property_order(dict(pairs))
+
+
+def property_order(value: Mapping[Any, Any]) -> Mapping[str, Any]:
+    """``value`` with its keys as a JS object lists them: strings, the array-index keys
+    first in ascending order, then the others in insertion order."""
+    keys = [key if isinstance(key, str) else js_string(key) for key in value]
+    if not any(_is_array_index(key) for key in keys):
+        return (
+            value
+            if all(type(key) is str for key in value)
+            else dict(zip(keys, value.values(), strict=True))
+        )
+    named = dict(zip(keys, value.values(), strict=True))
+    indices = sorted((key for key in named if _is_array_index(key)), key=int)
+    return {**{key: named[key] for key in indices}, **named}
 
 
 def _is_array_index(key: str) -> bool:
@@ -389,15 +432,23 @@ def _js_int(text: str) -> int | float:
 # -- strings as UTF-16 (indexOf, includes, split) ------------------------------------------------
 
 
-def _units(text: str) -> str:
-    """``text`` with every astral character split into its two surrogate code units."""
-    if not any(ord(char) > 0xFFFF for char in text):
+_ASTRAL: Final = re.compile("[\U00010000-\U0010ffff]")
+
+
+def code_units(text: str) -> str:
+    """``text`` as JavaScript holds it: every astral character split into its two surrogate
+    code units (one ``str`` character per UTF-16 unit)."""
+    if text.isascii() or not _ASTRAL.search(text):
         return text
     data = text.encode("utf-16-le", errors="surrogatepass")
     return "".join(chr(data[i] | data[i + 1] << 8) for i in range(0, len(data), 2))
 
 
-def _from_units(units: str) -> str:
+def from_code_units(units: str) -> str:
+    """The ``str`` of a JavaScript string's units: each surrogate pair becomes its character,
+    a lone surrogate stays."""
+    if units.isascii() or not _LONE_SURROGATE.search(units):
+        return units
     return units.encode("utf-16-le", errors="surrogatepass").decode(
         "utf-16-le", errors="surrogatepass"
     )
@@ -408,7 +459,7 @@ def _has_surrogate(text: str) -> bool:
 
 
 def index_of(text: str, query: str, start: int = 0) -> int:
-    """``text.indexOf(query)`` as a code-point index (-1 when absent).
+    """``text.indexOf(query)`` as a code-point offset (-1 when absent).
 
     JS searches UTF-16 code units, so a query holding a lone surrogate can match half of a
     surrogate pair; only then are text and query searched as code units (an astral
@@ -416,23 +467,23 @@ def index_of(text: str, query: str, start: int = 0) -> int:
     """
     if not _has_surrogate(query):
         return text.find(query, start)
-    units = _units(text)
-    found = units.find(_units(query), len(_units(text[:start])))
-    return -1 if found < 0 else len(_from_units(units[:found]))
+    units = code_units(text)
+    found = units.find(code_units(query), len(code_units(text[:start])))
+    return -1 if found < 0 else len(from_code_units(units[:found]))
 
 
 def includes(text: str, query: str) -> bool:
     """``text.includes(query)`` (UTF-16 semantics, see :func:`index_of`)."""
     if not _has_surrogate(query):
         return query in text
-    return _units(query) in _units(text)
+    return code_units(query) in code_units(text)
 
 
 def replace_all(text: str, old: str, new: str) -> str:
     """``text.split(old).join(new)``: left-to-right non-overlapping, literal."""
     if not _has_surrogate(old):
         return text.replace(old, new)
-    return _from_units(_units(text).replace(_units(old), _units(new)))
+    return from_code_units(code_units(text).replace(code_units(old), code_units(new)))
 
 
 def splice(text: str, old: str, new: str) -> str:
@@ -440,26 +491,25 @@ def splice(text: str, old: str, new: str) -> str:
     if not _has_surrogate(old):
         index = text.find(old)
         return text[:index] + new + text[index + len(old) :]
-    units, old_units = _units(text), _units(old)
+    units, old_units = code_units(text), code_units(old)
     index = units.find(old_units)
-    return _from_units(units[:index] + _units(new) + units[index + len(old_units) :])
+    return from_code_units(units[:index] + code_units(new) + units[index + len(old_units) :])
 
 
 def occurrence_starts(text: str, needle: str) -> list[int]:
     """Code-unit-faithful starts of the non-overlapping occurrences of ``needle``, as
-    code-point prefixes of ``text`` (what ``indexOf`` in a loop visits)."""
-    if _has_surrogate(needle):
-        units, needle = _units(text), _units(needle)
-    else:
-        units = text
+    code-point offsets of ``text`` (what ``indexOf`` in a loop visits)."""
+    surrogates = _has_surrogate(needle)
+    units = code_units(text) if surrogates else text
+    needle = code_units(needle) if surrogates else needle
     starts: list[int] = []
     found = units.find(needle)
     while found >= 0:
         starts.append(found)
         found = units.find(needle, found + max(len(needle), 1))
-    if units is text:
+    if not surrogates:
         return starts
-    return [len(_from_units(units[:start])) for start in starts]
+    return [len(from_code_units(units[:start])) for start in starts]
 
 
 # -- localeCompare --------------------------------------------------------------------------------

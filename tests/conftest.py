@@ -8,6 +8,7 @@ from collections.abc import Iterator
 
 import pytest
 from hypothesis import settings
+from js_node import JsNode
 from node_batch import NodeBatch
 
 settings.register_profile("deterministic", derandomize=True, database=None)
@@ -49,3 +50,11 @@ def node() -> Iterator[NodeBatch]:
     batch = NodeBatch()
     yield batch
     batch.close()
+
+
+@pytest.fixture(scope="session")
+def node_js() -> Iterator[JsNode]:
+    """Node answering what JavaScript does (``tests/js_node.py``), for the whole session."""
+    node = JsNode()
+    yield node
+    node.close()

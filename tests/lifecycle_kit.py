@@ -31,7 +31,6 @@ from session_builders import SessionBuilder
 
 from pictx_fsm.audit.log import AuditLog, verify_chain, verify_records
 from pictx_fsm.extensions.pi_context.boot_writer import BootWriter
-from pictx_fsm.extensions.pi_context.policy import SettingsSource
 from pictx_fsm.extensions.pi_context.runtime import LifecycleRuntime, SettingsFactory
 from pictx_fsm.extensions.pi_context.texts import Profile, Texts
 from pictx_fsm.host.effects import (
@@ -67,6 +66,7 @@ from pictx_fsm.host.events import (
     TurnEnd,
     TurnStart,
 )
+from pictx_fsm.host.settings import SettingsSource
 from pictx_fsm.machines import Configuration
 from pictx_fsm.session.entries import ABSENT, CustomEntry, CustomMessageEntry, Entry, MessageEntry
 from pictx_fsm.session.projection import project_branch

@@ -30,12 +30,14 @@ def json_normal(value: Any) -> Any:
 
 
 class NodeBatch:
-    def __init__(self) -> None:
+    """A Node process running ``script`` (the extension's modules by default)."""
+
+    def __init__(self, script: Path = BATCH) -> None:
         node = node_binary()
         if node is None:
             pytest.skip("Node is not installed (.ci/run installs Node 22 with Pi)")
         self.process = subprocess.Popen(
-            [node, str(BATCH)],
+            [node, str(script)],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             text=True,
@@ -48,7 +50,7 @@ class NodeBatch:
         self.process.stdin.flush()
         line = self.process.stdout.readline()
         if not line:
-            raise AssertionError("the Node batch process died")
+            raise AssertionError(f"the Node process running {self.process.args} died")
         return json.loads(line)
 
     def close(self) -> None:

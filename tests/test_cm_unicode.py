@@ -10,6 +10,7 @@ from cm_kit import C, D, P, S, play, shared, tool_payloads, user_ids, world
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from pictx_fsm import js
 from pictx_fsm.extensions.context_management import history
 from pictx_fsm.extensions.context_management.kit.world import World
 from pictx_fsm.extensions.context_management.sources import Source, pieces
@@ -108,9 +109,11 @@ def test_unicode_search_and_read_answer_as_node_would(text: str, query: str) -> 
         read.append(page["text"])
         offset = page["nextOffset"]
     found = history.search(scope, query, None)
-    # Then the pages join to the text as Node's Buffer holds it (U+FFFD for each lone
-    # surrogate), and a hit is reported exactly when JavaScript's indexOf finds the query
-    assert "".join(read) == "".join("\ufffd" if "\ud800" <= c <= "\udfff" else c for c in text)
+    # Then the pages join to the text as Node's Buffer holds it (two halves side by side are
+    # one character to JavaScript, U+FFFD for each lone surrogate), and a hit is reported
+    # exactly when JavaScript's indexOf finds the query
+    held = js.from_code_units(text)
+    assert "".join(read) == "".join("\ufffd" if "\ud800" <= c <= "\udfff" else c for c in held)
     units = text.encode("utf-16-le", "surrogatepass")
     needle = query.encode("utf-16-le", "surrogatepass")
     hit = any(units[i : i + len(needle)] == needle for i in range(0, len(units) + 1, 2))

@@ -31,8 +31,8 @@ from pictx_fsm import (
     apply,
 )
 from pictx_fsm.extensions.pi_context.adapter import LifecycleExtension
-from pictx_fsm.extensions.pi_context.policy import CompactionSettings as PolicyCompactionSettings
 from pictx_fsm.host.effects import CompactionDraft, ContextEditDraft
+from pictx_fsm.host.settings import CompactionSettings as PolicyCompactionSettings
 from pictx_fsm.hosts.model import (
     Aborted,
     Brain,
@@ -171,7 +171,9 @@ class _Recorder:
 def test_host_and_policy_read_one_compaction_setting() -> None:
     # Given host settings with automatic compaction off and a small reserve
     compaction = CompactionSettings(enabled=False, reserve_tokens=2_000, keep_recent_tokens=1_000)
-    host = HostSettings(compaction=compaction, pi_context={"reminderMarginTokens": 4_000})
+    host = HostSettings(
+        compaction=compaction, extension_settings={"pi-context": {"reminderMarginTokens": 4_000}}
+    )
     # Then the runtime's policy reads the very same values
     assert CompactionSettings is PolicyCompactionSettings
     runtime = LifecycleRuntime(SessionTree(header()), settings=host.settings_source())

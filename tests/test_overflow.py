@@ -12,7 +12,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 from shared_paths import SHARED
 
-from pictx_fsm.extensions.pi_context.overflow import (
+from pictx_fsm.host.events import ModelInfo
+from pictx_fsm.host.overflow import (
     PI_0_87,
     PI_MONO_LEGACY,
     OverflowPatterns,
@@ -20,7 +21,6 @@ from pictx_fsm.extensions.pi_context.overflow import (
     is_overflow_like,
     is_recoverable_length,
 )
-from pictx_fsm.host.events import ModelInfo
 from pictx_fsm.session.entries import AgentMessage
 
 MODEL = ModelInfo(provider="anthropic", id="claude", context_window=200_000, max_tokens=4096)

@@ -14,15 +14,10 @@ from hypothesis import strategies as st
 
 from pictx_fsm.extensions.pi_context.policy import (
     DEFAULT_THRESHOLDS,
-    FileSettingsSource,
     FrozenScopes,
-    ModelRef,
     Policy,
-    SettingsScopes,
-    StaticSettingsSource,
     Thresholds,
     Usage,
-    default_agent_dir,
     derive_thresholds,
     guidance_count,
     pi_context_settings,
@@ -34,6 +29,13 @@ from pictx_fsm.extensions.pi_context.policy import (
     validate_margin,
 )
 from pictx_fsm.extensions.pi_context.texts import NOTICE_INVALID_MARGIN, NOTICE_SETTINGS_UNREADABLE
+from pictx_fsm.host.settings import (
+    FileSettingsSource,
+    ModelRef,
+    SettingsScopes,
+    StaticSettingsSource,
+    default_agent_dir,
+)
 from pictx_fsm.session.entries import ABSENT
 
 MAX_SAFE = 2**53 - 1

@@ -21,7 +21,7 @@ from pydantic_ai.usage import RequestUsage
 from pictx_fsm.extensions.pi_context.kit.notes_sandbox import NotesSandbox, resolve_arguments
 from pictx_fsm.extensions.pi_context.kit.tool_coverage import tool_outcomes
 from pictx_fsm.extensions.pi_context.kit.world import World, WorldConfig
-from pictx_fsm.extensions.pi_context.policy import StaticSettingsSource
+from pictx_fsm.host.settings import StaticSettingsSource
 from pictx_fsm.hosts.model.brain import Call, Overflow, ProviderError, Response, Text, Tools
 from pictx_fsm.hosts.pydantic_ai import LifecycleSettings, PiContext, PiSession
 from pictx_fsm.hosts.pydantic_ai.scripted import MODEL_NAME, ScriptedModel

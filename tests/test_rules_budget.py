@@ -14,7 +14,6 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from lifecycle_kit import MODEL, WINDOW, Kit, audits_verify  # noqa: F401
 
-from pictx_fsm.extensions.pi_context.policy import SettingsScopes, StaticSettingsSource
 from pictx_fsm.extensions.pi_context.runtime import pi_file_settings
 from pictx_fsm.extensions.pi_context.texts import (
     GUIDANCE_TYPE,
@@ -28,6 +27,7 @@ from pictx_fsm.extensions.pi_context.texts import (
 )
 from pictx_fsm.host.effects import BoundaryResult, MessagesResult, Notify
 from pictx_fsm.host.events import ContextUsage, ModelInfo
+from pictx_fsm.host.settings import SettingsScopes, StaticSettingsSource
 from pictx_fsm.session.estimate import TiktokenCounter
 from pictx_fsm.session.tree import SessionTree
 from pictx_fsm.session.usage import window_tokens_of

@@ -11,7 +11,6 @@ from hypothesis import strategies as st
 from lifecycle_kit import WINDOW, Kit, audits_verify  # noqa: F401
 
 from pictx_fsm.extensions.pi_context.notes import InMemoryNotesSource
-from pictx_fsm.extensions.pi_context.policy import StaticSettingsSource
 from pictx_fsm.extensions.pi_context.texts import (
     BOOT_TYPE,
     CONTINUATION_TYPE,
@@ -27,6 +26,7 @@ from pictx_fsm.host.effects import (
     Notify,
     SendMessage,
 )
+from pictx_fsm.host.settings import StaticSettingsSource
 
 RESERVE = 16_384
 GUIDANCE_TOKENS = WINDOW - 35_000  # remaining 35000: inside the reminder band

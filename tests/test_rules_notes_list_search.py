@@ -11,7 +11,7 @@ from session_builders import SessionBuilder
 from test_rules_notes_tools import ADDR
 from tools_kit import SESSION, START_MS, Notes, read_result
 
-from pictx_fsm import js
+from pictx_fsm import js_date
 from pictx_fsm.extensions.pi_context.notes import FileNotesSource, load_notes_snapshot
 from pictx_fsm.extensions.pi_context.texts import NOTES_HOME_BLOCK_0_25_0
 from pictx_fsm.extensions.pi_context.tools import NotesIdentity, tool_spec
@@ -33,7 +33,7 @@ def put(notes: Notes, relative: str, body: str = "body", updated_ms: int = START
     """A hand-written note file with a legacy scope line (as the anchor's fixtures write)."""
     path = notes.root / relative
     path.parent.mkdir(parents=True, exist_ok=True)
-    stamp = js.local_iso(updated_ms)
+    stamp = js_date.local_iso(updated_ms)
     path.write_text(
         f"---\nscope: x\norigin: self\nstatus: active\nstale: false\ncreated_at: {stamp}\n"
         f"updated_at: {stamp}\nlast_accessed: {stamp}\naccess_count: 0\n---\n\n{body}",
@@ -336,7 +336,7 @@ def test_n52_times_come_from_the_frontmatter_never_the_file_mtime(notes: Notes) 
     put(notes, f"{SESSION_DIR}/n.md", updated_ms=1_000_000_000_000)
     os.utime(notes.root / SESSION_DIR / "n.md", (2_000_000_000, 2_000_000_000))
     (row,) = notes.ok("notes_list")["files"]
-    assert row["updated_at"] == js.local_iso(1_000_000_000_000, notes.context.zone)
+    assert row["updated_at"] == js_date.local_iso(1_000_000_000_000, notes.context.zone)
 
 
 def test_n53_filesystem_errors_are_error_results_named_by_their_code(notes: Notes) -> None:

@@ -11,7 +11,7 @@ from zoneinfo import ZoneInfo
 import pytest
 from tools_kit import PROJECT, SESSION, Notes, read_result
 
-from pictx_fsm import js
+from pictx_fsm import js_date
 from pictx_fsm.extensions.pi_context.tools import (
     TOOL_SPECS,
     ToolContext,
@@ -402,8 +402,8 @@ def test_n17_known_keys_in_order_then_others_and_scope_is_dropped() -> None:
     ],
 )
 def test_n18_local_iso_uses_the_zone_offset_and_never_z(zone: timezone, text: str) -> None:
-    assert js.local_iso(1_700_000_000_123, zone) == text
-    assert js.parse_date_ms(text) == 1_700_000_000_123
+    assert js_date.local_iso(1_700_000_000_123, zone) == text
+    assert js_date.parse_date_ms(text) == 1_700_000_000_123
 
 
 @pytest.mark.parametrize(

@@ -11,16 +11,16 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from lifecycle_kit import MODEL, WINDOW, Kit, audits_verify  # noqa: F401
 
-from pictx_fsm.extensions.pi_context import overflow
-from pictx_fsm.extensions.pi_context.policy import StaticSettingsSource
 from pictx_fsm.extensions.pi_context.texts import (
     BOOT_TYPE,
     CONTINUATION_TYPE,
     GUIDANCE_TYPE,
     MARKER_TYPE,
 )
+from pictx_fsm.host import overflow
 from pictx_fsm.host.effects import BoundaryResult, CancelResult, CustomDraft, HookResult
 from pictx_fsm.host.events import ModelInfo, Outcome, TurnEnd
+from pictx_fsm.host.settings import StaticSettingsSource
 
 RESET_TAIL = [MARKER_TYPE, BOOT_TYPE, CONTINUATION_TYPE]
 INCOMING = (CustomDraft(custom_type="other/ext", data={}),)

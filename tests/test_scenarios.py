@@ -13,7 +13,6 @@ import pytest
 from lifecycle_kit import ROOT_ID, WINDOW, Kit, audits_verify  # noqa: F401
 
 from pictx_fsm.extensions.pi_context.notes import InMemoryNotesSource
-from pictx_fsm.extensions.pi_context.policy import StaticSettingsSource
 from pictx_fsm.extensions.pi_context.runtime import pi_file_settings
 from pictx_fsm.extensions.pi_context.texts import (
     BOOT_TYPE,
@@ -28,6 +27,7 @@ from pictx_fsm.extensions.pi_context.texts import (
 )
 from pictx_fsm.host.effects import BoundaryResult, CancelResult, CustomDraft, HookResult, Notify
 from pictx_fsm.host.events import ModelInfo
+from pictx_fsm.host.settings import StaticSettingsSource
 
 TAIL = [MARKER_TYPE, BOOT_TYPE, CONTINUATION_TYPE]
 INCOMING = (CustomDraft(custom_type="other/ext", data={}),)

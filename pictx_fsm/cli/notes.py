@@ -21,7 +21,7 @@ import os
 from collections.abc import Sequence
 from pathlib import Path
 
-from pictx_fsm import js
+from pictx_fsm import js_date
 from pictx_fsm.errors import UsageError
 from pictx_fsm.extensions.pi_context.texts import NOTES_AGENT_ENV, NOTES_HOME_ENV
 from pictx_fsm.extensions.pi_context.tools.address import AddressError, decode_address
@@ -137,14 +137,18 @@ def _search(
 
 
 def _row_json(row: NoteRow) -> dict[str, object]:
-    return {"address": row.address, "stale": row.stale, "updated_at": js.local_iso(row.updated_at)}
+    return {
+        "address": row.address,
+        "stale": row.stale,
+        "updated_at": js_date.local_iso(row.updated_at),
+    }
 
 
 def _row_text(row: NoteRow) -> str:
     lines = row.body.count("\n") + 1
     state = "stale" if row.stale else "fresh"
     size = f"({lines} lines, {row.size_bytes} UTF-8 bytes)"
-    return f"{js.local_iso(row.updated_at)}  {state}  {row.address}  {size}"
+    return f"{js_date.local_iso(row.updated_at)}  {state}  {row.address}  {size}"
 
 
 def _hit_json(hit: SearchRow) -> dict[str, object]:

@@ -7,9 +7,9 @@ from collections.abc import Callable, Iterable
 from attrs import field, frozen
 
 from pictx_fsm.conformance.findings import EntryRef, Finding, FindingKind, make_finding
-from pictx_fsm.extensions.pi_context.overflow import PI_0_87, OverflowPatterns
 from pictx_fsm.extensions.pi_context.texts import Profile
 from pictx_fsm.extensions.pi_context.windows import root_window_id
+from pictx_fsm.host.overflow import PI_0_87, OverflowPatterns
 from pictx_fsm.session.problems import Severity
 from pictx_fsm.session.tree import SessionTree, TreeNode
 

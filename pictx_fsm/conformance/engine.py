@@ -34,8 +34,8 @@ from pictx_fsm.conformance.walk import (
     unique,
     walk,
 )
-from pictx_fsm.extensions.pi_context.overflow import PI_0_87, OverflowPatterns
 from pictx_fsm.extensions.pi_context.texts import DEFAULT_PROFILE, Profile
+from pictx_fsm.host.overflow import PI_0_87, OverflowPatterns
 from pictx_fsm.session.entries import Entry
 from pictx_fsm.session.tree import SessionTree, TreeNode
 

@@ -90,6 +90,11 @@ class Extension(Protocol):
     @property
     def commands(self) -> Mapping[str, CommandHandler]: ...
 
+    @property
+    def idle_commands(self) -> frozenset[str]:
+        """Commands whose handler first waits for the agent to be idle
+        (``ctx.waitForIdle()``): a host runs them only between runs."""
+
     def bind(self, tree: SessionTree) -> None:
         """Called at startup and after every runtime replacement, before ``session_start``."""
 
@@ -114,6 +119,10 @@ class BaseExtension:
     @property
     def commands(self) -> Mapping[str, CommandHandler]:
         return {}
+
+    @property
+    def idle_commands(self) -> frozenset[str]:
+        return frozenset()
 
     def bind(self, tree: SessionTree) -> None:
         """Nothing to rebuild by default."""

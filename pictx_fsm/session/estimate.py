@@ -38,8 +38,7 @@ from typing import Any, Final, Protocol
 
 from attrs import field, frozen
 
-from pictx_fsm.fastjson import dumper
-from pictx_fsm.js import is_number, is_plain_object
+from pictx_fsm.js import is_number, is_plain_object, stringify
 from pictx_fsm.session.entries import Entry, MessageEntry
 from pictx_fsm.session.projection import Message, latest_compaction_index, system_content_text
 
@@ -82,24 +81,11 @@ def js_length(text: str) -> int:
 
 
 def js_json(value: Any) -> str:
-    """``JSON.stringify`` for a JSON value (integral floats print as integers, as in JS);
-    ``"undefined"`` for a missing value (pi-ai's ``safeJsonStringify``)."""
+    """``JSON.stringify`` for a JSON value (:func:`pictx_fsm.js.stringify`); ``"undefined"``
+    for a missing value (pi-ai's ``safeJsonStringify``)."""
     if value is _MISSING:
         return "undefined"
-    return _compact(_js_numbers(value))
-
-
-_compact: Final = dumper(separators=(",", ":"), ensure_ascii=False)
-
-
-def _js_numbers(value: Any) -> Any:
-    if isinstance(value, float) and value.is_integer():
-        return int(value)
-    if isinstance(value, dict):
-        return {key: _js_numbers(item) for key, item in value.items()}
-    if isinstance(value, list):
-        return [_js_numbers(item) for item in value]
-    return value
+    return stringify(value)
 
 
 # --------------------------------------------------------------------------------------------
@@ -315,9 +301,11 @@ def timestamp_of(message: Message) -> float:
 
 
 def js_max(left: float, right: float) -> float:
-    """``Math.max`` over two numbers: NaN wins."""
+    """``Math.max`` over two numbers: NaN wins, and +0 is larger than -0."""
     if math.isnan(left) or math.isnan(right):
         return math.nan
+    if left == right == 0:
+        return left if math.copysign(1.0, left) > 0 else right
     return max(left, right)
 
 

@@ -19,13 +19,10 @@ as is) and never glues a new entry onto an unterminated last line (failure mode 
 
 from __future__ import annotations
 
-import decimal
 import errno
 import io
 import logging
-import math
 import os
-import re
 import stat
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -34,8 +31,7 @@ from typing import Any, BinaryIO, Final
 from attrs import frozen
 
 from pictx_fsm.errors import SessionWriteError, UnreadableInputError
-from pictx_fsm.fastjson import dumper, utf8_string
-from pictx_fsm.js import is_plain_object
+from pictx_fsm.js import stringify
 from pictx_fsm.session.entries import (
     ENTRY_TYPES,
     Entry,
@@ -542,94 +538,13 @@ def os_reason(exc: OSError) -> str:
 # --------------------------------------------------------------------------------------------
 # Writing
 
-_LONE_SURROGATE: Final = re.compile("[\ud800-\udfff]")
-_encode_string: Final = utf8_string  # one C call, non-ASCII kept
-_dumps_finite: Final = dumper(separators=(",", ":"), ensure_ascii=False, allow_nan=False)
-
 
 def dumps_json(obj: Mapping[str, Any]) -> str:
-    """One object as Pi's ``JSON.stringify`` writes it: compact, non-ASCII kept, numbers in
-    JavaScript's form (``0.000013456``, not ``1.3456e-05``; ``1.0`` as ``1``), lone
-    surrogates escaped (so the line is always valid UTF-8). A non-finite number or a value
-    JSON cannot hold raises ``ValueError``/``TypeError``."""
-    if _python_numbers_match(obj):
-        text = _dumps_finite(obj)
-    else:
-        chunks: list[str] = []
-        _encode(obj, chunks)
-        text = "".join(chunks)
-    return _LONE_SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
-
-
-_SCALARS: Final = frozenset({str, int, bool, type(None)})
-"""Exact types of JSON values that are neither a float nor a container."""
-
-
-def _python_numbers_match(value: Any) -> bool:
-    """No float whose Python spelling differs from JavaScript's (the fast path applies)."""
-    if type(value) in _SCALARS:  # most values: a text, an integer, a flag or null
-        return True
-    if isinstance(value, float):
-        return not math.isfinite(value) or js_number(value) == repr(value)
-    if is_plain_object(value):
-        return all(_python_numbers_match(item) for item in value.values())
-    if isinstance(value, list | tuple):
-        return all(_python_numbers_match(item) for item in value)
-    return True
-
-
-def _encode(value: Any, out: list[str]) -> None:
-    if isinstance(value, str):
-        out.append(_encode_string(value))
-    elif value is None or isinstance(value, bool):
-        out.append("null" if value is None else "true" if value else "false")
-    elif isinstance(value, int):
-        out.append(int.__repr__(value))
-    elif isinstance(value, float):
-        out.append(js_number(value))
-    elif is_plain_object(value):
-        _encode_items("{}", [(k, v) for k, v in value.items()], out, keyed=True)
-    elif isinstance(value, list | tuple):
-        _encode_items("[]", [(None, v) for v in value], out, keyed=False)
-    else:
-        raise TypeError(f"{type(value).__name__} is not JSON serializable")
-
-
-def _encode_items(
-    brackets: str, items: list[tuple[Any, Any]], out: list[str], *, keyed: bool
-) -> None:
-    out.append(brackets[0])
-    for position, (key, item) in enumerate(items):
-        if position:
-            out.append(",")
-        if keyed:
-            if not isinstance(key, str):
-                raise TypeError(f"key {key!r} is not a string")
-            out.append(_encode_string(key) + ":")
-        _encode(item, out)
-    out.append(brackets[1])
-
-
-def js_number(value: float) -> str:
-    """``Number.prototype.toString`` for a finite float: the shortest round-trip digits
-    (as Python's ``repr``) laid out by ECMAScript's rules (exponent only below 1e-6 or from
-    1e21 on)."""
-    if not math.isfinite(value):
-        raise ValueError(f"{value!r} is not JSON")
-    if value == 0:
-        return "0"
-    sign = "-" if value < 0 else ""
-    digits_tuple, exponent = decimal.Decimal(repr(abs(value))).normalize().as_tuple()[1:]
-    digits = "".join(map(str, digits_tuple))
-    k, n = len(digits), int(exponent) + len(digits)
-    if k <= n <= 21:
-        return sign + digits + "0" * (n - k)
-    if 0 < n <= 21:
-        return sign + digits[:n] + "." + digits[n:]
-    if -6 < n <= 0:
-        return sign + "0." + "0" * -n + digits
-    mantissa = digits[0] + ("." + digits[1:] if k > 1 else "")
-    return f"{sign}{mantissa}e{'+' if n - 1 >= 0 else '-'}{abs(n - 1)}"
+    """One object as Pi's ``JSON.stringify`` writes it (:func:`pictx_fsm.js.stringify`:
+    compact, non-ASCII kept, JavaScript's numbers and key order, lone surrogates escaped, so
+    the line is always valid UTF-8). A non-finite number or a value JSON cannot hold raises
+    ``ValueError``/``TypeError``: such a line is never written."""
+    return stringify(obj, finite=True)
 
 
 def dumps_entry(entry: Entry | SessionHeader) -> str:
@@ -751,7 +666,6 @@ __all__ = [
     "iter_session",
     "iter_session_lines",
     "iter_text_lines",
-    "js_number",
     "open_regular",
     "parse_session",
     "read_session",

@@ -19,12 +19,13 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Iterable, Mapping, Sequence
-from datetime import UTC, datetime, timedelta
+from datetime import UTC
 from typing import Any, Final, TypeAlias
 
 from attrs import frozen
 
 from pictx_fsm.js import is_plain_object
+from pictx_fsm.js_date import parse_date_ms
 from pictx_fsm.session.entries import (
     ABSENT,
     BranchSummaryEntry,
@@ -53,7 +54,6 @@ EDITABLE_ROLES: Final = frozenset({"user", "assistant", "toolResult"})
 """Roles of ``message`` entries a ``context_edit`` may target (plus ``custom_message``)."""
 _BLOCK_ROLES: Final = frozenset({"assistant", "toolResult"})
 _LLM_ROLES: Final = frozenset({"system", "user", "assistant", "toolResult"})
-_EPOCH: Final = datetime(1970, 1, 1, tzinfo=UTC)
 
 
 def entry_id(entry: Entry) -> str | None:
@@ -62,9 +62,8 @@ def entry_id(entry: Entry) -> str | None:
 
 def iso_to_epoch_ms(text: object) -> int | None:
     """``new Date(iso).getTime()`` for an entry timestamp; ``None`` where JS gives NaN.
-
-    Integer arithmetic, so ``…03.785Z`` is exactly ``…785`` (a float product can round down).
-    """
+    Pi writes ``toISOString()``; any other text is read as V8 reads it, a wall time without
+    offset as UTC (a session file does not say the host's zone)."""
     if not isinstance(text, str) or not text:
         return None
     return _epoch_ms(text)
@@ -73,13 +72,7 @@ def iso_to_epoch_ms(text: object) -> int | None:
 @functools.lru_cache(maxsize=1 << 12)
 def _epoch_ms(text: str) -> int | None:
     """Cached: every projection of a window reads its entries' timestamps again."""
-    try:
-        parsed = datetime.fromisoformat(text.replace("z", "Z"))
-    except ValueError:
-        return None
-    if parsed.tzinfo is None:
-        parsed = parsed.replace(tzinfo=UTC)
-    return (parsed - _EPOCH) // timedelta(milliseconds=1)
+    return parse_date_ms(text, UTC)
 
 
 # --------------------------------------------------------------------------------------------

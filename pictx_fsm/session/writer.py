@@ -12,9 +12,9 @@ from __future__ import annotations
 import random
 import time
 from collections.abc import Callable, Mapping
-from datetime import UTC, datetime
 from typing import Any, TypeAlias, TypeVar
 
+from pictx_fsm.js_date import iso_string
 from pictx_fsm.session.entries import (
     ABSENT,
     AgentMessage,
@@ -60,8 +60,7 @@ def iso(ms: int) -> str:
         hour, second = divmod(second, 3_600)
         minute, second = divmod(second, 60)
         return f"{date}{hour:02d}:{minute:02d}:{second:02d}.{millis:03d}Z"
-    stamp = datetime.fromtimestamp(ms / 1000, tz=UTC)
-    return stamp.isoformat(timespec="milliseconds").replace("+00:00", "Z")
+    return iso_string(ms)
 
 
 _YEAR_10000_MS = 253_402_300_800_000

@@ -74,6 +74,11 @@ class LifecycleExtension:
         return SEQUENTIAL_TOOLS
 
     @property
+    def idle_commands(self) -> frozenset[str]:
+        """``/wipe-memory`` waits for idle (pi-context's handler calls ``ctx.waitForIdle()``)."""
+        return frozenset({WIPE_MEMORY_COMMAND})
+
+    @property
     def commands(self) -> Mapping[str, CommandHandler]:
         return {
             WIPE_MEMORY_COMMAND: self._command(WIPE_MEMORY_COMMAND),

@@ -49,6 +49,7 @@ from pictx_fsm.extensions.pi_context.tools import HANDLERS as TOOL_HANDLERS
 from pictx_fsm.extensions.pi_context.tools import execute_tool
 from pictx_fsm.host.effects import HookResult
 from pictx_fsm.host.events import HookEvent, HostContext, ToolCall
+from pictx_fsm.host.settings import SettingsSource, StaticSettingsSource
 from pictx_fsm.machines import Configuration
 from pictx_fsm.session.estimate import TiktokenCounter, TokenCounter
 from pictx_fsm.session.tree import SessionTree
@@ -66,7 +67,7 @@ class LifecycleRuntime:
         *,
         profile: Profile | str = DEFAULT_PROFILE,
         texts: Texts | None = None,
-        settings: policy.SettingsSource | SettingsFactory | None = None,
+        settings: SettingsSource | SettingsFactory | None = None,
         cache_policy: bool | None = None,
         boot_writer: BootWriter | None = None,
         usage: UsageIndex | None = None,
@@ -89,7 +90,7 @@ class LifecycleRuntime:
                 raise UsageError("give notes_home or boot_writer, not both: one notes home")
             notes = FileNotesSource.for_session(tree.session_id, tree.header.cwd, home=notes_home)
             boot_writer = BootWriter(texts=texts, notes=notes)
-        settings = settings or policy.StaticSettingsSource(global_settings={})
+        settings = settings or StaticSettingsSource(global_settings={})
         lifecycle = lifecycle or load_lifecycle()
         self.services = Services(
             lifecycle=lifecycle,
@@ -169,11 +170,11 @@ class LifecycleRuntime:
         return self.services.lifecycle
 
     @property
-    def settings(self) -> policy.SettingsSource | SettingsFactory:
+    def settings(self) -> SettingsSource | SettingsFactory:
         return self.services.settings
 
     @settings.setter
-    def settings(self, settings: policy.SettingsSource | SettingsFactory) -> None:
+    def settings(self, settings: SettingsSource | SettingsFactory) -> None:
         """Swap the settings authority (a settings manager replaced under a live session)."""
         self.services = attrs.evolve(self.services, settings=settings)
 

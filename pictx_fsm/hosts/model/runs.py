@@ -13,12 +13,11 @@ nothing but the settle happens (no recovery, no ``agent_before_settle``).
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping, Sequence
 from typing import Any, Final, TypeAlias
 
-from pictx_fsm.extensions.pi_context.overflow import is_context_overflow
 from pictx_fsm.host.events import AgentBeforeSettle, AgentSettled
+from pictx_fsm.host.overflow import is_context_overflow
 from pictx_fsm.hosts.model.boundary import can_continue, chain, commit
 from pictx_fsm.hosts.model.compaction import OVERFLOW_RECOVERY_FAILED, failed, run_compaction
 from pictx_fsm.hosts.model.dispatch import emit, error
@@ -27,6 +26,7 @@ from pictx_fsm.hosts.model.records import step_at
 from pictx_fsm.hosts.model.state import HostState, RunState
 from pictx_fsm.hosts.model.steps import Steps
 from pictx_fsm.hosts.model.turns import BOUNDARY, flush_held, low_level_run, outcome_of
+from pictx_fsm.js_regex import compile_regex
 from pictx_fsm.session.entries import CompactionEntry, ContextEditEntry, Entry
 from pictx_fsm.session.estimate import context_tokens, estimate_host, timestamp_of
 from pictx_fsm.session.projection import (
@@ -38,15 +38,16 @@ from pictx_fsm.session.projection import (
 
 JSON: TypeAlias = Any
 
-RETRYABLE: Final = re.compile(
+RETRYABLE: Final = compile_regex(
     r"overloaded|provider.?returned.?error|rate.?limit|too many requests|429|500|502|503|504"
     r"|service.?unavailable|server.?error|internal.?error|network.?error|connection.?error"
     r"|connection.?refused|other side closed|fetch failed|upstream.?connect"
     r"|reset before headers|socket hang up|ended without|timed? out|timeout|terminated"
     r"|retry delay",
-    re.IGNORECASE,
+    "i",
 )
-"""Pi's ``_isRetryableError`` patterns (checked after the overflow classifier)."""
+"""Pi's ``_isRetryableError`` patterns (checked after the overflow classifier), compiled with
+JavaScript's rules (``.`` stops at line terminators, ``i`` folds as JS does)."""
 
 
 def agent_run(host: HostState, prompts: Sequence[Queued]) -> Steps[None]:
@@ -90,7 +91,7 @@ def _is_retryable(host: HostState, message: Mapping[str, JSON]) -> bool:
         return False
     if is_context_overflow(message, host.model.context_window):
         return False
-    return bool(RETRYABLE.search(str(message.get("errorMessage", ""))))
+    return RETRYABLE.test(str(message.get("errorMessage", "")))
 
 
 def _retry(host: HostState, run: RunState) -> Steps[bool]:

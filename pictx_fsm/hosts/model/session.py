@@ -16,7 +16,6 @@ from typing import Any, Literal, TypeAlias
 
 import attrs
 
-from pictx_fsm.extensions.pi_context.texts import WIPE_MEMORY_COMMAND
 from pictx_fsm.host.effects import HookResult, HostEffect
 from pictx_fsm.host.events import ModelInfo, ModelSelect, SessionShutdown
 from pictx_fsm.host.extension import Extension
@@ -323,12 +322,14 @@ class ModelSession:
         return drain(run_compaction(self._host, "manual", will_retry=False))
 
     def command(self, name: str, args: str = "") -> None:
-        """``/name args``. ``/wipe-memory`` waits for idle in Pi; the model requires it."""
+        """``/name args``. A command its extension declares idle-only (it waits for idle in
+        Pi: ``/wipe-memory``) requires an idle session here."""
         host = self._host
-        handler = next((e.commands[name] for e in host.extensions if name in e.commands), None)
-        if handler is None:
+        owner = next((e for e in host.extensions if name in e.commands), None)
+        if owner is None:
             raise ModelHostError(f"unknown command /{name}")
-        if name == WIPE_MEMORY_COMMAND:
+        handler = owner.commands[name]
+        if name in getattr(owner, "idle_commands", frozenset()):
             self._require_idle(f"/{name}")
         try:
             reply = handler(args, attrs.evolve(host.host_context(), idle=self.is_idle))

@@ -13,9 +13,8 @@ from typing import Any, Literal
 
 from attrs import field, frozen
 
-from pictx_fsm.extensions.pi_context.policy import CompactionSettings, StaticSettingsSource
-from pictx_fsm.extensions.pi_context.texts import PI_CONTEXT_SETTINGS_KEY
 from pictx_fsm.host.events import ModelInfo
+from pictx_fsm.host.settings import CompactionSettings, StaticSettingsSource
 from pictx_fsm.hosts.model.errors import HostSettingsError
 from pictx_fsm.hosts.model.profiles import DEFAULT_HOST_PROFILE, HostProfile
 
@@ -45,8 +44,9 @@ class HostSettings:
     session_dir: str = "/workspace/sessions"
     project_trusted: bool = False
     """``ctx.isProjectTrusted()``: whether the project's own settings apply (R40)."""
-    pi_context: Mapping[str, Any] = field(factory=dict)
-    """The ``pi-context`` settings object (``reminderMarginTokens``, R42)."""
+    extension_settings: Mapping[str, Mapping[str, Any]] = field(factory=dict)
+    """Extensions' own objects of ``settings.json`` by key (``{"pi-context":
+    {"reminderMarginTokens": 4000}}``): Pi stores them beside its own and never reads them."""
     session_ids: Literal["random", "clock"] = "random"
     """How new session ids are minted (:func:`~pictx_fsm.hosts.model.replace.new_session_id`):
     from the clock, as Pi's UUIDv7 ids made within a short run, or at random."""
@@ -57,11 +57,10 @@ class HostSettings:
     differential runs take it from the Pi they compare with)."""
 
     def settings_source(self) -> StaticSettingsSource:
-        """The settings a lifecycle runtime on this host reads: the host's own ``compaction``
-        values (so native compaction and the policy agree) and ``pi-context``."""
-        settings = {"compaction": self.compaction.to_json()}
-        if self.pi_context:
-            settings[PI_CONTEXT_SETTINGS_KEY] = dict(self.pi_context)
+        """The settings an extension on this host reads: the host's own ``compaction``
+        values (so native compaction and the extension agree) and the extensions' objects."""
+        settings: dict[str, Any] = {"compaction": self.compaction.to_json()}
+        settings.update({key: dict(value) for key, value in self.extension_settings.items()})
         return StaticSettingsSource(global_settings=settings)
 
     profile: HostProfile = DEFAULT_HOST_PROFILE

@@ -26,9 +26,9 @@ from typing import Any, TypeAlias
 
 from attrs import evolve, frozen
 
-from pictx_fsm.extensions.pi_context.tools import ToolOutcome
 from pictx_fsm.host.effects import HookResult, ToolResult
 from pictx_fsm.host.extension import ToolHandler, ToolInvocation, ToolOutput
+from pictx_fsm.host.tool_outcome import ToolOutcome
 from pictx_fsm.hosts.model.dispatch import apply_effects, record
 from pictx_fsm.hosts.model.messages import tool_result_message
 from pictx_fsm.hosts.model.persist import persist

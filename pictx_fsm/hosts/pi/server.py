@@ -46,7 +46,6 @@ from pictx_fsm.errors import PictxError
 from pictx_fsm.extensions.pi_context.boot_writer import BootWriter
 from pictx_fsm.extensions.pi_context.lifecycle import LifecycleState
 from pictx_fsm.extensions.pi_context.notes import FileNotesSource, default_notes_home
-from pictx_fsm.extensions.pi_context.policy import default_agent_dir
 from pictx_fsm.extensions.pi_context.runtime import LifecycleRuntime, pi_file_settings
 from pictx_fsm.extensions.pi_context.texts import (
     DEFAULT_PROFILE,
@@ -58,6 +57,7 @@ from pictx_fsm.extensions.pi_context.texts import (
 from pictx_fsm.extensions.pi_context.tools import migrate_legacy_homes
 from pictx_fsm.host.effects import Notify
 from pictx_fsm.host.events import Command, ContextUsage, HookEvent, HostContext, SessionStart
+from pictx_fsm.host.settings import default_agent_dir
 from pictx_fsm.hosts.pi import lease, texts
 from pictx_fsm.hosts.pi.connection_audit import record_transitions
 from pictx_fsm.hosts.pi.convert import BridgeProtocolError, context_of, event_of

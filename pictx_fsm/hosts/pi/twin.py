@@ -148,6 +148,10 @@ class BridgeTwin:
     def sequential_tools(self) -> frozenset[str]:
         return self.inner.sequential_tools
 
+    @property
+    def idle_commands(self) -> frozenset[str]:
+        return self.inner.idle_commands
+
     def bind(self, tree: SessionTree) -> None:
         """A new factory run: a new connection, started on first use as the bridge does."""
         self.tree = tree

@@ -52,10 +52,10 @@ from pictx_fsm import (
     TurnStart,
     apply,
 )
-from pictx_fsm.extensions.pi_context.policy import SettingsSource
 from pictx_fsm.extensions.pi_context.texts import DEFAULT_PROFILE
 from pictx_fsm.extensions.pi_context.tools import default_notes_home
 from pictx_fsm.host.events import SessionStartReason
+from pictx_fsm.host.settings import SettingsSource
 from pictx_fsm.session.estimate import TiktokenCounter, TokenCounter
 from pictx_fsm.session.projection import fold_system
 from pictx_fsm.session.transcript import Transcript

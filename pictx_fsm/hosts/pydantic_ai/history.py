@@ -30,13 +30,13 @@ from pictx_fsm.hosts.pydantic_ai.serial import message_json, messages_from_json,
 from pictx_fsm.hosts.pydantic_ai.views import (
     METADATA_KEY,
     epoch_ms,
-    iso_ms,
     part_json,
     part_message,
     response_json,
     response_message,
 )
 from pictx_fsm.session.entries import Entry
+from pictx_fsm.session.writer import iso
 
 JSON: TypeAlias = Any
 RESIDUAL_KEY: Final = "pydanticAi"
@@ -88,7 +88,7 @@ def _message_entry(
         "type": "message",
         "id": entry_id,
         "parentId": None,
-        "timestamp": iso_ms(int(message.get("timestamp", 0))),
+        "timestamp": iso(int(message.get("timestamp", 0))),
         "message": dict(message),
     }
     kept = {key: value for key, value in residuals.items() if value is not None or key == "request"}
@@ -132,7 +132,7 @@ def _part_entry(
 
 
 def _bookkeeping_entry(part: Mapping[str, JSON], entry_id: str) -> dict[str, JSON]:
-    stamp = iso_ms(epoch_ms(part.get("timestamp")))
+    stamp = iso(epoch_ms(part.get("timestamp")))
     return {
         "type": "custom",
         "customType": PART_ENTRY_TYPE,

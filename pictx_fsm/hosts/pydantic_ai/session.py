@@ -28,10 +28,10 @@ from pictx_fsm.host.events import SessionStartReason
 from pictx_fsm.hosts.pydantic_ai.glue import Lifecycle, LifecycleSettings
 from pictx_fsm.hosts.pydantic_ai.history import entries_to_messages, messages_to_entries
 from pictx_fsm.hosts.pydantic_ai.mirror import Mirror
-from pictx_fsm.hosts.pydantic_ai.views import iso_ms
 from pictx_fsm.session.entries import Entry, entry_from_json
 from pictx_fsm.session.jsonl import SessionWriter
 from pictx_fsm.session.tree import TreeNode
+from pictx_fsm.session.writer import iso
 
 JSON: TypeAlias = Any
 Clock: TypeAlias = Callable[[], int]
@@ -205,7 +205,7 @@ def _new_header(options: dict[str, Any], parent_session: str | None = None) -> S
     config: LifecycleSettings = options.setdefault("config", LifecycleSettings())
     return SessionHeader(
         id=str(uuid.UUID(int=rng.getrandbits(128), version=4)),
-        timestamp=iso_ms(clock()),
+        timestamp=iso(clock()),
         cwd=config.cwd,
         parent_session=parent_session,
     )

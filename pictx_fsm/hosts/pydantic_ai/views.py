@@ -60,12 +60,6 @@ def epoch_ms(stamp: JSON) -> int:
     return (parsed - _EPOCH) // timedelta(milliseconds=1)
 
 
-def iso_ms(ms: int) -> str:
-    """``new Date(ms).toISOString()``: Pi's entry timestamps."""
-    stamp = _EPOCH + timedelta(milliseconds=ms)
-    return stamp.isoformat(timespec="milliseconds").replace("+00:00", "Z")
-
-
 def _datetime(ms: JSON) -> datetime:
     """A Pi message timestamp (epoch ms) as a pydantic-ai datetime."""
     return _EPOCH + timedelta(milliseconds=ms if isinstance(ms, int) else 0)

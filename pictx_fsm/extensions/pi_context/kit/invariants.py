@@ -19,7 +19,6 @@ from pictx_fsm.audit.log import GENESIS, AuditLog
 from pictx_fsm.extensions.pi_context.kit.actions import is_boundary_entry
 from pictx_fsm.extensions.pi_context.kit.notes_sandbox import NotesConfined
 from pictx_fsm.extensions.pi_context.kit.view import Invariant, WorldView
-from pictx_fsm.extensions.pi_context.overflow import is_overflow_like
 from pictx_fsm.extensions.pi_context.repair import TailKind, tail_kind
 from pictx_fsm.extensions.pi_context.texts import (
     GUIDANCE_TYPE,
@@ -39,6 +38,7 @@ from pictx_fsm.extensions.pi_context.windows import (
 )
 from pictx_fsm.fastjson import dumper
 from pictx_fsm.host.events import ModelInfo
+from pictx_fsm.host.overflow import is_overflow_like
 from pictx_fsm.hosts.model import ModelSession
 from pictx_fsm.js import is_plain_object
 from pictx_fsm.session.entries import CompactionEntry, CustomMessageEntry, MessageEntry

@@ -67,7 +67,7 @@ class PiContextKit(Kit):
         "pictx_fsm.extensions.pi_context.repair",
         "pictx_fsm.extensions.pi_context.windows",
         "pictx_fsm.extensions.pi_context.policy",
-        "pictx_fsm.extensions.pi_context.overflow",
+        "pictx_fsm.host.overflow",
         "pictx_fsm.host.effects",
     )
 

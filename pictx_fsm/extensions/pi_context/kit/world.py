@@ -38,10 +38,11 @@ from pictx_fsm.extensions.pi_context.kit.noise import Arms, EarlyNoise, LateNois
 from pictx_fsm.extensions.pi_context.kit.notes_sandbox import NotesSandbox, resolve_arguments
 from pictx_fsm.extensions.pi_context.kit.tool_coverage import tool_outcomes
 from pictx_fsm.extensions.pi_context.lifecycle import Lifecycle, load_lifecycle
-from pictx_fsm.extensions.pi_context.policy import FrozenScopes, SettingsScopes
+from pictx_fsm.extensions.pi_context.policy import FrozenScopes
 from pictx_fsm.extensions.pi_context.runtime import LifecycleRuntime
 from pictx_fsm.extensions.pi_context.texts import Profile
 from pictx_fsm.host.events import ModelInfo
+from pictx_fsm.host.settings import SettingsScopes
 from pictx_fsm.hosts.model import Brain, CompactionSettings, HostSettings, ModelSession, TickClock
 from pictx_fsm.hosts.model.profiles import DEFAULT_HOST_PROFILE, HOST_PROFILES, host_profile
 from pictx_fsm.hosts.model.provider_usage import FauxCacheUsage

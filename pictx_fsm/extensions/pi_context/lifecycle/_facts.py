@@ -19,11 +19,12 @@ from typing import TYPE_CHECKING, Any
 
 from attrs import frozen
 
-from pictx_fsm.extensions.pi_context import overflow, policy
+from pictx_fsm.extensions.pi_context import policy
 from pictx_fsm.extensions.pi_context.lifecycle._state import LifecycleState
 from pictx_fsm.extensions.pi_context.repair import TailVerdict, classify_tail, tail_kind
 from pictx_fsm.extensions.pi_context.texts import GUIDANCE_TYPE, WARNING_TYPE, Profile
 from pictx_fsm.extensions.pi_context.windows import Window, is_boot_message
+from pictx_fsm.host import overflow
 from pictx_fsm.host.events import (
     AgentBeforeSettle,
     AgentEnd,

@@ -20,13 +20,14 @@ from pictx_fsm.extensions.pi_context.notes import FileNotesSource
 from pictx_fsm.extensions.pi_context.texts import Profile, Texts
 from pictx_fsm.extensions.pi_context.tools.context import ToolContext
 from pictx_fsm.host.events import HostContext
+from pictx_fsm.host.settings import FileSettingsSource, SettingsSource
 from pictx_fsm.session.tree import SessionTree
 from pictx_fsm.session.usage import UsageIndex
 from pictx_fsm.session.writer import Clock
 
 __all__ = ["Clock", "Services", "SettingsFactory", "pi_file_settings"]
 
-SettingsFactory = Callable[[HostContext], policy.SettingsSource]
+SettingsFactory = Callable[[HostContext], SettingsSource]
 """R40's file-backed authority: a settings source built per read from the hook's ``ctx``
 (``cwd`` and ``isProjectTrusted()``), e.g. :func:`pi_file_settings`."""
 
@@ -35,8 +36,8 @@ def pi_file_settings(agent_dir: Path, *, strict: bool = False) -> SettingsFactor
     """R40: Pi's ``settings.json`` files, read per decision from ``ctx.cwd`` and the agent dir,
     the project scope only when ``ctx`` says the project is trusted."""
 
-    def source(ctx: HostContext) -> policy.SettingsSource:
-        return policy.FileSettingsSource(
+    def source(ctx: HostContext) -> SettingsSource:
+        return FileSettingsSource(
             agent_dir=agent_dir,
             cwd=Path(ctx.cwd),
             project_trusted=ctx.project_trusted,
@@ -53,7 +54,7 @@ class Services:
     lifecycle: Lifecycle
     tree: SessionTree
     usage: UsageIndex
-    settings: policy.SettingsSource | SettingsFactory
+    settings: SettingsSource | SettingsFactory
     boot_writer: BootWriter
     clock: Clock
     rng: random.Random
@@ -64,7 +65,7 @@ class Services:
     """R40: an injected settings manager is read live on every decision; the file-backed
     default (a factory over ``ctx``) is cached until a transition (R55)."""
 
-    def settings_source(self, ctx: HostContext) -> policy.SettingsSource:
+    def settings_source(self, ctx: HostContext) -> SettingsSource:
         settings = self.settings
         if hasattr(settings, "read"):
             return settings  # type: ignore[return-value]

@@ -9,18 +9,18 @@ An address names one home and a virtual path inside it: bare ``<vpath>`` (this s
 
 from __future__ import annotations
 
-import re
 from typing import Final, Literal
 
 from attrs import frozen
 
 from pictx_fsm import js
+from pictx_fsm.js_regex import JsRegExp, compile_regex
 
 Scope = Literal["session", "project", "human", "agent", "model"]
 SCOPES: Final[tuple[Scope, ...]] = ("session", "project", "human", "agent", "model")
 """The five homes in listing order (N40) and boot order (R70)."""
 
-SLUG_PATTERN: Final = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*", re.ASCII)
+SLUG_PATTERN: Final = compile_regex(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
 """``/^[a-z0-9]+(?:-[a-z0-9]+)*$/`` (always used with ``fullmatch``: Python's ``$`` would
 accept a trailing newline)."""
 
@@ -94,7 +94,7 @@ def _decode_prefixed(rest: str) -> NoteAddress:
     if head not in _NAMED_HEADS:
         raise AddressError(INVALID_ADDRESS)
     who, _, path = tail.partition("/")
-    if not SLUG_PATTERN.fullmatch(who):
+    if not SLUG_PATTERN.test(who):
         raise AddressError(INVALID_ADDRESS)
     return NoteAddress(scope=_NAMED_HEADS[head], path=path, who=who)
 
@@ -132,30 +132,35 @@ def resolve_pattern(pattern: str, agent: str, model: str) -> str:
     return pattern
 
 
-def glob_regex(pattern: str) -> re.Pattern[str]:
+def glob_regex(pattern: str) -> JsRegExp:
     """N41 ``globToRegExp``: anchored; ``**/`` is zero or more whole segments, ``**`` any
-    text, ``*`` any run without ``/``; every other character is literal (``?`` too)."""
+    text, ``*`` any run without ``/``; every other character is literal (``?`` too). The
+    JavaScript source is built as the anchor builds it and compiled with JS rules."""
     source: list[str] = []
     index = 0
     while index < len(pattern):
         char = pattern[index]
         if char != "*":
-            source.append(re.escape(char))
+            source.append("\\" + char if char in _REGEX_SYNTAX else char)
             index += 1
         elif pattern.startswith("**/", index):
-            source.append(r"(?:[\s\S]*/)?")
+            source.append("(?:[^]*/)?")
             index += 3
         elif pattern.startswith("**", index):
-            source.append(r"[\s\S]*")
+            source.append("[^]*")
             index += 2
         else:
             source.append("[^/]*")
             index += 1
-    return re.compile("".join(source))
+    return compile_regex("^" + "".join(source) + "$")
 
 
-def glob_matches(regex: re.Pattern[str], address: str) -> bool:
-    return regex.fullmatch(address) is not None
+_REGEX_SYNTAX: Final = frozenset("\\^$.*+?()[]{}|")
+"""What the anchor escapes (notes spec §15.4): exactly JavaScript's syntax characters."""
+
+
+def glob_matches(regex: JsRegExp, address: str) -> bool:
+    return regex.test(address)
 
 
 def pattern_head(pattern: str) -> str | None:

@@ -9,11 +9,11 @@ Source: ``src/notes/frontmatter.ts`` of pi-context 0.25.0.
 from __future__ import annotations
 
 import math
-import re
 from datetime import tzinfo
 from typing import Any, Final, TypeAlias
 
-from pictx_fsm import js
+from pictx_fsm import js, js_date
+from pictx_fsm.js_regex import compile_regex
 
 NoteMeta: TypeAlias = dict[str, Any]
 """Frontmatter keys to JSON values; timestamps are epoch milliseconds (JS numbers)."""
@@ -37,9 +37,10 @@ KNOWN_KEYS: Final = (
 LEGACY_SCOPE_KEY: Final = "scope"
 FRONTMATTER_FENCE: Final = "---"
 
-_FIELD: Final = re.compile("([A-Za-z_][A-Za-z0-9_-]*):([^\r\n\u2028\u2029]*)")
-_SEQUENCE_ITEM: Final = js.compile_regex(r"^\s*-\s+")
-_BARE_SCALAR: Final = re.compile(r"[A-Za-z0-9_.+\-:/]+")
+# The reference's regexes (frontmatter.ts), compiled with JavaScript's rules.
+_FIELD: Final = compile_regex(r"^([A-Za-z_][A-Za-z0-9_-]*):(.*)$")
+_SEQUENCE_ITEM: Final = compile_regex(r"^\s*-\s+")
+_BARE_SCALAR: Final = compile_regex(r"^[A-Za-z0-9_.+\-:/]+$")
 _RESERVED_WORDS: Final = frozenset(("true", "false", "null", "yes", "no", "on", "off", "~"))
 
 
@@ -55,17 +56,17 @@ def split_frontmatter(raw: str) -> tuple[dict[str, Any], str]:
     fields: dict[str, Any] = {}
     index = 1
     while index < close:
-        match = _FIELD.fullmatch(lines[index])
+        match = _FIELD.execute(lines[index])
         index += 1
         if match is None:
             continue
-        key, rest = match.groups()
+        key, rest = match[1] or "", match[2] or ""
         if js.trim(rest):
             fields[key] = _scalar(rest)
             continue
         items = []
-        while index < close and _SEQUENCE_ITEM.search(lines[index]):
-            items.append(_scalar(_SEQUENCE_ITEM.sub("", lines[index], count=1)))
+        while index < close and _SEQUENCE_ITEM.test(lines[index]):
+            items.append(_scalar(_SEQUENCE_ITEM.replace(lines[index], "")))
             index += 1
         fields[key] = items
     body = lines[close + 1 :]
@@ -116,7 +117,7 @@ def epoch_ms(value: object, fallback: float, zone: tzinfo | None = None) -> floa
     if _finite_number(value):
         return value  # type: ignore[return-value]
     if isinstance(value, str):
-        parsed = js.parse_date_ms(value, zone)
+        parsed = js_date.parse_date_ms(value, zone)
         if parsed is not None:
             return parsed
     return fallback
@@ -124,11 +125,7 @@ def epoch_ms(value: object, fallback: float, zone: tzinfo | None = None) -> floa
 
 def yaml_scalar(value: Any) -> str:
     """A safe string bare, everything else as one line of JSON."""
-    if (
-        isinstance(value, str)
-        and _BARE_SCALAR.fullmatch(value)
-        and value.lower() not in _RESERVED_WORDS
-    ):
+    if isinstance(value, str) and _BARE_SCALAR.test(value) and value.lower() not in _RESERVED_WORDS:
         return value
     return js.stringify(value)
 
@@ -140,7 +137,7 @@ def serialize_note(meta: NoteMeta, body: str, zone: tzinfo | None = None) -> str
     for key in KNOWN_KEYS:
         if key in meta:
             value = meta[key]
-            shown = js.local_iso(js.to_number(value), zone) if key in TIMESTAMP_KEYS else value
+            shown = js_date.local_iso(js.to_number(value), zone) if key in TIMESTAMP_KEYS else value
             lines.append(f"{key}: {yaml_scalar(shown)}")
     for key, value in meta.items():
         if key != LEGACY_SCOPE_KEY and key not in KNOWN_KEYS:

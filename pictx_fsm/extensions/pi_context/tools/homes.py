@@ -15,7 +15,6 @@ from __future__ import annotations
 import errno
 import hashlib
 import os
-import re
 import stat
 import uuid
 from collections.abc import Mapping
@@ -33,6 +32,7 @@ from pictx_fsm.extensions.pi_context.texts import (
     SESSION_NOTES_PARTS,
 )
 from pictx_fsm.extensions.pi_context.tools.address import Scope, canonical_address
+from pictx_fsm.js_regex import compile_regex
 
 NOTE_SUFFIX: Final = ".md"
 TEMP_SUFFIX: Final = ".tmp"
@@ -53,9 +53,12 @@ class OutsideNotesRoot(PermissionError):
 # -- identity (N8, N9) ---------------------------------------------------------------------------
 
 
+_NOT_SLUG: Final = compile_regex("[^a-z0-9]+", "g")
+
+
 def slugify(value: str) -> str:
     """A home name: lowercase ``[a-z0-9]`` runs joined by single dashes (``root`` if empty)."""
-    slug = re.sub(r"[^a-z0-9]+", "-", value.lower()).strip("-")
+    slug = _NOT_SLUG.replace(value.lower(), "-").strip("-")
     return slug or DEFAULT_AGENT_NAME
 
 
@@ -88,6 +91,10 @@ def _git_root(start: Path) -> Path | None:
     return None
 
 
+_GITDIR: Final = compile_regex(r"^gitdir:\s*(.+)$", "m")
+"""The anchor's reading of a worktree's ``.git`` file (a JavaScript regex)."""
+
+
 def _repository_root(directory: Path) -> Path:
     dot_git = directory / ".git"
     if dot_git.is_dir():
@@ -96,10 +103,10 @@ def _repository_root(directory: Path) -> Path:
         pointer = dot_git.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError):
         return directory
-    match = re.search(r"^gitdir:\s*(.+)$", pointer, re.MULTILINE)
-    if match is None:
+    match = _GITDIR.execute(pointer)
+    if match is None or match[1] is None:
         return directory
-    target = Path(os.path.abspath(directory / match.group(1).strip()))
+    target = Path(os.path.abspath(directory / match[1].strip()))
     parts = target.parts
     if len(parts) >= 3 and parts[-2] == "worktrees" and parts[-3] == ".git":
         return Path(*parts[:-3])

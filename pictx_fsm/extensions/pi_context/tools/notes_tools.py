@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Final
 
-from pictx_fsm import js
+from pictx_fsm import js_date
 from pictx_fsm.extensions.pi_context.tools.address import decode_address
 from pictx_fsm.extensions.pi_context.tools.arguments import Arguments, search_queries
 from pictx_fsm.extensions.pi_context.tools.context import ToolContext
@@ -96,7 +96,7 @@ def notes_list(args: Arguments, context: ToolContext) -> Reply:
         {
             "address": row.address,
             "stale": row.stale,
-            "updated_at": js.local_iso(row.updated_at, context.zone),
+            "updated_at": js_date.local_iso(row.updated_at, context.zone),
         }
         for row in rows
     ]
@@ -135,7 +135,7 @@ def _search_entry(hit: SearchRow, per_file: int | None, context: ToolContext) ->
     ]
     return {
         "address": hit.row.address,
-        "updated_at": js.local_iso(hit.row.updated_at, context.zone),
+        "updated_at": js_date.local_iso(hit.row.updated_at, context.zone),
         "stale": hit.row.stale,
         "matches_total": len(matches),
         "matches": matches if per_file is None else matches[:per_file],

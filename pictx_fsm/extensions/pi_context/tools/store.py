@@ -225,7 +225,7 @@ class NotesStore:
         """N32: the whole file when body and metadata changed, else the part that did."""
         body_changed = old[1] != new[1]
         meta_changed = any(
-            not _same(old[2].get(key), new[2].get(key)) for key in ("origin", "stale")
+            not js.strict_equals(old[2].get(key), new[2].get(key)) for key in ("origin", "stale")
         )
         if body_changed and meta_changed:
             return diff_text(old[0], new[0])
@@ -302,7 +302,7 @@ class NotesStore:
         scope: Scope = "agent" if head == "agents" else "model"
         name = pattern[len(head) + 2 :].split("/")[0]
         if name and "*" not in name and "?" not in name:
-            if not SLUG_PATTERN.fullmatch(name):
+            if not SLUG_PATTERN.test(name):
                 raise NoteError("invalid_scope", BAD_HOME_NAME)
             return [HomeRef(scope=scope, who=name)]
         self.place.confine(self.place.root / head, f"@{head}/")
@@ -366,11 +366,6 @@ def _origin(value: Any) -> Any:
             f"origin must be one of user, self, external (got {js.stringify(value)})",
         )
     return value
-
-
-def _same(left: Any, right: Any) -> bool:
-    """JS ``===`` on two JSON scalars (``1 === true`` is false)."""
-    return type(left) is type(right) and left == right
 
 
 def _apply_edit(body: str, edit: Any, index: int, replace_all: bool) -> str:

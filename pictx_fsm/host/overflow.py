@@ -5,7 +5,8 @@ Pi version (§20.7). They are values here: :data:`PI_0_87` is pi-ai 0.87.1's lis
 :data:`PI_MONO_LEGACY` is the older pi-mono variant whose first pattern is
 ``prompt is too long`` (it does not match ``"Prompt too long: …"``). The spec names only that
 difference, so the rest of the legacy list is the 0.87 list. Patterns are kept as the JS
-regex sources and compiled with JS matching rules (:func:`pictx_fsm.js.compile_regex`).
+regex sources and compiled with JS matching rules (:func:`pictx_fsm.js_regex.compile_regex`);
+a pattern Python cannot match as JavaScript does is refused when the list is built.
 
 Messages are Pi ``AgentMessage`` values or plain JSON mappings. Usage numbers follow JS: a
 missing or non-numeric ``usage`` field is NaN, and every comparison with NaN is false, so
@@ -15,7 +16,6 @@ such a message is never a silent or length overflow.
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Mapping
 from typing import Any, Final, Protocol
 
@@ -23,6 +23,7 @@ import attrs
 from attrs import field, frozen
 
 from pictx_fsm import js
+from pictx_fsm.js_regex import JsRegExp, compile_regex
 from pictx_fsm.session.entries import AgentMessage
 
 __all__ = [
@@ -83,8 +84,8 @@ LENGTH_OVERFLOW_FILL: Final = 0.99
 """A ``length`` stop with no output is an overflow when the input fills 99% of the window."""
 
 
-def _compile_all(sources: tuple[str, ...]) -> tuple[re.Pattern[str], ...]:
-    return tuple(js.compile_regex(source, ignore_case=True) for source in sources)
+def _compile_all(sources: tuple[str, ...]) -> tuple[JsRegExp, ...]:
+    return tuple(compile_regex(source, "i") for source in sources)
 
 
 @frozen(kw_only=True)
@@ -96,33 +97,33 @@ class OverflowPatterns:
     non_overflow: tuple[str, ...]
     bodyless: str
     bodyless_provider: str = CEREBRAS_PROVIDER
-    _overflow_re: tuple[re.Pattern[str], ...] = field(init=False, eq=False, repr=False)
-    _non_overflow_re: tuple[re.Pattern[str], ...] = field(init=False, eq=False, repr=False)
-    _bodyless_re: re.Pattern[str] = field(init=False, eq=False, repr=False)
+    _overflow_re: tuple[JsRegExp, ...] = field(init=False, eq=False, repr=False)
+    _non_overflow_re: tuple[JsRegExp, ...] = field(init=False, eq=False, repr=False)
+    _bodyless_re: JsRegExp = field(init=False, eq=False, repr=False)
 
     @_overflow_re.default
-    def _compile_overflow(self) -> tuple[re.Pattern[str], ...]:
+    def _compile_overflow(self) -> tuple[JsRegExp, ...]:
         return _compile_all(self.overflow)
 
     @_non_overflow_re.default
-    def _compile_non_overflow(self) -> tuple[re.Pattern[str], ...]:
+    def _compile_non_overflow(self) -> tuple[JsRegExp, ...]:
         return _compile_all(self.non_overflow)
 
     @_bodyless_re.default
-    def _compile_bodyless(self) -> re.Pattern[str]:
-        return js.compile_regex(self.bodyless, ignore_case=True)
+    def _compile_bodyless(self) -> JsRegExp:
+        return compile_regex(self.bodyless, "i")
 
     def is_non_overflow_error(self, error_message: str) -> bool:
-        return any(pattern.search(error_message) for pattern in self._non_overflow_re)
+        return any(pattern.test(error_message) for pattern in self._non_overflow_re)
 
     def is_overflow_error(self, error_message: str, provider: str | None) -> bool:
         """Case 1 of ``isContextOverflow`` for an error text (the ``stopReason`` check is the
         caller's)."""
         if not error_message or self.is_non_overflow_error(error_message):
             return False
-        if any(pattern.search(error_message) for pattern in self._overflow_re):
+        if any(pattern.test(error_message) for pattern in self._overflow_re):
             return True
-        return provider == self.bodyless_provider and bool(self._bodyless_re.search(error_message))
+        return provider == self.bodyless_provider and self._bodyless_re.test(error_message)
 
 
 PI_0_87: Final = OverflowPatterns(
