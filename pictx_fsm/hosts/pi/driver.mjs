@@ -25,8 +25,8 @@
 // Commands (idle): /drive-navigate <index> <anchor> [summarize], /drive-fork <index> <anchor>
 // [at], /drive-resume (switchSession to the current file), /drive-reload (ctx.reload()),
 // /drive-arm <what> [text], /drive-settings <json>, /drive-idle (waits for Pi to be idle). An
-// entry is chosen as the model session chooses it: among the current file's entries (Pi's
-// model and thinking-level bookkeeping left out) of the anchor's kind (`any`, `tool_call`,
+// entry is chosen as the model session chooses it: among the current file's entries of the
+// anchor's kind (`any`, `tool_call`,
 // `tool_result`, `user`, `boundary`), the one at index modulo their number. The driven tests'
 // /drive-tree <kind> <nth> [summarize] and /drive-fork <kind> <nth> [at] pick by kind and
 // occurrence instead (kind: a message's role, a custom entry's customType, else the type;
@@ -47,7 +47,6 @@ import { join } from "node:path";
 
 const WAIT_MS = 5000;
 const UNKNOWN_TARGET = "noise-no-such-entry";
-const SKIPPED = new Set(["model_change", "thinking_level_change"]);
 
 const state = (globalThis.__pictxDriver ??= {
   counts: new Map(),
@@ -101,7 +100,7 @@ function anchorOf(entry, boundary) {
 function pickByAnchor(ctx, index, anchor, boundary) {
   const ids = ctx.sessionManager
     .getEntries()
-    .filter((entry) => !SKIPPED.has(entry.type) && entry.id)
+    .filter((entry) => entry.id)
     .filter((entry) => anchor === "any" || anchorOf(entry, boundary) === anchor)
     .map((entry) => entry.id);
   if (!ids.length) return null;

@@ -341,7 +341,7 @@ SCENARIOS: Sequence[Scenario] = (
             HideBoot(),
             *_turn(),
             *_turn(),
-            Navigate(index=-1),
+            Navigate(index=-2),  # not the leaf: navigating to it is no navigation (Pi)
             *_turn(),
         ),
     ),
