@@ -10,6 +10,7 @@ from typing import Any
 from pydantic_ai import Agent
 
 from pictx_fsm.hosts.pydantic_ai import LifecycleSettings, PiContext, PiSession
+from pictx_fsm.hosts.pydantic_ai.history import is_envelope
 from pictx_fsm.hosts.pydantic_ai.scripted import Reply, ScriptedModel
 from pictx_fsm.session.entries import CustomEntry, CustomMessageEntry, Entry, MessageEntry
 
@@ -24,6 +25,11 @@ def new_session(path: Path | None = None, seed: int = 7, **options: Any) -> PiSe
     Its notes home is a fresh directory (never the developer's ``$PI_NOTES_HOME``)."""
     options.setdefault("config", LifecycleSettings(notes_home=fresh_notes_home()))
     return PiSession.create(path, rng=random.Random(seed), **options)
+
+
+def lifecycle(**options: Any) -> LifecycleSettings:
+    """Settings with a fresh notes home (never the developer's ``$PI_NOTES_HOME``)."""
+    return LifecycleSettings(notes_home=fresh_notes_home(), **options)
 
 
 def fresh_notes_home() -> Path:
@@ -45,10 +51,18 @@ def agent_for(
     return echo_agent, model
 
 
+def conversation(session: PiSession) -> list[Entry]:
+    """The active branch without the envelopes pydantic-ai completed after the fact."""
+    return [entry for entry in session.tree.branch() if not is_envelope(entry)]
+
+
 def kinds(entries: list[Entry]) -> list[str]:
-    """A message's role, a custom entry's customType."""
+    """A message's role, a custom entry's customType (a request's completed envelope, which
+    is pydantic-ai's bookkeeping, left out)."""
     out = []
     for entry in entries:
+        if is_envelope(entry):
+            continue
         if isinstance(entry, CustomEntry | CustomMessageEntry):
             out.append(entry.custom_type)
         elif isinstance(entry, MessageEntry):

@@ -16,6 +16,8 @@ import pytest
 import pictx_fsm
 
 PACKAGE = Path(pictx_fsm.__file__).resolve().parent
+PYPROJECT = Path(__file__).resolve().parents[1] / "pyproject.toml"
+"""The checkout's, not the installed package's parent: the README installs the package non-editable."""
 GUARDED = ("hypothesis", "statemachine")
 """Libraries whose private names (a ``_`` segment, Hypothesis's ``internal``) are off limits."""
 CODE_RUNNERS = frozenset({"exec", "eval"})
@@ -142,7 +144,7 @@ def test_the_scan_leaves_public_names_alone() -> None:
 
 def test_every_dependency_and_extra_is_bounded_below_its_next_major_version() -> None:
     # Given every requirement of pyproject.toml: the build's, the runtime's, every extra's
-    pyproject = tomllib.loads((PACKAGE.parent / "pyproject.toml").read_text(encoding="utf-8"))
+    pyproject = tomllib.loads(PYPROJECT.read_text(encoding="utf-8"))
     project = pyproject["project"]
     requirements = [
         *pyproject["build-system"]["requires"],

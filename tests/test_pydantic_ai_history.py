@@ -6,7 +6,7 @@ import itertools
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 from pydantic_ai.messages import (
     SYNTHESIZED_TOOL_RETURN_METADATA_KEY,
@@ -166,7 +166,47 @@ responses = st.one_of(
         words,
     ),
 )
-histories = st.lists(st.one_of(requests, responses), min_size=1, max_size=6)
+aborted = st.builds(  # Pi's reply to a request the caller aborted
+    lambda stamp: ModelResponse(
+        parts=[],
+        timestamp=stamp,
+        metadata={METADATA_KEY: {"stopReason": "aborted", "errorMessage": "Request was aborted"}},
+    ),
+    stamps,
+)
+
+
+def _marker(n: int, stamp: datetime) -> dict[str, JSON]:
+    iso = stamp.isoformat(timespec="milliseconds").replace("+00:00", "Z")
+    window = {"windowId": f"pcw:abcdefgh:{n:08x}"}
+    return {
+        "type": "custom",
+        "id": f"x{n:07x}",
+        "timestamp": iso,
+        "customType": MARKER_TYPE,
+        "data": window,
+    }
+
+
+def _carrying(response: ModelResponse, stamp: datetime) -> ModelResponse:
+    """A response that carries a marker before it (a reset window whose boot is gone)."""
+    own = {"before": [_marker(next(ids), stamp)]}
+    metadata = dict(response.metadata or {})
+    metadata[METADATA_KEY] = {**metadata.get(METADATA_KEY, {}), **own}
+    return ModelResponse(
+        parts=response.parts,
+        usage=response.usage,
+        model_name=response.model_name,
+        timestamp=response.timestamp,
+        finish_reason=response.finish_reason,
+        metadata=metadata,
+    )
+
+
+carried_responses = st.builds(_carrying, st.one_of(responses, aborted), stamps)
+histories = st.lists(
+    st.one_of(requests, responses, aborted, carried_responses), min_size=1, max_size=6
+)
 
 
 def _mint() -> Any:
@@ -300,6 +340,16 @@ steps = st.one_of(
         st.sampled_from(["stop", "toolUse", "length", "error"]),
     ),
     st.builds(lambda n, ms: _reset(n, ms), st.integers(0, 2**31), ms_values),
+    # an entry with no message of its own where no boot follows: a marker alone (a window
+    # whose boot was lost), another extension's custom entry
+    st.builds(lambda n, ms: _reset(n, ms)[:1], st.integers(0, 2**31), ms_values),
+    st.builds(
+        lambda n, ms: [
+            {"type": "custom", "id": f"o{n:07x}", "timestamp": _iso(ms), "customType": "ext/x"}
+        ],
+        st.integers(0, 2**31),
+        ms_values,
+    ),
 )
 
 
@@ -317,6 +367,8 @@ def test_entries_to_messages_to_entries_keeps_everything_the_lifecycle_reads(
             entry["timestamp"] = _iso(entry["message"]["timestamp"])
     if len({e["id"] for e in entries}) < len(entries):
         return
+    # a branch has a message for what has none of its own to travel with (a root boot at least)
+    assume(any(e["type"] in ("message", "custom_message") for e in entries))
     # When they become a pydantic-ai history and entries again
     back = messages_to_entries(entries_to_messages(entries), parent_id=None, mint=_mint())
     # Then every entry keeps what the lifecycle reads; its own entries keep ids and times too

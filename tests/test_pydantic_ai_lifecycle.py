@@ -273,7 +273,7 @@ def test_r60_r61_off_refuses_wipe_memory_and_on_restores_it() -> None:
 def test_r37_a_run_the_caller_cancels_ends_with_an_aborted_agent_end() -> None:
     import asyncio
 
-    from pydantic_ai._agent_graph import CallToolsNode
+    from pydantic_ai import CallToolsNode
 
     # Given a run whose model asked for wipe_memory, cancelled by the caller after the tools
     session = new_session()

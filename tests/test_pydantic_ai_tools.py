@@ -13,7 +13,7 @@ import pytest
 from pydantic_ai import Agent
 from pydantic_ai.messages import ModelMessage, ModelRequest, ModelResponse, TextPart, ToolReturnPart
 from pydantic_ai.models.function import AgentInfo, FunctionModel
-from pydantic_ai_kit import agent_for, kinds, new_session, texts
+from pydantic_ai_kit import agent_for, conversation, kinds, new_session, texts
 
 from pictx_fsm import TOOL_SPECS, Profile, ToolCall, ToolContext, execute_tool
 from pictx_fsm.extensions.pi_context.texts import (
@@ -90,7 +90,7 @@ def test_n2_a_note_written_before_wipe_memory_is_in_the_next_boot_and_readable_a
     # Then the write ran before the wipe was requested, both through the runtime
     assert _tool_records(session)[:2] == [("notes_write", "ok"), ("wipe_memory", None)]
     # And the new window's boot indexes the note
-    branch = session.tree.branch()
+    branch = conversation(session)
     marker = kinds(branch).index(MARKER_TYPE)
     boot = branch[marker + 1]
     assert isinstance(boot, CustomMessageEntry) and boot.custom_type == BOOT_TYPE
@@ -222,13 +222,10 @@ def test_n6_the_notes_home_defaults_to_pi_notes_home(
     assert _files(home) == [home / "project" / project_key(Path.cwd()) / "design.md"]
 
 
-def test_notes_home_and_boot_writer_together_are_refused() -> None:
+def test_notes_home_and_boot_writer_together_are_refused_when_given() -> None:
     from pictx_fsm import BootWriter, Texts
-    from pictx_fsm.errors import UsageError
+    from pictx_fsm.hosts.pydantic_ai import SettingsError
 
     texts_ = Texts.for_profile(Profile.parse(DEFAULT_PROFILE))
-    config = LifecycleSettings(
-        notes_home=Path("/nonexistent"), boot_writer=BootWriter(texts=texts_)
-    )
-    with pytest.raises(UsageError, match="one notes home"):
-        PiSession.create(None, rng=random.Random(1), config=config)
+    with pytest.raises(SettingsError, match=r"notes_home or LifecycleSettings\.boot_writer"):
+        LifecycleSettings(notes_home=Path("/nonexistent"), boot_writer=BootWriter(texts=texts_))

@@ -53,6 +53,7 @@ __all__ = [
     "model_key",
     "read_only",
     "read_settings_file",
+    "window_problem",
 ]
 
 JSON = Any
@@ -296,3 +297,19 @@ def _check_token(value: JSON, where: str) -> None:
     raise SettingsValueError(
         f"Invalid {where} setting: {js.js_string(value)}. Expected a non-negative safe integer."
     )
+
+
+def window_problem(
+    window: int | None, reserve: int, *, window_name: str, reserve_name: str
+) -> str | None:
+    """Why a context window and a reserve leave no turn room, or ``None``: a host resets (or
+    compacts) once ``window − tokens ≤ reserve`` (R50), so with a window of no tokens, a
+    negative reserve or a reserve that fills the window every turn would reset again. The
+    names are the settings as the host's user spells them."""
+    if window is not None and window <= 0:
+        return f"{window_name} must be positive, got {window}"
+    if reserve < 0:
+        return f"{reserve_name} must not be negative, got {reserve}"
+    if window is not None and reserve >= window:
+        return f"{reserve_name} ({reserve}) must be below {window_name} ({window})"
+    return None

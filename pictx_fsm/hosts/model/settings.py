@@ -14,7 +14,7 @@ from typing import Any, Literal
 from attrs import field, frozen
 
 from pictx_fsm.host.events import ModelInfo
-from pictx_fsm.host.settings import CompactionSettings, StaticSettingsSource
+from pictx_fsm.host.settings import CompactionSettings, StaticSettingsSource, window_problem
 from pictx_fsm.hosts.model.errors import HostSettingsError
 from pictx_fsm.hosts.model.profiles import DEFAULT_HOST_PROFILE, HostProfile
 
@@ -76,14 +76,14 @@ def settings_problem(settings: HostSettings) -> str | None:
     """Why no turn could complete with these settings, or ``None``: Pi compacts once the
     context passes ``contextWindow - reserveTokens``, so a window without tokens, a negative
     reserve or one that fills the window would make every turn compact (or overflow) again."""
-    window, output = settings.model.context_window, settings.model.max_tokens
-    reserve = settings.compaction.reserve_tokens
-    if window is not None and window <= 0:
-        return f"model.context_window must be positive, got {window}"
+    output = settings.model.max_tokens
     if output is not None and output <= 0:
         return f"model.max_tokens must be positive, got {output}"
-    if reserve < 0 or settings.compaction.keep_recent_tokens < 0:
-        return "compaction.reserve_tokens and keep_recent_tokens must not be negative"
-    if window is not None and reserve >= window:
-        return f"compaction.reserve_tokens ({reserve}) must be below the window ({window})"
-    return None
+    if settings.compaction.keep_recent_tokens < 0:
+        return "compaction.keep_recent_tokens must not be negative"
+    return window_problem(
+        settings.model.context_window,
+        settings.compaction.reserve_tokens,
+        window_name="model.context_window",
+        reserve_name="compaction.reserve_tokens",
+    )

@@ -11,17 +11,26 @@
 """
 
 from pictx_fsm.hosts.pydantic_ai.capability import PiContext
-from pictx_fsm.hosts.pydantic_ai.errors import RequestCancelledError, SessionBusyError
-from pictx_fsm.hosts.pydantic_ai.glue import LifecycleSettings
+from pictx_fsm.hosts.pydantic_ai.errors import (
+    CapabilityConflictError,
+    RequestCancelledError,
+    SessionBusyError,
+    SettingsError,
+    WindowTooSmallError,
+)
 from pictx_fsm.hosts.pydantic_ai.history import entries_to_messages, messages_to_entries
 from pictx_fsm.hosts.pydantic_ai.session import PiSession, audit_path_of
+from pictx_fsm.hosts.pydantic_ai.settings import LifecycleSettings
 
 __all__ = [
+    "CapabilityConflictError",
     "LifecycleSettings",
     "PiContext",
     "PiSession",
     "RequestCancelledError",
     "SessionBusyError",
+    "SettingsError",
+    "WindowTooSmallError",
     "audit_path_of",
     "entries_to_messages",
     "messages_to_entries",

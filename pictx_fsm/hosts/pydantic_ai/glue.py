@@ -12,13 +12,11 @@ home) and the transcript helpers that keep each hook O(window) (``Transcript``,
 
 from __future__ import annotations
 
-import os
 import random
 from collections.abc import Callable, Mapping, Sequence
-from pathlib import Path
 from typing import Any, Literal, TypeAlias
 
-from attrs import define, evolve, field, frozen
+from attrs import evolve, frozen
 
 from pictx_fsm import (
     AbortRun,
@@ -27,7 +25,6 @@ from pictx_fsm import (
     AgentSettled,
     Applied,
     AuditLog,
-    BootWriter,
     Command,
     Context,
     ContextUsage,
@@ -40,7 +37,6 @@ from pictx_fsm import (
     ModelInfo,
     ModelSelect,
     Notify,
-    Profile,
     SessionStart,
     SessionTree,
     SessionTreeEvent,
@@ -48,15 +44,15 @@ from pictx_fsm import (
     ToolCall,
     ToolOutcome,
     ToolResult,
+    ToolSpec,
     TurnEnd,
     TurnStart,
     apply,
 )
-from pictx_fsm.extensions.pi_context.texts import DEFAULT_PROFILE
-from pictx_fsm.extensions.pi_context.tools import default_notes_home
+from pictx_fsm.extensions.pi_context.windows import boot_window_id
 from pictx_fsm.host.events import SessionStartReason
-from pictx_fsm.host.settings import SettingsSource
-from pictx_fsm.session.estimate import TiktokenCounter, TokenCounter
+from pictx_fsm.hosts.pydantic_ai.settings import LifecycleSettings, fresh_window_tokens
+from pictx_fsm.session.entries import content_text
 from pictx_fsm.session.projection import fold_system
 from pictx_fsm.session.transcript import Transcript
 from pictx_fsm.session.usage import UsageIndex
@@ -75,29 +71,6 @@ class Provided:
     cancel: bool
 
 
-@define(kw_only=True)
-class LifecycleSettings:
-    """How the runtime is built for a session (all optional, all injected)."""
-
-    profile: Profile | str = DEFAULT_PROFILE
-    settings: SettingsSource | None = None
-    boot_writer: BootWriter | None = None
-    """Boots from another notes source (then the notes tools write where it reads, if it is
-    a :class:`~pictx_fsm.FileNotesSource`; give it or ``notes_home``, not both)."""
-    notes_home: Path | None = None
-    """The notes root the boots index and the notes tools write (N6); ``None``:
-    ``$PI_NOTES_HOME``, else ``~/.agents/notes``, as the Pi bridge resolves it."""
-    counter: TokenCounter = field(factory=TiktokenCounter)
-    cwd: str = ""
-    """The project directory (its git root names the ``@project`` home); ``""``: the
-    process's working directory."""
-
-    def resolved_notes_home(self) -> Path | None:
-        if self.boot_writer is not None:
-            return self.notes_home
-        return self.notes_home or default_notes_home(os.environ, Path.home())
-
-
 class Lifecycle:
     """One session's runtime, driven by this host's moments."""
 
@@ -112,10 +85,11 @@ class Lifecycle:
         on_notice: Callable[[Notify], None],
     ) -> None:
         self.usage = UsageIndex(tree, config.counter)
+        self._counter = config.counter
         self.runtime = LifecycleRuntime(
             tree,
             profile=config.profile,
-            settings=config.settings,
+            settings=config.settings_source(),
             boot_writer=config.boot_writer,
             notes_home=config.resolved_notes_home(),
             usage=self.usage,
@@ -142,6 +116,20 @@ class Lifecycle:
     def navigated(self, old_leaf: str | None, new_leaf: str | None) -> Applied:
         """``session_tree``: the history moved the leaf to another branch."""
         return self._apply(SessionTreeEvent(new_leaf_id=new_leaf, old_leaf_id=old_leaf), 0)
+
+    def reserve(self, model: ModelInfo | None) -> tuple[int, bool]:
+        """The reserve and whether resets are automatic, as the policy has them for
+        ``model`` (Pi's per-model overrides included)."""
+        policy = self.runtime.policy(HostContext(model=model, cwd=self._cwd))
+        return policy.thresholds.reserve, policy.automatic
+
+    def fresh_window_tokens(self, tools: Sequence[ToolSpec]) -> int:
+        """What a new window holds before anything happens in it: the current boot, the
+        continuation and the tools' schemas, as this session counts tokens."""
+        boots = [e for e in self.runtime.tree.branch() if boot_window_id(e) is not None]
+        texts = [content_text(getattr(boots[-1], "content", ""))] if boots else []
+        continuation = self.runtime.texts.continuation
+        return fresh_window_tokens(self._counter, [*texts, continuation], tools)
 
     def select(self, model: ModelInfo) -> None:
         """``model_select`` when the serving model changes between requests."""

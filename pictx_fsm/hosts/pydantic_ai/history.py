@@ -10,8 +10,15 @@ envelope, and the mark that a new request starts there).
 The lifecycle's own entries travel inside the history as text with metadata: a
 ``custom_message`` (boot, continuation, guidance, warning) is a :class:`UserPromptPart` with one
 :class:`TextContent` whose ``metadata["pictx_fsm"]`` holds the entry (a *stub*); entries with no
-part of their own (the reset marker, metadata entries) ride in the stub of the next text part
-(``before``), or of the last one (``after``). pydantic-ai never sends metadata to a model.
+part of their own (the reset marker, metadata entries) ride in the stub of what follows them —
+a text part, a tool return or a response, each of which has ``metadata`` — (``before``), or of
+the last of them (``after``). pydantic-ai never sends metadata to a model.
+
+A request's envelope (its ``timestamp``, ``run_id``, ``conversation_id``, ``instructions``) is
+the ``request`` residual of its first entry. pydantic-ai completes the envelope of a request
+after the session wrote its first entries (the tool results a turn ends with are written
+before the next request is prepared, as in Pi); the final envelope is then a ``custom`` entry
+``pydantic-ai/request`` right after what the request holds so far (:data:`ENVELOPE_TYPE`).
 
 ``entries_to_messages(messages_to_entries(m)) == m`` exactly; the other way round every field
 the lifecycle reads survives, and the lifecycle's entries keep their ids and timestamps (a
@@ -23,7 +30,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any, Final, TypeAlias
 
-from pydantic_ai.messages import ModelMessage, ModelRequest
+from pydantic_ai.messages import ModelMessage, ModelRequest, ModelResponse, ToolReturnPart
 
 from pictx_fsm.hosts.pydantic_ai.residual import patch, residual
 from pictx_fsm.hosts.pydantic_ai.serial import message_json, messages_from_json, messages_json
@@ -35,13 +42,15 @@ from pictx_fsm.hosts.pydantic_ai.views import (
     response_json,
     response_message,
 )
-from pictx_fsm.session.entries import Entry
+from pictx_fsm.session.entries import CustomEntry, Entry
 from pictx_fsm.session.writer import iso
 
 JSON: TypeAlias = Any
 RESIDUAL_KEY: Final = "pydanticAi"
 PART_ENTRY_TYPE: Final = "pydantic-ai/part"
 """``customType`` of a bookkeeping part (instruction or tool-availability delta)."""
+ENVELOPE_TYPE: Final = "pydantic-ai/request"
+"""``customType`` of a request's final envelope, written once pydantic-ai completed it."""
 _REQUEST_ENVELOPE: Final = {
     k: v for k, v in message_json(ModelRequest(parts=[])).items() if k != "parts"
 }
@@ -62,7 +71,7 @@ def messages_to_entries(
     out: list[dict[str, JSON]] = []
     for message in messages_json(messages):
         if message.get("kind") == "response":
-            out.append(_response_entry(message, mint))
+            out.extend(_response_entries(message, mint))
         else:
             out.extend(_request_entries(message, mint))
     return chain(out, parent_id)
@@ -76,9 +85,13 @@ def chain(entries: list[dict[str, JSON]], parent_id: str | None) -> list[dict[st
     return entries
 
 
-def _response_entry(response: Mapping[str, JSON], mint: Callable[[], str]) -> dict[str, JSON]:
-    message = response_message(response)
-    return _message_entry(message, mint(), {"response": residual(response, response_json(message))})
+def _response_entries(
+    response: Mapping[str, JSON], mint: Callable[[], str]
+) -> list[dict[str, JSON]]:
+    stub, bare = split_stub(response)
+    message = response_message(bare)
+    own = _message_entry(message, mint(), {"response": residual(bare, response_json(message))})
+    return [*map(_carried, stub.get("before", ())), own, *map(_carried, stub.get("after", ()))]
 
 
 def _message_entry(
@@ -164,10 +177,37 @@ def _stub_text(part: Mapping[str, JSON]) -> str:
 # -- stubs: the lifecycle's entries inside a text part -------------------------------------
 
 
-def split_stub(part: Mapping[str, JSON]) -> tuple[Mapping[str, JSON], dict[str, JSON]]:
-    """The stub a user prompt part carries, and the part without it."""
+def split_stub(unit: Mapping[str, JSON]) -> tuple[Mapping[str, JSON], dict[str, JSON]]:
+    """The stub a request part or a response carries, and the part or response without it."""
+    if unit.get("part_kind") == "user-prompt":
+        return _split_text_stub(unit)
+    if not _has_metadata(unit):
+        return {}, dict(unit)
+    metadata = unit.get("metadata")
+    own = metadata.get(METADATA_KEY) if isinstance(metadata, Mapping) else None
+    if not isinstance(metadata, Mapping) or not isinstance(own, Mapping):
+        return {}, dict(unit)
+    stub = {key: own[key] for key in _CARRIED if key in own}
+    if not stub:
+        return {}, dict(unit)
+    kept = {key: value for key, value in own.items() if key not in _CARRIED}
+    rest = {key: value for key, value in metadata.items() if key != METADATA_KEY}
+    if kept:
+        rest[METADATA_KEY] = kept
+    return stub, {**unit, "metadata": rest or None}
+
+
+_CARRIED: Final = ("before", "after")
+
+
+def _has_metadata(unit: Mapping[str, JSON]) -> bool:
+    """A response or a tool return: ``metadata`` pydantic-ai keeps and never sends."""
+    return unit.get("kind") == "response" or unit.get("part_kind") == "tool-return"
+
+
+def _split_text_stub(part: Mapping[str, JSON]) -> tuple[Mapping[str, JSON], dict[str, JSON]]:
     content = part.get("content")
-    if part.get("part_kind") != "user-prompt" or not isinstance(content, list):
+    if not isinstance(content, list):
         return {}, dict(part)
     for index, item in enumerate(content):
         metadata = item.get("metadata") if isinstance(item, Mapping) else None
@@ -180,18 +220,30 @@ def split_stub(part: Mapping[str, JSON]) -> tuple[Mapping[str, JSON], dict[str, 
     return {}, dict(part)
 
 
-def with_stub(part: Mapping[str, JSON], stub: Mapping[str, JSON]) -> dict[str, JSON] | None:
-    """``part`` carrying ``stub`` in its first text item (a string prompt becomes one text
-    item); ``None`` when the part has no text to carry it."""
-    if part.get("part_kind") != "user-prompt" or not stub:
-        return None if stub else dict(part)
-    content = part.get("content")
+def with_stub(unit: Mapping[str, JSON], stub: Mapping[str, JSON]) -> dict[str, JSON] | None:
+    """``unit`` (a request part or a response) carrying ``stub``: in the first text item of a
+    user prompt (a string prompt becomes one text item), in the ``metadata`` of a response or
+    tool return; ``None`` when it has nowhere to carry it."""
+    if not stub:
+        return dict(unit)
+    if _has_metadata(unit):
+        metadata = unit.get("metadata")
+        if metadata is None:
+            return {**unit, "metadata": {METADATA_KEY: dict(stub)}}
+        if not isinstance(metadata, Mapping) or not metadata:
+            return None  # a value of the tool's own, or {} (which None would not restore)
+        own = metadata.get(METADATA_KEY)
+        merged = {**(own if isinstance(own, Mapping) else {}), **stub}
+        return {**unit, "metadata": {**metadata, METADATA_KEY: merged}}
+    if unit.get("part_kind") != "user-prompt":
+        return None
+    content = unit.get("content")
     items = [_text_item(content)] if isinstance(content, str) else list(content or ())
     for index, item in enumerate(items):
         if isinstance(item, Mapping) and item.get("kind") == "text-content":
             metadata = {**(item.get("metadata") or {}), METADATA_KEY: dict(stub)}
             items[index] = {**item, "metadata": metadata}
-            return {**part, "content": items}
+            return {**unit, "content": items}
     return None
 
 
@@ -243,13 +295,19 @@ def carried_ids(messages: Iterable[ModelMessage]) -> set[str]:
 
 def _carried_entries(messages: Iterable[ModelMessage]) -> Iterator[dict[str, JSON]]:
     for message in messages:
-        if not isinstance(message, ModelRequest):
+        if isinstance(message, ModelResponse):
+            yield from _stub_entries(_own(message.metadata))
             continue
         for part in message.parts:
+            if isinstance(part, ToolReturnPart):
+                yield from _stub_entries(_own(part.metadata))
             content = getattr(part, "content", None)
             for item in content if isinstance(content, list) else ():
-                stub = getattr(item, "metadata", None) or {}
-                yield from _stub_entries(stub.get(METADATA_KEY))
+                yield from _stub_entries(_own(getattr(item, "metadata", None)))
+
+
+def _own(metadata: JSON) -> JSON:
+    return metadata.get(METADATA_KEY) if isinstance(metadata, dict) else None
 
 
 def _stub_entries(stub: JSON) -> list[dict[str, JSON]]:
@@ -274,25 +332,28 @@ def _json(entries: Iterable[Entry | Mapping[str, JSON]]) -> Iterator[dict[str, J
         yield dict(entry) if isinstance(entry, Mapping) else entry.to_json()
 
 
-def _units(entries: Iterable[dict[str, JSON]]) -> list[tuple[str, dict[str, JSON], JSON]]:
-    """``(kind, json, request residual)`` per part or response, with carried entries placed
-    in the stubs of text parts."""
-    units: list[tuple[str, dict[str, JSON], JSON]] = []
+Unit: TypeAlias = tuple[str, dict[str, JSON], JSON, str]
+"""``(kind, json, request residual, entry id)``: kind ``part``, ``response`` or
+``envelope``."""
+
+
+def _units(entries: Iterable[dict[str, JSON]]) -> list[Unit]:
+    """One unit per part, response or envelope, with each entry that has no part of its own
+    carried by the next part or response that can carry it (``before``), else by the last
+    one (``after``)."""
+    units: list[Unit] = []
     pending: list[dict[str, JSON]] = []
     for entry in entries:
         unit = _unit(entry)
         if unit is None:
             pending.append(_without_link(entry))
             continue
-        if (
-            pending
-            and unit[0] == "part"
-            and (carried := with_stub(unit[1], _add(unit[1], "before", pending)))
-        ):
-            units.append((unit[0], carried, unit[2]))
-            pending = []
-        else:
-            units.append(unit)
+        kind, obj, request, entry_id = unit
+        if pending and kind != "envelope":
+            carried = with_stub(obj, _add(obj, "before", pending))
+            if carried is not None:
+                unit, pending = (kind, carried, request, entry_id), []
+        units.append(unit)
     if pending:
         _place_after(units, pending)
     return units
@@ -308,35 +369,36 @@ def _add(part: Mapping[str, JSON], key: str, entries: list[dict[str, JSON]]) -> 
     return stub
 
 
-def _place_after(
-    units: list[tuple[str, dict[str, JSON], JSON]], pending: list[dict[str, JSON]]
-) -> None:
+def _place_after(units: list[Unit], pending: list[dict[str, JSON]]) -> None:
     for index in range(len(units) - 1, -1, -1):
-        kind, part, request = units[index]
-        if kind == "part" and (
-            carried := with_stub(split_stub(part)[1], _add(part, "after", pending))
+        kind, obj, request, entry_id = units[index]
+        if kind != "envelope" and (
+            carried := with_stub(split_stub(obj)[1], _add(obj, "after", pending))
         ):
-            units[index] = (kind, carried, request)
+            units[index] = (kind, carried, request, entry_id)
             return
     first = pending[0].get("id")
-    raise HistoryError(f"entry {first!r} has no text part of the history to travel with")
+    raise HistoryError(f"entry {first!r} has nothing in the history to travel with")
 
 
-def _unit(entry: Mapping[str, JSON]) -> tuple[str, dict[str, JSON], JSON] | None:
+def _unit(entry: Mapping[str, JSON]) -> Unit | None:
     own = entry.get(RESIDUAL_KEY)
     residuals: Mapping[str, JSON] = own if isinstance(own, Mapping) else {}
     request = residuals.get("request", _NO_REQUEST)
-    kind = entry.get("type")
+    kind, entry_id = entry.get("type"), str(entry.get("id"))
     if kind == "custom" and entry.get("customType") == PART_ENTRY_TYPE:
-        return "part", dict(entry.get("data") or {}), request
+        return "part", dict(entry.get("data") or {}), request, entry_id
+    if is_envelope(entry):
+        return "envelope", {"residual": entry.get("data")}, _NO_REQUEST, entry_id
     if kind == "custom_message":
-        return "part", _lifecycle_part(entry, residuals.get("part")), request
+        return "part", _lifecycle_part(entry, residuals.get("part")), request, entry_id
     if kind != "message":
         return None
     message = entry.get("message") or {}
     if message.get("role") == "assistant":
-        return "response", patch(response_json(message), residuals.get("response")), request
-    return "part", patch(part_json(message), residuals.get("part")), request
+        derived = patch(response_json(message), residuals.get("response"))
+        return "response", derived, request, entry_id
+    return "part", patch(part_json(message), residuals.get("part")), request, entry_id
 
 
 def _lifecycle_part(entry: Mapping[str, JSON], delta: JSON) -> dict[str, JSON]:
@@ -354,17 +416,74 @@ def _without_residual(entry: Mapping[str, JSON]) -> dict[str, JSON]:
 _NO_REQUEST: Final = object()
 
 
-def _messages(units: Sequence[tuple[str, dict[str, JSON], JSON]]) -> list[dict[str, JSON]]:
+def _messages(units: Sequence[Unit]) -> list[dict[str, JSON]]:
     out: list[dict[str, JSON]] = []
-    request: dict[str, JSON] | None = None
-    for kind, obj, envelope in units:
-        if kind == "response":
-            out.append(obj)
-            request = None
-            continue
-        if request is None or envelope is not _NO_REQUEST:
-            base = envelope if envelope is not _NO_REQUEST else None
-            request = {**patch(_REQUEST_ENVELOPE, base), "parts": []}
-            out.append(request)
-        request["parts"].append(obj)
+    for start, envelope, parts in _requests(units):
+        if start is None:
+            out.append(parts[0])  # a response
+        else:
+            out.append({**patch(_REQUEST_ENVELOPE, envelope), "parts": parts})
     return out
+
+
+def _requests(
+    units: Sequence[Unit],
+) -> Iterator[tuple[str | None, JSON, list[dict[str, JSON]]]]:
+    """``(id of the request's first entry, its envelope residual, its parts)`` per request,
+    ``(None, None, [response])`` per response, in order. A request starts at a part whose
+    entry carries a ``request`` residual, or after a response; a ``pydantic-ai/request``
+    entry gives the envelope of the request it follows (one after a response is of a
+    request no longer on the branch)."""
+    current: list[Any] | None = None  # [first entry id, envelope, parts]
+    for kind, obj, envelope, entry_id in units:
+        if kind == "response":
+            if current is not None:
+                yield current[0], current[1], current[2]
+            current = None
+            yield None, None, [obj]
+        elif kind == "envelope":
+            if current is not None:
+                current[1] = obj["residual"]
+        else:
+            if current is None or envelope is not _NO_REQUEST:
+                if current is not None:
+                    yield current[0], current[1], current[2]
+                current = [entry_id, envelope if envelope is not _NO_REQUEST else None, []]
+            current[2].append(obj)
+    if current is not None:
+        yield current[0], current[1], current[2]
+
+
+def recorded_envelopes(entries: Iterable[Entry | Mapping[str, JSON]]) -> dict[str, JSON]:
+    """The envelope residual each request of a branch has, by the id of its first entry."""
+    units = _units(_json(entries))
+    return {start: envelope for start, envelope, _ in _requests(units) if start is not None}
+
+
+# -- envelopes -----------------------------------------------------------------------------
+
+
+def is_envelope(entry: Mapping[str, JSON] | Entry) -> bool:
+    """A ``pydantic-ai/request`` entry: a request's final envelope."""
+    if isinstance(entry, Mapping):
+        return entry.get("type") == "custom" and entry.get("customType") == ENVELOPE_TYPE
+    return isinstance(entry, CustomEntry) and entry.custom_type == ENVELOPE_TYPE
+
+
+def envelope_residual(request: ModelRequest) -> JSON:
+    """What a request's envelope holds beyond the default (``None``: nothing)."""
+    envelope = {k: v for k, v in message_json(request).items() if k != "parts"}
+    return residual(envelope, _REQUEST_ENVELOPE)
+
+
+def envelope_entry(request: ModelRequest) -> dict[str, JSON]:
+    """The ``pydantic-ai/request`` entry recording ``request``'s envelope as it is now
+    (``id`` and time are the caller's to give)."""
+    return {
+        "type": "custom",
+        "customType": ENVELOPE_TYPE,
+        "data": envelope_residual(request),
+        "id": "",
+        "parentId": None,
+        "timestamp": iso(epoch_ms(message_json(request).get("timestamp"))),
+    }

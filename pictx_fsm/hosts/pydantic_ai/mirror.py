@@ -11,10 +11,16 @@ does) and the rest is appended there; :attr:`Mirror.navigated` tells the lifecyc
 Entries the lifecycle itself adds (boundary drafts, boots) are appended with
 :meth:`Mirror.append` and put into the history by the caller; the history's own copy of them
 is recognised by content, since their ids travel in the messages.
+
+A request mirrored before pydantic-ai completed its envelope (the tool results a turn ends
+with, a boundary's request) gets its final envelope as a ``pydantic-ai/request`` entry when
+the mirror sees it change; those entries are the tree's, not the branch the history aligns
+with (:func:`~.history.is_envelope`).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import random
 from collections.abc import Iterable, Mapping, Sequence
@@ -27,7 +33,11 @@ from pictx_fsm.hosts.pydantic_ai.history import (
     PART_ENTRY_TYPE,
     RESIDUAL_KEY,
     chain,
+    envelope_entry,
+    envelope_residual,
+    is_envelope,
     messages_to_entries,
+    recorded_envelopes,
     restamp,
 )
 from pictx_fsm.session.entries import Entry, SessionHeader, entry_from_json
@@ -64,9 +74,12 @@ class Mirror:
     def __init__(self, tree: SessionTree, rng: random.Random) -> None:
         self.tree = tree
         self._rng = rng
-        self._branch: list[Entry] = tree.branch()
+        branch = tree.branch()
+        self._branch: list[Entry] = [e for e in branch if not is_envelope(e)]
+        self._recorded: dict[str, JSON] = recorded_envelopes(branch)
+        """The envelope the tree records for each request, by the id of its first entry."""
         self._views: list[View] = [view(e.to_json()) for e in self._branch]
-        self._messages: list[tuple[ModelMessage, tuple[object, ...]]] = []
+        self._messages: list[tuple[ModelMessage, tuple[object, ...], Envelope]] = []
         self._offsets: list[int] = []
         self._cache: dict[int, Converted] = {}
         """Each part or response converted once (keyed by identity; the object is kept)."""
@@ -97,13 +110,17 @@ class Mirror:
         for obj in objs:
             if not obj.get("id") or obj["id"] in self.tree:
                 obj["id"] = self.mint()
+            residuals = obj.get(RESIDUAL_KEY)
+            if isinstance(residuals, Mapping) and "request" in residuals:
+                self._recorded[obj["id"]] = residuals["request"]
         return [self._add(obj) for obj in chain(objs, self.tree.leaf_id)]
 
     def adopt(self, entries: Iterable[Entry]) -> None:
         """Take entries the lifecycle appended to the tree itself (:func:`pictx_fsm.apply`):
         they extend the branch the mirror follows."""
         for entry in entries:
-            assert entry.parent_id == (self._branch[-1].id if self._branch else None)
+            if entry.id is not None:
+                self._recorded.setdefault(entry.id, None)  # a request it starts: no envelope
             self._branch.append(entry)
             self._views.append(view(entry.to_json()))
 
@@ -132,15 +149,49 @@ class Mirror:
         shared = _common_prefix(self._views[start:], views)
         if start + shared < len(self._branch):
             self._navigate(start + shared)
+        counts = [sum(len(unit.entries) for unit in units) for units in per_message]
+        self._record_envelope(messages[first:], per_message, counts, start, shared)
         fresh = self._exact(messages[first:], per_message, shared)
         renamed = self._unique(fresh)
         if renamed:
             restamp(messages[first:], renamed)
             self._cache.clear()
         appended = self.append(fresh)
-        counts = [sum(len(unit.entries) for unit in units) for units in per_message]
         self._remember(messages[first:], first, start, counts)
         return appended
+
+    def _record_envelope(
+        self,
+        messages: Sequence[ModelMessage],
+        per_message: list[list[Converted]],
+        counts: list[int],
+        start: int,
+        shared: int,
+    ) -> None:
+        """Write the envelope of the request whose entries end the shared part of the branch,
+        when the tree records another one for it (pydantic-ai completed it after its first
+        entries were written, or it took in the lifecycle's request before it)."""
+        end, offset, index = start + shared, start, 0
+        while index < len(counts) and not offset < end <= offset + counts[index]:
+            offset += counts[index]
+            index += 1
+        if index == len(counts) or not per_message[index]:
+            return
+        message = messages[index]
+        own = offset + _own_index(per_message[index][0])
+        first_id = self._branch[own].id if own < end else None
+        if not isinstance(message, ModelRequest) or first_id not in self._recorded:
+            return
+        assert first_id is not None
+        envelope = envelope_residual(message)
+        if envelope == self._recorded[first_id]:
+            return
+        obj = envelope_entry(message)
+        obj["id"], obj["parentId"] = self.mint(), self.tree.leaf_id
+        entry, problems = entry_from_json(obj)
+        assert not problems, problems
+        self.tree.append(entry)
+        self._recorded[first_id] = envelope
 
     def _exact(
         self, messages: Sequence[ModelMessage], per_message: list[list[Converted]], shared: int
@@ -184,10 +235,10 @@ class Mirror:
         return renamed
 
     def _first_changed(self, messages: Sequence[ModelMessage]) -> int:
-        for index, (message, parts) in enumerate(self._messages):
+        for index, (message, parts, envelope) in enumerate(self._messages):
             if index >= len(messages) or messages[index] is not message:
                 return index
-            if not _same_parts(message, parts):
+            if not _same_parts(message, parts) or _envelope(message) != envelope:
                 return index
         return len(self._messages)
 
@@ -204,10 +255,20 @@ class Mirror:
         del self._messages[first:]
         del self._offsets[first:]
         for message, count in zip(messages, counts, strict=True):
-            self._messages.append((message, _parts(message)))
+            self._messages.append((message, _parts(message), _envelope(message)))
             self._offsets.append(start)
             start += count
         self._end = start
+
+
+def _own_index(unit: Converted) -> int:
+    """Where a request's first part has its own entry among the part's entries (after the
+    entries it carries before it)."""
+    for index, obj in enumerate(unit.entries):
+        residuals = obj.get(RESIDUAL_KEY)
+        if isinstance(residuals, Mapping) and "request" in residuals:
+            return index
+    return 0
 
 
 def view(entry: Mapping[str, JSON]) -> View:
@@ -229,6 +290,16 @@ def _common_prefix(left: Sequence[View], right: Sequence[View]) -> int:
 
 def _parts(message: ModelMessage) -> tuple[object, ...]:
     return tuple(message.parts)
+
+
+Envelope: TypeAlias = tuple[object, ...] | None
+
+
+def _envelope(message: ModelMessage) -> Envelope:
+    """A request's fields besides its parts, as they are now (``None`` for a response)."""
+    if not isinstance(message, ModelRequest):
+        return None
+    return tuple(getattr(message, f.name) for f in dataclasses.fields(message) if f.name != "parts")
 
 
 def _same_parts(message: ModelMessage, parts: tuple[object, ...]) -> bool:

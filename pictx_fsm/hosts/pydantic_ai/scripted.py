@@ -4,14 +4,19 @@ list, and a record of every request the agent really sent (for the host-neutral 
 ``ScriptedModel(script).model`` is a pydantic-ai ``FunctionModel``: each request takes the next
 reply (a ``ModelResponse`` to return, or an exception to raise as the provider would); an
 empty script answers ``Done.``. Each request is recorded as the Pi messages the provider
-received, with the session's leaf and audit position at that moment.
+received, with the session's leaf and audit position at that moment. Streamed requests
+(``run_stream``, ``run_stream_events``) take the same script: a reply's text arrives as one
+chunk per part, its tool calls as one delta each; their usage is ``FunctionModel``'s estimate
+(an input of the request, the streamed output), so a scripted ``tokens=`` counts only when a
+reply is not streamed.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import json
 from collections import deque
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any, TypeAlias
 
@@ -23,10 +28,10 @@ from pydantic_ai.messages import (
     TextPart,
     ToolCallPart,
 )
-from pydantic_ai.models.function import AgentInfo, FunctionModel
+from pydantic_ai.models.function import AgentInfo, DeltaToolCall, DeltaToolCalls, FunctionModel
 from pydantic_ai.usage import RequestUsage
 
-from pictx_fsm.extensions.pi_context.kit.host_neutral import ProviderRequest
+from pictx_fsm.host.requests import ProviderRequest
 from pictx_fsm.hosts.pydantic_ai.mirror import Mirror
 from pictx_fsm.hosts.pydantic_ai.session import PiSession
 from pictx_fsm.hosts.pydantic_ai.wire import provider_context
@@ -78,20 +83,37 @@ class ScriptedModel:
         self.arguments = arguments
         self.requests: list[ProviderRequest] = []
         self.calls = 0
-        self.model = FunctionModel(self._respond, model_name=MODEL_NAME)
+        self.model = FunctionModel(
+            self._respond, stream_function=self._stream, model_name=MODEL_NAME
+        )
 
     def push(self, *replies: Reply) -> None:
         self.script.extend(replies)
 
     def _respond(self, messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
-        self.requests.append(self._sent(messages))
-        reply = self.script.popleft() if self.script else text()
-        if isinstance(reply, Exception):
-            raise reply
+        reply = self._next(messages)
         # Received now, like a provider's reply (the estimator trusts a reply's usage only
         # when nothing before it is newer), with call ids the script numbers.
         parts = [self._numbered(part) for part in reply.parts]
         return dataclasses.replace(reply, parts=parts, timestamp=datetime.now(tz=UTC))
+
+    async def _stream(
+        self, messages: list[ModelMessage], info: AgentInfo
+    ) -> AsyncIterator[str | DeltaToolCalls]:
+        reply = self._next(messages)
+        for index, part in enumerate(self._numbered(part) for part in reply.parts):
+            if isinstance(part, ToolCallPart):
+                args = part.args if isinstance(part.args, str) else json.dumps(part.args)
+                yield {index: DeltaToolCall(part.tool_name, args, tool_call_id=part.tool_call_id)}
+            elif isinstance(part, TextPart):
+                yield part.content
+
+    def _next(self, messages: Sequence[ModelMessage]) -> ModelResponse:
+        self.requests.append(self._sent(messages))
+        reply = self.script.popleft() if self.script else text()
+        if isinstance(reply, Exception):
+            raise reply
+        return reply
 
     def _numbered(self, part: ModelResponsePart) -> ModelResponsePart:
         if not isinstance(part, ToolCallPart):

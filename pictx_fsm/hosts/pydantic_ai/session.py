@@ -11,30 +11,41 @@ reset window whose tail is incomplete (R63–R66, D4).
 
 from __future__ import annotations
 
+import contextlib
+import dataclasses
+import logging
 import random
+import threading
 import time
 import uuid
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Any, TypeAlias
+from typing import Any, Final, TypeAlias
 
-from pydantic_ai.messages import ModelMessage, ModelRequest, repair_messages
+from pydantic_ai.messages import ModelMessage, ModelRequest, ModelResponse, repair_messages
 
 from pictx_fsm import Applied, AuditLog, Notify, SessionHeader, SessionTree, read_session
 from pictx_fsm.audit.log import iter_records
 from pictx_fsm.extensions.pi_context.texts import ROOT_WINDOW_SUFFIX
 from pictx_fsm.extensions.pi_context.windows import boot_window_id
 from pictx_fsm.host.events import SessionStartReason
-from pictx_fsm.hosts.pydantic_ai.glue import Lifecycle, LifecycleSettings
+from pictx_fsm.hosts.pydantic_ai.errors import SessionBusyError
+from pictx_fsm.hosts.pydantic_ai.glue import Lifecycle
 from pictx_fsm.hosts.pydantic_ai.history import entries_to_messages, messages_to_entries
 from pictx_fsm.hosts.pydantic_ai.mirror import Mirror
+from pictx_fsm.hosts.pydantic_ai.settings import LifecycleSettings
+from pictx_fsm.hosts.pydantic_ai.texts import BUSY, LOGGER_NAME
 from pictx_fsm.session.entries import Entry, entry_from_json
 from pictx_fsm.session.jsonl import SessionWriter
 from pictx_fsm.session.tree import TreeNode
 from pictx_fsm.session.writer import iso
 
+__all__ = ["PiSession", "audit_path_of", "lifecycle_request", "wall_clock"]
+
 JSON: TypeAlias = Any
 Clock: TypeAlias = Callable[[], int]
+logger: Final = logging.getLogger(LOGGER_NAME)
+_LEVELS: Final = {"info": logging.INFO, "warning": logging.WARNING, "error": logging.ERROR}
 
 
 def wall_clock() -> int:
@@ -76,36 +87,48 @@ class PiSession:
         self.tree = tree
         self.path = path
         self.notices: list[Notify] = []
+        """Every notice of the session, oldest first (each also goes to the ``logging``
+        logger ``pictx_fsm.hosts.pydantic_ai`` and to ``on_notice``)."""
         self._on_notice = on_notice
         self._rng = rng or random.Random()
         self.clock = clock
+        self._running = threading.Lock()
+        self.config = config or LifecycleSettings()
+        """How the runtime was built (pass it to ``open`` to resume with the same notes home)."""
         audit_file = None if path is None else audit_path_of(path)
         self._audit_base = _records_in(audit_file)
         audit = AuditLog(audit_file)
+        try:
+            self.mirror = Mirror(tree, self._rng)
+            self.lifecycle = Lifecycle(
+                tree,
+                config=self.config,
+                rng=self._rng,
+                clock=clock,
+                audit=audit,
+                on_notice=self._notice,
+            )
+        except BaseException:
+            audit.close()
+            raise
         if path is not None:
             tree.subscribe(_FileListener(SessionWriter(path), written=len(tree.entries)))
-        self.mirror = Mirror(tree, self._rng)
-        self.config = config or LifecycleSettings()
-        """How the runtime was built (pass it to ``open`` to resume with the same notes home)."""
-        self.lifecycle = Lifecycle(
-            tree,
-            config=self.config,
-            rng=self._rng,
-            clock=clock,
-            audit=audit,
-            on_notice=self._notice,
-        )
         self.pending: list[Entry] = []
         """Lifecycle entries in the tree that the history does not hold yet."""
+        self.last_run: tuple[str | None, list[ModelMessage]] | None = None
+        """The leaf a run ended on and the history it ended with (what the next run continues
+        without converting, while the session has not moved)."""
         self.absorb(self.lifecycle.start(reason))
 
     # -- opening -------------------------------------------------------------------------------
 
     @classmethod
     def create(cls, path: str | Path | None = None, **options: Any) -> PiSession:
-        """A new session (in memory when ``path`` is ``None``); its root boot is pending."""
+        """A new session (in memory when ``path`` is ``None``); its root boot is pending. A
+        session that cannot be made leaves no file behind and holds no lock."""
         tree = SessionTree(_new_header(options))
-        return cls(tree, path=_created(path, tree), reason="startup", **options)
+        with _created(path, tree) as target:
+            return cls(tree, path=target, reason="startup", **options)
 
     @classmethod
     def open(cls, path: str | Path, **options: Any) -> PiSession:
@@ -136,7 +159,8 @@ class PiSession:
         parent = parent_session or _copied_root(entries)
         tree = SessionTree(_new_header(options, parent_session=parent))
         Mirror(tree, options["rng"]).append(entries)
-        return cls(tree, path=_created(path, tree), reason="resume", **options)
+        with _created(path, tree) as target:
+            return cls(tree, path=target, reason="resume", **options)
 
     # -- the history ---------------------------------------------------------------------------
 
@@ -158,10 +182,23 @@ class PiSession:
         return list(iter_records(audit_path_of(self.path)))
 
     def history(self) -> list[ModelMessage]:
-        """The active branch as a runnable pydantic-ai message history (pending entries
-        included). Tool calls whose results were never written (the process died between
-        them) get pydantic-ai's synthesized results, as ``repair_messages`` makes them."""
-        return repair_messages(entries_to_messages(self.mirror.branch))
+        """The active branch as a pydantic-ai message history: exactly the history the last
+        run ended with, then the lifecycle's entries waiting for the next run. A last reply
+        whose tool calls have no results (the run was cancelled, or the process died, while
+        they ran) gets pydantic-ai's ``interrupted`` results for them, as ``repair_messages``
+        makes them, so the history runs."""
+        return close_open_calls(entries_to_messages(self.tree.branch()))
+
+    @contextlib.contextmanager
+    def running(self) -> Iterator[None]:
+        """Hold the session for one agent run: a second run meanwhile, from any
+        ``PiContext``, task or thread, gets :class:`SessionBusyError`."""
+        if not self._running.acquire(blocking=False):
+            raise SessionBusyError(BUSY)
+        try:
+            yield
+        finally:
+            self._running.release()
 
     def absorb(self, applied: Applied) -> list[Entry]:
         """Take the entries a hook appended outside a boundary; they wait for the next run."""
@@ -186,8 +223,13 @@ class PiSession:
     def close(self) -> None:
         self.audit.close()
 
+    def notify(self, notice: Notify) -> None:
+        """Tell a notice: ``notices``, the ``logging`` logger, ``on_notice``."""
+        self._notice(notice)
+
     def _notice(self, notice: Notify) -> None:
         self.notices.append(notice)
+        logger.log(_LEVELS.get(notice.level, logging.INFO), notice.message)
         if self._on_notice is not None:
             self._on_notice(notice)
 
@@ -220,13 +262,48 @@ def _copied_root(entries: Iterable[Mapping[str, JSON]]) -> str | None:
     return None
 
 
-def _created(path: str | Path | None, tree: SessionTree) -> Path | None:
-    """Write the session file of a new tree (it must not exist yet)."""
+@contextlib.contextmanager
+def _created(path: str | Path | None, tree: SessionTree) -> Iterator[Path | None]:
+    """Write the session file of a new tree (it must not exist yet); removed again, with
+    the audit log beside it, when the session cannot be made after all."""
     if path is None:
-        return None
+        yield None
+        return
     target = Path(path)
+    audit = audit_path_of(target)
+    audit_existed = audit.exists()
     SessionWriter(target).create(tree.header, tree.entries)
-    return target
+    try:
+        yield target
+    except BaseException:
+        target.unlink(missing_ok=True)
+        if not audit_existed:
+            audit.unlink(missing_ok=True)
+        raise
+
+
+def close_open_calls(messages: list[ModelMessage]) -> list[ModelMessage]:
+    """``messages`` with the tool calls of the last reply that have no result closed by
+    pydantic-ai's ``repair_messages`` (``outcome='interrupted'``): appended to the request
+    after the reply, or as a request of their own. Nothing else is repaired or merged."""
+    reply = len(messages) - 1
+    if reply >= 0 and isinstance(messages[reply], ModelRequest):
+        reply -= 1
+    last = messages[reply] if reply >= 0 else None
+    if not isinstance(last, ModelResponse) or not last.tool_calls:
+        return messages
+    tail = messages[reply + 1 :]
+    repaired = repair_messages(messages[reply:])
+    if len(repaired) != 2 or repaired[0] != last or not isinstance(repaired[1], ModelRequest):
+        return messages  # pydantic-ai would repair more than the open calls
+    given = list(tail[0].parts) if tail else []
+    closed = list(repaired[1].parts)
+    if len(closed) == len(given) or closed[: len(given)] != given:
+        return messages
+    closing: ModelMessage = repaired[1]
+    if tail:
+        closing = dataclasses.replace(tail[0], parts=closed)  # type: ignore[arg-type]
+    return [*messages[: reply + 1], closing]
 
 
 def lifecycle_request(entries: Iterable[Entry]) -> ModelRequest:

@@ -10,7 +10,9 @@ back from a Pi message; the residual stored beside it supplies the rest.
 
 A response the provider refused (an error the lifecycle must see, R33) has no pydantic-ai
 form; it is kept as an empty ``ModelResponse`` with ``finish_reason='error'`` whose metadata
-holds the ``errorMessage``.
+holds the ``errorMessage``. A request the caller cancelled before its reply came is Pi's
+aborted reply: an empty ``ModelResponse`` whose metadata holds ``stopReason: aborted`` (a
+stop reason pydantic-ai has no ``finish_reason`` for) and the ``errorMessage``.
 """
 
 from __future__ import annotations
@@ -42,6 +44,8 @@ METADATA_KEY: Final = "pictx_fsm"
 """The namespace this adapter owns in pydantic-ai ``metadata`` (never sent to a model)."""
 API: Final = "pydantic-ai"
 """``message.api`` of the assistant messages this host writes."""
+ABORTED: Final = "aborted"
+"""Pi's ``stopReason`` of a reply the caller cancelled."""
 _EPOCH: Final = datetime(1970, 1, 1, tzinfo=UTC)
 _FINISH: Final = {"error": "error", "length": "length", "tool_call": "toolUse"}
 _STOP: Final = {"error": "error", "length": "length", "toolUse": "tool_call", "stop": "stop"}
@@ -204,6 +208,8 @@ def _arguments(args: JSON) -> JSON:
 
 
 def _stop_reason(response: Mapping[str, JSON], blocks: list[JSON]) -> str:
+    if _own_metadata(response).get("stopReason") == ABORTED:
+        return ABORTED
     finish = response.get("finish_reason")
     if finish in _FINISH and finish != "tool_call":
         return _FINISH[finish]
@@ -237,7 +243,6 @@ def response_json(message: Mapping[str, JSON]) -> dict[str, JSON]:
     raw_usage = message.get("usage")
     usage: Mapping[str, JSON] = raw_usage if isinstance(raw_usage, Mapping) else {}
     read, write = int(usage.get("cacheRead", 0)), int(usage.get("cacheWrite", 0))
-    error = message.get("errorMessage")
     response = ModelResponse(
         parts=[_part_of(block) for block in _blocks(message)],
         usage=RequestUsage(
@@ -251,9 +256,19 @@ def response_json(message: Mapping[str, JSON]) -> dict[str, JSON]:
         provider_name=message.get("provider") or None,
         provider_response_id=message.get("responseId"),
         finish_reason=_STOP.get(str(message.get("stopReason"))),  # type: ignore[arg-type]
-        metadata={METADATA_KEY: {"errorMessage": error}} if isinstance(error, str) else None,
+        metadata=_metadata(message),
     )
     return message_json(response)
+
+
+def _metadata(message: Mapping[str, JSON]) -> dict[str, JSON] | None:
+    """The metadata a Pi message's error (and an aborted stop) derive."""
+    own: dict[str, JSON] = {}
+    if message.get("stopReason") == ABORTED:
+        own["stopReason"] = ABORTED
+    if isinstance(message.get("errorMessage"), str):
+        own["errorMessage"] = message["errorMessage"]
+    return {METADATA_KEY: own} if own else None
 
 
 def _blocks(message: Mapping[str, JSON]) -> list[Mapping[str, JSON]]:

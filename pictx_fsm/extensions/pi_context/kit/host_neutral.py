@@ -44,6 +44,7 @@ from pictx_fsm.extensions.pi_context.texts import CONTINUATION_TYPE, MARKER_TYPE
 from pictx_fsm.extensions.pi_context.tools import HANDLERS as TOOL_HANDLERS
 from pictx_fsm.extensions.pi_context.windows import window_id_of_marker
 from pictx_fsm.host.events import ToolCall
+from pictx_fsm.host.requests import ProviderRequest
 from pictx_fsm.session.entries import CustomMessageEntry, Entry, MessageEntry, content_text
 from pictx_fsm.session.projection import context_messages, convert_message
 from pictx_fsm.session.tree import SessionTree
@@ -55,16 +56,6 @@ Key: TypeAlias = tuple[str, str]
 
 def _tuple(items: Iterable[Any]) -> tuple[Any, ...]:
     return tuple(items)
-
-
-@frozen(kw_only=True)
-class ProviderRequest:
-    """One request as the provider got it, and where the session stood then."""
-
-    messages: tuple[JSON, ...] = field(converter=_tuple)
-    leaf_id: str | None
-    audit_seq: int
-    """How many audit records existed when the request was made."""
 
 
 @frozen(kw_only=True)
