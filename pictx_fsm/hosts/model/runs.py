@@ -49,6 +49,9 @@ RETRYABLE: Final = compile_regex(
 """Pi's ``_isRetryableError`` patterns (checked after the overflow classifier), compiled with
 JavaScript's rules (``.`` stops at line terminators, ``i`` folds as JS does)."""
 
+SETTLED: Final = step_at("hook", "agent_settled")
+"""The last step of a run: Pi is idle again (not streaming) once ``agent_settled`` fires."""
+
 
 def agent_run(host: HostState, prompts: Sequence[Queued]) -> Steps[None]:
     """One run: low-level runs until nothing continues, then ``agent_settled``."""
@@ -66,7 +69,7 @@ def agent_run(host: HostState, prompts: Sequence[Queued]) -> Steps[None]:
     host.run = None
     aborted = {"aborted": run.aborted} if host.settings.profile.settled_reports_aborted else {}
     emit(host, AgentSettled(), **aborted)
-    yield step_at("hook", "agent_settled")
+    yield SETTLED
 
 
 # -- after a low-level run ---------------------------------------------------------------------

@@ -26,6 +26,7 @@ from pictx_fsm.hosts.model.dispatch import abort, apply_effects, emit, error, re
 from pictx_fsm.hosts.model.errors import ALREADY_PROCESSING, AgentBusyError, ModelHostError
 from pictx_fsm.hosts.model.messages import (
     TickClock,
+    message_text,
     system_message,
     tool_declaration,
     user_message,
@@ -33,7 +34,7 @@ from pictx_fsm.hosts.model.messages import (
 from pictx_fsm.hosts.model.navigation import NavigationOutcome, navigate
 from pictx_fsm.hosts.model.queues import Queued
 from pictx_fsm.hosts.model.records import HostLog, Step
-from pictx_fsm.hosts.model.runs import agent_run, check_before_prompt
+from pictx_fsm.hosts.model.runs import SETTLED, agent_run, check_before_prompt
 from pictx_fsm.hosts.model.settings import HostSettings
 from pictx_fsm.hosts.model.state import HostState
 from pictx_fsm.hosts.model.steps import Steps, drain
@@ -203,6 +204,12 @@ class ModelSession:
                 self._steps = _overtaken(host, self._steps)
             host.overtaking.append(text)
             return
+        if self.last_step is SETTLED and host.run is None:
+            # The run has settled: Pi is idle again, so this is a prompt of its own, run once
+            # the settled run's handlers are done (found by the differential).
+            record(host, "input", text=text, source="extension", streamingBehavior=None)
+            host.triggered.append(Queued(kind="prompt", message=user_message(text, host.clock())))
+            return
         behavior = "steer" if kind == "steer" else "followUp"
         record(host, "input", text=text, source="interactive", streamingBehavior=behavior)
         item = Queued(kind=kind, message=user_message(text, host.clock()))
@@ -259,7 +266,11 @@ class ModelSession:
         host = self._host
         if not host.triggered:
             return False
-        self._steps = _triggered_run(host, host.triggered.pop(0))
+        queued = host.triggered.pop(0)
+        if queued.is_user:
+            self._steps = _prompt_run(host, message_text(queued.message))
+        else:
+            self._steps = _triggered_run(host, queued)
         return True
 
     def run_until(

@@ -61,7 +61,9 @@ class HostState:
     flag: a user message starts a new chain, a reply that is neither an error nor a length
     stop ends it)."""
     triggered: list[Queued] = field(factory=list)
-    """Custom messages that asked for a turn while idle; the session starts their run."""
+    """What asked for a run while Pi was idle and the session still had steps to take: custom
+    messages that trigger a turn, user texts sent at ``agent_settled``. The session starts
+    their runs, in order, once those steps are done."""
     last_context: HostContext | None = None
     """The ``ctx`` handed out last: handed out again while the facts are the same (most
     hooks of a run), so an audit record encodes a context once, not on every hook."""

@@ -92,18 +92,34 @@ _ACTS: st.SearchStrategy[Any] = st.one_of(
     table(_ARMS),
 )
 """What a user, a settings change or another extension does at a stop."""
-_STOPS = st.tuples(
-    table(tuple(AdvanceTo(step=hook, count=n) for hook in HOOKS for n in (1, 2))),
-    st.lists(_ACTS, min_size=1, max_size=2),
-).map(lambda pair: (pair[0], *pair[1]))
+
+
+def _stop(stop: AdvanceTo, acts: list[Any], idle_hooks: frozenset[str]) -> tuple[Any, ...]:
+    """A stop and its acts. Where Pi is idle at the stop's hook (``agent_settled``; on 0.87
+    also ``before_agent_start``, a run still starting), a steer or a follow-up is a prompt of
+    its own that runs to its end before Pi's driver goes on: it comes last at its stop, so
+    that what follows it happens after that run on both hosts."""
+    if stop.step in idle_hooks:
+        acts = sorted(acts, key=lambda act: isinstance(act, Steer | FollowUp))
+    return (stop, *acts)
 
 
 @functools.cache
-def _turns(nested: bool) -> st.SearchStrategy[tuple[Any, ...]]:
+def _stops(idle_hooks: frozenset[str]) -> st.SearchStrategy[tuple[Any, ...]]:
+    return st.builds(
+        _stop,
+        table(tuple(AdvanceTo(step=hook, count=n) for hook in HOOKS for n in (1, 2))),
+        st.lists(_ACTS, min_size=1, max_size=2),
+        st.just(idle_hooks),
+    )
+
+
+@functools.cache
+def _turns(nested: bool, idle_hooks: frozenset[str]) -> st.SearchStrategy[tuple[Any, ...]]:
     return st.tuples(
         st.lists(_replies(nested), max_size=3),
         table(tuple(Prompt(chars=chars) for chars in CHARS)),
-        st.lists(_STOPS, max_size=2),
+        st.lists(_stops(idle_hooks), max_size=2),
     ).map(lambda t: (*t[0], t[1], *(a for stop in t[2] for a in stop), Settle()))
 
 
@@ -112,9 +128,11 @@ def _idle(strategy: st.SearchStrategy[Any]) -> st.SearchStrategy[tuple[Any, ...]
 
 
 @functools.cache
-def _groups(nested: bool) -> dict[str, st.SearchStrategy[tuple[Any, ...]]]:
+def _groups(
+    nested: bool, idle_hooks: frozenset[str]
+) -> dict[str, st.SearchStrategy[tuple[Any, ...]]]:
     return {
-        "turn": _turns(nested),
+        "turn": _turns(nested, idle_hooks),
         "reply": _replies(nested).map(lambda script: (script,)),
         "wipe": st.just((WipeCommand(), Settle())),
         "toggle": _idle(table((*_SWITCHES, Toggle(arg=""), Toggle(arg="bogus")))),
@@ -130,7 +148,7 @@ def _groups(nested: bool) -> dict[str, st.SearchStrategy[tuple[Any, ...]]]:
     }
 
 
-GROUPS = tuple(_groups(False))
+GROUPS = tuple(_groups(False, frozenset()))
 """The move groups; ``turn`` is in every swarm (without it nothing runs)."""
 WEIGHTS = {"turn": 4, "reply": 2}
 """How much likelier a group's move is than one of weight 1."""
@@ -142,8 +160,11 @@ def differential_runs(
 ) -> st.SearchStrategy[tuple[WorldConfig, tuple[Any, ...]]]:
     """A configuration in the host profile ``host`` and a canonical run of at most
     ``max_actions`` actions."""
-    nested = host_profile(host).nested_tool_calls
-    groups = _groups(nested)
+    profile = host_profile(host)
+    idle_hooks = frozenset(
+        {"agent_settled", *(() if profile.starting_run_is_busy else ("before_agent_start",))}
+    )
+    groups = _groups(profile.nested_tool_calls, idle_hooks)
     optional = [name for name in groups if name != "turn"]
 
     @st.composite
