@@ -1,22 +1,24 @@
 """pictx_fsm: the context-window lifecycle of an AI coding agent as declared, verified machines.
 
-What an embedder needs, all importable from here (``docs/embedding.md`` uses nothing else):
+The root holds what ``docs/embedding.md`` and the README use to embed pi-context in a host, and
+nothing else; everything else is imported from the module that owns it (``docs/architecture.md``
+maps the packages):
 
-- the lifecycle: :class:`LifecycleRuntime` (one session: hook events in, results out), the
-  pure :func:`step` it runs over a frozen :class:`LifecycleState`, :func:`load_lifecycle`
-  (the machines declared in ``models/``), :data:`HOOKS` and :data:`HOOK_EVENTS`;
-- hook events (:class:`TurnEnd` … :class:`Command`) with the :class:`HostContext` facts;
-- results and effects as data (:class:`HookResult`, :class:`Notify`, :class:`SendMessage`,
-  :class:`BoundaryResult` …) and :func:`apply`, which carries one out on a session;
-- sessions: :class:`SessionTree`, :class:`SessionWriter` (entries with fresh ids and
-  timestamps), :func:`read_session`, :func:`project_branch`;
-- settings and notes: :class:`StaticSettingsSource`, :func:`pi_file_settings`,
-  :class:`BootWriter`, :class:`FileNotesSource`, :class:`InMemoryNotesSource`;
-- the tool surface: :data:`TOOL_SPECS` (all eleven registrations: names, descriptions, JSON
-  schemas, execution modes; :data:`SCHEMA_FILE` is the same as JSON), :class:`ToolOutcome`
-  (what a notes or history tool call answers), :func:`execute_tool` and :class:`ToolContext`
-  for a host that runs the nine tools without a runtime;
-- the hash-chained :class:`AuditLog` and :func:`verify_chain`.
+- the lifecycle: :class:`LifecycleRuntime` (one session: hook events in, results out) and the
+  pure :func:`step` it runs over a frozen :class:`LifecycleState`;
+- the hook events a host raises (:class:`SessionStart`, :class:`TurnStart`, :class:`TurnEnd`,
+  :class:`ToolCall`, :class:`AgentSettled`, :class:`ContextWithSystem`; :data:`HOOKS` names
+  them all) with the :class:`HostContext` facts (:class:`ContextUsage`, :class:`ModelInfo`),
+  and :func:`apply`, which carries a result out on a session;
+- Pi's session format: :class:`SessionTree`, :class:`SessionHeader`, :class:`SessionWriter`,
+  :func:`read_session`, :func:`project_branch`; Pi's settings: :class:`StaticSettingsSource`;
+- the tools: :data:`TOOL_SPECS` and :class:`ToolOutcome`;
+- the hash-chained decision log: :class:`AuditLog` and :func:`verify_chain`;
+- the errors every input problem raises: :class:`PictxError`, :class:`ModelDocumentError`,
+  :class:`IllegalEventError`.
+
+Names the root exported in 0.1 and no longer does still import from here for one release,
+with a :class:`DeprecationWarning` naming their home (CHANGELOG.md lists them).
 """
 
 from __future__ import annotations
@@ -29,63 +31,18 @@ if TYPE_CHECKING:
 
     from pictx_fsm.audit.log import AuditLog, verify_chain
     from pictx_fsm.errors import IllegalEventError, ModelDocumentError, PictxError
-    from pictx_fsm.extensions.pi_context.boot_writer import BootWriter
-    from pictx_fsm.extensions.pi_context.lifecycle import (
-        HOOK_EVENTS,
-        Lifecycle,
-        LifecycleState,
-        Services,
-        load_lifecycle,
-        pi_file_settings,
-        step,
-    )
-    from pictx_fsm.extensions.pi_context.notes import FileNotesSource, InMemoryNotesSource
-    from pictx_fsm.extensions.pi_context.policy import Policy
+    from pictx_fsm.extensions.pi_context.lifecycle import LifecycleState, step
     from pictx_fsm.extensions.pi_context.runtime import LifecycleRuntime
-    from pictx_fsm.extensions.pi_context.texts import Profile, Texts
-    from pictx_fsm.extensions.pi_context.tools import (
-        SCHEMA_FILE,
-        TOOL_NAMES,
-        TOOL_SPECS,
-        ToolContext,
-        ToolOutcome,
-        ToolSpec,
-        execute_tool,
-        tool_spec,
-    )
-    from pictx_fsm.host.apply import Applied, apply
-    from pictx_fsm.host.effects import (
-        AbortRun,
-        AppendEntry,
-        BoundaryResult,
-        CancelResult,
-        CustomDraft,
-        CustomMessageDraft,
-        HookResult,
-        MessagesResult,
-        Notify,
-        SendMessage,
-        ToolResult,
-        TreeSummaryResult,
-    )
+    from pictx_fsm.extensions.pi_context.tools import TOOL_SPECS, ToolOutcome
+    from pictx_fsm.host.apply import apply
     from pictx_fsm.host.events import (
         HOOKS,
-        AgentBeforeSettle,
-        AgentEnd,
         AgentSettled,
-        Command,
-        Context,
         ContextUsage,
         ContextWithSystem,
-        HookEvent,
         HostContext,
         ModelInfo,
-        ModelSelect,
-        SessionBeforeCompact,
-        SessionBeforeTree,
-        SessionShutdown,
         SessionStart,
-        SessionTreeEvent,
         ToolCall,
         TurnEnd,
         TurnStart,
@@ -104,159 +61,63 @@ _moved.install()
 # Imported on first use: importing the lifecycle loads and validates models/, and a command
 # line tool must be able to report a broken model instead of failing on its own import.
 _PUBLIC = {
-    **dict.fromkeys(("Applied", "apply"), "pictx_fsm.host.apply"),
+    "apply": "pictx_fsm.host.apply",
     **dict.fromkeys(("AuditLog", "verify_chain"), "pictx_fsm.audit.log"),
-    **dict.fromkeys(
-        (
-            "AbortRun",
-            "AppendEntry",
-            "BoundaryResult",
-            "CancelResult",
-            "CustomDraft",
-            "CustomMessageDraft",
-            "HookResult",
-            "MessagesResult",
-            "Notify",
-            "SendMessage",
-            "ToolResult",
-            "TreeSummaryResult",
-        ),
-        "pictx_fsm.host.effects",
-    ),
     **dict.fromkeys(("IllegalEventError", "ModelDocumentError", "PictxError"), "pictx_fsm.errors"),
     **dict.fromkeys(
         (
             "HOOKS",
-            "AgentBeforeSettle",
-            "AgentEnd",
             "AgentSettled",
-            "Command",
-            "Context",
             "ContextUsage",
             "ContextWithSystem",
-            "HookEvent",
             "HostContext",
             "ModelInfo",
-            "ModelSelect",
-            "SessionBeforeCompact",
-            "SessionBeforeTree",
-            "SessionShutdown",
             "SessionStart",
-            "SessionTreeEvent",
             "ToolCall",
             "TurnEnd",
             "TurnStart",
         ),
         "pictx_fsm.host.events",
     ),
-    **dict.fromkeys(
-        (
-            "HOOK_EVENTS",
-            "Lifecycle",
-            "LifecycleState",
-            "Services",
-            "load_lifecycle",
-            "pi_file_settings",
-            "step",
-        ),
-        "pictx_fsm.extensions.pi_context.lifecycle",
-    ),
-    **dict.fromkeys(
-        ("FileNotesSource", "InMemoryNotesSource"), "pictx_fsm.extensions.pi_context.notes"
-    ),
-    "Policy": "pictx_fsm.extensions.pi_context.policy",
-    "StaticSettingsSource": "pictx_fsm.host.settings",
-    **dict.fromkeys(("Profile", "Texts"), "pictx_fsm.extensions.pi_context.texts"),
-    "BootWriter": "pictx_fsm.extensions.pi_context.boot_writer",
+    **dict.fromkeys(("LifecycleState", "step"), "pictx_fsm.extensions.pi_context.lifecycle"),
     "LifecycleRuntime": "pictx_fsm.extensions.pi_context.runtime",
+    **dict.fromkeys(("TOOL_SPECS", "ToolOutcome"), "pictx_fsm.extensions.pi_context.tools"),
+    "StaticSettingsSource": "pictx_fsm.host.settings",
     "SessionHeader": "pictx_fsm.session.entries",
     "read_session": "pictx_fsm.session.jsonl",
     "project_branch": "pictx_fsm.session.projection",
     "SessionTree": "pictx_fsm.session.tree",
     "SessionWriter": "pictx_fsm.session.writer",
-    **dict.fromkeys(
-        (
-            "SCHEMA_FILE",
-            "TOOL_NAMES",
-            "TOOL_SPECS",
-            "ToolContext",
-            "ToolOutcome",
-            "ToolSpec",
-            "execute_tool",
-            "tool_spec",
-        ),
-        "pictx_fsm.extensions.pi_context.tools",
-    ),
 }
 
 __all__ = [
     "HOOKS",
-    "HOOK_EVENTS",
-    "SCHEMA_FILE",
-    "TOOL_NAMES",
     "TOOL_SPECS",
-    "AbortRun",
-    "AgentBeforeSettle",
-    "AgentEnd",
     "AgentSettled",
-    "AppendEntry",
-    "Applied",
     "AuditLog",
-    "BootWriter",
-    "BoundaryResult",
-    "CancelResult",
-    "Command",
-    "Context",
     "ContextUsage",
     "ContextWithSystem",
-    "CustomDraft",
-    "CustomMessageDraft",
-    "FileNotesSource",
-    "HookEvent",
-    "HookResult",
     "HostContext",
     "IllegalEventError",
-    "InMemoryNotesSource",
-    "Lifecycle",
     "LifecycleRuntime",
     "LifecycleState",
-    "MessagesResult",
     "ModelDocumentError",
     "ModelInfo",
-    "ModelSelect",
-    "Notify",
     "PictxError",
-    "Policy",
-    "Profile",
-    "SendMessage",
-    "Services",
-    "SessionBeforeCompact",
-    "SessionBeforeTree",
     "SessionHeader",
-    "SessionShutdown",
     "SessionStart",
     "SessionTree",
-    "SessionTreeEvent",
     "SessionWriter",
     "StaticSettingsSource",
-    "Texts",
     "ToolCall",
-    "ToolContext",
     "ToolOutcome",
-    "ToolResult",
-    "ToolSpec",
-    "TreeSummaryResult",
     "TurnEnd",
     "TurnStart",
     "__version__",
     "apply",
-    "execute_tool",
-    "load_lifecycle",
-    "pi_file_settings",
     "project_branch",
     "read_session",
     "step",
-    "tool_spec",
     "verify_chain",
 ]
 
@@ -264,7 +125,7 @@ __all__ = [
 def __getattr__(name: str) -> Any:
     module = _PUBLIC.get(name)
     if module is None:
-        raise AttributeError(f"module 'pictx_fsm' has no attribute {name!r}")
+        return _moved.moved_attribute(__name__, name)
     import importlib
 
     return getattr(importlib.import_module(module), name)

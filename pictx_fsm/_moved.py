@@ -72,7 +72,59 @@ _PI_SETTINGS: Final = (
 )
 """Pi's settings, once in pi-context's policy, now :mod:`pictx_fsm.host.settings`."""
 
+_ROOT_RETIRED: Final[dict[str, str]] = {
+    **dict.fromkeys(("BootWriter",), "pictx_fsm.extensions.pi_context.boot_writer"),
+    **dict.fromkeys(
+        ("HOOK_EVENTS", "Lifecycle", "Services", "load_lifecycle", "pi_file_settings"),
+        "pictx_fsm.extensions.pi_context.lifecycle",
+    ),
+    **dict.fromkeys(
+        ("FileNotesSource", "InMemoryNotesSource"), "pictx_fsm.extensions.pi_context.notes"
+    ),
+    **dict.fromkeys(("Policy",), "pictx_fsm.extensions.pi_context.policy"),
+    **dict.fromkeys(("Profile", "Texts"), "pictx_fsm.extensions.pi_context.texts"),
+    **dict.fromkeys(
+        ("SCHEMA_FILE", "TOOL_NAMES", "ToolContext", "ToolSpec", "execute_tool", "tool_spec"),
+        "pictx_fsm.extensions.pi_context.tools",
+    ),
+    **dict.fromkeys(("Applied",), "pictx_fsm.host.apply"),
+    **dict.fromkeys(
+        (
+            "AbortRun",
+            "AppendEntry",
+            "BoundaryResult",
+            "CancelResult",
+            "CustomDraft",
+            "CustomMessageDraft",
+            "HookResult",
+            "MessagesResult",
+            "Notify",
+            "SendMessage",
+            "ToolResult",
+            "TreeSummaryResult",
+        ),
+        "pictx_fsm.host.effects",
+    ),
+    **dict.fromkeys(
+        (
+            "AgentBeforeSettle",
+            "AgentEnd",
+            "Command",
+            "Context",
+            "HookEvent",
+            "ModelSelect",
+            "SessionBeforeCompact",
+            "SessionBeforeTree",
+            "SessionShutdown",
+            "SessionTreeEvent",
+        ),
+        "pictx_fsm.host.events",
+    ),
+}
+"""Names the package root exported in 0.1 beyond what the docs use: their homes."""
+
 MOVED_NAMES: Final[dict[tuple[str, str], str]] = {
+    **{("pictx_fsm", name): home for name, home in _ROOT_RETIRED.items()},
     **{(_POLICY, name): "pictx_fsm.host.settings" for name in _PI_SETTINGS},
     ("pictx_fsm.hosts.model", "LifecycleExtension"): "pictx_fsm.extensions.pi_context.adapter",
     ("pictx_fsm.hosts.model", "LIFECYCLE_HOOKS"): "pictx_fsm.extensions.pi_context.adapter",

@@ -13,25 +13,22 @@ from hypothesis import strategies as st
 from lifecycle_kit import Kit, audits_verify  # noqa: F401
 from session_builders import header
 
-from pictx_fsm import (
+from pictx_fsm import LifecycleRuntime, SessionTree, SessionWriter, StaticSettingsSource, apply
+from pictx_fsm.extensions.pi_context.adapter import LifecycleExtension
+from pictx_fsm.extensions.pi_context.notes import FileNotesSource
+from pictx_fsm.host.effects import (
     AbortRun,
-    AgentBeforeSettle,
     AppendEntry,
     BoundaryResult,
+    CompactionDraft,
+    ContextEditDraft,
     CustomDraft,
     CustomMessageDraft,
-    FileNotesSource,
     HookResult,
-    LifecycleRuntime,
     Notify,
     SendMessage,
-    SessionTree,
-    SessionWriter,
-    StaticSettingsSource,
-    apply,
 )
-from pictx_fsm.extensions.pi_context.adapter import LifecycleExtension
-from pictx_fsm.host.effects import CompactionDraft, ContextEditDraft
+from pictx_fsm.host.events import AgentBeforeSettle
 from pictx_fsm.host.settings import CompactionSettings as PolicyCompactionSettings
 from pictx_fsm.hosts.model import (
     Aborted,
@@ -205,7 +202,8 @@ def test_the_notes_of_a_session_need_no_hand_built_identity(tmp_path: Path) -> N
 def test_the_policy_diagnostics_are_readable_from_the_runtime(tmp_path: Path) -> None:
     # Given an unreadable global settings file (Pi keeps the error as a diagnostic)
     (tmp_path / "settings.json").write_text("{not json")
-    from pictx_fsm import HostContext, pi_file_settings
+    from pictx_fsm import HostContext
+    from pictx_fsm.extensions.pi_context.lifecycle import pi_file_settings
 
     runtime = LifecycleRuntime(SessionTree(header()), settings=pi_file_settings(tmp_path))
     policy = runtime.policy(HostContext(cwd=str(tmp_path)))

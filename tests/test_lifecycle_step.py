@@ -13,9 +13,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from lifecycle_kit import WINDOW, Kit, audits_verify  # noqa: F401
 
-from pictx_fsm import AgentSettled, Command, LifecycleState, Services, ToolCall, TurnStart, step
-from pictx_fsm.extensions.pi_context.lifecycle import in_state
-from pictx_fsm.host.events import HookEvent
+from pictx_fsm import AgentSettled, LifecycleState, ToolCall, TurnStart, step
+from pictx_fsm.extensions.pi_context.lifecycle import Services, in_state
+from pictx_fsm.host.events import Command, HookEvent
 from pictx_fsm.machines import Configuration
 
 

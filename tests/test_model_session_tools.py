@@ -327,10 +327,9 @@ def test_the_root_exports_one_tool_surface_for_every_host() -> None:
     from pictx_fsm.extensions.pi_context import tools
 
     # Then it is the tools package's one schema, and the JSON file hosts outside Python read
-    assert pictx_fsm.TOOL_SPECS is tools.TOOL_SPECS and pictx_fsm.tool_spec is tools.tool_spec
-    assert pictx_fsm.SCHEMA_FILE.read_text(encoding="utf-8") == tools.schema_document()
-    assert tuple(spec.name for spec in TOOL_SPECS) == pictx_fsm.TOOL_NAMES
-    assert pictx_fsm.execute_tool is tools.execute_tool
+    assert pictx_fsm.TOOL_SPECS is tools.TOOL_SPECS
+    assert tools.SCHEMA_FILE.read_text(encoding="utf-8") == tools.schema_document()
+    assert tuple(spec.name for spec in TOOL_SPECS) == tools.TOOL_NAMES
     assert pictx_fsm.ToolOutcome.error("x").to_json() == {
         "content": [{"type": "text", "text": "x"}],
         "details": {},

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from pictx_fsm._moved import MOVED, new_name
+from pictx_fsm._moved import MOVED, MOVED_NAMES, new_name
 
 CHANGELOG = Path(__file__).resolve().parents[1] / "CHANGELOG.md"
 
@@ -77,3 +77,13 @@ def test_a_name_a_package_stopped_exporting_still_imports_with_a_deprecation_war
     assert old is LifecycleExtension
     with pytest.raises(ImportError):
         from pictx_fsm.hosts.model import NoSuchName  # noqa: F401
+
+
+@pytest.mark.parametrize("name", sorted(n for (m, n) in MOVED_NAMES if m == "pictx_fsm"))
+def test_every_name_the_root_stopped_exporting_is_listed_with_its_home(name: str) -> None:
+    # Given the changelog's table of the root's retired names
+    text = CHANGELOG.read_text(encoding="utf-8")
+    home = MOVED_NAMES[("pictx_fsm", name)]
+    # Then the name stands in the row of its home
+    rows = [line for line in text.splitlines() if line.endswith(f"| `{home}` |")]
+    assert any(f"`{name}`" in row for row in rows)

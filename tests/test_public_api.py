@@ -18,7 +18,8 @@ PACKAGES = sorted(
     for _, name, is_package in pkgutil.walk_packages(pictx_fsm.__path__, "pictx_fsm.")
     if is_package
 )
-EMBEDDING = Path(__file__).resolve().parents[1] / "docs" / "embedding.md"
+ROOT = Path(__file__).resolve().parents[1]
+EMBEDDING = ROOT / "docs" / "embedding.md"
 
 
 def test_the_root_exports_exactly_its_declared_names() -> None:
@@ -32,29 +33,36 @@ def test_the_root_exports_exactly_its_declared_names() -> None:
         pictx_fsm.memory  # noqa: B018
 
 
-def test_the_root_offers_runtime_step_events_effects_results_session_settings_and_audit() -> None:
-    # Then an embedder finds every part of the lifecycle's boundary at the root
-    for name in (
-        "LifecycleRuntime",
-        "step",
-        "LifecycleState",
-        "HOOKS",
-        "TurnEnd",
-        "ToolCall",
-        "HostContext",
-        "Notify",
-        "SendMessage",
-        "HookResult",
-        "BoundaryResult",
-        "SessionTree",
-        "SessionWriter",
-        "apply",
-        "StaticSettingsSource",
-        "pi_file_settings",
-        "AuditLog",
-        "verify_chain",
-    ):
-        assert name in pictx_fsm.__all__
+def _names_the_docs_import_from_the_root() -> set[str]:
+    from test_docs import python_blocks
+
+    names: set[str] = set()
+    for page in [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]:
+        for block in python_blocks(page.read_text(encoding="utf-8")):
+            try:
+                tree = ast.parse(block)
+            except SyntaxError:
+                continue
+            for node in ast.walk(tree):
+                if isinstance(node, ast.ImportFrom) and node.module == "pictx_fsm":
+                    names.update(alias.name for alias in node.names)
+    return names
+
+
+def test_the_root_exports_what_the_docs_use_and_nothing_else() -> None:
+    # Given every name the README and docs/ import from the package root
+    used = _names_the_docs_import_from_the_root()
+    # Then the root exports exactly those (issue 23, item 7: a surface a user can learn)
+    assert set(pictx_fsm.__all__) - {"__version__"} == used
+
+
+def test_a_name_the_root_no_longer_exports_imports_from_its_home_with_a_warning() -> None:
+    # Given a name the 0.1 root exported beyond what the docs use
+    from pictx_fsm.host.effects import Notify
+
+    # When it is read from the root / Then it is the same object, and the warning names its home
+    with pytest.warns(DeprecationWarning, match=r"pictx_fsm\.Notify moved to pictx_fsm\.host"):
+        assert pictx_fsm.Notify is Notify  # type: ignore[attr-defined]
 
 
 @pytest.mark.parametrize("package", ["pictx_fsm", *PACKAGES])

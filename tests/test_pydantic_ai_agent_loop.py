@@ -36,7 +36,7 @@ from pydantic_ai.models import ModelRequestContext
 from pydantic_ai.usage import RequestUsage
 from pydantic_graph import End
 
-from pictx_fsm import Applied, ToolOutcome
+from pictx_fsm import ToolOutcome
 from pictx_fsm.audit.log import transition_counts
 from pictx_fsm.conformance import audit_file
 from pictx_fsm.extensions.pi_context.kit.host_neutral import (
@@ -51,6 +51,7 @@ from pictx_fsm.extensions.pi_context.kit.tool_calls import CALLS as NOTES_CALLS
 from pictx_fsm.extensions.pi_context.kit.tool_coverage import tool_outcomes
 from pictx_fsm.extensions.pi_context.lifecycle import load_lifecycle
 from pictx_fsm.extensions.pi_context.tools import HANDLERS
+from pictx_fsm.host.apply import Applied
 from pictx_fsm.hosts.pydantic_ai import (
     LifecycleSettings,
     PiContext,

@@ -15,14 +15,20 @@ from pydantic_ai.messages import ModelMessage, ModelRequest, ModelResponse, Text
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 from pydantic_ai_kit import agent_for, conversation, kinds, new_session, texts
 
-from pictx_fsm import TOOL_SPECS, Profile, ToolCall, ToolContext, execute_tool
+from pictx_fsm import TOOL_SPECS, ToolCall
 from pictx_fsm.extensions.pi_context.texts import (
     BOOT_TYPE,
     DEFAULT_PROFILE,
     MARKER_TYPE,
     NOTES_HOME_ENV,
+    Profile,
 )
-from pictx_fsm.extensions.pi_context.tools import NotesIdentity, project_key
+from pictx_fsm.extensions.pi_context.tools import (
+    NotesIdentity,
+    ToolContext,
+    execute_tool,
+    project_key,
+)
 from pictx_fsm.hosts.pydantic_ai import LifecycleSettings, PiContext, PiSession
 from pictx_fsm.hosts.pydantic_ai.scripted import text, tools
 from pictx_fsm.session.entries import CustomMessageEntry, MessageEntry
@@ -223,7 +229,8 @@ def test_n6_the_notes_home_defaults_to_pi_notes_home(
 
 
 def test_notes_home_and_boot_writer_together_are_refused_when_given() -> None:
-    from pictx_fsm import BootWriter, Texts
+    from pictx_fsm.extensions.pi_context.boot_writer import BootWriter
+    from pictx_fsm.extensions.pi_context.texts import Texts
     from pictx_fsm.hosts.pydantic_ai import SettingsError
 
     texts_ = Texts.for_profile(Profile.parse(DEFAULT_PROFILE))

@@ -47,9 +47,12 @@ from pydantic_ai.models import AbstractModel, Model, ModelRequestContext
 from pydantic_ai.run import AgentRunResult
 from pydantic_ai.toolsets import AbstractToolset
 
-from pictx_fsm import TOOL_SPECS, Applied, ModelInfo, Notify, ToolOutcome, ToolResult, ToolSpec
+from pictx_fsm import TOOL_SPECS, ModelInfo, ToolOutcome
 from pictx_fsm.extensions.pi_context.texts import WIPE_MEMORY_TOOL
+from pictx_fsm.extensions.pi_context.tools import ToolSpec
 from pictx_fsm.extensions.pi_context.windows import is_valid_marker
+from pictx_fsm.host.apply import Applied
+from pictx_fsm.host.effects import Notify, ToolResult
 from pictx_fsm.host.overflow import PI_0_87
 from pictx_fsm.hosts.pydantic_ai.errors import (
     CapabilityConflictError,

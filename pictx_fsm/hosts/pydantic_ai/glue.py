@@ -19,38 +19,36 @@ from typing import Any, Literal, TypeAlias
 from attrs import evolve, frozen
 
 from pictx_fsm import (
-    AbortRun,
-    AgentBeforeSettle,
-    AgentEnd,
     AgentSettled,
-    Applied,
     AuditLog,
-    Command,
-    Context,
     ContextUsage,
     ContextWithSystem,
-    HookEvent,
-    HookResult,
     HostContext,
     LifecycleRuntime,
-    MessagesResult,
     ModelInfo,
-    ModelSelect,
-    Notify,
     SessionStart,
     SessionTree,
-    SessionTreeEvent,
     SessionWriter,
     ToolCall,
     ToolOutcome,
-    ToolResult,
-    ToolSpec,
     TurnEnd,
     TurnStart,
     apply,
 )
+from pictx_fsm.extensions.pi_context.tools import ToolSpec
 from pictx_fsm.extensions.pi_context.windows import boot_window_id
-from pictx_fsm.host.events import SessionStartReason
+from pictx_fsm.host.apply import Applied
+from pictx_fsm.host.effects import AbortRun, HookResult, MessagesResult, Notify, ToolResult
+from pictx_fsm.host.events import (
+    AgentBeforeSettle,
+    AgentEnd,
+    Command,
+    Context,
+    HookEvent,
+    ModelSelect,
+    SessionStartReason,
+    SessionTreeEvent,
+)
 from pictx_fsm.hosts.pydantic_ai.settings import LifecycleSettings, fresh_window_tokens
 from pictx_fsm.session.entries import content_text
 from pictx_fsm.session.projection import fold_system

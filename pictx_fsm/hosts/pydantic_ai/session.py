@@ -24,10 +24,12 @@ from typing import Any, Final, TypeAlias
 
 from pydantic_ai.messages import ModelMessage, ModelRequest, ModelResponse, repair_messages
 
-from pictx_fsm import Applied, AuditLog, Notify, SessionHeader, SessionTree, read_session
+from pictx_fsm import AuditLog, SessionHeader, SessionTree, read_session
 from pictx_fsm.audit.log import iter_records
 from pictx_fsm.extensions.pi_context.texts import ROOT_WINDOW_SUFFIX
 from pictx_fsm.extensions.pi_context.windows import boot_window_id
+from pictx_fsm.host.apply import Applied
+from pictx_fsm.host.effects import Notify
 from pictx_fsm.host.events import SessionStartReason
 from pictx_fsm.hosts.pydantic_ai.errors import SessionBusyError
 from pictx_fsm.hosts.pydantic_ai.glue import Lifecycle

@@ -18,11 +18,10 @@ from typing import Any
 
 from attrs import define, field
 
-from pictx_fsm import ToolSpec
 from pictx_fsm.extensions.pi_context.boot_writer import BootWriter
 from pictx_fsm.extensions.pi_context.runtime import SettingsFactory
 from pictx_fsm.extensions.pi_context.texts import DEFAULT_PROFILE, Profile
-from pictx_fsm.extensions.pi_context.tools import default_notes_home
+from pictx_fsm.extensions.pi_context.tools import ToolSpec, default_notes_home
 from pictx_fsm.host.settings import (
     DEFAULT_RESERVE_TOKENS,
     CompactionSettings,

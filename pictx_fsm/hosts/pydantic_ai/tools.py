@@ -26,7 +26,9 @@ from pydantic_ai.messages import ToolReturn
 from pydantic_ai.tools import Tool
 from pydantic_ai.toolsets import FunctionToolset
 
-from pictx_fsm import ToolOutcome, ToolResult, ToolSpec
+from pictx_fsm import ToolOutcome
+from pictx_fsm.extensions.pi_context.tools import ToolSpec
+from pictx_fsm.host.effects import ToolResult
 from pictx_fsm.session.entries import ABSENT
 
 JSON: TypeAlias = Any
