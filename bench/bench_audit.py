@@ -155,6 +155,7 @@ def loads_loop(path: Path, loads: Callable[[bytes], Any]) -> None:
 
 def audit_in_process(path: Path, *, orjson: bool = True) -> None:
     """``pictx-fsm audit``'s work on one file (orjson used where installed, unless not)."""
+    from pictx_fsm.cli.audit import session_checks
     from pictx_fsm.conformance import audit_file
     from pictx_fsm.session import skeleton
 
@@ -162,7 +163,7 @@ def audit_in_process(path: Path, *, orjson: bool = True) -> None:
     if not orjson:
         skeleton._FAST_LOADS = None
     try:
-        audit_file(path)
+        audit_file(path, session_checks())
     finally:
         skeleton._FAST_LOADS = installed
 

@@ -35,11 +35,12 @@ from pictx_fsm.extensions.pi_context.texts import (
     MARKER_TYPE,
     WARNING_TYPE,
 )
+from pictx_fsm.extensions.pi_context.usage import UsageIndex
 from pictx_fsm.extensions.pi_context.windows import (
+    WindowIndex,
     is_valid_marker,
     mint_window_id,
     root_window_id,
-    uuid_draws,
     window_id_of_marker,
 )
 from pictx_fsm.session.entries import (
@@ -55,9 +56,10 @@ from pictx_fsm.session.estimate import (
     TokenCounter,
     estimate_window,
 )
+from pictx_fsm.session.ids import uuid_draws
 from pictx_fsm.session.projection import convert_to_llm, project_branch
 from pictx_fsm.session.tree import SessionTree
-from pictx_fsm.session.usage import UsageIndex, branch_tokens_of
+from pictx_fsm.session.usage import branch_tokens_of
 
 SESSION_ID = "01a22a68-d3ef-7474-9fd4-4c634fe3ee81"
 RESET_EVERY = 200
@@ -294,6 +296,12 @@ def load(size: int) -> tuple[Subject, dict[str, float]]:
     started = time.perf_counter_ns()
     plain = SessionTree.from_entries(header, entries)
     tree_ns = (time.perf_counter_ns() - started) / size
+    windowed = SessionTree(header)
+    WindowIndex.of(windowed)
+    started = time.perf_counter_ns()
+    for entry in entries:
+        windowed.add(entry)
+    windows_ns = (time.perf_counter_ns() - started) / size
     indexed = SessionTree(header)
     index = UsageIndex(indexed, TiktokenCounter())
     started = time.perf_counter_ns()
@@ -301,7 +309,8 @@ def load(size: int) -> tuple[Subject, dict[str, float]]:
         indexed.add(entry)
     index_ns = (time.perf_counter_ns() - started) / size
     subject = Subject(plain=plain, indexed=indexed, index=index, counter=TiktokenCounter())
-    return subject, {"tree_add_ns": tree_ns, "tree_and_index_add_ns": index_ns}
+    build = {"tree_add_ns": tree_ns, "tree_and_windows_add_ns": windows_ns}
+    return subject, {**build, "tree_and_index_add_ns": index_ns}
 
 
 def bench_size(size: int) -> tuple[list[Row], dict[str, float]]:
@@ -313,23 +322,30 @@ def bench_size(size: int) -> tuple[list[Row], dict[str, float]]:
 
 
 def question_rows(size: int, subject: Subject) -> list[Row]:
-    """The window-identity questions, asked of the same leaf again and again."""
+    """The window-identity questions, asked of the same leaf again and again (of the tree's
+    window index, held as the lifecycle holds it)."""
     indexed, plain = subject.indexed, subject.plain
+    windows = WindowIndex.of(indexed)
     rescans = max(1, 500_000 // size)  # a rescan costs O(branch): fewer repetitions
     questions: list[tuple[str, Callable[[], object], Callable[[], object], int]] = [
         (
             "current window id",
-            lambda: indexed.current_window.window_id,
+            lambda: windows.current_window.window_id,
             lambda: rescan_current_window(plain),
             2000,
         ),
         (
             "guidance already in this window (R13)",
-            lambda: indexed.has_window_message(GUIDANCE_TYPE),
+            lambda: windows.has_window_message(GUIDANCE_TYPE),
             lambda: rescan_has_window_message(plain, GUIDANCE_TYPE),
             2000,
         ),
-        ("entries after the marker", indexed.tail_after_marker, lambda: rescan_tail(plain), 200),
+        (
+            "entries after the marker",
+            windows.tail_after_marker,
+            lambda: rescan_tail(plain),
+            200,
+        ),
     ]
     return [
         Row(
@@ -345,11 +361,12 @@ def question_rows(size: int, subject: Subject) -> list[Row]:
 def usage_row(size: int, subject: Subject) -> Row:
     """The acceptance question: a new entry arrives, then window and usage are asked."""
     indexed, plain = subject.indexed, subject.plain
+    windows = WindowIndex.of(indexed)
     append = Appender()
 
     def incremental() -> object:
         append(indexed)
-        return indexed.current_window.window_id, subject.index.active_window_tokens()
+        return windows.current_window.window_id, subject.index.active_window_tokens()
 
     def rescan() -> object:
         append(plain)
@@ -365,9 +382,12 @@ def usage_row(size: int, subject: Subject) -> Row:
 
 def check_agreement(tree: SessionTree, index: UsageIndex, counter: TokenCounter) -> None:
     """Both ways must give the same answers on the same tree, or the timings compare nothing."""
-    assert tree.current_window.window_id == rescan_current_window(tree)
-    assert tree.has_window_message(GUIDANCE_TYPE) == rescan_has_window_message(tree, GUIDANCE_TYPE)
-    assert [e.id for e in tree.tail_after_marker()] == [e.id for e in rescan_tail(tree)]
+    windows = WindowIndex.of(tree)
+    assert windows.current_window.window_id == rescan_current_window(tree)
+    assert windows.has_window_message(GUIDANCE_TYPE) == rescan_has_window_message(
+        tree, GUIDANCE_TYPE
+    )
+    assert [e.id for e in windows.tail_after_marker()] == [e.id for e in rescan_tail(tree)]
     assert index.active_window_tokens() == rescan_usage(tree, counter)
 
 
@@ -402,10 +422,14 @@ def report(rows: list[Row], builds: dict[int, dict[str, float]], command: str) -
             f"| {human(row.rescan_ns)} | {row.ratio:,.0f}× |"
         )
     lines += ["", "Cost of adding one entry while loading (mean over the whole session):", ""]
-    lines += ["| entries | tree only | tree + usage index |", "|---:|---:|---:|"]
+    lines += [
+        "| entries | tree only | tree + window index | tree + window and usage indexes |",
+        "|---:|---:|---:|---:|",
+    ]
     for size, build in builds.items():
-        tree_only, with_index = build["tree_add_ns"], build["tree_and_index_add_ns"]
-        lines.append(f"| {size:,} | {human(tree_only)} | {human(with_index)} |")
+        tree_only, windows = build["tree_add_ns"], build["tree_and_windows_add_ns"]
+        with_index = build["tree_and_index_add_ns"]
+        lines.append(f"| {size:,} | {human(tree_only)} | {human(windows)} | {human(with_index)} |")
     lines += acceptance(rows)
     return "\n".join(lines) + "\n"
 

@@ -29,8 +29,7 @@ Case = tuple[Callable[[Any], Any], Any, Callable[[], Any] | None]
 
 def _cases() -> dict[str, Case]:
     from pictx_fsm.audit.log import RecordLine, _new_record_line
-    from pictx_fsm.conformance.boundaries import Pending, _new_pending
-    from pictx_fsm.extensions.pi_context.windows import Window
+    from pictx_fsm.extensions.pi_context.conformance.boundaries import Pending, _new_pending
     from pictx_fsm.session.entries import AgentMessage, MessageEntry
     from pictx_fsm.session.skeleton import _new_agent_message, _new_message_entry
     from pictx_fsm.session.tree import TreeNode, _new_node
@@ -38,8 +37,7 @@ def _cases() -> dict[str, Case]:
 
     message = AgentMessage(role="user", raw={"role": "user"})
     entry = MessageEntry(id="e1", parent_id=None, timestamp="t", message=message)
-    window = Window(window_id="w", marker_id=None, marker_timestamp=None, previous=None, depth=0)
-    node = (entry, "e1", None, 1, 2, window, frozenset(), None, False)
+    node = (entry, "e1", None, 1, 2)
     names = [field for field in TreeNode.__attrs_attrs__]
     node_fields = {field.name: value for field, value in zip(names, node, strict=True)}
     ids = frozenset({"c1"})
@@ -73,7 +71,7 @@ def _cases() -> dict[str, Case]:
 def _generated(baseline: Path) -> dict[str, Any]:
     """The baseline's ``exec``-generated makers, built for this checkout's classes."""
     from pictx_fsm.audit.log import RecordLine
-    from pictx_fsm.conformance.boundaries import Pending
+    from pictx_fsm.extensions.pi_context.conformance.boundaries import Pending
     from pictx_fsm.session.entries import AgentMessage, MessageEntry
     from pictx_fsm.session.tree import TreeNode
     from pictx_fsm.session.usage_tally import Tally

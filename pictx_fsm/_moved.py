@@ -47,6 +47,16 @@ MOVED: Final[dict[str, str]] = {
     "pictx_fsm.audit_sessions": "pictx_fsm.conformance",
     "pictx_fsm.hosts.model.extension": "pictx_fsm.host.extension",
     "pictx_fsm.hosts.model.adapter": "pictx_fsm.extensions.pi_context.adapter",
+    "pictx_fsm.conformance.boundaries": "pictx_fsm.extensions.pi_context.conformance.boundaries",
+    "pictx_fsm.conformance.budget": "pictx_fsm.extensions.pi_context.conformance.budget",
+    "pictx_fsm.conformance.identity": "pictx_fsm.extensions.pi_context.conformance.identity",
+    "pictx_fsm.conformance.roles": "pictx_fsm.extensions.pi_context.conformance.roles",
+    "pictx_fsm.conformance.shapes": "pictx_fsm.extensions.pi_context.conformance.shapes",
+    "pictx_fsm.conformance.storms": "pictx_fsm.extensions.pi_context.conformance.storms",
+    "pictx_fsm.conformance.tail": "pictx_fsm.extensions.pi_context.conformance.tail",
+    "pictx_fsm.conformance.context_management": (
+        "pictx_fsm.extensions.context_management.conformance"
+    ),
 }
 """Old module path → new module path. A package's submodules move with it."""
 
@@ -139,6 +149,13 @@ MOVED_NAMES: Final[dict[tuple[str, str], str]] = {
     ("pictx_fsm.testing", "LifecycleStateMachine"): "pictx_fsm.extensions.pi_context.kit.stateful",
     ("pictx_fsm.testing", "host_actions"): "pictx_fsm.extensions.pi_context.kit.strategies",
     ("pictx_fsm.testing", "world_configs"): "pictx_fsm.extensions.pi_context.kit.strategies",
+    **{
+        ("pictx_fsm.session.usage", name): "pictx_fsm.extensions.pi_context.usage"
+        for name in ("UsageIndex", "window_tokens_of", "active_tokens_of")
+    },
+    ("pictx_fsm.audit.log", "message_digest"): "pictx_fsm.session.digest",
+    ("pictx_fsm.audit.store", "default"): "pictx_fsm.session.digest",
+    ("pictx_fsm.extensions.pi_context.windows", "uuid_draws"): "pictx_fsm.session.ids",
 }
 """(module, name) → the module that holds the name now, for names a module stopped
 exporting (its ``__getattr__`` calls :func:`moved_attribute`)."""

@@ -33,6 +33,7 @@ from pictx_fsm.audit.log import AuditLog, verify_chain, verify_records
 from pictx_fsm.extensions.pi_context.boot_writer import BootWriter
 from pictx_fsm.extensions.pi_context.runtime import LifecycleRuntime, SettingsFactory
 from pictx_fsm.extensions.pi_context.texts import Profile, Texts
+from pictx_fsm.extensions.pi_context.windows import WindowIndex
 from pictx_fsm.host.effects import (
     AbortRun,
     AppendEntry,
@@ -311,7 +312,7 @@ class Kit:
         self.runtime.state = self.runtime.state.with_configuration("toggle", toggle)
 
     def window_id(self) -> str:
-        return self.tree.current_window.window_id
+        return WindowIndex.of(self.tree).current_window.window_id
 
     def set_tokens(self, tokens: int | None) -> None:
         """What ``ctx.getContextUsage()`` reports from now on (the root window's usage)."""

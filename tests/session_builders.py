@@ -19,6 +19,7 @@ from pictx_fsm.extensions.pi_context.texts import (
     GUIDANCE_TYPE,
     MARKER_TYPE,
 )
+from pictx_fsm.extensions.pi_context.windows import WindowIndex
 from pictx_fsm.session.entries import Entry, SessionHeader, entry_from_json, header_from_json
 from pictx_fsm.session.tree import SessionTree
 
@@ -203,7 +204,7 @@ OPS = st.lists(
 def grow(builder: SessionBuilder, kind: str, pick: int, ids: list[str], serial: int) -> None:
     """One generated change of a session: an append of ``kind``, an edit or a move."""
     tree = builder.tree
-    window = tree.current_window.window_id
+    window = WindowIndex.of(tree).current_window.window_id
     if kind == "user":
         ids.append(builder.user("u" * (pick % 60)))
     elif kind == "assistant":

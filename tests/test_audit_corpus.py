@@ -12,6 +12,7 @@ import pytest
 from shared_paths import CORPUS, SHARED, TRACES
 
 from pictx_fsm.cli import main
+from pictx_fsm.cli.audit import session_checks
 from pictx_fsm.conformance import Finding, SessionAudit, audit_file
 
 if not (CORPUS / "index.json").is_file() or not TRACES.is_dir():
@@ -58,7 +59,7 @@ _audits: dict[Path, SessionAudit] = {}
 
 def audited(path: Path) -> SessionAudit:
     if path not in _audits:
-        _audits[path] = audit_file(path)
+        _audits[path] = audit_file(path, session_checks())
     return _audits[path]
 
 
@@ -84,7 +85,7 @@ def test_every_pi_trace_audits_clean(path: Path) -> None:
     # When it is audited, in either profile
     # Then there is no finding at all
     assert audited(path).findings == ()
-    assert audit_file(path, "0.25.0").findings == ()
+    assert audit_file(path, session_checks("0.25.0")).findings == ()
 
 
 def test_the_31_out_of_band_forks_are_mirrored_or_injected_assistant_stops() -> None:
@@ -152,7 +153,7 @@ def test_pi_mono_before_compaction_has_a_compaction_inside_a_tool_pair() -> None
 
 def test_the_lock_file_is_reported_as_not_a_session() -> None:
     # Given the stale lock file kept beside a corpus session / When it is audited
-    report = audit_file(LOCK)
+    report = audit_file(LOCK, session_checks())
     # Then it is readable, holds no session, and its problems are findings (exit 1)
     assert report.exit_code == 1
     assert report.error is None and report.note == "no session header and no entry"

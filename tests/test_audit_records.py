@@ -25,14 +25,13 @@ from pictx_fsm.audit.log import (
     GENESIS,
     AuditLog,
     canonical,
-    message_digest,
-    message_list_digest,
     record_line,
     verify_chain,
 )
 from pictx_fsm.host.effects import HookResult, MessagesResult, Notify, ToolResult
 from pictx_fsm.host.events import Context, ContextWithSystem, HostContext, ToolCall, TurnEnd
 from pictx_fsm.host.tool_outcome import ToolOutcome
+from pictx_fsm.session.digest import message_digest, message_list_digest
 from pictx_fsm.session.projection import Message
 
 # -- the reference: format 1's encoding, written out plainly -----------------------------------

@@ -13,9 +13,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from session_builders import SessionBuilder, header
 
-from pictx_fsm.conformance import KINDS, Finding, FindingKind, audit_file, audit_tree
-from pictx_fsm.conformance.storms import EPISODE_GAP_SECONDS, is_empty_summary
+from pictx_fsm.cli.audit import session_checks
+from pictx_fsm.conformance import Finding, audit_file, audit_tree
+from pictx_fsm.conformance.findings import OUT_OF_BAND_FORK
 from pictx_fsm.extensions.pi_context.adapter import LifecycleExtension
+from pictx_fsm.extensions.pi_context.conformance import kinds as K
+from pictx_fsm.extensions.pi_context.conformance.storms import EPISODE_GAP_SECONDS, is_empty_summary
 from pictx_fsm.extensions.pi_context.runtime import LifecycleRuntime
 from pictx_fsm.extensions.pi_context.texts import (
     CONTINUATION_0_24,
@@ -26,12 +29,12 @@ from pictx_fsm.extensions.pi_context.texts import (
     Profile,
     guidance_content,
 )
+from pictx_fsm.extensions.pi_context.windows import WindowIndex
 from pictx_fsm.hosts.model import Brain, Call, ModelSession, Overflow, Response, Text, Tools
 from pictx_fsm.session.problems import Severity
 from pictx_fsm.session.tree import SessionTree
 
 FIXTURES = Path(__file__).parent / "fixtures" / "audit"
-K = FindingKind
 ROOT = "pcw:01a22a68:root"
 W1, W2, W3 = "pcw:01a22a68:11111111", "pcw:01a22a68:22222222", "pcw:01a22a68:33333333"
 OVERFLOW = "prompt is too long: 213462 tokens > 200000 maximum"
@@ -120,7 +123,7 @@ def defects(findings: list[Finding]) -> list[Finding]:
 
 
 def audit(history: History, profile: Profile = Profile.V0_25_1) -> list[Finding]:
-    return audit_tree(history.tree, profile)
+    return audit_tree(history.tree, session_checks(profile))
 
 
 # --------------------------------------------------------------------------------------------
@@ -135,14 +138,14 @@ def test_there_is_a_fixture_for_every_finding_kind_and_a_clean_one() -> None:
     # Given the fixture folder
     names = {path.stem for path in FIXTURE_FILES}
     # Then every kind has its file, and so does the clean session
-    assert names == {kind.value for kind in FindingKind} | {"clean"}
+    assert names == {kind.name for kind in session_checks().catalogue} | {"clean"}
 
 
 @pytest.mark.parametrize("path", FIXTURE_FILES, ids=lambda p: p.stem)
 def test_each_fixture_produces_exactly_its_finding(path: Path) -> None:
     # Given a fixture named after a finding kind (or "clean")
     # When it is audited in the default profile
-    report = audit_file(path)
+    report = audit_file(path, session_checks())
     # Then it yields that kind once and nothing else (a glued boundary needs its glued line)
     expected = {
         "clean": [],
@@ -157,23 +160,26 @@ def test_each_fixture_produces_exactly_its_finding(path: Path) -> None:
 def test_profile_0_25_0_relaxes_only_continuation_and_text_rules(path: Path) -> None:
     # Given every fixture
     # When it is audited as written by pi-context 0.25.0
-    report = audit_file(path, Profile.V0_25_0)
+    report = audit_file(path, session_checks(Profile.V0_25_0))
     # Then the 0.25.1-only kinds vanish (§2.4, R59) and every other fixture is unchanged
     if path.stem in PROFILE_0_25_1_ONLY:
         assert report.findings == ()
     else:
-        assert kinds(list(report.findings)) == kinds(list(audit_file(path).findings))
+        assert kinds(list(report.findings)) == kinds(
+            list(audit_file(path, session_checks()).findings)
+        )
 
 
-def test_every_kind_names_a_rule_or_failure_mode() -> None:
-    for kind, info in KINDS.items():
-        assert info.rule.startswith(("R", "D", "FM", "M", "pi-host")), kind
-    assert set(KINDS) == set(FindingKind)
+def test_every_kind_names_a_rule_or_failure_mode_and_has_its_own_name() -> None:
+    catalogue = session_checks().catalogue
+    for kind in catalogue:
+        assert kind.rule.startswith(("R", "D", "FM", "M", "pi-host")), kind
+    assert len({kind.name for kind in catalogue}) == len(catalogue)
 
 
 def test_findings_carry_entry_ids_and_source_lines() -> None:
     # Given the tail_interrupted fixture (a user message at line 10 between marker and boot)
-    report = audit_file(FIXTURES / "tail_interrupted.jsonl")
+    report = audit_file(FIXTURES / "tail_interrupted.jsonl", session_checks())
     # Then the finding names the intruder and the boot with their lines
     [finding] = report.findings
     assert [(ref.id, ref.line) for ref in finding.entries] == [("a0000009", 10), ("a000000a", 11)]
@@ -499,7 +505,7 @@ def test_fm19_a_mirror_message_left_as_a_leaf_beside_the_results_is_out_of_band(
     h.at(call).result(call_id, "message")
     h.assistant("sent")
     [finding] = audit(h)
-    assert finding.kind is K.OUT_OF_BAND_FORK
+    assert finding.kind is OUT_OF_BAND_FORK
     assert [ref.id for ref in finding.entries] == [mirror, call]
 
 
@@ -663,7 +669,7 @@ def _wipe_command(h: History, profile: Profile, windows: list[str]) -> None:
 
 def _budget(h: History, profile: Profile, windows: list[str]) -> None:
     node = h.tree.leaf
-    seen = node.window_message_types if node is not None else frozenset()
+    seen = WindowIndex.of(h.tree).at(node).message_types if node is not None else frozenset()
     if WARNING_TYPE in seen:
         return
     h.warning() if GUIDANCE_TYPE in seen else h.guidance()
@@ -788,11 +794,13 @@ def test_auditing_the_tree_equals_auditing_each_branch_alone(
         DEFECTS[kind](h)
     tree = h.tree
     # When the tree is audited, and each root→leaf branch is audited as a linear session
-    whole = {f.key for f in audit_tree(tree, profile) if f.kind is not K.OUT_OF_BAND_FORK}
+    whole = {
+        f.key for f in audit_tree(tree, session_checks(profile)) if f.kind is not OUT_OF_BAND_FORK
+    }
     per_branch: set[tuple[str, str, int | None]] = set()
     for leaf in tree.leaves():
         linear = tree.fork(leaf, header())
-        per_branch |= {f.key for f in audit_tree(linear, profile)}
+        per_branch |= {f.key for f in audit_tree(linear, session_checks(profile))}
     # Then the tree's findings are exactly the union of its branches' findings
     assert whole == per_branch
 
@@ -801,7 +809,7 @@ def test_audit_tree_reports_severities_from_the_kind_table() -> None:
     h = History().start()
     h.custom("pi-context/reset-marker", {"windowId": 7})
     [finding] = audit(h)
-    assert finding.severity is KINDS[K.INVALID_MARKER].severity
+    assert finding.severity is K.INVALID_MARKER.severity
     assert defects([finding]) == [finding]
 
 
@@ -846,7 +854,7 @@ def test_a_session_produced_by_the_runtime_on_the_model_session_audits_clean(
     session.run_until_idle()
     # When every file of the model session is audited in the runtime's profile
     trees = [store.tree for store in session.files.values()]
-    found = [f for tree in trees for f in audit_tree(tree, profile)]
+    found = [f for tree in trees for f in audit_tree(tree, session_checks(profile))]
     # Then nothing is a defect (a fork's copied root boot is an info note)
     assert defects(found) == []
     assert {f.kind for f in found} <= {K.INHERITED_ROOT_BOOT}

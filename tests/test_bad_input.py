@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 from pictx_fsm.cli import main
+from pictx_fsm.cli.audit import session_checks
 from pictx_fsm.conformance import audit_file
 from pictx_fsm.errors import PictxError
 from pictx_fsm.extensions.pi_context.kit.actions import Prompt, Script, Settle
@@ -129,7 +130,7 @@ def test_a_megabyte_of_blank_lines_is_one_problem_in_bounded_memory(tmp_path: Pa
     path.write_text(HEADER + "\n" + "\n" * 1_000_000)
     # When it is audited
     tracemalloc.start()
-    audit = audit_file(path)
+    audit = audit_file(path, session_checks())
     peak = tracemalloc.get_traced_memory()[1]
     tracemalloc.stop()
     # Then the run is one info problem, and memory stayed far below the file's size
@@ -294,7 +295,7 @@ def test_no_reader_leaves_a_file_descriptor_open(tmp_path: Path) -> None:
     link = tmp_path / "z.jsonl"
     link.symlink_to("/dev/zero")
     for _ in range(5):
-        audit_file(link)
+        audit_file(link, session_checks())
     assert len(os.listdir("/proc/self/fd")) == before
 
 

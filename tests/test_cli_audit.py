@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from pictx_fsm.cli import main
+from pictx_fsm.cli.audit import session_checks
 from pictx_fsm.conformance import audit_file
 
 FIXTURES = Path(__file__).parent / "fixtures" / "audit"
@@ -134,7 +135,7 @@ def test_stats_use_the_injected_clock() -> None:
     # Given a clock that advances two seconds per reading
     ticks = iter([10.0, 12.0])
     # When a file is audited with it
-    report = audit_file(CLEAN, clock=lambda: next(ticks))
+    report = audit_file(CLEAN, session_checks(), clock=lambda: next(ticks))
     # Then the elapsed time and rates come from that clock
     assert report.stats is not None
     assert report.stats.seconds == 2.0

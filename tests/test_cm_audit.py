@@ -11,6 +11,7 @@ from cm_kit import AUTO_TYPE, NOTES_TYPE, C, D, P, S, T, fill, play, tool, world
 from shared_paths import CORPUS
 
 from pictx_fsm.cli import main
+from pictx_fsm.cli.audit import session_checks
 from pictx_fsm.conformance import audit_file
 
 
@@ -21,7 +22,7 @@ def _write(tmp_path: Path, name: str, text: str) -> str:
 
 
 def _cm_kinds(path: str) -> list[str]:
-    return [f.name for f in audit_file(path).findings if f.name.startswith("cm_")]
+    return [f.name for f in audit_file(path, session_checks()).findings if f.name.startswith("cm_")]
 
 
 def test_files_the_extension_wrote_audit_clean(tmp_path: Path) -> None:

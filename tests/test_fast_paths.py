@@ -24,9 +24,9 @@ from hypothesis import strategies as st
 
 from pictx_fsm.extensions.pi_context.notes import FileNotesSource
 from pictx_fsm.extensions.pi_context.tools.homes import NotesIdentity, NotesPlace, OutsideNotesRoot
-from pictx_fsm.extensions.pi_context.windows import uuid_draws
 from pictx_fsm.fastjson import dumper, loads
 from pictx_fsm.js import is_plain_object
+from pictx_fsm.session.ids import uuid_draws
 from pictx_fsm.session.writer import iso
 
 NAMES = ("a", "b", "link", "up", "dangling", "file.md", "..", ".")

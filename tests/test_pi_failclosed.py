@@ -20,6 +20,7 @@ from node_batch import NodeBatch, json_normal
 from shared_paths import CORPUS, TRACES
 
 from pictx_fsm.extensions.pi_context.reset_projection import project_reset
+from pictx_fsm.extensions.pi_context.windows import WindowIndex
 from pictx_fsm.hosts.pi.failclosed import fail_closed, marker_on_path, scan_window
 from pictx_fsm.session.jsonl import read_session
 from pictx_fsm.session.projection import context_messages
@@ -42,7 +43,7 @@ def assert_js_equals_python(node: NodeBatch, tree: SessionTree) -> None:
     """JS == the lifecycle's projection == the Python twin, for the tree's current leaf."""
     request, messages = _case(tree)
     answer = node.ask(request)
-    window = tree.current_window
+    window = WindowIndex.of(tree).current_window
     expected = project_reset(messages, window)
     twin = fail_closed(messages, scan_window(tree))
     assert answer["window"] == {"windowId": window.window_id, "markerId": window.marker_id}

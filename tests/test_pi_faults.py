@@ -42,6 +42,7 @@ from pictx_fsm.extensions.pi_context.texts import (
     MARKER_TYPE,
     NOTICE_MISSING_BOOT,
 )
+from pictx_fsm.extensions.pi_context.windows import WindowIndex
 from pictx_fsm.hosts.pi import texts
 from pictx_fsm.session.jsonl import read_session
 from pictx_fsm.session.projection import context_messages
@@ -93,14 +94,15 @@ def leaks(run: PiExit) -> list[str]:
     found = []
     for index, request in enumerate(run.requests):
         node = tree.find(request["leaf"]) if request["leaf"] else None
-        if node is None or node.window.marker_id is None:
+        window = None if node is None else WindowIndex.of(tree).window_of(node)
+        if node is None or window is None or window.marker_id is None:
             continue
         path = [n.entry for n in node.path()]
-        cut = next(i for i, e in enumerate(path) if e.id == node.window.marker_id)
+        cut = next(i for i, e in enumerate(path) if e.id == window.marker_id)
         erased = _texts(context_messages(path[:cut])) - _texts(context_messages(path[cut:]))
         leaked = erased & _texts(request["messages"])
         if leaked:
-            found.append(f"request {index} in {node.window.window_id}: {sorted(leaked)}")
+            found.append(f"request {index} in {window.window_id}: {sorted(leaked)}")
     return found
 
 

@@ -22,13 +22,15 @@ from test_pi_faults import FAULT_NOTICE, _fault, _reset_committed, _texts, asser
 from pictx_fsm.audit.log import AuditLog, hook_records
 from pictx_fsm.errors import IllegalEventError
 from pictx_fsm.extensions.pi_context.runtime import LifecycleRuntime, pi_file_settings
+from pictx_fsm.extensions.pi_context.usage import window_tokens_of
+from pictx_fsm.extensions.pi_context.windows import WindowIndex
 from pictx_fsm.hosts.pi import lease, texts
 from pictx_fsm.hosts.pi.lease_machine import LeaseFollower
 from pictx_fsm.hosts.pi.server import BridgeSession, answer
 from pictx_fsm.session.entries import Entry
 from pictx_fsm.session.estimate import CharsCounter, TiktokenCounter, TokenCounter
 from pictx_fsm.session.tree import SessionTree
-from pictx_fsm.session.usage import branch_tokens_of, window_tokens_of
+from pictx_fsm.session.usage import branch_tokens_of
 
 # -- generated entries -------------------------------------------------------------------------
 
@@ -138,7 +140,7 @@ def _json(entries: list[Entry]) -> list[dict[str, Any]]:
 def _estimate(tree: SessionTree, marked: bool, counter: TokenCounter) -> int | None:
     branch = tree.branch()
     if marked:
-        return window_tokens_of(branch, tree.current_window, counter)
+        return window_tokens_of(branch, WindowIndex.of(tree).current_window, counter)
     return branch_tokens_of(branch, counter)
 
 

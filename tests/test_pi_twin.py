@@ -10,6 +10,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from pictx_fsm.cli.audit import session_checks
 from pictx_fsm.conformance import audit_file
 from pictx_fsm.extensions.pi_context.kit.actions import (
     Action,
@@ -239,7 +240,7 @@ def test_r68_a_dead_lifecycle_forked_onto_a_marker_aborts_the_prompt_and_audit_t
     # And the audit of the forked file records the incomplete window honestly
     path = tmp_path / "forked.jsonl"
     path.write_text(world.session.jsonl(), encoding="utf-8")
-    assert "boot_missing" in audit_file(path, profile).kinds()
+    assert "boot_missing" in audit_file(path, session_checks(profile)).kinds()
 
 
 def test_r67_a_dead_lifecycle_forked_onto_a_boot_sends_the_window_from_its_boot() -> None:

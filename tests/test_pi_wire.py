@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 from node_batch import NodeBatch, json_normal
 
 from pictx_fsm.extensions.pi_context.reset_projection import project_reset
+from pictx_fsm.extensions.pi_context.windows import WindowIndex
 from pictx_fsm.hosts.pi.wire import (
     ELIDED_ROLE,
     SAME,
@@ -35,12 +36,12 @@ def test_r67_r69_the_elided_round_trip_sends_what_the_full_list_would(
     # slices, and the extension rebuilds the answer from its own list
     elided = node.ask({"op": "elide", "messages": messages})
     expanded = expand_messages(elided)
-    projected = project_reset(expanded.messages, tree.current_window)
+    projected = project_reset(expanded.messages, WindowIndex.of(tree).current_window)
     slices = encode_messages(projected.messages, expanded)
     rebuilt = node.ask({"op": "rebuild", "slices": slices, "messages": messages})
     # Then the provider gets exactly the projection of the full list
     assert rebuilt["messages"] == json_normal(
-        list(project_reset(messages, tree.current_window).messages)
+        list(project_reset(messages, WindowIndex.of(tree).current_window).messages)
     )
     # And the request carried only system messages and boots, never other text
     assert all(m["role"] in ("system", "custom") for _, m in elided["kept"])

@@ -17,7 +17,7 @@ import pictx_fsm
 
 PACKAGE = Path(pictx_fsm.__file__).resolve().parent
 PYPROJECT = Path(__file__).resolve().parents[1] / "pyproject.toml"
-"""The checkout's, not the installed package's parent: the README installs the package non-editable."""
+"""The checkout's: the README installs the package non-editable, without pyproject.toml."""
 GUARDED = ("hypothesis", "statemachine")
 """Libraries whose private names (a ``_`` segment, Hypothesis's ``internal``) are off limits."""
 CODE_RUNNERS = frozenset({"exec", "eval"})

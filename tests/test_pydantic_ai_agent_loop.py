@@ -38,6 +38,7 @@ from pydantic_graph import End
 
 from pictx_fsm import ToolOutcome
 from pictx_fsm.audit.log import transition_counts
+from pictx_fsm.cli.audit import session_checks
 from pictx_fsm.conformance import audit_file
 from pictx_fsm.extensions.pi_context.kit.host_neutral import (
     LostResult,
@@ -156,7 +157,7 @@ def _audited(path: Path) -> list[Violation]:
     file. ``recoveries_bounded`` holds the lifecycle to R36–R37."""
     return [
         Violation(check="session_audit", message=f"{f.name}: {f.message}")
-        for f in audit_file(path).findings
+        for f in audit_file(path, session_checks()).findings
         if f.is_defect and f.name != "overflow_storm"
     ]
 

@@ -30,6 +30,7 @@ from pictx_fsm.extensions.pi_context.texts import (
     GUIDANCE_TYPE,
     MARKER_TYPE,
 )
+from pictx_fsm.extensions.pi_context.windows import WindowIndex
 from pictx_fsm.hosts.pydantic_ai.history import entries_to_messages, messages_to_entries
 from pictx_fsm.hosts.pydantic_ai.residual import patch, residual
 from pictx_fsm.hosts.pydantic_ai.serial import messages_json
@@ -239,7 +240,7 @@ def test_the_entries_are_a_valid_pi_branch_for_the_session_tree(
         tree.append(entry)
     markers = [e for e in entries if e.get("customType") == MARKER_TYPE]
     if markers:
-        assert tree.current_window.window_id == markers[-1]["data"]["windowId"]
+        assert WindowIndex.of(tree).current_window.window_id == markers[-1]["data"]["windowId"]
 
 
 # -- entries → messages → entries ----------------------------------------------------------

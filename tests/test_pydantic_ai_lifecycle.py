@@ -11,6 +11,7 @@ from pydantic_ai.exceptions import ModelHTTPError
 from pydantic_ai_kit import WINDOW, agent_for, kinds, new_session, texts
 
 from pictx_fsm.audit.log import verify_chain
+from pictx_fsm.cli.audit import session_checks
 from pictx_fsm.conformance import audit_file
 from pictx_fsm.extensions.pi_context.texts import (
     BOOT_TYPE,
@@ -19,7 +20,7 @@ from pictx_fsm.extensions.pi_context.texts import (
     MARKER_TYPE,
     WARNING_TYPE,
 )
-from pictx_fsm.extensions.pi_context.windows import root_window_id
+from pictx_fsm.extensions.pi_context.windows import WindowIndex, root_window_id
 from pictx_fsm.hosts.pydantic_ai import PiSession, audit_path_of
 from pictx_fsm.hosts.pydantic_ai.scripted import overflow, provider_error, text, tools
 from pictx_fsm.session.entries import MessageEntry
@@ -190,7 +191,10 @@ def test_resuming_from_a_stored_pydantic_ai_history_keeps_the_window(tmp_path: P
     history = ModelMessagesTypeAdapter.validate_json(stored)
     resumed = new_session_from(history, tmp_path / "r.jsonl", session)
     # Then the reset window is the current one and nothing was repaired
-    assert resumed.tree.current_window.window_id == session.tree.current_window.window_id
+    assert (
+        WindowIndex.of(resumed.tree).current_window.window_id
+        == WindowIndex.of(session.tree).current_window.window_id
+    )
     assert kinds(resumed.tree.branch()) == kinds(session.tree.branch())
     agent2, model = agent_for(resumed, text("hi"))
     agent2.run_sync("next")
@@ -213,7 +217,7 @@ def test_r66_a_session_rebuilt_from_a_stored_history_is_a_clone_the_audit_finds_
     assert clone.tree.session_id != session.tree.session_id
     assert clone.tree.header.parent_session == old_root
     # And pictx-fsm audit finds no defect (the copied root boot is explained, R66)
-    found = audit_file(path).findings
+    found = audit_file(path, session_checks()).findings
     assert [f.name for f in found] == ["inherited_root_boot"] and not found[0].is_defect
 
 

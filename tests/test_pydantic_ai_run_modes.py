@@ -29,6 +29,7 @@ from pydantic_graph import End
 
 from pictx_fsm import read_session
 from pictx_fsm.audit import verify_chain
+from pictx_fsm.cli.audit import session_checks
 from pictx_fsm.conformance import audit_file
 from pictx_fsm.extensions.pi_context.kit.host_neutral import LostResult, Observation, check_all
 from pictx_fsm.extensions.pi_context.kit.notes_sandbox import NotesSandbox
@@ -279,7 +280,7 @@ class RunModes(RuleBasedStateMachine):
         verify_chain(audit_path_of(self.path))
         defects = [
             f.name
-            for f in audit_file(self.path).findings
+            for f in audit_file(self.path, session_checks()).findings
             if f.is_defect and f.name != "overflow_storm"  # the scripted provider's doing
         ]
         assert not defects, defects

@@ -29,6 +29,7 @@ from pictx_fsm.extensions.pi_context.tools import (
     execute_tool,
     project_key,
 )
+from pictx_fsm.extensions.pi_context.windows import WindowIndex
 from pictx_fsm.hosts.pydantic_ai import LifecycleSettings, PiContext, PiSession
 from pictx_fsm.hosts.pydantic_ai.scripted import text, tools
 from pictx_fsm.session.entries import CustomMessageEntry, MessageEntry
@@ -138,7 +139,7 @@ def test_r78_history_search_finds_a_pre_reset_message_the_model_no_longer_sees()
     hits = json.loads(str(found.content))["items"]
     [pre_reset] = [hit for hit in hits if hit["role"] == "user"]
     assert SECRET in pre_reset["truncated_content"]
-    assert pre_reset["window_id"] != session.tree.current_window.window_id
+    assert pre_reset["window_id"] != WindowIndex.of(session.tree).current_window.window_id
     assert _tool_records(session)[-1] == ("history_search", "ok")
 
 

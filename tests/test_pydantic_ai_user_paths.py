@@ -44,6 +44,7 @@ from pydantic_ai_kit import agent_for, conversation, kinds, lifecycle, new_sessi
 
 from pictx_fsm import TOOL_SPECS, read_session
 from pictx_fsm.audit import verify_chain
+from pictx_fsm.cli.audit import session_checks
 from pictx_fsm.conformance import audit_file
 from pictx_fsm.extensions.pi_context.texts import (
     BOOT_TYPE,
@@ -248,7 +249,7 @@ def test_item3_after_a_cancel_and_a_resume_the_call_gets_pydantic_ais_interrupte
     assert result.message.raw["toolCallId"] == "call_1" and result.message.raw["isError"]
     assert result.message.text() == INTERRUPTED_TOOL_RETURN_CONTENT
     assert INTERRUPTED_TOOL_RETURN_CONTENT in texts(model2.requests[0].messages)
-    assert [f.name for f in audit_file(path).findings if f.is_defect] == []
+    assert [f.name for f in audit_file(path, session_checks()).findings if f.is_defect] == []
 
 
 def test_item3_a_crash_while_the_tool_runs_leaves_the_call_for_the_resumed_history(
@@ -399,7 +400,7 @@ def test_item7_recovering_a_window_without_a_boot_keeps_one_branch(tmp_path: Pat
     # Given a reset window whose boot and continuation are gone (a reply follows the marker)
     path = tmp_path / "s.jsonl"
     config = _window_without_boot(path)
-    before = [f.name for f in audit_file(path).findings if f.is_defect]
+    before = [f.name for f in audit_file(path, session_checks()).findings if f.is_defect]
     session = PiSession.open(path, rng=random.Random(5), config=config)
     assert kinds(conversation(session))[-2:] == [MARKER_TYPE, "assistant"]
     agent, model = agent_for(session, text("after the wipe"))
@@ -411,7 +412,7 @@ def test_item7_recovering_a_window_without_a_boot_keeps_one_branch(tmp_path: Pat
     session.close()
     # Then the session is still one branch, and the audit finds no new defect
     assert len(session.tree.leaves()) == 1
-    assert [f.name for f in audit_file(path).findings if f.is_defect] == before
+    assert [f.name for f in audit_file(path, session_checks()).findings if f.is_defect] == before
     loaded = read_session(path)
     assert len({e.id for e in loaded.entries}) == len(loaded.entries)
     assert "go" not in texts(model.requests[-1].messages)

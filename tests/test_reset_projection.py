@@ -14,7 +14,7 @@ from pictx_fsm.extensions.pi_context.reset_projection import (
     project_root_window,
 )
 from pictx_fsm.extensions.pi_context.texts import BOOT_TYPE
-from pictx_fsm.extensions.pi_context.windows import Window, root_window_id
+from pictx_fsm.extensions.pi_context.windows import Window, WindowIndex, root_window_id
 from pictx_fsm.session.projection import Message, fold_system, project_branch
 
 W1 = "pcw:01a22a68:00000001"
@@ -153,7 +153,7 @@ def build(steps: list[tuple[str, int, bool]]) -> SessionBuilder:
     windows = [ROOT]
     ids: list[str] = []
     for serial, (kind, pick, flag) in enumerate(steps):
-        current = builder.tree.current_window.window_id
+        current = WindowIndex.of(builder.tree).current_window.window_id
         if kind == "user":
             ids.append(builder.user(f"u{serial}"))
         elif kind == "assistant":
@@ -183,7 +183,7 @@ def test_property_reset_projection_holds_nothing_from_before_the_marker(steps: A
     # Given any branch with markers, boots, messages, compactions and edits
     builder = build(steps)
     tree = builder.tree
-    window = tree.current_window
+    window = WindowIndex.of(tree).current_window
     branch = tree.branch()
     position = {e.id: i for i, e in enumerate(branch)}
     projection = project_branch(branch)

@@ -25,12 +25,13 @@ from pictx_fsm.extensions.pi_context.texts import (
     WARNING_TYPE,
     guidance_content,
 )
+from pictx_fsm.extensions.pi_context.usage import window_tokens_of
+from pictx_fsm.extensions.pi_context.windows import WindowIndex
 from pictx_fsm.host.effects import BoundaryResult, MessagesResult, Notify
 from pictx_fsm.host.events import ContextUsage, ModelInfo
 from pictx_fsm.host.settings import SettingsScopes, StaticSettingsSource
 from pictx_fsm.session.estimate import TiktokenCounter
 from pictx_fsm.session.tree import SessionTree
-from pictx_fsm.session.usage import window_tokens_of
 
 RESERVE, REMINDER, WARNING = 16_384, 40_960, 28_672
 
@@ -329,7 +330,9 @@ def test_r48_marker_window_usage_is_the_projected_window_estimate() -> None:
         "get_context_remaining", usage=ContextUsage(tokens=0, context_window=WINDOW)
     )
     # Then it is computed from the window's own estimate
-    tokens = window_tokens_of(kit.tree.branch(), kit.tree.current_window, TiktokenCounter())
+    tokens = window_tokens_of(
+        kit.tree.branch(), WindowIndex.of(kit.tree).current_window, TiktokenCounter()
+    )
     assert tokens is not None and tokens >= WINDOW - 35_000
     assert payload == {"remaining_tokens": max(0, WINDOW - tokens - WARNING)}
 
@@ -339,7 +342,9 @@ def test_r48_model_context_window_wins_over_the_host_s() -> None:
     kit = _kit()
     _marker_window(kit)
     small = attrs.evolve(MODEL, context_window=180_000)
-    tokens = window_tokens_of(kit.tree.branch(), kit.tree.current_window, TiktokenCounter())
+    tokens = window_tokens_of(
+        kit.tree.branch(), WindowIndex.of(kit.tree).current_window, TiktokenCounter()
+    )
     assert tokens is not None
     # Then the model's window is used; without a model window the host's; without both, unknown
     assert kit.tool_payload("get_context_remaining", model=small)["remaining_tokens"] == 0

@@ -20,9 +20,9 @@ from pictx_fsm.extensions.pi_context.texts import (
     NOTE_TYPE,
     WARNING_TYPE,
 )
-from pictx_fsm.extensions.pi_context.windows import uuid_draws
 from pictx_fsm.host.effects import AppendEntry, BoundaryResult, CustomMessageDraft, SendMessage
 from pictx_fsm.session.entries import CustomEntry, CustomMessageEntry
+from pictx_fsm.session.ids import uuid_draws
 
 MINTED = re.compile(r"^pcw:12345678:[0-9a-f]{8}$")
 

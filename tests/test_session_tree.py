@@ -17,17 +17,18 @@ from pictx_fsm.extensions.pi_context.texts import (
     WARNING_TYPE,
 )
 from pictx_fsm.extensions.pi_context.windows import (
+    WindowIndex,
     boot_window_id,
     is_boot_for,
     is_boot_message,
     is_valid_marker,
     mint_window_id,
     root_window_id,
-    uuid_draws,
     window_id_candidate,
     window_id_of_marker,
 )
 from pictx_fsm.session.entries import Entry, LabelEntry
+from pictx_fsm.session.ids import uuid_draws
 from pictx_fsm.session.tree import SessionTree
 
 ROOT = root_window_id(SESSION_ID)
@@ -72,7 +73,7 @@ def test_r8_custom_message_of_marker_type_is_not_a_marker() -> None:
     builder = SessionBuilder()
     builder.custom_message(MARKER_TYPE, "x", details={"windowId": "pcw:01a22a68:0badf00d"})
     # Then the tree does not open a window for it
-    assert builder.tree.current_window.window_id == ROOT
+    assert WindowIndex.of(builder.tree).current_window.window_id == ROOT
     assert not is_valid_marker(builder.tree.leaf.entry if builder.tree.leaf else None)
 
 
@@ -87,7 +88,7 @@ def test_r8_legacy_reset_v2_compaction_is_not_a_marker() -> None:
         details={"piContext": "reset-v2", "windowId": "pcw:01a22a68:legacy00"},
     )
     # Then the branch is still in the root window
-    assert builder.tree.current_window.is_root
+    assert WindowIndex.of(builder.tree).current_window.is_root
 
 
 # -- R9, R11 ----------------------------------------------------------------------------------
@@ -103,7 +104,7 @@ def test_r9_r11_current_window_is_the_last_marker_on_the_active_branch() -> None
     # When the leaf is after both
     builder.user()
     # Then the current window is the second marker's
-    assert builder.tree.current_window.window_id == "pcw:01a22a68:00000002"
+    assert WindowIndex.of(builder.tree).current_window.window_id == "pcw:01a22a68:00000002"
 
 
 def test_r9_a_marker_on_a_sibling_branch_does_not_count() -> None:
@@ -115,15 +116,15 @@ def test_r9_a_marker_on_a_sibling_branch_does_not_count() -> None:
     # When a new branch grows from the fork point
     builder.user("other branch")
     # Then its window is the root window
-    assert builder.tree.current_window.window_id == ROOT
-    assert not builder.tree.tail_after_marker()
+    assert WindowIndex.of(builder.tree).current_window.window_id == ROOT
+    assert not WindowIndex.of(builder.tree).tail_after_marker()
 
 
 def test_r11_without_a_marker_the_window_is_the_root_window() -> None:
     builder = SessionBuilder()
     builder.user()
-    assert builder.tree.current_window.window_id == ROOT
-    assert builder.tree.current_window.is_root
+    assert WindowIndex.of(builder.tree).current_window.window_id == ROOT
+    assert WindowIndex.of(builder.tree).current_window.is_root
 
 
 # -- R10, R12 ---------------------------------------------------------------------------------
@@ -148,7 +149,7 @@ def test_r12_a_draw_that_collides_with_a_branch_marker_is_drawn_again() -> None:
     # Given a branch whose marker uses the first candidate the source will produce
     builder = SessionBuilder()
     builder.marker(window_id_candidate(SESSION_ID, "deadbeef" + "0" * 24))
-    taken = builder.tree.current_window.marker_window_ids()
+    taken = WindowIndex.of(builder.tree).current_window.marker_window_ids()
     # When minting with that candidate first
     minted = mint_window_id(SESSION_ID, iter(["deadbeef" + "0" * 24, "cafef00d" + "0" * 24]), taken)
     # Then the second candidate is used
@@ -163,21 +164,21 @@ def test_r13_a_guidance_after_the_marker_is_a_window_message() -> None:
     builder.marker("pcw:01a22a68:00000001")
     builder.custom_message(GUIDANCE_TYPE, "low")
     builder.user()
-    assert builder.tree.has_window_message(GUIDANCE_TYPE)
-    assert not builder.tree.has_window_message(WARNING_TYPE)
+    assert WindowIndex.of(builder.tree).has_window_message(GUIDANCE_TYPE)
+    assert not WindowIndex.of(builder.tree).has_window_message(WARNING_TYPE)
 
 
 def test_r13_a_guidance_before_the_marker_is_not_in_this_window() -> None:
     builder = SessionBuilder()
     builder.custom_message(GUIDANCE_TYPE, "low")
     builder.marker("pcw:01a22a68:00000001")
-    assert not builder.tree.has_window_message(GUIDANCE_TYPE)
+    assert not WindowIndex.of(builder.tree).has_window_message(GUIDANCE_TYPE)
 
 
 def test_r13_a_custom_entry_of_the_type_is_not_a_window_message() -> None:
     builder = SessionBuilder()
     builder.custom(GUIDANCE_TYPE)
-    assert not builder.tree.has_window_message(GUIDANCE_TYPE)
+    assert not WindowIndex.of(builder.tree).has_window_message(GUIDANCE_TYPE)
 
 
 # -- R14, R15 ---------------------------------------------------------------------------------
@@ -211,15 +212,15 @@ def test_r14_the_window_boot_is_the_first_raw_boot_after_the_marker() -> None:
     first = builder.boot("pcw:01a22a68:00000001")
     builder.boot("pcw:01a22a68:00000001")
     leaf = builder.tree.leaf
-    assert leaf is not None and leaf.window_boot_id == first
+    assert leaf is not None and WindowIndex.of(builder.tree).at(leaf).boot_id == first
 
 
 def test_r15_previous_window_is_the_last_marker_before_else_the_root() -> None:
     builder = SessionBuilder()
     builder.marker("pcw:01a22a68:00000001")
-    assert builder.tree.current_window.previous_window_id == ROOT
+    assert WindowIndex.of(builder.tree).current_window.previous_window_id == ROOT
     builder.marker("pcw:01a22a68:00000002")
-    assert builder.tree.current_window.previous_window_id == "pcw:01a22a68:00000001"
+    assert WindowIndex.of(builder.tree).current_window.previous_window_id == "pcw:01a22a68:00000001"
 
 
 def test_tail_after_marker_lists_the_entries_following_the_current_marker() -> None:
@@ -228,7 +229,7 @@ def test_tail_after_marker_lists_the_entries_following_the_current_marker() -> N
     builder.marker("pcw:01a22a68:00000001")
     boot = builder.boot("pcw:01a22a68:00000001")
     continuation = builder.continuation()
-    assert [e.id for e in builder.tree.tail_after_marker()] == [boot, continuation]
+    assert [e.id for e in WindowIndex.of(builder.tree).tail_after_marker()] == [boot, continuation]
 
 
 # -- tree semantics (pi-host §8.6) ------------------------------------------------------------
@@ -301,7 +302,7 @@ def apply(builder: SessionBuilder, op: Op, serial: int) -> SessionBuilder:
     elif kind == "marker":
         builder.marker(f"pcw:01a22a68:{serial:08x}")
     elif kind == "boot":
-        builder.boot(tree.current_window.window_id)
+        builder.boot(WindowIndex.of(tree).current_window.window_id)
     elif kind == "guidance":
         builder.custom_message(GUIDANCE_TYPE, "low")
     elif kind == "custom":
@@ -329,8 +330,8 @@ def test_property_branch_is_always_the_path_to_the_leaf(ops: list[Op]) -> None:
         assert [e.id for e in tree.branch()] == path
         # And window identity read at the leaf equals a rescan of that path
         window, guidance = naive_window(entries, path)
-        assert tree.current_window.window_id == window
-        assert tree.has_window_message(GUIDANCE_TYPE) == guidance
+        assert WindowIndex.of(tree).current_window.window_id == window
+        assert WindowIndex.of(tree).has_window_message(GUIDANCE_TYPE) == guidance
 
 
 @settings(max_examples=150, deadline=None)
@@ -344,7 +345,7 @@ def test_property_minted_ids_never_collide_on_the_branch(markers: list[str], see
     for draw in markers:
         builder.marker(window_id_candidate(SESSION_ID, draw))
         builder.user()
-    taken = builder.tree.current_window.marker_window_ids()
+    taken = WindowIndex.of(builder.tree).current_window.marker_window_ids()
 
     def draws() -> Any:
         yield from (draw + "0" * 24 for draw in markers)

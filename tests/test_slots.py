@@ -12,8 +12,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from pictx_fsm.audit.log import RecordLine, _new_record_line
-from pictx_fsm.conformance.boundaries import Pending, _new_pending
-from pictx_fsm.extensions.pi_context.windows import Window
+from pictx_fsm.extensions.pi_context.conformance.boundaries import Pending, _new_pending
 from pictx_fsm.host.effects import HookResult
 from pictx_fsm.session.entries import AgentMessage, MessageEntry
 from pictx_fsm.session.skeleton import _new_agent_message, _new_message_entry
@@ -41,10 +40,6 @@ def test_property_a_made_value_is_the_value_init_makes(
     assert made == built and type(made) is MessageEntry
     with pytest.raises(attrs.exceptions.FrozenInstanceError):
         made.id = "other"  # type: ignore[misc]
-
-
-def _window() -> Window:
-    return Window(window_id="w", marker_id=None, marker_timestamp=None, previous=None, depth=0)
 
 
 @pytest.mark.parametrize(
@@ -76,7 +71,7 @@ def test_a_tree_node_made_slot_by_slot_is_the_node_init_makes() -> None:
     entry = MessageEntry(
         id="e1", parent_id=None, timestamp="t", message=AgentMessage(role="user", raw={})
     )
-    fields = ("e1", None, 0, 3, _window(), frozenset({"x"}), "b1", True)
+    fields = ("e1", None, 0, 3)
     names = [field.name for field in attrs.fields(TreeNode)][1:]
     # When it is made slot by slot and by __init__ / Then both are the same node
     assert _new_node(entry, *fields) == TreeNode(

@@ -18,9 +18,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 from shared_paths import CORPUS
 
+from pictx_fsm.cli.audit import session_checks
 from pictx_fsm.cli.inspect import inspect_file
 from pictx_fsm.conformance import audit_file, audit_tree
-from pictx_fsm.conformance.findings import sort_key
 from pictx_fsm.conformance.structure import (
     damaged_boundaries,
     is_boundary_entry,
@@ -39,6 +39,7 @@ FILES = sorted(TESTS.glob("fixtures/**/*.jsonl")) + sorted(CORPUS.glob("*/*.json
 
 def _whole_audit(path: Path, profile: str) -> list[str]:
     """The findings of the whole entries, read with the full reader and audited in memory."""
+    checks = session_checks(profile)
     loaded = read_session(path)
     tree = SessionTree(loaded.header or skeleton.PLACEHOLDER_HEADER)
     lines: dict[int, int] = {}
@@ -47,7 +48,7 @@ def _whole_audit(path: Path, profile: str) -> list[str]:
         node = tree.add(entry)
         if node is not None:
             lines[id(node)] = line
-        if is_boundary_entry(entry):
+        if is_boundary_entry(entry, checks.boundaries):
             boundaries.setdefault(line, []).append(entry)
 
     def locate(node: TreeNode) -> int | None:
@@ -55,11 +56,11 @@ def _whole_audit(path: Path, profile: str) -> list[str]:
 
     structure = [
         *problem_findings(loaded.problems),
-        *damaged_boundaries(loaded.problems, boundaries),
+        *damaged_boundaries(loaded.problems, boundaries, checks.boundaries),
     ]
-    found = sorted(structure, key=sort_key)
+    found = sorted(structure, key=checks.sort_key)
     if loaded.is_session:
-        found += audit_tree(tree, profile, locate=locate)
+        found += audit_tree(tree, checks, locate=locate)
     return [finding.render(str(path)) for finding in found]
 
 
@@ -73,7 +74,7 @@ def test_streamed_audit_finds_exactly_what_the_whole_entries_show(
     if not orjson:
         monkeypatch.setattr(skeleton, "_FAST_LOADS", None)
     # When it is audited as a stream of skeletons
-    streamed = [f.render(str(path)) for f in audit_file(path, profile).findings]
+    streamed = [f.render(str(path)) for f in audit_file(path, session_checks(profile)).findings]
     # Then its findings are byte for byte those of the whole entries
     assert streamed == _whole_audit(path, profile)
 
@@ -200,7 +201,7 @@ def test_audit_memory_follows_entries_not_their_text(tmp_path: Path) -> None:
     peaks = []
     for path in (small, large):
         tracemalloc.start()
-        audit_file(path)
+        audit_file(path, session_checks())
         peaks.append(tracemalloc.get_traced_memory()[1])
         tracemalloc.stop()
     # Then the 6 MB file costs the audit no more than one line's worth above the tiny one

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from hypothesis import HealthCheck, settings
 
-from pictx_fsm.testing import LifecycleStateMachine
+from pictx_fsm.extensions.pi_context.kit.stateful import LifecycleStateMachine
 
 TestLifecycle = LifecycleStateMachine.TestCase
 TestLifecycle.settings = settings(

@@ -1,5 +1,6 @@
-"""Transcripts (issue 11): message lists that know their digests, system messages and boots,
-and the tree's incremental index of Pi's projection. Whatever the incremental computation
+"""Transcripts (issue 11): message lists that know their digests, system messages and the
+messages an extension tags (pi-context's boots, by :func:`boot_key`), and the tree's
+incremental index of Pi's projection. Whatever the incremental computation
 answers, the full scan it replaces answers the same: on generated sessions (appends, edits of
 near and far targets, edits written before their target, compactions, moves, duplicate ids,
 unknown entries), on generated message lists, and on the real sessions in ``../shared``."""
@@ -17,7 +18,6 @@ from hypothesis import strategies as st
 from session_builders import OPS, SessionBuilder, grow
 from shared_paths import CORPUS, TRACES
 
-from pictx_fsm.audit.log import canonical, message_list_digest
 from pictx_fsm.extensions.pi_context.reset_projection import (
     ResetProjection,
     first_boot_index,
@@ -25,7 +25,8 @@ from pictx_fsm.extensions.pi_context.reset_projection import (
     project_root_window,
 )
 from pictx_fsm.extensions.pi_context.texts import BOOT_TYPE
-from pictx_fsm.extensions.pi_context.windows import is_boot_message
+from pictx_fsm.extensions.pi_context.windows import boot_key, is_boot_message
+from pictx_fsm.session.digest import canonical, message_list_digest
 from pictx_fsm.session.jsonl import read_session
 from pictx_fsm.session.projection import Message, project_branch
 from pictx_fsm.session.transcript import Transcript, TranscriptIndex
@@ -62,7 +63,7 @@ def assert_known_equals_scanned(transcript: Transcript) -> None:
     assert message_list_digest(transcript) == {"count": len(plain), "sha256": scratch_digest(plain)}
     for window_id in window_ids(plain):
         visible = any(is_boot_message(m, window_id) for m in plain)
-        assert transcript.has_boot(window_id) is visible
+        assert transcript.has_tagged(boot_key, window_id) is visible
         assert first_boot_index(transcript, window_id) == first_boot_index(plain, window_id)
         same_projection(
             project_marker_window(transcript, window_id), project_marker_window(plain, window_id)
@@ -82,10 +83,12 @@ def assert_index_matches_the_projection(tree: SessionTree, index: TranscriptInde
     assert tuple(index.conversation()) == conversation
     assert index.conversation().list_digest() == scratch_digest(conversation)
     scanned = Transcript(reference)
-    assert transcript.boot_positions() == scanned.boot_positions()
+    assert transcript.tagged(boot_key) == scanned.tagged(boot_key)
     assert transcript.system_messages() == scanned.system_messages()
     for window_id in window_ids(reference):
-        assert transcript.first_boot(window_id) == scanned.first_boot(window_id)
+        assert transcript.first_tagged(boot_key, window_id) == scanned.first_tagged(
+            boot_key, window_id
+        )
 
 
 # -- generated sessions -----------------------------------------------------------------------
@@ -130,7 +133,8 @@ def grow_more(builder: SessionBuilder, kind: str, pick: int, ids: list[str], ser
 def replay(ops: list[tuple[str, int]], check: Any) -> None:
     builder = SessionBuilder()
     index = TranscriptIndex(builder.tree)
-    lazy = TranscriptIndex(builder.tree)  # never asked for digests: has_boot alone
+    index.track(boot_key)  # its transcripts know their boots from the index, not a scan
+    lazy = TranscriptIndex(builder.tree)  # never asked for digests: has_tagged alone
     ids: list[str] = []
     for serial, (kind, pick) in enumerate(ops):
         grow_more(builder, kind, pick, ids, serial)
@@ -138,7 +142,7 @@ def replay(ops: list[tuple[str, int]], check: Any) -> None:
         reference = project_branch(builder.tree.branch()).messages
         for window_id in window_ids(reference):
             visible = any(is_boot_message(m, window_id) for m in reference)
-            assert lazy.has_boot(window_id) is visible
+            assert lazy.has_tagged(boot_key, window_id) is visible
 
 
 @settings(max_examples=200, deadline=None)
@@ -169,6 +173,39 @@ def test_property_r14_r67_r68_r69_from_a_transcript_equal_the_scans(
     # Then the boot search, the window cut, the missing-boot head and the root projection
     # computed from what it knows equal the reference scans, digests included
     replay(ops, lambda tree, index: assert_known_equals_scanned(index.transcript()))
+
+
+def role_tag(message: Any) -> str | None:
+    """A tag no extension owns: every message by its role."""
+    role = message.get("role") if isinstance(message, dict) else None
+    return role if isinstance(role, str) else None
+
+
+@settings(max_examples=100, deadline=None)
+@given(OPS, st.integers(min_value=0, max_value=60))
+def test_property_a_tag_tracked_at_any_point_knows_what_a_scan_of_the_projection_finds(
+    ops: list[tuple[str, int]], start: int
+) -> None:
+    # Given a tree's transcript index that starts tracking a tag after some of the changes
+    builder = SessionBuilder()
+    index = builder.tree.transcripts
+    ids: list[str] = []
+    for serial, (kind, pick) in enumerate(ops):
+        grow(builder, kind, pick, ids, serial)
+        if serial == start:
+            index.track(role_tag)
+        if serial < start:
+            continue
+        # Then after every later change the index's transcript knows the tagged positions
+        # and keys a scan of Pi's projection finds, without scanning itself
+        reference = Transcript(project_branch(builder.tree.branch()).messages)
+        transcript = index.transcript()
+        assert role_tag in transcript._tags
+        for role in (None, "user", "assistant", "system", "custom"):
+            assert transcript.tagged(role_tag, role) == reference.tagged(role_tag, role)
+            assert transcript.first_tagged(role_tag, role) == reference.first_tagged(role_tag, role)
+            if role is not None:
+                assert index.has_tagged(role_tag, role) is reference.has_tagged(role_tag, role)
 
 
 # -- generated message lists ------------------------------------------------------------------
@@ -228,12 +265,12 @@ def test_the_tree_keeps_one_index_that_follows_its_leaf() -> None:
     builder.user("two")
     index = builder.tree.transcripts
     assert index is builder.tree.transcripts
-    assert index.has_boot("pcw:01a22a68:aaaa0001")
+    assert index.has_tagged(boot_key, "pcw:01a22a68:aaaa0001")
     # When the boot is hidden, then the leaf moves back before it
     builder.edit(boot, None)
-    assert not index.has_boot("pcw:01a22a68:aaaa0001")
+    assert not index.has_tagged(boot_key, "pcw:01a22a68:aaaa0001")
     builder.tree.navigate(boot)
-    assert index.has_boot("pcw:01a22a68:aaaa0001")
+    assert index.has_tagged(boot_key, "pcw:01a22a68:aaaa0001")
     assert index.transcript() == project_branch(builder.tree.branch()).messages
 
 

@@ -13,6 +13,13 @@ from hypothesis import strategies as st
 from session_builders import OPS, SessionBuilder, grow
 from shared_paths import TRACES
 
+from pictx_fsm.extensions.pi_context.usage import (
+    UsageIndex,
+    WindowEstimate,
+    active_tokens_of,
+    window_tokens_of,
+)
+from pictx_fsm.extensions.pi_context.windows import WindowIndex
 from pictx_fsm.session.entries import AgentMessage, Entry, MessageEntry
 from pictx_fsm.session.estimate import (
     CharsCounter,
@@ -29,12 +36,7 @@ from pictx_fsm.session.estimate import (
 )
 from pictx_fsm.session.jsonl import read_session
 from pictx_fsm.session.tree import SessionTree
-from pictx_fsm.session.usage import (
-    UsageIndex,
-    active_tokens_of,
-    branch_tokens_of,
-    window_tokens_of,
-)
+from pictx_fsm.session.usage import HostEstimate, branch_tokens_of
 from pictx_fsm.session.usage_tally import Tally
 
 CHARS = CharsCounter()
@@ -202,7 +204,10 @@ def test_r48_usage_recorded_before_the_marker_is_never_used() -> None:
     builder = window_session()
     builder.boot(W1, "b" * 40)
     builder.continuation("c" * 8)
-    assert window_tokens_of(builder.tree.branch(), builder.tree.current_window, CHARS) == 10 + 2
+    assert (
+        window_tokens_of(builder.tree.branch(), WindowIndex.of(builder.tree).current_window, CHARS)
+        == 10 + 2
+    )
 
 
 def test_r48_a_reply_in_the_window_anchors_the_estimate() -> None:
@@ -210,20 +215,29 @@ def test_r48_a_reply_in_the_window_anchors_the_estimate() -> None:
     builder.boot(W1, "b" * 40)
     builder.assistant("a", total=1500)
     builder.user("q" * 12)
-    assert window_tokens_of(builder.tree.branch(), builder.tree.current_window, CHARS) == 1503
+    assert (
+        window_tokens_of(builder.tree.branch(), WindowIndex.of(builder.tree).current_window, CHARS)
+        == 1503
+    )
 
 
 def test_r48_missing_boot_makes_usage_unknown() -> None:
     builder = window_session()
     builder.user("after the marker")
-    assert window_tokens_of(builder.tree.branch(), builder.tree.current_window, CHARS) is None
+    assert (
+        window_tokens_of(builder.tree.branch(), WindowIndex.of(builder.tree).current_window, CHARS)
+        is None
+    )
 
 
 def test_r48_a_hidden_boot_makes_usage_unknown() -> None:
     builder = window_session()
     boot = builder.boot(W1)
     builder.edit(boot, None)
-    assert window_tokens_of(builder.tree.branch(), builder.tree.current_window, CHARS) is None
+    assert (
+        window_tokens_of(builder.tree.branch(), WindowIndex.of(builder.tree).current_window, CHARS)
+        is None
+    )
 
 
 def test_r47_root_window_usage_is_the_host_estimate_of_the_whole_branch() -> None:
@@ -231,7 +245,7 @@ def test_r47_root_window_usage_is_the_host_estimate_of_the_whole_branch() -> Non
     builder.system({"p": "abcd"})
     builder.user("x" * 8)
     branch = builder.tree.branch()
-    assert active_tokens_of(branch, builder.tree.current_window, CHARS) == 1 + 2
+    assert active_tokens_of(branch, WindowIndex.of(builder.tree).current_window, CHARS) == 1 + 2
 
 
 def test_host_usage_is_unknown_after_a_compaction_until_a_settled_reply() -> None:
@@ -319,7 +333,7 @@ def assert_index_matches_scratch(ops: list[tuple[str, int]], counter: Any) -> No
     for serial, (kind, pick) in enumerate(ops):
         grow(builder, kind, pick, ids, serial)
         branch = builder.tree.branch()
-        window = builder.tree.current_window
+        window = WindowIndex.of(builder.tree).current_window
         assert index.branch_tokens() == branch_tokens_of(branch, counter)
         assert index.active_window_tokens() == active_tokens_of(branch, window, counter)
         if not window.is_root:
@@ -370,7 +384,8 @@ def test_a_retry_hiding_the_failed_reply_updates_usage_without_recounting(
     def no_recount(*_: Any, **__: Any) -> None:
         raise AssertionError("the retry shape must be handled incrementally")
 
-    monkeypatch.setattr(UsageIndex, "_recount", no_recount)
+    monkeypatch.setattr(WindowEstimate, "recount", no_recount)
+    monkeypatch.setattr(HostEstimate, "recount", no_recount)
     # When Pi's retry hides it
     builder.edit(failed, None)
     # Then usage drops by the failed reply, nothing was recounted or re-encoded
@@ -388,7 +403,7 @@ def test_hiding_the_newest_message_lets_a_later_reply_anchor_again() -> None:
     # Then the reply's usage is trusted, as a recomputation says
     branch = builder.tree.branch()
     assert index.active_window_tokens() == 4321
-    assert window_tokens_of(branch, builder.tree.current_window, CHARS) == 4321
+    assert window_tokens_of(branch, WindowIndex.of(builder.tree).current_window, CHARS) == 4321
 
 
 def test_a_message_stamped_after_a_reply_discounts_the_reply_until_hidden() -> None:
@@ -416,7 +431,7 @@ def test_an_index_attached_to_an_existing_tree_replays_it() -> None:
     late = UsageIndex(builder.tree, CHARS)
     branch = builder.tree.branch()
     assert late.active_window_tokens() == window_tokens_of(
-        branch, builder.tree.current_window, CHARS
+        branch, WindowIndex.of(builder.tree).current_window, CHARS
     )
 
 

@@ -15,7 +15,7 @@ segments, seals, an unusable directory, verification — is :mod:`pictx_fsm.audi
 Message lists (``context`` and ``context_with_system`` carry the whole conversation) are
 recorded as ``{"count", "sha256"}``, never as text. Since format ``pictx-fsm/audit/2`` the
 ``sha256`` is a hash list: the sha256 of the concatenated 32-byte sha256 digests of each
-message's canonical JSON (:func:`message_digest`, :func:`message_list_digest`). It proves the
+message's canonical JSON (:mod:`pictx_fsm.session.digest`). It proves the
 list exactly as before (a different list needs a sha256 collision), but per-message digests
 compose: a :class:`~pictx_fsm.session.transcript.Transcript` built by the session layer keeps
 them per entry and carries its list digest, so recording a 100k-message request costs O(1)
@@ -40,26 +40,24 @@ import attrs
 from attrs import frozen
 
 from pictx_fsm.audit.store import (
-    _PLAIN_ATTRS,
     AUDIT_FORMAT,
     GENESIS,
     AuditFile,
     ChainReport,
-    _attrs_fields,
-    canonical,
     hook_records,
     iter_records,
     verify_chain,
     verify_lines,
 )
-from pictx_fsm.audit.store import canonical as _encode
-from pictx_fsm.audit.store import default as json_default
-from pictx_fsm.audit.store import digest as _digest
 from pictx_fsm.audit.text import Layout, layout, members_text, value_text
 from pictx_fsm.fastjson import ascii_string as _ascii
 from pictx_fsm.fastjson import dumper, loads
 from pictx_fsm.host.effects import HookResult, MessagesResult
 from pictx_fsm.host.tool_outcome import ToolOutcome
+from pictx_fsm.session.digest import PLAIN_ATTRS, attrs_fields, canonical, message_list_digest
+from pictx_fsm.session.digest import canonical as _encode
+from pictx_fsm.session.digest import default as json_default
+from pictx_fsm.session.digest import digest as _digest
 from pictx_fsm.session.slots import slot_setters
 
 if TYPE_CHECKING:
@@ -216,8 +214,8 @@ def _plan(types: tuple[type, ...]) -> Plan | None:
 def _fields_key(kind: type) -> Callable[[Any], Any] | None:
     """A plain attrs class's stand-in: its fields and their types, ``None`` for a value whose
     fields are not all exact scalars (``None`` for the class when it is not plain attrs)."""
-    names = _PLAIN_ATTRS.get(kind)
-    if names is None and (_attrs_fields(kind) is None or (names := _PLAIN_ATTRS.get(kind)) is None):
+    names = PLAIN_ATTRS.get(kind)
+    if names is None and (attrs_fields(kind) is None or (names := PLAIN_ATTRS.get(kind)) is None):
         return None
     # attrgetter of one name returns the value, not a tuple; of none, raises
     read = attrgetter(*names) if len(names) > 1 else partial(_fields_of, names)
@@ -297,28 +295,6 @@ def _fired_text(fired: Fired) -> str:
             _GUARDED.clear()
         known_text = _GUARDED[key] = _encode(fired_json(fired))
     return known_text
-
-
-def message_digest(message: Any) -> bytes:
-    """The 32-byte sha256 of one message's canonical JSON: the unit of a list digest."""
-    return hashlib.sha256(_encode(message).encode("ascii")).digest()
-
-
-def message_list_digest(messages: Sequence[Any]) -> dict[str, Any]:
-    """A provider message list in an audit record: its length and hash list, not its text.
-
-    ``sha256`` is the sha256 of the concatenated :func:`message_digest` of every message. A
-    list that knows its digest (a session :class:`~pictx_fsm.session.transcript.Transcript`,
-    kept per entry as the session grows) answers in O(1); any other list is digested here.
-    ``context`` hooks carry the whole conversation on every request; writing it again each
-    time would make a record cost O(session) and the log grow quadratically."""
-    known = getattr(messages, "list_digest", None)
-    if callable(known):
-        return {"count": len(messages), "sha256": known()}
-    state = hashlib.sha256()
-    for message in messages:
-        state.update(message_digest(message))
-    return {"count": len(messages), "sha256": state.hexdigest()}
 
 
 def _list_digest_text(messages: Sequence[Any]) -> str:
@@ -687,8 +663,6 @@ __all__ = [
     "hook_records",
     "iter_records",
     "json_digest",
-    "message_digest",
-    "message_list_digest",
     "record_line",
     "result_json",
     "step_json",
@@ -697,3 +671,10 @@ __all__ = [
     "verify_lines",
     "verify_records",
 ]
+
+
+def __getattr__(name: str) -> object:
+    """``message_digest`` moved to :mod:`pictx_fsm.session.digest` (0.2)."""
+    from pictx_fsm._moved import moved_attribute
+
+    return moved_attribute(__name__, name)

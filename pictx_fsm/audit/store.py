@@ -31,7 +31,6 @@ from __future__ import annotations
 import atexit
 import errno
 import fcntl
-import hashlib
 import json
 import os
 import sys
@@ -44,7 +43,7 @@ import attrs
 from attrs import define, field, frozen
 
 from pictx_fsm.errors import AuditChainError, UnreadableInputError
-from pictx_fsm.fastjson import dumper
+from pictx_fsm.session.digest import canonical, digest
 from pictx_fsm.session.jsonl import open_regular, os_reason
 from pictx_fsm.session.lines import iter_physical_lines
 
@@ -57,69 +56,6 @@ SEGMENT: Final = "segment"
 LOCK_WAIT_SECONDS: Final = 3.0
 MAX_RECORD_BYTES: Final = 64 * 1024 * 1024
 """The longest line read as a record: a longer one is damage, read past in bounded chunks."""
-
-
-def canonical(obj: Any) -> str:
-    """The one serialisation a record may have: sorted keys, compact separators, ASCII —
-    exactly ``json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=True,
-    default=default)``, with the encoder built once."""
-    return _encode(obj)
-
-
-def default(value: Any) -> Any:
-    """``json.dumps``'s ``default``: attrs values, mappings, enums and sets as JSON."""
-    names = _PLAIN_ATTRS.get(type(value))
-    if names is not None:  # the common case, decided once per class
-        return _attrs_json(value, names)
-    to_json = getattr(value, "to_json", None)
-    if callable(to_json):
-        return to_json()
-    if isinstance(value, Mapping):
-        return dict(value)
-    enum_value = getattr(value, "value", None)
-    if enum_value is not None and hasattr(value, "name"):
-        return enum_value
-    if isinstance(value, frozenset | set):
-        return sorted(value, key=repr)
-    names = _attrs_fields(type(value))
-    if names is not None:
-        return _attrs_json(value, names)
-    return repr(value)
-
-
-def _attrs_json(value: Any, names: tuple[str, ...]) -> dict[str, Any]:
-    """``{"__type__": class name, **attrs.asdict(value, recurse=False)}``."""
-    out = {"__type__": type(value).__name__}
-    for name in names:
-        out[name] = getattr(value, name)
-    return out
-
-
-_FIELDS: dict[type, tuple[str, ...] | None] = {}
-_PLAIN_ATTRS: dict[type, tuple[str, ...]] = {}
-"""attrs classes that take the attrs branch of :func:`default` whatever the instance: no
-``to_json``, not a mapping, no ``value``/``name`` attribute and not a set."""
-
-
-def _attrs_fields(cls: type) -> tuple[str, ...] | None:
-    """The field names of an attrs class (``attrs.asdict(recurse=False)``'s keys), cached."""
-    if cls not in _FIELDS:
-        names = tuple(a.name for a in attrs.fields(cls)) if attrs.has(cls) else None
-        _FIELDS[cls] = names
-        plain = not any(hasattr(cls, n) for n in ("to_json", "value", "name"))
-        if names is not None and plain and not issubclass(cls, Mapping | frozenset | set):
-            _PLAIN_ATTRS[cls] = names
-    return _FIELDS[cls]
-
-
-_encode: Final = dumper(
-    sort_keys=True, separators=(",", ":"), default=default, check_circular=False
-)
-""":func:`canonical`'s encoder, built once (a record is never circular: not checked)."""
-
-
-def digest(text: str) -> str:
-    return hashlib.sha256(text.encode("ascii")).hexdigest()
 
 
 def seal_record(seq: int, records: int, head: str) -> dict[str, Any]:
@@ -548,3 +484,10 @@ def write_sealed(path: str | os.PathLike[str], records: Iterable[Mapping[str, An
         last, seq, count = str(record["hash"]), int(record["seq"]), count + 1
     lines.append(canonical(seal_record(seq + 1, count, last)) + "\n")
     Path(path).write_text("".join(lines), encoding="ascii")
+
+
+def __getattr__(name: str) -> object:
+    """The canonical JSON's ``default`` moved to :mod:`pictx_fsm.session.digest` (0.2)."""
+    from pictx_fsm._moved import moved_attribute
+
+    return moved_attribute(__name__, name)

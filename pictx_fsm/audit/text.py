@@ -16,9 +16,9 @@ from collections.abc import Callable, Sequence
 from operator import itemgetter
 from typing import Any, Final
 
-from pictx_fsm.audit.store import _PLAIN_ATTRS, _attrs_fields
-from pictx_fsm.audit.store import canonical as _encode
 from pictx_fsm.fastjson import ascii_string as _ascii
+from pictx_fsm.session.digest import PLAIN_ATTRS, attrs_fields
+from pictx_fsm.session.digest import canonical as _encode
 
 _NATIVE: Final = (str, int, float, list, tuple, dict)
 """What the encoder writes itself: a subclass of these never reaches ``default``."""
@@ -78,11 +78,11 @@ _NOT_ATTRS: set[type] = set()
 
 def _attrs_layout(cls: type) -> Layout | None:
     """The layout of a class ``default`` writes as ``{"__type__": name, **fields}``."""
-    if _attrs_fields(cls) is None or cls not in _PLAIN_ATTRS or issubclass(cls, _NATIVE):
+    if attrs_fields(cls) is None or cls not in PLAIN_ATTRS or issubclass(cls, _NATIVE):
         _NOT_ATTRS.add(cls)
         return None
     members = {"__type__": (False, str(_ascii(cls.__name__)))}
-    members.update((name, (True, name)) for name in _PLAIN_ATTRS[cls])
+    members.update((name, (True, name)) for name in PLAIN_ATTRS[cls])
     _ATTRS_LAYOUTS[cls] = shape = layout(members)
     return shape
 

@@ -16,10 +16,21 @@ from __future__ import annotations
 import argparse
 import json
 
-from pictx_fsm.conformance.context_management import add_chain_findings
+from pictx_fsm.conformance.checks import CheckSet, combine
 from pictx_fsm.conformance.report import render_run, run_json
-from pictx_fsm.conformance.stream import audit_file
+from pictx_fsm.conformance.stream import audit_files
+from pictx_fsm.extensions.context_management.conformance import context_management_checks
+from pictx_fsm.extensions.pi_context.conformance import pi_context_checks
 from pictx_fsm.extensions.pi_context.texts import DEFAULT_PROFILE, Profile
+
+__all__ = ["configure", "run", "session_checks"]
+
+
+def session_checks(profile: Profile | str = DEFAULT_PROFILE) -> CheckSet:
+    """Every extension's checks of a session file, composed: the one place that names them
+    (an extension registry takes its place). ``profile``: the pi-context release that wrote
+    the files."""
+    return combine(pi_context_checks(profile), context_management_checks())
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -44,10 +55,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     profile = Profile.parse(args.profile)
-    audits = [audit_file(path, profile) for path in args.files]
-    audits = add_chain_findings(audits, args.files)  # pi-context-management session chains
+    audits = audit_files(args.files, session_checks(profile))
     if args.json:
-        document = run_json(audits, profile, stats=args.stats)
+        document = run_json(audits, {"profile": profile.value}, stats=args.stats)
         print(json.dumps(document, ensure_ascii=False, indent=2))
     else:
         print(render_run(audits, stats=args.stats))

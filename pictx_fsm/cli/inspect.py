@@ -23,6 +23,7 @@ from typing import Any, Final
 
 from attrs import frozen
 
+from pictx_fsm.cli.audit import session_checks
 from pictx_fsm.errors import UnreadableInputError
 from pictx_fsm.extensions.pi_context.windows import (
     boot_window_id,
@@ -175,7 +176,7 @@ def inspect_file(path: str) -> FileReport:
     """Read and summarise one file (its skeleton: no content is kept); never raises on bad
     input."""
     try:
-        loaded = read_skeleton(path)
+        loaded = read_skeleton(path, keep=session_checks().keep)
     except UnreadableInputError as exc:
         return FileReport(path=path, exit_code=EXIT_UNREADABLE, error=exc.reason)
     if not loaded.is_session:

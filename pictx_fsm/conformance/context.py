@@ -1,17 +1,16 @@
-"""What every check may read besides the branch itself: profile, session identity, lines."""
+"""What every check may read besides the branch itself: the tree, its header, source lines."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 
-from attrs import field, frozen
+from attrs import frozen
 
 from pictx_fsm.conformance.findings import EntryRef, Finding, FindingKind, make_finding
-from pictx_fsm.extensions.pi_context.texts import Profile
-from pictx_fsm.extensions.pi_context.windows import root_window_id
-from pictx_fsm.host.overflow import PI_0_87, OverflowPatterns
 from pictx_fsm.session.problems import Severity
 from pictx_fsm.session.tree import SessionTree, TreeNode
+
+__all__ = ["AuditContext", "Locator", "no_lines"]
 
 Locator = Callable[[TreeNode], int | None]
 """The 1-based source line of a node's entry (``None`` for entries built in memory)."""
@@ -23,17 +22,12 @@ def no_lines(node: TreeNode) -> int | None:
 
 @frozen(kw_only=True)
 class AuditContext:
-    """The facts a check needs about the whole session, fixed for one audit."""
+    """The facts a check needs about the whole session, fixed for one audit. What an
+    extension knows of the tree (pi-context's windows) is the tree's index
+    (``ctx.tree.index(...)``); what it is configured with (a profile), the check's own."""
 
     tree: SessionTree
-    profile: Profile
     locate: Locator = no_lines
-    patterns: OverflowPatterns = PI_0_87
-    root_window_id: str = field()
-
-    @root_window_id.default
-    def _root_id(self) -> str:
-        return root_window_id(self.tree.session_id)
 
     @property
     def parent_session(self) -> str | None:

@@ -2,63 +2,37 @@
 
 :func:`audit_tree` is the entry point for in-memory sessions (the model session's files are
 audited with it); :mod:`pictx_fsm.conformance.stream` adds the reader's problems and line
-numbers for files.
+numbers for files. Which checks run is the caller's :class:`~.checks.CheckSet`; Pi's own
+(out-of-band forks) always do.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Final
 
-from pictx_fsm.conformance.boundaries import (
-    BranchSummaryCheck,
-    LegacyResetCheck,
-    NativeCompactionCheck,
-    ToolPairCheck,
-)
-from pictx_fsm.conformance.budget import BudgetRepeatCheck, MultipleResetsCheck
+from pictx_fsm.conformance.checks import CheckSet
 from pictx_fsm.conformance.context import AuditContext, Locator, no_lines
-from pictx_fsm.conformance.context_management import check_entries
-from pictx_fsm.conformance.findings import Finding, sort_key
+from pictx_fsm.conformance.findings import Finding
 from pictx_fsm.conformance.forks import out_of_band_forks
-from pictx_fsm.conformance.identity import BootIdentityCheck, DuplicateWindowIdCheck
-from pictx_fsm.conformance.shapes import EntryShapeCheck, TextCheck
-from pictx_fsm.conformance.storms import EmptySummaryCheck, StormCheck
-from pictx_fsm.conformance.tail import TailCheck
 from pictx_fsm.conformance.walk import (
     READS_ALL,
-    BranchCheck,
     ContentCheck,
     EntryCheck,
     Shape,
     unique,
     walk,
 )
-from pictx_fsm.extensions.pi_context.texts import DEFAULT_PROFILE, Profile
-from pictx_fsm.host.overflow import PI_0_87, OverflowPatterns
 from pictx_fsm.session.entries import Entry
 from pictx_fsm.session.tree import SessionTree, TreeNode
 
-BRANCH_CHECKS: Final[Sequence[BranchCheck]] = (
-    TailCheck(),
-    BootIdentityCheck(),
-    DuplicateWindowIdCheck(),
-    MultipleResetsCheck(),
-    BudgetRepeatCheck(),
-    NativeCompactionCheck(),
-    BranchSummaryCheck(),
-    ToolPairCheck(),
-    StormCheck(),
-)
-"""Folds over every branch; they read only an entry's skeleton (ids, types, windows)."""
-
-CONTENT_CHECKS: Final[Sequence[ContentCheck]] = (
-    EntryShapeCheck(),
-    TextCheck(),
-    LegacyResetCheck(),
-    EmptySummaryCheck(),
-)
-"""Checks of one entry's content, run once per entry (while a file is read)."""
+__all__ = [
+    "ContentStep",
+    "Found",
+    "audit_shape",
+    "audit_tree",
+    "content_findings",
+    "file_order_findings",
+]
 
 Found = Mapping[int, tuple[TreeNode, Sequence[Finding]]]
 """Content findings by ``id(node)``; the node is kept with them so the key stays its own."""
@@ -74,11 +48,6 @@ def content_findings(
         if kind in check.entry_types
         for finding in check.check(entry, node, ctx)
     ]
-
-
-def whole_types(checks: Sequence[ContentCheck]) -> frozenset[str]:
-    """The entry types the content checks read, so a reader keeps those whole."""
-    return frozenset().union(*(check.entry_types for check in checks))
 
 
 class ContentStep(EntryCheck):
@@ -102,25 +71,40 @@ class ContentStep(EntryCheck):
         return [] if hit is None or hit[0] is not node else list(hit[1])
 
 
-def audit_tree(
-    tree: SessionTree,
-    profile: Profile | str = DEFAULT_PROFILE,
-    *,
-    locate: Locator = no_lines,
-    patterns: OverflowPatterns = PI_0_87,
+def file_order_findings(
+    entries: Sequence[tuple[Entry, TreeNode]], ctx: AuditContext, checks: CheckSet
 ) -> list[Finding]:
-    """Every lifecycle finding of a session tree, on every branch, each reported once, in
-    line order. ``locate`` gives entries their source lines (none for in-memory trees)."""
-    ctx = AuditContext(tree=tree, profile=Profile.parse(profile), locate=locate, patterns=patterns)
-    folded = check_entries(((node.entry, node) for node in tree.nodes()), ctx)
-    return audit_shape(Shape(tree), ctx, ContentStep(CONTENT_CHECKS), folded)
+    """The file-order checks over whole entries (with their nodes), in file order; entries of
+    types no check reads are skipped without being looked at."""
+    found: list[Finding] = []
+    for check in checks.file_order:
+        seen = check.start()
+        for entry, node in entries:
+            if entry.type in check.entry_types:
+                seen, more = check.step(seen, entry, node, ctx)
+                found.extend(more)
+        found.extend(check.end(seen))
+    return found
+
+
+def audit_tree(tree: SessionTree, checks: CheckSet, *, locate: Locator = no_lines) -> list[Finding]:
+    """Every finding of a session tree, on every branch, each reported once, in line order.
+    ``locate`` gives entries their source lines (none for in-memory trees)."""
+    ctx = AuditContext(tree=tree, locate=locate)
+    entries = [(node.entry, node) for node in tree.nodes()]
+    folded = file_order_findings(entries, ctx, checks)
+    return audit_shape(Shape(tree), ctx, checks, ContentStep(checks.content), folded)
 
 
 def audit_shape(
-    shape: Shape, ctx: AuditContext, content: ContentStep, folded: Sequence[Finding] = ()
+    shape: Shape,
+    ctx: AuditContext,
+    checks: CheckSet,
+    content: ContentStep,
+    folded: Sequence[Finding] = (),
 ) -> list[Finding]:
     """Every finding of a session's shape; ``folded`` are the findings of the file-order
-    checks (pi-context-management's persisted state), found while the entries were whole."""
-    found = [*walk(shape, (*BRANCH_CHECKS, content), ctx), *out_of_band_forks(shape, ctx)]
+    checks, found while the entries were whole."""
+    found = [*walk(shape, (*checks.branch, content), ctx), *out_of_band_forks(shape, ctx)]
     found += folded
-    return sorted(unique(found), key=sort_key)
+    return sorted(unique(found), key=checks.sort_key)

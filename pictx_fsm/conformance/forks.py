@@ -14,10 +14,12 @@ This is a whole-tree check: it needs the children of a node, which no single bra
 from __future__ import annotations
 
 from pictx_fsm.conformance.context import AuditContext
-from pictx_fsm.conformance.findings import Finding, FindingKind
+from pictx_fsm.conformance.findings import OUT_OF_BAND_FORK, Finding
 from pictx_fsm.conformance.walk import Shape
 from pictx_fsm.session.entries import MessageEntry
 from pictx_fsm.session.tree import TreeNode
+
+__all__ = ["out_of_band_forks"]
 
 
 def out_of_band_forks(shape: Shape, ctx: AuditContext) -> list[Finding]:
@@ -51,7 +53,7 @@ def _finding(child: TreeNode, call: TreeNode, ids: frozenset[str], ctx: AuditCon
         f"{ctx.ref(call).text()} were pending; the results continue from the tool call, "
         "leaving this entry an abandoned leaf"
     )
-    return ctx.finding(FindingKind.OUT_OF_BAND_FORK, message, [child, call])
+    return ctx.finding(OUT_OF_BAND_FORK, message, [child, call])
 
 
 def _describe(node: TreeNode) -> str:

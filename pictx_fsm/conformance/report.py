@@ -12,17 +12,27 @@ Exit codes, per file, the overall code being the highest (as ``pictx-fsm inspect
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, Final
 
 from attrs import frozen
 
 from pictx_fsm.conformance.findings import Finding
-from pictx_fsm.conformance.roles import is_boot
 from pictx_fsm.conformance.walk import Shape
-from pictx_fsm.extensions.pi_context.texts import Profile
-from pictx_fsm.session.entries import MessageEntry
 from pictx_fsm.session.problems import Severity
+
+__all__ = [
+    "EXIT_CLEAN",
+    "EXIT_FINDINGS",
+    "EXIT_UNREADABLE",
+    "SessionAudit",
+    "Stats",
+    "Summary",
+    "render_run",
+    "render_text",
+    "run_json",
+    "total_stats",
+]
 
 EXIT_CLEAN: Final = 0
 EXIT_FINDINGS: Final = 1
@@ -31,38 +41,22 @@ EXIT_UNREADABLE: Final = 2
 
 @frozen(kw_only=True)
 class Summary:
-    """What the session holds, across all its branches."""
+    """What the session holds, across all its branches: entries, branches, then the counts
+    the extensions' checks add (:class:`~pictx_fsm.conformance.checks.SummaryCount`)."""
 
     entries: int
     branches: int
-    windows: int
-    """The root window plus one per valid marker."""
-    markers: int
-    boots: int
+    counts: tuple[tuple[str, int], ...] = ()
 
     @classmethod
-    def of(cls, shape: Shape, entries: int) -> Summary:
-        markers = boots = 0
-        for node in shape.nodes:  # one pass over the nodes for both counts
-            markers += node.window.marker_id == node.id  # R8
-            if type(node.entry) is not MessageEntry:  # most nodes, never a boot
-                boots += is_boot(node.entry)
-        return cls(
-            entries=entries,
-            branches=len(shape.leaves()),
-            windows=1 + markers,
-            markers=markers,
-            boots=boots,
-        )
+    def of(cls, shape: Shape, entries: int, counts: Sequence[tuple[str, int]] = ()) -> Summary:
+        return cls(entries=entries, branches=len(shape.leaves()), counts=tuple(counts))
 
     def to_json(self) -> dict[str, int]:
-        return {
-            "entries": self.entries,
-            "branches": self.branches,
-            "windows": self.windows,
-            "markers": self.markers,
-            "boots": self.boots,
-        }
+        return {"entries": self.entries, "branches": self.branches, **dict(self.counts)}
+
+    def text(self) -> str:
+        return "  ".join(f"{name} {count}" for name, count in self.to_json().items())
 
 
 @frozen(kw_only=True)
@@ -132,14 +126,15 @@ class SessionAudit:
 
 
 def run_json(
-    audits: Sequence[SessionAudit], profile: Profile, *, stats: bool = False
+    audits: Sequence[SessionAudit], head: Mapping[str, Any], *, stats: bool = False
 ) -> dict[str, Any]:
-    """One document for the whole run: profile, overall exit code, totals, every file."""
+    """One document for the whole run: ``head`` (the run's options, such as the profile the
+    checks were given), the overall exit code, totals, every file."""
     totals: Counter[str] = Counter()
     for audit in audits:
         totals.update(audit.counts())
     out: dict[str, Any] = {
-        "profile": profile.value,
+        **head,
         "exitCode": max((a.exit_code for a in audits), default=EXIT_CLEAN),
         "findings": {severity.value: totals[severity.value] for severity in Severity},
         "files": [audit.to_json(stats=stats) for audit in audits],
@@ -169,11 +164,7 @@ def render_text(audit: SessionAudit, *, stats: bool = False) -> Iterator[str]:
     if audit.note is not None:
         yield f"not a session: {audit.note}"
     if audit.summary is not None:
-        s = audit.summary
-        yield (
-            f"entries {s.entries}  branches {s.branches}  windows {s.windows}  "
-            f"markers {s.markers}  boots {s.boots}"
-        )
+        yield audit.summary.text()
     counts = audit.counts()
     listed = ", ".join(f"{counts[severity.value]} {severity.value}" for severity in Severity)
     yield f"findings: {len(audit.findings)} ({listed})"

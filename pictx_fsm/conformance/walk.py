@@ -20,6 +20,18 @@ from pictx_fsm.conformance.findings import Finding
 from pictx_fsm.session.entries import Entry
 from pictx_fsm.session.tree import SessionTree, TreeNode
 
+__all__ = [
+    "NO_FINDINGS",
+    "READS_ALL",
+    "BranchCheck",
+    "ContentCheck",
+    "EntryCheck",
+    "Shape",
+    "Step",
+    "unique",
+    "walk",
+]
+
 Step = tuple[Any, Sequence[Finding]]
 
 NO_FINDINGS: Final[tuple[Finding, ...]] = ()
@@ -40,11 +52,11 @@ class BranchCheck(Protocol):
 
 
 class ContentCheck(Protocol):
-    """A check of one entry's own content (texts, flags, data keys), with its node for the
-    window it is in. It runs once per entry while a file is read, on the whole entry; the
+    """A check of one entry's own content (texts, flags, data keys), with its node (its place
+    in the tree). It runs once per entry while a file is read, on the whole entry; the
     walk then only hands out what it found (the tree keeps no content). ``entry_types`` are
-    the entry types (``"custom_message"``…) it reads: only those are built whole for it. Plug
-    new content checks in :data:`~pictx_fsm.conformance.engine.CONTENT_CHECKS`."""
+    the entry types (``"custom_message"``…) it reads: only those are built whole for it. An
+    extension plugs its content checks in its :class:`~pictx_fsm.conformance.checks.CheckSet`."""
 
     @property
     def entry_types(self) -> frozenset[str]: ...
@@ -53,7 +65,7 @@ class ContentCheck(Protocol):
 
 
 class EntryCheck:
-    """A check of one entry that needs nothing but the entry's own node (window, parent)."""
+    """A check of one entry that needs nothing but the entry's own node (parent, indexes)."""
 
     def start(self, ctx: AuditContext) -> None:
         return None

@@ -5,8 +5,9 @@ command needs it after an entry was read: the checks that look at content run on
 while it is read (:meth:`SkeletonReader.entries` hands each over whole), and everything after that
 works on the tree. So each entry is kept as its *skeleton* (:func:`slim_entry`): the same
 entry class with ids, parent, type, custom type, role, timestamp, tool-call ids, the stop
-reason and error of a failed reply, a marker's or boot's window id, a compaction's
-``tokensBefore`` and legacy tag — and no content. Lines are kept as a compact array by file
+reason and error of a failed reply, a compaction's ``tokensBefore``, a branch summary's text,
+the keys of extension data its readers ask for (a :class:`SkeletonKeep`: pi-context's window
+ids) — and no content. Lines are kept as a compact array by file
 position. Memory is then proportional to the number of entries, not to the file's size, and
 a line is in memory only while it is read.
 """
@@ -26,7 +27,6 @@ import attrs
 from attrs import frozen
 
 from pictx_fsm.errors import UnreadableInputError
-from pictx_fsm.extensions.pi_context.texts import BOOT_TYPE, MARKER_TYPE
 from pictx_fsm.fastjson import FAST_LOADS
 from pictx_fsm.session.entries import (
     ABSENT,
@@ -58,9 +58,26 @@ from pictx_fsm.session.problems import Problem
 from pictx_fsm.session.slots import slot_setters
 from pictx_fsm.session.tree import SessionTree, TreeNode
 
+__all__ = [
+    "NOTHING_KEPT",
+    "NO_EXTRA",
+    "PLACEHOLDER_HEADER",
+    "Skeleton",
+    "SkeletonKeep",
+    "SkeletonReader",
+    "is_skeleton",
+    "message_object",
+    "paused_collector",
+    "plain_message",
+    "read_skeleton",
+    "slim_entry",
+    "split_message_fast",
+    "tool_call_ids",
+]
+
 NO_EXTRA: Final[Mapping[str, JSON]] = MappingProxyType({})
 PLACEHOLDER_HEADER: Final = SessionHeader(id="", timestamp="", cwd="")
-"""Stands in for a missing header so the entries still form a tree (root ``pcw::root``)."""
+"""Stands in for a missing header so the entries still form a tree."""
 
 _MESSAGE_KEYS: Final = ("role", "stopReason", "provider", "model", "toolCallId", "toolName")
 _VOCABULARY: Final = frozenset(_MESSAGE_KEYS) - {"toolCallId"}
@@ -69,17 +86,61 @@ _OPAQUE_KEYS: Final = ("type", "id", "parentId", "timestamp")
 
 
 # --------------------------------------------------------------------------------------------
+# What extensions ask a skeleton to keep
+
+
+@frozen(kw_only=True)
+class SkeletonKeep:
+    """The keys of extension data a skeleton keeps, for the checks that read them after the
+    entry's content is gone (pi-context's markers and boots name their window): of a
+    ``custom`` entry's ``data`` and a ``custom_message``'s ``details`` by custom type, and of
+    a compaction's ``details``. Everything else of those objects is dropped."""
+
+    custom_data: Mapping[str, tuple[str, ...]] = attrs.field(factory=dict)
+    message_details: Mapping[str, tuple[str, ...]] = attrs.field(factory=dict)
+    compaction_details: tuple[str, ...] = ()
+
+    def merged(self, other: SkeletonKeep) -> SkeletonKeep:
+        """What either keeps."""
+        return SkeletonKeep(
+            custom_data=_union(self.custom_data, other.custom_data),
+            message_details=_union(self.message_details, other.message_details),
+            compaction_details=_keys(self.compaction_details, other.compaction_details),
+        )
+
+
+def _keys(first: tuple[str, ...], second: tuple[str, ...]) -> tuple[str, ...]:
+    return tuple(dict.fromkeys((*first, *second)))
+
+
+def _union(
+    first: Mapping[str, tuple[str, ...]], second: Mapping[str, tuple[str, ...]]
+) -> dict[str, tuple[str, ...]]:
+    merged = dict(first)
+    for custom_type, keys in second.items():
+        merged[custom_type] = _keys(merged.get(custom_type, ()), keys)
+    return merged
+
+
+NOTHING_KEPT: Final = SkeletonKeep()
+"""Pi's own fields only."""
+
+
+# --------------------------------------------------------------------------------------------
 # One entry's skeleton
 
 
-def slim_entry(entry: Entry, parent_id: str | None = None) -> Entry:
+def slim_entry(
+    entry: Entry, parent_id: str | None = None, keep: SkeletonKeep = NOTHING_KEPT
+) -> Entry:
     """``entry`` without its content: what the tree, the audit's branch checks and
-    ``inspect`` read of it, and nothing else (module docstring). ``parent_id``, when given,
-    is an equal string to share (the parent's own id object)."""
+    ``inspect`` read of it, and nothing else (module docstring), with what ``keep`` names of
+    its extension data. ``parent_id``, when given, is an equal string to share (the parent's
+    own id object)."""
     parent = entry.parent_id if parent_id is None else parent_id
     slim = _SLIMMERS.get(type(entry))
     if slim is not None:
-        return slim(entry, parent)
+        return slim(entry, parent, keep)
     known: KnownEntry = entry  # type: ignore[assignment]  # OpaqueEntry has a slimmer
     return attrs.evolve(known, parent_id=parent, extra=NO_EXTRA)
 
@@ -89,7 +150,7 @@ def _intern(value: JSON) -> JSON:
     return sys.intern(value) if type(value) is str else value
 
 
-def _message(entry: MessageEntry, parent: str | None) -> Entry:
+def _message(entry: MessageEntry, parent: str | None, keep: SkeletonKeep) -> Entry:
     return _slim_message(entry.id, parent, entry.timestamp, entry.message.raw)
 
 
@@ -258,8 +319,9 @@ def is_skeleton(entry: Entry) -> bool:
     return type(entry) is MessageEntry and entry.extra is NO_EXTRA
 
 
-def _custom(entry: CustomEntry, parent: str | None) -> Entry:
-    data = _only(entry.data, "windowId") if entry.custom_type == MARKER_TYPE else ABSENT
+def _custom(entry: CustomEntry, parent: str | None, keep: SkeletonKeep) -> Entry:
+    keys = keep.custom_data.get(entry.custom_type)
+    data = _only(entry.data, keys) if keys else ABSENT
     return CustomEntry(
         id=entry.id,
         parent_id=parent,
@@ -270,8 +332,9 @@ def _custom(entry: CustomEntry, parent: str | None) -> Entry:
     )  # not attrs.evolve, which reads the class's fields again on every call
 
 
-def _custom_message(entry: CustomMessageEntry, parent: str | None) -> Entry:
-    details = _only(entry.details, "windowId") if entry.custom_type == BOOT_TYPE else ABSENT
+def _custom_message(entry: CustomMessageEntry, parent: str | None, keep: SkeletonKeep) -> Entry:
+    keys = keep.message_details.get(entry.custom_type)
+    details = _only(entry.details, keys) if keys else ABSENT
     return CustomMessageEntry(
         id=entry.id,
         parent_id=parent,
@@ -284,7 +347,7 @@ def _custom_message(entry: CustomMessageEntry, parent: str | None) -> Entry:
     )
 
 
-def _compaction(entry: CompactionEntry, parent: str | None) -> Entry:
+def _compaction(entry: CompactionEntry, parent: str | None, keep: SkeletonKeep) -> Entry:
     return CompactionEntry(
         id=entry.id,
         parent_id=parent,
@@ -292,12 +355,12 @@ def _compaction(entry: CompactionEntry, parent: str | None) -> Entry:
         summary="",
         first_kept_entry_id=entry.first_kept_entry_id,
         tokens_before=entry.tokens_before,
-        details=_only(entry.details, "piContext"),
+        details=_only(entry.details, keep.compaction_details),
     )
 
 
-def _branch_summary(entry: BranchSummaryEntry, parent: str | None) -> Entry:
-    """The summary text stays: R75 tells an empty suppressed summary from a real one."""
+def _branch_summary(entry: BranchSummaryEntry, parent: str | None, keep: SkeletonKeep) -> Entry:
+    """The summary text stays: an empty summary is told from a real one (pi-context's R75)."""
     return BranchSummaryEntry(
         id=entry.id,
         parent_id=parent,
@@ -307,7 +370,7 @@ def _branch_summary(entry: BranchSummaryEntry, parent: str | None) -> Entry:
     )
 
 
-def _context_edit(entry: ContextEditEntry, parent: str | None) -> Entry:
+def _context_edit(entry: ContextEditEntry, parent: str | None, keep: SkeletonKeep) -> Entry:
     hides_target = entry.replacement is None or entry.replacement is ABSENT
     replacement = entry.replacement if hides_target else {}
     return ContextEditEntry(
@@ -320,22 +383,25 @@ def _context_edit(entry: ContextEditEntry, parent: str | None) -> Entry:
     )
 
 
-def _usage(entry: UsageEntry, parent: str | None) -> Entry:
+def _usage(entry: UsageEntry, parent: str | None, keep: SkeletonKeep) -> Entry:
     return attrs.evolve(entry, parent_id=parent, usage=ABSENT, note=ABSENT, extra=NO_EXTRA)
 
 
-def _opaque(entry: OpaqueEntry, parent: str | None) -> Entry:
+def _opaque(entry: OpaqueEntry, parent: str | None, keep: SkeletonKeep) -> Entry:
     return OpaqueEntry(raw={key: entry.raw[key] for key in _OPAQUE_KEYS if key in entry.raw})
 
 
-def _only(value: JSON, key: str) -> JSON:
-    """``{key: value[key]}`` of a mapping that has the key, else absent: all the window and
-    legacy predicates read of ``data`` and ``details`` (their shape is checked on the whole
-    entry, while it is read)."""
-    return {key: value[key]} if isinstance(value, Mapping) and key in value else ABSENT
+def _only(value: JSON, keys: tuple[str, ...]) -> JSON:
+    """The ``keys`` a mapping has, else absent: all the checks read of ``data`` and
+    ``details`` after the entry was read (their shape is checked on the whole entry, while it
+    is read)."""
+    if not isinstance(value, Mapping):
+        return ABSENT
+    kept = {key: value[key] for key in keys if key in value}
+    return kept if kept else ABSENT
 
 
-_SLIMMERS: Final[Mapping[type[Any], Callable[[Any, str | None], Entry]]] = {
+_SLIMMERS: Final[Mapping[type[Any], Callable[[Any, str | None, SkeletonKeep], Entry]]] = {
     MessageEntry: _message,
     CustomEntry: _custom,
     CustomMessageEntry: _custom_message,
@@ -385,8 +451,9 @@ class _Builder:
     message straight into its skeleton, anything else whole; parents share their id
     objects with the tree's."""
 
-    def __init__(self, *, direct_messages: bool) -> None:
+    def __init__(self, *, direct_messages: bool, keep: SkeletonKeep) -> None:
         self.direct_messages = direct_messages
+        self.keep = keep
         self.shared: dict[Any, AgentMessage] = {}
         self.tree: SessionTree | None = None
 
@@ -411,7 +478,7 @@ class _Builder:
         return parent_id if parent is None else parent.id
 
     def slim(self, entry: Entry) -> Entry:
-        return slim_entry(entry, self.shared_parent(entry.parent_id))
+        return slim_entry(entry, self.shared_parent(entry.parent_id), self.keep)
 
 
 class SkeletonReader:
@@ -419,11 +486,17 @@ class SkeletonReader:
     node and line as it is read (``tree`` and :meth:`line_of` already answer for it), then
     :meth:`skeleton` is the result."""
 
-    def __init__(self, path: str | os.PathLike[str], whole: frozenset[str] = frozenset()) -> None:
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        whole: frozenset[str] = frozenset(),
+        keep: SkeletonKeep = NOTHING_KEPT,
+    ) -> None:
         """``whole``: the entry types :meth:`entries` must hand over whole (with content);
-        a plain message of any other type is made straight into its skeleton."""
+        a plain message of any other type is made straight into its skeleton. ``keep``: the
+        extension data the skeletons keep."""
         self.path = os.fspath(path)
-        self._builder = _Builder(direct_messages="message" not in whole)
+        self._builder = _Builder(direct_messages="message" not in whole, keep=keep)
         # the parser holds the builder, not this reader: no reference cycle, so the skeleton
         # is freed as soon as it is dropped (a cycle would leave a whole file's skeleton to
         # the cycle collector, which then traverses every node of it)
@@ -497,9 +570,9 @@ class SkeletonReader:
         )
 
 
-def read_skeleton(path: str | os.PathLike[str]) -> Skeleton:
+def read_skeleton(path: str | os.PathLike[str], keep: SkeletonKeep = NOTHING_KEPT) -> Skeleton:
     """Read one file into its skeleton (see :class:`SkeletonReader`)."""
-    reader = SkeletonReader(path)
+    reader = SkeletonReader(path, keep=keep)
     with paused_collector():
         for _ in reader.entries(messages=False):
             pass

@@ -1,20 +1,24 @@
 """Message lists that know themselves: the provider transcript of a branch, kept as it grows.
 
 ``context`` and ``context_with_system`` carry the whole conversation on every request. Looking
-at each message again on every hook (the R67 cut, R68/R69, the audit digest) costs O(session)
-per hook, although a request differs from the previous one by a few messages. Two things here
-make those hooks cost O(what changed):
+at each message again on every hook (an extension's cut of the window, the audit digest) costs
+O(session) per hook, although a request differs from the previous one by a few messages. Two
+things here make those hooks cost O(what changed):
 
 * :class:`Transcript` — a message tuple that knows, of exactly its own messages, the digest of
-  each (so its list digest, :func:`pictx_fsm.audit.log.message_list_digest`), where its system
-  messages are and which window's boots it holds. Everything it knows is derived from its own
+  each (so its list digest, :func:`pictx_fsm.session.digest.message_list_digest`), where its
+  system messages are and where the messages an extension counts are (a :data:`Tag`: a key
+  per message, such as the window a boot names). Everything it knows is derived from its own
   elements (at build time, or lazily by one scan), so using it is exact for any list; a host
-  that hands the lifecycle a transcript the session layer built gets the answers without a scan.
+  that hands an extension a transcript the session layer built gets the answers without a
+  scan.
 * :class:`TranscriptIndex` — Pi's projection of the active branch (``buildSessionContext``,
   :func:`~pictx_fsm.session.projection.project_branch`) kept for the tree's leaf: appends,
   context edits of recent entries and moves to a nearby leaf update it in O(what changed);
   a compaction, a move across a removed edit or a duplicate id rebuild it from the branch,
-  with message digests reused per entry id. ``tree.transcripts`` is the tree's own index.
+  with message digests reused per entry id. ``tree.transcripts`` is the tree's own index; an
+  extension :meth:`~TranscriptIndex.track` s its tags there, and every transcript made after
+  knows them.
 
 Messages are read-only by convention (as everywhere in the session layer): a message mutated
 after a transcript was built would make its digest stale.
@@ -24,12 +28,11 @@ from __future__ import annotations
 
 import hashlib
 from bisect import bisect_left, bisect_right
-from collections.abc import Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, TypeAlias
 
-from pictx_fsm.audit.log import message_digest
-from pictx_fsm.extensions.pi_context.texts import BOOT_TYPE
 from pictx_fsm.js import is_plain_object
+from pictx_fsm.session.digest import message_digest
 from pictx_fsm.session.entries import CompactionEntry, ContextEditEntry, Entry
 from pictx_fsm.session.projection import (
     Message,
@@ -40,7 +43,7 @@ from pictx_fsm.session.projection import (
 if TYPE_CHECKING:
     from pictx_fsm.session.tree import SessionTree, TreeNode
 
-__all__ = ["Transcript", "TranscriptIndex", "boot_id_of"]
+__all__ = ["Tag", "Transcript", "TranscriptIndex"]
 
 _CHECKPOINT = 512
 """Digests between two saved hash states: a change at position p rehashes O(n - p + this)."""
@@ -50,20 +53,30 @@ def _is_system(message: Any) -> bool:
     return is_plain_object(message) and message.get("role") == "system"
 
 
-def boot_id_of(message: Any) -> tuple[bool, str | None]:
-    """Whether ``message`` is a boot (R14, projection form) and the window id it names (``None``
-    when its ``details.windowId`` is not a string: such a boot matches no window id)."""
-    if not is_plain_object(message):
-        return False, None
-    if message.get("role") != "custom" or message.get("customType") != BOOT_TYPE:
-        return False, None
-    details = message.get("details")
-    window_id = details.get("windowId") if is_plain_object(details) else None
-    return True, window_id if isinstance(window_id, str) else None
+Tag: TypeAlias = Callable[[Any], Hashable | None]
+"""What an extension counts in a message list: a message's key (``None``: not counted). A
+tag is known by its identity: pass the same function every time."""
+
+Tagged: TypeAlias = tuple[tuple[int, ...], tuple[Hashable, ...], Mapping[Hashable, int]]
+"""Of one tag in one list: the positions of the counted messages, their keys, and how many
+messages have each key."""
+
+
+def _scan_tag(messages: Iterable[Any], tag: Tag) -> Tagged:
+    positions: list[int] = []
+    keys: list[Hashable] = []
+    counts: dict[Hashable, int] = {}
+    for index, message in enumerate(messages):
+        key = tag(message)
+        if key is not None:
+            positions.append(index)
+            keys.append(key)
+            counts[key] = counts.get(key, 0) + 1
+    return tuple(positions), tuple(keys), counts
 
 
 class Transcript(tuple[Any, ...]):
-    """A provider message list that knows its digests, system messages and boots.
+    """A provider message list that knows its digests, system messages and tagged messages.
 
     Equal to the plain tuple of its messages; slicing gives plain tuples. What it knows is
     computed from its own messages (eagerly by :class:`TranscriptIndex`, else on first use).
@@ -72,15 +85,14 @@ class Transcript(tuple[Any, ...]):
     _digests: tuple[bytes, ...] | None
     _state: Any
     _systems: tuple[int, ...] | None
-    _boots: tuple[int, ...]
-    _boot_ids: tuple[str | None, ...]
-    _boot_counts: Mapping[str, int]
+    _tags: dict[Tag, Tagged]
 
     def __new__(cls, messages: Iterable[Message] = ()) -> Transcript:
         self = super().__new__(cls, messages)
         self._digests = None
         self._state = None
         self._systems = None
+        self._tags = {}
         return self
 
     @classmethod
@@ -91,57 +103,36 @@ class Transcript(tuple[Any, ...]):
         digests: tuple[bytes, ...] | None,
         state: Any = None,
         systems: tuple[int, ...] | None = None,
-        boots: tuple[int, ...] = (),
-        boot_ids: tuple[str | None, ...] = (),
-        boot_counts: Mapping[str, int] | None = None,
+        tags: dict[Tag, Tagged] | None = None,
     ) -> Transcript:
         self = cls(messages)
         self._digests = digests
         self._state = state
-        if systems is not None:
-            self._systems = systems
-            self._boots, self._boot_ids = boots, boot_ids
-            self._boot_counts = boot_counts if boot_counts is not None else {}
+        self._systems = systems
+        if tags is not None:
+            self._tags = tags
         return self
 
     # -- digests ------------------------------------------------------------------------------
 
     def message_digests(self) -> tuple[bytes, ...]:
-        """:func:`~pictx_fsm.audit.log.message_digest` of each message, in order."""
+        """:func:`~pictx_fsm.session.digest.message_digest` of each message, in order."""
         if self._digests is None:
             self._digests = tuple(message_digest(message) for message in self)
         return self._digests
 
     def list_digest(self) -> str:
         """The hash list digest of these messages
-        (:func:`~pictx_fsm.audit.log.message_list_digest`)."""
+        (:func:`~pictx_fsm.session.digest.message_list_digest`)."""
         if self._state is None:
             self._state = hashlib.sha256(b"".join(self.message_digests()))
         return str(self._state.hexdigest())
 
     # -- positions ----------------------------------------------------------------------------
 
-    def _scan(self) -> None:
-        systems: list[int] = []
-        boots: list[int] = []
-        boot_ids: list[str | None] = []
-        counts: dict[str, int] = {}
-        for index, message in enumerate(self):
-            if _is_system(message):
-                systems.append(index)
-            is_boot, window_id = boot_id_of(message)
-            if is_boot:
-                boots.append(index)
-                boot_ids.append(window_id)
-                if window_id is not None:
-                    counts[window_id] = counts.get(window_id, 0) + 1
-        self._systems, self._boots, self._boot_ids = tuple(systems), tuple(boots), tuple(boot_ids)
-        self._boot_counts = counts
-
     def _positions(self) -> tuple[int, ...]:
         if self._systems is None:
-            self._scan()
-        assert self._systems is not None
+            self._systems = tuple(i for i, message in enumerate(self) if _is_system(message))
         return self._systems
 
     def system_messages(self, before: int | None = None) -> list[Message]:
@@ -150,28 +141,33 @@ class Transcript(tuple[Any, ...]):
         end = len(systems) if before is None else bisect_left(systems, before)
         return [self[index] for index in systems[:end]]
 
-    def has_boot(self, window_id: str) -> bool:
-        """R14/R67: a boot message for ``window_id`` is among these messages."""
-        self._positions()
-        return self._boot_counts.get(window_id, 0) > 0
+    def _tagged(self, tag: Tag) -> Tagged:
+        known = self._tags.get(tag)
+        if known is None:
+            known = self._tags[tag] = _scan_tag(self, tag)
+        return known
 
-    def boot_positions(self, window_id: str | None = None) -> tuple[int, ...]:
-        """Indices of the boots (for ``window_id`` when given), in order."""
-        self._positions()
-        if window_id is None:
-            return self._boots
-        if self._boot_counts.get(window_id, 0) == 0:
+    def has_tagged(self, tag: Tag, key: Hashable) -> bool:
+        """A message whose ``tag`` is ``key`` is among these messages."""
+        return self._tagged(tag)[2].get(key, 0) > 0
+
+    def tagged(self, tag: Tag, key: Hashable | None = None) -> tuple[int, ...]:
+        """Indices of the messages ``tag`` counts (those whose key is ``key`` when given)."""
+        positions, keys, counts = self._tagged(tag)
+        if key is None:
+            return positions
+        if counts.get(key, 0) == 0:
             return ()
-        return tuple(p for p, w in zip(self._boots, self._boot_ids, strict=True) if w == window_id)
+        return tuple(p for p, k in zip(positions, keys, strict=True) if k == key)
 
-    def first_boot(self, window_id: str | None = None) -> int | None:
-        """R14: the index of the first boot (for ``window_id`` when given)."""
-        self._positions()
-        if window_id is None:
-            return self._boots[0] if self._boots else None
-        if self._boot_counts.get(window_id, 0) == 0:
+    def first_tagged(self, tag: Tag, key: Hashable | None = None) -> int | None:
+        """The index of the first message ``tag`` counts (whose key is ``key`` when given)."""
+        positions, keys, counts = self._tagged(tag)
+        if key is None:
+            return positions[0] if positions else None
+        if counts.get(key, 0) == 0:
             return None
-        return self._boots[self._boot_ids.index(window_id)]
+        return positions[keys.index(key)]
 
     # -- derived lists ------------------------------------------------------------------------
 
@@ -254,7 +250,8 @@ class TranscriptIndex:
     """Pi's projection of the active branch of one tree, kept for its leaf.
 
     ``transcript()`` is what ``context_with_system`` carries (system messages included),
-    ``conversation()`` what ``context`` carries (without them); ``has_boot`` answers R64 step 2.
+    ``conversation()`` what ``context`` carries (without them); ``has_tagged`` answers for
+    the projection itself (pi-context's R64 step 2: a boot for a window in it).
     """
 
     def __init__(self, tree: SessionTree) -> None:
@@ -264,6 +261,7 @@ class TranscriptIndex:
         self._synced = False
         self._made: dict[str, Transcript] = {}
         self._digest_cache: dict[tuple[str, bool], tuple[Entry, Any, tuple[bytes, ...]]] = {}
+        self._tags: dict[Tag, _TagColumn] = {}
         self._reset(None)
 
     def _reset(self, node: TreeNode | None) -> None:
@@ -276,9 +274,7 @@ class TranscriptIndex:
         if self._digesting:
             self._full.digests, self._conv.digests = [], []
         self._systems: list[int] = []
-        self._boots: list[int] = []
-        self._boot_ids: list[str | None] = []
-        self._boot_counts: dict[str, int] = {}
+        self._tags = {tag: _TagColumn(tag) for tag in self._tags}
 
     # -- answers ------------------------------------------------------------------------------
 
@@ -288,9 +284,7 @@ class TranscriptIndex:
         if "full" not in self._made:
             self._made["full"] = self._full.transcript(
                 systems=tuple(self._systems),
-                boots=tuple(self._boots),
-                boot_ids=tuple(self._boot_ids),
-                boot_counts=dict(self._boot_counts),
+                tags={tag: column.snapshot() for tag, column in self._tags.items()},
             )
         return self._made["full"]
 
@@ -301,10 +295,21 @@ class TranscriptIndex:
             self._made["conversation"] = self._conv.transcript()
         return self._made["conversation"]
 
-    def has_boot(self, window_id: str) -> bool:
-        """R64 step 2: Pi's projection of the active branch shows a boot for ``window_id``."""
+    def track(self, tag: Tag) -> None:
+        """Keep ``tag``'s positions from now on: every transcript made after knows them (an
+        extension tracks what it asks of every request, so no request is scanned for it)."""
+        if tag in self._tags:
+            return
+        column = self._tags[tag] = _TagColumn(tag)
+        if self._synced:  # what is indexed already, scanned once
+            column.replace(0, 0, self._full.messages, 0)
+            self._made.pop("full", None)
+
+    def has_tagged(self, tag: Tag, key: Hashable) -> bool:
+        """Pi's projection of the active branch holds a message whose ``tag`` is ``key``."""
+        self.track(tag)
         self._sync()
-        return self._boot_counts.get(window_id, 0) > 0
+        return self._tags[tag].counts.get(key, 0) > 0
 
     def _enable_digests(self) -> None:
         if not self._digesting:
@@ -421,24 +426,40 @@ class TranscriptIndex:
             [digests[i] for i in conversation] if digests else [],
         )
         self._full.splice(start, stop, messages, digests)
-        self._replace_boots(start, stop, messages, delta)
+        for column in self._tags.values():
+            column.replace(start, stop, messages, delta)
 
-    def _replace_boots(self, start: int, stop: int, messages: list[Message], delta: int) -> None:
-        low, high = bisect_left(self._boots, start), bisect_left(self._boots, stop)
-        for window_id in self._boot_ids[low:high]:
-            if window_id is not None:
-                self._boot_counts[window_id] -= 1
+
+class _TagColumn:
+    """One tag's positions in the indexed projection, kept through each splice."""
+
+    def __init__(self, tag: Tag) -> None:
+        self.tag = tag
+        self.positions: list[int] = []
+        self.keys: list[Hashable] = []
+        self.counts: dict[Hashable, int] = {}
+
+    def replace(self, start: int, stop: int, messages: Sequence[Message], delta: int) -> None:
+        """The messages at ``[start, stop)`` became ``messages``; later positions move by
+        ``delta``."""
+        low, high = bisect_left(self.positions, start), bisect_left(self.positions, stop)
+        counts = self.counts
+        for key in self.keys[low:high]:
+            counts[key] -= 1
         positions: list[int] = []
-        ids: list[str | None] = []
+        keys: list[Hashable] = []
+        tag = self.tag
         for offset, message in enumerate(messages):
-            is_boot, window_id = boot_id_of(message)
-            if is_boot:
+            key = tag(message)
+            if key is not None:
                 positions.append(start + offset)
-                ids.append(window_id)
-                if window_id is not None:
-                    self._boot_counts[window_id] = self._boot_counts.get(window_id, 0) + 1
-        self._boots[low:] = positions + [p + delta for p in self._boots[high:]]
-        self._boot_ids[low:] = ids + self._boot_ids[high:]
+                keys.append(key)
+                counts[key] = counts.get(key, 0) + 1
+        self.positions[low:] = positions + [p + delta for p in self.positions[high:]]
+        self.keys[low:] = keys + self.keys[high:]
+
+    def snapshot(self) -> Tagged:
+        return tuple(self.positions), tuple(self.keys), dict(self.counts)
 
 
 def _path_change(

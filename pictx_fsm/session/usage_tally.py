@@ -1,25 +1,25 @@
-"""The per-node state behind :class:`pictx_fsm.session.usage.UsageIndex`.
+"""The per-node state behind the usage estimates (:mod:`pictx_fsm.session.usage`).
 
 A :class:`Tally` summarises, for one node, the message list an estimate would see at that
-node (the window's R67 projection or the host's whole projection) in the few numbers Pi's
-estimator needs: where the trusted usage anchor is, what it reports, the counted tokens
-after it, the running timestamp maximum the anchor rule compares against, and the edits
-already applied. A tally is never mutated once stored: every step copies.
+node (the host's whole projection, or a span of it an extension estimates: pi-context's
+window) in the few numbers Pi's estimator needs: where the trusted usage anchor is, what it
+reports, the counted tokens after it, the running timestamp maximum the anchor rule compares
+against, and the edits already applied. A tally is never mutated once stored: every step
+copies.
 
-:func:`recount` is the from-scratch path for one node (walking back only as far as the
-window's marker, or a compaction's kept range), used for the rare shapes the incremental
-step does not handle.
+:func:`recount` is the from-scratch path for one node (walking back only as far as a span's
+start, or a compaction's kept range), used for the rare shapes the incremental step does not
+handle.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Final, Protocol
 
 from attrs import evolve, frozen
 
-from pictx_fsm.extensions.pi_context.windows import is_boot_message
 from pictx_fsm.session.entries import CompactionEntry, ContextEditEntry, Entry
 from pictx_fsm.session.estimate import (
     EstimateError,
@@ -42,12 +42,25 @@ from pictx_fsm.session.projection import (
 )
 from pictx_fsm.session.tree import TreeNode
 
+__all__ = [
+    "Cut",
+    "EditLink",
+    "Recount",
+    "SystemLink",
+    "Tally",
+    "TallyRules",
+    "Visibility",
+    "recount",
+]
+
+Cut = Callable[[Sequence[Message]], int | None]
+"""Where a span's estimate starts in the projection (``None``: nowhere, no estimate)."""
+
 
 class TallyRules(Protocol):
     """How an estimate sees entries and counts messages."""
 
     counter: TokenCounter
-    window: bool
     strict: bool
 
     def view(self, message: Message) -> Message | None: ...
@@ -130,7 +143,8 @@ class Tally:
 
     def __init__(self) -> None:
         self.floor = -1
-        """Depth of the first counted node (the window's boot); -1 for a whole branch."""
+        """Depth of the first counted node (a span's start: pi-context's window boot); -1 for a
+        whole branch."""
         self.floor_order = -1
         self.head = 0
         self.head_poison = False
@@ -159,11 +173,12 @@ class Tally:
         return cls()
 
     @classmethod
-    def opened(cls, boot: TreeNode, head: Message | None, rules: TallyRules) -> Tally:
-        """A window's tally at its boot, before the boot itself is counted."""
+    def opened(cls, start: TreeNode, head: Message | None, rules: TallyRules) -> Tally:
+        """A span's tally at its first node, before that node itself is counted; ``head``:
+        the folded system messages before it."""
         tally = cls()
-        tally.floor = boot.depth
-        tally.floor_order = boot.order
+        tally.floor = start.depth
+        tally.floor_order = start.order
         if head is not None:
             count = rules.count(head)
             tally.head = 0 if count is None else count
@@ -294,15 +309,18 @@ class Recount:
         """System messages of the projection before the span (a window's pre-marker part)."""
         return evolve(self, prefix=tuple(prefix))
 
-    def tally(self, *, window: bool, boot_window: str | None) -> Tally | None:
+    def tally(self, span: Cut | None = None) -> Tally | None:
+        """The tally of the whole branch (``span`` ``None``), or of the span that starts
+        where ``span`` cuts the projection, with the folded system messages before the cut
+        as its head (``None`` when it cuts nowhere)."""
         entries = [node.entry for node in self.nodes]
         selected = build_context_entries(entries)
         projection = project_entries(selected)
         by_id = {node.id: node for node in self.nodes}
         messages, sources = projection.messages, projection.sources
         start = 0
-        if window:
-            cut = next((i for i, m in enumerate(messages) if is_boot_message(m, boot_window)), None)
+        if span is not None:
+            cut = span(messages)
             if cut is None:
                 return None
             head = fold_system([*self.prefix, *messages[:cut]])

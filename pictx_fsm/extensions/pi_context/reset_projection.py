@@ -4,8 +4,9 @@ Pure functions over the message list Pi hands to ``context_with_system`` (its pr
 system messages included) and the current :class:`Window`. The notice and the abort of R68
 are the runtime's effects; here a missing boot is only a flag on the result.
 
-Given a :class:`~pictx_fsm.session.transcript.Transcript` (a list that knows where its boots
-and system messages are), each function answers from what the list knows, in O(what it
+Given a :class:`~pictx_fsm.session.transcript.Transcript` (a list that knows where its system
+messages are and, by :func:`~pictx_fsm.extensions.pi_context.windows.boot_key`, its boots),
+each function answers from what the list knows, in O(what it
 returns) — the window, not the session; given any other sequence, it scans. Both give the
 same result (``tests/test_transcript.py``).
 
@@ -19,9 +20,17 @@ from collections.abc import Sequence
 
 from attrs import frozen
 
-from pictx_fsm.extensions.pi_context.windows import Window, is_boot_message
+from pictx_fsm.extensions.pi_context.windows import Window, boot_key, is_boot_message
 from pictx_fsm.session.projection import Message, fold_system
 from pictx_fsm.session.transcript import Transcript
+
+__all__ = [
+    "ResetProjection",
+    "first_boot_index",
+    "project_marker_window",
+    "project_reset",
+    "project_root_window",
+]
 
 
 @frozen(kw_only=True)
@@ -41,7 +50,7 @@ class ResetProjection:
 def first_boot_index(messages: Sequence[Message], window_id: str | None = None) -> int | None:
     """R14: the first boot message (for ``window_id`` when given)."""
     if isinstance(messages, Transcript):
-        return messages.first_boot(window_id)
+        return messages.first_tagged(boot_key, window_id)
     for index, message in enumerate(messages):
         if is_boot_message(message, window_id):
             return index
@@ -88,7 +97,7 @@ def project_reset(messages: Sequence[Message], window: Window) -> ResetProjectio
 
 def _project_marker_known(messages: Transcript, window_id: str) -> ResetProjection:
     """R67/R68 from what the transcript knows: O(window + system messages before the cut)."""
-    cut = messages.first_boot(window_id)
+    cut = messages.first_tagged(boot_key, window_id)
     head = fold_system(messages.system_messages(cut))
     if cut is None:
         return ResetProjection(
@@ -100,10 +109,10 @@ def _project_marker_known(messages: Transcript, window_id: str) -> ResetProjecti
 def _project_root_known(messages: Transcript, root_id: str) -> ResetProjection:
     """R69 from what the transcript knows: the list itself when it holds no root boot, or one
     boot that is already where R69 puts it; otherwise one pass over the list."""
-    matching = messages.boot_positions(root_id)
+    matching = messages.tagged(boot_key, root_id)
     if not matching:
         return ResetProjection(messages=messages, cut_index=None, missing_boot=False)
-    boots = messages.boot_positions()
+    boots = messages.tagged(boot_key)
     if boots == matching[-1:]:
         return ResetProjection(messages=messages, cut_index=None, missing_boot=False)
     projected = messages.without(boots, boots[0], messages[matching[-1]])

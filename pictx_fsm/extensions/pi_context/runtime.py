@@ -47,13 +47,13 @@ from pictx_fsm.extensions.pi_context.texts import (
 )
 from pictx_fsm.extensions.pi_context.tools import HANDLERS as TOOL_HANDLERS
 from pictx_fsm.extensions.pi_context.tools import execute_tool
+from pictx_fsm.extensions.pi_context.usage import UsageIndex
 from pictx_fsm.host.effects import HookResult
 from pictx_fsm.host.events import HookEvent, HostContext, ToolCall
 from pictx_fsm.host.settings import SettingsSource, StaticSettingsSource
 from pictx_fsm.machines import Configuration
 from pictx_fsm.session.estimate import TiktokenCounter, TokenCounter
 from pictx_fsm.session.tree import SessionTree
-from pictx_fsm.session.usage import UsageIndex
 
 __all__ = ["Clock", "LifecycleRuntime", "SettingsFactory", "pi_file_settings"]
 

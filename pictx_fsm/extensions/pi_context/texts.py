@@ -33,6 +33,7 @@ __all__ = [
     "GUIDANCE_CLOSE_TAG",
     "GUIDANCE_OPEN_TAG",
     "GUIDANCE_TYPE",
+    "LEGACY_RESET_DETAILS_KEY",
     "LEGACY_RESET_DETAILS_TAG",
     "MARKER_TYPE",
     "NOTES_AGENT_ENV",
@@ -134,6 +135,8 @@ GUIDANCE_TYPE: Final = "pi-context/guidance"
 WARNING_TYPE: Final = "pi-context/warning"
 NOTE_TYPE: Final = "pi-context/note"
 CUSTOM_TYPE_PREFIX: Final = "pi-context/"
+LEGACY_RESET_DETAILS_KEY: Final = "piContext"
+"""The key of a ≤0.24 reset compaction's ``details`` that holds :data:`LEGACY_RESET_DETAILS_TAG`."""
 LEGACY_RESET_DETAILS_TAG: Final = "reset-v2"
 
 # -- tags and numbers (§2.2) ------------------------------------------------------------------

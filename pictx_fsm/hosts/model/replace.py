@@ -12,7 +12,6 @@ from __future__ import annotations
 import uuid
 from collections.abc import Callable
 
-from pictx_fsm.extensions.pi_context.windows import uuid_draws
 from pictx_fsm.host.events import SessionShutdown, SessionStart, SessionStartReason
 from pictx_fsm.hosts.model.dispatch import emit, error, record
 from pictx_fsm.hosts.model.errors import ModelHostError
@@ -20,6 +19,7 @@ from pictx_fsm.hosts.model.settings import HostSettings
 from pictx_fsm.hosts.model.state import HostState
 from pictx_fsm.hosts.model.store import SessionStore
 from pictx_fsm.session.entries import LabelEntry, MessageEntry, SessionHeader
+from pictx_fsm.session.ids import uuid_draws
 from pictx_fsm.session.jsonl import parse_session
 from pictx_fsm.session.tree import SessionTree
 from pictx_fsm.session.writer import iso

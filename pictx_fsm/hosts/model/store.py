@@ -3,7 +3,7 @@
 Every append mints an 8-hex id that is unused in the session (from the injected random
 source), stamps it with the injected clock, makes it a child of the leaf and moves the leaf
 (pi-host §8.3). The store also answers ``getContextUsage().tokens`` through an incremental
-:class:`~pictx_fsm.session.usage.UsageIndex` over the same tree.
+:class:`~pictx_fsm.session.usage.ContextUsageIndex` over the same tree.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from pictx_fsm.session.jsonl import dumps_session
 from pictx_fsm.session.projection import Message, context_messages
 from pictx_fsm.session.transcript import Transcript
 from pictx_fsm.session.tree import SessionTree
-from pictx_fsm.session.usage import UsageIndex
+from pictx_fsm.session.usage import ContextUsageIndex
 from pictx_fsm.session.writer import Builder, Clock, SessionWriter
 
 E = TypeVar("E", bound=Entry)
@@ -40,7 +40,7 @@ class SessionStore(SessionWriter):
         super().__init__(tree, ids=ids, clock=clock)
         self.path = path
         self._on_append = on_append
-        self._usage = UsageIndex(tree, counter)
+        self._usage = ContextUsageIndex(tree, counter)
 
     # -- reading ------------------------------------------------------------------------------
 

@@ -45,7 +45,7 @@ from pictx_fsm.extensions.pi_context.texts import (
     WARNING_TYPE,
     Profile,
 )
-from pictx_fsm.extensions.pi_context.windows import Window
+from pictx_fsm.extensions.pi_context.windows import Window, WindowIndex
 from pictx_fsm.host.effects import HookResult, MessagesResult
 from pictx_fsm.host.events import HostContext, ModelInfo
 from pictx_fsm.hosts.pi.failclosed import ScannedWindow, fail_closed
@@ -155,14 +155,18 @@ def grant(
         return None
     rules = runtime.policy(ctx)
     tree = runtime.tree
-    window = tree.current_window
+    windows = WindowIndex.of(tree)
+    window = windows.current_window
     usage = runtime.services.window_usage(ctx)
     base = 0
     limit: int | None = None
     if in_state(state, "enabled") and (usage is not None or _window_known(ctx)):
         if usage is None or usage.tokens is None:
             return None  # the estimate may become known: nothing to bound it from
-        persisted = (tree.has_window_message(GUIDANCE_TYPE), tree.has_window_message(WARNING_TYPE))
+        persisted = (
+            windows.has_window_message(GUIDANCE_TYPE),
+            windows.has_window_message(WARNING_TYPE),
+        )
         limit = token_limit(usage, rules.thresholds, rules.automatic, persisted)
         base = usage.tokens
         if limit is not None and base > limit:

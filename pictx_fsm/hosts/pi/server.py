@@ -11,7 +11,7 @@ entry of the branch, later ones the entries appended since and the current leaf.
 server is sent everything again (``resync``) and rebuilds the lifecycle from the session as a
 reload would (boot repair, R63–R66). Message lists travel elided both ways (:mod:`.wire`).
 The host's usage (``ctx.getContextUsage()``, R47) is computed here from the mirror by the
-incremental twin of Pi's estimate (:class:`~pictx_fsm.session.usage.UsageIndex` with
+incremental twin of Pi's estimate (:class:`~pictx_fsm.session.usage.ContextUsageIndex` with
 chars/4, as the model session computes it): Pi's own call rebuilds the whole projection, an
 O(session) cost on every hook. With ``PICTX_FSM_CHECK_USAGE=<file>`` the extension also
 sends Pi's figure and every comparison is appended to that file (the tests check the twin).
@@ -55,6 +55,7 @@ from pictx_fsm.extensions.pi_context.texts import (
     Texts,
 )
 from pictx_fsm.extensions.pi_context.tools import migrate_legacy_homes
+from pictx_fsm.extensions.pi_context.windows import WindowIndex
 from pictx_fsm.host.effects import Notify
 from pictx_fsm.host.events import Command, ContextUsage, HookEvent, HostContext, SessionStart
 from pictx_fsm.host.settings import default_agent_dir
@@ -81,7 +82,7 @@ from pictx_fsm.hosts.pi.wire import (
 from pictx_fsm.session.entries import entry_from_json, header_from_json
 from pictx_fsm.session.estimate import CharsCounter
 from pictx_fsm.session.tree import SessionTree
-from pictx_fsm.session.usage import UsageIndex
+from pictx_fsm.session.usage import ContextUsageIndex
 
 AUDIT_DIR_ENV: Final = "PICTX_FSM_AUDIT_DIR"
 CHECK_USAGE_ENV: Final = "PICTX_FSM_CHECK_USAGE"
@@ -202,7 +203,7 @@ class BridgeSession:
         self.tree: SessionTree | None = None
         self.runtime: LifecycleRuntime | None = None
         self.audit: AuditLog | None = None
-        self.host_usage: UsageIndex | None = None
+        self.host_usage: ContextUsageIndex | None = None
         self.activated = False
         """Whether this server already answered a first request (N16 runs once)."""
         self.kept: dict[str, tuple[Mapping[str, Any], ...]] = {}
@@ -222,7 +223,7 @@ class BridgeSession:
             if header is None:
                 raise BridgeProtocolError(f"field 'session.header': {problems[0].message}")
             self.tree = SessionTree(header)
-            self.host_usage = UsageIndex(self.tree, CharsCounter())
+            self.host_usage = ContextUsageIndex(self.tree, CharsCounter())
             if self.audit is not None:
                 self.audit.close()
             self.audit = self._audit_factory(header.id)
@@ -302,7 +303,7 @@ class BridgeSession:
         assert self.tree is not None
         expected = None
         if expanded is not None:
-            expected = lease.expected_projection(expanded, self.tree.current_window)
+            expected = lease.expected_projection(expanded, WindowIndex.of(self.tree).current_window)
         assert self.runtime is not None
         detail = lease.disagreement(hook, reply, expected, claimed, self.runtime.state)
         notices = [e for e in reply["effects"] if e["effect"] == "notify"]

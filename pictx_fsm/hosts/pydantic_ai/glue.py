@@ -36,6 +36,7 @@ from pictx_fsm import (
     apply,
 )
 from pictx_fsm.extensions.pi_context.tools import ToolSpec
+from pictx_fsm.extensions.pi_context.usage import UsageIndex
 from pictx_fsm.extensions.pi_context.windows import boot_window_id
 from pictx_fsm.host.apply import Applied
 from pictx_fsm.host.effects import AbortRun, HookResult, MessagesResult, Notify, ToolResult
@@ -53,7 +54,6 @@ from pictx_fsm.hosts.pydantic_ai.settings import LifecycleSettings, fresh_window
 from pictx_fsm.session.entries import content_text
 from pictx_fsm.session.projection import fold_system
 from pictx_fsm.session.transcript import Transcript
-from pictx_fsm.session.usage import UsageIndex
 
 JSON: TypeAlias = Any
 Message: TypeAlias = Mapping[str, JSON]

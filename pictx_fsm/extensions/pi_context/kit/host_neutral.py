@@ -42,7 +42,7 @@ from pictx_fsm.errors import PictxError
 from pictx_fsm.extensions.pi_context.kit.notes_sandbox import SECRET, NotesSandbox
 from pictx_fsm.extensions.pi_context.texts import CONTINUATION_TYPE, MARKER_TYPE
 from pictx_fsm.extensions.pi_context.tools import HANDLERS as TOOL_HANDLERS
-from pictx_fsm.extensions.pi_context.windows import window_id_of_marker
+from pictx_fsm.extensions.pi_context.windows import WindowIndex, window_id_of_marker
 from pictx_fsm.host.events import ToolCall
 from pictx_fsm.host.requests import ProviderRequest
 from pictx_fsm.session.entries import CustomMessageEntry, Entry, MessageEntry, content_text
@@ -120,9 +120,10 @@ def no_erased_history(seen: Observation) -> list[Violation]:
     found = []
     for index, request in enumerate(seen.requests):
         node = seen.tree.find(request.leaf_id) if request.leaf_id else None
-        if node is None or node.window.marker_id is None:
+        marker_id = None if node is None else WindowIndex.of(seen.tree).window_of(node).marker_id
+        if node is None or marker_id is None:
             continue
-        marker = seen.tree.node(node.window.marker_id)
+        marker = seen.tree.node(marker_id)
         erased = _keys(n.entry for n in marker.path()[:-1])
         window = _keys(n.entry for n in node.path()[len(marker.path()) :])
         for message in request.messages:
@@ -154,10 +155,12 @@ def one_continuation(seen: Observation) -> list[Violation]:
     found = []
     for leaf in seen.tree.leaves():
         counts: dict[str, int] = {}
+        windows = WindowIndex.of(seen.tree)
         for node in seen.tree.branch_nodes(leaf):
             entry = node.entry
             if isinstance(entry, CustomMessageEntry) and entry.custom_type == CONTINUATION_TYPE:
-                counts[node.window.window_id] = counts.get(node.window.window_id, 0) + 1
+                window_id = windows.window_of(node).window_id
+                counts[window_id] = counts.get(window_id, 0) + 1
         found += [
             _v("one_continuation", f"window {w} has {n} continuations")
             for w, n in counts.items()

@@ -32,6 +32,7 @@ from pictx_fsm.extensions.pi_context.texts import (
     Profile,
 )
 from pictx_fsm.extensions.pi_context.windows import (
+    WindowIndex,
     boot_window_id,
     is_continuation,
     window_id_of_marker,
@@ -346,16 +347,17 @@ class NoErasedHistory(Invariant):
         found = []
         for index, request in enumerate(requests[self._seen :], start=self._seen):
             leaf = session.tree.find(request.leaf_id) if request.leaf_id else None
-            if leaf is None or leaf.window.marker_id is None:
+            window = None if leaf is None else WindowIndex.of(session.tree).window_of(leaf)
+            if window is None or window.marker_id is None:
                 continue
-            erased = self._erased_before(session.tree.node(leaf.window.marker_id))
+            erased = self._erased_before(session.tree.node(window.marker_id))
             for message in request.messages:
                 if message.get("role") != "system" and erased.holds(message):
                     found.append(
                         self.violation(
-                            f"request {index} in window {leaf.window.window_id} carries erased "
+                            f"request {index} in window {window.window_id} carries erased "
                             f"{message.get('role')} message from before marker "
-                            f"{leaf.window.marker_id}"
+                            f"{window.marker_id}"
                         )
                     )
                     break
@@ -533,40 +535,42 @@ class HonestNotices(Invariant):
         found: list[Violation] = []
         for notice in notices[self._seen :]:
             leaf = session.tree.find(notice.leaf_id) if notice.leaf_id else None
-            found.extend(self._check_notice(world, notice.message, leaf))
+            found.extend(self._check_notice(world, notice.message, leaf, session.tree))
         self._seen = len(notices)
         return found
 
     def _check_notice(
-        self, world: WorldView, message: str, leaf: TreeNode | None
+        self, world: WorldView, message: str, leaf: TreeNode | None, tree: SessionTree
     ) -> list[Violation]:
+        windows = WindowIndex.of(tree)
         if message.startswith(_PREFIX):
             window_id = message[len(_PREFIX) :]
             problems = []
             if window_id in self._announced:
                 problems.append(self.violation(f"reset {window_id} announced twice"))
             self._announced.add(window_id)
-            if leaf is None or not _tail_committed(leaf, window_id, world.profile):
+            if leaf is None or not _tail_committed(windows, leaf, window_id, world.profile):
                 problems.append(
                     self.violation(f"reset {window_id} announced before its tail was committed")
                 )
             return problems
         kinds = {NOTICE_GUIDANCE_RECORDED: GUIDANCE_TYPE, NOTICE_WARNING_RECORDED: WARNING_TYPE}
         kind = kinds.get(message)
-        if kind is not None and (leaf is None or kind not in leaf.window_message_types):
+        if kind is not None and (leaf is None or kind not in windows.at(leaf).message_types):
             return [self.violation(f"{kind} announced but not in the current window")]
         return []
 
 
-def _tail_committed(leaf: TreeNode, window_id: str, profile: Profile) -> bool:
-    for window in leaf.window.chain():
+def _tail_committed(windows: WindowIndex, leaf: TreeNode, window_id: str, profile: Profile) -> bool:
+    for window in windows.window_of(leaf).chain():
         if window.window_id == window_id and not window.is_root:
             node = leaf
-            while node.window is not window and node.parent is not None:
+            while windows.window_of(node) is not window and node.parent is not None:
                 node = node.parent
-            if node.window is not window or node.window_boot_id is None:
+            facts = windows.at(node)
+            if facts.window is not window or facts.boot_id is None:
                 return False
-            return node.window_continued or not profile.notice_needs_continuation
+            return facts.continued or not profile.notice_needs_continuation
     return False
 
 
@@ -582,10 +586,11 @@ class RemindersOncePerWindow(_PerTree):
         if entry.custom_type not in (GUIDANCE_TYPE, WARNING_TYPE):
             return []
         parent = node.parent
-        if parent is None or parent.window is not node.window:
+        windows = WindowIndex.of(tree)
+        if parent is None or windows.window_of(parent) is not windows.window_of(node):
             return []
-        if entry.custom_type in parent.window_message_types:
-            window_id = node.window.window_id
+        if entry.custom_type in windows.at(parent).message_types:
+            window_id = windows.window_of(node).window_id
             return [self.violation(f"second {entry.custom_type} {node.id} in window {window_id}")]
         return []
 
@@ -599,14 +604,16 @@ class NarrowRepair(_PerTree):
     )
 
     def check_node(self, world: WorldView, tree: SessionTree, node: TreeNode) -> list[Violation]:
-        window = node.window
+        windows = WindowIndex.of(tree)
+        window = windows.window_of(node)
         if window.marker_id is None or node.id == window.marker_id:
             return []
         entry = node.entry
         kind = tail_kind(entry, window.window_id)
         if kind not in (TailKind.BOOT, TailKind.CONTINUATION):
             return []
-        earlier = [tail_kind(n.entry, window.window_id) for n in node.tail_since_marker()[:-1]]
+        tail = windows.tail_since_marker(node)[:-1]
+        earlier = [tail_kind(n.entry, window.window_id) for n in tail]
         allowed = {TailKind.METADATA} | (
             {TailKind.BOOT} if kind is TailKind.CONTINUATION else set()
         )
@@ -629,10 +636,11 @@ class OffKeepsBoundary(_PerTree):
     )
 
     def check_node(self, world: WorldView, tree: SessionTree, node: TreeNode) -> list[Violation]:
-        if isinstance(node.entry, CompactionEntry) and node.window.marker_id is not None:
-            return [
-                self.violation(f"compaction {node.id} written after marker {node.window.marker_id}")
-            ]
+        if not isinstance(node.entry, CompactionEntry):
+            return []
+        marker_id = WindowIndex.of(tree).window_of(node).marker_id
+        if marker_id is not None:
+            return [self.violation(f"compaction {node.id} written after marker {marker_id}")]
         return []
 
 

@@ -25,7 +25,7 @@ from collections.abc import Callable
 
 from attrs import define
 
-from pictx_fsm.extensions.pi_context.windows import boot_window_id
+from pictx_fsm.extensions.pi_context.windows import WindowIndex, boot_window_id
 from pictx_fsm.host.effects import BoundaryResult, ContextEditDraft, Draft, HookResult
 from pictx_fsm.host.events import AgentBeforeSettle, HookEvent, HostContext, TurnEnd
 from pictx_fsm.host.extension import BaseExtension, Reply
@@ -80,7 +80,7 @@ class LateNoise(BaseExtension):
         tree = self._tree
         if tree is None:
             return []
-        window_id = tree.current_window.window_id
+        window_id = WindowIndex.of(tree).current_window.window_id
         return [e.id for e in tree.branch() if e.id and boot_window_id(e) == window_id]
 
 

@@ -42,7 +42,7 @@ from pictx_fsm.extensions.pi_context.texts import (
     WIPE_STATUS_REQUESTED,
     guidance_content,
 )
-from pictx_fsm.extensions.pi_context.windows import mint_window_id, uuid_draws
+from pictx_fsm.extensions.pi_context.windows import mint_window_id
 from pictx_fsm.host.effects import (
     AbortRun,
     AppendEntry,
@@ -58,6 +58,7 @@ from pictx_fsm.host.effects import (
     TreeSummaryResult,
 )
 from pictx_fsm.host.events import Context, ContextWithSystem
+from pictx_fsm.session.ids import uuid_draws
 from pictx_fsm.session.transcript import Transcript
 
 __all__ = ["ACTIONS", "Action"]
@@ -119,8 +120,8 @@ ACTIONS["recover_overflow"] = _build_reset
 
 def _reset_drafts(facts: Facts, turn: Turn) -> tuple[str, Turn, tuple[Draft, ...]]:
     services = facts.services
-    window = services.tree.current_window
-    taken = services.tree.window_ids_on_branch(window)
+    window = services.windows.current_window
+    taken = services.windows.window_ids_on_branch(window)
     window_id = mint_window_id(services.tree.session_id, uuid_draws(services.rng), taken)
     turn, content = _boot(facts, turn, window_id, window.window_id, reset_boot=True)
     drafts: tuple[Draft, ...] = (
@@ -283,7 +284,7 @@ def _boot(
     """Render a boot; warn the human about unavailable notes once per window id (R74)."""
     services = facts.services
     boot = services.boot_writer.boot(
-        root_window_id=services.tree.root_window.window_id,
+        root_window_id=services.windows.root_window.window_id,
         window_id=window_id,
         previous_window_id=previous,
         reset_boot=reset_boot,

@@ -23,7 +23,7 @@ from pictx_fsm.extensions.pi_context import policy
 from pictx_fsm.extensions.pi_context.lifecycle._state import LifecycleState
 from pictx_fsm.extensions.pi_context.repair import TailVerdict, classify_tail, tail_kind
 from pictx_fsm.extensions.pi_context.texts import GUIDANCE_TYPE, WARNING_TYPE, Profile
-from pictx_fsm.extensions.pi_context.windows import Window, is_boot_message
+from pictx_fsm.extensions.pi_context.windows import Window, WindowIndex, boot_key, is_boot_message
 from pictx_fsm.host import overflow
 from pictx_fsm.host.events import (
     AgentBeforeSettle,
@@ -69,6 +69,11 @@ class FactEnv:
     @property
     def tree(self) -> SessionTree:
         return self.services.tree
+
+    @property
+    def windows(self) -> WindowIndex:
+        """pi-context's window identity over the session tree."""
+        return self.services.windows
 
     @property
     def profile(self) -> Profile:
@@ -161,7 +166,7 @@ def active(env: FactEnv, facts: Facts) -> bool:
 
 
 def _window(env: FactEnv) -> Window:
-    return env.tree.current_window
+    return env.windows.current_window
 
 
 @fact
@@ -185,13 +190,13 @@ def marker_on_branch(env: FactEnv, facts: Facts) -> bool:
 @fact
 def guidance_in_window(env: FactEnv, facts: Facts) -> bool:
     """R13: a guidance message is persisted in the current window on this branch."""
-    return env.tree.has_window_message(GUIDANCE_TYPE)
+    return env.windows.has_window_message(GUIDANCE_TYPE)
 
 
 @fact
 def warning_in_window(env: FactEnv, facts: Facts) -> bool:
     """R13: a final warning is persisted in the current window on this branch."""
-    return env.tree.has_window_message(WARNING_TYPE)
+    return env.windows.has_window_message(WARNING_TYPE)
 
 
 # -- usage and policy (R40–R52) ----------------------------------------------------------------
@@ -277,7 +282,7 @@ def warning_window_current(env: FactEnv, facts: Facts) -> bool:
 def _notice_due(env: FactEnv, facts: Facts, kind: str) -> bool:
     if env.state.notice_window(kind) != facts["window_id"]:
         return False
-    return bool(env.tree.has_window_message(kind))
+    return bool(env.windows.has_window_message(kind))
 
 
 @fact
@@ -374,24 +379,27 @@ def committed_pending_resets(env: FactEnv, facts: Facts) -> tuple[str, ...]:
         return ()
     committed = set(env.planned_commits)
     needs_continuation = env.profile.notice_needs_continuation
-    committed |= _committed_windows(env.tree, set(pending), needs_continuation)
+    committed |= _committed_windows(env.tree, env.windows, set(pending), needs_continuation)
     return tuple(w for w in pending if w in committed)
 
 
-def _committed_windows(tree: SessionTree, wanted: set[str], continuation: bool) -> set[str]:
+def _committed_windows(
+    tree: SessionTree, windows: WindowIndex, wanted: set[str], continuation: bool
+) -> set[str]:
     """Window ids among ``wanted`` whose marker, boot (and, with ``continuation``, a
     continuation after the boot) are on the active branch. O(windows on the branch): each
-    window's last node on the path carries what its tail holds."""
+    window's last node on the path knows what its tail holds."""
     leaf = tree.leaf
     if leaf is None:
         return set()
     found: set[str] = set()
     last = leaf
-    for window in leaf.window.chain():
+    for window in windows.window_of(leaf).chain():
         if window.is_root:
             break
-        complete = last.window_boot_id is not None and (last.window_continued or not continuation)
-        if window.window_id in wanted and last.window is window and complete:
+        known = windows.at(last)
+        complete = known.boot_id is not None and (known.continued or not continuation)
+        if window.window_id in wanted and known.window is window and complete:
             found.add(window.window_id)
             if found == wanted:  # the rest of the branch cannot add to it
                 break
@@ -428,7 +436,7 @@ def built_window_id(env: FactEnv, facts: Facts) -> str:
 def has_boot_message(tree: SessionTree, window_id: str) -> bool:
     """R64 step 2: Pi's projection of the active branch shows a boot for ``window_id``
     (kept for the leaf by the tree's transcript index: O(what changed since it was asked))."""
-    return tree.transcripts.has_boot(window_id)
+    return tree.transcripts.has_tagged(boot_key, window_id)
 
 
 @fact
@@ -449,7 +457,7 @@ def tail_verdict(env: FactEnv, facts: Facts) -> TailVerdict:
     window = _window(env)
     if window.window_id in env.state.pending_resets:
         return TailVerdict.INTACT
-    tail = env.tree.tail_after_marker()
+    tail = env.windows.tail_after_marker()
     kinds = [tail_kind(entry, window.window_id) for entry in tail]
     visible = False
     if env.profile is Profile.V0_25_0:
@@ -496,7 +504,7 @@ def boot_visible(env: FactEnv, facts: Facts) -> bool:
     event = _need(env, (ContextWithSystem,), "boot_visible")
     wid = facts["window_id"]
     if isinstance(event.messages, Transcript):  # the list knows its boots: no scan
-        return event.messages.has_boot(wid)
+        return event.messages.has_tagged(boot_key, wid)
     return any(isinstance(m, Mapping) and is_boot_message(m, wid) for m in event.messages)
 
 
@@ -534,8 +542,8 @@ def wants_summary(env: FactEnv, facts: Facts) -> bool:
 def marker_across(env: FactEnv, facts: Facts) -> bool:
     """R75: the current branch or the destination branch contains a valid marker."""
     event = _need(env, (SessionBeforeTree,), "marker_across")
-    if not env.tree.current_window.is_root:
+    if not env.windows.current_window.is_root:
         return True
     if event.target_id is None or event.target_id not in env.tree:
         return False
-    return not env.tree.window_at(event.target_id).is_root  # O(1): the node knows its window
+    return not env.windows.window_at(event.target_id).is_root  # O(1): the index knows it

@@ -11,7 +11,7 @@ import random
 from collections.abc import Callable
 from pathlib import Path
 
-from attrs import frozen
+from attrs import field, frozen
 
 from pictx_fsm.extensions.pi_context import policy
 from pictx_fsm.extensions.pi_context.boot_writer import BootWriter
@@ -19,10 +19,11 @@ from pictx_fsm.extensions.pi_context.lifecycle._machines import Lifecycle
 from pictx_fsm.extensions.pi_context.notes import FileNotesSource
 from pictx_fsm.extensions.pi_context.texts import Profile, Texts
 from pictx_fsm.extensions.pi_context.tools.context import ToolContext
+from pictx_fsm.extensions.pi_context.usage import UsageIndex
+from pictx_fsm.extensions.pi_context.windows import WindowIndex, boot_key
 from pictx_fsm.host.events import HostContext
 from pictx_fsm.host.settings import FileSettingsSource, SettingsSource
 from pictx_fsm.session.tree import SessionTree
-from pictx_fsm.session.usage import UsageIndex
 from pictx_fsm.session.writer import Clock
 
 __all__ = ["Clock", "Services", "SettingsFactory", "pi_file_settings"]
@@ -65,6 +66,16 @@ class Services:
     """R40: an injected settings manager is read live on every decision; the file-backed
     default (a factory over ``ctx``) is cached until a transition (R55)."""
 
+    windows: WindowIndex = field(init=False)
+    """pi-context's window identity over the session tree."""
+
+    @windows.default
+    def _windows(self) -> WindowIndex:
+        # Every hook asks for the leaf's window (R9-R13) and every request for the window's
+        # boot (R67): both are kept in step with the session from now on, never rescanned.
+        self.tree.transcripts.track(boot_key)
+        return WindowIndex.of(self.tree)
+
     def settings_source(self, ctx: HostContext) -> SettingsSource:
         settings = self.settings
         if hasattr(settings, "read"):
@@ -89,7 +100,7 @@ class Services:
 
     def window_usage(self, ctx: HostContext) -> policy.Usage | None:
         """R47/R48: root windows use the host's usage; marker windows the projected window."""
-        if self.tree.current_window.is_root:
+        if self.windows.current_window.is_root:
             if ctx.usage is None:
                 return None
             return policy.Usage(tokens=ctx.usage.tokens, context_window=ctx.usage.context_window)

@@ -20,15 +20,22 @@ from typing import Final
 from attrs import frozen
 
 from pictx_fsm.conformance.context import AuditContext
-from pictx_fsm.conformance.findings import Finding, FindingKind
-from pictx_fsm.conformance.roles import BOOT, MARKER, OTHER_BOOT, role_of
+from pictx_fsm.conformance.findings import Finding
 from pictx_fsm.conformance.walk import Step
+from pictx_fsm.extensions.pi_context.conformance import kinds as K
+from pictx_fsm.extensions.pi_context.conformance.roles import (
+    BOOT,
+    MARKER,
+    OTHER_BOOT,
+    role_of,
+    windows_of,
+)
 from pictx_fsm.extensions.pi_context.texts import ROOT_WINDOW_SUFFIX, WINDOW_ID_PREFIX
 from pictx_fsm.extensions.pi_context.windows import boot_window_id, window_id_of_marker
 from pictx_fsm.session.entries import CustomEntry, CustomMessageEntry, MessageEntry
 from pictx_fsm.session.tree import TreeNode
 
-K = FindingKind
+__all__ = ["BootIdentityCheck", "DuplicateWindowIdCheck", "Inherited", "is_root_shaped"]
 
 
 def is_root_shaped(window_id: str) -> bool:
@@ -52,7 +59,7 @@ class BootIdentityCheck:
         return Inherited()
 
     def step(self, state: Inherited, node: TreeNode, ctx: AuditContext) -> Step:
-        role = role_of(node)
+        role = role_of(node, ctx)
         if role is MARKER:
             return Inherited(), _unexplained(state, ctx)
         if role is BOOT:
@@ -68,9 +75,13 @@ class BootIdentityCheck:
         return _unexplained(state, ctx)
 
 
+def _root_id(ctx: AuditContext) -> str:
+    return windows_of(ctx).root_window.window_id
+
+
 def _foreign_boot(state: Inherited, node: TreeNode, window_id: str, ctx: AuditContext) -> Step:
-    window = node.window
-    if window_id in window.marker_window_ids() or window_id == ctx.root_window_id:
+    window = windows_of(ctx).window_of(node)
+    if window_id in window.marker_window_ids() or window_id == _root_id(ctx):
         message = f"boot for window {window_id} inside window {window.window_id}"
         return state, [ctx.finding(K.BOOT_WRONG_WINDOW, message, [node])]
     if window.is_root and is_root_shaped(window_id):
@@ -80,13 +91,13 @@ def _foreign_boot(state: Inherited, node: TreeNode, window_id: str, ctx: AuditCo
         return Inherited(pending=(*state.pending, node)), []
     message = (
         f"boot for window {window_id}: no marker before it on this branch opens that window, "
-        f"and it is not this session's root id {ctx.root_window_id}"
+        f"and it is not this session's root id {_root_id(ctx)}"
     )
     return state, [ctx.finding(K.STRAY_BOOT, message, [node])]
 
 
 def _explained(state: Inherited, own_boot: TreeNode, ctx: AuditContext) -> list[Finding]:
-    if not own_boot.window.is_root:
+    if not windows_of(ctx).window_of(own_boot).is_root:
         return []
     where = ctx.ref(own_boot).text()
     return [
@@ -105,7 +116,7 @@ def _unexplained(state: Inherited, ctx: AuditContext) -> list[Finding]:
         ctx.finding(
             K.STRAY_BOOT,
             f"root boot of another session ({boot_window_id(node.entry)}) with no parentSession "
-            f"in the header and no root boot for {ctx.root_window_id} after it (R66)",
+            f"in the header and no root boot for {_root_id(ctx)} after it (R66)",
             [node],
         )
         for node in state.pending
@@ -130,13 +141,14 @@ class DuplicateWindowIdCheck:
         )
 
     def step(self, state: Mapping[str, int], node: TreeNode, ctx: AuditContext) -> Step:
-        window_id = node.window.window_id
-        if role_of(node) is not MARKER or state.get(window_id, 0) < 2:
+        window = windows_of(ctx).window_of(node)
+        window_id = window.window_id
+        if role_of(node, ctx) is not MARKER or state.get(window_id, 0) < 2:
             return state, []
-        previous = node.window.previous
+        previous = window.previous
         if previous is None or window_id not in previous.marker_window_ids():
             return state, []
-        earlier = _earlier_marker(node, window_id)
+        earlier = _earlier_marker(node, window_id, ctx)
         message = f"marker reuses window id {window_id} of an earlier marker on this branch"
         nodes = [node] if earlier is None else [node, earlier]
         return state, [ctx.finding(K.DUPLICATE_WINDOW_ID, message, nodes)]
@@ -145,9 +157,11 @@ class DuplicateWindowIdCheck:
         return []
 
 
-def _earlier_marker(node: TreeNode, window_id: str) -> TreeNode | None:
+def _earlier_marker(node: TreeNode, window_id: str, ctx: AuditContext) -> TreeNode | None:
+    windows = windows_of(ctx)
     for ancestor in node.ancestors():
-        opens = ancestor.window.marker_id == ancestor.id
-        if ancestor is not node and opens and ancestor.window.window_id == window_id:
+        window = windows.window_of(ancestor)
+        opens = window.marker_id == ancestor.id
+        if ancestor is not node and opens and window.window_id == window_id:
             return ancestor
     return None

@@ -37,13 +37,30 @@ import attrs
 from attrs import frozen
 
 from pictx_fsm.conformance.context import AuditContext
-from pictx_fsm.conformance.findings import Finding, FindingKind
-from pictx_fsm.conformance.roles import MARKER, METADATA, is_native_compaction, role_of
+from pictx_fsm.conformance.findings import Finding
 from pictx_fsm.conformance.walk import NO_FINDINGS, Step
+from pictx_fsm.extensions.pi_context.conformance import kinds as K
+from pictx_fsm.extensions.pi_context.conformance.roles import (
+    MARKER,
+    METADATA,
+    is_native_compaction,
+    role_of,
+)
+from pictx_fsm.host.overflow import PI_0_87, OverflowPatterns
 from pictx_fsm.session.entries import CompactionEntry, Entry, MessageEntry
 from pictx_fsm.session.tree import TreeNode
 
-K = FindingKind
+__all__ = [
+    "EMPTY_TEMPLATE_RATIO",
+    "EPISODE_GAP_SECONDS",
+    "TINY_TOKENS_BEFORE",
+    "EmptySummaryCheck",
+    "Episode",
+    "StormCheck",
+    "StormState",
+    "is_empty_summary",
+]
+
 EPISODE_GAP_SECONDS: Final = 600.0
 TINY_TOKENS_BEFORE: Final = 1000
 EMPTY_TEMPLATE_RATIO: Final = 0.8
@@ -72,11 +89,14 @@ class StormState:
 class StormCheck:
     """Storms, repeated recoveries and ineffective recovery compactions (module docstring)."""
 
+    def __init__(self, patterns: OverflowPatterns = PI_0_87) -> None:
+        self.patterns = patterns
+
     def start(self, ctx: AuditContext) -> StormState:
         return StormState()
 
     def step(self, state: StormState, node: TreeNode, ctx: AuditContext) -> Step:
-        overflow = _is_overflow(node, ctx)
+        overflow = _is_overflow(node, self.patterns)
         if state.episode is None and not overflow:
             return state, NO_FINDINGS  # the common case: no timestamp parsing
         found: list[Finding] = []
@@ -91,7 +111,7 @@ class StormCheck:
         episode = state.episode
         if episode is None:
             return state, found
-        if episode.armed and _is_boundary(node):
+        if episode.armed and _is_boundary(node, ctx):
             found += _ineffective(episode, node, ctx)
             episode = _join(episode, node, when, 0)
             episode = attrs.evolve(episode, boundaries=(*episode.boundaries, node), armed=False)
@@ -99,7 +119,7 @@ class StormCheck:
         if _is_progress(node):
             state, closing = _close(state, ctx)
             return state, found + closing
-        if episode.armed and role_of(node) is not METADATA:
+        if episode.armed and role_of(node, ctx) is not METADATA:
             return attrs.evolve(state, episode=attrs.evolve(episode, armed=False)), found
         return state, found
 
@@ -174,18 +194,18 @@ def _ineffective(episode: Episode, node: TreeNode, ctx: AuditContext) -> list[Fi
 # Entry predicates
 
 
-def _is_overflow(node: TreeNode, ctx: AuditContext) -> bool:
+def _is_overflow(node: TreeNode, patterns: OverflowPatterns) -> bool:
     entry = node.entry
     if not isinstance(entry, MessageEntry) or entry.message.role != "assistant":
         return False
     message = entry.message
     if message.stop_reason != "error" or message.error_message is None:
         return False
-    return ctx.patterns.is_overflow_error(message.error_message, message.provider)
+    return patterns.is_overflow_error(message.error_message, message.provider)
 
 
-def _is_boundary(node: TreeNode) -> bool:
-    return isinstance(node.entry, CompactionEntry) or role_of(node) is MARKER
+def _is_boundary(node: TreeNode, ctx: AuditContext) -> bool:
+    return isinstance(node.entry, CompactionEntry) or role_of(node, ctx) is MARKER
 
 
 def _is_progress(node: TreeNode) -> bool:

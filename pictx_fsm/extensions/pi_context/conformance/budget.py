@@ -10,7 +10,7 @@ running one cannot be read from the file, hence a warning.
 
 R56: guidance and warning each persist at most once per window on a branch; R51.1: once the
 warning is in the window, not even guidance follows. Both are judged from durable entries, as
-R13 does (the node's ``window_message_types``).
+R13 does (the message types the window index knows of the parent node).
 """
 
 from __future__ import annotations
@@ -20,14 +20,15 @@ from typing import Final
 from attrs import frozen
 
 from pictx_fsm.conformance.context import AuditContext
-from pictx_fsm.conformance.findings import Finding, FindingKind
-from pictx_fsm.conformance.roles import MARKER, role_of
+from pictx_fsm.conformance.findings import Finding
 from pictx_fsm.conformance.walk import NO_FINDINGS, EntryCheck, Step
+from pictx_fsm.extensions.pi_context.conformance import kinds as K
+from pictx_fsm.extensions.pi_context.conformance.roles import MARKER, role_of, windows_of
 from pictx_fsm.extensions.pi_context.texts import GUIDANCE_TYPE, WARNING_TYPE
 from pictx_fsm.session.entries import CustomEntry, CustomMessageEntry, MessageEntry
 from pictx_fsm.session.tree import TreeNode
 
-K = FindingKind
+__all__ = ["NO_RESETS", "BudgetRepeatCheck", "MultipleResetsCheck", "Resets"]
 
 
 @frozen(kw_only=True)
@@ -55,7 +56,7 @@ class MultipleResetsCheck:
             if entry.message.role != "assistant" or not state.pairs:
                 return NO_RESETS, NO_FINDINGS  # a prompt: the resets before it were commands
             return NO_RESETS, [_finding(first, second, ctx) for first, second in state.pairs]
-        if role_of(node) is not MARKER:
+        if role_of(node, ctx) is not MARKER:
             return state, []
         if state.last is None:
             return Resets(last=node, pairs=state.pairs), []
@@ -67,7 +68,7 @@ class MultipleResetsCheck:
 
 def _finding(first: TreeNode, second: TreeNode, ctx: AuditContext) -> Finding:
     message = (
-        f"second reset (window {second.window.window_id}) after the reset at "
+        f"second reset (window {windows_of(ctx).window_of(second).window_id}) after the reset at "
         f"{ctx.ref(first).text()}, with no model turn between them and the continuation turn "
         "after both"
     )
@@ -83,28 +84,29 @@ class BudgetRepeatCheck(EntryCheck):
         entry = node.entry
         if not isinstance(entry, CustomMessageEntry) or node.parent is None:
             return []
-        seen = node.parent.window_message_types  # a marker's node starts an empty set (R13)
-        window = node.window.window_id
+        windows = windows_of(ctx)
+        seen = windows.at(node.parent).message_types  # a marker's node starts an empty set (R13)
+        window = windows.window_of(node).window_id
         if entry.custom_type in (GUIDANCE_TYPE, WARNING_TYPE) and entry.custom_type in seen:
             name = entry.custom_type.removeprefix("pi-context/")
-            earlier = _earlier(node, entry.custom_type)
+            earlier = _earlier(node, entry.custom_type, ctx)
             message = f"second {name} in window {window} on this branch"
             return [ctx.finding(K.BUDGET_MESSAGE_REPEATED, message, [node, *earlier])]
         if entry.custom_type == GUIDANCE_TYPE and WARNING_TYPE in seen:
-            earlier = _earlier(node, WARNING_TYPE)
+            earlier = _earlier(node, WARNING_TYPE, ctx)
             message = f"guidance after the warning of window {window} (R51: nothing follows it)"
             nodes = [node, *earlier]
             return [ctx.finding(K.BUDGET_MESSAGE_REPEATED, message, nodes, rule="R51")]
         return []
 
 
-def _earlier(node: TreeNode, custom_type: str) -> list[TreeNode]:
+def _earlier(node: TreeNode, custom_type: str, ctx: AuditContext) -> list[TreeNode]:
     """The first earlier message of this type in the node's window on its branch."""
     found: list[TreeNode] = []
     for ancestor in node.ancestors():
         if ancestor is node:
             continue
-        if role_of(ancestor) is MARKER:
+        if role_of(ancestor, ctx) is MARKER:
             break
         entry = ancestor.entry
         if isinstance(entry, CustomMessageEntry) and entry.custom_type == custom_type:

@@ -1,4 +1,4 @@
-"""The audit of pi-context-management's persisted state in session files (issue 13 item 4).
+"""pi-context-management's part of the session-file audit: its persisted state (issue 13 item 4).
 
 Recognises the extension's entries (:mod:`pictx_fsm.extensions.context_management.records`) in an
 entry stream and reports violations of the persisted invariants (spec §12):
@@ -14,18 +14,20 @@ entry stream and reports violations of the persisted invariants (spec §12):
 - ``cm_takeover_repeated`` (§12.20, M50): more than one takeover mark in a session.
 
 :class:`ContextMemoryCheck` is a per-entry check over the file order (``start`` / ``step`` /
-``end``), so a streaming reader feeds it each entry once.
+``end``), so a streaming reader feeds it each entry once; :func:`context_management_checks` is
+the :class:`~pictx_fsm.conformance.checks.CheckSet` the generic audit runs.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any, TypeAlias
+from typing import Any, Final, TypeAlias
 
 from attrs import evolve, frozen
 
+from pictx_fsm.conformance.checks import CheckSet
 from pictx_fsm.conformance.context import AuditContext
-from pictx_fsm.conformance.findings import EntryRef, Finding, FindingKind, make_finding
+from pictx_fsm.conformance.findings import ERROR, EntryRef, Finding, FindingKind, make_finding
 from pictx_fsm.extensions.context_management.notes import NoteSet, note_bytes
 from pictx_fsm.extensions.context_management.policy import (
     AUTO_MAX_PER_HOUR,
@@ -48,8 +50,62 @@ from pictx_fsm.session.entries import CompactionEntry, CustomEntry, Entry
 from pictx_fsm.session.estimate import js_json
 from pictx_fsm.session.tree import TreeNode
 
+__all__ = [
+    "CM_COVERAGE_MOVED_BY_WRITE",
+    "CM_HANDOFF_COOLDOWN",
+    "CM_HANDOFF_HOURLY_LIMIT",
+    "CM_NOTES_OVER_CAPACITY",
+    "CM_TAKEOVER_REPEATED",
+    "KINDS",
+    "ChainLink",
+    "ContextMemoryCheck",
+    "add_chain_findings",
+    "chain_findings",
+    "context_management_checks",
+    "read_link",
+    "receipt_link",
+]
+
 JSON: TypeAlias = Any
-K = FindingKind
+
+CM_NOTES_OVER_CAPACITY: Final = FindingKind(
+    name="cm_notes_over_capacity",
+    rule="M10",
+    severity=ERROR,
+    meaning="a stored note set or checkpoint over its capacity",
+)
+CM_COVERAGE_MOVED_BY_WRITE: Final = FindingKind(
+    name="cm_coverage_moved_by_write",
+    rule="M16",
+    severity=ERROR,
+    meaning="a context_notes write moved notesThroughEntryId",
+)
+CM_HANDOFF_COOLDOWN: Final = FindingKind(
+    name="cm_handoff_cooldown",
+    rule="M60",
+    severity=ERROR,
+    meaning="an automatic handoff before its 5-minute cooldown",
+)
+CM_HANDOFF_HOURLY_LIMIT: Final = FindingKind(
+    name="cm_handoff_hourly_limit",
+    rule="M56",
+    severity=ERROR,
+    meaning="more than 3 automatic handoffs in a rolling hour",
+)
+CM_TAKEOVER_REPEATED: Final = FindingKind(
+    name="cm_takeover_repeated",
+    rule="M50",
+    severity=ERROR,
+    meaning="a takeover prompt sent twice in one session",
+)
+KINDS: Final = (
+    CM_NOTES_OVER_CAPACITY,
+    CM_COVERAGE_MOVED_BY_WRITE,
+    CM_HANDOFF_COOLDOWN,
+    CM_HANDOFF_HOURLY_LIMIT,
+    CM_TAKEOVER_REPEATED,
+)
+"""pi-context-management's kinds, in report order."""
 
 
 @frozen(kw_only=True)
@@ -63,8 +119,8 @@ class _Seen:
 
 
 class ContextMemoryCheck:
-    """Per-entry check of the extension's entries, in file order (a fold: unlike the
-    content checks of :mod:`~pictx_fsm.conformance.engine`, it remembers earlier entries)."""
+    """Per-entry check of the extension's entries, in file order (a fold: unlike a content
+    check, it remembers earlier entries)."""
 
     entry_types: frozenset[str] = frozenset({"custom", "compaction"})
 
@@ -88,7 +144,7 @@ class ContextMemoryCheck:
             found = (
                 []
                 if seen.takeovers == 0
-                else [_finding(K.CM_TAKEOVER_REPEATED, "a second takeover prompt mark", ref)]
+                else [_finding(CM_TAKEOVER_REPEATED, "a second takeover prompt mark", ref)]
             )
             return evolve(seen, takeovers=seen.takeovers + 1), found
         return seen, []
@@ -114,12 +170,12 @@ def _notes(seen: _Seen, data: Mapping[str, JSON], ref: EntryRef) -> tuple[_Seen,
     found = []
     over = _over(_note_set(data.get("notes")))
     if over is not None:
-        found.append(_finding(K.CM_NOTES_OVER_CAPACITY, over, ref))
+        found.append(_finding(CM_NOTES_OVER_CAPACITY, over, ref))
     through = data.get("notesThroughEntryId")
     previous, known = seen.notes_through
     if data.get("origin") == "tool" and known and through != previous:
         found.append(
-            _finding(K.CM_COVERAGE_MOVED_BY_WRITE, f"coverage moved {previous} → {through}", ref)
+            _finding(CM_COVERAGE_MOVED_BY_WRITE, f"coverage moved {previous} → {through}", ref)
         )
     return evolve(seen, notes_through=(through, True)), found
 
@@ -135,7 +191,7 @@ def _checkpoint(entry: CompactionEntry, ref: EntryRef) -> list[Finding]:
     whole = note_bytes(notes) + len(js_json(files).encode("utf-8"))
     if over is None and whole > CHECKPOINT_MAX_BYTES_CAP:
         over = f"a {whole}-byte checkpoint (limit {CHECKPOINT_MAX_BYTES_CAP})"
-    return [] if over is None else [_finding(K.CM_NOTES_OVER_CAPACITY, over, ref)]
+    return [] if over is None else [_finding(CM_NOTES_OVER_CAPACITY, over, ref)]
 
 
 def _auto(seen: _Seen, data: Mapping[str, JSON], ref: EntryRef) -> tuple[_Seen, list[Finding]]:
@@ -147,7 +203,7 @@ def _auto(seen: _Seen, data: Mapping[str, JSON], ref: EntryRef) -> tuple[_Seen, 
             gap = seen.next_eligible - attempt
             found.append(
                 _finding(
-                    K.CM_HANDOFF_COOLDOWN,
+                    CM_HANDOFF_COOLDOWN,
                     f"an automatic attempt {gap} ms before nextEligibleAt",
                     ref,
                 )
@@ -155,7 +211,7 @@ def _auto(seen: _Seen, data: Mapping[str, JSON], ref: EntryRef) -> tuple[_Seen, 
         if _crowded(setting.attempts, attempt):
             found.append(
                 _finding(
-                    K.CM_HANDOFF_HOURLY_LIMIT, "more than 3 automatic handoffs within an hour", ref
+                    CM_HANDOFF_HOURLY_LIMIT, "more than 3 automatic handoffs within an hour", ref
                 )
             )
     seen = evolve(seen, attempts=setting.attempts, next_eligible=setting.next_eligible_at)
@@ -165,19 +221,6 @@ def _auto(seen: _Seen, data: Mapping[str, JSON], ref: EntryRef) -> tuple[_Seen, 
 def _crowded(times: Iterable[int], at: int) -> bool:
     """More than :data:`AUTO_MAX_PER_HOUR` attempts in the hour ending at ``at``."""
     return sum(1 for t in times if 0 <= at - t < HOUR_MS) > AUTO_MAX_PER_HOUR
-
-
-def check_entries(entries: Iterable[tuple[Entry, TreeNode]], ctx: AuditContext) -> list[Finding]:
-    """Run :class:`ContextMemoryCheck` over a file's whole entries (with their nodes) in file
-    order; entries of other types are skipped without being looked at."""
-    check = ContextMemoryCheck()
-    seen = check.start()
-    found: list[Finding] = []
-    for entry, node in entries:
-        if entry.type in check.entry_types:
-            seen, more = check.step(seen, entry, node, ctx)
-            found.extend(more)
-    return found + check.end(seen)
 
 
 # -- session chains -------------------------------------------------------------------------------
@@ -245,7 +288,7 @@ def chain_findings(links: Sequence[ChainLink]) -> dict[str, list[Finding]]:
                 ref = EntryRef(id=link.entry, line=link.line)
                 message = "the session chain has more than 3 automatic handoffs within an hour"
                 found.setdefault(link.path, []).append(
-                    _finding(K.CM_HANDOFF_HOURLY_LIMIT, message, ref)
+                    _finding(CM_HANDOFF_HOURLY_LIMIT, message, ref)
                 )
     return found
 
@@ -281,3 +324,13 @@ def add_chain_findings(audits: Sequence[Any], paths: Sequence[str]) -> list[Any]
         else audit
         for audit in audits
     ]
+
+
+def context_management_checks() -> CheckSet:
+    """pi-context-management's checks: its persisted state in each file, file after file,
+    and the automatic handoffs of a chain of session files (§12.11)."""
+    return CheckSet(
+        kinds=KINDS,
+        file_order=(ContextMemoryCheck(),),
+        across_files=(add_chain_findings,),
+    )

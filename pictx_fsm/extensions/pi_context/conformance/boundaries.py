@@ -26,21 +26,30 @@ from typing import Final
 from attrs import frozen
 
 from pictx_fsm.conformance.context import AuditContext
-from pictx_fsm.conformance.findings import WARNING, Finding, FindingKind
-from pictx_fsm.conformance.roles import (
+from pictx_fsm.conformance.findings import WARNING, Finding
+from pictx_fsm.conformance.walk import NO_FINDINGS, EntryCheck, Step
+from pictx_fsm.extensions.pi_context.conformance import kinds as K
+from pictx_fsm.extensions.pi_context.conformance.roles import (
     MARKER,
     NOT_METADATA,
     is_legacy_reset,
     is_native_compaction,
     is_pi_context_message,
     role_of,
+    windows_of,
 )
-from pictx_fsm.conformance.walk import NO_FINDINGS, EntryCheck, Step
 from pictx_fsm.session.entries import BranchSummaryEntry, CompactionEntry, Entry, MessageEntry
 from pictx_fsm.session.slots import slot_setters
 from pictx_fsm.session.tree import TreeNode
 
-K = FindingKind
+__all__ = [
+    "NOTHING_PENDING",
+    "BranchSummaryCheck",
+    "LegacyResetCheck",
+    "NativeCompactionCheck",
+    "Pending",
+    "ToolPairCheck",
+]
 
 
 class NativeCompactionCheck(EntryCheck):
@@ -49,10 +58,11 @@ class NativeCompactionCheck(EntryCheck):
     reads: Final = frozenset({CompactionEntry})
 
     def check(self, node: TreeNode, ctx: AuditContext) -> list[Finding]:
-        if not is_native_compaction(node.entry) or node.window.is_root:
+        window = windows_of(ctx).window_of(node) if is_native_compaction(node.entry) else None
+        if window is None or window.is_root:
             return []
         marker = _marker_node(node, ctx)
-        message = f"native compaction in reset window {node.window.window_id}; R62 cancels them"
+        message = f"native compaction in reset window {window.window_id}; R62 cancels them"
         return [ctx.finding(K.NATIVE_COMPACTION_ON_MARKED_BRANCH, message, [node, *marker])]
 
 
@@ -65,12 +75,15 @@ class BranchSummaryCheck(EntryCheck):
         entry = node.entry
         if not isinstance(entry, BranchSummaryEntry):
             return []
+        windows = windows_of(ctx)
         source = ctx.tree.find(entry.from_id)
         sides = []
-        if not node.window.is_root:
-            sides.append(f"its branch is in reset window {node.window.window_id}")
-        if source is not None and not source.window.is_root:
-            sides.append(f"the branch it left is in reset window {source.window.window_id}")
+        window = windows.window_of(node)
+        if not window.is_root:
+            sides.append(f"its branch is in reset window {window.window_id}")
+        left = None if source is None else windows.window_of(source)
+        if left is not None and not left.is_root:
+            sides.append(f"the branch it left is in reset window {left.window_id}")
         if not sides:
             return []
         if entry.summary.strip():
@@ -93,7 +106,7 @@ class LegacyResetCheck:
 
 
 def _marker_node(node: TreeNode, ctx: AuditContext) -> list[TreeNode]:
-    marker_id = node.window.marker_id
+    marker_id = windows_of(ctx).window_of(node).marker_id
     marker = None if marker_id is None else ctx.tree.find(marker_id)
     return [] if marker is None else [marker]
 
@@ -136,11 +149,11 @@ class ToolPairCheck:
         entry = node.entry
         if isinstance(entry, MessageEntry):
             return _after_message(state, node, entry), NO_FINDINGS
-        if state.call is None or not _is_boundary(node):
+        if state.call is None or not _is_boundary(node, ctx):
             return state, []
         calls = ", ".join(sorted(state.ids))
         message = (
-            f"{_boundary_name(node)} between the tool call(s) {calls} of "
+            f"{_boundary_name(node, ctx)} between the tool call(s) {calls} of "
             f"{ctx.ref(state.call).text()} and their results"
         )
         return state, [ctx.finding(K.BOUNDARY_SPLITS_TOOL_PAIR, message, [node, state.call])]
@@ -160,14 +173,14 @@ def _after_message(state: Pending, node: TreeNode, entry: MessageEntry) -> Pendi
     return NOTHING_PENDING  # the turn moved on; results that never came are not a boundary
 
 
-def _is_boundary(node: TreeNode) -> bool:
+def _is_boundary(node: TreeNode, ctx: AuditContext) -> bool:
     entry = node.entry
-    if role_of(node) is MARKER or is_pi_context_message(entry):
+    if role_of(node, ctx) is MARKER or is_pi_context_message(entry):
         return True
     return isinstance(entry, CompactionEntry | BranchSummaryEntry)
 
 
-def _boundary_name(node: TreeNode) -> str:
-    if role_of(node) is MARKER:
+def _boundary_name(node: TreeNode, ctx: AuditContext) -> str:
+    if role_of(node, ctx) is MARKER:
         return "reset marker"
     return str(getattr(node.entry, "custom_type", None) or node.entry.type)

@@ -25,8 +25,10 @@ import attrs
 from attrs import frozen
 
 from pictx_fsm.conformance.context import AuditContext
-from pictx_fsm.conformance.findings import WARNING, Finding, FindingKind
-from pictx_fsm.conformance.roles import (
+from pictx_fsm.conformance.findings import WARNING, Finding
+from pictx_fsm.conformance.walk import NO_FINDINGS, Step
+from pictx_fsm.extensions.pi_context.conformance import kinds as K
+from pictx_fsm.extensions.pi_context.conformance.roles import (
     BOOT,
     CONTINUATION,
     CONVERSATION,
@@ -34,12 +36,13 @@ from pictx_fsm.conformance.roles import (
     NOT_METADATA,
     Role,
     role_of,
+    windows_of,
 )
-from pictx_fsm.conformance.walk import NO_FINDINGS, Step
 from pictx_fsm.extensions.pi_context.texts import Profile
+from pictx_fsm.session.entries import MessageEntry
 from pictx_fsm.session.tree import TreeNode
 
-K = FindingKind
+__all__ = ["Tail", "TailCheck", "close"]
 
 
 @frozen(kw_only=True)
@@ -63,13 +66,24 @@ class TailCheck:
 
     reads: Final = NOT_METADATA
 
+    def __init__(self, profile: Profile) -> None:
+        self.profile = profile
+
     def start(self, ctx: AuditContext) -> Tail:
         return Tail(marker=None)
 
     def step(self, state: Tail, node: TreeNode, ctx: AuditContext) -> Step:
-        role = role_of(node)
+        if type(node.entry) is MessageEntry:  # most nodes: their role without the index
+            # A message opens no window: it is in the window ``state.marker`` opened (the
+            # root window without one), so it is that window's marker only by sharing its id.
+            marker = state.marker
+            if marker is None:
+                return state, NO_FINDINGS  # conversation in the root window: no tail
+            if node.id != marker.id:
+                return _conversation(state, node), NO_FINDINGS
+        role = role_of(node, ctx)
         if role is MARKER:
-            return Tail(marker=node), close(state, node, ctx)
+            return Tail(marker=node), close(state, node, ctx, self.profile)
         if state.marker is None:
             return _root_step(state, node, role, ctx)
         if role is BOOT:
@@ -81,7 +95,7 @@ class TailCheck:
         return state, NO_FINDINGS
 
     def end(self, state: Tail, leaf: TreeNode, ctx: AuditContext) -> list[Finding]:
-        return close(state, None, ctx)
+        return close(state, None, ctx, self.profile)
 
 
 def _root_step(state: Tail, node: TreeNode, role: Role, ctx: AuditContext) -> Step:
@@ -93,15 +107,19 @@ def _root_step(state: Tail, node: TreeNode, role: Role, ctx: AuditContext) -> St
     if state.boot is None:
         return attrs.evolve(state, boot=node), []
     message = (
-        f"second root boot for {node.window.window_id} (first at {ctx.ref(state.boot).text()}); "
+        f"second root boot for {_window_id(node, ctx)} (first at {ctx.ref(state.boot).text()}); "
         "the root projection keeps only the last (R69)"
     )
     found = ctx.finding(K.DUPLICATE_BOOT, message, [node, state.boot], severity=WARNING)
     return state, [found]
 
 
+def _window_id(node: TreeNode, ctx: AuditContext) -> str:
+    return windows_of(ctx).window_of(node).window_id
+
+
 def _boot(state: Tail, node: TreeNode, ctx: AuditContext) -> Step:
-    window = node.window.window_id
+    window = _window_id(node, ctx)
     if state.boot is not None:
         message = f"second boot for window {window} (first at {ctx.ref(state.boot).text()})"
         return state, [ctx.finding(K.DUPLICATE_BOOT, message, [node, state.boot])]
@@ -117,7 +135,7 @@ def _boot(state: Tail, node: TreeNode, ctx: AuditContext) -> Step:
 
 
 def _continuation(state: Tail, node: TreeNode, ctx: AuditContext) -> Step:
-    window = node.window.window_id
+    window = _window_id(node, ctx)
     first = state.continuation or state.early_continuation
     if first is not None:
         message = f"second continuation in window {window} (first at {ctx.ref(first).text()})"
@@ -139,14 +157,16 @@ def _conversation(state: Tail, node: TreeNode) -> Tail:
     return state
 
 
-def close(state: Tail, next_marker: TreeNode | None, ctx: AuditContext) -> list[Finding]:
+def close(
+    state: Tail, next_marker: TreeNode | None, ctx: AuditContext, profile: Profile
+) -> list[Finding]:
     """What the window's tail lacks when the window ends: at the next marker, or at the end
     of the branch (``next_marker`` is ``None``)."""
     if state.marker is None:
         return []
     if state.boot is None:
         return _close_without_boot(state, state.marker, next_marker, ctx)
-    if state.continuation is None and ctx.profile is Profile.V0_25_1:
+    if state.continuation is None and profile is Profile.V0_25_1:
         return _close_without_continuation(state, state.marker, state.boot, next_marker, ctx)
     return []
 
@@ -154,7 +174,7 @@ def close(state: Tail, next_marker: TreeNode | None, ctx: AuditContext) -> list[
 def _close_without_boot(
     state: Tail, marker: TreeNode, next_marker: TreeNode | None, ctx: AuditContext
 ) -> list[Finding]:
-    window = marker.window.window_id
+    window = _window_id(marker, ctx)
     found = []
     if state.early_continuation is not None:
         message = f"continuation in window {window}, which never gets its boot"
@@ -163,7 +183,7 @@ def _close_without_boot(
     if intruder is None and state.early_continuation is None:
         message = f"branch ends after marker of window {window} without its boot (repairable)"
         return [*found, ctx.finding(K.TAIL_INCOMPLETE, message, [marker])]
-    what = "the branch ends" if intruder is None else f"{_what(intruder)} follows"
+    what = "the branch ends" if intruder is None else f"{_what(intruder, ctx)} follows"
     message = f"window {window} has no boot and {what}; every request is aborted (R68)"
     nodes = [marker] if intruder is None else [marker, intruder]
     return [*found, ctx.finding(K.BOOT_MISSING, message, nodes)]
@@ -176,17 +196,19 @@ def _close_without_continuation(
     next_marker: TreeNode | None,
     ctx: AuditContext,
 ) -> list[Finding]:
-    window = marker.window.window_id
+    window = _window_id(marker, ctx)
     intruder = state.after_boot or next_marker
     if intruder is None:
         message = f"branch ends after the boot of window {window} without the continuation"
         return [ctx.finding(K.TAIL_INCOMPLETE, message + " (repairable)", [marker, boot])]
-    message = f"reset to window {window} has no continuation; {_what(intruder)} follows the boot"
+    message = (
+        f"reset to window {window} has no continuation; {_what(intruder, ctx)} follows the boot"
+    )
     return [ctx.finding(K.CONTINUATION_MISSING, message, [marker, boot, intruder])]
 
 
-def _what(node: TreeNode) -> str:
-    if role_of(node) is MARKER:
+def _what(node: TreeNode, ctx: AuditContext) -> str:
+    if role_of(node, ctx) is MARKER:
         return "another marker"
     entry = node.entry
     role = getattr(getattr(entry, "message", None), "role", None)

@@ -15,7 +15,8 @@ from collections.abc import Mapping
 from typing import Final
 
 from pictx_fsm.conformance.context import AuditContext
-from pictx_fsm.conformance.findings import Finding, FindingKind
+from pictx_fsm.conformance.findings import Finding
+from pictx_fsm.extensions.pi_context.conformance import kinds as K
 from pictx_fsm.extensions.pi_context.texts import (
     BOOT_TYPE,
     CONTEXT_WINDOW_OPEN_TAG,
@@ -32,7 +33,8 @@ from pictx_fsm.extensions.pi_context.windows import window_id_of_marker
 from pictx_fsm.session.entries import ABSENT, CustomEntry, CustomMessageEntry, Entry
 from pictx_fsm.session.tree import TreeNode
 
-K = FindingKind
+__all__ = ["EntryShapeCheck", "TextCheck"]
+
 _HIDDEN_RULES: Final = {
     BOOT_TYPE: "R2",
     CONTINUATION_TYPE: "R3",
@@ -99,8 +101,11 @@ class TextCheck:
 
     entry_types: Final = frozenset({CustomMessageEntry.TYPE})
 
+    def __init__(self, profile: Profile) -> None:
+        self.profile = profile
+
     def check(self, entry: Entry, node: TreeNode, ctx: AuditContext) -> list[Finding]:
-        if ctx.profile is not Profile.V0_25_1 or not isinstance(entry, CustomMessageEntry):
+        if self.profile is not Profile.V0_25_1 or not isinstance(entry, CustomMessageEntry):
             return []
         problem = _text_problem(entry.custom_type, entry.text())
         if problem is None:

@@ -11,13 +11,15 @@ import enum
 from collections.abc import Mapping
 from typing import Final
 
+from pictx_fsm.conformance.context import AuditContext
 from pictx_fsm.extensions.pi_context.texts import (
     BOOT_TYPE,
     CONTINUATION_TYPE,
     CUSTOM_TYPE_PREFIX,
+    LEGACY_RESET_DETAILS_KEY,
     LEGACY_RESET_DETAILS_TAG,
 )
-from pictx_fsm.extensions.pi_context.windows import boot_window_id
+from pictx_fsm.extensions.pi_context.windows import WindowIndex, boot_window_id
 from pictx_fsm.session.entries import (
     BranchSummaryEntry,
     CompactionEntry,
@@ -27,6 +29,23 @@ from pictx_fsm.session.entries import (
     MessageEntry,
 )
 from pictx_fsm.session.tree import TreeNode
+
+__all__ = [
+    "BOOT",
+    "CONTINUATION",
+    "CONVERSATION",
+    "MARKER",
+    "METADATA",
+    "NOT_METADATA",
+    "OTHER_BOOT",
+    "Role",
+    "is_boot",
+    "is_legacy_reset",
+    "is_native_compaction",
+    "is_pi_context_message",
+    "role_of",
+    "windows_of",
+]
 
 
 class Role(enum.Enum):
@@ -56,15 +75,21 @@ NOT_METADATA: Final = frozenset(
 """The entry classes whose role can be other than metadata (a marker is a custom entry)."""
 
 
-def role_of(node: TreeNode) -> Role:
+def windows_of(ctx: AuditContext) -> WindowIndex:
+    """pi-context's window index over the audited tree."""
+    return WindowIndex.of(ctx.tree)
+
+
+def role_of(node: TreeNode, ctx: AuditContext) -> Role:
     entry = node.entry
-    if node.window.marker_id == node.id:
+    window = WindowIndex.of(ctx.tree).window_of(node)
+    if window.marker_id == node.id:
         return MARKER
     if type(entry) is MessageEntry:  # most nodes: answered before the isinstance chain
         return CONVERSATION
     if isinstance(entry, CustomMessageEntry):
         if entry.custom_type == BOOT_TYPE:
-            own = boot_window_id(entry) == node.window.window_id
+            own = boot_window_id(entry) == window.window_id
             return BOOT if own else OTHER_BOOT
         if entry.custom_type == CONTINUATION_TYPE:
             return CONTINUATION
@@ -89,7 +114,7 @@ def is_legacy_reset(entry: Entry) -> bool:
     """A ≤0.24 compaction-based reset (``details.piContext == "reset-v2"``, §19)."""
     if not isinstance(entry, CompactionEntry) or not isinstance(entry.details, Mapping):
         return False
-    return entry.details.get("piContext") == LEGACY_RESET_DETAILS_TAG
+    return entry.details.get(LEGACY_RESET_DETAILS_KEY) == LEGACY_RESET_DETAILS_TAG
 
 
 def is_native_compaction(entry: Entry) -> bool:
