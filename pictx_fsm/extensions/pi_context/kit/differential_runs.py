@@ -114,13 +114,29 @@ def _stops(idle_hooks: frozenset[str]) -> st.SearchStrategy[tuple[Any, ...]]:
     )
 
 
+def _turn(
+    replies: list[Script], prompt: Prompt, stops: list[tuple[Any, ...]], idle_hooks: frozenset[str]
+) -> tuple[Any, ...]:
+    """A turn: its replies, its prompt, its stops, settled. A steer or follow-up at a hook
+    where Pi is idle is the turn's last stop: the run it starts has passed the hooks a later
+    stop would wait for by the time Pi's driver goes on."""
+    actions: list[Any] = [*replies, prompt]
+    for stop, *acts in stops:
+        actions += [stop, *acts]
+        if stop.step in idle_hooks and any(isinstance(act, Steer | FollowUp) for act in acts):
+            break
+    return (*actions, Settle())
+
+
 @functools.cache
 def _turns(nested: bool, idle_hooks: frozenset[str]) -> st.SearchStrategy[tuple[Any, ...]]:
-    return st.tuples(
+    return st.builds(
+        _turn,
         st.lists(_replies(nested), max_size=3),
         table(tuple(Prompt(chars=chars) for chars in CHARS)),
         st.lists(_stops(idle_hooks), max_size=2),
-    ).map(lambda t: (*t[0], t[1], *(a for stop in t[2] for a in stop), Settle()))
+        st.just(idle_hooks),
+    )
 
 
 def _idle(strategy: st.SearchStrategy[Any]) -> st.SearchStrategy[tuple[Any, ...]]:
