@@ -227,6 +227,13 @@ def _operate(session: ModelSession, text: str) -> None:
     if name == "drive-reload":
         session.reload_extensions()
         return
+    navigate_or_fork(session, name, args)
+
+
+def navigate_or_fork(session: ModelSession, name: str, args: list[str]) -> None:
+    """``drive-tree KIND N [summarize]`` or ``drive-fork KIND N [at]`` on the model session,
+    at the N-th entry of KIND (counted from the end when N is negative), as the driver does it
+    in Pi."""
     kind, nth = args[0], int(args[1])
     matching = [e for e in session.entries if entry_kind(e) == kind]
     target = str((matching[nth] if nth < 0 else matching[nth - 1]).id)

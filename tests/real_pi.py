@@ -10,13 +10,14 @@ stdin, each awaited before the next).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import queue
 import subprocess
 import sys
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -152,11 +153,17 @@ def _reader(stream: Any) -> Iterator[dict[str, Any]]:
             yield json.loads(line)
 
 
-def _pi(tmp_path: Path, script: Sequence[dict[str, Any]]) -> tuple[list[str], dict[str, str]]:
+def _pi(
+    tmp_path: Path,
+    script: Sequence[dict[str, Any]] | Mapping[str, Any],
+    bridge: Sequence[Path] = (),
+) -> tuple[list[str], dict[str, str]]:
+    """Pi's command line and environment; ``bridge`` names the entries to load (pi-context's
+    by default, or ``$PICTX_TEST_EXTENSION``)."""
     pi = offline_pi()
     (tmp_path / "ws").mkdir(exist_ok=True)
     script_file = tmp_path / "faux-script.json"
-    script_file.write_text(json.dumps(list(script)))
+    script_file.write_text(json.dumps(script if isinstance(script, Mapping) else list(script)))
     env = dict(
         offline_environment(
             tmp_path,
@@ -168,10 +175,12 @@ def _pi(tmp_path: Path, script: Sequence[dict[str, Any]]) -> tuple[list[str], di
     )
     # Another bridge under test (how the suite was checked against main's bridge):
     # PICTX_TEST_EXTENSION=<its .mjs> PICTX_TEST_PYTHONPATH=<its source tree>.
-    extension = os.environ.get("PICTX_TEST_EXTENSION", str(EXTENSION))
+    extensions = [str(p) for p in bridge] or [
+        os.environ.get("PICTX_TEST_EXTENSION", str(EXTENSION))
+    ]
     if os.environ.get("PICTX_TEST_PYTHONPATH"):
         env["PYTHONPATH"] = os.environ["PICTX_TEST_PYTHONPATH"]
-    return pi.command([FAUX, extension], tmp_path / "sessions"), env
+    return pi.command([FAUX, *extensions], tmp_path / "sessions"), env
 
 
 def _collect(tmp_path: Path) -> RealRun:
@@ -203,8 +212,13 @@ class PiExit:
         return [line for line in self.stderr.splitlines() if line.startswith("notice[")]
 
     def session_file(self) -> Path:
-        [path] = list(self.sessions.glob("*.jsonl"))
+        [path] = self.session_files()
         return path
+
+    def session_files(self) -> list[Path]:
+        """Every session file, oldest first (not pi-context-management's logs)."""
+        found = self.sessions.glob("*.jsonl")
+        return sorted(p for p in found if not p.name.endswith(".ctxlog.jsonl"))
 
 
 def python_wrapper(tmp_path: Path, name: str, body: str) -> Path:
@@ -217,20 +231,25 @@ def python_wrapper(tmp_path: Path, name: str, body: str) -> Path:
 
 def faulty_python(tmp_path: Path) -> Path:
     """A ``PICTX_FSM_PYTHON`` that runs the server with the fault in ``$PICTX_FAULT``."""
-    return python_wrapper(tmp_path, "faulty-python", f'exec "{sys.executable}" "{FAULTY_SERVER}"')
+    return python_wrapper(
+        tmp_path, "faulty-python", f'exec "{sys.executable}" "{FAULTY_SERVER}" "$@"'
+    )
 
 
 def run_pi(
     tmp_path: Path,
-    script: Sequence[dict[str, Any]],
+    script: Sequence[dict[str, Any]] | Mapping[str, Any],
     *inputs: str,
     env: dict[str, str] | None = None,
     resume: bool = False,
+    bridge: Sequence[Path] = (),
+    argv: Sequence[str] = (),
 ) -> PiExit:
     """Pi's print mode with extra environment (a fault, another Python); ``resume`` continues
-    the last session (``-c``). Pi must exit by itself within :data:`FAULT_RUN_TIMEOUT`."""
-    command, base = _pi(tmp_path, script)
-    flags = ["-c"] if resume else []
+    the last session (``-c``); ``bridge`` the extensions' entries (pi-context's by default),
+    ``argv`` more flags. Pi must exit by itself within :data:`FAULT_RUN_TIMEOUT`."""
+    command, base = _pi(tmp_path, script, bridge)
+    flags = [*argv, *(["-c"] if resume else [])]
     try:
         result = subprocess.run(
             [*command, *flags, "-p", *inputs],
@@ -262,18 +281,20 @@ class RpcPi:
     def __init__(
         self,
         tmp_path: Path,
-        script: Sequence[dict[str, Any]],
-        env: dict[str, str],
+        script: Sequence[dict[str, Any]] | Mapping[str, Any],
+        env: Mapping[str, str],
         *,
         resume: bool = False,
         extensions: Sequence[Path] = (),
+        bridge: Sequence[Path] = (),
+        argv: Sequence[str] = (),
     ) -> None:
-        command, base = _pi(tmp_path, script)
+        command, base = _pi(tmp_path, script, bridge)
         for extension in extensions:  # loaded after the bridge (the driver, for one)
             command += ["-e", str(extension)]
         self.tmp_path = tmp_path
         self.proc = subprocess.Popen(
-            [*command, *(["-c"] if resume else []), "--mode", "rpc"],
+            [*command, *argv, *(["-c"] if resume else []), "--mode", "rpc"],
             cwd=tmp_path / "ws",
             env={**base, **env},
             stdin=subprocess.PIPE,
@@ -299,10 +320,18 @@ class RpcPi:
         raise AssertionError(f"Pi ended before a {kind} event")
 
     def close(self) -> int:
-        """Close stdin; Pi must exit by itself within :data:`RPC_TIMEOUT`."""
+        """Close stdin; Pi must exit by itself within :data:`RPC_TIMEOUT`. What it printed
+        meanwhile is kept in :attr:`seen` too."""
         assert self.proc.stdin is not None
         self.proc.stdin.close()
+        with contextlib.suppress(AssertionError):  # Pi closed its output: all is read
+            self.seen.extend(self.lines)
         return self.proc.wait(timeout=RPC_TIMEOUT)
+
+    def stderr(self) -> str:
+        """Pi's stderr, once it exited."""
+        assert self.proc.stderr is not None
+        return self.proc.stderr.read() if self.proc.poll() is not None else ""
 
     def notices(self) -> list[str]:
         return [

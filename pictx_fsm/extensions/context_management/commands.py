@@ -137,3 +137,5 @@ _COMMANDS: Mapping[str, Callable[[CmFacts], tuple[Intent, ...]]] = {
     "session close": _session_close,
     "session export": _export,
 }
+SUBCOMMANDS: Final[tuple[str, ...]] = tuple(_COMMANDS)
+"""Every ``/ctx-memory`` subcommand, as a host offers them for completion."""

@@ -4,9 +4,9 @@
 ``handle(event)`` takes the host's ``ctx`` from :class:`CmHost`, calls
 :func:`~pictx_fsm.extensions.context_management.step` and carries out its effects in order:
 entries are appended through the host (a failed append drops the step's state and feeds
-``StorageFailed``, M15/M44); model requests go to the injected :class:`Generator` — a
-compaction's synchronously (Pi awaits ``session_before_compact``), a background job's or a
-handoff preparation's through the host's scheduler, which answers later; diagnostics go to
+``StorageFailed``, M15/M44); a compaction's model requests go to the injected
+:class:`Generator`, answered at once (Pi awaits ``session_before_compact``), a background
+job's or a handoff preparation's to the host, which answers later; diagnostics go to
 the rotating log; handoff operations to the host. Every answer the host gives comes back as
 an event through ``handle``.
 """
@@ -57,10 +57,11 @@ class StorageError(Exception):
 
 
 class Generator(Protocol):
-    """The model behind note generation, checkpoints and handoff packages (M25, M40, M46).
+    """The model behind a compaction's checkpoint (M25): the runtime waits for its reply.
 
     A reply reports how long it took (``duration_ms``); the shell turns that into time on
-    the host's clock, so deadlines are judged on injected time."""
+    the host's clock, so deadlines are judged on injected time (a host whose clock already
+    moved while the model answered reports 0)."""
 
     def generate(self, request: GenerationRequest) -> GenerationReply: ...
 
@@ -83,9 +84,10 @@ class CmHost(Protocol):
     def advance(self, ms: int) -> None:
         """Let ``ms`` of host time pass (a synchronous model request)."""
 
-    def schedule_reply(self, job: int, reply: GenerationReply, deadline: int) -> None:
-        """Deliver ``reply`` after its duration — or ``DeadlineReached`` at ``deadline`` if
-        that comes first — through :meth:`ContextMemoryRuntime.handle`, later."""
+    def request_generation(self, request: GenerationRequest, deadline: int) -> None:
+        """Send ``request`` to the model without waiting (a background job, a handoff
+        preparation): deliver its reply — or ``DeadlineReached`` at ``deadline`` if that comes
+        first — through :meth:`ContextMemoryRuntime.handle`, later."""
 
     def cancel_reply(self, job: int) -> None: ...
 
@@ -201,13 +203,13 @@ class ContextMemoryRuntime:
 
     def _generate(self, request: GenerationRequest) -> CmResult | None:
         """A compaction waits for its reply (Pi awaits the hook); other runs continue while
-        the foreground does (M40, M58)."""
-        reply = self.generator.generate(request)
+        the foreground does (M40, M58): the host answers them later."""
         run = self.state.generation
         deadline = run.deadline if run is not None else self.host.context().now
         if request.kind != "compaction":
-            self.host.schedule_reply(request.job, reply, deadline)
+            self.host.request_generation(request, deadline)
             return None
+        reply = self.generator.generate(request)
         now = self.host.context().now
         if now + reply.duration_ms >= deadline:
             self.host.advance(max(0, deadline - now))

@@ -17,8 +17,18 @@ NOTES_TOOL: Final = "context_notes"
 STATUS_TOOL: Final = "context_status"
 TOOLS: Final = (SEARCH_TOOL, READ_TOOL, NOTES_TOOL, STATUS_TOOL)
 COMMAND: Final = "ctx-memory"
+COMMAND_DESCRIPTION: Final = (
+    "Context memory: status | notes | compact | cancel | handoff | auto on|off | "
+    "session [close|export]"
+)
 FLAG_NO_BACKGROUND: Final = "context-memory-no-background"
+FLAG_NO_BACKGROUND_DESCRIPTION: Final = "Context memory: no background notes (M3)"
 FLAG_NO_AUTO_HANDOFF: Final = "context-memory-no-auto-handoff"
+FLAG_NO_AUTO_HANDOFF_DESCRIPTION: Final = (
+    "Context memory: automatic handoff stays off, whatever /ctx-memory auto says (M3)"
+)
+STATUS_KEY: Final = "context-memory"
+"""The status-bar item and the panel widget's key (``ctx.ui.setStatus``, ``setWidget``)."""
 CHILD_ENV: Final = "PI_SUBAGENT_CHILD"
 
 # -- status bar (M4) ---------------------------------------------------------------------------

@@ -21,10 +21,21 @@ from typing import TYPE_CHECKING, Any, TypeAlias
 from attrs import define, field
 
 from pictx_fsm.extensions.context_management import events as ev
-from pictx_fsm.extensions.context_management.effects import CheckpointCompaction, CmResult
-from pictx_fsm.extensions.context_management.generation import GenerationReply
+from pictx_fsm.extensions.context_management.adapter import (
+    CM_HOOKS,
+    Preparation,
+    event_of,
+    flags_from,
+    model_name,
+    reply_of,
+    tool_text,
+)
+from pictx_fsm.extensions.context_management.generation import (
+    GenerationReply,
+    GenerationRequest,
+)
 from pictx_fsm.extensions.context_management.machines import CmMachines, load_machines
-from pictx_fsm.extensions.context_management.policy import PARENT_READ_CAP
+from pictx_fsm.extensions.context_management.parents import parent_branch_in
 from pictx_fsm.extensions.context_management.records import RECEIPT_TYPE
 from pictx_fsm.extensions.context_management.runtime import (
     ContextMemoryRuntime,
@@ -32,55 +43,22 @@ from pictx_fsm.extensions.context_management.runtime import (
     StorageError,
 )
 from pictx_fsm.extensions.context_management.state import Flags
-from pictx_fsm.extensions.context_management.texts import CHILD_ENV, COMMAND, TOOLS
-from pictx_fsm.host.effects import CancelResult, HookResult, ToolResult
-from pictx_fsm.host.events import (
-    AgentSettled,
-    HookEvent,
-    HostContext,
-    ModelSelect,
-    SessionBeforeCompact,
-    SessionShutdown,
-    SessionStart,
-    SessionTreeEvent,
-    TurnEnd,
-    TurnStart,
-)
-from pictx_fsm.host.extension import Reply, SuppliedCompaction, ToolInvocation, ToolOutput
+from pictx_fsm.extensions.context_management.texts import COMMAND, TOOLS
+from pictx_fsm.host.effects import HookResult
+from pictx_fsm.host.events import HookEvent, HostContext, SessionBeforeCompact, SessionStart
+from pictx_fsm.host.extension import Reply, ToolInvocation, ToolOutput
 from pictx_fsm.hosts.model import handoff as replacement
 from pictx_fsm.hosts.model.clock import ManualClock
 from pictx_fsm.hosts.model.compaction import plan_compaction
 from pictx_fsm.hosts.model.memfiles import MemoryFiles
 from pictx_fsm.hosts.model.records import NoticeRecord
 from pictx_fsm.session.entries import Entry
-from pictx_fsm.session.jsonl import parse_session
 from pictx_fsm.session.tree import SessionTree
 
 if TYPE_CHECKING:
     from pictx_fsm.hosts.model.session import ModelSession
 
 JSON: TypeAlias = Any
-CM_HOOKS: frozenset[str] = frozenset(
-    {
-        "session_start",
-        "agent_settled",
-        "turn_start",
-        "turn_end",
-        "session_tree",
-        "model_select",
-        "session_before_compact",
-        "session_shutdown",
-    }
-)
-
-
-def flags_from(env: Mapping[str, str], argv: Sequence[str] = ()) -> Flags:
-    """M1, M3: only ``PI_SUBAGENT_CHILD=1`` marks a child; the two flags by name."""
-    return Flags(
-        child=env.get(CHILD_ENV) == "1",
-        no_background="--context-memory-no-background" in argv,
-        no_auto_handoff="--context-memory-no-auto-handoff" in argv,
-    )
 
 
 @define
@@ -185,45 +163,23 @@ class ContextMemoryExtension:
         if isinstance(event, SessionStart) and self.session is None:
             self._startup = True
             return None
-        mapped = self._event(event, ctx)
+        preparation = self._preparation() if isinstance(event, SessionBeforeCompact) else None
+        mapped = event_of(event, ctx, preparation)
         if mapped is None:
             return None
-        return _reply(self.runtime.handle(mapped), event)
+        return reply_of(self.runtime.handle(mapped), event)
 
-    def _event(self, event: HookEvent, ctx: HostContext) -> ev.CmEvent | None:
-        if isinstance(event, SessionStart):
-            return ev.SessionStarted(reason=event.reason)
-        if isinstance(event, AgentSettled):
-            return ev.ReplyEnded()
-        if isinstance(event, TurnStart):
-            return ev.TurnStarted()
-        if isinstance(event, TurnEnd):
-            return _turn_ended(event, ctx)
-        if isinstance(event, SessionTreeEvent):
-            return ev.BranchMoved()
-        if isinstance(event, ModelSelect):
-            return ev.ModelSelected(model=_model_name(event.model))
-        if isinstance(event, SessionShutdown):
-            return ev.SessionEnding(reason=event.reason)
-        if isinstance(event, SessionBeforeCompact):
-            return self._compaction(event)
-        return None
-
-    def _compaction(self, event: SessionBeforeCompact) -> ev.CmEvent:
+    def _preparation(self) -> Preparation:
+        """Pi's kept boundary for this compaction (the model host tracks no files)."""
         host = self._session()._host
         plan = plan_compaction(
             host.store.branch(), host.settings.compaction.keep_recent_tokens, host.counter
         )
-        kept = plan.first_kept_entry_id if plan is not None else None
-        return ev.CompactionStarting(
-            reason=event.reason, first_kept=kept, signal_aborted=event.signal_aborted
-        )
+        return Preparation(first_kept=plan.first_kept_entry_id if plan is not None else None)
 
     def _tool(self, call: ToolInvocation, ctx: HostContext) -> ToolOutput:
         result = self.runtime.handle(ev.ToolCalled(name=call.name, arguments=call.arguments))
-        value = result.value
-        text = value.text if isinstance(value, ToolResult) else ""
-        return ToolOutput(text=text)
+        return ToolOutput(text=tool_text(result))
 
     def _command(self, args: str, ctx: HostContext) -> HookResult | None:
         self.runtime.handle(ev.CommandIssued(args=args))
@@ -239,17 +195,19 @@ class ContextMemoryExtension:
     def deliverable(self) -> bool:
         return bool(self.pending) or (self.idle_waits > 0 and self._session().is_idle)
 
-    def deliver(self) -> bool:
+    def deliver(self, held: frozenset[int] = frozenset()) -> bool:
         """Resolve what the host owes the extension, one thing: ``waitForIdle`` when idle,
-        else the earliest reply (or its deadline), advancing the clock to it."""
+        else the earliest reply (or its deadline), advancing the clock to it — not the
+        replies of the ``held`` jobs (a model that has not answered yet)."""
         if self.idle_waits and self._session().is_idle:
             self.idle_waits -= 1
             self.runtime.handle(ev.IdleReached())
             self._flush_takeover()
             return True
-        if not self.pending:
+        waiting = [p for p in self.pending if p.job not in held]
+        if not waiting:
             return False
-        item = min(self.pending, key=lambda p: (min(p.due, p.deadline), p.job))
+        item = min(waiting, key=lambda p: (min(p.due, p.deadline), p.job))
         self.pending.remove(item)
         if item.deadline <= item.due:
             self.clock.advance_to(item.deadline)
@@ -290,12 +248,9 @@ class ContextMemoryExtension:
         if path == host.store.path:
             return False
         parent = host.store.path
-        if host.files[path].tree.header.parent_session == parent:
-            replacement.switch_to_new(host, path)
-        elif self.veto_returns:
+        if host.files[path].tree.header.parent_session != parent and self.veto_returns:
             return False
-        else:
-            replacement.return_to(host, path)
+        replacement.switch_to(host, path)
         self._flush_takeover()
         return True
 
@@ -304,39 +259,6 @@ def _key_source(seed: int, index: int) -> Any:
     """A deterministic per-instance key (the real runtime draws a random one)."""
     rng = random.Random(f"cm-key:{seed}:{index}")
     return lambda: f"{rng.getrandbits(128):032x}"
-
-
-def _turn_ended(event: TurnEnd, ctx: HostContext) -> ev.TurnEnded:
-    usage = event.message.get("usage")
-    usage = usage if isinstance(usage, Mapping) else {}
-    cost = usage.get("cost")
-    total = cost.get("total", 0) if isinstance(cost, Mapping) else 0
-    tokens = usage.get("input"), usage.get("output")
-    known = all(isinstance(t, int) for t in tokens)
-    return ev.TurnEnded(
-        input_tokens=tokens[0] if known else None,
-        output_tokens=tokens[1] if known else None,
-        cost=float(total or 0),
-        stop_reason=str(event.message.get("stopReason", "stop")),
-        aborted=event.outcome == "aborted" or ctx.signal_aborted,
-    )
-
-
-def _model_name(model: Any) -> str | None:
-    return None if model is None else f"{model.provider}/{model.id}"
-
-
-def _reply(result: CmResult, event: HookEvent) -> Reply:
-    value = result.value
-    if isinstance(value, CheckpointCompaction):
-        return SuppliedCompaction(
-            summary=value.summary,
-            first_kept_entry_id=value.first_kept_entry_id,
-            details=dict(value.details),
-        )
-    if isinstance(value, CancelResult):
-        return HookResult(hook=type(event).HOOK, value=value)
-    return None
 
 
 class _Host:
@@ -358,7 +280,7 @@ class _Host:
             now=ext.clock.peek(),
             tokens=usage.tokens if usage is not None else None,
             context_window=usage.context_window if usage is not None else None,
-            model=_model_name(ctx.model),
+            model=model_name(ctx.model),
             pending_input=ctx.has_pending_messages,
             idle=session.is_idle,
             session_file=host.store.path if self._live() and ext.saved else None,
@@ -394,9 +316,10 @@ class _Host:
     def advance(self, ms: int) -> None:
         self.ext.clock.advance(ms)
 
-    def schedule_reply(self, job: int, reply: GenerationReply, deadline: int) -> None:
+    def request_generation(self, request: GenerationRequest, deadline: int) -> None:
+        reply = self.ext.generator.generate(request)
         due = self.ext.clock.peek() + reply.duration_ms
-        self.ext.pending.append(Pending(job=job, reply=reply, due=due, deadline=deadline))
+        self.ext.pending.append(Pending(job=request.job, reply=reply, due=due, deadline=deadline))
 
     def cancel_reply(self, job: int) -> None:
         self.ext.pending[:] = [p for p in self.ext.pending if p.job != job]
@@ -428,14 +351,7 @@ class _Host:
         session = self.ext.session
         if session is None or self.ext.hide_parents or path not in session._host.files:
             return None
-        text = session._host.files[path].jsonl()
-        if len(text.encode()) > PARENT_READ_CAP:
-            return None
-        loaded = parse_session(text, source=path)
-        if loaded.header is None:
-            return None
-        tree = SessionTree.from_entries(loaded.header, loaded.entries)
-        return tree.branch(leaf) if leaf in tree else None
+        return parent_branch_in(session._host.files[path].jsonl(), leaf, path)
 
 
 __all__ = ["CM_HOOKS", "ContextMemoryExtension", "flags_from"]

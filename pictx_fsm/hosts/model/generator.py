@@ -15,8 +15,8 @@ from __future__ import annotations
 
 import json
 from collections import deque
-from collections.abc import Iterable
-from typing import Final, Literal, TypeAlias, get_args
+from collections.abc import Iterable, Mapping
+from typing import Any, Final, Literal, TypeAlias, get_args
 
 from pictx_fsm.extensions.context_management.generation import GenerationReply, GenerationRequest
 from pictx_fsm.extensions.context_management.generation import ReplyKind as GenReplyKind
@@ -71,49 +71,61 @@ class ScriptedGenerator:
         return _reply(kind, request)
 
 
-def _notes(request: GenerationRequest) -> list[dict[str, object]]:
-    notes = request.notes.to_json()
-    if request.pieces:
-        first = request.pieces[0]
+def reply_text(kind: str, payload: Mapping[str, Any]) -> str | None:
+    """What the scripted model answers a request whose payload (what the model is sent,
+    :meth:`GenerationRequest.payload`) is ``payload``: the candidate's JSON text, or
+    ``None`` for a failure kind. Only the payload is read, so a scripted model of the real
+    Pi (the test fixtures' faux provider) answers the same."""
+    if kind in _FAILURES:
+        return None
+    sources = payload.get("sources") or []
+    notes = _notes(payload)
+    through = sources[-1]["id"] if sources else None
+    if kind == "invalid_shape":
+        return "I could not produce the notes."
+    if kind == "bad_boundary":
+        return _text(notes, "not-a-source")
+    if kind in ("over_capacity", "stubborn", "repair_invalid"):
+        return _text(notes + _padding(payload), through)
+    if kind == "resolve_open":
+        resolved = [
+            {**n, "status": "resolved"} if n.get("kind") == "open_item" else n for n in notes
+        ]
+        return _text(resolved, through)
+    return _text(notes, through)
+
+
+def _notes(payload: Mapping[str, Any]) -> list[dict[str, Any]]:
+    notes = [dict(n) for n in payload.get("notes") or []]
+    sources = payload.get("sources") or []
+    if sources:
+        first = sources[0]
+        batch = payload.get("batch", {}).get("index", 0)
         notes.append(
             {
-                "key": f"batch-{request.job}-{request.batch}",
+                "key": f"batch-{batch}",
                 "kind": "open_item",
                 "status": "active",
-                "text": f"Continue from the {first.role} message {first.id}.",
-                "sources": [first.id],
+                "text": f"Continue from the {first['role']} message {first['id']}.",
+                "sources": [first["id"]],
                 "inferred": True,
             }
         )
     return notes
 
 
-def _text(notes: list[dict[str, object]], through: str | None) -> str:
+def _text(notes: list[dict[str, Any]], through: str | None) -> str:
     return json.dumps({"notes": notes, "throughEntryId": through}, separators=(",", ":"))
 
 
 def _reply(kind: str, request: GenerationRequest) -> GenerationReply:
     size = request.size
     failure = _FAILURES.get(kind)
-    if failure is not None:
+    text = reply_text(kind, request.payload())
+    if failure is not None or text is None:
         return GenerationReply(
-            kind=failure, input_tokens=size // 4, output_tokens=0, duration_ms=FAST_MS
+            kind=failure or "error", input_tokens=size // 4, output_tokens=0, duration_ms=FAST_MS
         )
-    notes = _notes(request)
-    through = request.boundary
-    if kind == "invalid_shape":
-        text = "I could not produce the notes."
-    elif kind == "bad_boundary":
-        text = _text(notes, "not-a-source")
-    elif kind in ("over_capacity", "stubborn", "repair_invalid"):
-        text = _text(notes + _padding(request), through)
-    elif kind == "resolve_open":
-        text = _text(
-            [{**n, "status": "resolved"} if n.get("kind") == "open_item" else n for n in notes],
-            through,
-        )
-    else:
-        text = _text(notes, through)
     duration = SLOW_MS if kind == "slow" else FAST_MS
     return GenerationReply(
         kind="ok",
@@ -124,12 +136,14 @@ def _reply(kind: str, request: GenerationRequest) -> GenerationReply:
     )
 
 
-def _padding(request: GenerationRequest) -> list[dict[str, object]]:
-    source = request.pieces[0].id if request.pieces else "none"
+def _padding(payload: Mapping[str, Any]) -> list[dict[str, Any]]:
+    sources = payload.get("sources") or []
+    source = sources[0]["id"] if sources else "none"
+    batch = payload.get("batch", {}).get("index", 0)
     text = "x" * 600
     return [
         {
-            "key": f"pad-{request.job}-{i}",
+            "key": f"pad-{batch}-{i}",
             "kind": "decision",
             "status": "active",
             "text": text,

@@ -3,9 +3,8 @@
 :func:`create_handoff_session` writes the new session file — header with the source as
 ``parentSession``, the receipt entry, the model and thinking level — refusing an existing
 path (exclusive creation) and reading the text back before anything else happens (Pi writes
-files lazily, pi-host §11, so the extension writes it itself). :func:`switch_to_new` replaces
-the runtime as Pi's ``newSession`` does (``session_before_switch`` → ``session_shutdown`` →
-factories → ``session_start{new}``); returning to the source is a resume.
+files lazily, pi-host §11, so the extension writes it itself). :func:`switch_to` opens it as
+Pi's ``switchSession`` does; returning to the source is the same.
 """
 
 from __future__ import annotations
@@ -13,7 +12,6 @@ from __future__ import annotations
 from typing import Any, TypeAlias
 
 from pictx_fsm.hosts.model import replace
-from pictx_fsm.hosts.model.dispatch import record
 from pictx_fsm.hosts.model.state import HostState
 from pictx_fsm.hosts.model.store import SessionStore
 from pictx_fsm.session.entries import CustomEntry
@@ -50,15 +48,9 @@ def create_handoff_session(host: HostState, custom_type: str, receipt: JSON) -> 
     return path
 
 
-def switch_to_new(host: HostState, path: str) -> None:
-    """``newSession`` for an in-memory file: the new runtime sees ``session_start{new}``."""
-    record(host, "session_before_switch", reason="new", targetSessionFile=path)
-    replace.shutdown(host, "new")
-    store = host.files[path]
-    replace.open_store(host, store.tree, path)
-    replace.bind(host, "new")
-
-
-def return_to(host: HostState, path: str) -> None:
-    """M49: back to the source session (a resume: re-read from its file)."""
+def switch_to(host: HostState, path: str) -> None:
+    """The switch to the new session, and M49's return to the source: Pi's ``switchSession``
+    (``session_before_switch{resume}`` → ``session_shutdown{resume}`` → factories →
+    ``session_start{resume}``), as the real Pi's extension does it (the new file exists
+    already: it was written exclusively and read back)."""
     replace.resume(host, path)

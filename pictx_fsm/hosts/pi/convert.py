@@ -122,7 +122,7 @@ if set(_HOOKS) != set(hooks.HOOKS):  # pragma: no cover - a definition-time chec
     raise AssertionError(f"convert covers {sorted(_HOOKS)}, the hooks are {hooks.HOOKS}")
 
 
-def tool_call(name: str, payload: Mapping[str, Any]) -> HookEvent:
+def tool_call(name: str, payload: Mapping[str, Any]) -> hooks.ToolCall:
     """``execute(toolCallId, params)`` as the runtime's :class:`~pictx_fsm.host.events.ToolCall`."""
     arguments = payload.get("arguments")
     if arguments is not None and not isinstance(arguments, Mapping):

@@ -1,15 +1,15 @@
 """The bridge manifest: everything the JS extension registers and says, generated from Python.
 
-``pictx-bridge.manifest.json`` sits beside ``pictx-bridge.mjs`` and is committed. The
-extension reads it at load time and registers from it every hook of the lifecycle's hook
-table (:data:`pictx_fsm.host.events.HOOKS`), all eleven tools of
-:data:`pictx_fsm.extensions.pi_context.tools.TOOL_SPECS`
-(the one owner of their names, labels, descriptions, JSON-schema parameters and execution
-modes) and both commands; it also takes from it the window identity constants its fail-closed
-projection needs, every text it may show, the connection machine's transition table and the
-package version the handshake must find. So a new hook, tool or text needs no JS change:
-regenerate with ``pictx-fsm pi manifest`` (``--check`` fails when the file is stale; a test
-runs it).
+``pictx-bridge.manifest.json`` sits beside ``pictx-bridge.mjs`` and is committed. Its shared
+part is the package version the handshake must find, the protocol, the timeouts and the
+connection machine's transition table; then one section per extension the bridge serves
+(``extensions``: ``pi-context``, ``context-management``), from which the extension's entry
+registers its hooks, its tools (names, labels, descriptions, JSON-schema parameters, execution
+modes, prompt guidelines), its commands and flags, and takes every text it may show and what
+it answers itself while its server cannot (``fallbacks``; pi-context's window constants for
+its fail-closed projection, and its lease on quiet hooks). So a new hook, tool or text needs no
+JS change: regenerate with ``pictx-fsm pi manifest`` (``--check`` fails when the file is
+stale; a test runs it).
 """
 
 from __future__ import annotations
@@ -19,6 +19,22 @@ from pathlib import Path
 from typing import Any, Final
 
 from pictx_fsm import __version__
+from pictx_fsm.extensions.context_management.adapter import CM_HOOKS
+from pictx_fsm.extensions.context_management.commands import SUBCOMMANDS as CM_SUBCOMMANDS
+from pictx_fsm.extensions.context_management.texts import (
+    CHILD_ENV,
+    FLAG_NO_AUTO_HANDOFF,
+    FLAG_NO_AUTO_HANDOFF_DESCRIPTION,
+    FLAG_NO_BACKGROUND,
+    FLAG_NO_BACKGROUND_DESCRIPTION,
+    STATUS_KEY,
+)
+from pictx_fsm.extensions.context_management.texts import COMMAND as CM_COMMAND
+from pictx_fsm.extensions.context_management.texts import (
+    COMMAND_DESCRIPTION as CM_COMMAND_DESCRIPTION,
+)
+from pictx_fsm.extensions.context_management.texts import TOOLS as CM_TOOLS
+from pictx_fsm.extensions.context_management.tools import TOOL_SCHEMAS as CM_TOOL_SCHEMAS
 from pictx_fsm.extensions.pi_context.lifecycle import toggle_completions
 from pictx_fsm.extensions.pi_context.texts import (
     BOOT_TYPE,
@@ -77,25 +93,33 @@ def _commands() -> list[dict[str, Any]]:
     ]
 
 
-def _texts() -> dict[str, str]:
-    names = [name for name in dir(texts) if name.isupper()]
-    found = {name: getattr(texts, name) for name in sorted(names)}
+def _pi_context_texts() -> dict[str, str]:
+    found = texts.bridge_texts(texts.PI_CONTEXT_VOICE)
+    found.update({name: getattr(texts, name) for name in texts.PI_CONTEXT_ONLY})
     found["NOTICE_MISSING_BOOT"] = NOTICE_MISSING_BOOT
     found["UNBUNDLED_BUILD_LABEL"] = UNBUNDLED_BUILD_LABEL
-    return found
+    return dict(sorted(found.items()))
 
 
-def build_manifest() -> dict[str, Any]:
-    """The manifest as data (what :data:`MANIFEST` must hold)."""
+def _pi_context() -> dict[str, Any]:
+    """pi-context: every lifecycle hook, the eleven tools, both commands; its fail-closed
+    projection's constants and fallbacks, and the lease on quiet hooks."""
     return {
-        "generatedBy": "pictx-fsm pi manifest",
-        "package": __version__,
-        "protocol": PROTOCOL,
+        "title": "pi-context",
         "hooks": list(HOOKS),
         "pipelined": list(PIPELINED_HOOKS),
         "messageHooks": list(MESSAGE_HOOKS),
         "tools": [tool.to_json() for tool in TOOL_SPECS],
         "commands": _commands(),
+        "flags": [],
+        "childEnv": None,
+        "hostFacts": False,
+        "statusKey": None,
+        "fallbacks": {
+            "context_with_system": "cut_request",
+            "session_before_compact": "guard_compaction",
+            "session_before_tree": "guard_tree_summary",
+        },
         "window": {
             "markerType": MARKER_TYPE,
             "bootType": BOOT_TYPE,
@@ -105,14 +129,7 @@ def build_manifest() -> dict[str, Any]:
         },
         "wipeTool": WIPE_MEMORY_TOOL,
         "wipeRequested": WIPE_STATUS_REQUESTED,
-        "texts": _texts(),
-        "timeouts": {
-            "requestMs": REQUEST_TIMEOUT_MS,
-            "startMs": START_TIMEOUT_MS,
-            "abortGraceMs": ABORT_GRACE_MS,
-            "pipelineMs": PIPELINE_DELAY_MS,
-        },
-        "connection": transition_table(),
+        "texts": _pi_context_texts(),
         "lease": {
             "hooks": list(lease.LEASED_HOOKS),
             "neutral": list(lease.NEUTRAL_HOOKS),
@@ -124,6 +141,66 @@ def build_manifest() -> dict[str, Any]:
             "imageTokens": IMAGE_TOKENS,
             "machine": lease_table(),
         },
+    }
+
+
+def _context_management() -> dict[str, Any]:
+    """pi-context-management: its hooks (no ``context`` hook, M2), its four tools with their
+    prompt guidelines, ``/ctx-memory``, its two flags (M3) and the child switch (M1). No
+    fallback: while its server cannot answer, Pi's own compaction runs (M34)."""
+    tools = []
+    for name in CM_TOOLS:
+        schema = CM_TOOL_SCHEMAS[name]
+        tool: dict[str, Any] = {
+            "name": name,
+            "label": name,
+            "description": schema["description"],
+            "parameters": schema["parameters"],
+        }
+        if "promptGuidelines" in schema:
+            tool["promptGuidelines"] = list(schema["promptGuidelines"])
+        tools.append(tool)
+    return {
+        "title": "pi-context-management",
+        "hooks": [hook for hook in HOOKS if hook in CM_HOOKS],
+        "pipelined": [],
+        "messageHooks": [],
+        "tools": tools,
+        "commands": [
+            {
+                "name": CM_COMMAND,
+                "description": CM_COMMAND_DESCRIPTION,
+                "completions": list(CM_SUBCOMMANDS),
+                "waitForIdle": False,
+                "reportsStatus": False,
+            }
+        ],
+        "flags": [
+            {"name": FLAG_NO_BACKGROUND, "description": FLAG_NO_BACKGROUND_DESCRIPTION},
+            {"name": FLAG_NO_AUTO_HANDOFF, "description": FLAG_NO_AUTO_HANDOFF_DESCRIPTION},
+        ],
+        "childEnv": CHILD_ENV,
+        "hostFacts": True,
+        "statusKey": STATUS_KEY,
+        "fallbacks": {},
+        "texts": dict(sorted(texts.bridge_texts(texts.CONTEXT_MANAGEMENT_VOICE).items())),
+    }
+
+
+def build_manifest() -> dict[str, Any]:
+    """The manifest as data (what :data:`MANIFEST` must hold)."""
+    return {
+        "generatedBy": "pictx-fsm pi manifest",
+        "package": __version__,
+        "protocol": PROTOCOL,
+        "timeouts": {
+            "requestMs": REQUEST_TIMEOUT_MS,
+            "startMs": START_TIMEOUT_MS,
+            "abortGraceMs": ABORT_GRACE_MS,
+            "pipelineMs": PIPELINE_DELAY_MS,
+        },
+        "connection": transition_table(),
+        "extensions": {"pi-context": _pi_context(), "context-management": _context_management()},
     }
 
 

@@ -1,21 +1,28 @@
-// pictx-bridge: pi-context's lifecycle for Pi, decided by pictx_fsm in Python.
+// pictx-bridge: pictx_fsm's Pi extensions — pi-context's lifecycle and pi-context-management —
+// for Pi, decided in Python.
 //
-// Load with `pi -e "$(pictx-fsm pi --extension-path)"`. The extension owns no lifecycle logic:
-// it registers what pictx-bridge.manifest.json lists (generated from Python: every lifecycle
-// hook, every tool with its schema, both commands, the texts), forwards each call to
-// `$PICTX_FSM_PYTHON -m pictx_fsm.hosts.pi` (one JSON line each way) and applies the decided
-// result through Pi's API. It fails closed: when the server is missing, broken, hung or dead,
-// a provider request is still cut at the current window (failclosed.mjs, R67–R69) or aborted,
-// never sent with erased history; Pi is never crashed or hung; the connection follows the
-// declared bridge_connection machine (connection.mjs) and each failure episode is one notice.
+// Load pi-context with `pi -e "$(pictx-fsm pi --extension-path)"` (this file) and
+// pi-context-management with `pi -e "$(pictx-fsm pi --extension-path context-management)"`
+// (context-management.mjs, which is this bridge for the other extension); both `-e` flags load
+// both, each with its own server. The extension owns no decision: it registers what its section
+// of pictx-bridge.manifest.json lists (generated from Python: hooks, tools with their schemas
+// and prompt guidelines, commands, flags, texts), forwards each call to
+// `$PICTX_FSM_PYTHON -m pictx_fsm.hosts.pi --extension <name>` (one JSON line each way),
+// carries out what the server asks of Pi meanwhile (host calls: hostcalls.mjs) and applies the
+// decided result through Pi's API. It fails closed: when the server is missing, broken, hung or
+// dead, a handler answers what the manifest's fallbacks say — for pi-context a provider request
+// is still cut at the current window (failclosed.mjs, R67–R69) or aborted, never sent with
+// erased history; for pi-context-management nothing, so Pi compacts natively — Pi is never
+// crashed or hung; the connection follows the declared bridge_connection machine
+// (connection.mjs) and each failure episode is one notice.
 //
 // Environment: PICTX_FSM_PYTHON (default "python3"), PICTX_FSM_TIMEOUT_MS,
-// PICTX_FSM_START_TIMEOUT_MS, PICTX_FSM_NOTICES (auto|stderr|off: where notices go besides
-// Pi's UI; auto = stderr when Pi has no UI, as in print mode), PICTX_FSM_TIMING (a file that
-// gets each handler's duration, bytes sent and requests waited for at shutdown, for
-// bench/bench_bridge.py); PICTX_FSM_LEASE=0 (no leases on quiet hooks: lease.mjs, every
-// hook that returns something waits for the server); PICTX_FSM_PROFILE and
-// PICTX_FSM_AUDIT_DIR are read by the server.
+// PICTX_FSM_START_TIMEOUT_MS, PICTX_FSM_NOTICES (auto|stderr|off: where notices, the status bar
+// and the panel go besides Pi's UI; auto = stderr when Pi has no UI, as in print mode),
+// PICTX_FSM_TIMING (a file that gets each handler's duration, bytes sent and requests waited
+// for at shutdown, for bench/bench_bridge.py); PICTX_FSM_LEASE=0 (no leases on quiet hooks:
+// lease.mjs, every hook that returns something waits for the server); PICTX_FSM_PROFILE,
+// PICTX_FSM_AUDIT_DIR and PICTX_FSM_CLOCK_OFFSET_FILE are read by the server.
 import { spawn } from "node:child_process";
 import { appendFileSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -24,14 +31,13 @@ import { fileURLToPath } from "node:url";
 import * as piAgent from "@earendil-works/pi-coding-agent";
 import { ConnectionMachine } from "./connection.mjs";
 import { failClosed, foldSystem, markerOnPath, scanWindow } from "./failclosed.mjs";
+import { HostCalls } from "./hostcalls.mjs";
 import { Lease } from "./lease.mjs";
 import { facts, format, hostVersion, lastLine, modelFacts, payload, positive, safely } from "./requests.mjs";
 import { elideAgainst, isPredicted, rebuild, sameJson, systemsOf } from "./wire.mjs";
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 const MANIFEST = JSON.parse(readFileSync(join(HERE, "pictx-bridge.manifest.json"), "utf8"));
-const T = MANIFEST.texts;
-const WIN = MANIFEST.window;
 const PYTHON = process.env.PICTX_FSM_PYTHON || "python3";
 const REQUEST_MS = positive(process.env.PICTX_FSM_TIMEOUT_MS, MANIFEST.timeouts.requestMs);
 const START_MS = positive(process.env.PICTX_FSM_START_TIMEOUT_MS, MANIFEST.timeouts.startMs);
@@ -41,11 +47,7 @@ const NOTICES = process.env.PICTX_FSM_NOTICES || "auto";
 const TIMING = process.env.PICTX_FSM_TIMING;
 const CHECK_USAGE = process.env.PICTX_FSM_CHECK_USAGE;
 const PI_VERSION = hostVersion(piAgent, process.argv[1]);
-const PIPELINED = new Set(MANIFEST.pipelined);
-const MESSAGE_HOOKS = new Set(MANIFEST.messageHooks);
 const LEASES = process.env.PICTX_FSM_LEASE !== "0";
-const LEASED = new Set(MANIFEST.lease.hooks);
-const NEUTRAL = new Set(MANIFEST.lease.neutral);
 const IMPORT_FAILURE = /ModuleNotFoundError|ImportError|No module named|SyntaxError/;
 const PIPE_GRACE_MS = 100; // how long a broken pipe waits for the exit that names the fault
 // Unanswered leased requests after which a leased handler lets Node's loop turn once before
@@ -55,18 +57,41 @@ const LEASE_BACKLOG = 8;
 const children = new Set();
 process.once("exit", () => children.forEach((child) => child.kill("SIGKILL")));
 
-export default function pictxBridge(pi) {
-  const bridge = new Bridge(pi);
-  for (const hook of MANIFEST.hooks) {
-    pi.on(hook, (event, ctx) => bridge.hook(hook, event, ctx));
-  }
-  for (const tool of MANIFEST.tools) pi.registerTool(bridge.tool(tool));
-  for (const command of MANIFEST.commands) pi.registerCommand(command.name, bridge.command(command));
+// The Pi extension factory for one of the manifest's extensions (by its section's name).
+export function bridgeExtension(name) {
+  const spec = MANIFEST.extensions[name];
+  if (!spec) throw new Error(`pictx-bridge: the manifest has no extension ${JSON.stringify(name)}`);
+  return function pictxBridge(pi) {
+    if (spec.childEnv && process.env[spec.childEnv] === "1") return; // M1: a child session
+    for (const flag of spec.flags) pi.registerFlag(flag.name, { description: flag.description, type: "boolean" });
+    const bridge = new Bridge(pi, name, spec);
+    for (const hook of spec.hooks) {
+      pi.on(hook, (event, ctx) => bridge.hook(hook, event, ctx));
+    }
+    for (const tool of spec.tools) pi.registerTool(bridge.tool(tool));
+    for (const command of spec.commands) pi.registerCommand(command.name, bridge.command(command));
+  };
 }
 
+export default bridgeExtension("pi-context");
+
 class Bridge {
-  constructor(pi) {
+  constructor(pi, name, spec) {
     this.pi = pi;
+    this.name = name;
+    this.spec = spec;
+    this.T = spec.texts;
+    this.WIN = spec.window ?? {};
+    this.PIPELINED = new Set(spec.pipelined);
+    this.MESSAGE_HOOKS = new Set(spec.messageHooks);
+    this.LEASED = new Set(spec.lease?.hooks ?? []);
+    this.NEUTRAL = new Set(spec.lease?.neutral ?? []);
+    this.leases = LEASES && spec.lease !== undefined;
+    this.calls = new HostCalls(this);
+    this.commandCtx = null; // a command's context, held while the server says `hold`
+    this.holding = false;
+    this.released = null;
+    this.idleToken = `__idle-${process.pid}-${Math.random().toString(36).slice(2)}`;
     this.machine = new ConnectionMachine(MANIFEST.connection);
     this.server = null; // {child, generation, waiting, buffer, stderr, starting}
     this.generation = 0;
@@ -83,7 +108,7 @@ class Bridge {
     this.ahead = null; // the hooks that settle a run, decided with its last turn_end
     this.toggle = null;
     this.lease = null; // the server's lease on quiet hooks (lease.mjs), while it holds
-    this.leasing = new ConnectionMachine(MANIFEST.lease.machine); // bridge_lease's follower
+    this.leasing = spec.lease ? new ConnectionMachine(spec.lease.machine) : null; // bridge_lease's follower
     this.carried = []; // entries read for a lease that voided: they go with the next request
     this.told = new Set(); // error texts and missing-boot windows already announced
     this.timings = [];
@@ -110,12 +135,14 @@ class Bridge {
       const decided = guess && name === "context_with_system" ? this.decidedAhead(guess, event, ctx) : null;
       if (decided) return decided;
       if (ahead?.items[0].name === name && this.settledAhead(ahead, event, ctx)) return this.keptAhead(ahead, event, ctx);
-      if (PIPELINED.has(name) && this.machine.state === "ready") return this.post(name, event, ctx);
-      const kept = MESSAGE_HOOKS.has(name) ? this.keptAgainst(name, event) : null;
-      const body = kept ? kept.build : payload(name, event, WIN.bootType);
-      if (name === "turn_end" && endsRun(body)) body.speculate = true;
+      if (this.PIPELINED.has(name) && this.machine.state === "ready") return this.post(name, event, ctx);
+      const kept = this.MESSAGE_HOOKS.has(name) ? this.keptAgainst(name, event) : null;
+      const body = kept ? kept.build : payload(name, event, this.WIN.bootType);
+      if (name === "turn_end" && this.spec.lease && endsRun(body)) body.speculate = true;
+      if (name === "session_before_compact") this.compactSignal = event.signal;
       const issued = this.nextId;
       const reply = await this.request("hook", name, body, ctx, ctx.signal);
+      if (name === "session_before_compact") this.compactSignal = undefined;
       kept?.settle(reply.ok);
       if (reply.ok && reply.reply.lease && this.nextId === issued + 1) this.hold(reply);
       const value = reply.ok ? this.apply(reply.reply, ctx, name, event) : undefined;
@@ -125,7 +152,7 @@ class Bridge {
       if (reply.ok && (name !== "context_with_system" || Array.isArray(value?.messages))) return value;
       return this.fallback(name, event, ctx);
     } catch (error) {
-      this.tellOnce(format(T.NOTICE_LIFECYCLE_ERROR, { where: name, error: `bridge: ${error}` }), name);
+      this.tellOnce(format(this.T.NOTICE_LIFECYCLE_ERROR, { where: name, error: `bridge: ${error}` }), name);
       return this.fallback(name, event, ctx);
     } finally {
       if (TIMING) {
@@ -133,6 +160,8 @@ class Bridge {
         this.timings.push(`${name}\t${ms}\t${this.bytesSent - bytes}\t${this.waited - waited}`);
       }
       if (name === "session_shutdown") {
+        this.shutDown = true;
+        this.setHolding(false);
         this.fire("shutdown", "session_shutdown");
         if (TIMING) safely(() => appendFileSync(TIMING, `${this.timings.join("\n")}\n`));
       }
@@ -144,9 +173,9 @@ class Bridge {
   // pipe before the next awaited one, its reply's notices are applied when it arrives, and
   // its failure (error, timeout, dead server) is a fault like any other, so the next awaited
   // request — every provider request is one — finds the connection restarting or degraded.
-  post(name, event, ctx, body = { kind: "hook", name, event: payload(name, event, WIN.bootType) }) {
+  post(name, event, ctx, body = { kind: "hook", name, event: payload(name, event, this.WIN.bootType) }) {
     body.pipelined = true;
-    body.ctx = facts(ctx, PI_VERSION, CHECK_USAGE);
+    body.ctx = this.facts(ctx);
     body.session ??= this.delta(ctx);
     const server = this.server;
     const sent = this.exchange(body, undefined, REQUEST_MS, name, true);
@@ -154,10 +183,10 @@ class Bridge {
     sent
       .then((reply) => {
         if (reply.reply?.broken) this.broken(server);
-        if (reply.reply?.error) this.tellOnce(format(T.NOTICE_LIFECYCLE_ERROR, { where: name, error: reply.reply.error }));
+        if (reply.reply?.error) this.tellOnce(format(this.T.NOTICE_LIFECYCLE_ERROR, { where: name, error: reply.reply.error }));
         else if (reply.ok) this.apply(reply.reply, ctx, name, event);
       })
-      .catch((error) => this.tellOnce(format(T.NOTICE_LIFECYCLE_ERROR, { where: name, error: `bridge: ${error}` }), name));
+      .catch((error) => this.tellOnce(format(this.T.NOTICE_LIFECYCLE_ERROR, { where: name, error: `bridge: ${error}` }), name));
     return undefined;
   }
 
@@ -170,8 +199,8 @@ class Bridge {
     const lease = this.lease;
     if (!lease) return null;
     if (lease.server !== this.server || this.machine.state !== "ready") return this.void();
-    if (NEUTRAL.has(name)) return null;
-    if (!LEASED.has(name)) return this.void();
+    if (this.NEUTRAL.has(name)) return null;
+    if (!this.LEASED.has(name)) return this.void();
     const session = this.delta(ctx); // the new entries: past the bound, the lease is void
     const answer = this.lease && lease.answer(name, event, modelFacts(ctx.model), ctx.signal?.aborted === true);
     if (!answer) {
@@ -179,8 +208,8 @@ class Bridge {
       return this.void();
     }
     this.fireLease("answer"); // send_pipelined: below
-    let sent = payload(name, event, WIN.bootType);
-    if (MESSAGE_HOOKS.has(name)) {
+    let sent = payload(name, event, this.WIN.bootType);
+    if (this.MESSAGE_HOOKS.has(name)) {
       const kept = this.keptAgainst(name, event);
       sent = kept.build(this.server);
       kept.settle(true);
@@ -207,9 +236,9 @@ class Bridge {
   }
 
   hold(reply) {
-    if (LEASES && this.leasing.state !== "broken") {
+    if (this.leases && this.leasing.state !== "broken") {
       this.fireLease("grant");
-      this.lease = new Lease(reply.reply.lease, reply.leaf, this.server, MANIFEST.lease, WIN);
+      this.lease = new Lease(reply.reply.lease, reply.leaf, this.server, this.spec.lease, this.WIN);
     }
   }
 
@@ -228,8 +257,9 @@ class Bridge {
 
   // Step bridge_lease; an undeclared event is a follower bug, told once, never a crash.
   fireLease(event) {
+    if (!this.leasing) return; // an extension without leases
     if (this.leasing.fire(event) === null) {
-      this.tellOnce(format(T.NOTICE_LIFECYCLE_ERROR, { where: "bridge_lease", error: `no ${event} in ${this.leasing.state}` }));
+      this.tellOnce(format(this.T.NOTICE_LIFECYCLE_ERROR, { where: "bridge_lease", error: `no ${event} in ${this.leasing.state}` }));
     }
   }
 
@@ -244,7 +274,7 @@ class Bridge {
     let systems = null;
     const build = (current) => {
       server = current;
-      const [messages, sent] = elideAgainst(event.messages, WIN.bootType, current.kept.get(name));
+      const [messages, sent] = elideAgainst(event.messages, this.WIN.bootType, current.kept.get(name));
       texts = sent;
       if (name === "context_with_system") systems = systemsOf(messages, event.messages);
       return name === "context" && current.systems ? { messages, speculate: true } : { messages };
@@ -273,13 +303,13 @@ class Bridge {
   holds(guess, ctx) {
     if (guess.server !== this.server || this.machine.state !== "ready") return false;
     if ((ctx.sessionManager.getLeafId() ?? null) !== guess.leaf) return false;
-    return JSON.stringify(facts(ctx, PI_VERSION, CHECK_USAGE)) === guess.facts;
+    return JSON.stringify(this.facts(ctx)) === guess.facts;
   }
 
   // The hooks that settle a run, decided with its last turn_end (speculation.py's
   // settle_events): the next one holds when Pi sends it with the payload decided on.
   settledAhead(ahead, event, ctx) {
-    return this.holds(ahead, ctx) && sameJson(payload(ahead.items[0].name, event, WIN.bootType), ahead.items[0].event);
+    return this.holds(ahead, ctx) && sameJson(payload(ahead.items[0].name, event, this.WIN.bootType), ahead.items[0].event);
   }
 
   // Answer from the decision, tell the server to keep it, and hold the ones after it.
@@ -314,13 +344,13 @@ class Bridge {
         const event = { arguments: params ?? {}, toolCallId };
         const reply = await bridge.request("tool", spec.name, event, ctx, signal);
         if (reply.reply?.error) {
-          throw new Error(format(T.NOTICE_LIFECYCLE_ERROR, { where: spec.name, error: reply.reply.error }));
+          throw new Error(format(bridge.T.NOTICE_LIFECYCLE_ERROR, { where: spec.name, error: reply.reply.error }));
         }
         if (!reply.ok) {
-          throw new Error(format(T.TOOL_UNAVAILABLE, { state: bridge.unavailable(), tool: spec.name }));
+          throw new Error(format(bridge.T.TOOL_UNAVAILABLE, { state: bridge.unavailable(), tool: spec.name }));
         }
         const value = bridge.apply(reply.reply, ctx, spec.name, event) ?? {};
-        if (spec.name === MANIFEST.wipeTool && wipeRequested(value)) bridge.resetPending = true;
+        if (spec.name === bridge.spec.wipeTool && wipeRequested(value, bridge.spec)) bridge.resetPending = true;
         // A notes or history tool's error channel (N4) is what pi-context throws: Pi makes
         // the message an error result. A refusal ({"error": …} JSON) is an ordinary result.
         if (value.isError === true) throw new Error(value.content?.[0]?.text ?? "");
@@ -328,6 +358,7 @@ class Bridge {
       },
     };
     if (spec.executionMode) definition.executionMode = spec.executionMode;
+    if (spec.promptGuidelines) definition.promptGuidelines = spec.promptGuidelines;
     return definition;
   }
 
@@ -337,15 +368,20 @@ class Bridge {
       description: spec.description,
       handler: async (args, ctx) => {
         bridge.ctx = ctx;
+        if (String(args ?? "").trim() === bridge.idleToken) return bridge.idle(ctx);
         if (spec.waitForIdle) await ctx.waitForIdle();
+        const held = bridge.holding; // another command keeps its context for a running flow
+        if (!held) bridge.commandCtx = ctx;
         const reply = await bridge.request("command", spec.name, { args: args ?? "" }, ctx);
         if (reply.ok) {
           bridge.apply(reply.reply, ctx, spec.name, {});
           const arg = String(args ?? "").trim().toLowerCase();
           if (arg === "on" || arg === "off") bridge.toggle = arg;
-        } else if (!reply.reply) {
+        } else if (!reply.reply && !reply.sent) {
           bridge.unanswered(spec);
-        } // an error reply was told once by request()
+        } // an error reply was told once by request(), a fault on the way by its notice
+        await bridge.calls.settled();
+        if (!held) await bridge.keepCommand(ctx);
       },
     };
     if (spec.completions) {
@@ -359,25 +395,26 @@ class Bridge {
   unanswered(spec) {
     if (spec.reportsStatus) {
       const status = { state: this.machine.state, reason: this.reason, pi_version: PI_VERSION };
-      this.tell(format(T.NOTICE_DEGRADED_STATUS, status), "info");
+      this.tell(format(this.T.NOTICE_DEGRADED_STATUS, status), "info");
     } else {
-      this.tell(format(T.TOOL_UNAVAILABLE, { state: this.unavailable(), tool: `/${spec.name}` }), "error");
+      this.tell(format(this.T.TOOL_UNAVAILABLE, { state: this.unavailable(), tool: `/${spec.name}` }), "error");
     }
   }
 
   // -- results -------------------------------------------------------------------------------
 
   apply(reply, ctx, name, event) {
+    if ("hold" in reply) this.setHolding(reply.hold === true);
     for (const effect of reply.effects ?? []) {
       try {
         this.effect(effect, ctx);
       } catch (error) {
         const where = `${name} (${effect.effect})`;
-        this.tellOnce(format(T.NOTICE_LIFECYCLE_ERROR, { where, error: String(error) }), where);
+        this.tellOnce(format(this.T.NOTICE_LIFECYCLE_ERROR, { where, error: String(error) }), where);
       }
     }
     const value = reply.value ?? undefined;
-    if (value && Array.isArray(value.entries) && value.entries.some(isMarkerDraft)) this.resetPending = false;
+    if (value && Array.isArray(value.entries) && value.entries.some((d) => isMarkerDraft(d, this.WIN))) this.resetPending = false;
     if (value && Array.isArray(value.slices)) return { messages: rebuild(value.slices, event.messages) };
     return value;
   }
@@ -393,19 +430,21 @@ class Bridge {
     }
   }
 
-  // What a handler returns when Python cannot answer: nothing, except for the provider
-  // request, which is cut by the fail-closed projection or aborted (R67–R69).
+  // What a handler returns when Python cannot answer: what the manifest's fallbacks say —
+  // for pi-context the provider request cut by the fail-closed projection or aborted
+  // (R67–R69), and R62/R75's guards; otherwise nothing (Pi's own behaviour, its compaction).
   fallback(name, event, ctx) {
-    if (name === "context_with_system") return this.cutRequest(event, ctx);
-    if (name === "session_before_compact") return this.guardCompaction(ctx);
-    if (name === "session_before_tree") return this.guardTreeSummary(event, ctx);
+    const kind = this.spec.fallbacks[name];
+    if (kind === "cut_request") return this.cutRequest(event, ctx);
+    if (kind === "guard_compaction") return this.guardCompaction(ctx);
+    if (kind === "guard_tree_summary") return this.guardTreeSummary(event, ctx);
     return undefined;
   }
 
   // R62's half that off keeps: a native compaction summarizes the branch for the provider,
   // so on a marked branch it is cancelled (and when even that cannot be told).
   guardCompaction(ctx) {
-    const marked = safely(() => markerOnPath(ctx.sessionManager, ctx.sessionManager.getLeafId(), WIN));
+    const marked = safely(() => markerOnPath(ctx.sessionManager, ctx.sessionManager.getLeafId(), this.WIN));
     return marked === false ? undefined : { cancel: true };
   }
 
@@ -415,16 +454,16 @@ class Bridge {
     const manager = ctx.sessionManager;
     const crosses = safely(
       () =>
-        markerOnPath(manager, manager.getLeafId(), WIN) ||
-        markerOnPath(manager, event.preparation.targetId, WIN),
+        markerOnPath(manager, manager.getLeafId(), this.WIN) ||
+        markerOnPath(manager, event.preparation.targetId, this.WIN),
     );
     return crosses === false ? undefined : { summary: { summary: "" } };
   }
 
   cutRequest(event, ctx) {
     try {
-      const window = scanWindow(ctx.sessionManager, WIN);
-      const projected = failClosed(event.messages, window, WIN);
+      const window = scanWindow(ctx.sessionManager, this.WIN);
+      const projected = failClosed(event.messages, window, this.WIN);
       if (projected.missingBoot) this.missingBoot(window.windowId, ctx);
       return { messages: projected.messages };
     } catch (error) {
@@ -437,7 +476,7 @@ class Bridge {
   missingBoot(windowId, ctx) {
     if (!this.told.has(`boot:${windowId}`)) {
       this.told.add(`boot:${windowId}`);
-      this.tell(format(T.NOTICE_MISSING_BOOT, { window_id: windowId }), "error");
+      this.tell(format(this.T.NOTICE_MISSING_BOOT, { window_id: windowId }), "error");
     }
     ctx.abort();
   }
@@ -449,6 +488,7 @@ class Bridge {
   // -- requests --------------------------------------------------------------------------------
 
   async request(kind, name, event, ctx, signal) {
+    if (this.shutDown && kind === "event") return { ok: false }; // Pi replaced this instance
     // Any request makes the server drop what it decided ahead, and voids a lease.
     this.speculation = null;
     this.ahead = null;
@@ -456,13 +496,13 @@ class Bridge {
     await this.drained();
     if (!(await this.ready(ctx))) return { ok: false };
     if (typeof event === "function") event = event(this.server);
-    const body = { kind, name, event, ctx: facts(ctx, PI_VERSION, CHECK_USAGE), session: this.delta(ctx) };
-    if (LEASES && kind === "hook" && this.leasing.state !== "broken") body.lease = true;
-    const reply = await this.exchange(body, signal, body.session.header ? START_MS : REQUEST_MS, name);
+    const body = { kind, name, event, ctx: this.facts(ctx), session: this.delta(ctx) };
+    if (this.leases && kind === "hook" && this.leasing.state !== "broken") body.lease = true;
+    const reply = await this.exchange(body, signal, body.session.header ? START_MS : REQUEST_MS, name, false, ctx);
     if (reply.reply?.error) {
-      this.tellOnce(format(T.NOTICE_LIFECYCLE_ERROR, { where: name, error: reply.reply.error }));
+      this.tellOnce(format(this.T.NOTICE_LIFECYCLE_ERROR, { where: name, error: reply.reply.error }));
     }
-    return { ...reply, leaf: body.session.leaf, facts: body.ctx };
+    return { ...reply, sent: true, leaf: body.session.leaf, facts: body.ctx };
   }
 
   // The connection as the machine says: start on first use, restart after the back-off.
@@ -481,10 +521,10 @@ class Bridge {
     if (!this.server?.resync) return this.machine.state === "ready";
     this.server.resync = false;
     this.headerSent = false;
-    const body = { kind: "resync", ctx: facts(ctx, PI_VERSION, CHECK_USAGE), session: this.delta(ctx), toggle: this.toggle };
+    const body = { kind: "resync", ctx: this.facts(ctx), session: this.delta(ctx), toggle: this.toggle };
     const reply = await this.exchange(body, undefined, START_MS, "resync");
     if (reply.ok) this.apply(reply.reply, ctx, "resync", {});
-    else if (this.machine.state === "ready") this.fault(this.server, format(T.FAULT_HANDSHAKE, { detail: reply.reply?.error ?? "resync failed" }));
+    else if (this.machine.state === "ready") this.fault(this.server, format(this.T.FAULT_HANDSHAKE, { detail: reply.reply?.error ?? "resync failed" }));
     return reply.ok && this.machine.state === "ready";
   }
 
@@ -524,7 +564,9 @@ class Bridge {
   // write, one wake-up of the server for the batch), at the latest after the pipeline delay
   // (a leased one at once: flushSoon);
   // its timeout keeps Node alive no longer than Pi does.
-  exchange(body, signal, timeoutMs, label, detached = false) {
+  // While the server makes a host call for the request (hostcalls.mjs), its timer is paused:
+  // the time Pi takes (a model request, a session switch) is not the server's.
+  exchange(body, signal, timeoutMs, label, detached = false, ctx = undefined) {
     const server = this.server;
     if (!server?.child) return Promise.resolve({ ok: false });
     if (signal?.aborted && !body.session?.header) {
@@ -550,22 +592,38 @@ class Bridge {
       // came in time (timers run before I/O in a turn of the loop): it looks once more after
       // the I/O of this turn.
       const late = (text, ms) => () => setImmediate(() => server.waiting.has(id) && expire(text, ms)());
-      let timer = setTimeout((detached ? late : expire)(T.FAULT_TIMEOUT, timeoutMs), timeoutMs);
+      let timer = setTimeout((detached ? late : expire)(this.T.FAULT_TIMEOUT, timeoutMs), timeoutMs);
       if (detached) timer.unref();
       // Aborted (Escape): the handler returns at once; the request stays watched for a
       // short grace, after which a server that still has not answered counts as hung.
+      let paused = false;
+      const grace = () => {
+        timer = setTimeout(expire(this.T.FAULT_ABANDONED, ABORT_GRACE_MS), ABORT_GRACE_MS);
+        timer.unref();
+      };
       const onAbort = () => {
         settle({ ok: false });
         clearTimeout(timer);
-        timer = setTimeout(expire(T.FAULT_ABANDONED, ABORT_GRACE_MS), ABORT_GRACE_MS);
-        timer.unref();
+        if (!paused) grace();
       };
-      server.waiting.set(id, (reply) => {
+      const answer = (reply) => {
         clearTimeout(timer);
         if (reply === null) return settle({ ok: false });
         if (!reply.error && body.connection) this.unreported.splice(0, body.connection.length);
         settle({ ok: !reply.error, reply });
-      });
+        this.closeIfDone(server);
+      };
+      answer.ctx = ctx;
+      answer.pause = () => {
+        paused = true;
+        clearTimeout(timer);
+      };
+      answer.resume = () => {
+        paused = false;
+        if (settled) grace();
+        else timer = setTimeout(expire(this.T.FAULT_TIMEOUT, timeoutMs), timeoutMs);
+      };
+      server.waiting.set(id, answer);
       signal?.addEventListener?.("abort", onAbort, { once: true });
       const line = `${JSON.stringify({ id, ...body })}\n`;
       if (TIMING) this.bytesSent += Buffer.byteLength(line);
@@ -600,7 +658,7 @@ class Bridge {
     try {
       server.child.stdin.write(lines);
     } catch (error) {
-      this.fault(server, format(T.FAULT_PIPE, { detail: error.code ?? String(error) }));
+      this.fault(server, format(this.T.FAULT_PIPE, { detail: error.code ?? String(error) }));
     }
   }
 
@@ -622,6 +680,7 @@ class Bridge {
     this.reason = detail;
     this.faultAt = Date.now();
     this.fire("fault", detail);
+    this.setHolding(false); // a handoff in flight is abandoned: this session goes on
   }
 
   // A fault restarting cannot cure: diagnosed once, then degraded.
@@ -630,6 +689,7 @@ class Bridge {
     this.reason = diagnosis.problem;
     this.diagnosis = diagnosis;
     this.fire("unusable", diagnosis.problem);
+    this.setHolding(false);
   }
 
   unavailable() {
@@ -650,9 +710,9 @@ class Bridge {
       // A neutral working directory: `python -m` puts it first on sys.path, and Pi's own
       // directory may hold a checkout that is not the installed package.
       const options = { cwd: tmpdir(), stdio: ["pipe", "pipe", "pipe"] };
-      server.child = spawn(PYTHON, ["-m", "pictx_fsm.hosts.pi"], options);
+      server.child = spawn(PYTHON, ["-m", "pictx_fsm.hosts.pi", "--extension", this.name], options);
     } catch (error) {
-      this.unusable(server, noInterpreter(error));
+      this.unusable(server, noInterpreter(error, this.T));
       return;
     }
     this.watch(server, server.child);
@@ -672,13 +732,13 @@ class Bridge {
         // dead server's pipe breaks before its exit is seen, and the exit, when it follows
         // within the grace, names the fault (a leased request is written at once).
         if (this.machine.state === "starting") return;
-        const detail = format(T.FAULT_PIPE, { detail: error.code ?? String(error) });
+        const detail = format(this.T.FAULT_PIPE, { detail: error.code ?? String(error) });
         setTimeout(() => this.fault(server, detail), PIPE_GRACE_MS).unref();
       });
     }
     child.on("error", (error) => {
-      if (error.code === "ENOENT" || error.code === "EACCES") this.unusable(server, noInterpreter(error));
-      else this.fault(server, format(T.FAULT_PIPE, { detail: error.code ?? String(error) }));
+      if (error.code === "ENOENT" || error.code === "EACCES") this.unusable(server, noInterpreter(error, this.T));
+      else this.fault(server, format(this.T.FAULT_PIPE, { detail: error.code ?? String(error) }));
     });
     child.on("close", (code, signal) => {
       children.delete(child);
@@ -694,11 +754,12 @@ class Bridge {
     if (server !== this.server || this.machine.state !== "starting") return server.started(false);
     const found = reply.reply?.hello;
     if (!reply.ok && !reply.reply) return server.started(false); // a fault was raised
-    if (!found || found.package !== MANIFEST.package || found.protocol !== MANIFEST.protocol) {
-      const problem = format(T.PROBLEM_VERSION, {
+    const same = found && found.package === MANIFEST.package && found.protocol === MANIFEST.protocol;
+    if (!same || found.serves !== this.name) {
+      const problem = format(this.T.PROBLEM_VERSION, {
         extension: MANIFEST.package, python: PYTHON, package: found?.package ?? "without a handshake",
       });
-      this.unusable(server, { problem, fix: format(T.FIX_VERSION, { python: PYTHON }) });
+      this.unusable(server, { problem, fix: format(this.T.FIX_VERSION, { python: PYTHON }) });
       return server.started(false);
     }
     this.fire("handshake");
@@ -709,9 +770,9 @@ class Bridge {
     if (server !== this.server) return;
     if (this.machine.state === "starting" && IMPORT_FAILURE.test(server.stderr)) {
       const error = lastLine(server.stderr);
-      this.unusable(server, { problem: format(T.PROBLEM_NO_PACKAGE, { python: PYTHON, error }), fix: T.FIX_PYTHON });
+      this.unusable(server, { problem: format(this.T.PROBLEM_NO_PACKAGE, { python: PYTHON, error }), fix: this.T.FIX_PYTHON });
     } else {
-      this.fault(server, format(T.FAULT_EXITED, { code }));
+      this.fault(server, format(this.T.FAULT_EXITED, { code }));
     }
   }
 
@@ -733,9 +794,13 @@ class Bridge {
     } catch {
       reply = null;
     }
+    if (reply !== null && typeof reply === "object" && reply.call && typeof reply.call === "object") {
+      this.calls.receive(server, reply);
+      return;
+    }
     const answer = reply !== null && typeof reply === "object" ? server.waiting.get(reply.id) : undefined;
     if (reply === null || typeof reply !== "object" || !("id" in reply)) {
-      this.fault(server, format(T.FAULT_GARBAGE, { detail: JSON.stringify(line.slice(0, 60)) }));
+      this.fault(server, format(this.T.FAULT_GARBAGE, { detail: JSON.stringify(line.slice(0, 60)) }));
     } else if (answer) {
       server.waiting.delete(reply.id);
       answer(reply);
@@ -760,28 +825,36 @@ class Bridge {
     }
   }
 
+  // A server whose request makes a host call (a session switch ends this session while its
+  // server waits for the switch's return) is closed once that request is answered.
   do_close() {
-    const child = this.server?.child;
+    const server = this.server;
+    const child = server?.child;
     if (!child) return;
-    if (this.server.waiting.size > 0) safely(() => child.kill("SIGKILL"));
+    if (this.calls.pending(server)) server.closeWhenDone = true;
+    else if (server.waiting.size > 0) safely(() => child.kill("SIGKILL"));
     else safely(() => child.stdin.end());
   }
 
+  closeIfDone(server) {
+    if (server.closeWhenDone && server.waiting.size === 0 && server.child) safely(() => server.child.stdin.end());
+  }
+
   do_announce_fault(detail) {
-    this.tell(format(T.NOTICE_FAULT, { fault: detail, lost: this.loseReset() }), "warning");
+    this.tell(format(this.T.NOTICE_FAULT, { fault: detail, lost: this.loseReset() }), "warning");
   }
 
   do_report_loss(detail) {
     const lost = this.loseReset();
-    if (lost) this.tell(format(T.NOTICE_LOSS, { fault: detail, lost }), "warning");
+    if (lost) this.tell(format(this.T.NOTICE_LOSS, { fault: detail, lost }), "warning");
   }
 
   do_give_up(detail) {
-    this.tell(format(T.NOTICE_GIVE_UP, { fault: detail, lost: this.loseReset() }), "error");
+    this.tell(format(this.T.NOTICE_GIVE_UP, { fault: detail, lost: this.loseReset() }), "error");
   }
 
   do_diagnose() {
-    this.tell(format(T.NOTICE_DIAGNOSIS, this.diagnosis), "error");
+    this.tell(format(this.T.NOTICE_DIAGNOSIS, this.diagnosis), "error");
   }
 
   // A wipe_memory that answered rollover_requested and never reached a boundary is lost:
@@ -792,20 +865,108 @@ class Bridge {
     this.resetPending = false;
     safely(() =>
       this.pi.sendMessage(
-        { customType: T.BRIDGE_NOTICE_TYPE, content: T.MODEL_LOST_RESET, display: false },
+        { customType: this.T.BRIDGE_NOTICE_TYPE, content: this.T.MODEL_LOST_RESET, display: false },
         { triggerTurn: false },
       ),
     );
-    return T.LOST_RESET;
+    return this.T.LOST_RESET;
   }
 
   // -- notices -------------------------------------------------------------------------------
 
-  tell(message, level = "error") {
-    const ctx = this.ctx;
-    const echo = NOTICES === "stderr" || (NOTICES === "auto" && ctx?.hasUI !== true);
-    if (echo) process.stderr.write(`notice[${level}] ${message}\n`);
+  tell(message, level = "error", ctx = this.ctx) {
+    if (this.echoes(ctx)) process.stderr.write(`notice[${level}] ${message}\n`);
     safely(() => ctx?.ui?.notify(message, level));
+  }
+
+  // Whether notices, the status bar and the panel also go to stderr (print mode has no UI).
+  echoes(ctx) {
+    return NOTICES === "stderr" || (NOTICES === "auto" && safely(() => ctx?.hasUI) !== true);
+  }
+
+  // The status-bar item (ctx.ui.setStatus; an empty text clears it), echoed as
+  // `status[<key>] <text>` when Pi has no UI.
+  status(text, ctx = this.ctx) {
+    const key = this.spec.statusKey;
+    if (this.echoes(ctx)) process.stderr.write(`status[${key}] ${text}\n`);
+    safely(() => ctx?.ui?.setStatus(key, text || undefined));
+  }
+
+  // The panel widget (ctx.ui.setWidget; an empty text closes it), echoed as one
+  // `panel[<key>] <line>` per line, `panel[<key>] (closed)` when it closes.
+  panel(text, ctx = this.ctx) {
+    const key = this.spec.statusKey;
+    const lines = text ? text.split("\n") : [];
+    if (this.echoes(ctx)) {
+      const shown = lines.length ? lines : ["(closed)"];
+      process.stderr.write(shown.map((line) => `panel[${key}] ${line}\n`).join(""));
+    }
+    safely(() => ctx?.ui?.setWidget(key, lines.length ? lines : undefined));
+  }
+
+  // -- what the server asks for later, and the commands that wait for it ------------------
+
+  // The ctx facts a request carries (pi-context's; an extension with hostFacts also gets Pi's
+  // own context usage, the session file, and its flags).
+  facts(ctx) {
+    const out = facts(ctx, PI_VERSION, CHECK_USAGE);
+    if (!this.spec.hostFacts) return out;
+    const usage = safely(() => ctx.getContextUsage?.());
+    out.usage = usage ? { tokens: usage.tokens ?? null, contextWindow: usage.contextWindow ?? null } : null;
+    out.sessionFile = safely(() => ctx.sessionManager.getSessionFile()) ?? null;
+    out.flags = Object.fromEntries(this.spec.flags.map((flag) => [flag.name, safely(() => this.pi.getFlag(flag.name)) === true]));
+    return out;
+  }
+
+  // An answer Pi gives later (a model reply, waitForIdle, a handoff outcome), as a request
+  // with the context of the command that holds, else the last handler's.
+  async event(name, payload) {
+    const ctx = this.commandCtx ?? this.ctx;
+    const reply = await this.request("event", name, payload, ctx);
+    if (reply.ok) this.apply(reply.reply, ctx, name, {});
+    return reply;
+  }
+
+  // M57: a command context through Pi's own command dispatch; its handler waits for idle.
+  dispatchIdle() {
+    const command = this.spec.commands[0].name;
+    this.pi.sendUserMessage(`/${command} ${this.idleToken}`, { expandPromptTemplates: true });
+  }
+
+  async idle(ctx) {
+    await ctx.waitForIdle();
+    this.commandCtx = ctx;
+    const reply = await this.request("event", "idle_reached", {}, ctx);
+    if (reply.ok) this.apply(reply.reply, ctx, "idle_reached", {});
+    await this.keepCommand(ctx);
+  }
+
+  // A command keeps its context while the server holds it (a handoff runs: its switch needs
+  // a command's context); released when the server says so, or when it can no longer answer.
+  async keepCommand(ctx) {
+    while (this.holding && this.machine.state === "ready") {
+      await new Promise((resolve) => (this.released = resolve));
+    }
+    if (this.commandCtx === ctx) this.commandCtx = null;
+  }
+
+  setHolding(holding) {
+    this.holding = holding;
+    if (!holding) {
+      const released = this.released;
+      this.released = null;
+      released?.();
+    }
+  }
+
+  // One line to `server` outside a request (a host call's return).
+  write(server, message) {
+    if (server !== this.server || !server.child) return;
+    try {
+      server.child.stdin.write(`${JSON.stringify(message)}\n`);
+    } catch (error) {
+      this.fault(server, format(this.T.FAULT_PIPE, { detail: error.code ?? String(error) }));
+    }
   }
 
   // Once per key (the text by default): a broken reply repeats on every request.
@@ -816,9 +977,9 @@ class Bridge {
   }
 }
 
-function wipeRequested(value) {
+function wipeRequested(value, spec) {
   const text = value?.content?.[0]?.text;
-  return typeof text === "string" && safely(() => JSON.parse(text).status) === MANIFEST.wipeRequested;
+  return typeof text === "string" && safely(() => JSON.parse(text).status) === spec.wipeRequested;
 }
 
 // A turn after which Pi ends the run (no tool call to answer, nothing queued): its turn_end
@@ -827,14 +988,14 @@ function endsRun(turnEnd) {
   return turnEnd.message?.stopReason !== "toolUse" && turnEnd.pendingMessages === 0;
 }
 
-function isMarkerDraft(draft) {
-  return draft?.type === "custom" && draft.customType === WIN.markerType;
+function isMarkerDraft(draft, win) {
+  return draft?.type === "custom" && draft.customType === win.markerType;
 }
 
-function noInterpreter(error) {
+function noInterpreter(error, texts) {
   return {
-    problem: format(T.PROBLEM_NO_INTERPRETER, { python: PYTHON, error: error.code ?? String(error) }),
-    fix: T.FIX_PYTHON,
+    problem: format(texts.PROBLEM_NO_INTERPRETER, { python: PYTHON, error: error.code ?? String(error) }),
+    fix: texts.FIX_PYTHON,
   };
 }
 

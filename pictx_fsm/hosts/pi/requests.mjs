@@ -27,7 +27,11 @@ export function payload(hook, event, bootType) {
         targetId: event.preparation?.targetId ?? null,
       };
     case "session_before_compact":
-      return { reason: event.reason, signalAborted: event.signal?.aborted === true };
+      return {
+        reason: event.reason, signalAborted: event.signal?.aborted === true,
+        firstKeptEntryId: event.preparation?.firstKeptEntryId ?? null,
+        customInstructions: Boolean(event.customInstructions), files: fileLists(event.preparation?.fileOps),
+      };
     case "context":
     case "context_with_system":
       return { messages: elide(event.messages, bootType) };
@@ -39,6 +43,13 @@ export function payload(hook, event, bootType) {
         newLeafId: event.newLeafId, oldLeafId: event.oldLeafId,
       };
   }
+}
+
+// Pi's file tracking of a compaction as two lists: files only read, files written or edited.
+function fileLists(ops) {
+  const modified = new Set([...(ops?.written ?? []), ...(ops?.edited ?? [])]);
+  const read = [...(ops?.read ?? [])].filter((file) => !modified.has(file));
+  return { read: read.sort(), modified: [...modified].sort() };
 }
 
 // The ctx facts the lifecycle reads. Not ctx.getContextUsage(): Pi rebuilds the whole

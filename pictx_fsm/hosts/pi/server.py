@@ -1,11 +1,16 @@
-"""The bridge server: one lifecycle runtime behind a JSON-lines pipe to the real Pi.
+"""The bridge server: one extension's runtime behind a JSON-lines pipe to the real Pi.
 
-The Pi extension ``pictx-bridge.mjs`` starts ``python -m pictx_fsm.hosts.pi`` on first use
+The Pi extension (``pictx-bridge.mjs`` for pi-context, ``context-management.mjs`` for
+pi-context-management) starts ``python -m pictx_fsm.hosts.pi --extension NAME`` on first use
 and sends one line per handler call; the server answers each with one line holding the
 handler's return value and the effects to apply (notices, sent messages, appended entries,
 abort). Pi re-runs extension factories on fork, resume and reload, so one server serves one
-session, and exits when its input closes.
+extension in one session, and exits when its input closes. :func:`serve` is the one loop for
+every extension; :func:`open_session` picks the session that runs the named one — this
+module's :class:`BridgeSession` for pi-context, :mod:`.served_cm` for pi-context-management,
+whose answers may make host calls into Pi meanwhile (:mod:`.channel`).
 
+This module's :class:`BridgeSession` is pi-context's:
 The server keeps a mirror of the session: the first request carries the header and every
 entry of the branch, later ones the entries appended since and the current leaf. A restarted
 server is sent everything again (``resync``) and rebuilds the lifecycle from the session as a
@@ -16,7 +21,7 @@ chars/4, as the model session computes it): Pi's own call rebuilds the whole pro
 O(session) cost on every hook. With ``PICTX_FSM_CHECK_USAGE=<file>`` the extension also
 sends Pi's figure and every comparison is appended to that file (the tests check the twin).
 
-Request:  ``{"id", "kind": "hello"|"resync"|"hook"|"tool"|"command", "name", "event", "ctx",
+Request:  ``{"id", "kind": "hello"|"resync"|"hook"|"tool"|"command"|"event", "name", "event", "ctx",
 "session": {"header"?, "entries", "leaf"}, "connection"?: [transition, ...],
 "pipelined"?: true}`` (an observational hook the extension does not wait for). The event of
 ``context`` or of a ``turn_end`` may ask for the next hooks decided ahead (``"speculate":
@@ -30,17 +35,14 @@ from __future__ import annotations
 
 import json
 import os
-import platform
 import random
-import sys
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
-from typing import IO, Any, Final
+from typing import IO, Any, Final, Protocol
 
 import attrs
 
-from pictx_fsm import __version__
 from pictx_fsm.audit.log import AuditLog
 from pictx_fsm.errors import PictxError
 from pictx_fsm.extensions.pi_context.boot_writer import BootWriter
@@ -60,8 +62,16 @@ from pictx_fsm.host.effects import Notify
 from pictx_fsm.host.events import Command, ContextUsage, HookEvent, HostContext, SessionStart
 from pictx_fsm.host.settings import default_agent_dir
 from pictx_fsm.hosts.pi import lease, texts
+from pictx_fsm.hosts.pi.channel import Channel
 from pictx_fsm.hosts.pi.connection_audit import record_transitions
 from pictx_fsm.hosts.pi.convert import BridgeProtocolError, context_of, event_of
+from pictx_fsm.hosts.pi.handshake import (
+    PI_CONTEXT,
+    SERVED,
+    UnknownExtensionError,
+    hello,
+)
+from pictx_fsm.hosts.pi.mirror import Mirror
 from pictx_fsm.hosts.pi.speculation import (
     Speculation,
     Systems,
@@ -73,13 +83,11 @@ from pictx_fsm.hosts.pi.support import version_notice
 from pictx_fsm.hosts.pi.wire import (
     MESSAGE_HOOKS,
     PIPELINED_HOOKS,
-    PROTOCOL,
     ExpandedMessages,
     WireError,
     encode_messages,
     expand_messages,
 )
-from pictx_fsm.session.entries import entry_from_json, header_from_json
 from pictx_fsm.session.estimate import CharsCounter
 from pictx_fsm.session.tree import SessionTree
 from pictx_fsm.session.usage import ContextUsageIndex
@@ -180,15 +188,6 @@ def _now_ms() -> int:
     return int(time.time() * 1000)
 
 
-def hello() -> dict[str, Any]:
-    """What the server tells the extension first: versions, so a mismatch is diagnosed."""
-    return {
-        "package": __version__,
-        "protocol": PROTOCOL,
-        "python": f"{platform.python_version()} ({sys.executable})",
-    }
-
-
 class BridgeSession:
     """The mirror of one Pi session and the runtime that reads it."""
 
@@ -200,6 +199,7 @@ class BridgeSession:
         self._factory = factory
         self._audit_factory = audit_factory
         self.profile = profile_from_environment()
+        self.mirror = Mirror()
         self.tree: SessionTree | None = None
         self.runtime: LifecycleRuntime | None = None
         self.audit: AuditLog | None = None
@@ -217,25 +217,15 @@ class BridgeSession:
         """Whether this connection may still get leases (a broken one ends them)."""
 
     def sync(self, session: Mapping[str, Any], ctx: Mapping[str, Any]) -> None:
-        header_json = session.get("header")
-        if header_json is not None:
-            header, problems = header_from_json(header_json)
-            if header is None:
-                raise BridgeProtocolError(f"field 'session.header': {problems[0].message}")
-            self.tree = SessionTree(header)
+        if "header" in session and session["header"] is not None:
+            self.mirror.apply({"header": session["header"]})
+            self.tree = self.mirror.require()
             self.host_usage = ContextUsageIndex(self.tree, CharsCounter())
             if self.audit is not None:
                 self.audit.close()
-            self.audit = self._audit_factory(header.id)
+            self.audit = self._audit_factory(self.tree.session_id)
             self.runtime = self._factory(self.tree, ctx, self.audit)
-        if self.tree is None:
-            raise BridgeProtocolError("field 'session.header' is required on the first request")
-        for raw in session.get("entries") or ():
-            entry, _ = entry_from_json(raw)
-            self.tree.add(entry)
-        leaf = session.get("leaf")
-        if leaf != self.tree.leaf_id and (leaf is None or leaf in self.tree):
-            self.tree.navigate(leaf)
+        self.mirror.apply({**session, "header": None})
 
     def handle(self, request: Mapping[str, Any]) -> dict[str, Any]:
         kind = str(request.get("kind"))
@@ -437,17 +427,44 @@ def serve(
     out: IO[str],
     factory: RuntimeFactory = runtime_from_environment,
     audit_factory: AuditFactory = audit_from_environment,
+    extension: str = PI_CONTEXT,
 ) -> int:
-    """Answer every request line; an unusable request gets an error line, never a crash."""
-    session = BridgeSession(factory, audit_factory)
-    lines = PipeLines.of(lines)
-    for line in lines:
-        if not line.strip():
-            continue
-        out.write(json.dumps(answer(session, line), ensure_ascii=True) + "\n")
-        if not (isinstance(lines, PipeLines) and lines.pending()):
-            out.flush()
+    """Answer every request line for ``extension``; an unusable request gets an error line,
+    never a crash."""
+    source = PipeLines.of(lines)
+    pending = source.pending if isinstance(source, PipeLines) else _nothing_pending
+    channel = Channel(source, out, pending)
+    session = open_session(extension, channel, factory, audit_factory)
+    channel.answer = lambda line: answer(session, line)
+    for line in channel.requests():
+        channel.reply(answer(session, line))
     return 0
+
+
+def _nothing_pending() -> bool:
+    return False
+
+
+class Session(Protocol):
+    """What the server asks of the session it runs: one request in, one reply out."""
+
+    def handle(self, request: Mapping[str, Any]) -> dict[str, Any]: ...
+
+
+def open_session(
+    extension: str,
+    channel: Channel,
+    factory: RuntimeFactory = runtime_from_environment,
+    audit_factory: AuditFactory = audit_from_environment,
+) -> Session:
+    """The session that runs ``extension`` (one of :data:`SERVED`)."""
+    if extension == PI_CONTEXT:
+        return BridgeSession(factory, audit_factory)
+    if extension == "context-management":
+        from pictx_fsm.hosts.pi.served_cm import CmBridgeSession
+
+        return CmBridgeSession(channel)
+    raise UnknownExtensionError(f"--extension {extension!r}: this server runs {', '.join(SERVED)}")
 
 
 class PipeLines:
@@ -501,7 +518,7 @@ class PipeLines:
         return line.decode(self._encoding, errors="surrogateescape")
 
 
-def answer(session: BridgeSession, line: str) -> dict[str, Any]:
+def answer(session: Session, line: str) -> dict[str, Any]:
     """One request line → one reply object (errors included)."""
     request_id: Any = None
     try:

@@ -23,7 +23,7 @@ from attrs import frozen
 
 from pictx_fsm.errors import PictxError
 
-PROTOCOL: Final = 3
+PROTOCOL: Final = 4
 """Wire protocol version: the handshake refuses an extension that speaks another."""
 MESSAGE_HOOKS: Final = ("context", "context_with_system")
 """The hooks whose payload is a provider request's message list (sent elided)."""

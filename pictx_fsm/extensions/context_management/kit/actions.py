@@ -23,6 +23,8 @@ from pictx_fsm.extensions.context_management.texts import (
 )
 from pictx_fsm.hosts.model import Call, Text, Tools
 from pictx_fsm.hosts.model.generator import REPLY_KINDS
+from pictx_fsm.session.entries import MessageEntry
+from pictx_fsm.session.tree import SessionTree
 from pictx_fsm.testing import actions as shared
 
 JSON: TypeAlias = Any
@@ -295,3 +297,31 @@ def _call(action: CmTool, ids: Mapping[str, list[str]]) -> tuple[str, dict[str, 
 
 def closing_text(serial: int) -> Text:
     return Text(text=f"done-{serial}")
+
+
+SOURCE_REF = "$source"
+"""A tool argument ``{"$source": [role, n]}``: the id of the ``n``-th message of that role on
+the branch when the call is made (negative: from the end) — how a script written before the
+session exists cites a message (the real-Pi tests' faux model resolves it the same way)."""
+
+
+def resolve_sources(arguments: Mapping[str, JSON], tree: SessionTree) -> Mapping[str, JSON]:
+    """The call's arguments with every :data:`SOURCE_REF` replaced by a message id."""
+    return {name: _resolved(value, tree) for name, value in arguments.items()}
+
+
+def _resolved(value: JSON, tree: SessionTree) -> JSON:
+    if isinstance(value, list):
+        return [_resolved(item, tree) for item in value]
+    if not isinstance(value, Mapping):
+        return value
+    if SOURCE_REF not in value:
+        return {name: _resolved(item, tree) for name, item in value.items()}
+    role, n = value[SOURCE_REF]
+    ids = [
+        e.id
+        for e in tree.branch()
+        if isinstance(e, MessageEntry) and e.message.role == role and e.id is not None
+    ]
+    index = n if n >= 0 else len(ids) + n
+    return ids[index] if 0 <= index < len(ids) else "deadbeef"

@@ -30,6 +30,8 @@ from pictx_fsm.hosts.model.clock import ManualClock
 from pictx_fsm.hosts.model.context_memory import ContextMemoryExtension
 from pictx_fsm.hosts.model.errors import ModelHostError
 from pictx_fsm.hosts.model.generator import ScriptedGenerator
+from pictx_fsm.hosts.model.profiles import DEFAULT_HOST_PROFILE, host_profile
+from pictx_fsm.hosts.model.provider_usage import FauxCacheUsage
 from pictx_fsm.session.entries import MessageEntry
 from pictx_fsm.session.estimate import CharsCounter
 from pictx_fsm.session.tree import SessionTree
@@ -58,6 +60,10 @@ class WorldConfig:
     saved: bool = True
     """``False``: an ephemeral session without a file (M45, M64)."""
     fault: str | None = None
+    host: str = DEFAULT_HOST_PROFILE.name
+    """The model session's host profile: the Pi version it stands for (``pi-0.87``, ``pi-1.6``)."""
+    usage: str = "estimate"
+    """``faux``: the provider reports usage as pi-ai's faux model does (the real-Pi tests)."""
 
     def to_json(self) -> dict[str, Any]:
         return attrs.asdict(self)
@@ -153,7 +159,11 @@ class World:
             seed=config.seed,
         )
         model = self.model_info(0)
+        profile = host_profile(config.host)
+        once = profile.faux_input_counted_once
+        accounting = FauxCacheUsage(input_counted_once=once) if config.usage == "faux" else None
         host = HostSettings(
+            profile=profile,
             model=model,
             compaction=CompactionSettings(
                 enabled=config.automatic_compaction,
@@ -165,7 +175,11 @@ class World:
         extensions.append(self.extension)
         self.session = ModelSession(
             extensions,
-            brain=Brain(counter=CharsCounter()),
+            brain=Brain(
+                counter=CharsCounter(),
+                usage=accounting,
+                arguments=lambda arguments: cm.resolve_sources(arguments, self.session.tree),
+            ),
             settings=host,
             rng=random.Random(config.seed),
             clock=self.clock,
