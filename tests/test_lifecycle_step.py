@@ -108,7 +108,8 @@ def test_the_result_carries_every_machine_step_with_the_facts_it_read() -> None:
     record = kit.audit.records[-1]
     # Then the audit record is the result's own steps, machine by machine
     assert [s["machine"] for s in record["steps"]] == [s.machine for s in result.steps]
-    budget, reset_control = result.steps
+    budget, reset_control, boot_repair = result.steps
+    assert boot_repair.machine == "boot_repair" and boot_repair.facts == ()  # nothing owed
     assert budget.before == budget.after == kit.runtime.configuration("budget")
     assert budget.facts == () and record["steps"][0]["facts"] == {}  # unguarded: nothing read
     assert dict(reset_control.facts)["active"] is True

@@ -27,6 +27,7 @@ from pictx_fsm.extensions.pi_context.kit.scenarios import SCENARIOS
 from pictx_fsm.extensions.pi_context.kit.world import World, scenario_config
 from pictx_fsm.extensions.pi_context.lifecycle import MACHINE_NAMES, Lifecycle, load_lifecycle
 from pictx_fsm.extensions.pi_context.runtime import LifecycleRuntime
+from pictx_fsm.extensions.pi_context.texts import BOOT_TYPE
 from pictx_fsm.host.effects import HookResult
 from pictx_fsm.host.events import AgentBeforeSettle, HookEvent, HostContext
 from pictx_fsm.machines import models_dir
@@ -214,6 +215,13 @@ def _aborted_compaction(lifecycle: Lifecycle) -> None:
     kit.compact(signal_aborted=True)
 
 
+def _held_repair_then_idle(lifecycle: Lifecycle) -> None:
+    kit = _kit(lifecycle)
+    kit.build.edit(kit.of_type(BOOT_TYPE)[-1].id)  # the root boot hidden
+    kit.start(reason="reload", idle=False)  # held mid-run: owed
+    kit.start(reason="reload")  # asked again while idle: repaired now
+
+
 STORIES: dict[str, Story] = {
     **{
         f"{profile}/{s.name}": functools.partial(_run, _scenario(profile, s.name))
@@ -229,6 +237,7 @@ STORIES: dict[str, Story] = {
     "warning-then-settled": functools.partial(_run, _staged_then_settled(10_000)),
     "announced-then-root": functools.partial(_run, _announced_then_root),
     "aborted-compaction": functools.partial(_run, _aborted_compaction),
+    "held-repair-then-idle": functools.partial(_run, _held_repair_then_idle),
 }
 
 

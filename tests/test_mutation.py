@@ -81,3 +81,54 @@ def test_generated_runs_alone_find_the_bugs_long_explorations_found(
     assert code == 1, report
     trace = json.loads((tmp_path / f"counterexample-pi-context-{fault}.json").read_text())
     assert trace["failure"]["invariant"] == FAULTS[fault].caught_by
+
+
+ISSUE_27 = {
+    "pi-context": (
+        "second-wipe-cancels",
+        "guidance-never-committed",
+        "repair-skips-continuation",
+        "reserve-off-by-one",
+        "warning-line-off-by-one",
+        "boot-names-previous-window",
+        "remaining-counts-the-runway",
+    ),
+    "context-management": (
+        "switch-never-requested",
+        "timeout-never-ends-the-operation",
+        "threshold-strict",
+        "cooldown-ends-late",
+        "status-quota-ignores-use",
+        "read-skips-a-byte",
+    ),
+}
+"""Issue 27's planted faults: per extension at least two omissions, two boundary slips and
+two content slips (in that order)."""
+
+
+@pytest.mark.parametrize(
+    ("extension", "fault"), [(kit, fault) for kit, faults in ISSUE_27.items() for fault in faults]
+)
+def test_issue_27_faults_are_caught_by_the_default_exploration_with_a_second_seed(
+    extension: str, fault: str
+) -> None:
+    # Given an omission, a boundary slip or a content slip planted, and another seed than
+    # the default command's (seed 0: test_verify_catches_* and tests/test_cm_verify.py)
+    from pictx_fsm.testing.explore import ExploreOptions, explore
+    from pictx_fsm.testing.kit import kit_named
+
+    kit = kit_named(extension)
+    # When the default exploration runs (seed scenarios, then generated runs, 45 s)
+    report = explore(kit, ExploreOptions(fault=fault, seed=1))
+    # Then it is caught, by the invariant the fault names, with a short counterexample
+    trace = report.counterexample
+    assert trace is not None and trace.failure is not None, fault
+    assert trace.failure["invariant"] == kit.faults[fault].caught_by
+    assert len(trace.actions) <= SHORT
+
+
+def test_issue_27_faults_cover_the_three_classes_in_each_extension() -> None:
+    from pictx_fsm.testing.kit import kit_named
+
+    for extension, faults in ISSUE_27.items():
+        assert len(faults) >= 6 and set(faults) <= set(kit_named(extension).faults)

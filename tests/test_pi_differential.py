@@ -129,7 +129,7 @@ DIFFERENTIAL: dict[str, Differential] = {
                 "reset_control:request:none:wipe:1",  # /wipe-memory while off (R61)
                 "toggle:toggle:off:status:1",
                 "toggle:toggle:off:switch_on:1",
-                "boot_repair:boot_repair:standby:repair:3",  # switching on ensures a boot (R60)
+                "boot_repair:boot_repair:standby:repair:5",  # switching on ensures a boot (R60)
             }
         ),
     ),

@@ -45,7 +45,7 @@ SUMMARY_ACROSS_RESET = "toggle:toggle:on:tree_summary:1"
 """A branch summary across a reset window is skipped (R75)."""
 SUMMARY_ALLOWED = "toggle:toggle:on:tree_summary:2"
 """A branch summary inside one window goes ahead."""
-INHERITED_BOOT = "boot_repair:boot_repair:standby:repair:6"
+INHERITED_BOOT = "boot_repair:boot_repair:standby:repair:8"
 """A session that starts on an existing reset window keeps its boot (R65)."""
 BOTH = ("0.87.1", "1.6.0")
 

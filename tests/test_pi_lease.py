@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
+from lifecycle_kit import Kit
 from node_batch import NodeBatch
 from real_pi import PiExit, run_pi
 from session_builders import SessionBuilder
@@ -22,6 +23,7 @@ from test_pi_faults import FAULT_NOTICE, _fault, _reset_committed, _texts, asser
 from pictx_fsm.audit.log import AuditLog, hook_records
 from pictx_fsm.errors import IllegalEventError
 from pictx_fsm.extensions.pi_context.runtime import LifecycleRuntime, pi_file_settings
+from pictx_fsm.extensions.pi_context.texts import BOOT_TYPE
 from pictx_fsm.extensions.pi_context.usage import window_tokens_of
 from pictx_fsm.extensions.pi_context.windows import WindowIndex
 from pictx_fsm.hosts.pi import lease, texts
@@ -341,6 +343,21 @@ def test_R20_R51_no_lease_while_a_reminder_is_staged_or_a_reset_requested(tmp_pa
     # Then no lease is granted (a staged reminder commits at turn_end)
     assert server.session.runtime is not None and server.session.runtime.state.staged
     assert "lease" not in reply
+
+
+def test_R64_no_lease_while_a_boot_repair_is_owed_to_the_turns_end() -> None:
+    # Given a root window whose boot is hidden, and a repair asked for mid-run (a restarted
+    # runtime's resync): owed to the turn's end
+    kit = Kit.create()
+    kit.start()
+    kit.build.user("hello")
+    kit.build.edit(kit.of_type(BOOT_TYPE)[-1].id)
+    kit.start(reason="reload", idle=False)
+    # Then the lifecycle is not quiet: its turn_end acts (the repair), so no lease covers it
+    assert not lease.quiet(kit.runtime.state)
+    # And once the turn's end made the repair, it is quiet again
+    kit.turn_end(idle=False)
+    assert lease.quiet(kit.runtime.state)
 
 
 def test_a_leased_hook_the_lifecycle_decides_otherwise_breaks_the_lease_told_and_audited(

@@ -609,11 +609,11 @@ MUST_FIRE: tuple[frozenset[str], ...] = tuple(
             "budget:warning:warning_committed:settled:1",
         },
         {"budget:meter:reading:query_remaining:1"},  # get_context_remaining (R17)
-        {"boot_repair:boot_repair:standby:repair:4"},  # a new session's root boot (R64)
+        {"boot_repair:boot_repair:standby:repair:6"},  # a new session's root boot (R64)
         {  # a cut reset tail completed on reopening (D4)
-            "boot_repair:boot_repair:standby:repair:7",
-            "boot_repair:boot_repair:standby:repair:8",
             "boot_repair:boot_repair:standby:repair:9",
+            "boot_repair:boot_repair:standby:repair:10",
+            "boot_repair:boot_repair:standby:repair:11",
         },
         {"projection:projection:watching:project:1"},  # the root window's request (R69)
         {"projection:projection:watching:project:2"},  # a reset window's request (R67)

@@ -145,6 +145,58 @@ def test_r64_pi_context_on_while_idle_still_repairs_the_missing_boot(profile: st
     assert [send.custom_type for send in sends][:1] == [BOOT_TYPE]
 
 
+@pytest.mark.parametrize("profile", PROFILES)
+def test_r64_a_root_boot_repair_asked_mid_run_is_made_at_the_turns_end(profile: str) -> None:
+    # Given a root window whose boot is hidden from the projection (another extension's
+    # context edit), as a runtime restarted at a request of a running turn finds it
+    kit = Kit.create(profile=profile)
+    kit.start()
+    kit.build.user("hello")
+    kit.build.edit(kit.of_type(BOOT_TYPE)[-1].id)
+    # When the restart resynchronises with session_start while the run is under way
+    held = kit.start(reason="reload", idle=False)
+    # Then it sends nothing yet: Pi would hold the boot to the turn's end, behind the run
+    assert _sends(held) == []
+    # And the repair it owes is made at the turn's end (awaited, unlike agent_settled)
+    assert [send.custom_type for send in _sends(kit.turn_end(idle=False))] == [BOOT_TYPE]
+    # And owed once: the settle and an idle repair afterwards send nothing
+    assert _sends(kit.settled()) == []
+    assert _sends(kit.start(reason="reload")) == []
+
+
+@pytest.mark.parametrize("profile", PROFILES)
+def test_r64_a_repair_owed_mid_run_is_void_when_that_turn_commits_a_reset(profile: str) -> None:
+    # Given a repair held mid-run (the root boot hidden) and a wipe_memory in that turn
+    kit = Kit.create(profile=profile)
+    kit.start()
+    kit.build.user("hello")
+    kit.build.edit(kit.of_type(BOOT_TYPE)[-1].id)
+    assert _sends(kit.start(reason="reload", idle=False)) == []
+    root = kit.window_id()
+    # When the turn ends and commits the reset
+    result = kit.tool_turn(WIPE_MEMORY_TOOL, idle=False)
+    # Then the reset is committed with its own boot, and no root boot is sent after it (it
+    # would land inside the new window)
+    assert isinstance(result.value, BoundaryResult)
+    boots = [e for e in result.value.entries if e.custom_type == BOOT_TYPE]
+    assert [b.details["windowId"] for b in boots] != [root]  # type: ignore[index]
+    assert _sends(result) == []
+
+
+@pytest.mark.parametrize("profile", PROFILES)
+def test_r64_an_aborted_turn_keeps_the_repair_owed_to_the_next_turns_end(profile: str) -> None:
+    # Given a repair held mid-run (the root boot hidden)
+    kit = Kit.create(profile=profile)
+    kit.start()
+    kit.build.user("hello")
+    kit.build.edit(kit.of_type(BOOT_TYPE)[-1].id)
+    assert _sends(kit.start(reason="reload", idle=False)) == []
+    # When that turn is aborted / Then nothing is sent at its end
+    assert _sends(kit.turn_end(stop="aborted", signal_aborted=True)) == []
+    # And the next turn's end makes the repair
+    assert [send.custom_type for send in _sends(kit.turn_end())] == [BOOT_TYPE]
+
+
 # -- the counterexamples on the model session --------------------------------------------------
 
 

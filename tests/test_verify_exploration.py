@@ -46,8 +46,8 @@ from pictx_fsm.testing.explore import (
     explore,
 )
 
-REPAIR_7 = "boot_repair:boot_repair:standby:repair:7"
-REPAIR_9 = "boot_repair:boot_repair:standby:repair:9"
+REPAIR_BOOT_AND_CONTINUATION = "boot_repair:boot_repair:standby:repair:9"
+REPAIR_CONTINUATION = "boot_repair:boot_repair:standby:repair:11"
 
 
 def _verify(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
@@ -99,19 +99,20 @@ def test_continuation_repairs_are_exempt_only_when_0_25_0_alone_is_explored() ->
     directory = load_lifecycle().directory
     # Then 0.25.0 alone exempts the continuation repairs, with a reason naming D4
     only_0_25_0 = load_exemptions(directory, ("0.25.0",))
-    assert "D4" in only_0_25_0[REPAIR_7] and "D4" in only_0_25_0[REPAIR_9]
+    assert "D4" in only_0_25_0[REPAIR_BOOT_AND_CONTINUATION]
+    assert "D4" in only_0_25_0[REPAIR_CONTINUATION]
     # And a run that also explores 0.25.1 must see them fire
     both = load_exemptions(directory, ("0.25.0", "0.25.1"))
-    assert REPAIR_7 not in both and REPAIR_9 not in both
-    assert REPAIR_7 not in load_exemptions(directory)
+    assert REPAIR_BOOT_AND_CONTINUATION not in both and REPAIR_CONTINUATION not in both
+    assert REPAIR_BOOT_AND_CONTINUATION not in load_exemptions(directory)
 
 
 def test_a_profile_exemption_that_fires_is_reported_as_stale() -> None:
     # Given counts in which an exempted-for-0.25.0 transition fired
     lifecycle = load_lifecycle()
-    coverage = coverage_of(lifecycle, {REPAIR_7: 1}, ("0.25.0",))
+    coverage = coverage_of(lifecycle, {REPAIR_BOOT_AND_CONTINUATION: 1}, ("0.25.0",))
     # Then its documented reason is reported wrong
-    assert [row.transition for row in coverage.stale_exemptions] == [REPAIR_7]
+    assert [row.transition for row in coverage.stale_exemptions] == [REPAIR_BOOT_AND_CONTINUATION]
 
 
 def test_an_exemption_table_for_an_unknown_profile_is_a_model_document_error(

@@ -247,6 +247,10 @@ def _summarise(args: argparse.Namespace, report: ExploreReport) -> bool:
         f"({report.actions:,} actions checked in {report.elapsed:.1f}s)"
     )
     failed |= _print_coverage(report)
+    from pictx_fsm.testing.boundaries import TALLY, summary
+
+    for line in summary(kit.boundary_names(), report.tallies.get(TALLY)):
+        print(line)
     lines, extra_failed = kit.report_lines(report.tallies, report.failed)
     for line in lines:
         print(line)

@@ -31,7 +31,13 @@ from hypothesis import strategies as st
 
 from pictx_fsm.testing.kit import CoverageVerdict, Draw, ExploreSettings, Kit
 from pictx_fsm.testing.tables import TABLE_SIZE, table
-from pictx_fsm.testing.trace import Trace, record_trace, run_actions, shrink_actions
+from pictx_fsm.testing.trace import (
+    Trace,
+    close_run,
+    record_trace,
+    run_actions,
+    shrink_actions,
+)
 
 __all__ = [
     "DEFAULT_EXAMPLES",
@@ -327,7 +333,8 @@ def _generated_run(
     kit: Kit, draw: Draw, config: Any, actions: list[Any], report: ExploreReport
 ) -> None:
     """One generated run: the kit draws each action after the previous one was applied;
-    every invariant is checked after each."""
+    every invariant is checked after each, and the promised outcomes once the world is at
+    rest (:func:`~pictx_fsm.testing.trace.close_run`)."""
     world = kit.world(config)
     suite = kit.suite(config)
     try:
@@ -337,6 +344,9 @@ def _generated_run(
             found = suite.check(world)
             if found:
                 raise Found(str(found[0]))
+        found = close_run(kit, world, suite)
+        if found:
+            raise Found(str(found[0]))
     finally:
         report.examples += 1
         _count(kit, report, world, len(actions))

@@ -5,6 +5,12 @@ since its last call, so a run costs one pass over what each action changed. It i
 *safety* property (something that must never happen: at most one marker per hook) or a
 *promised outcome* (something that must happen by a point the rules name: a requested reset
 commits at its batch's ``turn_end``); ``docs/verification.md`` lists every one with its rule.
+
+A promised outcome is judged "eventually, within the run": as soon as the point the rule
+names is observed (a ``turn_end``, a settle) by :meth:`Invariant.check`, and what is still
+owed when the run ends by :meth:`Invariant.finish`, which the exploration calls once the kit
+brought the world to rest (:meth:`~pictx_fsm.testing.kit.Kit.closing`) — so a run cut short
+by the generator or by shrinking is never blamed for what it had no time to do.
 """
 
 from __future__ import annotations
@@ -14,7 +20,14 @@ from typing import Any, ClassVar, Generic, Literal, Protocol, TypeAlias, TypeVar
 
 from attrs import frozen
 
-__all__ = ["Invariant", "InvariantKind", "InvariantSuite", "Suite", "Violation"]
+__all__ = [
+    "Invariant",
+    "InvariantKind",
+    "InvariantSuite",
+    "Suite",
+    "Violation",
+    "describe_invariants",
+]
 
 W = TypeVar("W")
 W_contra = TypeVar("W_contra", contravariant=True)
@@ -45,6 +58,11 @@ class Invariant(Generic[W]):
     def check(self, world: W) -> list[Violation]:
         raise NotImplementedError
 
+    def finish(self, world: W) -> list[Violation]:
+        """What is still owed when the run ends, the world at rest (a safety property owes
+        nothing)."""
+        return []
+
     def violation(self, message: str) -> Violation:
         return Violation(invariant=self.name, rule=self.rule, message=message)
 
@@ -53,6 +71,10 @@ class Suite(Protocol[W_contra]):
     """What the exploration checks after every action."""
 
     def check(self, world: W_contra) -> list[Violation]: ...
+
+    def finish(self, world: W_contra) -> list[Violation]:
+        """At the end of a run, once the world is at rest: the promised outcomes still owed."""
+        ...
 
 
 class InvariantSuite(Generic[W]):
@@ -66,6 +88,12 @@ class InvariantSuite(Generic[W]):
         found: list[Violation] = []
         for invariant in self.invariants:
             found.extend(invariant.check(world))
+        return found
+
+    def finish(self, world: W) -> list[Violation]:
+        found: list[Violation] = []
+        for invariant in self.invariants:
+            found.extend(invariant.finish(world))
         return found
 
 

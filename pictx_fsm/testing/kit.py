@@ -26,7 +26,7 @@ from attrs import field, frozen
 from pictx_fsm.audit.log import AuditLog
 from pictx_fsm.errors import PictxError, UsageError
 from pictx_fsm.testing.coverage import EXEMPTIONS_FILE, Coverage, coverage_of
-from pictx_fsm.testing.invariants import Suite, Violation
+from pictx_fsm.testing.invariants import Invariant, Suite, Violation
 
 if TYPE_CHECKING:
     from hypothesis.strategies import SearchStrategy
@@ -161,6 +161,10 @@ class Companion(Protocol):
 
     def check(self, world: Any) -> list[Violation]: ...
 
+    def finish(self, world: Any) -> list[Violation]:
+        """Its promised outcomes still owed at the end of a run (the world at rest)."""
+        ...
+
     def transition_counts(self) -> Mapping[str, int]: ...
 
 
@@ -188,6 +192,9 @@ class Kit(abc.ABC):
     """``module:attribute`` the kit was loaded from (set by :func:`kit_named`): a trace
     records it, so a kit that is not registered is found again when the trace is replayed."""
     invariant_names: ClassVar[tuple[str, ...]] = ()
+    invariant_types: ClassVar[tuple[type[Invariant[Any]], ...]] = ()
+    """The invariant classes, in the order a suite checks them (``docs/verification.md``
+    lists each with its kind and rule)."""
     decision_fields: ClassVar[tuple[tuple[str, type], ...]] = (("fired", list),)
     """The fields (and types) of each decision :meth:`World.decisions` records."""
     contract_modules: ClassVar[tuple[str, ...]] = ()
@@ -238,6 +245,19 @@ class Kit(abc.ABC):
     def generate(self, draw: Draw, world: Any, settings: ExploreSettings) -> Iterator[Any]:
         """The actions of one generated run, drawn one at a time (the world has applied the
         previous one when the next is drawn)."""
+
+    def closing(self, world: Any) -> Sequence[Any]:
+        """The actions that bring a world to rest at the end of every run (a settle, the
+        replies the host still owes), applied and checked like any other, before the
+        promised outcomes are judged (:meth:`~pictx_fsm.testing.invariants.Suite.finish`).
+        Not recorded in a trace: a replay applies them again."""
+        return ()
+
+    def boundary_names(self) -> tuple[str, ...]:
+        """The numeric lines the extension's guards compare, by name (read from its policy
+        and its guards, never listed by hand); ``verify`` reports which of each line's
+        −1, exact and +1 values a decision met (:mod:`pictx_fsm.testing.boundaries`)."""
+        return ()
 
     def check_bindings(self, specs: Mapping[str, Any], directory: Path) -> None:
         """Bind ``specs`` (machine documents of one family) to this extension's guards and

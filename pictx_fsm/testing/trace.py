@@ -20,7 +20,7 @@ from typing import Any, TypeVar
 from attrs import define, field, frozen
 
 from pictx_fsm.json_input import read_json_file
-from pictx_fsm.testing.invariants import Violation
+from pictx_fsm.testing.invariants import Suite, Violation
 from pictx_fsm.testing.kit import Kit, TraceFormatError, World, kit_named, kit_names
 
 __all__ = [
@@ -31,6 +31,7 @@ __all__ = [
     "TraceRun",
     "check_decisions",
     "check_failure",
+    "close_run",
     "delta_shrink",
     "first_difference",
     "kit_of_document",
@@ -192,10 +193,13 @@ class TraceRun:
 def run_actions(
     kit: Kit, config: Any, actions: Sequence[Any], *, stop_at_failure: bool = True
 ) -> TraceRun:
-    """Build the world and apply the actions, checking every invariant after each."""
+    """Build the world and apply the actions, checking every invariant after each; then
+    bring the world to rest and judge the promised outcomes (:func:`close_run`), a failure
+    there counted at the last action."""
     world = kit.world(config)
     run = TraceRun(world=world)
     suite = kit.suite(config)
+    last = max(0, len(actions) - 1)
     for index, action in enumerate(actions):
         try:
             world.apply(action)
@@ -203,15 +207,36 @@ def run_actions(
             run.crash = f"{type(error).__name__}: {error}"
             run.failed_at = index
             return run
+        if _found(run, suite.check(world), index) and stop_at_failure:
+            return run
+    try:
+        found = close_run(kit, world, suite)
+    except Exception as error:
+        run.crash = f"{type(error).__name__}: {error}"
+        run.failed_at = last
+        return run
+    _found(run, found, last)
+    return run
+
+
+def _found(run: TraceRun, found: list[Violation], index: int) -> bool:
+    if found:
+        run.violations.extend(found)
+        if run.violation is None:
+            run.violation = found[0]
+            run.failed_at = index
+    return bool(found)
+
+
+def close_run(kit: Kit, world: World, suite: Suite[Any]) -> list[Violation]:
+    """The end of a run: the kit's closing actions (:meth:`~.kit.Kit.closing`), each checked
+    like any action, then what the invariants still find owed (:meth:`Suite.finish`)."""
+    for action in kit.closing(world):
+        world.apply(action)
         found = suite.check(world)
         if found:
-            run.violations.extend(found)
-            if run.violation is None:
-                run.violation = found[0]
-                run.failed_at = index
-            if stop_at_failure:
-                return run
-    return run
+            return found
+    return suite.finish(world)
 
 
 def record_trace(kit: Kit, config: Any, actions: Sequence[Any]) -> tuple[Trace, TraceRun]:

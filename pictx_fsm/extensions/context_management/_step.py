@@ -52,7 +52,6 @@ from pictx_fsm.extensions.context_management.sources import source_of
 from pictx_fsm.extensions.context_management.state import CmState, Flags
 from pictx_fsm.extensions.context_management.status import log_scope, panel_snapshot, status_bar
 from pictx_fsm.extensions.context_management.texts import NOTES_TOOL, TOOLS
-from pictx_fsm.extensions.context_management.tools import answer_tool
 from pictx_fsm.extensions.context_management.writes import write_problem
 from pictx_fsm.host.effects import AppendEntry, ToolResult
 from pictx_fsm.session.entries import CompactionEntry, CustomEntry, Entry
@@ -284,7 +283,7 @@ class _Run:
     def _on_ToolCalled(self, event: ev.ToolCalled) -> None:
         if event.name not in TOOLS:
             return
-        intents = answer_tool(self.facts(), event.name)
+        intents = self.machines.answers(self.facts(), event.name)
         if intents is not None:
             self.apply(intents)
         elif event.name == NOTES_TOOL:

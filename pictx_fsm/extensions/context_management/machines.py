@@ -14,7 +14,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any, Final
 
-from attrs import frozen
+from attrs import evolve, field, frozen
 
 from pictx_fsm.errors import ModelDocumentError
 from pictx_fsm.extensions.context_management import guards
@@ -25,6 +25,7 @@ from pictx_fsm.extensions.context_management.act_handoff import HANDOFF_ACTIONS
 from pictx_fsm.extensions.context_management.act_notes import NOTES_ACTIONS
 from pictx_fsm.extensions.context_management.effects import Intent
 from pictx_fsm.extensions.context_management.facts import CmFacts
+from pictx_fsm.extensions.context_management.tools import ToolAnswers, answer_tool
 from pictx_fsm.machines import (
     CompiledMachine,
     Configuration,
@@ -57,6 +58,9 @@ class CmMachines:
     machines: Mapping[str, Engine]
     fingerprint: str
     directory: Path
+    answers: ToolAnswers = field(default=answer_tool)
+    """How the read-only tool calls are answered (bound like the guards and actions, so a
+    planted fault can change an answer the way a regression would)."""
 
     def initial(self) -> tuple[tuple[str, Configuration], ...]:
         return tuple((name, m.initial()) for name, m in self.machines.items())
@@ -113,10 +117,13 @@ def load_machines(directory: str | os.PathLike[str] | None = None) -> CmMachines
     return _load(str(path.resolve()))
 
 
-def with_bindings(change: Callable[[Bindings], Bindings]) -> CmMachines:
-    """The machines with modified bindings (a planted fault)."""
+def with_bindings(
+    change: Callable[[Bindings], Bindings], answers: ToolAnswers = answer_tool
+) -> CmMachines:
+    """The machines with modified bindings or tool answers (a planted fault)."""
     base = load_machines()
-    return build_machines(base.specs, base.directory, change(BINDINGS))
+    built = build_machines(base.specs, base.directory, change(BINDINGS))
+    return evolve(built, answers=answers)
 
 
 load_machines()

@@ -8,7 +8,7 @@ here calls a model or writes a file.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, Final, TypeAlias
 
 from pictx_fsm.extensions.context_management import history
@@ -33,6 +33,8 @@ from pictx_fsm.extensions.context_management.texts import (
 from pictx_fsm.host.effects import ToolResult
 
 JSON: TypeAlias = Any
+ToolAnswers: TypeAlias = Callable[[CmFacts, str], "tuple[Intent, ...] | None"]
+"""What answers a tool call (:func:`answer_tool`): the intents, or ``None`` for a write."""
 HANDOFF_UNAVAILABLE: Final = "handoff_source_unavailable"
 _SCOPE = {"type": "string", "enum": ["session", "handoff"]}
 

@@ -41,10 +41,13 @@ def _calls(items: Iterable[Call]) -> tuple[Call, ...]:
 @frozen(kw_only=True)
 class Text:
     """A text-only reply (``stopReason: "stop"``); ``usage`` is the prompt tokens the provider
-    reports (``input``) when the script fixes it, instead of the accounting's figure."""
+    reports (``input``) when the script fixes it, instead of the accounting's figure;
+    ``context`` fixes the context tokens the reply reports in all (``totalTokens``: ``input``
+    is what the reply's own ``output`` leaves of it), so a turn ends at a chosen usage."""
 
     text: str = "Done."
     usage: int | None = None
+    context: int | None = None
 
 
 @frozen(kw_only=True)
@@ -184,14 +187,24 @@ class Brain:
             blocks = [*_text_block(response.text), *map(self._tool_block, response.calls)]
             return self._answer(tuple(blocks), "toolUse", request, response.usage)
         stop = "length" if isinstance(response, LengthStop) else "stop"
-        return self._answer(tuple(_text_block(response.text)), stop, request, response.usage)
+        context = response.context if isinstance(response, Text) else None
+        content = tuple(_text_block(response.text))
+        return self._answer(content, stop, request, response.usage, context)
 
     def _answer(
-        self, content: tuple[JSON, ...], stop: str, request: ProviderRequest, figure: int | None
+        self,
+        content: tuple[JSON, ...],
+        stop: str,
+        request: ProviderRequest,
+        figure: int | None,
+        context: int | None = None,
     ) -> AssistantReply:
         usage = self.accounting.usage(request, content)
         if figure is not None:
             usage = usage_of(figure, usage["output"])
+        if context is not None:
+            output = usage["output"]
+            usage = usage_of(max(0, context - output), output)
         return AssistantReply(content=content, stop_reason=stop, usage=usage)
 
     def _error(self, message: str, request: ProviderRequest) -> AssistantReply:

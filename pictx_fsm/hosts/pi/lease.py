@@ -18,7 +18,8 @@ model hook, a fault, a restart, an estimate past the limit) voids it.
 The conditions below are R19–R57 read for "every covered hook is a no-op":
 
 - active (R19), nothing staged, no committed reminder awaiting its notice (R53–R54), no
-  pending reset notice (R63), no explicit request (R20, R27), overflow idle (R24, R35);
+  pending reset notice (R63), no explicit request (R20, R27), overflow idle (R24, R35), no
+  boot repair owed to the turn's end (R64, issue 27);
 - the settings policy cached (R40; a live settings source could change the lines);
 - the limit: the largest estimate whose ``remaining`` stays above every line a covered hook
   tests (R50's reserve for ``turn_end``, R51's warning and reminder lines for ``context``, a
@@ -121,6 +122,7 @@ def quiet(state: LifecycleState) -> bool:
     return (
         state.state_of("reset_control", "request") == "none"
         and state.state_of("reset_control", "overflow") == "idle"
+        and state.state_of("boot_repair", "boot_repair") == "standby"
     )
 
 

@@ -29,6 +29,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Final, Protocol
 
+import attrs
+
 from pictx_fsm.extensions.pi_context.adapter import LIFECYCLE_HOOKS, LifecycleExtension
 from pictx_fsm.extensions.pi_context.runtime import LifecycleRuntime
 from pictx_fsm.extensions.pi_context.texts import (
@@ -79,9 +81,13 @@ KILLED: Final = texts.FAULT_EXITED.format(code="killed")
 
 class HostApi(Protocol):
     """Pi's API as an extension calls it in the middle of a handler (``pi.sendMessage``,
-    ``ctx.ui.notify``, ``ctx.abort``): :class:`~pictx_fsm.hosts.model.ModelSession` is one."""
+    ``ctx.ui.notify``, ``ctx.abort``, ``ctx.isIdle()``): a
+    :class:`~pictx_fsm.hosts.model.ModelSession` is one."""
 
     def apply_effects(self, effects: Sequence[HostEffect], source: str) -> None: ...
+
+    @property
+    def is_idle(self) -> bool: ...
 
 
 class BridgeTwin:
@@ -228,7 +234,11 @@ class BridgeTwin:
         self._fire("handshake", ctx=ctx)
 
     def _resync(self, ctx: HostContext) -> None:
-        """The restarted runtime rebuilds the lifecycle as a reload would (R63–R66)."""
+        """The restarted runtime rebuilds the lifecycle as a reload would (R63–R66), told
+        whether a run is under way: the bridge sends ``ctx.isIdle()`` with every request
+        (``requests.mjs``), the resync included, and a repair asked for mid-run is held."""
+        if self.host is not None:
+            ctx = attrs.evolve(ctx, idle=self.host.is_idle)
         if self.toggle == "off":
             self.inner.handle(Command(name=PI_CONTEXT_COMMAND, args="off"), ctx)
         reply = self.inner.handle(SessionStart(reason="reload"), ctx)

@@ -52,6 +52,8 @@ class CmTool:
     cut: bool = False
     """A cut emoji — a lone surrogate — ends the note text or the search query (a note
     holding one is refused, a search finds it as JavaScript would)."""
+    then: ToolKind | None = None
+    """A second call in the same assistant message (one turn: one recall quota, M23)."""
 
 
 @frozen(kw_only=True)
@@ -179,6 +181,30 @@ class FailCreate:
 
 
 @frozen(kw_only=True)
+class Rest:
+    """Everything comes to rest: runs settle and the host delivers all it owes the extension
+    (every reply at its time, every deadline, every idle wait), again until nothing is left —
+    how every run ends before its promised outcomes are judged."""
+
+    KIND: ClassVar[str] = "rest"
+    rounds: int = 50
+
+
+@frozen(kw_only=True)
+class AimAt:
+    """The next decision meets one of the policy's lines at ``offset`` (−1, 0, +1): a token
+    line (a ratio of the window) — the model's next reply reports the context tokens on it,
+    observed at the reply end that follows; a time line (milliseconds) — time passes until
+    that long after the ``back``-th latest moment anything happened (a commit, a failure, a
+    verified handoff), where the next reply end is judged."""
+
+    KIND: ClassVar[str] = "aim"
+    line: str
+    offset: Literal[-1, 0, 1]
+    back: int = 0
+
+
+@frozen(kw_only=True)
 class ForeignMessage:
     """Another extension appends a visible message while idle (``pi.sendMessage``)."""
 
@@ -203,6 +229,8 @@ CmAction: TypeAlias = (
     | VetoReturn
     | NavigateTo
     | ForeignMessage
+    | Rest
+    | AimAt
 )
 CM_ACTION_TYPES: Mapping[str, type[Any]] = {
     cls.KIND: cls
@@ -223,6 +251,8 @@ CM_ACTION_TYPES: Mapping[str, type[Any]] = {
         VetoReturn,
         NavigateTo,
         ForeignMessage,
+        Rest,
+        AimAt,
     )
 }
 SHARED_KINDS = (
@@ -263,7 +293,11 @@ def action_from_json(obj: Mapping[str, JSON]) -> Action:
 def tool_reply(action: CmTool, ids: Mapping[str, list[str]], serial: int) -> Tools:
     """The brain reply standing for a :class:`CmTool` on the current branch's messages."""
     name, arguments = _call(action, ids)
-    return Tools(calls=(Call(name=name, arguments=arguments, id=f"cm_{serial}"),), text="")
+    calls = [Call(name=name, arguments=arguments, id=f"cm_{serial}")]
+    if action.then is not None:
+        name, arguments = _call(attrs.evolve(action, tool=action.then, then=None), ids)
+        calls.append(Call(name=name, arguments=arguments, id=f"cm_{serial}_then"))
+    return Tools(calls=tuple(calls), text="")
 
 
 def _pick(action: CmTool, ids: Mapping[str, list[str]]) -> str:

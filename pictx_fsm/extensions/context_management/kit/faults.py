@@ -1,7 +1,7 @@
 """Planted faults for pi-context-management: deliberate bugs ``verify`` must catch.
 
-Each changes one guard or action binding of the declared machines — the way a real
-regression would — and names the §12 invariant expected to report it.
+Each changes one guard or action binding of the declared machines, or how a tool call is
+answered — the way a real regression would — and names the invariant expected to report it.
 """
 
 from __future__ import annotations
@@ -10,14 +10,28 @@ import functools
 from collections.abc import Callable, Mapping
 from typing import Any
 
+import attrs
 from attrs import frozen
 
-from pictx_fsm.extensions.context_management import act_notes, guards
-from pictx_fsm.extensions.context_management.effects import Emit, Intent
+from pictx_fsm.extensions.context_management import act_generation, act_handoff, act_notes, guards
+from pictx_fsm.extensions.context_management.effects import (
+    Answer,
+    Emit,
+    Intent,
+    LogRecord,
+    SwitchSession,
+)
 from pictx_fsm.extensions.context_management.facts import CmFacts
 from pictx_fsm.extensions.context_management.machines import Bindings, CmMachines, with_bindings
+from pictx_fsm.extensions.context_management.policy import AUTO_THRESHOLD, Budgets
 from pictx_fsm.extensions.context_management.records import NOTES_TYPE, notes_data
-from pictx_fsm.host.effects import AppendEntry
+from pictx_fsm.extensions.context_management.texts import READ_TOOL, STATUS_TOOL
+from pictx_fsm.extensions.context_management.tools import ToolAnswers, answer_tool
+from pictx_fsm.host.effects import AppendEntry, ToolResult
+
+
+def _unchanged(bindings: Bindings) -> Bindings:
+    return bindings
 
 
 @frozen(kw_only=True)
@@ -25,7 +39,9 @@ class Fault:
     name: str
     description: str
     caught_by: str
-    bindings: Callable[[Bindings], Bindings]
+    bindings: Callable[[Bindings], Bindings] = _unchanged
+    answers: Callable[[ToolAnswers], ToolAnswers] | None = None
+    """A change of how the read-only tool calls are answered."""
 
 
 def _with(
@@ -96,6 +112,104 @@ def _refused_write(bindings: Bindings) -> Bindings:
     return _with(bindings, "notes_store", actions={"refuse_sources": _refuse_but_write})
 
 
+def _without(intents: tuple[Intent, ...], drop: Callable[[object], bool]) -> tuple[Intent, ...]:
+    return tuple(i for i in intents if not (isinstance(i, Emit) and drop(i.effect)))
+
+
+def _switch_forgotten(f: CmFacts) -> tuple[Intent, ...]:
+    """M46 step 5 left out: the handoff says it switches, and never asks the host to."""
+    return _without(act_handoff.switch_to_target(f), lambda e: isinstance(e, SwitchSession))
+
+
+def _switch_never_requested(bindings: Bindings) -> Bindings:
+    return _with(bindings, "handoff", actions={"switch_to_target": _switch_forgotten})
+
+
+def _timeout_unlogged(f: CmFacts) -> tuple[Intent, ...]:
+    """M28, M64: the run that reached its deadline fails, and its end is never logged."""
+    return _without(
+        act_generation.fail_timeout(f),
+        lambda e: isinstance(e, LogRecord) and e.kind == "operation_end",
+    )
+
+
+def _timeout_never_ended(bindings: Bindings) -> Bindings:
+    return _with(bindings, "checkpoint", actions={"fail_timeout": _timeout_unlogged})
+
+
+def _threshold_strict(f: CmFacts) -> bool:
+    """M54 with ``>`` for ``≥``: exactly 80 % of the window does not trigger."""
+    tokens, window = f.ctx.tokens, f.ctx.context_window
+    return tokens is not None and bool(window) and tokens > AUTO_THRESHOLD * (window or 0)
+
+
+def _strict_threshold(bindings: Bindings) -> Bindings:
+    return _with(bindings, "auto_handoff", guards={"threshold_reached": _threshold_strict})
+
+
+def _cooling_through_eligible(f: CmFacts) -> bool:
+    """M56 with ``≤`` for ``<``: still cooling at the very millisecond it becomes eligible."""
+    auto = f.state.auto
+    if auto.next_eligible_at is not None and f.now <= auto.next_eligible_at:
+        return True
+    return f.attempts_in_hour() >= 3
+
+
+def _late_cooldown(bindings: Bindings) -> Bindings:
+    def recheck(f: CmFacts) -> bool:
+        return guards.rechecked(f, cooling=_cooling_through_eligible(f))
+
+    return _with(
+        bindings,
+        "auto_handoff",
+        guards={"cooling": _cooling_through_eligible, "recheck_ok": recheck},
+    )
+
+
+def _payload_changed(
+    intents: tuple[Intent, ...], change: Callable[[Mapping[str, Any]], Mapping[str, Any]]
+) -> tuple[Intent, ...]:
+    out: list[Intent] = []
+    for intent in intents:
+        value = intent.value if isinstance(intent, Answer) else None
+        if isinstance(value, ToolResult) and isinstance(value.payload, Mapping):
+            intent = Answer(value=attrs.evolve(value, payload=dict(change(value.payload))))
+        out.append(intent)
+    return tuple(out)
+
+
+def _quota_ignoring_use(answer: ToolAnswers) -> ToolAnswers:
+    """M23: context_status reports the whole turn's recall bytes, not what is left."""
+
+    def answered(f: CmFacts, name: str) -> tuple[Intent, ...] | None:
+        intents = answer(f, name)
+        if name != STATUS_TOOL or intents is None:
+            return intents
+        ctx = f.ctx
+        budgets = Budgets(context_window=ctx.context_window or 0)
+        whole = budgets.recall_turn_bytes(ctx.tokens if ctx.context_window else None)
+        return _payload_changed(intents, lambda p: {**p, "recallQuotaRemaining": whole})
+
+    return answered
+
+
+def _read_skipping_a_byte(answer: ToolAnswers) -> ToolAnswers:
+    """M22: ``nextOffset`` one byte past what the page delivered."""
+
+    def answered(f: CmFacts, name: str) -> tuple[Intent, ...] | None:
+        intents = answer(f, name)
+        if name != READ_TOOL or intents is None:
+            return intents
+
+        def skip(payload: Mapping[str, Any]) -> Mapping[str, Any]:
+            following = payload.get("nextOffset")
+            return payload if following is None else {**payload, "nextOffset": following + 1}
+
+        return _payload_changed(intents, skip)
+
+    return answered
+
+
 FAULTS: Mapping[str, Fault] = {
     fault.name: fault
     for fault in (
@@ -123,6 +237,47 @@ FAULTS: Mapping[str, Fault] = {
             caught_by="refused_write_unchanged",
             bindings=_refused_write,
         ),
+        Fault(
+            name="switch-never-requested",
+            description="the handoff enters its switch and never asks the host to switch: "
+            "the flow never ends, its phase stays on the status bar",
+            caught_by="operations_end",
+            bindings=_switch_never_requested,
+        ),
+        Fault(
+            name="timeout-never-ends-the-operation",
+            description="a generation that reaches its deadline fails without logging its "
+            "operation_end",
+            caught_by="operations_end",
+            bindings=_timeout_never_ended,
+        ),
+        Fault(
+            name="threshold-strict",
+            description="the 80 % trigger is > for ≥ (M54): exactly at the line no automatic "
+            "handoff",
+            caught_by="auto_handoff_when_due",
+            bindings=_strict_threshold,
+        ),
+        Fault(
+            name="cooldown-ends-late",
+            description="cooling is ≤ for < nextEligibleAt (M56): a handoff due at the very "
+            "end of the cooldown is refused",
+            caught_by="auto_handoff_when_due",
+            bindings=_late_cooldown,
+        ),
+        Fault(
+            name="status-quota-ignores-use",
+            description="context_status reports the turn's whole recall quota, not what is "
+            "left of it (M23)",
+            caught_by="exact_recall_answers",
+            answers=_quota_ignoring_use,
+        ),
+        Fault(
+            name="read-skips-a-byte",
+            description="context_history_read's nextOffset lies one byte past the page (M22)",
+            caught_by="exact_recall_answers",
+            answers=_read_skipping_a_byte,
+        ),
     )
 }
 
@@ -138,7 +293,9 @@ def fault_named(name: str) -> Fault:
 @functools.cache
 def plant(name: str) -> CmMachines:
     """The machines with the named fault planted (built once per process)."""
-    return with_bindings(fault_named(name).bindings)
+    fault = fault_named(name)
+    answers = answer_tool if fault.answers is None else fault.answers(answer_tool)
+    return with_bindings(fault.bindings, answers)
 
 
 __all__ = ["FAULTS", "Fault", "fault_named", "plant"]

@@ -16,7 +16,9 @@ from pictx_fsm.extensions.context_management.kit.checks import (
     budgets,
     logs,
 )
+from pictx_fsm.extensions.context_management.kit.contents import CONTENT_INVARIANTS
 from pictx_fsm.extensions.context_management.kit.invariants import NOTES_INVARIANTS
+from pictx_fsm.extensions.context_management.kit.outcomes import OUTCOME_INVARIANTS
 from pictx_fsm.extensions.context_management.kit.world import StepRecord, SwitchRecord, World
 from pictx_fsm.extensions.context_management.policy import (
     AUTO_COOLDOWN_MS,
@@ -289,7 +291,12 @@ HANDOFF_INVARIANTS: tuple[type[JournalInvariant], ...] = (
     ForecastBaseline,
     TakeoverOnce,
 )
-INVARIANT_TYPES: tuple[type[JournalInvariant], ...] = (*NOTES_INVARIANTS, *HANDOFF_INVARIANTS)
+INVARIANT_TYPES: tuple[type[JournalInvariant], ...] = (
+    *NOTES_INVARIANTS,
+    *HANDOFF_INVARIANTS,
+    *OUTCOME_INVARIANTS,
+    *CONTENT_INVARIANTS,
+)
 
 
 class WorldSuite(InvariantSuite[World]):
@@ -302,4 +309,10 @@ class WorldSuite(InvariantSuite[World]):
         found = super().check(world)
         for companion in world.companions:
             found.extend(companion.check(world))
+        return found
+
+    def finish(self, world: World) -> list[Violation]:
+        found = super().finish(world)
+        for companion in world.companions:
+            found.extend(companion.finish(world))
         return found

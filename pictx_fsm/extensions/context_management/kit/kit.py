@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from pictx_fsm.extensions.context_management.kit import actions as cm
+from pictx_fsm.extensions.context_management.kit.boundary import LINES, hits
 from pictx_fsm.extensions.context_management.kit.faults import FAULTS, Fault
 from pictx_fsm.extensions.context_management.kit.invariants_handoff import (
     INVARIANT_TYPES,
@@ -22,6 +23,7 @@ from pictx_fsm.extensions.context_management.machines import (
     build_machines,
     load_machines,
 )
+from pictx_fsm.testing.boundaries import TALLY as BOUNDARY_TALLY
 from pictx_fsm.testing.kit import (
     CoverageVerdict,
     Draw,
@@ -51,6 +53,7 @@ class ContextManagementKit(Kit):
         ),
     )
     invariant_names: ClassVar[tuple[str, ...]] = tuple(t.name for t in INVARIANT_TYPES)
+    invariant_types: ClassVar[tuple[type[Any], ...]] = tuple(INVARIANT_TYPES)
     decision_fields: ClassVar[tuple[tuple[str, type], ...]] = (
         ("runtime", int),
         ("event", str),
@@ -116,14 +119,28 @@ class ContextManagementKit(Kit):
         return world_configs(companions, settings.fault)
 
     def generate(self, draw: Draw, world: World, settings: ExploreSettings) -> Iterator[Any]:
-        from pictx_fsm.extensions.context_management.kit.strategies import moves
+        from pictx_fsm.extensions.context_management.kit.strategies import rounds
         from pictx_fsm.testing.explore import run_lengths
 
-        for _ in range(draw(run_lengths(settings.steps))):
-            yield draw(moves())
+        count = draw(run_lengths(settings.steps))
+        done = 0
+        while done < count:
+            for action in draw(rounds()):
+                done += 1
+                yield action
+
+    def closing(self, world: World) -> Sequence[Any]:
+        """Every run ends at rest: runs settled, every reply, deadline and idle wait the
+        host owes delivered."""
+        return (cm.Rest(),)
+
+    def boundary_names(self) -> tuple[str, ...]:
+        return tuple(line.name for line in LINES)
 
     def tally(self, world: World, tallies: dict[str, Counter[str]]) -> None:
         tallies.setdefault("companion_transitions", Counter()).update(world.companion_counts())
+        steps = [step for step in world.journal.steps if not step.rolled_back]
+        tallies.setdefault(BOUNDARY_TALLY, Counter()).update(hits(steps))
 
     def coverage(self, counts: Mapping[str, int], settings: ExploreSettings) -> CoverageVerdict:
         """Judged with the extension alone: loaded after pi-context, its resets and

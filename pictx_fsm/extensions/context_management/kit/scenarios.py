@@ -592,4 +592,37 @@ SCENARIOS: Sequence[Scenario] = (
         shared.Compact(),
         config={"child": True},
     ),
+    _s(
+        "usage exactly at 80 % of the window starts an automatic handoff",
+        # M54 is inclusive (≥, Q4): a reply end at 51 200 of 64 000 tokens triggers — by
+        # threshold alone: auto off and on clear the baseline a forecast would need (M55).
+        *_fill(2),
+        C(args="auto off"),
+        C(args="auto on"),
+        cm.AimAt(line="AUTO_THRESHOLD", offset=0),
+        T(chars=200),
+    ),
+    _s(
+        "a handoff due the very millisecond its cooldown ends",
+        # M56: eligible again at nextEligibleAt itself — five minutes after the verified
+        # target (the fourth latest moment of the round) — with usage at the line then.
+        *_auto_round(),
+        cm.AimAt(line="AUTO_COOLDOWN_MS", offset=0, back=3),
+        cm.AimAt(line="AUTO_THRESHOLD", offset=0),
+        T(chars=200),
+    ),
+    _s(
+        "recall, then context_status in the same assistant message",
+        # M23: the quota is per assistant turn; a status after a search reports what is left.
+        T(chars=9_000),
+        *_tool(tool="search", then="status"),
+        *_tool(tool="read", source="user", then="status"),
+    ),
+    _s(
+        "a long message read page by page",
+        # M22: pages of at most 3 000 bytes, nextOffset exactly after each.
+        T(chars=9_000),
+        *_tool(tool="read", source="user", key=0),
+        *_tool(tool="read", source="user", key=0, max_bytes=1_100),
+    ),
 )

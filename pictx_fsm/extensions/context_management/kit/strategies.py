@@ -10,9 +10,11 @@ from typing import Any
 from hypothesis import strategies as st
 
 from pictx_fsm.extensions.context_management.kit import actions as cm
+from pictx_fsm.extensions.context_management.kit.boundary import LINES
 from pictx_fsm.extensions.context_management.kit.world import WorldConfig
 from pictx_fsm.hosts.model.generator import REPLY_KINDS
 from pictx_fsm.testing import actions as shared
+from pictx_fsm.testing.boundaries import DELTAS, offsets
 
 COMMANDS = (
     "status",
@@ -46,6 +48,10 @@ def world_configs(
     )
 
 
+_SIZES = tuple(int(line.value) + d for line in LINES if line.page_size for d in DELTAS)
+"""Page sizes at each size line −1, exactly and +1 (M21, M22)."""
+
+
 def _tool() -> st.SearchStrategy[Any]:
     return st.builds(
         cm.CmTool,
@@ -57,8 +63,9 @@ def _tool() -> st.SearchStrategy[Any]:
         status=st.sampled_from(("active", "resolved")),
         source=st.sampled_from(("user", "user", "assistant", "missing")),
         chars=st.sampled_from((40, 400, 2_500)),
-        max_bytes=st.sampled_from((None, None, 300, 1_200)),
+        max_bytes=st.sampled_from((None, None, 300, 1_200, *_SIZES)),
         cut=st.sampled_from((False, False, False, True)),
+        then=st.sampled_from((None, None, None, "status", "read", "search")),
     )
 
 
@@ -93,3 +100,33 @@ def moves() -> st.SearchStrategy[Any]:
         st.just(shared.Reload()),
         st.just(shared.Compact()),
     )
+
+
+def _names(unit: str) -> tuple[str, ...]:
+    return tuple(line.name for line in LINES if line.unit == unit)
+
+
+@functools.cache
+def boundary_moves() -> st.SearchStrategy[tuple[Any, ...]]:
+    """A line met at −1, exactly or +1 (:mod:`pictx_fsm.testing.boundaries`), then a round
+    whose reply end judges it: usage on a token line, a reply end that long after an earlier
+    moment (a commit, a failure, a verified handoff), or both at once (a window full at the
+    very end of a cooldown)."""
+    turn = st.builds(cm.Turn, chars=st.sampled_from((200, 4_000)))
+    tokens = st.builds(cm.AimAt, line=st.sampled_from(_names("tokens")), offset=offsets())
+    times = st.builds(
+        cm.AimAt,
+        line=st.sampled_from(_names("ms")),
+        offset=offsets(),
+        back=st.integers(min_value=0, max_value=6),
+    )
+    return st.one_of(
+        st.tuples(tokens, turn), st.tuples(times, turn), st.tuples(times, tokens, turn)
+    )
+
+
+@functools.cache
+def rounds() -> st.SearchStrategy[tuple[Any, ...]]:
+    """The next actions of a run: one move, or (one time in six) a boundary round."""
+    single = moves().map(lambda action: (action,))
+    return st.one_of(single, single, single, single, single, boundary_moves())

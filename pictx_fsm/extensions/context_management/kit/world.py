@@ -21,11 +21,13 @@ from pictx_fsm.audit.log import AuditLog
 from pictx_fsm.extensions.context_management import events as ev
 from pictx_fsm.extensions.context_management.effects import CmResult
 from pictx_fsm.extensions.context_management.kit import actions as cm
+from pictx_fsm.extensions.context_management.kit.boundary import LINES, line_value
 from pictx_fsm.extensions.context_management.machines import CmMachines, load_machines
 from pictx_fsm.extensions.context_management.runtime import ContextMemoryRuntime
 from pictx_fsm.extensions.context_management.state import CmState, Flags
-from pictx_fsm.host.events import ModelInfo
-from pictx_fsm.hosts.model import Brain, CompactionSettings, HostSettings, ModelSession
+from pictx_fsm.host.events import AgentSettled, HookEvent, HostContext, ModelInfo
+from pictx_fsm.host.extension import Reply
+from pictx_fsm.hosts.model import Brain, CompactionSettings, HostSettings, ModelSession, Text
 from pictx_fsm.hosts.model.clock import ManualClock
 from pictx_fsm.hosts.model.context_memory import ContextMemoryExtension
 from pictx_fsm.hosts.model.errors import ModelHostError
@@ -39,6 +41,10 @@ from pictx_fsm.testing import actions as shared
 from pictx_fsm.testing.kit import Companion, companion_named
 
 MODELS = ("faux-1", "faux-2")
+AIM_RUNWAY_MS = 50
+"""Time a round takes before its reply end (each clock reading moves time on by a tick): an
+aim on a time line waits until this much before its moment, and the reply end itself is
+observed at the moment (:meth:`_Extension.handle`)."""
 
 
 @frozen(kw_only=True)
@@ -143,6 +149,8 @@ class World:
         self.generator = ScriptedGenerator()
         self.machines = machines or (plant(config.fault) if config.fault else load_machines())
         self.journal = Journal()
+        self.reply_end_at: int | None = None
+        """When the next reply end is observed (an :class:`~.actions.AimAt` on a time line)."""
         self.actions: list[Any] = []
         self.applied: list[bool] = []
         self.audits: list[AuditLog] = []
@@ -262,8 +270,44 @@ class World:
             if not session.is_idle:
                 return False
             session.set_model(self.model_info(action.index))
+        elif isinstance(action, cm.Rest):
+            self._rest(action.rounds)
+        elif isinstance(action, cm.AimAt):
+            return self._aim(action, serial)
         else:
             return shared.apply_action(session, action, serial)
+        return True
+
+    def _rest(self, rounds: int) -> None:
+        """Settle, then deliver whatever the host owes, until nothing is left."""
+        session, ext = self.session, self.extension
+        for _ in range(rounds):
+            session.run_until_idle()
+            if not ext.deliverable():
+                return
+            while ext.deliverable():
+                ext.deliver()
+
+    def _aim(self, action: cm.AimAt, serial: int) -> bool:
+        """:class:`~.actions.AimAt`: a token line by the next reply's reported usage, a time
+        line by letting time pass (``False`` for a line the policy does not compare, or a
+        moment already past)."""
+        line = next((line for line in LINES if line.name == action.line), None)
+        if line is None or line.unit == "bytes":
+            return False
+        target = line_value(line, self.config.context_window) + action.offset
+        if line.unit == "tokens":
+            reply = Text(text=shared.filler(f"aim-{serial}", 40), context=max(0, int(target)))
+            self.session.brain.push(reply)
+            return True
+        moments = sorted({step.ctx.now for step in self.journal.steps}, reverse=True)
+        if not moments:
+            return False
+        moment = moments[action.back % len(moments)] + int(target)
+        if moment <= self.clock.peek() + AIM_RUNWAY_MS:
+            return False
+        self.extension.pass_time(moment - self.clock.peek() - AIM_RUNWAY_MS)
+        self.reply_end_at = moment
         return True
 
     def _navigate_to(self, action: cm.NavigateTo) -> bool:
@@ -330,6 +374,15 @@ class _Extension(ContextMemoryExtension):
     """The adapter, journalling every step and every host-level handoff operation."""
 
     world: World | None = None
+
+    def handle(self, event: HookEvent, ctx: HostContext) -> Reply:
+        """A reply end an aim waits for is observed at its moment (the round's own ticks
+        before it are part of the wait)."""
+        world = self.world
+        if isinstance(event, AgentSettled) and world is not None and world.reply_end_at:
+            self.clock.advance_to(world.reply_end_at)
+            world.reply_end_at = None
+        return super().handle(event, ctx)
 
     def bind(self, tree: SessionTree) -> None:
         super().bind(tree)

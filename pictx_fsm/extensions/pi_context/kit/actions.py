@@ -6,10 +6,12 @@ killed), and what counts as a boundary entry of pi-context's."""
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, ClassVar, TypeAlias
+from typing import Any, ClassVar, Literal, TypeAlias
 
+import attrs
 from attrs import frozen
 
+from pictx_fsm.extensions.pi_context.policy import Thresholds
 from pictx_fsm.extensions.pi_context.texts import (
     BOOT_TYPE,
     CONTINUATION_TYPE,
@@ -52,11 +54,13 @@ __all__ = [
     "ANCHORS",
     "BOUNDARY_TYPES",
     "KNOWN_TOOLS",
+    "LINE_NAMES",
     "WORLD_ACTIONS",
     "Abort",
     "Action",
     "Advance",
     "AdvanceTo",
+    "AimAt",
     "Compact",
     "EndlessRun",
     "FollowUp",
@@ -155,6 +159,26 @@ class KillRuntime:
     permanent: bool = False
 
 
+LINE_NAMES: tuple[str, ...] = tuple(line.name for line in attrs.fields(Thresholds))
+"""The budget lines pi-context's guards compare remaining tokens with (R44): the fields of
+its policy's :class:`~pictx_fsm.extensions.pi_context.policy.Thresholds`."""
+
+
+@frozen(kw_only=True)
+class AimAt:
+    """The next decision that compares usage with a budget line meets it at ``offset``
+    (remaining tokens = the line + ``offset``), the line as the world's policy resolves it
+    now: ``reply`` — the model's next text reply reports the context tokens that leave the
+    turn's end there (R50 is judged at ``turn_end``); ``prompt`` — the user sends a prompt
+    sized so that its provider request's remaining is there (R51 at ``context``; only
+    while idle, and only where the usage before it is known)."""
+
+    KIND: ClassVar[str] = "aim"
+    line: str = attrs.field(validator=attrs.validators.in_(LINE_NAMES))
+    offset: Literal[-1, 0, 1]
+    at: Literal["reply", "prompt"]
+
+
 Action: TypeAlias = (
     host.Action
     | WipeCommand
@@ -164,6 +188,7 @@ Action: TypeAlias = (
     | QueueAtSettle
     | SetAutomatic
     | KillRuntime
+    | AimAt
 )
 ACTION_TYPES: Mapping[str, type[Any]] = {
     **host.HOST_ACTION_TYPES,
@@ -177,6 +202,7 @@ ACTION_TYPES: Mapping[str, type[Any]] = {
             QueueAtSettle,
             SetAutomatic,
             KillRuntime,
+            AimAt,
         )
     },
 }
@@ -186,6 +212,7 @@ WORLD_ACTIONS: tuple[type[Any], ...] = (
     QueueAtSettle,
     SetAutomatic,
     KillRuntime,
+    AimAt,
 )
 """Actions on the world around the session (other extensions, settings), applied by
 :meth:`~pictx_fsm.extensions.pi_context.kit.world.World.apply`, not by :func:`apply_action`."""

@@ -30,9 +30,10 @@ from pictx_fsm.extensions.pi_context.lifecycle import (
     build_lifecycle,
     load_lifecycle,
 )
+from pictx_fsm.extensions.pi_context.policy import ReminderStage
 from pictx_fsm.extensions.pi_context.repair import TailVerdict
-from pictx_fsm.extensions.pi_context.texts import NOTICE_MEMORY_CLEARED
-from pictx_fsm.host.effects import Notify
+from pictx_fsm.extensions.pi_context.texts import BOOT_TYPE, NOTICE_MEMORY_CLEARED
+from pictx_fsm.host.effects import CustomMessageDraft, Draft, Notify, ToolResult
 from pictx_fsm.hosts.model import ModelSession
 from pictx_fsm.hosts.model.queues import Queued, Queues
 from pictx_fsm.machines import load_models
@@ -118,19 +119,13 @@ def _pair_closed_by_any_entry(env: FactEnv, facts: Facts) -> bool:
 def _verdict_blind_to_commit(env: FactEnv, facts: Facts) -> TailVerdict:
     """``tail_verdict`` as it was before R65's fix: blind to the reset this runtime's own
     boundary is still committing, so a repair mid-commit completes the tail a second time
-    (on a host that reports idle then: the mid-run refusal would otherwise cover it)."""
-    state = attrs.evolve(env.state, pending_resets=())
-    ctx = attrs.evolve(env.ctx, idle=True)
-    changed = attrs.evolve(env, state=state, ctx=ctx)
-    verdict: TailVerdict = FACTS["tail_verdict"].compute(changed, facts)
-    return verdict
+    (planted with ``repair_held`` never: on a host that reports idle then)."""
+    return _verdict_in(attrs.evolve(env, state=attrs.evolve(env.state, pending_resets=())))
 
 
-def _verdict_blind_to_the_run(env: FactEnv, facts: Facts) -> TailVerdict:
-    """``tail_verdict`` as it was before the mid-run fix: a repair while a run is under way
-    sends a boot Pi holds until the turn's end, behind the run's conversation."""
-    ctx = attrs.evolve(env.ctx, idle=True)
-    verdict: TailVerdict = FACTS["tail_verdict"].compute(attrs.evolve(env, ctx=ctx), facts)
+def _verdict_in(env: FactEnv) -> TailVerdict:
+    """``tail_verdict`` as the lifecycle computes it in ``env`` (every fact it reads there)."""
+    verdict: TailVerdict = Facts(env)["tail_verdict"]
     return verdict
 
 
@@ -138,6 +133,55 @@ def _announce_when_built(facts: Facts, turn: Turn) -> Turn:
     """Tells the human at once instead of remembering the notice until the commit."""
     message = NOTICE_MEMORY_CLEARED.format(window_id=facts["built_window_id"])
     return turn.emit(Notify(message=message, level="info"))
+
+
+def _reserve_strict(env: FactEnv, facts: Facts) -> bool:
+    """R50 with ``<`` for ``≤``: a window exactly at the reserve is not due."""
+    if not facts["automatic"] or not facts["usage_known"]:
+        return False
+    usage = facts["usage"]
+    return bool(usage.context_window - usage.tokens < facts["thresholds"].reserve)
+
+
+def _stage_strict(facts: Facts) -> ReminderStage:
+    """R52 with ``<`` for ``≤`` on the warning line (guidance keeps its ``≤``)."""
+    remaining, lines = facts["remaining"], facts["thresholds"]
+    if remaining is None:
+        return "none"
+    if remaining < lines.warning:
+        return "warning"
+    return "guidance" if remaining <= lines.reminder else "none"
+
+
+def _warning_strict(env: FactEnv, facts: Facts) -> bool:
+    return _stage_strict(facts) == "warning"
+
+
+def _guidance_strict(env: FactEnv, facts: Facts) -> bool:
+    return _stage_strict(facts) == "guidance"
+
+
+def _boot_naming_previous(facts: Facts, turn: Turn) -> Turn:
+    """A running reset whose boot says the current window is the one just left (R15 read
+    for R11: the previous id in the current line)."""
+    previous = facts.services.windows.current_window.window_id
+    built = ACTIONS["commit_reset"](facts, turn)
+    return built.evolve(reset=tuple(_renamed(draft, previous) for draft in built.reset))
+
+
+def _renamed(draft: Draft, previous: str) -> Draft:
+    if not isinstance(draft, CustomMessageDraft) or draft.custom_type != BOOT_TYPE:
+        return draft
+    current = (draft.details or {}).get("windowId")
+    content = str(draft.content).replace(
+        f"Current context window id: {current}", f"Current context window id: {previous}"
+    )
+    return attrs.evolve(draft, content=content)
+
+
+def _remaining_with_runway(facts: Facts, turn: Turn) -> Turn:
+    """R17 without ``− warning``: the model is shown the runway it must never count on."""
+    return turn.evolve(value=ToolResult(payload={"remaining_tokens": facts["remaining"]}))
 
 
 class _DroppingQueues(Queues):
@@ -218,15 +262,16 @@ FAULTS: Mapping[str, Fault] = {
             name="repair-during-commit",
             description="repair ignores the reset its own boundary is committing: a second "
             "boot in one window",
-            caught_by="narrow_repair",
-            facts={"tail_verdict": _verdict_blind_to_commit},
+            caught_by="repair_when_due",
+            # On a host that reports idle mid-commit: the held repair would cover it.
+            facts={"tail_verdict": _verdict_blind_to_commit, "repair_held": _never},
         ),
         Fault(
             name="repair-mid-run",
             description="repair while a run is under way: Pi appends the boot after the run's "
-            "conversation",
-            caught_by="narrow_repair",
-            facts={"tail_verdict": _verdict_blind_to_the_run},
+            "conversation (after a reset the turn commits, in the new window)",
+            caught_by="repair_when_due",
+            facts={"repair_held": _never},
         ),
         Fault(
             name="drop-queued-message",
@@ -245,6 +290,60 @@ FAULTS: Mapping[str, Fault] = {
             description="the reset projection returns nothing: erased history reaches the model",
             caught_by="no_erased_history",
             actions={"project_reset_window": _leave_request_unprojected},
+        ),
+        Fault(
+            name="second-wipe-cancels",
+            description="a second wipe_memory in one batch cancels the pending request: the "
+            "batch commits no reset",
+            caught_by="resets_commit",
+            model_patch=(
+                "reset_control",
+                "              - {event: request, target: explicit, cond: enabled, "
+                "before: report_already_pending}",
+                "              - {event: request, target: none, cond: enabled, "
+                "before: report_already_pending}",
+            ),
+        ),
+        Fault(
+            name="guidance-never-committed",
+            description="the staged guidance's window check always fails: it is dropped at "
+            "turn_end instead of committed",
+            caught_by="reminders_when_due",
+            facts={"guidance_window_current": _never},
+        ),
+        Fault(
+            name="repair-skips-continuation",
+            description="repair never sees a missing continuation: a bare reset tail gets "
+            "its boot and no continuation",
+            caught_by="repair_when_due",
+            facts={"tail_needs_continuation": _never},
+        ),
+        Fault(
+            name="reserve-off-by-one",
+            description="the reserve test is < for ≤ (R50): a window exactly at the reserve "
+            "is not reset",
+            caught_by="resets_commit",
+            facts={"reset_due": _reserve_strict},
+        ),
+        Fault(
+            name="warning-line-off-by-one",
+            description="the warning line is < for ≤ (R52): exactly on it, guidance is "
+            "staged instead of the final warning",
+            caught_by="reminders_when_due",
+            facts={"warning_due": _warning_strict, "guidance_due": _guidance_strict},
+        ),
+        Fault(
+            name="boot-names-previous-window",
+            description="a running reset's boot names the window just left as the current one",
+            caught_by="exact_reset_entries",
+            actions={"commit_reset": _boot_naming_previous},
+        ),
+        Fault(
+            name="remaining-counts-the-runway",
+            description="get_context_remaining reports remaining tokens without subtracting "
+            "the warning line (R17)",
+            caught_by="exact_lifecycle_answers",
+            actions={"report_remaining": _remaining_with_runway},
         ),
         Fault(
             name="announce-uncommitted",

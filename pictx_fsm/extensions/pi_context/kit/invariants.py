@@ -10,19 +10,34 @@ each keeps a cursor into the logs it reads.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
 from attrs import frozen
 
-from pictx_fsm.audit.log import GENESIS, AuditLog
+from pictx_fsm.audit.log import GENESIS
 from pictx_fsm.extensions.pi_context.kit.actions import is_boundary_entry
+from pictx_fsm.extensions.pi_context.kit.contents import CONTENT_INVARIANTS
 from pictx_fsm.extensions.pi_context.kit.notes_sandbox import NotesConfined
+from pictx_fsm.extensions.pi_context.kit.outcomes import OUTCOME_INVARIANTS
+from pictx_fsm.extensions.pi_context.kit.records import (
+    aborted_turn,
+    continues,
+    markers_written,
+    model_of,
+    own_drafts,
+)
 from pictx_fsm.extensions.pi_context.kit.view import Invariant, WorldView
+from pictx_fsm.extensions.pi_context.kit.walks import (
+    EntryWalk,
+    PerRecord,
+    PerTree,
+    Records,
+    RecordWalk,
+)
 from pictx_fsm.extensions.pi_context.repair import TailKind, tail_kind
 from pictx_fsm.extensions.pi_context.texts import (
     GUIDANCE_TYPE,
-    MARKER_TYPE,
     NOTICE_GUIDANCE_RECORDED,
     NOTICE_MEMORY_CLEARED,
     NOTICE_WARNING_RECORDED,
@@ -38,88 +53,13 @@ from pictx_fsm.extensions.pi_context.windows import (
     window_id_of_marker,
 )
 from pictx_fsm.fastjson import dumper
-from pictx_fsm.host.events import ModelInfo
 from pictx_fsm.host.overflow import is_overflow_like
-from pictx_fsm.hosts.model import ModelSession
-from pictx_fsm.js import is_plain_object
 from pictx_fsm.session.entries import CompactionEntry, CustomMessageEntry, MessageEntry
 from pictx_fsm.session.projection import context_messages, convert_message
 from pictx_fsm.session.tree import SessionTree, TreeNode
 from pictx_fsm.testing.invariants import Violation
 
 _PREFIX = NOTICE_MEMORY_CLEARED.split("{", 1)[0]
-
-
-def _trees(session: ModelSession) -> list[SessionTree]:
-    seen: dict[int, SessionTree] = {}
-    for store in session.files.values():
-        seen[id(store.tree)] = store.tree
-    seen[id(session.tree)] = session.tree
-    return list(seen.values())
-
-
-def _nodes_since(tree: SessionTree, start: int) -> Iterator[TreeNode]:
-    for entry in tree.entries[start:]:
-        if entry.id is not None:
-            node = tree.find(entry.id)
-            if node is not None and node.entry is entry:
-                yield node
-
-
-Fresh = list[tuple[SessionTree, TreeNode, bool]]
-"""Entries appended since the last look: (file, node, first time any file had it)."""
-
-
-class EntryWalk:
-    """Every entry appended to any session file of the world, seen once.
-
-    A fork copies a path and a reload re-reads a file: their entries keep their ids, so a
-    copy is reported as not new (``False``) and never judged again. One walk feeds every
-    per-entry invariant of a suite."""
-
-    def __init__(self) -> None:
-        self._cursors: dict[int, int] = {}
-        self._seen: set[str] = set()
-
-    def advance(self, session: ModelSession) -> Fresh:
-        fresh: Fresh = []
-        for tree in _trees(session):
-            start = self._cursors.get(id(tree), 0)
-            if start == len(tree.entries):
-                continue
-            for node in _nodes_since(tree, start):
-                first = node.id not in self._seen
-                if first:
-                    self._seen.add(node.id)
-                fresh.append((tree, node, first))
-            self._cursors[id(tree)] = len(tree.entries)
-        return fresh
-
-
-class _PerTree(Invariant):
-    """Checks every entry once when it is appended, in every session file of the world;
-    copies are only noted (:meth:`copied`), never re-judged (:class:`EntryWalk`)."""
-
-    def __init__(self) -> None:
-        self._walk = EntryWalk()
-
-    def check(self, world: WorldView) -> list[Violation]:
-        return self.check_entries(world, self._walk.advance(world.session))
-
-    def check_entries(self, world: WorldView, fresh: Fresh) -> list[Violation]:
-        found: list[Violation] = []
-        for tree, node, first in fresh:
-            if first:
-                found.extend(self.check_node(world, tree, node))
-            else:
-                self.copied(tree, node)
-        return found
-
-    def copied(self, tree: SessionTree, node: TreeNode) -> None:
-        """An entry another file already had (fork, reload)."""
-
-    def check_node(self, world: WorldView, tree: SessionTree, node: TreeNode) -> list[Violation]:
-        raise NotImplementedError
 
 
 def _pending_tool_calls(node: TreeNode) -> tuple[str, int] | None:
@@ -143,7 +83,7 @@ def _pending_tool_calls(node: TreeNode) -> tuple[str, int] | None:
     return None
 
 
-class ResetTail(_PerTree):
+class ResetTail(PerTree):
     name = "reset_tail"
     rule = "R28, R35, R59, D1, D2, FM19 (rank 5)"
     doc = (
@@ -203,100 +143,19 @@ class ResetTail(_PerTree):
         return found
 
 
-Records = list[tuple[Mapping[str, Any], int, str]]
-"""Audit records written since the last look: (record, index of its runtime, its line)."""
-
-
-class RecordWalk:
-    """Every audit record of every runtime of the world, seen once (each runtime's log has
-    its own cursor). One walk feeds every per-record invariant of a suite."""
-
-    def __init__(self) -> None:
-        self._cursors: dict[int, int] = {}
-
-    def advance(self, audits: Sequence[AuditLog]) -> Records:
-        fresh: Records = []
-        for index, log in enumerate(audits):
-            start = self._cursors.get(index, 0)
-            if start == len(log):
-                continue
-            written = log.written(start)
-            fresh.extend((record, index, line) for line, record in written)
-            self._cursors[index] = start + len(written)
-        return fresh
-
-
-class _PerRecord(Invariant):
-    """Checks every audit record once, runtime by runtime (:class:`RecordWalk`)."""
-
-    def __init__(self) -> None:
-        self._walk = RecordWalk()
-
-    def check(self, world: WorldView) -> list[Violation]:
-        return self.check_records(self._walk.advance(world.audits))
-
-    def check_records(self, fresh: Records) -> list[Violation]:
-        found: list[Violation] = []
-        for record, runtime, _ in fresh:
-            found.extend(self.check_record(record, runtime))
-        return found
-
-    def check_record(self, record: Mapping[str, Any], runtime: int) -> list[Violation]:
-        raise NotImplementedError
-
-
-class OneResetPerBatch(_PerRecord):
+class OneResetPerBatch(PerRecord):
     name = "one_reset_per_batch"
     rule = "R30, FM14–16 (rank 3)"
     doc = "(b) repeated wipe_memory in one tool batch gives one reset: at most one marker per hook"
 
     def check_record(self, record: Mapping[str, Any], runtime: int) -> list[Violation]:
-        markers = _markers_written(record)
+        markers = markers_written(record)
         if len(markers) <= 1:
             return []
         return [self.violation(f"{record['hook']} #{record['seq']} wrote {len(markers)} markers")]
 
 
-def _result(record: Mapping[str, Any]) -> Mapping[str, Any]:
-    result = record.get("result") or {}
-    return result if is_plain_object(result) else {}
-
-
-def _own_drafts(record: Mapping[str, Any]) -> list[Mapping[str, Any]]:
-    value = _result(record).get("value") or {}
-    entries = list(value.get("entries", ())) if is_plain_object(value) else []
-    incoming = len(record.get("event", {}).get("entries", ()) or ())
-    return entries[incoming:]
-
-
-def _markers_written(record: Mapping[str, Any]) -> list[str]:
-    drafts = [d for d in _own_drafts(record) if d.get("customType") == MARKER_TYPE]
-    appended = [
-        e
-        for e in _result(record).get("effects", ())
-        if e.get("effect") == "append_entry" and e.get("customType") == MARKER_TYPE
-    ]
-    return [str((d.get("data") or {}).get("windowId")) for d in (*drafts, *appended)]
-
-
-def _continues(record: Mapping[str, Any]) -> bool:
-    value = _result(record).get("value") or {}
-    return is_plain_object(value) and value.get("continue") is True
-
-
-def _aborted_turn(record: Mapping[str, Any]) -> bool:
-    """R21, computed independently of the machines."""
-    event = record.get("event", {})
-    ctx = record.get("ctx") or {}
-    message = event.get("message") or {}
-    return (
-        event.get("outcome") == "aborted"
-        or bool(ctx.get("signal_aborted"))
-        or (message.get("role") == "assistant" and message.get("stopReason") == "aborted")
-    )
-
-
-class NothingAfterAbort(_PerRecord):
+class NothingAfterAbort(PerRecord):
     name = "nothing_after_abort"
     rule = "R21–R23, R35"
     doc = "(c) an aborted turn commits nothing and continues nothing; no settle boundary after it"
@@ -304,12 +163,12 @@ class NothingAfterAbort(_PerRecord):
     def check_record(self, record: Mapping[str, Any], runtime: int) -> list[Violation]:
         if record["hook"] not in ("turn_end", "agent_before_settle"):
             return []
-        if not _aborted_turn(record) or not (_own_drafts(record) or _continues(record)):
+        if not aborted_turn(record) or not (own_drafts(record) or continues(record)):
             return []
         return [
             self.violation(
                 f"{record['hook']} #{record['seq']} of an aborted run added "
-                f"{len(_own_drafts(record))} draft(s), continue={_continues(record)}"
+                f"{len(own_drafts(record))} draft(s), continue={continues(record)}"
             )
         ]
 
@@ -442,7 +301,7 @@ class QueuedOnce(Invariant):
         return None
 
 
-class OverflowBounded(_PerRecord):
+class OverflowBounded(PerRecord):
     name = "overflow_bounded"
     rule = "R33–R38, FM1–5 (rank 1), FM6"
     doc = "(f) at most one overflow recovery per failure chain; ordinary errors never reset"
@@ -466,16 +325,16 @@ def _overflow_step(
     if hook == "turn_end":
         message = event.get("message") or {}
         model = (record.get("ctx") or {}).get("model")
-        if _aborted_turn(record):
+        if aborted_turn(record):
             return False, 0, ""
-        if _markers_written(record) and event.get("outcome") == "error":
+        if markers_written(record) and event.get("outcome") == "error":
             return armed, recoveries, f"turn_end #{record['seq']} reset on an error turn"
-        if is_overflow_like(message, _model_of(model)):
+        if is_overflow_like(message, model_of(model)):
             return True, recoveries, ""
         if event.get("outcome") != "error":
             return False, 0, ""
         return armed, recoveries, ""
-    if hook == "agent_before_settle" and _markers_written(record):
+    if hook == "agent_before_settle" and markers_written(record):
         if not armed:
             return (
                 armed,
@@ -503,18 +362,6 @@ def _clears_chain(command: Mapping[str, Any]) -> bool:
     after ``off`` then ``on`` belongs to a new chain."""
     name, args = command.get("name"), str(command.get("args") or "").strip()
     return name == WIPE_MEMORY_COMMAND or (name == PI_CONTEXT_COMMAND and args == "off")
-
-
-def _model_of(model: Any) -> ModelInfo | None:
-    """The audit record's ``ctx.model`` (JSON) as the classifier reads it."""
-    if not is_plain_object(model):
-        return None
-    return ModelInfo(
-        provider=str(model.get("provider", "")),
-        id=str(model.get("id", "")),
-        context_window=model.get("context_window"),
-        max_tokens=model.get("max_tokens"),
-    )
 
 
 class HonestNotices(Invariant):
@@ -574,7 +421,7 @@ def _tail_committed(windows: WindowIndex, leaf: TreeNode, window_id: str, profil
     return False
 
 
-class RemindersOncePerWindow(_PerTree):
+class RemindersOncePerWindow(PerTree):
     name = "reminders_once_per_window"
     rule = "R56"
     doc = "(g) guidance and warning each persist at most once per window per branch"
@@ -595,7 +442,7 @@ class RemindersOncePerWindow(_PerTree):
         return []
 
 
-class NarrowRepair(_PerTree):
+class NarrowRepair(PerTree):
     name = "narrow_repair"
     rule = "R65, D4, FM20 (rank 7)"
     doc = (
@@ -628,7 +475,7 @@ class NarrowRepair(_PerTree):
         return []
 
 
-class OffKeepsBoundary(_PerTree):
+class OffKeepsBoundary(PerTree):
     name = "off_keeps_boundary"
     rule = "R61, R62"
     doc = (
@@ -644,7 +491,7 @@ class OffKeepsBoundary(_PerTree):
         return []
 
 
-class AuditChains(_PerRecord):
+class AuditChains(PerRecord):
     name = "audit_chains"
     rule = "audit log (issue 3 item 4)"
     doc = "(j) every runtime's audit chain verifies: each record once, when it is appended"
@@ -654,7 +501,7 @@ class AuditChains(_PerRecord):
         self._heads: dict[int, tuple[int, str | None]] = {}
         """Per runtime: records verified so far and the last hash (``None`` once broken)."""
 
-    def check_records(self, fresh: Records) -> list[Violation]:
+    def check_records(self, world: WorldView, fresh: Records) -> list[Violation]:
         found: list[Violation] = []
         for record, runtime, line in fresh:
             count, previous = self._heads.get(runtime, (0, GENESIS))
@@ -763,6 +610,8 @@ INVARIANT_TYPES: Sequence[type[Invariant]] = (
     RunsSettle,
     NotesConfined,
     LeasesAgree,
+    *OUTCOME_INVARIANTS,
+    *CONTENT_INVARIANTS,
 )
 
 
@@ -774,9 +623,9 @@ class InvariantSuite:
         self.invariants = [cls() for cls in INVARIANT_TYPES]
         self._entries = EntryWalk()
         self._records = RecordWalk()
-        self._per_tree = [i for i in self.invariants if isinstance(i, _PerTree)]
-        self._per_record = [i for i in self.invariants if isinstance(i, _PerRecord)]
-        self._others = [i for i in self.invariants if not isinstance(i, _PerTree | _PerRecord)]
+        self._per_tree = [i for i in self.invariants if isinstance(i, PerTree)]
+        self._per_record = [i for i in self.invariants if isinstance(i, PerRecord)]
+        self._others = [i for i in self.invariants if not isinstance(i, PerTree | PerRecord)]
 
     def check(self, world: WorldView) -> list[Violation]:
         """Every invariant, in :data:`INVARIANT_TYPES` order when any is violated (the
@@ -790,7 +639,14 @@ class InvariantSuite:
         for tree_invariant in self._per_tree if entries else ():
             found.extend(tree_invariant.check_entries(world, entries))
         for record_invariant in self._per_record if records else ():
-            found.extend(record_invariant.check_records(records))
+            found.extend(record_invariant.check_records(world, records))
+        return self._ordered(found)
+
+    def finish(self, world: WorldView) -> list[Violation]:
+        """What the promised outcomes still find owed once the world is at rest."""
+        return self._ordered([v for invariant in self.invariants for v in invariant.finish(world)])
+
+    def _ordered(self, found: list[Violation]) -> list[Violation]:
         if found:
             order = {invariant.name: index for index, invariant in enumerate(self.invariants)}
             found.sort(key=lambda violation: order[violation.invariant])

@@ -8,6 +8,8 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from pictx_fsm.extensions.pi_context.kit import actions as pi_actions
+from pictx_fsm.extensions.pi_context.kit.actions import LINE_NAMES
+from pictx_fsm.extensions.pi_context.kit.boundary import hits
 from pictx_fsm.extensions.pi_context.kit.companion import PiContextCompanion
 from pictx_fsm.extensions.pi_context.kit.faults import FAULTS, Fault
 from pictx_fsm.extensions.pi_context.kit.invariants import INVARIANT_TYPES, InvariantSuite
@@ -26,6 +28,7 @@ from pictx_fsm.extensions.pi_context.lifecycle import (
 )
 from pictx_fsm.extensions.pi_context.texts import Profile
 from pictx_fsm.hosts.model.profiles import HOST_PROFILES
+from pictx_fsm.testing.boundaries import TALLY as BOUNDARY_TALLY
 from pictx_fsm.testing.coverage import EXEMPTIONS_FILE, coverage_of
 from pictx_fsm.testing.kit import (
     CoverageVerdict,
@@ -62,6 +65,7 @@ class PiContextKit(Kit):
         ),
     )
     invariant_names: ClassVar[tuple[str, ...]] = tuple(t.name for t in INVARIANT_TYPES)
+    invariant_types: ClassVar[tuple[type[Any], ...]] = tuple(INVARIANT_TYPES)
     decision_fields: ClassVar[tuple[tuple[str, type], ...]] = DECISION_FIELDS
     contract_modules: ClassVar[tuple[str, ...]] = (
         "pictx_fsm.extensions.pi_context.repair",
@@ -132,8 +136,17 @@ class PiContextKit(Kit):
                 yield action
         yield pi_actions.Settle()
 
+    def closing(self, world: World) -> Sequence[Any]:
+        """Pi runs every run to its end: nothing is left mid-flight when outcomes are judged."""
+        return (pi_actions.Settle(),)
+
+    def boundary_names(self) -> tuple[str, ...]:
+        return LINE_NAMES
+
     def tally(self, world: World, tallies: dict[str, Counter[str]]) -> None:
         tallies.setdefault("tool_outcomes", Counter()).update(world.tool_outcomes())
+        records = [record for log in world.audits for record in log.records]
+        tallies.setdefault(BOUNDARY_TALLY, Counter()).update(hits(records))
 
     def coverage(self, counts: Mapping[str, int], settings: ExploreSettings) -> CoverageVerdict:
         lifecycle = self.machines()

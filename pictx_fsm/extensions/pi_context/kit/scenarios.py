@@ -27,6 +27,7 @@ from pictx_fsm.extensions.pi_context.kit.actions import (
     Action,
     Advance,
     AdvanceTo,
+    AimAt,
     Compact,
     FollowUp,
     Fork,
@@ -498,6 +499,80 @@ SCENARIOS: Sequence[Scenario] = (
             *_turn(OVERFLOW),
             Navigate(index=-8, summarize=True),
             Toggle(arg="on"),
+        ),
+    ),
+    Scenario(
+        name="a-reply-ends-exactly-at-the-reserve",
+        actions=(
+            # R50 is inclusive: a turn that leaves exactly the reserve resets at its end.
+            *_turn(),
+            AimAt(line="reserve", offset=0, at="reply"),
+            *_turn(),
+        ),
+    ),
+    Scenario(
+        name="requests-exactly-on-the-reminder-and-warning-lines",
+        actions=(
+            # R52 is inclusive: a request exactly on the reminder line stages guidance, one
+            # exactly on the warning line (after a reset, in a fresh window) the warning.
+            *_turn(),
+            AimAt(line="reminder", offset=0, at="prompt"),
+            Settle(),
+            WipeCommand(),
+            *_turn(),
+            AimAt(line="warning", offset=0, at="prompt"),
+            Settle(),
+        ),
+    ),
+    Scenario(
+        name="a-runtime-restarted-mid-run-holds-its-repair",
+        actions=(
+            # Found by exact_reset_entries (issue 27): the root boot hidden, the runtime
+            # killed, and the next prompt's run restarts it; the resync's repair would send a
+            # root boot Pi holds to the turn's end — behind the reset wipe_memory commits
+            # there, a root boot inside the new window. Now owed to the turn's end, where the
+            # committed reset makes it void.
+            Prompt(chars=8),
+            Script(reply="text", chars=8),
+            Script(reply="tools", chars=8, tools=("wipe_memory",)),
+            HideBoot(),
+            AdvanceTo(step="context", count=2),
+            KillRuntime(permanent=False),
+            Prompt(chars=8),
+            Settle(),
+        ),
+    ),
+    Scenario(
+        name="a-repair-owed-mid-run-is-asked-again-mid-run",
+        actions=(
+            # The resync's repair owed (the root boot hidden, the runtime restarted at the
+            # next request of the run: /pi-context on), and a second command's repair held too.
+            Prompt(chars=8),
+            Settle(),
+            HideBoot(),
+            Prompt(chars=8),
+            Advance(steps=2),
+            KillRuntime(permanent=False),
+            Toggle(arg="on"),
+            Toggle(arg="on"),
+            Settle(),
+        ),
+    ),
+    Scenario(
+        name="a-repair-owed-over-an-aborted-turn-is-made-when-asked-idle",
+        actions=(
+            # An aborted turn keeps the repair owed; /pi-context on once idle makes it now.
+            Prompt(chars=8),
+            Settle(),
+            HideBoot(),
+            Prompt(chars=8),
+            Advance(steps=2),
+            KillRuntime(permanent=False),
+            Toggle(arg="on"),
+            Abort(),
+            Settle(),
+            Toggle(arg="on"),
+            Settle(),
         ),
     ),
 )

@@ -2,7 +2,8 @@
 
 A Hypothesis rule-based state machine that builds a world (the lifecycle runtime inside the
 model session) and applies generated host actions, checking every invariant after every
-step. ``pictx-fsm verify`` runs the same worlds, actions and invariants with budgets,
+step, and at its end settles the session and judges the promised outcomes still owed.
+``pictx-fsm verify`` runs the same worlds, actions and invariants with budgets,
 coverage and counterexample traces; this class is the plain-Hypothesis form::
 
     from pictx_fsm.testing import LifecycleStateMachine
@@ -14,7 +15,7 @@ from __future__ import annotations
 
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, rule
 
-from pictx_fsm.extensions.pi_context.kit.actions import Action
+from pictx_fsm.extensions.pi_context.kit.actions import Action, Settle
 from pictx_fsm.extensions.pi_context.kit.invariants import InvariantSuite
 from pictx_fsm.extensions.pi_context.kit.strategies import host_actions, world_configs
 from pictx_fsm.extensions.pi_context.kit.world import World, WorldConfig
@@ -43,3 +44,12 @@ class LifecycleStateMachine(RuleBasedStateMachine):
             return
         violations = self.suite.check(self.world)
         assert not violations, "\n".join(str(v) for v in violations)
+
+    def teardown(self) -> None:
+        """The run's end: Pi runs it to rest, then nothing promised may still be owed."""
+        if self.world is None:
+            return
+        self.world.apply(Settle())
+        owed = [*self.suite.check(self.world), *self.suite.finish(self.world)]
+        self.world.release()
+        assert not owed, "\n".join(str(v) for v in owed)

@@ -35,10 +35,12 @@ from hypothesis import strategies as st
 
 from pictx_fsm.extensions.pi_context.kit.actions import (
     ANCHORS,
+    LINE_NAMES,
     Abort,
     Action,
     Advance,
     AdvanceTo,
+    AimAt,
     Compact,
     FollowUp,
     Fork,
@@ -61,6 +63,7 @@ from pictx_fsm.extensions.pi_context.kit.world import WorldConfig
 from pictx_fsm.extensions.pi_context.texts import Profile
 from pictx_fsm.hosts.model.profiles import HOST_PROFILES
 from pictx_fsm.testing.actions import Anchor
+from pictx_fsm.testing.boundaries import DELTAS
 from pictx_fsm.testing.tables import TABLE_SIZE, table
 
 __all__ = [
@@ -243,6 +246,19 @@ _TREE_OPS: st.SearchStrategy[Action] = weighted(
 """Tree churn between runs: each of these makes boot repair run, or a reset start, wherever
 the previous one left the leaf."""
 
+_BOUNDARY: Moves = table(
+    move
+    for line in LINE_NAMES
+    for offset in DELTAS
+    for move in (
+        (AimAt(line=line, offset=offset, at="reply"), Prompt(chars=40), Settle()),
+        (Settle(), AimAt(line=line, offset=offset, at="prompt"), Settle()),
+    )
+)
+"""A budget line met at −1, exactly or +1 (:mod:`pictx_fsm.testing.boundaries`): a turn
+whose reply ends at it (R50 at ``turn_end``), or — the run settled first — a prompt whose
+request starts at it (R51, R17 at ``context``), each run to its end."""
+
 GROUPS: Mapping[str, tuple[Moves, int, int]] = {
     "prompt": (moves(_PROMPTS), 2, 0),
     "turn": (st.tuples(_SCRIPTS, table(_PROMPTS), st.just(Settle())), 2, 0),
@@ -267,11 +283,13 @@ GROUPS: Mapping[str, tuple[Moves, int, int]] = {
     "noise": (moves(_NOISE), 1, 1),
     "settings": (moves(_SETTINGS), 1, 1),
     "kill": (moves(KillRuntime(permanent=p) for p in (False, False, True)), 1, 1),
+    "boundary": (_BOUNDARY, 1, 1),
 }
 """Action groups: (moves, weight while idle, weight while a run is active). A move is one
 action, a whole turn (the model's reply, a prompt, settle), tree churn (two or three
 navigations, forks, reloads, switches or ``/wipe-memory`` in a row), or an interrupt: stop
-right after a boundary hook or one of the entries its commit persists, and act there at once.
+right after a boundary hook or one of the entries its commit persists, and act there at once;
+or a budget line met at −1, exactly or +1 (``boundary``).
 Runs move forward in small steps and users act *between* host steps (queueing, aborting,
 toggling mid-turn) — the interleavings where boundary bugs live; idle sessions are
 prompted, navigated, forked, reloaded and compacted. Most moves are one draw from a table of

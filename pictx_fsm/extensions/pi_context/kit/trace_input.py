@@ -94,9 +94,9 @@ def check_int(value: Any, field: str, low: int = 0, high: int = MAX_COUNT) -> in
     return value
 
 
-def check_choice(value: Any, field: str, choices: frozenset[str] | tuple[str, ...]) -> str:
-    if not isinstance(value, str) or value not in choices:
-        known = ", ".join(sorted(choices))
+def check_choice(value: Any, field: str, choices: frozenset[Any] | tuple[Any, ...]) -> Any:
+    if isinstance(value, bool) or not isinstance(value, str | int) or value not in choices:
+        known = ", ".join(sorted(map(str, choices)))
         raise TraceFormatError(f"field {field!r} must be one of {known}; got {_show(value)}")
     return value
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 import functools
 import random
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import attrs
@@ -23,6 +23,7 @@ from pictx_fsm.audit.log import AuditLog
 from pictx_fsm.extensions.pi_context.adapter import LifecycleExtension
 from pictx_fsm.extensions.pi_context.kit.actions import (
     Action,
+    AimAt,
     EndlessRun,
     HideBoot,
     KillRuntime,
@@ -33,21 +34,25 @@ from pictx_fsm.extensions.pi_context.kit.actions import (
     apply_action,
     filler,
 )
+from pictx_fsm.extensions.pi_context.kit.boundary import aim, lines_now
 from pictx_fsm.extensions.pi_context.kit.faults import fault_named, faulty_lifecycle
 from pictx_fsm.extensions.pi_context.kit.noise import Arms, EarlyNoise, LateNoise
 from pictx_fsm.extensions.pi_context.kit.notes_sandbox import NotesSandbox, resolve_arguments
+from pictx_fsm.extensions.pi_context.kit.observed import ObservedRuntime
 from pictx_fsm.extensions.pi_context.kit.tool_coverage import tool_outcomes
+from pictx_fsm.extensions.pi_context.kit.view import BudgetInputs
 from pictx_fsm.extensions.pi_context.lifecycle import Lifecycle, load_lifecycle
 from pictx_fsm.extensions.pi_context.policy import FrozenScopes
 from pictx_fsm.extensions.pi_context.runtime import LifecycleRuntime
 from pictx_fsm.extensions.pi_context.texts import Profile
+from pictx_fsm.extensions.pi_context.windows import WindowIndex
 from pictx_fsm.host.events import ModelInfo
 from pictx_fsm.host.settings import SettingsScopes
 from pictx_fsm.hosts.model import Brain, CompactionSettings, HostSettings, ModelSession, TickClock
 from pictx_fsm.hosts.model.profiles import DEFAULT_HOST_PROFILE, HOST_PROFILES, host_profile
 from pictx_fsm.hosts.model.provider_usage import FauxCacheUsage
 from pictx_fsm.hosts.pi.twin import BridgeTwin
-from pictx_fsm.session.estimate import CharsCounter, TiktokenCounter
+from pictx_fsm.session.estimate import CharsCounter, TiktokenCounter, TokenCounter
 from pictx_fsm.session.tree import SessionTree
 
 USAGE_ACCOUNTINGS = ("estimated", "faux")
@@ -153,7 +158,7 @@ class World:
         fault = fault_named(config.fault) if config.fault else None
         self.lifecycle = lifecycle if lifecycle is not None else world_lifecycle(config.fault)
         self.audits: list[AuditLog] = []
-        self.runtimes: list[LifecycleRuntime] = []
+        self.runtimes: list[ObservedRuntime] = []
         self.actions: list[Action] = []
         self.applied: list[bool] = []
         self.endless_runs: list[int] = []
@@ -206,7 +211,7 @@ class World:
     def _runtime(self, tree: SessionTree) -> LifecycleRuntime:
         index = len(self.runtimes)
         audit = AuditLog()
-        runtime = LifecycleRuntime(
+        runtime = ObservedRuntime(
             tree,
             profile=self.config.profile,
             settings=self.settings,
@@ -229,6 +234,23 @@ class World:
     @property
     def lifecycle_down(self) -> bool:
         return self.extension.broken
+
+    @property
+    def observed(self) -> list[ObservedRuntime]:
+        return self.runtimes
+
+    @property
+    def budget(self) -> BudgetInputs:
+        config = self.config
+        return BudgetInputs(
+            reserve=config.reserve_tokens,
+            margin=config.reminder_margin,
+            automatic=self.settings.automatic,
+        )
+
+    @property
+    def counter(self) -> TiktokenCounter:
+        return shared_counter()
 
     def apply(self, action: Action) -> bool:
         """Apply one host action; returns whether the session's state allowed it."""
@@ -256,9 +278,25 @@ class World:
             self.settings.automatic = action.enabled
         elif isinstance(action, KillRuntime):
             self.extension.kill(permanent=action.permanent)
+        elif isinstance(action, AimAt):
+            return self._aim(action, serial)
         else:
             return None
         return True
+
+    def _aim(self, action: AimAt, serial: int) -> bool:
+        """:func:`~.boundary.aim` on the lines the policy resolves now, the usage read as
+        the lifecycle reads it: the host's in the root window, the window's estimate after
+        a marker (R47, R48)."""
+        lines = lines_now(self.settings, self.session.model)
+        return aim(self.session, action, lines, self._usage_reading(), serial)
+
+    def _usage_reading(self) -> tuple[Callable[[], int | None], TokenCounter]:
+        tree = self.session.tree
+        live = [r for r in self.runtimes if r.tree is tree]
+        if WindowIndex.of(tree).current_window.is_root or not live:
+            return self.session.store.context_tokens, CharsCounter()
+        return live[-1].services.usage.window_tokens, shared_counter()
 
     def _follow_up(self, text: str) -> None:
         self.session.follow_up(text)

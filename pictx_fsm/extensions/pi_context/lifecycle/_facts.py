@@ -34,6 +34,7 @@ from pictx_fsm.host.events import (
     HostContext,
     SessionBeforeCompact,
     SessionBeforeTree,
+    SessionStart,
     TurnEnd,
 )
 from pictx_fsm.session.entries import MessageEntry
@@ -446,14 +447,33 @@ def root_boot_visible(env: FactEnv, facts: Facts) -> bool:
 
 
 @fact
+def repair_held(env: FactEnv, facts: Facts) -> bool:
+    """R64, pictx_fsm's decision: a repair asked for while a run is under way is owed until
+    the turn's end (``turn_end`` is awaited; ``agent_settled`` is pipelined, Pi does not wait
+    for what it answers). Pi holds a message sent mid-run until the turn's end (pi-host §5
+    ``sendMessage``), behind the run's own conversation — and behind a reset that turn
+    commits, where a root boot lands in the new window. Two repairs can come mid-run:
+    ``/pi-context on`` while not idle, and the ``session_start`` a restarted bridge runtime
+    resynchronises with at a request of a running turn (Pi emits none mid-run).
+    ``session_tree`` is not one: its repair appends at once, and Pi's ``isIdle()`` can be
+    false around it (a bridge resync at ``/tree``, tests/test_pi_faults.py)."""
+    return isinstance(env.event, Command | SessionStart) and not env.ctx.idle
+
+
+@fact
+def reset_committing(env: FactEnv, facts: Facts) -> bool:
+    """At turn_end, a reset this runtime drafted is not yet the branch's window: this
+    turn_end commits it (the repair a ``turn_end`` raises runs after the reset is built)."""
+    return isinstance(env.event, TurnEnd) and any(
+        window != facts["window_id"] for window in env.state.pending_resets
+    )
+
+
+@fact
 def tail_verdict(env: FactEnv, facts: Facts) -> TailVerdict:
     """R65/D4: what the current marker's tail needs (classified once per repair). A window
     whose reset this runtime drafted and has not yet seen settle is the host's to complete:
-    a command between two appends of its boundary commit must not append a second boot.
-    A command mid-run (``/pi-context on`` while not idle) is refused a repair: Pi holds the
-    sent boot until the turn's end, behind the run's own conversation (pi-host §5
-    ``sendMessage``). Only commands: the other repairs append at once, and Pi's ``isIdle()``
-    can be false around them (a bridge resync at ``/tree``, tests/test_pi_faults.py)."""
+    a command between two appends of its boundary commit must not append a second boot."""
     window = _window(env)
     if window.window_id in env.state.pending_resets:
         return TailVerdict.INTACT
@@ -462,11 +482,7 @@ def tail_verdict(env: FactEnv, facts: Facts) -> TailVerdict:
     visible = False
     if env.profile is Profile.V0_25_0:
         visible = has_boot_message(env.tree, window.window_id)
-    verdict = classify_tail(kinds, env.profile, visible)
-    mid_run = isinstance(env.event, Command) and not env.ctx.idle
-    if not mid_run or verdict in (TailVerdict.INTACT, TailVerdict.REFUSED):
-        return verdict
-    return TailVerdict.REFUSED
+    return classify_tail(kinds, env.profile, visible)
 
 
 @fact

@@ -58,7 +58,11 @@ __all__ = [
 
 # hook -> the machine events it raises, in pi-context's handler registration order (§6).
 HOOK_EVENTS: Mapping[str, tuple[tuple[str, str], ...]] = {
-    "turn_end": (("budget", "turn_end"), ("reset_control", "turn_end")),
+    "turn_end": (
+        ("budget", "turn_end"),
+        ("reset_control", "turn_end"),
+        ("boot_repair", "turn_end"),
+    ),
     "agent_before_settle": (("reset_control", "before_settle"),),
     "agent_end": (("reset_control", "agent_end"),),
     "agent_settled": (("reset_control", "settled"), ("budget", "settled")),
