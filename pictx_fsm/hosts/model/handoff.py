@@ -45,6 +45,7 @@ def create_handoff_session(host: HostState, custom_type: str, receipt: JSON) -> 
     if loaded.header is None or not isinstance(first, CustomEntry) or first.data != receipt:
         return None
     host.files[path] = store
+    host.on_disk.add(path)
     return path
 
 

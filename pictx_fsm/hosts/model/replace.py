@@ -141,7 +141,10 @@ def written(host: HostState) -> bool:
 
 def is_written(host: HostState, store: SessionStore) -> bool:
     """Whether Pi has written ``store``'s file: once it holds an assistant message, or (1.x)
-    a user message."""
+    a user message — or at once when the file existed before Pi opened it (M50: Pi's
+    ``SessionManager`` loads it flushed and appends each entry)."""
+    if store.path in host.on_disk:
+        return True
     profile = host.settings.profile
     roles = ("user", "assistant") if profile.file_created_at_first_user_message else ("assistant",)
     return any(

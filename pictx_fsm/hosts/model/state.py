@@ -51,6 +51,9 @@ class HostState:
     log: HostLog = field(factory=HostLog)
     queues: Queues = field(factory=Queues)
     files: dict[str, SessionStore] = field(factory=dict)
+    on_disk: set[str] = field(factory=set)
+    """Files written outright before Pi opened them (a handoff target the extension wrote
+    itself): Pi loads such a file as flushed and appends every later entry at once."""
     run: RunState | None = None
     starting: bool = False
     """A prompt was accepted and its run has not started yet (``before_agent_start``)."""
