@@ -36,7 +36,7 @@ from pictx_fsm.session.entries import (
     Entry,
     MessageEntry,
 )
-from pictx_fsm.session.estimate import TokenCounter, estimate_host, host_text
+from pictx_fsm.session.estimate import TokenCounter, estimate_host, host_text, usage_anchor
 from pictx_fsm.session.projection import (
     Message,
     build_context_entries,
@@ -44,6 +44,7 @@ from pictx_fsm.session.projection import (
     entry_messages,
     fold_system,
     latest_edits,
+    project_branch,
 )
 
 JSON: TypeAlias = Any
@@ -245,18 +246,38 @@ def default_summary(plan: CompactionPlan) -> str:
 
 
 def compact_before_next_turn(host: HostState) -> Steps[None]:
-    """Pi's threshold check before the next turn of a run: the projected estimate (the usage
-    figure, or a plain estimate while a compaction hides the last usage) above
-    ``contextWindow − reserveTokens`` runs a threshold compaction."""
+    """Pi's threshold check before the next turn of a run: the projected estimate
+    (:func:`projected_tokens`) above ``contextWindow − reserveTokens`` runs a threshold
+    compaction."""
     settings = host.settings.compaction
     window = host.model.context_window
     if not settings.enabled or window is None or window <= 0:
         return
-    tokens = host.store.context_tokens()
-    if tokens is None:
-        tokens = estimate_host(host.store.context_messages(), host.counter)
-    if tokens > window - settings.reserve_tokens:
+    if projected_tokens(host.store.branch(), host.counter) > window - settings.reserve_tokens:
         yield from run_compaction(host, "threshold", will_retry=False)
+
+
+def projected_tokens(branch: Sequence[Entry], counter: TokenCounter) -> int:
+    """Pi's ``estimateProjectedContextTokens``: the last usage plus what follows it, while no
+    context edit or compaction on the branch comes after that usage's entry; else a plain
+    estimate of the projection — the current system message once, every other message. (A
+    reset's context edit made at ``turn_end`` voids the usage: found by the differential.)"""
+    projection = project_branch(branch)
+    messages = projection.messages
+    anchor = usage_anchor(messages, strict=False)
+    if anchor is not None:
+        source = projection.sources[anchor[0]]
+        position = {entry.id: i for i, entry in enumerate(branch)}
+        usage_at = position.get(source, -1)
+        invalidating = max(
+            (i for i, e in enumerate(branch) if isinstance(e, ContextEditEntry | CompactionEntry)),
+            default=-1,
+        )
+        if usage_at > invalidating:
+            return estimate_host(messages, counter)
+    system = fold_system(messages)
+    tokens = counter.count(host_text(system)) if system is not None else 0
+    return tokens + sum(counter.count(host_text(m)) for m in messages if m.get("role") != "system")
 
 
 def run_compaction(host: HostState, reason: str, *, will_retry: bool) -> Steps[CompactOutcome]:
