@@ -76,7 +76,11 @@ def open_store(host: HostState, tree: SessionTree, path: str) -> SessionStore:
 
 
 def bind(host: HostState, reason: SessionStartReason) -> None:
-    """Bind every extension to the current tree, then ``session_start``."""
+    """Bind every extension to the current tree, then ``session_start``; the runtime bound
+    reads the settings file again (found by the differential: a ``compaction.enabled``
+    rewritten before a resume decides Pi's compaction after it, and not before)."""
+    if host.settings_file is not None:
+        host.settings = host.settings_file
     for ext in host.extensions:
         try:
             ext.bind(host.store.tree)

@@ -319,6 +319,16 @@ class ModelSession:
         """Write the current file, read it back (leaf = last entry) and resume it."""
         self.switch_session(self._host.store.path)
 
+    @property
+    def settings(self) -> HostSettings:
+        """The settings the current runtime read."""
+        return self._host.settings
+
+    def rewrite_settings(self, settings: HostSettings) -> None:
+        """Pi's settings file rewritten: read when the runtime is next rebuilt (a session
+        replaced, ``/reload``), as Pi reads it."""
+        self._host.settings_file = settings
+
     def reload_extensions(self) -> None:
         """Pi's ``/reload``: ``session_shutdown{reload}``, the extensions bind again,
         ``session_start{reload}``; the session (and its leaf) stays as it is."""

@@ -51,6 +51,9 @@ class HostState:
     log: HostLog = field(factory=HostLog)
     queues: Queues = field(factory=Queues)
     files: dict[str, SessionStore] = field(factory=dict)
+    settings_file: HostSettings | None = None
+    """Pi's settings file as rewritten since the runtime read it: Pi reads it again when it
+    rebuilds the runtime (a session replaced, ``/reload``), so it takes effect only then."""
     on_disk: set[str] = field(factory=set)
     """Files written outright before Pi opened them (a handoff target the extension wrote
     itself): Pi loads such a file as flushed and appends every later entry at once."""

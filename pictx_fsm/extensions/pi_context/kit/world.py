@@ -17,7 +17,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 import attrs
-from attrs import frozen
+from attrs import evolve, frozen
 
 from pictx_fsm.audit.log import AuditLog
 from pictx_fsm.extensions.pi_context.adapter import LifecycleExtension
@@ -276,6 +276,9 @@ class World:
             self.noise.queue = filler(f"settle-follow-up-{serial}", action.chars)
         elif isinstance(action, SetAutomatic):
             self.settings.automatic = action.enabled
+            host = self.session.settings
+            compaction = evolve(host.compaction, enabled=action.enabled)
+            self.session.rewrite_settings(evolve(host, compaction=compaction))
         elif isinstance(action, KillRuntime):
             self.extension.kill(permanent=action.permanent)
         elif isinstance(action, AimAt):
