@@ -57,6 +57,7 @@ def agent_run(host: HostState, prompts: Sequence[Queued]) -> Steps[None]:
     """One run: low-level runs until nothing continues, then ``agent_settled``."""
     run = host.run = RunState()
     host.starting = False
+    run.aborted, host.abort_requested = host.abort_requested, False
     yield from low_level_run(host, prompts)
     while not run.aborted:
         continued = yield from _post_run(host, run)

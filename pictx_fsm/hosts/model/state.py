@@ -59,6 +59,8 @@ class HostState:
     itself): Pi loads such a file as flushed and appends every later entry at once."""
     run: RunState | None = None
     starting: bool = False
+    abort_requested: bool = False
+    """``session.abort()`` came while a busy run was starting (1.x): the run starts aborted."""
     """A prompt was accepted and its run has not started yet (``before_agent_start``)."""
     overtaking: list[str] = field(factory=list)
     """Prompts that came while a run was starting and run before it (Pi 0.87)."""
