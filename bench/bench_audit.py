@@ -76,6 +76,8 @@ def corpus_files() -> list[Path]:
 def build_corpus(target: Path, size: int) -> int:
     """Copies of the corpus with fresh ids until ``size`` bytes; returns the entry count."""
     sessions = [read_session(path).entries for path in corpus_files()]
+    if not any(sessions):
+        raise SystemExit(f"bench_audit: the corpus is missing or empty ({CORPUS})")
     count = 0
     with target.open("w", encoding="utf-8") as out:
         out.write(dumps_entry(session_header()) + "\n")

@@ -36,6 +36,8 @@ FIXTURES = Path(__file__).resolve().parent / "fixtures" / "pi"
 DRIVERS = (DRIVER, FIXTURES / "cm_driver.mjs")
 """Loaded after the extension: tree operations and reload (``driver.mjs``), planted faults
 (``cm_driver.mjs``)."""
+FIRST = FIXTURES / "cm_first.mjs"
+"""Loaded before the extension: another extension whose handlers run first."""
 SLOW_ADVANCE_MS = 400_000
 """How much later a ``slow`` reply comes (the scripted generator's 400 s, past the 300 s
 deadline)."""
@@ -61,6 +63,8 @@ class Notes:
     """The reply comes this much later (after a deadline)."""
     hold: str | None = None
     """The reply waits for :class:`Release` of this name (the model is still answering)."""
+    repair_hold: str | None = None
+    """The repair request's reply waits for :class:`Release` of this name."""
 
 
 @frozen(kw_only=True)
@@ -88,7 +92,9 @@ class Resume:
 class Drive:
     """A driver command (``pictx_fsm/hosts/pi/driver.mjs``, ``cm_driver.mjs``): ``drive-tree KIND N
     [summarize]``, ``drive-fork KIND N [at]``, ``drive-reload``, ``drive-disk fail|ok``,
-    ``drive-veto on|off``, ``drive-create fail|ok``."""
+    ``drive-veto on|returns|off``, ``drive-create fail|ok``, ``drive-parent hide|show``,
+    ``drive-settled model``, ``drive-settled message TYPE TEXT``; ``cm_first.mjs``:
+    ``drive-abort-compaction on|off``."""
 
     command: str
 
@@ -198,6 +204,7 @@ class _Answers:
         self.pushed: list[Notes] = []
         """The Notes steps the generator's script holds, in its order."""
         self.jobs: dict[str, int] = {}
+        repair_holds: dict[int, str] = {}
         generator = world.generator
         generate = generator.generate
 
@@ -205,9 +212,13 @@ class _Answers:
             hold = None
             if request.repair:
                 kind = generator._repair
+                hold = repair_holds.pop(request.job, None)
             elif generator.script:
                 kind = generator.script[0][0]
-                hold = self.pushed.pop(0).hold
+                pushed = self.pushed.pop(0)
+                hold = pushed.hold
+                if pushed.repair_hold is not None:
+                    repair_holds[request.job] = pushed.repair_hold
             else:
                 kind = "valid"
             reply = generate(request)
@@ -231,25 +242,40 @@ class _Answers:
         return frozenset(self.jobs.values())
 
 
-def _drain(world: World, answers: _Answers) -> None:
+def _drain(world: World, answers: _Answers, settled: list[str]) -> None:
     session, ext = world.session, world.extension
     session.run_until_idle()
+    if settled:  # another extension, after this one's agent_settled, before its commands
+        act, *args = settled.pop().split(maxsplit=2)
+        if act == "model":
+            session.set_model(world.model_info(1))
+        elif act == "message":
+            custom_type, text = args
+            session.send_message(custom_type, text, display=True)
     for _ in range(200):
         if not ext.deliver(answers.held):
             return
         session.run_until_idle()
 
 
-def _drive(world: World, command: str) -> None:
-    """A driver command on the model session, as the driver fixtures do it on the real Pi."""
+def _drive(world: World, command: str, settled: list[str]) -> None:
+    """A driver command on the model session, as the driver fixtures do it on the real Pi
+    (``settled`` holds what ``drive-settled`` armed for the next run's end)."""
     name, *args = command.split()
     session, ext = world.session, world.extension
-    if name == "drive-reload":
+    if name == "drive-settled":
+        settled.append(" ".join(args))
+    elif name == "drive-reload":
         session.reload_extensions()
     elif name == "drive-disk":
         ext.fail_appends = ext.files.fail_writes = args == ["fail"]
     elif name == "drive-veto":
         ext.veto_switches = args == ["on"]
+        ext.veto_returns = args == ["returns"]
+    elif name == "drive-parent":
+        ext.hide_parents = args == ["hide"]
+    elif name == "drive-abort-compaction":
+        ext.abort_compactions = args == ["on"]
     elif name == "drive-create":
         ext.fail_create = args == ["fail"]
     else:
@@ -274,6 +300,7 @@ def run_model(scenario: CmScenario, host: str) -> tuple[Observed, Plan]:
     world = World(config)
     answers = _Answers(world)
     counts: list[int] = []
+    settled: list[str] = []
     for step in scenario.steps:
         if isinstance(step, Say):
             world.session.brain.push(*(_response(r) for r in step.replies))
@@ -289,17 +316,17 @@ def run_model(scenario: CmScenario, host: str) -> tuple[Observed, Plan]:
             job = answers.jobs.pop(step.name)
             world.extension.deliver(answers.held - {job})
         elif isinstance(step, Drive):
-            _drive(world, step.command)
+            _drive(world, step.command, settled)
         elif isinstance(step, Advance):
             world.extension.pass_time(step.ms)
         elif isinstance(step, SwitchModel):
             world.session.set_model(world.model_info(step.index))
         elif isinstance(step, Resume):
             world.session.switch_session(list(world.session.files)[step.nth - 1])
-        _drain(world, answers)
+        _drain(world, answers, settled if isinstance(step, Say) else [])
         counts.append(len(world.journal.steps))
     world.session.dispose()
-    _drain(world, answers)
+    _drain(world, answers, [])
     files = tuple(
         tuple(entry_kind(e) for e in store.tree.entries if e.type not in SKIPPED_ENTRIES)
         for store in world.session.files.values()
@@ -375,7 +402,7 @@ def run_real(tmp_path: Path, scenario: CmScenario, plan: Plan) -> Observed:
         tmp_path,
         faux_script(scenario, plan),
         env,
-        bridge=[entry_path("context-management")],
+        bridge=[FIRST, entry_path("context-management")],
         extensions=DRIVERS,
         argv=scenario.argv,
     )

@@ -18,7 +18,7 @@ import random
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TypeAlias
 
-from attrs import define, field
+from attrs import define, evolve, field
 
 from pictx_fsm.extensions.context_management import events as ev
 from pictx_fsm.extensions.context_management.adapter import (
@@ -98,6 +98,10 @@ class ContextMemoryExtension:
     """``False``: an ephemeral session (``--no-session``): no file, no log, no handoff (M45)."""
     fail_create: bool = False
     """New session files cannot be created (the exclusive create fails, M46 step 4)."""
+    abort_compactions: bool = False
+    """Another extension's ``session_before_compact`` handler, run before this one's, aborts
+    every compaction (the user's Escape while it waited): the signal this one gets has fired
+    (M35)."""
     status: str = ""
     status_log: list[str] = field(factory=list)
     """Every status-bar text shown, oldest first (the bar itself shows the last)."""
@@ -163,7 +167,11 @@ class ContextMemoryExtension:
         if isinstance(event, SessionStart) and self.session is None:
             self._startup = True
             return None
-        preparation = self._preparation() if isinstance(event, SessionBeforeCompact) else None
+        preparation = None
+        if isinstance(event, SessionBeforeCompact):
+            preparation = self._preparation()
+            if self.abort_compactions:
+                event = evolve(event, signal_aborted=True)
         mapped = event_of(event, ctx, preparation)
         if mapped is None:
             return None

@@ -245,6 +245,15 @@ _TREE_OPS: st.SearchStrategy[Action] = weighted(
 )
 """Tree churn between runs: each of these makes boot repair run, or a reset start, wherever
 the previous one left the leaf."""
+_FORK_AND_TREE: Moves = st.tuples(
+    st.builds(Fork, index=_ENTRY_INDEX, anchor=_ANCHOR),
+    st.builds(Navigate, index=_ENTRY_INDEX, summarize=st.just(True), anchor=_ANCHOR),
+)
+"""A fork, then ``/tree`` with a summary inside the forked session. A summarised navigation
+onto an assistant's tool calls leaves the leaf on a branch summary between the calls and
+their results, where neither repair nor a following ``/wipe-memory`` may append (FM19). The
+plain churn lists rarely land there: most navigations aimed at tool calls come before the
+session has any, and only half of them ask for a summary."""
 
 _BOUNDARY: Moves = table(
     move
@@ -277,7 +286,7 @@ GROUPS: Mapping[str, tuple[Moves, int, int]] = {
     "toggle": (moves(Toggle(arg=arg) for arg in ("on", "off", "on", "off", "", "bogus")), 1, 1),
     "navigate": (st.builds(_navigate_move, _ENTRY_INDEX, st.booleans(), _ANCHOR), 2, 0),
     "fork": (st.builds(_fork_move, _ENTRY_INDEX, _ANCHOR), 1, 0),
-    "tree": (st.lists(_TREE_OPS, min_size=2, max_size=3), 1, 0),
+    "tree": (weighted([st.lists(_TREE_OPS, min_size=2, max_size=3), _FORK_AND_TREE]), 1, 0),
     "reload": (st.just((Reload(),)), 1, 0),
     "compact": (st.just((Compact(),)), 1, 1),
     "noise": (moves(_NOISE), 1, 1),
@@ -287,7 +296,8 @@ GROUPS: Mapping[str, tuple[Moves, int, int]] = {
 }
 """Action groups: (moves, weight while idle, weight while a run is active). A move is one
 action, a whole turn (the model's reply, a prompt, settle), tree churn (two or three
-navigations, forks, reloads, switches or ``/wipe-memory`` in a row), or an interrupt: stop
+navigations, forks, reloads, switches or ``/wipe-memory`` in a row, or as often a fork and a
+summarised ``/tree`` inside it), or an interrupt: stop
 right after a boundary hook or one of the entries its commit persists, and act there at once;
 or a budget line met at −1, exactly or +1 (``boundary``).
 Runs move forward in small steps and users act *between* host steps (queueing, aborting,
