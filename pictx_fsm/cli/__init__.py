@@ -31,6 +31,7 @@ __all__ = ["COMMANDS", "build_parser", "main"]
 # name -> (module, one-line help). Order is the order of ``pictx-fsm --help``.
 COMMANDS: dict[str, tuple[str, str]] = {
     "verify": ("pictx_fsm.cli.verify", "explore the lifecycle on the model session and check it"),
+    "check": ("pictx_fsm.cli.check", "every action sequence up to a depth, breadth first"),
     "replay": ("pictx_fsm.cli.replay", "re-run a trace and report the first differing decision"),
     "differential": (
         "pictx_fsm.cli.differential",

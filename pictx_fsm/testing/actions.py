@@ -234,6 +234,21 @@ HOST_ACTION_TYPES: Mapping[str, type[Any]] = {
 }
 
 
+HOST_ALPHABET: tuple[Action, ...] = (
+    Prompt(chars=40),
+    Script(reply="text"),
+    Script(reply="tools"),
+    Settle(),
+    Advance(steps=1),
+    Steer(chars=40),
+    Abort(),
+    Reload(),
+)
+"""The host actions ``pictx-fsm check`` explores for a kit that names no alphabet of its
+own: prompts, a text reply and a tool batch (the model host's ``echo``), single host steps
+and settling, steering and aborting mid-run, and a reload."""
+
+
 def action_to_json(action: Any) -> dict[str, JSON]:
     """Any action (a frozen attrs value with a ``KIND``) as its trace JSON."""
     out: dict[str, JSON] = {"action": action.KIND}

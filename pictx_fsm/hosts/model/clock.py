@@ -13,10 +13,6 @@ from pictx_fsm.hosts.model.messages import TickClock
 class ManualClock(TickClock):
     """Milliseconds since the epoch, advanced by readings and by :meth:`advance`."""
 
-    def peek(self) -> int:
-        """The current time without moving it."""
-        return self._now
-
     def advance(self, ms: int) -> None:
         if ms < 0:
             raise ValueError(f"time cannot go back ({ms} ms)")

@@ -34,6 +34,10 @@ class TickClock:
         self._now += self._step
         return now
 
+    def peek(self) -> int:
+        """The current time without moving it."""
+        return self._now
+
 
 def user_message(text: str, ms: int) -> dict[str, JSON]:
     """An SDK prompt: content as a list of text blocks."""

@@ -181,6 +181,8 @@ class AutoOnKeepsLimits(JournalInvariant):
 class _PerSwitch(JournalInvariant):
     """Judges every forward handoff switch of the host's journal once."""
 
+    cursors = frozenset({"_seen", "_switches"})
+
     def __init__(self) -> None:
         super().__init__()
         self._switches = 0
@@ -269,6 +271,10 @@ class TakeoverOnce(JournalInvariant):
     """§12.20: at most one takeover prompt per new session, never on reopen."""
 
     name, rule = "takeover_once", "§12.20 M50"
+
+    def residual(self, world: World) -> object:
+        """The sessions that already had their takeover prompt (a second is a violation)."""
+        return frozenset(path for path, _ in world.journal.takeovers)
 
     def check_world(self, world: World) -> list[Violation]:
         counts: dict[str, int] = {}

@@ -11,7 +11,7 @@ usage at every reply end), and applies host actions.
 from __future__ import annotations
 
 import random
-from collections.abc import Mapping
+from collections.abc import Hashable, Mapping
 from typing import Any
 
 import attrs
@@ -38,7 +38,9 @@ from pictx_fsm.session.entries import MessageEntry
 from pictx_fsm.session.estimate import CharsCounter
 from pictx_fsm.session.tree import SessionTree
 from pictx_fsm.testing import actions as shared
+from pictx_fsm.testing.canon import Canon, Unmergeable
 from pictx_fsm.testing.kit import Companion, companion_named
+from pictx_fsm.testing.states import host_state
 
 MODELS = ("faux-1", "faux-2")
 AIM_RUNWAY_MS = 50
@@ -361,6 +363,27 @@ class World:
 
     def release(self) -> None:
         """Nothing outlives a world."""
+
+    def now(self) -> int:
+        return self.clock.peek()
+
+    def canonical_state(self, canon: Canon) -> Hashable:
+        """The model host's observable state, the runtime's frozen state, what the adapter
+        holds (deliveries owed, switched failures, the takeover in waiting, its files), the
+        generator's script (:mod:`pictx_fsm.testing.states`). The journal is history: what
+        the invariants learnt from it is their residual."""
+        if self.companions:
+            raise Unmergeable("a companion's state is not described")
+        ext = self.extension
+        files = ext.files
+        return (
+            host_state(self.session, canon),
+            canon(ext.runtimes[-1].state if ext.runtimes else None),
+            canon(ext.adapter_state()),
+            canon(sorted((path, bytes(data)) for path, data in files.data.items())),
+            files.fail_writes,
+            canon(tuple(self.generator.script)),
+        )
 
     def decisions(self) -> list[dict[str, Any]]:
         return [

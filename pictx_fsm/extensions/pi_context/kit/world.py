@@ -13,7 +13,7 @@ from __future__ import annotations
 import functools
 import random
 from collections import Counter
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Hashable, Mapping
 from typing import Any
 
 import attrs
@@ -54,6 +54,8 @@ from pictx_fsm.hosts.model.provider_usage import FauxCacheUsage
 from pictx_fsm.hosts.pi.twin import BridgeTwin
 from pictx_fsm.session.estimate import CharsCounter, TiktokenCounter, TokenCounter
 from pictx_fsm.session.tree import SessionTree
+from pictx_fsm.testing.canon import Canon
+from pictx_fsm.testing.states import host_state
 
 USAGE_ACCOUNTINGS = ("estimated", "faux")
 
@@ -337,6 +339,40 @@ class World:
                     decision["tool"] = next(iter(outcome))
                 out.append(decision)
         return out
+
+    def now(self) -> int:
+        return self.clock.peek()
+
+    def canonical_state(self, canon: Canon) -> Hashable:
+        """The model host's observable state, the lifecycle's frozen state, what the bridge
+        twin holds, the world around the session (armed noise, the live setting) and the
+        notes the tools wrote (:mod:`pictx_fsm.testing.states`). The audit logs, the host
+        log and the twin's transition histories are history: never read back."""
+        twin = self.extension
+        held = twin.held
+        lease = (
+            None if held is None else (held.lease, held.bound, held.leaf, held.policy, held.model)
+        )
+        return (
+            host_state(self.session, canon),
+            canon(self.runtimes[-1].state if self.runtimes else None),
+            (
+                twin.alive,
+                twin.broken,
+                twin.reset_pending,
+                canon(twin.toggle),
+                canon(tuple(twin.queued)),
+                canon(twin.source),
+                canon(frozenset(twin.told)),
+                canon(lease),
+                twin.leasing.state,
+                twin.connection.state,
+                twin.connection.restarts,
+            ),
+            (self.noise.void, self.noise.hide_boot, canon(self.noise.queue)),
+            self.settings.automatic,
+            canon(self.notes.contents()),
+        )
 
     def describe_actions(self) -> list[dict[str, Any]]:
         return [action_to_json(action) for action in self.actions]
