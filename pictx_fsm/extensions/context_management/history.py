@@ -27,6 +27,25 @@ from pictx_fsm.extensions.context_management.policy import (
 from pictx_fsm.extensions.context_management.sizes import digest, json_bytes
 from pictx_fsm.extensions.context_management.sources import Source, origin
 
+__all__ = [
+    "CURSOR_PREFIX",
+    "INVALID_ARGUMENTS",
+    "JSON",
+    "RECALL_ADVICE",
+    "RECALL_BUDGET",
+    "SOURCE_NOT_FOUND",
+    "STALE_SCOPE",
+    "HistoryError",
+    "Scope",
+    "excerpt",
+    "make_cursor",
+    "read",
+    "read_cursor",
+    "result_bytes",
+    "scope_of",
+    "search",
+]
+
 JSON: TypeAlias = Any
 STALE_SCOPE: Final = "stale_scope"
 SOURCE_NOT_FOUND: Final = "source_not_found"

@@ -32,6 +32,8 @@ from pictx_fsm.extensions.context_management.texts import (
 )
 from pictx_fsm.host.effects import ToolResult
 
+__all__ = ["HANDOFF_UNAVAILABLE", "JSON", "TOOL_SCHEMAS", "ToolAnswers", "answer_tool"]
+
 JSON: TypeAlias = Any
 ToolAnswers: TypeAlias = Callable[[CmFacts, str], "tuple[Intent, ...] | None"]
 """What answers a tool call (:func:`answer_tool`): the intents, or ``None`` for a write."""

@@ -27,6 +27,24 @@ from pictx_fsm.hosts.model.provider_usage import (
 from pictx_fsm.session.estimate import CharsCounter, TokenCounter, host_text
 from pictx_fsm.session.projection import Message
 
+__all__ = [
+    "ABORTED_STREAM",
+    "JSON",
+    "OVERLOADED",
+    "Aborted",
+    "ArgumentResolver",
+    "AssistantReply",
+    "Brain",
+    "Call",
+    "LengthStop",
+    "Overflow",
+    "ProviderError",
+    "Response",
+    "Text",
+    "Tools",
+    "overflow_text",
+]
+
 JSON: TypeAlias = Any
 OVERLOADED = "529 overloaded_error: Overloaded"
 """The retryable provider error of the ``e3`` trace."""

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from pictx_fsm.hosts.model.messages import TickClock
 
+__all__ = ["ManualClock"]
+
 
 class ManualClock(TickClock):
     """Milliseconds since the epoch, advanced by readings and by :meth:`advance`."""

@@ -15,6 +15,23 @@ from pictx_fsm.hosts.model.provider_usage import usage_of
 from pictx_fsm.js import is_plain_object
 from pictx_fsm.session.entries import ABSENT
 
+__all__ = [
+    "ABORTED_BEFORE_REQUEST",
+    "JSON",
+    "SYSTEM_PREAMBLE",
+    "TickClock",
+    "aborted_before_request",
+    "aborted_partial",
+    "assistant_message",
+    "custom_message",
+    "message_text",
+    "role_of",
+    "system_message",
+    "tool_declaration",
+    "tool_result_message",
+    "user_message",
+]
+
 JSON: TypeAlias = Any
 
 ABORTED_BEFORE_REQUEST = "This operation was aborted"

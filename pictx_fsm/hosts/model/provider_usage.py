@@ -24,6 +24,20 @@ from attrs import frozen
 from pictx_fsm.session.estimate import TokenCounter, host_text, js_json, js_length
 from pictx_fsm.session.projection import Message, system_content_text
 
+__all__ = [
+    "JSON",
+    "EstimatedUsage",
+    "FauxCacheUsage",
+    "ProviderRequest",
+    "UsageAccounting",
+    "assistant_text",
+    "common_prefix_units",
+    "faux_tokens",
+    "message_text",
+    "serialize_context",
+    "usage_of",
+]
+
 JSON: TypeAlias = Any
 
 

@@ -15,6 +15,20 @@ from attrs import define, field, frozen
 
 from pictx_fsm.session.entries import Entry
 
+__all__ = [
+    "JSON",
+    "DeliveryKind",
+    "DeliveryRecord",
+    "EventRecord",
+    "ExtensionErrorRecord",
+    "HostLog",
+    "NoticeRecord",
+    "ProviderRequestRecord",
+    "Step",
+    "StepKind",
+    "step_at",
+]
+
 JSON: TypeAlias = Any
 StepKind: TypeAlias = Literal["hook", "persist", "pause"]
 DeliveryKind: TypeAlias = Literal["prompt", "steer", "follow_up", "next_turn", "held", "sent"]

@@ -45,6 +45,27 @@ from pictx_fsm.hosts.pydantic_ai.views import (
 from pictx_fsm.session.entries import CustomEntry, Entry
 from pictx_fsm.session.writer import iso
 
+__all__ = [
+    "ENVELOPE_TYPE",
+    "JSON",
+    "PART_ENTRY_TYPE",
+    "RESIDUAL_KEY",
+    "HistoryError",
+    "Unit",
+    "carried_ids",
+    "chain",
+    "entries_to_messages",
+    "envelope_entry",
+    "envelope_residual",
+    "is_envelope",
+    "lifecycle_stub",
+    "messages_to_entries",
+    "recorded_envelopes",
+    "restamp",
+    "split_stub",
+    "with_stub",
+]
+
 JSON: TypeAlias = Any
 RESIDUAL_KEY: Final = "pydanticAi"
 PART_ENTRY_TYPE: Final = "pydantic-ai/part"

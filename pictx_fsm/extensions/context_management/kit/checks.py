@@ -14,6 +14,19 @@ from pictx_fsm.host.effects import AppendEntry, ToolResult
 from pictx_fsm.session.entries import Entry
 from pictx_fsm.testing.invariants import Invariant, Violation
 
+__all__ = [
+    "JSON",
+    "JournalInvariant",
+    "appended",
+    "branch_at",
+    "budgets",
+    "describe",
+    "logs",
+    "moved",
+    "snapshots",
+    "tool_payload",
+]
+
 JSON: TypeAlias = Any
 
 

@@ -35,6 +35,23 @@ from pictx_fsm.extensions.context_management.sizes import json_text_bytes
 from pictx_fsm.session.entries import CustomEntry
 from pictx_fsm.testing.invariants import InvariantSuite, Violation
 
+__all__ = [
+    "HANDOFF_INVARIANTS",
+    "INVARIANT_TYPES",
+    "JSON",
+    "AutoOnKeepsLimits",
+    "CooldownRespected",
+    "FlagsRespected",
+    "ForecastBaseline",
+    "HourlyLimit",
+    "NoSwitchAfterInput",
+    "PauseBeforeRequest",
+    "PausePersists",
+    "SwitchOnlyWhenComplete",
+    "TakeoverOnce",
+    "WorldSuite",
+]
+
 JSON: TypeAlias = Any
 _PREPARE = "auto_handoff:auto_handoff:pending:idle_reached:1"
 _ADOPT = "handoff:handoff:initializing:init_checked:1"

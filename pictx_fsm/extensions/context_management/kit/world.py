@@ -42,6 +42,16 @@ from pictx_fsm.testing.canon import Canon, Unmergeable
 from pictx_fsm.testing.kit import Companion, companion_named
 from pictx_fsm.testing.states import host_state
 
+__all__ = [
+    "AIM_RUNWAY_MS",
+    "MODELS",
+    "Journal",
+    "StepRecord",
+    "SwitchRecord",
+    "World",
+    "WorldConfig",
+]
+
 MODELS = ("faux-1", "faux-2")
 AIM_RUNWAY_MS = 50
 """Time a round takes before its reply end (each clock reading moves time on by a tick): an
