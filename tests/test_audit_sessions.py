@@ -854,7 +854,10 @@ def test_a_session_produced_by_the_runtime_on_the_model_session_audits_clean(
     session.prompt("another branch")
     session.run_until_idle()
     session.reload()
-    session.fork(str(assistants[len(assistants) // 2]))
+    prompts = [
+        e.id for e in session.entries if getattr(e, "message", None) and e.message.role == "user"
+    ]
+    session.fork(str(prompts[len(prompts) // 2]))  # Pi forks before a user message only
     session.prompt("in the fork")
     session.run_until_idle()
     # When every file of the model session is audited in the runtime's profile

@@ -773,14 +773,21 @@ def test_a_non_retryable_error_is_not_retried() -> None:
     assert len(session.log.requests) == 1
 
 
-def test_a_length_stop_is_a_completed_turn_for_the_host() -> None:
-    # Given a reply cut at the output limit
+def test_a_length_stop_below_the_output_limit_is_hidden_and_compacted_like_an_overflow() -> None:
+    # Given a reply cut short of the model's output limit (Pi's isRecoverableLength: found by
+    # the generated differential runs against the real Pi)
     session = run(ModelSession(provider=ScriptedProvider([LengthStop(text="cut")])))
-    # Then the host neither retries nor compacts it
-    assert session.entries[-1].message.stop_reason == "length"  # type: ignore[union-attr]
+    # Then its turn completed, and the host hid it for an overflow compaction — which, with
+    # nothing to cut in so small a session, never starts (no compaction event), so the run
+    # ends there
     assert [r.detail["outcome"] for r in session.log.events if r.name == "turn_end"] == [
         "completed"
     ]
+    hidden = session.entries[-1]
+    assert hidden.type == "context_edit"
+    assert session.tree.node(hidden.target_id).entry.message.stop_reason == "length"  # type: ignore[attr-defined,union-attr]
+    assert not {"session_before_compact", "session_compact_failed"} & set(session.log.event_names())
+    assert len(session.log.requests) == 1
 
 
 # -- compaction --------------------------------------------------------------------------------

@@ -162,14 +162,19 @@ class Navigate:
     anchor: Anchor = "any"
 
 
+ForkPosition: TypeAlias = Literal["before", "at"]
+
+
 @frozen(kw_only=True)
 class Fork:
     """Fork the session at the entry at ``index`` (modulo the file's entries of kind
-    ``anchor``)."""
+    ``anchor``): ``before`` it (Pi's ``/fork``: a user message only, its parent becomes the
+    leaf) or ``at`` it (the copy ends with it: ``ctx.fork(id, {position: "at"})``)."""
 
     KIND: ClassVar[str] = "fork"
     index: int
     anchor: Anchor = "any"
+    position: ForkPosition = "before"
 
 
 @frozen(kw_only=True)
@@ -177,6 +182,13 @@ class Reload:
     """Write the session, read it back (leaf = last entry) and resume it."""
 
     KIND: ClassVar[str] = "reload"
+
+
+@frozen(kw_only=True)
+class ReloadExtensions:
+    """Pi's ``/reload``: the extensions end and bind again on the same session."""
+
+    KIND: ClassVar[str] = "reload_extensions"
 
 
 @frozen(kw_only=True)
@@ -198,6 +210,7 @@ Action: TypeAlias = (
     | Navigate
     | Fork
     | Reload
+    | ReloadExtensions
     | Compact
 )
 """A host action: what any extension's world can be driven with."""
@@ -215,6 +228,7 @@ HOST_ACTION_TYPES: Mapping[str, type[Any]] = {
         Navigate,
         Fork,
         Reload,
+        ReloadExtensions,
         Compact,
     )
 }
@@ -386,9 +400,11 @@ def _apply_session_operation(session: ModelSession, action: Action, boundary: Bo
         if isinstance(action, Navigate):
             session.navigate(target, summarize=action.summarize)
         else:
-            session.fork(target)
+            session.fork(target, action.position)
     elif isinstance(action, Reload):
         session.reload()
+    elif isinstance(action, ReloadExtensions):
+        session.reload_extensions()
     elif isinstance(action, Compact):
         session.compact()
     return True

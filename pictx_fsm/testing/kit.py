@@ -33,6 +33,8 @@ from pictx_fsm.testing.invariants import Invariant, Suite, Violation
 if TYPE_CHECKING:
     from hypothesis.strategies import SearchStrategy
 
+    from pictx_fsm.testing.differential.kit import DifferentialKit
+
 __all__ = [
     "ENTRY_POINT_GROUP",
     "Companion",
@@ -306,6 +308,11 @@ class Kit(abc.ABC):
             f"{option.name} {', '.join(settings.variants.get(option.name, option.default))}"
             for option in self.options
         )
+
+    def differential(self) -> DifferentialKit | None:
+        """How the extension runs on the real Pi for ``pictx-fsm differential`` (``None``: it
+        does not load into Pi)."""
+        return None
 
     # -- what the exhaustive check (``pictx-fsm check``) needs -------------------------------
 

@@ -45,6 +45,8 @@ def navigate(
     if target is None:
         raise ModelHostError(f"cannot navigate to {target_id!r}: no such entry in the session")
     old_leaf = tree.leaf_id
+    if target_id == old_leaf:  # Pi: already there, nothing happens (no hook)
+        return NavigationOutcome(cancelled=False, new_leaf_id=old_leaf)
     event = SessionBeforeTree(user_wants_summary=summarize, target_id=target_id)
     replies = emit(host, event, targetId=target_id, userWantsSummary=summarize)
     if any(_value(reply, CancelResult) for reply in replies):

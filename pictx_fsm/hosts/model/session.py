@@ -26,6 +26,7 @@ from pictx_fsm.hosts.model.dispatch import abort, apply_effects, emit, error, re
 from pictx_fsm.hosts.model.errors import ALREADY_PROCESSING, AgentBusyError, ModelHostError
 from pictx_fsm.hosts.model.messages import (
     TickClock,
+    message_text,
     system_message,
     tool_declaration,
     user_message,
@@ -33,7 +34,7 @@ from pictx_fsm.hosts.model.messages import (
 from pictx_fsm.hosts.model.navigation import NavigationOutcome, navigate
 from pictx_fsm.hosts.model.queues import Queued
 from pictx_fsm.hosts.model.records import HostLog, Step
-from pictx_fsm.hosts.model.runs import agent_run, check_before_prompt
+from pictx_fsm.hosts.model.runs import SETTLED, agent_run, check_before_prompt
 from pictx_fsm.hosts.model.scripted_provider import ScriptedProvider
 from pictx_fsm.hosts.model.settings import HostSettings
 from pictx_fsm.hosts.model.state import HostState
@@ -99,7 +100,7 @@ class ModelSession:
     def _create(self) -> None:
         host = self._host
         now = host.clock()
-        session_id = replace.new_session_id(host.ids)
+        session_id = replace.new_session_id(host, now)
         header = replace.new_header(host.settings, session_id, now, parent=None)
         store = replace.open_store(
             host, SessionTree(header), replace.session_path(host.settings, now, session_id)
@@ -149,6 +150,15 @@ class ModelSession:
     def files(self) -> dict[str, SessionStore]:
         """Every session file this model session has written, by path."""
         return dict(self._host.files)
+
+    def saved_files(self) -> dict[str, SessionStore]:
+        """The session files a real Pi of the host profile has on disk by now: one is written
+        once it holds an assistant message (0.87) or a user or assistant message (1.x)."""
+        return {
+            path: store
+            for path, store in self._host.files.items()
+            if replace.is_written(self._host, store)
+        }
 
     @property
     def model(self) -> ModelInfo:
@@ -205,6 +215,21 @@ class ModelSession:
             self.prompt(text)
             return
         host = self._host
+        if host.starting and not host.settings.profile.starting_run_is_busy:
+            # Pi 0.87: still idle while a prompt starts, so this is a prompt of its own, run
+            # to its end before the starting one goes on.
+            record(host, "input", text=text, source="extension", streamingBehavior=None)
+            assert self._steps is not None
+            if not host.overtaking:
+                self._steps = _overtaken(host, self._steps)
+            host.overtaking.append(text)
+            return
+        if self.last_step is SETTLED and host.run is None:
+            # The run has settled: Pi is idle again, so this is a prompt of its own, run once
+            # the settled run's handlers are done (found by the differential).
+            record(host, "input", text=text, source="extension", streamingBehavior=None)
+            host.triggered.append(Queued(kind="prompt", message=user_message(text, host.clock())))
+            return
         behavior = "steer" if kind == "steer" else "followUp"
         record(host, "input", text=text, source="interactive", streamingBehavior=behavior)
         item = Queued(kind=kind, message=user_message(text, host.clock()))
@@ -261,7 +286,11 @@ class ModelSession:
         host = self._host
         if not host.triggered:
             return False
-        self._steps = _triggered_run(host, host.triggered.pop(0))
+        queued = host.triggered.pop(0)
+        if queued.is_user:
+            self._steps = _prompt_run(host, message_text(queued.message))
+        else:
+            self._steps = _triggered_run(host, queued)
         return True
 
     def run_until(
@@ -309,6 +338,16 @@ class ModelSession:
     def reload(self) -> None:
         """Write the current file, read it back (leaf = last entry) and resume it."""
         self.switch_session(self._host.store.path)
+
+    @property
+    def settings(self) -> HostSettings:
+        """The settings the current runtime read."""
+        return self._host.settings
+
+    def rewrite_settings(self, settings: HostSettings) -> None:
+        """Pi's settings file rewritten: read when the runtime is next rebuilt (a session
+        replaced, ``/reload``), as Pi reads it."""
+        self._host.settings_file = settings
 
     def reload_extensions(self) -> None:
         """Pi's ``/reload``: ``session_shutdown{reload}``, the extensions bind again,
@@ -383,6 +422,7 @@ def _new_host(
 
 def _prompt_run(host: HostState, text: str) -> Steps[None]:
     """``prompt()`` after ``input``: threshold check, ``before_agent_start``, the run."""
+    host.starting = True
     yield from check_before_prompt(host)
     yield record(host, "before_agent_start")
     prompts = [
@@ -390,6 +430,15 @@ def _prompt_run(host: HostState, text: str) -> Steps[None]:
         Queued(kind="prompt", message=user_message(text, host.clock())),
     ]
     yield from agent_run(host, [*prompts, *host.queues.take_next_turn()])
+
+
+def _overtaken(host: HostState, then: Steps[None]) -> Steps[None]:
+    """The prompts that overtook a starting run (``host.overtaking``), each to its end, in the
+    order they came; then the rest of the run, still starting."""
+    while host.overtaking:
+        yield from _prompt_run(host, host.overtaking.pop(0))
+    host.starting = True
+    yield from then
 
 
 def _triggered_run(host: HostState, message: Queued) -> Steps[None]:
@@ -404,6 +453,9 @@ def _system_prompt(host: HostState) -> list[Queued]:
     """The full system message, when the context has none yet (the first request)."""
     if any(m.get("role") == "system" for m in host.store.context_messages()):
         return []
+    given = host.settings.system_message
+    if given is not None:
+        return [Queued(kind="prompt", message={**given, "timestamp": host.clock()})]
     names = [ECHO_TOOL, *([NESTING_TOOL] if host.settings.profile.nested_tool_calls else [])]
     for ext in host.extensions:
         names += [name for name in ext.tools if name not in names]

@@ -193,6 +193,11 @@ class PiContextKit(Kit):
         fault = f" · planted fault {config.fault}" if config.fault else ""
         return f"profile {config.profile}{fault}"
 
+    def differential(self) -> Any:
+        from pictx_fsm.extensions.pi_context.kit.differential import DIFFERENTIAL
+
+        return DIFFERENTIAL
+
     def companion(self) -> PiContextCompanion:
         return PiContextCompanion()
 

@@ -67,11 +67,17 @@ from pictx_fsm.testing.boundaries import DELTAS
 from pictx_fsm.testing.tables import TABLE_SIZE, table
 
 __all__ = [
+    "ANCHOR",
+    "CHARS",
     "CORE",
+    "ENTRY_INDEX",
     "GROUPS",
     "OPTIONAL",
+    "SHORT_CHARS",
     "SWARMS",
+    "TOOL_LISTS",
     "Moves",
+    "fork_at",
     "host_actions",
     "moves",
     "swarm_moves",
@@ -154,8 +160,14 @@ def _navigate_move(index: int, summarize: bool, anchor: Anchor) -> tuple[Action]
     return (Navigate(index=index, summarize=summarize, anchor=anchor),)
 
 
+def fork_at(index: int, anchor: Anchor) -> Fork:
+    """A fork aimed at ``anchor``: before a user message (Pi's ``/fork``), at anything else
+    (Pi refuses to fork before an entry that is not a user message)."""
+    return Fork(index=index, anchor=anchor, position="before" if anchor == "user" else "at")
+
+
 def _fork_move(index: int, anchor: Anchor) -> tuple[Action]:
-    return (Fork(index=index, anchor=anchor),)
+    return (fork_at(index, anchor),)
 
 
 TOOL_LISTS = tuple(
@@ -184,6 +196,8 @@ _ENTRY_INDEX = st.one_of(table(ENTRY_INDICES), st.integers(min_value=-12, max_va
 markers and boots a navigation or fork most often lands next to."""
 _ANCHOR: st.SearchStrategy[Anchor] = st.sampled_from((*ANCHORS, "tool_call", "boundary"))
 """Where navigations and forks aim: tool calls and boundary entries count twice."""
+ENTRY_INDEX = _ENTRY_INDEX
+ANCHOR = _ANCHOR
 _SWITCHES = (Toggle(arg="on"), Toggle(arg="off"))
 _NOISE = (VoidNextBoundary(), HideBoot(), QueueAtSettle())
 _SETTINGS = (SetAutomatic(enabled=False), SetAutomatic(enabled=True))
@@ -223,7 +237,7 @@ _TREE_OPS: st.SearchStrategy[Action] = weighted(
     [
         st.builds(Navigate, index=_ENTRY_INDEX, summarize=st.booleans(), anchor=_ANCHOR),
         st.builds(Navigate, index=_ENTRY_INDEX, summarize=st.booleans(), anchor=_ANCHOR),
-        st.builds(Fork, index=_ENTRY_INDEX, anchor=_ANCHOR),
+        st.builds(fork_at, _ENTRY_INDEX, _ANCHOR),
         st.just(Reload()),
         _SWITCH,
         st.just(WipeCommand()),

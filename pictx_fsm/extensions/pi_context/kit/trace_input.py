@@ -143,6 +143,8 @@ def check_config(obj: Any) -> WorldConfig:
         fault=None if fault is None else check_choice(fault, "config.fault", frozenset(FAULTS)),
         usage=check_choice(get("usage"), "config.usage", USAGE_ACCOUNTINGS),
         host=check_choice(get("host"), "config.host", tuple(HOST_PROFILES)),
+        settings_cached=_check_bool(get("settings_cached"), "config.settings_cached"),
+        session_ids=check_choice(get("session_ids"), "config.session_ids", ("random", "clock")),
     )
 
 

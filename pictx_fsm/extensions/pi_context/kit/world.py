@@ -17,7 +17,7 @@ from collections.abc import Callable, Hashable, Mapping
 from typing import Any
 
 import attrs
-from attrs import frozen
+from attrs import evolve, frozen
 
 from pictx_fsm.audit.log import AuditLog
 from pictx_fsm.extensions.pi_context.adapter import LifecycleExtension
@@ -96,6 +96,15 @@ class WorldConfig:
         default=DEFAULT_HOST_PROFILE.name, validator=attrs.validators.in_(tuple(HOST_PROFILES))
     )
     """The Pi version the model session behaves as (``pi-0.87``, ``pi-1.6``)."""
+    settings_cached: bool = False
+    """pi-context reads its settings as Pi's file-backed manager, cached until a transition
+    (R40, R55), as the bridge in the real Pi does — not live on every decision, as from an
+    injected settings manager (the default)."""
+    session_ids: str = attrs.field(
+        default="random", validator=attrs.validators.in_(("random", "clock"))
+    )
+    """How the model session mints session ids: at random (sessions made minutes apart, the
+    default), or from its clock, as a short real run's UUIDv7 ids (see ``HostSettings``)."""
 
     def to_json(self) -> dict[str, Any]:
         return attrs.asdict(self)
@@ -148,7 +157,12 @@ class LiveSettings:
 class World:
     """The model session with the lifecycle extension, and everything needed to check it."""
 
-    def __init__(self, config: WorldConfig, lifecycle: Lifecycle | None = None) -> None:
+    def __init__(
+        self,
+        config: WorldConfig,
+        lifecycle: Lifecycle | None = None,
+        system_message: Mapping[str, Any] | None = None,
+    ) -> None:
         self.config = config
         fault = fault_named(config.fault) if config.fault else None
         self.lifecycle = lifecycle if lifecycle is not None else world_lifecycle(config.fault)
@@ -180,6 +194,8 @@ class World:
                 reserve_tokens=config.reserve_tokens,
                 keep_recent_tokens=config.keep_recent_tokens,
             ),
+            system_message=system_message,
+            session_ids=config.session_ids,  # type: ignore[arg-type]
         )
         early = EarlyNoise(self.noise, self._follow_up)
         once = profile.faux_input_counted_once
@@ -214,6 +230,7 @@ class World:
             audit=audit,
             notes_home=self.notes.root,
             counter=shared_counter(),
+            cache_policy=self.config.settings_cached,
         )
         self.audits.append(audit)
         self.runtimes.append(runtime)
@@ -268,6 +285,9 @@ class World:
             self.noise.queue = filler(f"settle-follow-up-{serial}", action.chars)
         elif isinstance(action, SetAutomatic):
             self.settings.automatic = action.enabled
+            host = self.session.settings
+            compaction = evolve(host.compaction, enabled=action.enabled)
+            self.session.rewrite_settings(evolve(host, compaction=compaction))
         elif isinstance(action, KillRuntime):
             self.extension.kill(permanent=action.permanent)
         elif isinstance(action, AimAt):
