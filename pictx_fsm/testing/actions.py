@@ -29,6 +29,41 @@ from pictx_fsm.hosts.model import (
 from pictx_fsm.hosts.model.errors import ModelHostError
 from pictx_fsm.session.entries import Entry, MessageEntry
 
+__all__ = [
+    "ANCHORS",
+    "HOST_ACTION_TYPES",
+    "HOST_ALPHABET",
+    "JSON",
+    "RUN_STEP_LIMIT",
+    "Abort",
+    "Action",
+    "Advance",
+    "AdvanceTo",
+    "Anchor",
+    "Boundary",
+    "Compact",
+    "EndlessRun",
+    "FollowUp",
+    "Fork",
+    "ForkPosition",
+    "Navigate",
+    "Prompt",
+    "Reload",
+    "ReloadExtensions",
+    "ReplyKind",
+    "Script",
+    "Settle",
+    "Steer",
+    "ToolName",
+    "action_from_json",
+    "action_to_json",
+    "anchor_of",
+    "apply_action",
+    "filler",
+    "no_boundary",
+    "response_of",
+]
+
 JSON: TypeAlias = Any
 ToolName: TypeAlias = str
 """A tool the scripted model calls by name (``echo`` when none is given: the model host's

@@ -47,6 +47,25 @@ from pictx_fsm.session.projection import (
     project_branch,
 )
 
+__all__ = [
+    "CUT_POINT_ROLES",
+    "JSON",
+    "NOTHING_TO_COMPACT",
+    "OVERFLOW_RECOVERY_FAILED",
+    "TURN_START_ROLES",
+    "CompactOutcome",
+    "CompactStatus",
+    "CompactionPlan",
+    "Projected",
+    "checkpoint_fields",
+    "compact_before_next_turn",
+    "default_summary",
+    "failed",
+    "plan_compaction",
+    "projected_tokens",
+    "run_compaction",
+]
+
 JSON: TypeAlias = Any
 NOTHING_TO_COMPACT = "Nothing to compact (session too small)"
 OVERFLOW_RECOVERY_FAILED = (

@@ -18,6 +18,8 @@ from pictx_fsm.session.entries import CustomEntry
 from pictx_fsm.session.jsonl import parse_session
 from pictx_fsm.session.tree import SessionTree
 
+__all__ = ["JSON", "create_handoff_session", "switch_to"]
+
 JSON: TypeAlias = Any
 
 

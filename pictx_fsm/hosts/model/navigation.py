@@ -22,6 +22,8 @@ from pictx_fsm.hosts.model.state import HostState
 from pictx_fsm.session.entries import CustomMessageEntry, Entry, MessageEntry
 from pictx_fsm.session.tree import SessionTree as Tree
 
+__all__ = ["JSON", "SUMMARY_PREAMBLE", "NavigationOutcome", "navigate"]
+
 JSON: TypeAlias = Any
 SUMMARY_PREAMBLE = (
     "The user explored a different conversation branch before returning here.\n"

@@ -13,6 +13,15 @@ from typing import Final
 
 from attrs import frozen
 
+__all__ = [
+    "DEFAULT_HOST_PROFILE",
+    "HOST_PROFILES",
+    "PI_0_87",
+    "PI_1_6",
+    "HostProfile",
+    "host_profile",
+]
+
 
 @frozen(kw_only=True)
 class HostProfile:

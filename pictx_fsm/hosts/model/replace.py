@@ -24,6 +24,22 @@ from pictx_fsm.session.jsonl import parse_session
 from pictx_fsm.session.tree import SessionTree
 from pictx_fsm.session.writer import iso
 
+__all__ = [
+    "INVALID_FORK",
+    "NOT_SAVED",
+    "bind",
+    "fork",
+    "is_written",
+    "new_header",
+    "new_session_id",
+    "open_store",
+    "reload",
+    "resume",
+    "session_path",
+    "shutdown",
+    "written",
+]
+
 INVALID_FORK = "Invalid entry ID for forking"
 NOT_SAVED = "This session has not been saved yet"
 

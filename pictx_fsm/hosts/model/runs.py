@@ -36,6 +36,8 @@ from pictx_fsm.session.projection import (
     project_branch,
 )
 
+__all__ = ["JSON", "RETRYABLE", "SETTLED", "agent_run", "check_before_prompt", "check_compaction"]
+
 JSON: TypeAlias = Any
 
 RETRYABLE: Final = compile_regex(

@@ -47,6 +47,8 @@ from pictx_fsm.session.jsonl import parse_session
 from pictx_fsm.session.tree import SessionTree
 from pictx_fsm.session.writer import Clock
 
+__all__ = ["DEFAULT_MAX_STEPS", "JSON", "ModelSession"]
+
 JSON: TypeAlias = Any
 DEFAULT_MAX_STEPS = 100_000
 

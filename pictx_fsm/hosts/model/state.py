@@ -18,6 +18,8 @@ from pictx_fsm.hosts.model.store import SessionStore
 from pictx_fsm.session.estimate import TokenCounter
 from pictx_fsm.session.writer import Clock
 
+__all__ = ["JSON", "HostState", "RunState"]
+
 JSON: TypeAlias = Any
 
 

@@ -38,6 +38,16 @@ from pictx_fsm.hosts.model.steps import Steps
 from pictx_fsm.js import is_plain_object
 from pictx_fsm.session.entries import Entry
 
+__all__ = [
+    "ECHO_ABORTED",
+    "ECHO_TOOL",
+    "JSON",
+    "NESTING_TOOL",
+    "OPERATION_ABORTED",
+    "run_batch",
+    "tool_calls",
+]
+
 JSON: TypeAlias = Any
 ECHO_TOOL = "echo"
 ECHO_ABORTED = "echo aborted"

@@ -44,6 +44,22 @@ from pictx_fsm.session.entries import Entry
 from pictx_fsm.session.projection import Message, convert_to_llm, fold_system
 from pictx_fsm.session.transcript import Transcript
 
+__all__ = [
+    "BOUNDARY",
+    "CHAIN_GOES_ON",
+    "JSON",
+    "UNFINISHED",
+    "context_chain",
+    "deliver",
+    "finish_turn",
+    "flush_held",
+    "low_level_run",
+    "messages_chain",
+    "outcome_of",
+    "record_delivery",
+    "request",
+]
+
 JSON: TypeAlias = Any
 BOUNDARY = "<boundary>"
 UNFINISHED = frozenset({"error", "aborted"})

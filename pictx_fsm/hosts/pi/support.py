@@ -15,6 +15,16 @@ from typing import Final
 from pictx_fsm.host.effects import Notify
 from pictx_fsm.hosts.model.profiles import PI_0_87, PI_1_6, HostProfile
 
+__all__ = [
+    "NEWEST_TESTED_PI",
+    "NOTICE_PI_TOO_OLD",
+    "OLDEST_SUPPORTED_PI",
+    "host_profile_for",
+    "is_supported",
+    "version_key",
+    "version_notice",
+]
+
 OLDEST_SUPPORTED_PI: Final = "0.87.1"
 NEWEST_TESTED_PI: Final = "1.6.0"
 NOTICE_PI_TOO_OLD: Final = (

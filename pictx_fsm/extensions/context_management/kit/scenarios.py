@@ -22,6 +22,8 @@ from pictx_fsm.extensions.context_management.kit.world import WorldConfig
 from pictx_fsm.testing import actions as shared
 from pictx_fsm.testing.kit import Scenario
 
+__all__ = ["MINUTE", "SCENARIOS", "C", "D", "P", "S", "T", "configured"]
+
 MINUTE = 60_000
 
 

@@ -48,6 +48,18 @@ from pictx_fsm.extensions.pi_context.kit.actions import (
 from pictx_fsm.extensions.pi_context.kit.tool_coverage import tool_story
 from pictx_fsm.testing.kit import Scenario
 
+__all__ = [
+    "ERROR",
+    "GUIDANCE_BAND",
+    "LONG",
+    "OVERFLOW",
+    "RETRIES_EXHAUSTED",
+    "SCENARIOS",
+    "SHORT",
+    "TEXT",
+    "WARNING_BAND",
+]
+
 SHORT = 60
 LONG = 40_000
 GUIDANCE_BAND = 72_000
