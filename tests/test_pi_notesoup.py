@@ -263,7 +263,7 @@ def _model_run(scenario: Scenario) -> NotesoupWorld:
         context_window=200_000, max_tokens=16_384, reserve_tokens=16_384, reminder_margin=24_576
     )
     world = NotesoupWorld(config)
-    world.session.brain.push(*scenario.responses)
+    world.session.provider.push(*scenario.responses)
     for text in scenario.inputs:
         real_pi.model_input(world.session, text)
     world.session.dispose()

@@ -231,6 +231,11 @@ class ResetShape(_Entries):
             found.append(self.violation(f"boot {parent.id} is followed by {entry.type}"))
         return found
 
+    def residual(self, world: World) -> object:
+        """The markers a command's recovery wrote (read off the audit records, history):
+        which entries have children, and where each was born, the files keep."""
+        return frozenset(self._recovered)
+
 
 def _is_continuation(entry: object) -> bool:
     return isinstance(entry, CustomMessageEntry) and entry.custom_type == CONTINUATION_TYPE
@@ -279,6 +284,10 @@ class _ErasedRequests(testing_invariants.Invariant[World]):
         if known is None or known[0] is not cut:
             known = self._erased[cut.id] = (cut, erased_messages(cut))
         return known[1]
+
+    def residual(self, world: World) -> object:
+        """Nothing: a cursor into the requests, and a cache of what the files hold."""
+        return None
 
 
 def _leak(index: int, window: Window, message: Mapping[str, Any]) -> str:
@@ -335,6 +344,10 @@ class SessionFileAudits(testing_invariants.Invariant[World]):
         ]
         return found
 
+    def residual(self, world: World) -> object:
+        """Nothing: the stamp only spares auditing an unchanged file again."""
+        return None
+
 
 class LegacyBootsCarryOver(testing_invariants.Invariant[World]):
     name = "legacy_boots_carry_over"
@@ -366,6 +379,10 @@ class LegacyBootsCarryOver(testing_invariants.Invariant[World]):
             kinds = ", ".join(str(e.get("customType")) for e in sends)
             return [self.violation(f"resuming the 0.25 session appended {kinds}")]
         return []
+
+    def residual(self, world: World) -> object:
+        """Whether the resume was judged (it is judged once)."""
+        return self._done
 
 
 class LegacyNotesMigrated(_Entries):
@@ -503,6 +520,13 @@ class SettleResetsOnlyWhenPromised(_Records):
             return [self.violation(f"agent_before_settle #{record['seq']} recovered twice")]
         return []
 
+    def residual(self, world: World) -> object:
+        """What the live runtime's run promised so far (the older ones never decide again)."""
+        run = self._runs.get(len(world.audits) - 1)
+        if run is None:
+            return None
+        return (run.manual, run.overflow, run.latched, run.requested, run.recoveries)
+
 
 class RequestedResetCommits(_Records):
     name = "requested_reset_commits"
@@ -542,6 +566,10 @@ class RequestedResetCommits(_Records):
         if not world.session.is_idle or not self._pending.get(live):
             return []
         return [self.violation("the run settled with a requested reset and no turn_end")]
+
+    def residual(self, world: World) -> object:
+        """Whether the live runtime owes a requested reset (the older ones never decide again)."""
+        return self._pending.get(len(world.audits) - 1, False)
 
 
 class ManualCloseOutCommits(_Records):
@@ -601,6 +629,12 @@ class ManualCloseOutCommits(_Records):
             return []
         return [self.violation(f"agent_before_settle #{record['seq']} dropped a /clear-memory")]
 
+    def residual(self, world: World) -> object:
+        """The live runtime's armed close-out and committing boundary (the older ones never
+        decide again)."""
+        live = len(world.audits) - 1
+        return (self._armed.get(live, False), self._committing.get(live, False))
+
 
 # -- the stop latch (S34–S36) -------------------------------------------------------------------
 
@@ -659,6 +693,11 @@ class BareStopHolds(_Entries):
                 return []  # input: a message of its own, or a close-out that started a run
         return [self.violation(f"assistant {node.id} ran on after the stop of {window.window_id}")]
 
+    def residual(self, world: World) -> object:
+        """The stop windows with the inputs given when each was decided, and the inputs
+        given so far (the deliveries that started runs are read off the log again)."""
+        return (frozenset(self._stops.items()), self._inputs)
+
 
 # -- notices, reminders, repair, native compaction -----------------------------------------------
 
@@ -700,6 +739,10 @@ class HonestNotices(testing_invariants.Invariant[World]):
         ):
             return [self.violation("the warning was announced but is not on the branch")]
         return []
+
+    def residual(self, world: World) -> object:
+        """The resets already announced (announcing one again is a violation)."""
+        return frozenset(self._announced)
 
 
 def _is_warning(entry: object) -> bool:

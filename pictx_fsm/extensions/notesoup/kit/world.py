@@ -8,7 +8,7 @@ from __future__ import annotations
 import random
 import uuid
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Hashable, Mapping
 from typing import Any, Final
 
 import attrs
@@ -41,11 +41,19 @@ from pictx_fsm.extensions.shared.policy import FrozenScopes
 from pictx_fsm.host.events import ModelInfo
 from pictx_fsm.host.extension import Extension
 from pictx_fsm.host.settings import SettingsScopes
-from pictx_fsm.hosts.model import Brain, CompactionSettings, HostSettings, ModelSession, TickClock
+from pictx_fsm.hosts.model import (
+    CompactionSettings,
+    HostSettings,
+    ModelSession,
+    ScriptedProvider,
+    TickClock,
+)
 from pictx_fsm.hosts.model.profiles import PI_1_6
 from pictx_fsm.session.estimate import CharsCounter
 from pictx_fsm.session.tree import SessionTree
 from pictx_fsm.testing.actions import EndlessRun, filler
+from pictx_fsm.testing.canon import Canon
+from pictx_fsm.testing.states import host_state
 
 __all__ = [
     "HOST",
@@ -162,7 +170,7 @@ class NotesoupWorld:
         tree = self._legacy_tree(config) if config.legacy is not None else None
         self.session = ModelSession(
             extensions,
-            brain=Brain(counter=CharsCounter()),
+            provider=ScriptedProvider(counter=CharsCounter()),
             settings=host,
             rng=random.Random(config.seed),
             clock=self.clock,
@@ -246,6 +254,22 @@ class NotesoupWorld:
 
     def describe_actions(self) -> list[dict[str, Any]]:
         return [action_to_json(action) for action in self.actions]
+
+    def now(self) -> int:
+        return self.clock.peek()
+
+    def canonical_state(self, canon: Canon) -> Hashable:
+        """The model host's observable state, the live runtime's frozen state, the world
+        around the session (armed noise, the live setting) and the notes the tools wrote
+        (:mod:`pictx_fsm.testing.states`). The audit logs and the host log are history:
+        never read back."""
+        return (
+            host_state(self.session, canon),
+            canon(self.runtimes[-1].state if self.runtimes else None),
+            (self.noise.void, self.noise.hide_boot, canon(self.noise.queue)),
+            self.settings.automatic,
+            canon(self.notes.contents()),
+        )
 
     def release(self) -> None:
         self.notes.release()

@@ -47,7 +47,7 @@ def aim(
     window = session.model.context_window or 0
     target = window - (lines[action.line] + action.offset)
     if action.at == "reply":
-        session.brain.push(Text(text=filler(f"aim-{serial}", 40), context=max(0, target)))
+        session.provider.push(Text(text=filler(f"aim-{serial}", 40), context=max(0, target)))
         return True
     tokens_now, counter = usage
     before = tokens_now() if session.is_idle and _has_system(session) else None

@@ -213,6 +213,10 @@ class NoErasedHistory(Invariant):
             known = self._erased[id(marker)] = (marker, erased_messages(marker))
         return known[1]
 
+    def residual(self, world: WorldView) -> object:
+        """Nothing: a cursor into the requests, and a cache of what the files hold."""
+        return None
+
 
 class OverflowBounded(PerRecord):
     name = "overflow_bounded"
@@ -228,6 +232,10 @@ class OverflowBounded(PerRecord):
         armed, recoveries, problem = _overflow_step(record, armed, recoveries)
         self._chain[runtime] = (armed, recoveries)
         return [self.violation(problem)] if problem else []
+
+    def residual(self, world: WorldView) -> object:
+        """The failure chain of the live runtime (the older ones never decide again)."""
+        return self._chain.get(len(world.audits) - 1, (False, 0))
 
 
 def _overflow_step(
@@ -319,6 +327,10 @@ class HonestNotices(Invariant):
         if kind is not None and (leaf is None or kind not in windows.at(leaf).message_types):
             return [self.violation(f"{kind} announced but not in the current window")]
         return []
+
+    def residual(self, world: WorldView) -> object:
+        """The resets already announced (announcing one again is a violation)."""
+        return frozenset(self._announced)
 
 
 def _tail_committed(windows: WindowIndex, leaf: TreeNode, window_id: str, profile: Profile) -> bool:
@@ -421,6 +433,10 @@ class LeasesAgree(Invariant):
         fresh = [self.violation(detail) for detail in found[self._seen :]]
         self._seen = len(found)
         return fresh
+
+    def residual(self, world: WorldView) -> object:
+        """Nothing: a cursor into what the world logs."""
+        return None
 
 
 INVARIANT_TYPES: Sequence[type[testing_invariants.Invariant[Any]]] = (

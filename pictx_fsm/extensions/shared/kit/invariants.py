@@ -126,6 +126,17 @@ class QueuedOnce(SessionInvariant):
             return self.violation(f"{kind} messages delivered out of order or unqueued")
         return None
 
+    def residual(self, world: SessionWorld) -> object:
+        """The queued messages not delivered yet, per kind, and those of them already
+        delivered once (a later delivery would be a duplicate)."""
+        pending = {
+            kind: queued[len(self._delivered[kind]) :] for kind, queued in self._queued.items()
+        }
+        return tuple(
+            (kind, tuple(texts), frozenset(t for t in texts if t in self._delivered[kind]))
+            for kind, texts in sorted(pending.items())
+        )
+
 
 class AuditChains(PerRecord[SessionWorld]):
     name = "audit_chains"
@@ -148,6 +159,10 @@ class AuditChains(PerRecord[SessionWorld]):
             if problem is not None:
                 found.append(self.violation(f"runtime {runtime}: record {count + 1}: {problem}"))
         return found
+
+    def residual(self, world: SessionWorld) -> object:
+        """Nothing: a chain that broke was reported; an unbroken one's head is the log's own."""
+        return None
 
 
 def _sha256_text(text: str) -> str:
@@ -193,6 +208,10 @@ class NoLifecycleErrors(SessionInvariant):
         self._seen = len(errors)
         return found
 
+    def residual(self, world: SessionWorld) -> object:
+        """Nothing: a cursor into what the world logs."""
+        return None
+
 
 class RunsSettle(SessionInvariant):
     name = "runs_settle"
@@ -212,3 +231,7 @@ class RunsSettle(SessionInvariant):
         ]
         self._seen = len(endless)
         return found
+
+    def residual(self, world: SessionWorld) -> object:
+        """Nothing: a cursor into what the world logs."""
+        return None

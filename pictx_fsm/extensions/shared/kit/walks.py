@@ -86,6 +86,11 @@ class PerTree(testing_invariants.Invariant[W]):
     def check(self, world: W) -> list[Violation]:
         return self.check_entries(world, self._walk.advance(world.session))  # type: ignore[attr-defined]
 
+    def residual(self, world: W) -> object:
+        """Nothing: it judges each entry once, and the files keep every entry (a subclass's
+        memory of which entries have children is read off the files too)."""
+        return None
+
     def check_entries(self, world: W, fresh: Fresh) -> list[Violation]:
         found: list[Violation] = []
         for tree, node, first in fresh:
@@ -134,6 +139,10 @@ class PerRecord(testing_invariants.Invariant[W]):
     def check(self, world: W) -> list[Violation]:
         return self.check_records(world, self._walk.advance(world.audits))  # type: ignore[attr-defined]
 
+    def residual(self, world: W) -> object:
+        """Nothing: it judges each audit record once, when it is written."""
+        return None
+
     def check_records(self, world: W, fresh: Records) -> list[Violation]:
         found: list[Violation] = []
         for record, runtime, _ in fresh:
@@ -175,6 +184,10 @@ class WalkedSuite(Generic[W]):
     def finish(self, world: W) -> list[Violation]:
         """What the promised outcomes still find owed once the world is at rest."""
         return self._ordered([v for invariant in self.invariants for v in invariant.finish(world)])
+
+    def residual(self, world: W) -> tuple[object, ...]:
+        """What each invariant remembers beyond the world (the shared walks are cursors)."""
+        return tuple(invariant.residual(world) for invariant in self.invariants)
 
     def _ordered(self, found: list[Violation]) -> list[Violation]:
         if found:
