@@ -21,6 +21,7 @@ from pictx_fsm.extensions.notesoup.kit.invariants import (
 from pictx_fsm.extensions.notesoup.kit.kit import KIT
 from pictx_fsm.extensions.notesoup.kit.world import NotesoupWorld, scenario_config
 from pictx_fsm.extensions.notesoup.texts import MARKER_TYPE, STATUS_REQUESTED
+from pictx_fsm.testing.check import CheckOptions, check
 from pictx_fsm.testing.coverage import load_exemptions
 
 
@@ -120,3 +121,14 @@ def test_every_notesoup_run_is_closed_at_rest_before_its_outcomes_are_judged() -
     # Then Pi is at rest and the suite's end-of-run judgement finds nothing owed
     assert world.session.is_idle
     assert InvariantSuite().finish(world) == []
+
+
+def test_check_explores_notesoup_canonically_with_every_invariant_holding() -> None:
+    # Given notesoup's kit and the exhaustive check to depth 2 over the host alphabet
+    report = check(KIT, CheckOptions(depth=2))
+    [search] = report.searches
+    # Then it completes with every state canonical (its world and invariants give a state
+    # and a residual) and merges the states different action orders reach
+    assert search.complete and report.counterexample is None
+    assert search.apart == 0
+    assert search.states < 1 + len(search.actions) + len(search.actions) ** 2

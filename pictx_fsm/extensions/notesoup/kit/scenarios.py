@@ -787,7 +787,7 @@ SCENARIOS: Final[tuple[Scenario, ...]] = (
             ClearMemory(),
             Settle(),
             *_turn(TEXT),
-            Navigate(index=-1),
+            Navigate(index=-2),
             *_turn(TEXT),
         ],
     ),
