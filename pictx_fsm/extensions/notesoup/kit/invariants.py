@@ -39,6 +39,7 @@ from pictx_fsm.extensions.notesoup.windows import (
     boundary_committed,
     is_checkpoint,
 )
+from pictx_fsm.extensions.shared.kit import invariants as shared_invariants
 from pictx_fsm.extensions.shared.kit.invariants import (
     AuditChains,
     Erased,
@@ -53,7 +54,6 @@ from pictx_fsm.extensions.shared.kit.records import (
     continue_flag,
     markers_written,
     model_of,
-    own_drafts,
     result_of,
     value_of,
 )
@@ -425,29 +425,15 @@ def _untouched(world: World, path: str) -> bool:
 # -- per hook: one reset, nothing after an abort -----------------------------------------------
 
 
-class OneResetPerBatch(_Records):
-    name = "one_reset_per_batch"
+class OneResetPerBatch(shared_invariants.OneResetPerBatch):
     rule = "S33, FM14–16"
     doc = "duplicate clear_memory calls in one batch give one reset: at most one marker per hook"
-
-    def check_record(self, record: Mapping[str, Any], runtime: int) -> list[Violation]:
-        markers = _markers(record)
-        if len(markers) <= 1:
-            return []
-        return [self.violation(f"{record['hook']} #{record['seq']} wrote {len(markers)} markers")]
+    marker_type = MARKER_TYPE
 
 
-class NothingAfterAbort(_Records):
-    name = "nothing_after_abort"
+class NothingAfterAbort(shared_invariants.NothingAfterAbort):
     rule = "S19, S25.1, S26.1, S29"
     doc = "an aborted turn or run commits nothing and continues nothing"
-
-    def check_record(self, record: Mapping[str, Any], runtime: int) -> list[Violation]:
-        if record["hook"] not in ("turn_end", "agent_before_settle") or not aborted_turn(record):
-            return []
-        if own_drafts(record) or continue_flag(record) is True:
-            return [self.violation(f"{record['hook']} #{record['seq']} of an aborted run acted")]
-        return []
 
 
 class _RunState:

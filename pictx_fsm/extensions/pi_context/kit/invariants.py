@@ -18,16 +18,15 @@ from pictx_fsm.extensions.pi_context.kit.notes_sandbox import NotesConfined
 from pictx_fsm.extensions.pi_context.kit.outcomes import OUTCOME_INVARIANTS
 from pictx_fsm.extensions.pi_context.kit.records import (
     aborted_turn,
-    continues,
     markers_written,
     model_of,
-    own_drafts,
 )
 from pictx_fsm.extensions.pi_context.kit.view import Invariant, WorldView
 from pictx_fsm.extensions.pi_context.kit.walks import PerRecord, PerTree
 from pictx_fsm.extensions.pi_context.repair import TailKind, tail_kind
 from pictx_fsm.extensions.pi_context.texts import (
     GUIDANCE_TYPE,
+    MARKER_TYPE,
     NOTICE_GUIDANCE_RECORDED,
     NOTICE_MEMORY_CLEARED,
     NOTICE_WARNING_RECORDED,
@@ -42,6 +41,7 @@ from pictx_fsm.extensions.pi_context.windows import (
     is_continuation,
     window_id_of_marker,
 )
+from pictx_fsm.extensions.shared.kit import invariants as shared_invariants
 from pictx_fsm.extensions.shared.kit.invariants import (
     AuditChains,
     Erased,
@@ -141,34 +141,15 @@ class ResetTail(PerTree):
         return found
 
 
-class OneResetPerBatch(PerRecord):
-    name = "one_reset_per_batch"
+class OneResetPerBatch(shared_invariants.OneResetPerBatch):
     rule = "R30, FM14–16 (rank 3)"
     doc = "(b) repeated wipe_memory in one tool batch gives one reset: at most one marker per hook"
-
-    def check_record(self, record: Mapping[str, Any], runtime: int) -> list[Violation]:
-        markers = markers_written(record)
-        if len(markers) <= 1:
-            return []
-        return [self.violation(f"{record['hook']} #{record['seq']} wrote {len(markers)} markers")]
+    marker_type = MARKER_TYPE
 
 
-class NothingAfterAbort(PerRecord):
-    name = "nothing_after_abort"
+class NothingAfterAbort(shared_invariants.NothingAfterAbort):
     rule = "R21–R23, R35"
     doc = "(c) an aborted turn commits nothing and continues nothing; no settle boundary after it"
-
-    def check_record(self, record: Mapping[str, Any], runtime: int) -> list[Violation]:
-        if record["hook"] not in ("turn_end", "agent_before_settle"):
-            return []
-        if not aborted_turn(record) or not (own_drafts(record) or continues(record)):
-            return []
-        return [
-            self.violation(
-                f"{record['hook']} #{record['seq']} of an aborted run added "
-                f"{len(own_drafts(record))} draft(s), continue={continues(record)}"
-            )
-        ]
 
 
 class NoErasedHistory(Invariant):

@@ -9,11 +9,17 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Mapping
-from typing import Any, Final
+from typing import Any, ClassVar, Final
 
 from attrs import frozen
 
 from pictx_fsm.audit.log import GENESIS
+from pictx_fsm.extensions.shared.kit.records import (
+    aborted_turn,
+    continue_flag,
+    markers_written,
+    own_drafts,
+)
 from pictx_fsm.extensions.shared.kit.view import SessionInvariant, SessionWorld
 from pictx_fsm.extensions.shared.kit.walks import PerRecord, Records
 from pictx_fsm.fastjson import dumper
@@ -26,6 +32,8 @@ __all__ = [
     "AuditChains",
     "Erased",
     "NoLifecycleErrors",
+    "NothingAfterAbort",
+    "OneResetPerBatch",
     "QueuedOnce",
     "RunsSettle",
     "erased_messages",
@@ -235,3 +243,38 @@ class RunsSettle(SessionInvariant):
     def residual(self, world: SessionWorld) -> object:
         """Nothing: a cursor into what the world logs."""
         return None
+
+
+class OneResetPerBatch(PerRecord[SessionWorld]):
+    """Repeated reset requests in one tool batch give one reset: at most one marker per
+    hook. A subclass names its extension's marker type and its rules."""
+
+    name = "one_reset_per_batch"
+    marker_type: ClassVar[str]
+
+    def check_record(self, record: Mapping[str, Any], runtime: int) -> list[Violation]:
+        markers = markers_written(record, self.marker_type)
+        if len(markers) <= 1:
+            return []
+        return [self.violation(f"{record['hook']} #{record['seq']} wrote {len(markers)} markers")]
+
+
+class NothingAfterAbort(PerRecord[SessionWorld]):
+    """An aborted turn or run commits nothing and continues nothing (a subclass names its
+    extension's rules)."""
+
+    name = "nothing_after_abort"
+
+    def check_record(self, record: Mapping[str, Any], runtime: int) -> list[Violation]:
+        if record["hook"] not in ("turn_end", "agent_before_settle") or not aborted_turn(record):
+            return []
+        drafts = own_drafts(record)
+        continues = continue_flag(record) is True
+        if not drafts and not continues:
+            return []
+        return [
+            self.violation(
+                f"{record['hook']} #{record['seq']} of an aborted run added "
+                f"{len(drafts)} draft(s), continue={continues}"
+            )
+        ]
