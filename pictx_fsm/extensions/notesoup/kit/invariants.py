@@ -688,47 +688,25 @@ class BareStopHolds(_Entries):
 # -- notices, reminders, repair, native compaction -----------------------------------------------
 
 
-class HonestNotices(testing_invariants.Invariant[World]):
-    name = "honest_notices"
+class HonestNotices(shared_invariants.HonestNotices[World]):
     rule = "S46–S48, S57"
     doc = (
         "'memory cleared' only once the reset's whole boundary is on the branch, once per "
         "window; the warning notice only when a final warning is on the branch"
     )
+    cleared_prefix = _CLEARED
 
-    def __init__(self) -> None:
-        self._seen = 0
-        self._announced: set[str] = set()
+    def committed(self, world: World, tree: SessionTree, leaf: TreeNode, window_id: str) -> bool:
+        return _committed(tree, leaf, window_id)
 
-    def check(self, world: World) -> list[Violation]:
-        session = world.session
-        notices = session.log.notices
-        found: list[Violation] = []
-        for notice in notices[self._seen :]:
-            leaf = session.tree.find(notice.leaf_id) if notice.leaf_id else None
-            found.extend(self._check(session.tree, notice.message, leaf))
-        self._seen = len(notices)
-        return found
-
-    def _check(self, tree: SessionTree, message: str, leaf: TreeNode | None) -> list[Violation]:
-        if message.startswith(_CLEARED):
-            window_id = message[len(_CLEARED) :]
-            found = []
-            if window_id in self._announced:
-                found.append(self.violation(f"reset {window_id} announced twice"))
-            self._announced.add(window_id)
-            if leaf is None or not _committed(tree, leaf, window_id):
-                found.append(self.violation(f"reset {window_id} announced uncommitted"))
-            return found
+    def check_other(
+        self, world: World, message: str, leaf: TreeNode | None, tree: SessionTree
+    ) -> list[Violation]:
         if message == NOTICE_WARNING_RECORDED and (
             leaf is None or not any(_is_warning(n.entry) for n in leaf.path())
         ):
             return [self.violation("the warning was announced but is not on the branch")]
         return []
-
-    def residual(self, world: World) -> object:
-        """The resets already announced (announcing one again is a violation)."""
-        return frozenset(self._announced)
 
 
 def _is_warning(entry: object) -> bool:

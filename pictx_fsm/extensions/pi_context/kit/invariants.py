@@ -266,52 +266,29 @@ def _clears_chain(command: Mapping[str, Any]) -> bool:
     return name == WIPE_MEMORY_COMMAND or (name == PI_CONTEXT_COMMAND and args == "off")
 
 
-class HonestNotices(Invariant):
-    name = "honest_notices"
+class HonestNotices(shared_invariants.HonestNotices[WorldView]):
     rule = "R54, R56, R63, D3"
     doc = (
         "(g) the reset notice only after the tail is committed, once; guidance and warning at "
         "most once per window per branch, never announced for an uncommitted request"
     )
+    cleared_prefix = _PREFIX
 
-    def __init__(self) -> None:
-        self._seen = 0
-        self._announced: set[str] = set()
+    def committed(
+        self, world: WorldView, tree: SessionTree, leaf: TreeNode, window_id: str
+    ) -> bool:
+        return _tail_committed(WindowIndex.of(tree), leaf, window_id, world.profile)
 
-    def check(self, world: WorldView) -> list[Violation]:
-        session = world.session
-        notices = session.log.notices
-        found: list[Violation] = []
-        for notice in notices[self._seen :]:
-            leaf = session.tree.find(notice.leaf_id) if notice.leaf_id else None
-            found.extend(self._check_notice(world, notice.message, leaf, session.tree))
-        self._seen = len(notices)
-        return found
-
-    def _check_notice(
+    def check_other(
         self, world: WorldView, message: str, leaf: TreeNode | None, tree: SessionTree
     ) -> list[Violation]:
-        windows = WindowIndex.of(tree)
-        if message.startswith(_PREFIX):
-            window_id = message[len(_PREFIX) :]
-            problems = []
-            if window_id in self._announced:
-                problems.append(self.violation(f"reset {window_id} announced twice"))
-            self._announced.add(window_id)
-            if leaf is None or not _tail_committed(windows, leaf, window_id, world.profile):
-                problems.append(
-                    self.violation(f"reset {window_id} announced before its tail was committed")
-                )
-            return problems
         kinds = {NOTICE_GUIDANCE_RECORDED: GUIDANCE_TYPE, NOTICE_WARNING_RECORDED: WARNING_TYPE}
         kind = kinds.get(message)
-        if kind is not None and (leaf is None or kind not in windows.at(leaf).message_types):
+        if kind is not None and (
+            leaf is None or kind not in WindowIndex.of(tree).at(leaf).message_types
+        ):
             return [self.violation(f"{kind} announced but not in the current window")]
         return []
-
-    def residual(self, world: WorldView) -> object:
-        """The resets already announced (announcing one again is a violation)."""
-        return frozenset(self._announced)
 
 
 def _tail_committed(windows: WindowIndex, leaf: TreeNode, window_id: str, profile: Profile) -> bool:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Mapping
-from typing import Any, ClassVar, Final
+from typing import Any, ClassVar, Final, TypeVar
 
 from attrs import frozen
 
@@ -25,12 +25,14 @@ from pictx_fsm.extensions.shared.kit.walks import PerRecord, Records
 from pictx_fsm.fastjson import dumper
 from pictx_fsm.session.entries import CustomMessageEntry
 from pictx_fsm.session.projection import context_messages, convert_message
-from pictx_fsm.session.tree import TreeNode
+from pictx_fsm.session.tree import SessionTree, TreeNode
+from pictx_fsm.testing import invariants as testing_invariants
 from pictx_fsm.testing.invariants import Violation
 
 __all__ = [
     "AuditChains",
     "Erased",
+    "HonestNotices",
     "NoLifecycleErrors",
     "NothingAfterAbort",
     "OneResetPerBatch",
@@ -40,6 +42,9 @@ __all__ = [
     "message_key",
     "message_shape",
 ]
+
+SW = TypeVar("SW", bound=SessionWorld)
+"""A world the shared invariants can read (a kit's own, with more to offer its subclasses)."""
 
 _keyed: Final = dumper(sort_keys=True, default=str)
 """``json.dumps(value, sort_keys=True, default=str)``, built once."""
@@ -278,3 +283,53 @@ class NothingAfterAbort(PerRecord[SessionWorld]):
                 f"{len(drafts)} draft(s), continue={continues}"
             )
         ]
+
+
+class HonestNotices(testing_invariants.Invariant[SW]):
+    """Each notice the extension shows, judged once against the branch it was shown on: the
+    reset notice (``cleared_prefix`` and the window id) once per reset, and only once the reset
+    is committed (:meth:`committed`); every other notice by :meth:`check_other`. A subclass
+    names its rules, its notice and what committed means."""
+
+    name = "honest_notices"
+    cleared_prefix: ClassVar[str]
+
+    def __init__(self) -> None:
+        self._seen = 0
+        self._announced: set[str] = set()
+
+    def check(self, world: SW) -> list[Violation]:
+        session = world.session
+        notices = session.log.notices
+        found: list[Violation] = []
+        for notice in notices[self._seen :]:
+            leaf = session.tree.find(notice.leaf_id) if notice.leaf_id else None
+            found.extend(self._check_notice(world, notice.message, leaf, session.tree))
+        self._seen = len(notices)
+        return found
+
+    def _check_notice(
+        self, world: SW, message: str, leaf: TreeNode | None, tree: SessionTree
+    ) -> list[Violation]:
+        if not message.startswith(self.cleared_prefix):
+            return self.check_other(world, message, leaf, tree)
+        window_id = message[len(self.cleared_prefix) :]
+        problems = []
+        if window_id in self._announced:
+            problems.append(self.violation(f"reset {window_id} announced twice"))
+        self._announced.add(window_id)
+        if leaf is None or not self.committed(world, tree, leaf, window_id):
+            problems.append(self.violation(f"reset {window_id} announced before it was committed"))
+        return problems
+
+    def committed(self, world: SW, tree: SessionTree, leaf: TreeNode, window_id: str) -> bool:
+        raise NotImplementedError
+
+    def check_other(
+        self, world: SW, message: str, leaf: TreeNode | None, tree: SessionTree
+    ) -> list[Violation]:
+        raise NotImplementedError
+
+    def residual(self, world: SW) -> object:
+        """The resets already announced (announcing one again is a violation)."""
+        return frozenset(self._announced)
