@@ -16,6 +16,7 @@ from pictx_fsm.extensions.notesoup.texts import (
 )
 from pictx_fsm.extensions.notesoup.tools.specs import TOOL_NAMES
 from pictx_fsm.extensions.notesoup.windows import SCHEME
+from pictx_fsm.extensions.shared.kit.noise import HideBoot, QueueAtSettle, VoidNextBoundary
 from pictx_fsm.hosts.model import ModelSession
 from pictx_fsm.hosts.model.errors import ModelHostError
 from pictx_fsm.session.entries import CompactionEntry, CustomMessageEntry
@@ -83,29 +84,6 @@ class Toggle:
 
     KIND: ClassVar[str] = "toggle"
     arg: str
-
-
-@frozen(kw_only=True)
-class VoidNextBoundary:
-    """Another extension, loaded after notesoup, voids the next boundary's drafts."""
-
-    KIND: ClassVar[str] = "void_next_boundary"
-
-
-@frozen(kw_only=True)
-class HideBoot:
-    """Another extension hides the current window's boot at the next ``turn_end`` (S76)."""
-
-    KIND: ClassVar[str] = "hide_boot"
-
-
-@frozen(kw_only=True)
-class QueueAtSettle:
-    """Another extension, loaded before notesoup, queues a follow-up at its next
-    ``agent_before_settle`` (S26: queued input is answered first)."""
-
-    KIND: ClassVar[str] = "queue_at_settle"
-    chars: int = 40
 
 
 @frozen(kw_only=True)

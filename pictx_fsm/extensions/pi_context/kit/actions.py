@@ -24,6 +24,7 @@ from pictx_fsm.extensions.pi_context.texts import (
 )
 from pictx_fsm.extensions.pi_context.tools import TOOL_NAMES
 from pictx_fsm.extensions.pi_context.windows import window_id_of_marker
+from pictx_fsm.extensions.shared.kit.noise import HideBoot, QueueAtSettle, VoidNextBoundary
 from pictx_fsm.hosts.model import ModelSession
 from pictx_fsm.hosts.model.errors import ModelHostError
 from pictx_fsm.hosts.model.tools import ECHO_TOOL, NESTING_TOOL
@@ -109,35 +110,6 @@ class Toggle:
 
     KIND: ClassVar[str] = "toggle"
     arg: str
-
-
-@frozen(kw_only=True)
-class VoidNextBoundary:
-    """Another extension, loaded after pi-context, answers the next ``turn_end`` or
-    ``agent_before_settle`` with an invalid draft, so Pi voids every draft of that boundary
-    and its continue flag (pi-host §4.2 rule 2, trace ``c3b``). See :mod:`.noise`."""
-
-    KIND: ClassVar[str] = "void_next_boundary"
-
-
-@frozen(kw_only=True)
-class HideBoot:
-    """Another extension, loaded after pi-context, hides the current window's boot from the
-    model context at the next ``turn_end`` (a valid ``context_edit`` with replacement
-    ``null``): the case R65 refuses to repair and R68 must catch. See :mod:`.noise`."""
-
-    KIND: ClassVar[str] = "hide_boot"
-
-
-@frozen(kw_only=True)
-class QueueAtSettle:
-    """Another extension, loaded before pi-context, queues a follow-up
-    (``pi.sendUserMessage(text, {deliverAs: "followUp"})``) in its next
-    ``agent_before_settle`` handler, so pi-context's handler sees a queued message (R35).
-    See :mod:`.noise`."""
-
-    KIND: ClassVar[str] = "queue_at_settle"
-    chars: int = 40
 
 
 @frozen(kw_only=True)

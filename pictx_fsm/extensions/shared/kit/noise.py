@@ -22,15 +22,25 @@ Pi re-runs extension factories on every runtime replacement, so a bind disarms e
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import ClassVar
 
-from attrs import define
+from attrs import define, frozen
 
 from pictx_fsm.host.effects import BoundaryResult, ContextEditDraft, Draft, HookResult
 from pictx_fsm.host.events import AgentBeforeSettle, HookEvent, HostContext, TurnEnd
 from pictx_fsm.host.extension import BaseExtension, Reply
 from pictx_fsm.session.tree import SessionTree
 
-__all__ = ["UNKNOWN_TARGET", "Arms", "BootFinder", "EarlyNoise", "LateNoise"]
+__all__ = [
+    "UNKNOWN_TARGET",
+    "Arms",
+    "BootFinder",
+    "EarlyNoise",
+    "HideBoot",
+    "LateNoise",
+    "QueueAtSettle",
+    "VoidNextBoundary",
+]
 
 UNKNOWN_TARGET = "noise-no-such-entry"
 """The ``context_edit`` target that makes Pi's preview throw ``Entry … not found``."""
@@ -112,3 +122,35 @@ def _boundary(event: TurnEnd | AgentBeforeSettle, drafts: tuple[Draft, ...]) -> 
     """The incoming drafts followed by ``drafts`` (the incoming continue flag is kept)."""
     value = BoundaryResult(entries=(*event.entries, *drafts))
     return HookResult(hook=type(event).HOOK, value=value)
+
+
+# -- the world actions that arm them ------------------------------------------------------------
+
+
+@frozen(kw_only=True)
+class VoidNextBoundary:
+    """Another extension, loaded after the lifecycle, answers the next ``turn_end`` or
+    ``agent_before_settle`` with an invalid draft, so Pi voids every draft of that boundary
+    and its continue flag (pi-host §4.2 rule 2, trace ``c3b``)."""
+
+    KIND: ClassVar[str] = "void_next_boundary"
+
+
+@frozen(kw_only=True)
+class HideBoot:
+    """Another extension, loaded after the lifecycle, hides the current window's boot from the
+    model context at the next ``turn_end`` (a valid ``context_edit`` with replacement
+    ``null``): pi-context's R65/R68, notesoup's S76."""
+
+    KIND: ClassVar[str] = "hide_boot"
+
+
+@frozen(kw_only=True)
+class QueueAtSettle:
+    """Another extension, loaded before the lifecycle, queues a follow-up
+    (``pi.sendUserMessage(text, {deliverAs: "followUp"})``) in its next
+    ``agent_before_settle`` handler, so the lifecycle's handler sees a queued message
+    (pi-context's R35, notesoup's S26)."""
+
+    KIND: ClassVar[str] = "queue_at_settle"
+    chars: int = 40
