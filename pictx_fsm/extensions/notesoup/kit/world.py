@@ -18,10 +18,7 @@ from pictx_fsm.audit.log import AuditLog
 from pictx_fsm.extensions.notesoup.adapter import NotesoupExtension
 from pictx_fsm.extensions.notesoup.kit.actions import (
     Action,
-    HideBoot,
-    QueueAtSettle,
     SetAutomatic,
-    VoidNextBoundary,
     action_to_json,
     apply_action,
 )
@@ -51,7 +48,7 @@ from pictx_fsm.hosts.model import (
 from pictx_fsm.hosts.model.profiles import PI_1_6
 from pictx_fsm.session.estimate import CharsCounter
 from pictx_fsm.session.tree import SessionTree
-from pictx_fsm.testing.actions import EndlessRun, filler
+from pictx_fsm.testing.actions import EndlessRun
 from pictx_fsm.testing.canon import Canon
 from pictx_fsm.testing.states import host_state
 
@@ -221,13 +218,9 @@ class NotesoupWorld:
         return applied
 
     def _apply_world(self, action: Action, serial: int) -> bool | None:
-        if isinstance(action, VoidNextBoundary):
-            self.noise.void = True
-        elif isinstance(action, HideBoot):
-            self.noise.hide_boot = True
-        elif isinstance(action, QueueAtSettle):
-            self.noise.queue = filler(f"settle-follow-up-{serial}", action.chars)
-        elif isinstance(action, SetAutomatic):
+        if self.noise.arm(action, serial):
+            return True
+        if isinstance(action, SetAutomatic):
             self.settings.automatic = action.enabled
         else:
             return None

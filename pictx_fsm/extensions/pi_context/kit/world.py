@@ -25,14 +25,10 @@ from pictx_fsm.extensions.pi_context.kit.actions import (
     Action,
     AimAt,
     EndlessRun,
-    HideBoot,
     KillRuntime,
-    QueueAtSettle,
     SetAutomatic,
-    VoidNextBoundary,
     action_to_json,
     apply_action,
-    filler,
 )
 from pictx_fsm.extensions.pi_context.kit.boundary import aim, lines_now
 from pictx_fsm.extensions.pi_context.kit.faults import fault_named, faulty_lifecycle
@@ -277,13 +273,9 @@ class World:
 
     def _apply_world(self, action: Action, serial: int) -> bool | None:
         """A world action (noise, settings); ``None`` for a session action."""
-        if isinstance(action, VoidNextBoundary):
-            self.noise.void = True
-        elif isinstance(action, HideBoot):
-            self.noise.hide_boot = True
-        elif isinstance(action, QueueAtSettle):
-            self.noise.queue = filler(f"settle-follow-up-{serial}", action.chars)
-        elif isinstance(action, SetAutomatic):
+        if self.noise.arm(action, serial):
+            return True
+        if isinstance(action, SetAutomatic):
             self.settings.automatic = action.enabled
             host = self.session.settings
             compaction = evolve(host.compaction, enabled=action.enabled)

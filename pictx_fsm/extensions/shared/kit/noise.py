@@ -30,6 +30,7 @@ from pictx_fsm.host.effects import BoundaryResult, ContextEditDraft, Draft, Hook
 from pictx_fsm.host.events import AgentBeforeSettle, HookEvent, HostContext, TurnEnd
 from pictx_fsm.host.extension import BaseExtension, Reply
 from pictx_fsm.session.tree import SessionTree
+from pictx_fsm.testing.actions import filler
 
 __all__ = [
     "UNKNOWN_TARGET",
@@ -58,6 +59,19 @@ class Arms:
     def clear(self) -> None:
         self.void = self.hide_boot = False
         self.queue = None
+
+    def arm(self, action: object, serial: int) -> bool:
+        """Arm what a noise-arming world action asks for (``serial``: the action's index, which
+        names a queued follow-up); ``False`` for any other action."""
+        if isinstance(action, VoidNextBoundary):
+            self.void = True
+        elif isinstance(action, HideBoot):
+            self.hide_boot = True
+        elif isinstance(action, QueueAtSettle):
+            self.queue = filler(f"settle-follow-up-{serial}", action.chars)
+        else:
+            return False
+        return True
 
 
 BootFinder = Callable[[SessionTree], list[str]]
