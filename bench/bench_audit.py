@@ -156,16 +156,20 @@ def loads_loop(path: Path, loads: Callable[[bytes], Any]) -> None:
 
 
 def audit_in_process(path: Path, *, orjson: bool = True) -> None:
-    """``pictx-fsm audit``'s work on one file (orjson used where installed, unless not)."""
-    from pictx_fsm.cli.audit import session_checks
-    from pictx_fsm.conformance import audit_file
+    """The whole ``pictx-fsm audit FILE`` command in this process — every check, the
+    session-chain check and the report, printed to nowhere (orjson used where installed,
+    unless not)."""
+    import contextlib
+
+    from pictx_fsm.cli import main
     from pictx_fsm.session import skeleton
 
     installed = skeleton._FAST_LOADS
     if not orjson:
         skeleton._FAST_LOADS = None
     try:
-        audit_file(path, session_checks())
+        with open(os.devnull, "w") as sink, contextlib.redirect_stdout(sink):
+            main(["audit", str(path)])
     finally:
         skeleton._FAST_LOADS = installed
 
@@ -398,14 +402,67 @@ def report(found: list[Row], command: str) -> str:
     )
 
 
+def build_tree(target: Path, files: int) -> int:
+    """A directory tree of ``files`` session files (the corpus's, copied round-robin into
+    nested directories, 100 a directory); their total size."""
+    sources = corpus_files()
+    total = 0
+    for index in range(files):
+        source = sources[index % len(sources)]
+        path = target / f"d{index // 1000}" / f"s{index // 100 % 10}" / f"{index}-{source.name}"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(source.read_bytes())
+        total += path.stat().st_size
+    return total
+
+
+def measure_tree(files: int, workers: int) -> str:
+    """``pictx-fsm audit --recursive`` over a tree of session files, in this process and on
+    a local Ray with ``workers`` workers (its start-up included): the same findings, and
+    each one's throughput."""
+    import contextlib
+    import io
+
+    from pictx_fsm.cli import main as cli
+
+    with tempfile.TemporaryDirectory(prefix="pictx-audit-tree-") as tmp:
+        size = build_tree(Path(tmp), files)
+        outputs, seconds = [], []
+        cpu = time.process_time()
+        for extra in ([], ["--ray", "--workers", str(workers)]):
+            out = io.StringIO()
+            started = time.perf_counter()
+            with contextlib.redirect_stdout(out):
+                cli(["audit", "--recursive", "--json", *extra, tmp])
+            seconds.append(time.perf_counter() - started)
+            outputs.append(out.getvalue())
+            cpu = cpu if extra else time.process_time() - cpu
+    same = "the same findings" if outputs[0] == outputs[1] else "DIFFERENT findings"
+    serial, ray = seconds
+    return (
+        f"| {files:,} files, {size / MB:.0f} MB | serial {serial:.1f} s, {cpu:.1f} s of it on "
+        f"the CPU ({size / MB / serial:.1f} MB/s, {files / serial:.0f} files/s) | `--ray --workers "
+        f"{workers}` {ray:.1f} s ({size / MB / ray:.1f} MB/s, {files / ray:.0f} files/s), "
+        f"Ray's start included | {same} |"
+    )
+
+
 def main(argv: list[str] | None = None) -> int:
+    global CORPUS
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--corpus-mb", type=float, default=99)
     parser.add_argument("--generated-mb", type=float, default=100)
     parser.add_argument("--runs", type=int, default=2)
     parser.add_argument("--help-runs", type=int, default=15)
     parser.add_argument("--out", type=Path, help="rewrite this bench's section of a markdown file")
+    parser.add_argument("--corpus", type=Path, help="the pi-sessions corpus (default: ../shared)")
+    parser.add_argument("--tree", type=int, metavar="FILES", help="only: audit a tree of FILES")
+    parser.add_argument("--workers", type=int, default=2, help="Ray workers for --tree")
     args = parser.parse_args(argv)
+    CORPUS = args.corpus or CORPUS
+    if args.tree:
+        print(measure_tree(args.tree, args.workers))
+        return 0
     if not CORPUS.is_dir():
         sys.exit(f"bench_audit: the corpus is missing ({CORPUS})")
     figures = measure(args.corpus_mb, args.generated_mb, args.runs, args.help_runs)

@@ -8,10 +8,7 @@ names the new path. ``CHANGELOG.md`` lists the same table (a test holds them equ
 
 from __future__ import annotations
 
-import importlib
-import importlib.util
 import sys
-import warnings
 
 TYPE_CHECKING = False  # not ``typing.TYPE_CHECKING``: importing the package need not import typing
 if TYPE_CHECKING:
@@ -47,6 +44,7 @@ MOVED: Final[dict[str, str]] = {
     "pictx_fsm.audit_sessions": "pictx_fsm.conformance",
     "pictx_fsm.hosts.model.extension": "pictx_fsm.host.extension",
     "pictx_fsm.hosts.model.adapter": "pictx_fsm.extensions.pi_context.adapter",
+    "pictx_fsm.hosts.model.brain": "pictx_fsm.hosts.model.scripted_provider",
     "pictx_fsm.conformance.boundaries": "pictx_fsm.extensions.pi_context.conformance.boundaries",
     "pictx_fsm.conformance.budget": "pictx_fsm.extensions.pi_context.conformance.budget",
     "pictx_fsm.conformance.identity": "pictx_fsm.extensions.pi_context.conformance.identity",
@@ -164,6 +162,9 @@ exporting (its ``__getattr__`` calls :func:`moved_attribute`)."""
 def moved_attribute(module: str, name: str) -> object:
     """``module.name`` from its new home, with a :class:`DeprecationWarning`; an
     :class:`AttributeError` for a name that never was there."""
+    import importlib
+    import warnings
+
     home = MOVED_NAMES.get((module, name))
     if home is None:
         raise AttributeError(f"module {module!r} has no attribute {name!r}")
@@ -194,6 +195,9 @@ class _Alias:
         self._new = new
 
     def create_module(self, spec: importlib.machinery.ModuleSpec) -> ModuleType:
+        import importlib
+        import warnings
+
         warnings.warn(
             f"{self._old} moved to {self._new}; the old path goes away in the next release "
             "(CHANGELOG.md lists every moved path)",
@@ -215,9 +219,13 @@ class _MovedFinder:
         path: Sequence[str] | None,
         target: ModuleType | None = None,
     ) -> importlib.machinery.ModuleSpec | None:
+        if not fullname.startswith("pictx_fsm."):
+            return None  # every import asks this finder first: the common answer is cheap
         new = new_name(fullname)
         if new is None:
             return None
+        import importlib.util  # only when an old name is used: `pictx-fsm --help` stays light
+
         loader: Any = _Alias(fullname, new)
         return importlib.util.spec_from_loader(fullname, loader)
 

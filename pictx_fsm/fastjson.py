@@ -17,6 +17,8 @@ import re
 from collections.abc import Callable
 from typing import Any, Final
 
+__all__ = ["FAST_LOADS", "ascii_string", "dumper", "loads", "utf8_string"]
+
 
 def _installed() -> Callable[[str | bytes], Any] | None:
     if os.environ.get("PICTX_FSM_NO_ORJSON"):

@@ -17,6 +17,8 @@ from typing import Any, Final
 from pictx_fsm.errors import PictxError, UnreadableInputError
 from pictx_fsm.session.jsonl import open_regular, os_reason
 
+__all__ = ["MAX_DOCUMENT_BYTES", "JsonInputError", "parse_json", "read_json_file"]
+
 MAX_DOCUMENT_BYTES: Final = 256 * 1024 * 1024
 """The largest JSON document read whole (a trace of a million actions is ~40 MB)."""
 

@@ -2,7 +2,7 @@
 at exact hooks — a steer, a follow-up or an abort when a hook fires for the n-th time — and
 tree operations between prompts (``/drive-tree``, ``/drive-fork``, ``/drive-reload``).
 
-On the real Pi, the driver extension ``fixtures/pi/driver.mjs`` (loaded after the bridge)
+On the real Pi, the driver extension ``pictx_fsm/hosts/pi/driver.mjs`` (loaded after the bridge)
 performs the acts inside its handler, so after pi-context's; on the model session the same
 acts run right after the step that emitted the hook. Both sides report what the comparison
 needs: every session file's entries (kind and parent), every agent request the provider
@@ -18,19 +18,26 @@ from pathlib import Path
 from typing import Any
 
 from attrs import frozen
-from real_pi import SKIPPED_ENTRIES, _pi, decisions, drive_rpc, entry_kind
+from real_pi import _pi, drive_rpc
 
 from pictx_fsm.audit.store import hook_records
 from pictx_fsm.extensions.pi_context.kit.world import World, WorldConfig
 from pictx_fsm.hosts.model import ModelSession, Response
 from pictx_fsm.session.entries import Entry, MessageEntry
 from pictx_fsm.session.jsonl import read_session
+from pictx_fsm.testing.differential.observe import (
+    Decisions,
+    Request,
+    Shape,
+    decisions,
+    entry_kind,
+    labelled,
+    leading_text,
+    shape,
+)
+from pictx_fsm.testing.differential.real import DRIVER
 
-DRIVER = Path(__file__).resolve().parent / "fixtures" / "pi" / "driver.mjs"
-Shape = tuple[tuple[str, int | None], ...]
-"""A session file as compared: each entry's kind and its parent's index (``None``: a root)."""
-Request = tuple[tuple[str, str], ...]
-"""An agent request as compared: each message's role and the known text it leads with."""
+__all__ = ["DRIVER", "shape"]
 
 
 @frozen(kw_only=True)
@@ -53,7 +60,7 @@ class Observed:
 
     files: tuple[Shape, ...]
     requests: tuple[Request, ...]
-    decisions: tuple[tuple[str, tuple[str, ...]], ...]
+    decisions: Decisions
     summaries: int
     """Summarization requests (compaction, branch summaries) the provider received."""
     aborted: tuple[str, ...]
@@ -83,33 +90,11 @@ def _soft(files: Iterable[Sequence[Entry]]) -> tuple[tuple[str, ...], int | None
         for e in entries
         if isinstance(e, MessageEntry) and e.message.role == "assistant"
     ]
-    aborted = tuple(_text(m) for m in replies if m.get("stopReason") == "aborted")
+    aborted = tuple(leading_text(m) for m in replies if m.get("stopReason") == "aborted")
     usage = replies[0].get("usage") if replies else None
     if not isinstance(usage, Mapping):
         return aborted, None
     return aborted, sum(int(usage.get(k) or 0) for k in ("input", "cacheRead", "cacheWrite"))
-
-
-def shape(entries: Iterable[Entry]) -> Shape:
-    """Kinds and parents of a file's entries, without the model/thinking bookkeeping."""
-    entries = list(entries)
-    parents = {e.id: e.parent_id for e in entries}
-    kept = [e for e in entries if e.type not in SKIPPED_ENTRIES]
-    index = {e.id: i for i, e in enumerate(kept)}
-    out = []
-    for entry in kept:
-        parent = entry.parent_id
-        while parent is not None and parent not in index:
-            parent = parents.get(parent)
-        out.append((entry_kind(entry), None if parent is None else index[parent]))
-    return tuple(out)
-
-
-def labelled(messages: Iterable[Mapping[str, Any]], known: frozenset[str]) -> Request:
-    """Each message's role, with its text when the text is one the scenario wrote."""
-    return tuple(
-        (str(m["role"]), text if (text := str(m["text"])) in known else "") for m in messages
-    )
 
 
 # -- the real Pi -------------------------------------------------------------------------------
@@ -160,7 +145,7 @@ def _observed_real(tmp_path: Path, log: Path, requests: Path, known: frozenset[s
     return Observed(
         files=tuple(shape(file) for file in entries),
         requests=tuple(labelled(r["messages"], known) for r in sent if not r["summary"]),
-        decisions=_frozen(decisions(records)),
+        decisions=decisions(records),
         summaries=sum(1 for r in sent if r["summary"]),
         aborted=aborted,
         first_prompt=first_prompt,
@@ -169,10 +154,6 @@ def _observed_real(tmp_path: Path, log: Path, requests: Path, known: frozenset[s
 
 def _sessions(tmp_path: Path) -> list[Path]:
     return list((tmp_path / "sessions").glob("*.jsonl"))
-
-
-def _frozen(found: list[tuple[str, list[str]]]) -> tuple[tuple[str, tuple[str, ...]], ...]:
-    return tuple((hook, tuple(fired)) for hook, fired in found)
 
 
 # -- the model session -------------------------------------------------------------------------
@@ -189,7 +170,7 @@ def drive_model(
     when RPC's stdin closes."""
     world = World(config)
     session = world.session
-    session.brain.push(*responses)
+    session.provider.push(*responses)
     counts: Counter[str] = Counter()
     for text in commands:
         if text.startswith("/drive-"):
@@ -202,7 +183,7 @@ def drive_model(
             _run(session, acts, counts)
     session.dispose()
     requests = tuple(
-        labelled(({"role": m.get("role"), "text": _text(m)} for m in r.messages), known)
+        labelled(({"role": m.get("role"), "text": leading_text(m)} for m in r.messages), known)
         for r in session.log.requests
     )
     records = [record for audit in world.audits for record in audit.records]
@@ -211,20 +192,12 @@ def drive_model(
     observed = Observed(
         files=tuple(shape(file) for file in entries),
         requests=requests,
-        decisions=_frozen(decisions(records)),
+        decisions=decisions(records),
         summaries=0,  # the model writes summaries without a request (docs/model-session.md)
         aborted=aborted,
         first_prompt=first_prompt,
     )
     return world, observed
-
-
-def _text(message: Mapping[str, Any]) -> str:
-    """The leading text the faux request log records: the text blocks, joined."""
-    content = message.get("content")
-    if isinstance(content, str):
-        return content[:200]
-    return "\n".join(b.get("text", "") for b in content or () if b.get("type") == "text")[:200]
 
 
 def _run(session: ModelSession, acts: Sequence[Act], counts: Counter[str]) -> None:

@@ -30,11 +30,12 @@ from pictx_fsm.hosts.model import Call, Response, Text, Tools
 from pictx_fsm.hosts.pi import entry_path
 from pictx_fsm.session.jsonl import read_session
 from pictx_fsm.testing.actions import filler
+from pictx_fsm.testing.differential.real import DRIVER
 
 JSON: TypeAlias = Any
 WAIT_S = 30.0
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "pi"
-DRIVERS = (FIXTURES / "driver.mjs", FIXTURES / "cm_driver.mjs")
+DRIVERS = (DRIVER, FIXTURES / "cm_driver.mjs")
 """Loaded after the extension: tree operations and reload (``driver.mjs``), planted faults
 (``cm_driver.mjs``)."""
 FIRST = FIXTURES / "cm_first.mjs"
@@ -91,7 +92,7 @@ class Resume:
 
 @frozen(kw_only=True)
 class Drive:
-    """A driver command (``fixtures/pi/driver.mjs``, ``cm_driver.mjs``): ``drive-tree KIND N
+    """A driver command (``pictx_fsm/hosts/pi/driver.mjs``, ``cm_driver.mjs``): ``drive-tree KIND N
     [summarize]``, ``drive-fork KIND N [at]``, ``drive-reload``, ``drive-disk fail|ok``,
     ``drive-veto on|returns|off``, ``drive-create fail|ok``, ``drive-parent hide|show``,
     ``drive-settled model``, ``drive-settled message TYPE TEXT``; ``cm_first.mjs``:
@@ -314,12 +315,12 @@ def run_model(scenario: CmScenario, host: str) -> tuple[Observed, Plan]:
     settled: list[str] = []
     for step in scenario.steps:
         if isinstance(step, Say):
-            world.session.brain.push(*(_response(r) for r in step.replies))
+            world.session.provider.push(*(_response(r) for r in step.replies))
             world.session.prompt(step.text)
         elif isinstance(step, Notes):
             answers.push(world, step)
         elif isinstance(step, Command):
-            world.session.brain.push(*(_response(r) for r in step.replies))
+            world.session.provider.push(*(_response(r) for r in step.replies))
             world.session.command("ctx-memory", step.args)
         elif isinstance(step, Compact):
             world.session.compact()

@@ -27,13 +27,18 @@ from attrs import frozen
 
 from pictx_fsm.audit.log import hook_records
 from pictx_fsm.hosts.pi import EXTENSION
-from pictx_fsm.hosts.pi.connection import MACHINE as CONNECTION_MACHINE
 from pictx_fsm.hosts.pi.offline import OfflinePi, offline_environment
 from pictx_fsm.session.jsonl import read_session
+from pictx_fsm.testing.differential.observe import (
+    SKIPPED_ENTRIES,
+    Decisions,
+    decisions,
+    entry_kind,
+)
+
+__all__ = ["SKIPPED_ENTRIES", "decisions", "entry_kind"]
 
 ROOT = Path(__file__).resolve().parents[1]
-SKIPPED_ENTRIES = ("model_change", "thinking_level_change")
-"""Entries the model session does not write for a fixed model (both hosts agree otherwise)."""
 RPC_TIMEOUT = 60.0
 FAUX = ROOT / "tests" / "fixtures" / "pi" / "faux-provider.mjs"
 
@@ -45,29 +50,11 @@ class RealRun:
     log: Path
     """The bridge's audit log."""
 
-    def decisions(self) -> list[tuple[str, list[str]]]:
+    def decisions(self) -> Decisions:
         return decisions(hook_records(self.log))
 
     def fired(self) -> set[str]:
         return {transition for _, fired in self.decisions() for transition in fired}
-
-
-def entry_kind(entry: Any) -> str:
-    """A message's role, a custom entry's customType, else the entry type."""
-    custom = getattr(entry, "custom_type", None)
-    if custom:
-        return str(custom)
-    return str(entry.message.role) if entry.type == "message" else str(entry.type)
-
-
-def decisions(records: Any) -> list[tuple[str, list[str]]]:
-    """Each audited lifecycle hook with the transition ids it fired, in order (the bridge's
-    own connection records are left out: the model session has no bridge)."""
-    return [
-        (r["hook"], [t["id"] for s in r["steps"] for t in s["transitions"]])
-        for r in records
-        if r["hook"] != CONNECTION_MACHINE
-    ]
 
 
 def pi_home() -> Path | None:

@@ -30,7 +30,15 @@ from pictx_fsm.extensions.pi_context.texts import (
     guidance_content,
 )
 from pictx_fsm.extensions.pi_context.windows import WindowIndex
-from pictx_fsm.hosts.model import Brain, Call, ModelSession, Overflow, Response, Text, Tools
+from pictx_fsm.hosts.model import (
+    Call,
+    ModelSession,
+    Overflow,
+    Response,
+    ScriptedProvider,
+    Text,
+    Tools,
+)
 from pictx_fsm.session.problems import Severity
 from pictx_fsm.session.tree import SessionTree
 
@@ -834,7 +842,7 @@ def test_a_session_produced_by_the_runtime_on_the_model_session_audits_clean(
         Overflow(),
         Text(text="recovered"),
     ]
-    session = ModelSession([extension], brain=Brain(script))
+    session = ModelSession([extension], provider=ScriptedProvider(script))
     for text in ("task", "more", "big"):
         session.prompt(text)
         session.run_until_idle()
@@ -846,7 +854,10 @@ def test_a_session_produced_by_the_runtime_on_the_model_session_audits_clean(
     session.prompt("another branch")
     session.run_until_idle()
     session.reload()
-    session.fork(str(assistants[len(assistants) // 2]))
+    prompts = [
+        e.id for e in session.entries if getattr(e, "message", None) and e.message.role == "user"
+    ]
+    session.fork(str(prompts[len(prompts) // 2]))  # Pi forks before a user message only
     session.prompt("in the fork")
     session.run_until_idle()
     # When every file of the model session is audited in the runtime's profile

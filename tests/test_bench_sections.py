@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "bench"))
@@ -32,6 +32,8 @@ def _verify_writes(path: Path, text: str) -> None:
     path.write_text(new, encoding="utf-8")
 
 
+# File writes on a loaded machine: a time limit per example would measure the load.
+@settings(deadline=None)
 @given(
     st.lists(
         st.tuples(

@@ -100,7 +100,7 @@ def test_m21_cursors_page_survive_appends_and_go_stale_on_change() -> None:
     # When the query or branch changed / Then stale_scope
     moved = history.scope_of("session", "sess", "m5", scope.sources, ["m0", "m5"])
     for scope_, query in ((scope, "hit 1"), (moved, "hit")):
-        with pytest.raises(history.HistoryError) as error:
+        with pytest.raises(history.RecallRefusal) as error:
             history.search(scope_, query, first["cursor"])
         assert error.value.code == "stale_scope"
 
@@ -172,7 +172,7 @@ def test_m20_another_extensions_message_shows_its_extension_type() -> None:
         Call(name=SEARCH_TOOL, arguments={"query": "foreign-"}, id="q1"),
         Call(name=READ_TOOL, arguments={"sourceId": foreign.id}, id="r1"),
     )
-    w.session.brain.push(Tools(calls=calls, text=""), Text(text="ok"))
+    w.session.provider.push(Tools(calls=calls, text=""), Text(text="ok"))
     play(w, P(chars=200), S)
     # Then the hit, the read and the generation input name its role and extension type
     hits = tool_payloads(w, SEARCH_TOOL)[-1]["hits"]
@@ -219,7 +219,7 @@ def test_m21_m23_search_pages_fit_the_quota_and_together_find_every_hit(
 
 def test_m23_a_quota_too_small_for_any_hit_is_recall_budget() -> None:
     scope = _long_scope([(2_000, True)])
-    with pytest.raises(history.HistoryError) as error:
+    with pytest.raises(history.RecallRefusal) as error:
         history.search(scope, "needle", None, 40)
     assert error.value.code == "recall_budget"
 
@@ -255,7 +255,7 @@ def test_m21_m23_large_results_page_within_the_quota() -> None:
     pages.append(tool_payloads(w, SEARCH_TOOL)[-1])
     while pages[-1].get("cursor"):
         call = Call(name=SEARCH_TOOL, arguments={"query": "prompt-", "cursor": pages[-1]["cursor"]})
-        w.session.brain.push(Tools(calls=(call,), text=""), Text(text="ok"))
+        w.session.provider.push(Tools(calls=(call,), text=""), Text(text="ok"))
         play(w, P(chars=200), S)
         pages.append(tool_payloads(w, SEARCH_TOOL)[-1])
     # Then no page was refused, each fits the turn's quota, and they found every prompt
@@ -269,7 +269,7 @@ def test_m21_search_can_ask_for_a_smaller_page() -> None:
     w = play(world(), *(P(chars=3_000), S) * 3)
     # When the model asks for pages of at most 400 bytes
     call = Call(name=SEARCH_TOOL, arguments={"query": "prompt-", "maxBytes": 400})
-    w.session.brain.push(Tools(calls=(call,), text=""), Text(text="ok"))
+    w.session.provider.push(Tools(calls=(call,), text=""), Text(text="ok"))
     play(w, P(chars=200), S)
     # Then the page fits, with at least one (shortened) hit and a cursor for the rest
     page = tool_payloads(w, SEARCH_TOOL)[-1]

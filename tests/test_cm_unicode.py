@@ -33,7 +33,7 @@ lone_text = st.lists(
 def _calls(w: World, *calls: tuple[str, dict[str, object]]) -> None:
     """The model's next reply calls these tools, then answers in text."""
     made = tuple(Call(name=n, arguments=a, id=f"u{i}") for i, (n, a) in enumerate(calls))
-    w.session.brain.push(Tools(calls=made, text=""), Text(text="ok"))
+    w.session.provider.push(Tools(calls=made, text=""), Text(text="ok"))
 
 
 def _run(w: World, text: str) -> None:

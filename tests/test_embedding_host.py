@@ -32,10 +32,10 @@ from pictx_fsm.host.events import AgentBeforeSettle
 from pictx_fsm.host.settings import CompactionSettings as PolicyCompactionSettings
 from pictx_fsm.hosts.model import (
     Aborted,
-    Brain,
     CompactionSettings,
     HostSettings,
     ModelSession,
+    ScriptedProvider,
     Text,
 )
 from pictx_fsm.session.entries import CompactionEntry, MessageEntry
@@ -129,7 +129,7 @@ def test_apply_commits_boundary_drafts_in_order_or_the_incoming_ones_when_undefi
 
 
 def test_a_scripted_reply_reports_its_usage_figure() -> None:
-    session = ModelSession(brain=Brain([Text(text="hi", usage=123_456)]))
+    session = ModelSession(provider=ScriptedProvider([Text(text="hi", usage=123_456)]))
     session.prompt("hello")
     session.run_until_idle()
     reply = session.tree.branch()[-1]
@@ -138,7 +138,7 @@ def test_a_scripted_reply_reports_its_usage_figure() -> None:
 
 
 def test_an_aborted_reply_ends_the_turn_as_pi_records_it() -> None:
-    session = ModelSession(brain=Brain([Aborted(text="half")]))
+    session = ModelSession(provider=ScriptedProvider([Aborted(text="half")]))
     session.prompt("hello")
     session.run_until_idle()
     reply = session.tree.branch()[-1]

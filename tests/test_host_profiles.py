@@ -30,12 +30,12 @@ from pictx_fsm.hosts.model import (
     PI_0_87,
     PI_1_6,
     BaseExtension,
-    Brain,
     Call,
     FauxCacheUsage,
     HostProfile,
     HostSettings,
     ModelSession,
+    ScriptedProvider,
     Text,
     Tools,
     host_profile,
@@ -50,7 +50,7 @@ def _session(profile: HostProfile, *replies: Any, **kwargs: Any) -> ModelSession
     extension = LifecycleExtension(lambda tree: LifecycleRuntime(tree, rng=random.Random(1)))
     return ModelSession(
         [extension, *kwargs.pop("extensions", ())],
-        brain=Brain(list(replies), **kwargs),
+        provider=ScriptedProvider(list(replies), **kwargs),
         settings=HostSettings(profile=profile),
     )
 

@@ -2,7 +2,7 @@
 persisted entries (issue 4 item 2; traces in ``../shared/pi-traces``).
 
 For each scenario the test scripts the trace's host actions on a :class:`ModelSession`
-whose brain answers with the trace's assistant messages, loads a *capture* extension that
+whose provider answers with the trace's assistant messages, loads a *capture* extension that
 returns exactly what the recording extension returned in the trace (the ``returned`` of its
 ``ext`` lines, trace entry ids mapped to the model's entries by file position), and asserts
 
@@ -15,7 +15,7 @@ Hook events left out of the comparison, with the reason:
 * ``message_update`` — streaming chunks; their number is random in the real Pi and the model
   streams a reply in one step.
 * ``before_provider_headers``, ``after_provider_response`` — the provider's HTTP layer, which
-  the model does not have (the brain is called directly).
+  the model does not have (the scripted provider is called directly).
 * ``resources_discover`` — resource loading (skills, prompts, themes) is not modelled; Pi
   fires it right after every ``session_start``.
 * ``cache_warming_decision`` — never fired with faux models (no prompt cache); not modelled.
@@ -54,20 +54,20 @@ from pictx_fsm.host.events import HookEvent, HostContext
 from pictx_fsm.host.extension import HOST_HOOKS, Reply
 from pictx_fsm.hosts.model import (
     BaseExtension,
-    Brain,
     CompactionSettings,
     HostSettings,
     ModelSession,
     ProviderError,
     Response,
     RetrySettings,
+    ScriptedProvider,
     SuppliedCompaction,
     Text,
     ToolInvocation,
     ToolOutput,
     Tools,
 )
-from pictx_fsm.hosts.model.brain import Call
+from pictx_fsm.hosts.model.scripted_provider import Call
 from pictx_fsm.hosts.model.settings import FAUX_MODEL
 from pictx_fsm.session.entries import ABSENT, Entry
 
@@ -152,7 +152,8 @@ class Trace:
         return [_text(m) for m in self.messages() if m["role"] == "user"]
 
     def responses(self) -> list[Response]:
-        """The brain's script: every assistant message the provider produced. A reply aborted
+        """The scripted provider's script: every assistant message the provider produced. A reply
+        aborted
         while streaming is scripted whole (the model cuts it); ``This operation was aborted``
         never reached the provider."""
         out: list[Response] = []
@@ -430,8 +431,8 @@ def replay(name: str) -> tuple[Trace, ModelSession]:
         Capture("earlier-extension", trace.earlier_drafts(), ids),
         Capture("capture-extension", trace.returned(), ids),
     ]
-    brain = Brain(trace.responses())
-    session = ModelSession(extensions, brain=brain, settings=scenario.settings)
+    provider = ScriptedProvider(trace.responses())
+    session = ModelSession(extensions, provider=provider, settings=scenario.settings)
     ids.session = session
     scenario.play(Player(trace, session, ids))
     session.dispose()
@@ -466,10 +467,10 @@ def test_model_persists_the_traced_entries(name: str) -> None:
 
 @pytest.mark.parametrize("name", sorted(SCENARIOS))
 def test_model_uses_every_scripted_reply(name: str) -> None:
-    # Given the trace's assistant replies as the brain's script
+    # Given the trace's assistant replies as the scripted provider's script
     trace, session = replay(name)
     # Then the model made exactly as many provider requests as the replies it was given
-    assert session.brain.pending == 0
+    assert session.provider.pending == 0
     assert len(session.log.requests) == len(trace.responses())
 
 

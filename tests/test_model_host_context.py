@@ -46,7 +46,7 @@ def _state() -> HostState:
     return HostState(
         settings=HostSettings(),
         model=_MODELS[0],
-        brain=None,  # type: ignore[arg-type]
+        provider=None,  # type: ignore[arg-type]
         extensions=[],
         store=_Store(),  # type: ignore[arg-type]
         ids=random.Random(0),

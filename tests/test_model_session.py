@@ -44,7 +44,6 @@ from pictx_fsm.hosts.model import (
     OVERLOADED,
     AgentBusyError,
     BaseExtension,
-    Brain,
     Call,
     CompactionSettings,
     HostSettings,
@@ -53,6 +52,7 @@ from pictx_fsm.hosts.model import (
     Overflow,
     ProviderError,
     RetrySettings,
+    ScriptedProvider,
     Text,
     Tools,
 )
@@ -152,7 +152,7 @@ PARALLEL = Tools(
 def test_turn_end_drafts_follow_the_last_tool_result_in_draft_order() -> None:
     # Given a parallel batch whose second call finishes first, and drafts at turn_end
     ext = Recorder(on("turn_end", boundary(MARKER, BOOT)))
-    session = ModelSession([ext], brain=Brain([PARALLEL, Text(text="done")]))
+    session = ModelSession([ext], provider=ScriptedProvider([PARALLEL, Text(text="done")]))
     # When the run settles
     run(session)
     # Then results are stored in call order and the drafts follow them, in draft order
@@ -170,7 +170,7 @@ def test_turn_end_drafts_follow_the_last_tool_result_in_draft_order() -> None:
 
 def test_tool_completions_arrive_in_completion_order_before_the_stored_results() -> None:
     # Given echo A (40 ms) and echo B (5 ms) in one batch
-    session = run(ModelSession(brain=Brain([PARALLEL, Text()])))
+    session = run(ModelSession(provider=ScriptedProvider([PARALLEL, Text()])))
     # Then all starts come first, B completes before A, and results persist afterwards
     names = [
         (r.name, r.detail.get("toolCallId"))
@@ -197,7 +197,9 @@ def test_tool_completions_arrive_in_completion_order_before_the_stored_results()
 def test_continue_after_a_text_turn_runs_one_more_turn_in_the_same_run() -> None:
     # Given turn_end answers a text-only turn with a custom message and continue
     ext = Recorder(on("turn_end", boundary(MARKER, BOOT, more=True)))
-    session = run(ModelSession([ext], brain=Brain([Text(text="one"), Text(text="two")])))
+    session = run(
+        ModelSession([ext], provider=ScriptedProvider([Text(text="one"), Text(text="two")]))
+    )
     # Then a second turn follows in the same low-level run and the boot goes out as user
     assert hooks(session, "agent_start", "turn_start") == [
         "agent_start",
@@ -211,7 +213,7 @@ def test_continue_after_a_text_turn_runs_one_more_turn_in_the_same_run() -> None
 def test_continue_without_runnable_context_is_refused_but_drafts_commit() -> None:
     # Given turn_end returns only a custom entry and continue after a text-only turn
     ext = Recorder(on("turn_end", boundary(MARKER, more=True)))
-    session = run(ModelSession([ext], brain=Brain([Text(text="only")])))
+    session = run(ModelSession([ext], provider=ScriptedProvider([Text(text="only")])))
     # Then Pi's refusal is recorded, the marker is committed, and no second request is made
     assert [(e.extension, e.error) for e in session.log.errors] == [
         ("<boundary>", "turn_end requested continuation without runnable model context")
@@ -225,7 +227,7 @@ def test_one_invalid_draft_voids_every_draft_and_the_continue_flag() -> None:
     bad = ContextEditDraft(target_id="no-such-entry", replacement=None)
     first = Recorder(on("turn_end", boundary(BOOT, bad, more=True)), name="first")
     second = Recorder(name="second")
-    session = run(ModelSession([first, second], brain=Brain([Text(text="a")])))
+    session = run(ModelSession([first, second], provider=ScriptedProvider([Text(text="a")])))
     # Then the error names the first extension, the second sees nothing, nothing commits
     assert [(e.extension, e.error) for e in session.log.errors] == [
         ("first", "Invalid boundary entries: Entry no-such-entry not found")
@@ -239,7 +241,7 @@ def test_returned_entries_replace_the_accumulated_list() -> None:
     # Given a first extension drafts a marker and a second one returns only its own boot
     first = Recorder(on("turn_end", boundary(MARKER)), name="first")
     second = Recorder(on("turn_end", boundary(BOOT, keep=False)), name="second")
-    session = run(ModelSession([first, second], brain=Brain([Text(text="a")])))
+    session = run(ModelSession([first, second], provider=ScriptedProvider([Text(text="a")])))
     # Then the second saw the marker, and only the boot is committed
     assert second.events(TurnEnd)[0].entries == (MARKER,)
     assert after_prompt(session) == ["message:assistant", "custom_message:test/boot"]
@@ -253,7 +255,9 @@ def test_an_extension_error_is_recorded_and_the_chain_goes_on() -> None:
         return None
 
     later = Recorder(on("turn_end", boundary(MARKER)), name="later")
-    session = run(ModelSession([Recorder(explode, name="broken"), later], brain=Brain([Text()])))
+    session = run(
+        ModelSession([Recorder(explode, name="broken"), later], provider=ScriptedProvider([Text()]))
+    )
     # Then the error is recorded and the later extension's draft still commits
     assert [(e.event, e.extension, e.error) for e in session.log.errors] == [
         ("turn_end", "broken", "ValueError: boom")
@@ -264,7 +268,7 @@ def test_an_extension_error_is_recorded_and_the_chain_goes_on() -> None:
 def test_before_settle_continue_starts_a_new_low_level_run_at_turn_zero() -> None:
     # Given agent_before_settle answers once with a boot and continue
     ext = Recorder(on("agent_before_settle", boundary(MARKER, BOOT, more=True)))
-    session = run(ModelSession([ext], brain=Brain([Text(text="1"), Text(text="2")])))
+    session = run(ModelSession([ext], provider=ScriptedProvider([Text(text="1"), Text(text="2")])))
     # Then agent_start fires again, turns restart at 0, and a second settle boundary follows
     assert hooks(session, "agent_start", "turn_start", "agent_before_settle", "agent_settled") == [
         "agent_start",
@@ -282,7 +286,7 @@ def test_before_settle_continue_starts_a_new_low_level_run_at_turn_zero() -> Non
 def test_before_settle_continue_without_runnable_context_is_refused() -> None:
     # Given agent_before_settle asks to continue with nothing runnable
     ext = Recorder(on("agent_before_settle", boundary(more=True)))
-    session = run(ModelSession([ext], brain=Brain([Text()])))
+    session = run(ModelSession([ext], provider=ScriptedProvider([Text()])))
     # Then Pi's refusal is recorded and the run settles
     assert [e.error for e in session.log.errors] == [
         "agent_before_settle requested continuation without runnable model context"
@@ -299,7 +303,7 @@ def slow_tool(ms: int = 300) -> Tools:
 
 def test_prompt_while_running_throws_already_processing() -> None:
     # Given a run waiting on a slow tool
-    session = ModelSession(brain=Brain([slow_tool(), Text()]))
+    session = ModelSession(provider=ScriptedProvider([slow_tool(), Text()]))
     session.prompt("start")
     session.run_until(lambda step: step.name == "tools_running")
     # When another prompt arrives without a streaming behaviour / Then Pi's error is raised
@@ -313,7 +317,7 @@ def test_prompt_while_running_throws_already_processing() -> None:
 
 def test_steer_goes_out_at_the_next_turn_and_follow_up_after_the_agent_would_stop() -> None:
     # Given a steer and a follow-up queued while a tool runs
-    session = ModelSession(brain=Brain([slow_tool(), Text(text="s"), Text(text="f")]))
+    session = ModelSession(provider=ScriptedProvider([slow_tool(), Text(text="s"), Text(text="f")]))
     session.prompt("start")
     session.run_until(lambda step: step.name == "tools_running")
     session.follow_up("FOLLOW")
@@ -339,7 +343,7 @@ def test_every_queued_message_is_delivered_exactly_once_in_order(
     queued: list[tuple[bool, int]],
 ) -> None:
     # Given any mix of steers and follow-ups queued while a tool runs
-    session = ModelSession(brain=Brain([slow_tool()]))
+    session = ModelSession(provider=ScriptedProvider([slow_tool()]))
     session.prompt("start")
     session.run_until(lambda step: step.name == "tools_running")
     texts = [(steer, f"{'S' if steer else 'F'}{i}-{n}") for i, (steer, n) in enumerate(queued)]
@@ -357,7 +361,7 @@ def test_every_queued_message_is_delivered_exactly_once_in_order(
 def test_has_pending_messages_counts_queued_user_texts_until_their_message_start() -> None:
     # Given a follow-up queued during a tool, seen by a recording extension
     ext = Recorder()
-    session = ModelSession([ext], brain=Brain([slow_tool(), Text()]))
+    session = ModelSession([ext], provider=ScriptedProvider([slow_tool(), Text()]))
     session.prompt("start")
     session.run_until(lambda step: step.name == "tools_running")
     session.follow_up("later")
@@ -375,7 +379,7 @@ def test_has_pending_messages_counts_queued_user_texts_until_their_message_start
 def test_held_send_message_is_appended_after_the_turn_end_drafts() -> None:
     # Given a custom message sent while a tool runs, and drafts at turn_end
     ext = Recorder(on("turn_end", boundary(MARKER)))
-    session = ModelSession([ext], brain=Brain([slow_tool(), Text()]))
+    session = ModelSession([ext], provider=ScriptedProvider([slow_tool(), Text()]))
     session.prompt("start")
     session.run_until(lambda step: step.name == "tools_running")
     session.send_message("test/aside", "ASIDE")
@@ -404,7 +408,9 @@ class EarlySender(BaseExtension):
 def test_an_unchanged_conversation_keeps_the_system_message_in_transcript_order() -> None:
     # Given a custom message appended before the first prompt declares the system message,
     # and a context handler that leaves the conversation alone
-    session = ModelSession([EarlySender(), Recorder()], brain=Brain([Text(text="ok")]))
+    session = ModelSession(
+        [EarlySender(), Recorder()], provider=ScriptedProvider([Text(text="ok")])
+    )
     session.command("send")
     # When the prompt runs
     run(session)
@@ -420,7 +426,7 @@ def test_a_changed_conversation_gets_the_current_system_message_as_its_one_head(
         return HookResult(hook="context", value=MessagesResult(messages=messages))
 
     ext = Recorder(on("context", reversed_list))
-    session = ModelSession([EarlySender(), ext], brain=Brain([Text(text="ok")]))
+    session = ModelSession([EarlySender(), ext], provider=ScriptedProvider([Text(text="ok")]))
     session.command("send")
     # When the prompt runs
     run(session)
@@ -448,7 +454,7 @@ def test_send_message_while_idle_is_appended_at_once() -> None:
 
 def test_next_turn_message_goes_out_after_the_next_prompt() -> None:
     # Given a nextTurn custom message queued while idle
-    session = ModelSession(brain=Brain([Text()]))
+    session = ModelSession(provider=ScriptedProvider([Text()]))
     session.send_message("test/next", "NEXT", deliver_as="nextTurn")
     # When a prompt runs / Then the message follows the user message
     run(session)
@@ -457,7 +463,7 @@ def test_next_turn_message_goes_out_after_the_next_prompt() -> None:
 
 def test_a_triggering_send_message_while_idle_starts_a_run_without_input() -> None:
     # Given an idle session
-    session = ModelSession(brain=Brain([Text(text="answer")]))
+    session = ModelSession(provider=ScriptedProvider([Text(text="answer")]))
     # When a custom message asks for a turn
     session.send_message("test/ping", "PING", trigger_turn=True)
     session.run_until_idle()
@@ -471,7 +477,7 @@ def test_a_triggering_send_message_while_idle_starts_a_run_without_input() -> No
 
 def test_abort_while_streaming_keeps_the_partial_reply_and_skips_before_settle() -> None:
     # Given a long reply being streamed
-    session = ModelSession(brain=Brain([Text(text="word " * 40)]))
+    session = ModelSession(provider=ScriptedProvider([Text(text="word " * 40)]))
     session.prompt("long")
     session.run_until(lambda step: step.name == "streaming")
     # When the user aborts
@@ -491,7 +497,7 @@ def test_abort_while_streaming_keeps_the_partial_reply_and_skips_before_settle()
 
 def test_abort_during_a_tool_fails_it_and_the_next_turn_never_reaches_the_provider() -> None:
     # Given a slow echo running
-    session = ModelSession(brain=Brain([slow_tool(5000), Text()]))
+    session = ModelSession(provider=ScriptedProvider([slow_tool(5000), Text()]))
     session.prompt("go")
     session.run_until(lambda step: step.name == "tools_running")
     # When the user aborts
@@ -518,7 +524,7 @@ def test_abort_run_effect_cancels_the_request_being_built() -> None:
             lambda e: HookResult(hook="context_with_system", effects=(AbortRun(),)),
         )
     )
-    session = run(ModelSession([ext], brain=Brain([Text()])))
+    session = run(ModelSession([ext], provider=ScriptedProvider([Text()])))
     # Then no provider request is made, the turn ends aborted-by-signal, and nothing settles
     assert session.log.requests == []
     turn_end = ext.events(TurnEnd)[0]
@@ -545,7 +551,9 @@ def warm(session: ModelSession, count: int) -> None:
 def test_overflow_is_hidden_compacted_and_retried_once() -> None:
     # Given warm turns, then an overflow error, then a good reply
     session = ModelSession(
-        brain=Brain([Text(text="a " * 30), Text(text="b " * 30), Overflow(), Text(text="ok")]),
+        provider=ScriptedProvider(
+            [Text(text="a " * 30), Text(text="b " * 30), Overflow(), Text(text="ok")]
+        ),
         settings=HostSettings(compaction=CompactionSettings(keep_recent_tokens=10)),
     )
     warm(session, 3)
@@ -564,7 +572,7 @@ def test_overflow_is_hidden_compacted_and_retried_once() -> None:
 def test_a_second_overflow_in_the_chain_gives_up_without_another_compaction() -> None:
     # Given an overflow, a compaction, and an overflow again on the retry
     session = ModelSession(
-        brain=Brain([Text(text="a " * 30), Overflow(), Overflow()]),
+        provider=ScriptedProvider([Text(text="a " * 30), Overflow(), Overflow()]),
         settings=HostSettings(compaction=CompactionSettings(keep_recent_tokens=10)),
     )
     warm(session, 2)
@@ -582,7 +590,7 @@ def test_pi_host_continue_after_a_failed_overflow_recovery_runs_the_queued_follo
     # Given an overflow, its compact-and-retry overflowing again, and a follow-up queued
     # while the run was under way
     session = ModelSession(
-        brain=Brain([Text(text="a " * 30), Overflow(), Overflow(), Text(text="ok")]),
+        provider=ScriptedProvider([Text(text="a " * 30), Overflow(), Overflow(), Text(text="ok")]),
         settings=HostSettings(compaction=CompactionSettings(keep_recent_tokens=10)),
     )
     warm(session, 1)
@@ -603,7 +611,7 @@ def test_pi_host_continue_after_a_failed_overflow_recovery_runs_the_queued_follo
 def test_pi_host_a_delivered_follow_up_earns_its_own_compact_and_retry() -> None:
     # Given the same failed recovery, and the follow-up's own request overflowing too
     session = ModelSession(
-        brain=Brain([Text(text="a " * 30), Overflow(), Overflow(), Overflow()]),
+        provider=ScriptedProvider([Text(text="a " * 30), Overflow(), Overflow(), Overflow()]),
         settings=HostSettings(compaction=CompactionSettings(keep_recent_tokens=10)),
     )
     warm(session, 1)
@@ -631,7 +639,7 @@ def test_a_cancelled_overflow_compaction_settles_without_a_host_retry() -> None:
     )
     session = ModelSession(
         [ext],
-        brain=Brain([Text(text="a " * 30), Overflow()]),
+        provider=ScriptedProvider([Text(text="a " * 30), Overflow()]),
         settings=HostSettings(compaction=CompactionSettings(keep_recent_tokens=10)),
     )
     warm(session, 2)
@@ -657,7 +665,9 @@ def compaction_reasons(session: ModelSession) -> list[tuple[str, bool]]:
 def test_a_reply_crossing_the_threshold_mid_run_is_compacted_before_the_next_turn() -> None:
     # Given a long reply (~700 tokens, threshold 600) that calls a tool, then a short answer
     long_call = Tools(calls=[Call(name="echo", arguments={"text": "x"})], text="w " * 1_400)
-    session = ModelSession(brain=Brain([long_call, Text(text="ok")]), settings=threshold_host())
+    session = ModelSession(
+        provider=ScriptedProvider([long_call, Text(text="ok")]), settings=threshold_host()
+    )
     # When one prompt runs
     run(session)
     # Then Pi's prepareNextTurn check compacts between that turn's end and the next turn's
@@ -670,7 +680,9 @@ def test_a_reply_crossing_the_threshold_mid_run_is_compacted_before_the_next_tur
 
 def test_a_reply_crossing_the_threshold_at_the_end_of_a_run_is_compacted_after_it() -> None:
     # Given one long text reply that ends the run above the threshold
-    session = ModelSession(brain=Brain([Text(text="w " * 1_400)]), settings=threshold_host())
+    session = ModelSession(
+        provider=ScriptedProvider([Text(text="w " * 1_400)]), settings=threshold_host()
+    )
     # When one prompt runs
     run(session)
     # Then the post-run check compacts once after agent_end (reason threshold, no retry)
@@ -683,7 +695,8 @@ def test_replies_below_the_threshold_are_never_compacted() -> None:
     # Given short replies on the same window, one of them with a tool call
     short_call = Tools(calls=[Call(name="echo", arguments={"text": "x"})], text="short")
     session = ModelSession(
-        brain=Brain([short_call, Text(text="ok"), Text(text="again")]), settings=threshold_host()
+        provider=ScriptedProvider([short_call, Text(text="ok"), Text(text="again")]),
+        settings=threshold_host(),
     )
     # When two prompts run
     run(run(session), "more")
@@ -693,11 +706,11 @@ def test_replies_below_the_threshold_are_never_compacted() -> None:
 
 def test_the_brain_overflows_when_a_request_exceeds_the_window_without_using_the_script() -> None:
     # Given a tiny window and a scripted reply
-    session = ModelSession(brain=Brain([Text(text="kept")]), settings=small_model(10))
+    session = ModelSession(provider=ScriptedProvider([Text(text="kept")]), settings=small_model(10))
     run(session)
     # Then the provider answered with an overflow error and the script is untouched
     assert session.log.requests[0].tokens > 10
-    assert session.brain.pending == 1
+    assert session.provider.pending == 1
     first_reply = next(e for e in session.entries if kinds([e]) == ["message:assistant"])
     assert first_reply.message.error_message.startswith("prompt is too long:")  # type: ignore[union-attr]
 
@@ -705,7 +718,7 @@ def test_the_brain_overflows_when_a_request_exceeds_the_window_without_using_the
 def test_retryable_errors_are_hidden_and_retried_up_to_max_retries() -> None:
     # Given two overloaded errors then success, with two retries allowed
     session = ModelSession(
-        brain=Brain([ProviderError(), ProviderError(), Text(text="third")]),
+        provider=ScriptedProvider([ProviderError(), ProviderError(), Text(text="third")]),
         settings=HostSettings(retry=RetrySettings(max_retries=2)),
     )
     run(session)
@@ -723,7 +736,7 @@ def test_retryable_errors_are_hidden_and_retried_up_to_max_retries() -> None:
 
 def test_an_abort_during_the_retry_backoff_stops_the_run_without_before_settle() -> None:
     # Given a retryable error and the host waiting to retry
-    session = ModelSession(brain=Brain([ProviderError(), Text()]))
+    session = ModelSession(provider=ScriptedProvider([ProviderError(), Text()]))
     session.prompt("go")
     session.run_until(lambda step: step.name == "retry_wait")
     # When the user aborts / Then no retry runs and the run settles at once
@@ -733,13 +746,13 @@ def test_an_abort_during_the_retry_backoff_stops_the_run_without_before_settle()
         "agent_start",
         "agent_settled",
     ]
-    assert session.brain.pending == 1
+    assert session.provider.pending == 1
 
 
 def test_exhausted_retries_settle_with_the_error_left_in_context() -> None:
     # Given more overloaded errors than retries
     session = ModelSession(
-        brain=Brain([ProviderError(message=OVERLOADED)] * 3),
+        provider=ScriptedProvider([ProviderError(message=OVERLOADED)] * 3),
         settings=HostSettings(retry=RetrySettings(max_retries=1)),
     )
     run(session)
@@ -752,20 +765,29 @@ def test_exhausted_retries_settle_with_the_error_left_in_context() -> None:
 
 def test_a_non_retryable_error_is_not_retried() -> None:
     # Given an error text no retry pattern matches
-    session = run(ModelSession(brain=Brain([ProviderError(message="invalid api key")])))
+    session = run(
+        ModelSession(provider=ScriptedProvider([ProviderError(message="invalid api key")]))
+    )
     # Then nothing is hidden and no second request is made
     assert after_prompt(session) == ["message:assistant"]
     assert len(session.log.requests) == 1
 
 
-def test_a_length_stop_is_a_completed_turn_for_the_host() -> None:
-    # Given a reply cut at the output limit
-    session = run(ModelSession(brain=Brain([LengthStop(text="cut")])))
-    # Then the host neither retries nor compacts it
-    assert session.entries[-1].message.stop_reason == "length"  # type: ignore[union-attr]
+def test_a_length_stop_below_the_output_limit_is_hidden_and_compacted_like_an_overflow() -> None:
+    # Given a reply cut short of the model's output limit (Pi's isRecoverableLength: found by
+    # the generated differential runs against the real Pi)
+    session = run(ModelSession(provider=ScriptedProvider([LengthStop(text="cut")])))
+    # Then its turn completed, and the host hid it for an overflow compaction — which, with
+    # nothing to cut in so small a session, never starts (no compaction event), so the run
+    # ends there
     assert [r.detail["outcome"] for r in session.log.events if r.name == "turn_end"] == [
         "completed"
     ]
+    hidden = session.entries[-1]
+    assert hidden.type == "context_edit"
+    assert session.tree.node(hidden.target_id).entry.message.stop_reason == "length"  # type: ignore[attr-defined,union-attr]
+    assert not {"session_before_compact", "session_compact_failed"} & set(session.log.event_names())
+    assert len(session.log.requests) == 1
 
 
 # -- compaction --------------------------------------------------------------------------------
@@ -776,7 +798,7 @@ def test_a_cancelled_manual_compaction_writes_nothing() -> None:
     ext = Recorder(
         on("session_before_compact", lambda e: HookResult(hook="x", value=CancelResult()))
     )
-    session = ModelSession([ext], brain=Brain(), settings=small_model(200_000))
+    session = ModelSession([ext], provider=ScriptedProvider(), settings=small_model(200_000))
     warm(session, 2)
     count = len(session.entries)
     # When /compact runs / Then it is cancelled and the file is unchanged
@@ -788,7 +810,7 @@ def test_a_cancelled_manual_compaction_writes_nothing() -> None:
 def test_a_manual_compaction_writes_a_compaction_and_usage_is_unknown_until_a_reply() -> None:
     # Given a session with history
     ext = Recorder()
-    session = ModelSession([ext], brain=Brain(), settings=small_model(200_000))
+    session = ModelSession([ext], provider=ScriptedProvider(), settings=small_model(200_000))
     warm(session, 2)
     # When /compact runs
     outcome = session.compact()
@@ -803,7 +825,7 @@ def test_a_manual_compaction_writes_a_compaction_and_usage_is_unknown_until_a_re
 
 def test_nothing_to_compact_fails_without_asking_extensions() -> None:
     # Given a tiny session and Pi's default keepRecentTokens
-    session = run(ModelSession(brain=Brain([Text()])))
+    session = run(ModelSession(provider=ScriptedProvider([Text()])))
     # Then /compact fails at once: no session_before_compact
     assert session.compact().status == "nothing_to_compact"
     assert "session_before_compact" not in session.log.event_names()
@@ -814,7 +836,7 @@ def test_nothing_to_compact_fails_without_asking_extensions() -> None:
 
 def two_turns() -> tuple[ModelSession, Recorder]:
     ext = Recorder()
-    session = ModelSession([ext], brain=Brain([Text(text="A1"), Text(text="A2")]))
+    session = ModelSession([ext], provider=ScriptedProvider([Text(text="A1"), Text(text="A2")]))
     run(session, "U1")
     run(session, "U2")
     return session, ext
@@ -930,7 +952,7 @@ def test_switching_back_to_the_original_file_resumes_at_its_last_entry() -> None
 
 def test_session_operations_need_an_idle_session() -> None:
     # Given a run in progress
-    session = ModelSession(brain=Brain([slow_tool()]))
+    session = ModelSession(provider=ScriptedProvider([slow_tool()]))
     session.prompt("go")
     session.run_until(lambda step: step.name == "tools_running")
     # Then tree operations are refused
@@ -943,7 +965,7 @@ def test_session_operations_need_an_idle_session() -> None:
 def test_jsonl_round_trip_keeps_every_entry() -> None:
     # Given a session with tools and drafts
     ext = Recorder(on("turn_end", boundary(MARKER, BOOT)))
-    session = run(ModelSession([ext], brain=Brain([PARALLEL, Text()])))
+    session = run(ModelSession([ext], provider=ScriptedProvider([PARALLEL, Text()])))
     # When it is opened from its own JSONL
     copy = ModelSession(jsonl=session.jsonl())
     # Then the same entries are there and the leaf is the last one
@@ -956,7 +978,9 @@ def test_jsonl_round_trip_keeps_every_entry() -> None:
 def test_a_run_is_reproducible_from_its_seed(seed: int) -> None:
     # Given two sessions with the same seed, script and actions
     def play() -> str:
-        session = ModelSession(brain=Brain([PARALLEL, Text()]), rng=random.Random(seed))
+        session = ModelSession(
+            provider=ScriptedProvider([PARALLEL, Text()]), rng=random.Random(seed)
+        )
         return run(session).jsonl()
 
     # Then their files are identical
@@ -994,7 +1018,7 @@ def test_lifecycle_extension_binds_a_fresh_runtime_per_session_replacement() -> 
         return runtimes[-1]
 
     ext = LifecycleExtension(factory)
-    session = ModelSession([ext], brain=Brain([Text()]))
+    session = ModelSession([ext], provider=ScriptedProvider([Text()]))
     run(session)
     # When the session forks
     session.fork(str(entry_where(session, "message:user").id))
@@ -1008,7 +1032,9 @@ def test_lifecycle_extension_binds_a_fresh_runtime_per_session_replacement() -> 
 def test_lifecycle_extension_forwards_tools_and_commands_to_the_runtime() -> None:
     # Given the adapter and a model that calls wipe_memory
     ext = LifecycleExtension(FakeRuntime)
-    session = run(ModelSession([ext], brain=Brain([Tools(calls=[Call(name=WIPE_MEMORY_TOOL)])])))
+    session = run(
+        ModelSession([ext], provider=ScriptedProvider([Tools(calls=[Call(name=WIPE_MEMORY_TOOL)])]))
+    )
     session.command(WIPE_MEMORY_COMMAND)
     # Then the tool result is the runtime's pretty JSON and terminates the batch
     result = entry_where(session, "message:toolResult")
@@ -1019,7 +1045,9 @@ def test_lifecycle_extension_forwards_tools_and_commands_to_the_runtime() -> Non
 
 def test_wipe_memory_command_is_refused_while_running() -> None:
     # Given a run in progress with the adapter loaded
-    session = ModelSession([LifecycleExtension(FakeRuntime)], brain=Brain([slow_tool()]))
+    session = ModelSession(
+        [LifecycleExtension(FakeRuntime)], provider=ScriptedProvider([slow_tool()])
+    )
     session.prompt("go")
     session.run_until(lambda step: step.name == "tools_running")
     # Then /wipe-memory needs idle (Pi waits for idle)
@@ -1043,7 +1071,7 @@ def test_set_model_appends_a_model_change_then_emits_model_select() -> None:
 def test_ctx_reports_model_window_and_host_usage() -> None:
     # Given a recording extension over one text turn
     ext = Recorder()
-    run(ModelSession([ext], brain=Brain([Text()])))
+    run(ModelSession([ext], provider=ScriptedProvider([Text()])))
     # Then every ctx carries the model and a usage with the model's context window
     contexts = [c for _, c in ext.seen]
     assert all(c.model == FAUX_MODEL for c in contexts)
@@ -1057,8 +1085,8 @@ def test_the_lifecycle_runtime_resets_after_the_tool_batch_on_the_model() -> Non
     from pictx_fsm.extensions.pi_context.runtime import LifecycleRuntime
 
     ext = LifecycleExtension(lambda tree: LifecycleRuntime(tree, rng=random.Random(1)))
-    brain = Brain([Tools(calls=[Call(name=WIPE_MEMORY_TOOL)]), Text(text="fresh")])
-    session = run(ModelSession([ext], brain=brain))
+    provider = ScriptedProvider([Tools(calls=[Call(name=WIPE_MEMORY_TOOL)]), Text(text="fresh")])
+    session = run(ModelSession([ext], provider=provider))
     # Then marker → boot → continuation follow the tool result and one more request runs
     assert after_prompt(session) == [
         "message:assistant",

@@ -15,11 +15,11 @@ from pictx_fsm import TOOL_SPECS, AuditLog, LifecycleRuntime, ModelInfo, Session
 from pictx_fsm.extensions.pi_context.adapter import LifecycleExtension
 from pictx_fsm.extensions.pi_context.texts import BOOT_TYPE
 from pictx_fsm.hosts.model import (
-    Brain,
     Call,
     HostSettings,
     ModelSession,
     Response,
+    ScriptedProvider,
     Text,
     TickClock,
     Tools,
@@ -49,7 +49,7 @@ class Host:
             )
         )
         self.session = ModelSession(
-            [self.extension], brain=Brain(script), clock=clock, settings=settings
+            [self.extension], provider=ScriptedProvider(script), clock=clock, settings=settings
         )
 
     def run(self, prompt: str = "do the task") -> None:
@@ -304,7 +304,7 @@ def test_n9_model_notes_follow_the_session_model_and_the_boot_lists_them(
     (written,) = host.files()
     assert written == host.notes_home / "models" / slug / "style.md"
     boot = str(boots(host.session.entries)[-1].content)
-    assert f"(brain: {slug})" in boot
+    assert f"(provider: {slug})" in boot
     assert f"- @models/{slug}/style.md (1 lines, 1 UTF-8 bytes, updated" in boot
 
 

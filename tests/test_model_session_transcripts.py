@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from pictx_fsm.host.events import Context, ContextWithSystem, HookEvent, HostContext
 from pictx_fsm.host.extension import HOST_HOOKS, Reply
-from pictx_fsm.hosts.model import BaseExtension, Brain, Call, ModelSession, Text, Tools
+from pictx_fsm.hosts.model import BaseExtension, Call, ModelSession, ScriptedProvider, Text, Tools
 from pictx_fsm.session.projection import context_messages
 from pictx_fsm.session.transcript import Transcript
 
@@ -47,7 +47,9 @@ REPLIES = st.lists(
 
 def _witnessed(replies: list[Any], prompts: int) -> Witness:
     witness = Witness()
-    session = ModelSession([witness], brain=Brain([*replies, *[Text(text="end")] * prompts]))
+    session = ModelSession(
+        [witness], provider=ScriptedProvider([*replies, *[Text(text="end")] * prompts])
+    )
     witness.session = session
     for index in range(prompts):
         session.prompt(f"prompt {index}")

@@ -210,7 +210,7 @@ def _model_run(scenario: Differential, host: str) -> World:
         usage="faux",
     )
     world = World(config)
-    world.session.brain.push(*scenario.responses)
+    world.session.provider.push(*scenario.responses)
     for command in scenario.rpc:
         _rpc(world, command)
     for text in () if scenario.rpc else scenario.inputs:

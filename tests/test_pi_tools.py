@@ -27,11 +27,11 @@ from pictx_fsm.extensions.pi_context.texts import BOOT_TYPE
 from pictx_fsm.extensions.pi_context.tools.homes import LEGACY_HOME_CONFLICT
 from pictx_fsm.host.events import ModelInfo
 from pictx_fsm.hosts.model import (
-    Brain,
     Call,
     HostSettings,
     ModelSession,
     Response,
+    ScriptedProvider,
     Text,
     TickClock,
     Tools,
@@ -239,7 +239,9 @@ def _model(story: Story, notes_home: Path, profile: str) -> tuple[Seen, list[Any
     )
     model = ModelInfo(provider="faux", id="faux-1", context_window=200_000, max_tokens=16_384)
     settings = HostSettings(profile=host_profile(profile), model=model)
-    session = ModelSession([extension], brain=Brain(story.replies), clock=clock, settings=settings)
+    session = ModelSession(
+        [extension], provider=ScriptedProvider(story.replies), clock=clock, settings=settings
+    )
     session.prompt(story.prompt)
     session.run_until_idle()
     session.dispose()

@@ -1,4 +1,5 @@
-"""The brain's usage accountings: the default estimate, and pi-ai faux's cache arithmetic
+"""The scripted provider's usage accountings: the default estimate, and pi-ai faux's cache
+arithmetic
 checked against every faux reply of the real Pi 0.87.1 traces."""
 
 from __future__ import annotations
@@ -65,7 +66,8 @@ def test_faux_reads_the_shared_prefix_from_cache_and_writes_the_rest_per_session
 def test_estimated_usage_reports_the_host_estimate_and_nothing_cached() -> None:
     # Given the default accounting
     usage = EstimatedUsage(CharsCounter()).usage(_request([SYSTEM, PROMPT], tokens=42), REPLY)
-    # Then input is the brain's estimate of the request, output the reply's, no cache figures
+    # Then input is the scripted provider's estimate of the request, output the reply's, no cache
+    # figures
     assert _figures(usage) == (42, 3, 0, 0)
     assert usage["totalTokens"] == 45
 

@@ -22,7 +22,14 @@ from pictx_fsm.extensions.pi_context.kit.notes_sandbox import NotesSandbox, reso
 from pictx_fsm.extensions.pi_context.kit.tool_coverage import tool_outcomes
 from pictx_fsm.extensions.pi_context.kit.world import World, WorldConfig
 from pictx_fsm.host.settings import StaticSettingsSource
-from pictx_fsm.hosts.model.brain import Call, Overflow, ProviderError, Response, Text, Tools
+from pictx_fsm.hosts.model.scripted_provider import (
+    Call,
+    Overflow,
+    ProviderError,
+    Response,
+    Text,
+    Tools,
+)
 from pictx_fsm.hosts.pydantic_ai import LifecycleSettings, PiContext, PiSession
 from pictx_fsm.hosts.pydantic_ai.scripted import MODEL_NAME, ScriptedModel
 from pictx_fsm.session.entries import MessageEntry
@@ -170,7 +177,7 @@ def decisions(records: Any) -> list[tuple[str, list[str]]]:
 def _model_session(script: Script) -> World:
     world = World(CONFIG)
     for prompt, replies in script:
-        world.session.brain.push(*replies)
+        world.session.provider.push(*replies)
         world.session.prompt(prompt)
         world.session.run_until_idle()
     return world

@@ -47,6 +47,27 @@ from pictx_fsm.session.digest import canonical, digest
 from pictx_fsm.session.jsonl import open_regular, os_reason
 from pictx_fsm.session.lines import iter_physical_lines
 
+__all__ = [
+    "AUDIT_FORMAT",
+    "GENESIS",
+    "LOCK_WAIT_SECONDS",
+    "MAX_RECORD_BYTES",
+    "SEAL",
+    "SEGMENT",
+    "AuditFile",
+    "ChainReport",
+    "Damage",
+    "check_log",
+    "hook_records",
+    "iter_records",
+    "scan",
+    "seal_record",
+    "segment_record",
+    "verify_chain",
+    "verify_lines",
+    "write_sealed",
+]
+
 GENESIS: Final = "0" * 64
 AUDIT_FORMAT: Final = "pictx-fsm/audit/2"
 """2: message lists digested as hash lists (``audit.message_list_digest``); 1: whole-list

@@ -20,6 +20,8 @@ from pictx_fsm.fastjson import ascii_string as _ascii
 from pictx_fsm.session.digest import PLAIN_ATTRS, attrs_fields
 from pictx_fsm.session.digest import canonical as _encode
 
+__all__ = ["Layout", "layout", "members_text", "value_text"]
+
 _NATIVE: Final = (str, int, float, list, tuple, dict)
 """What the encoder writes itself: a subclass of these never reaches ``default``."""
 

@@ -31,7 +31,12 @@ __all__ = ["COMMANDS", "build_parser", "main"]
 # name -> (module, one-line help). Order is the order of ``pictx-fsm --help``.
 COMMANDS: dict[str, tuple[str, str]] = {
     "verify": ("pictx_fsm.cli.verify", "explore the lifecycle on the model session and check it"),
+    "check": ("pictx_fsm.cli.check", "every action sequence up to a depth, breadth first"),
     "replay": ("pictx_fsm.cli.replay", "re-run a trace and report the first differing decision"),
+    "differential": (
+        "pictx_fsm.cli.differential",
+        "generated runs on a real Pi and on the model session, compared",
+    ),
     "inspect": ("pictx_fsm.cli.inspect", "show the structure and problems of Pi session files"),
     "audit": ("pictx_fsm.cli.audit", "check Pi session files against the reset lifecycle"),
     "log": ("pictx_fsm.cli.log", "verify audit logs (hash chain, segments, seals)"),

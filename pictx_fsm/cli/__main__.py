@@ -4,4 +4,6 @@ import sys
 
 from pictx_fsm.cli import main
 
+__all__ = []
+
 sys.exit(main())

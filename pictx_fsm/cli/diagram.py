@@ -26,6 +26,8 @@ from pictx_fsm.diagrams.overlay import undeclared
 from pictx_fsm.errors import UnreadableInputError, UsageError
 from pictx_fsm.machines.document import MachineSpec
 
+__all__ = ["configure", "run"]
+
 
 def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--machine", metavar="NAME", default="all", help="a machine, or all")

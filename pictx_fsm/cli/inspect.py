@@ -34,6 +34,22 @@ from pictx_fsm.session.entries import Entry, MessageEntry
 from pictx_fsm.session.problems import Problem, Severity
 from pictx_fsm.session.skeleton import Skeleton, read_skeleton
 
+__all__ = [
+    "EXIT_CLEAN",
+    "EXIT_PROBLEMS",
+    "EXIT_UNREADABLE",
+    "FileReport",
+    "Leaf",
+    "Located",
+    "Structure",
+    "WindowReport",
+    "configure",
+    "describe",
+    "inspect_file",
+    "render_text",
+    "run",
+]
+
 EXIT_CLEAN: Final = 0
 EXIT_PROBLEMS: Final = 1
 EXIT_UNREADABLE: Final = 2

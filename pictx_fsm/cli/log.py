@@ -19,6 +19,8 @@ from collections.abc import Iterator
 from pictx_fsm.audit.store import ChainReport, check_log
 from pictx_fsm.errors import UnreadableInputError
 
+__all__ = ["EXIT_BROKEN", "EXIT_INTACT", "EXIT_UNREADABLE", "configure", "run", "verify_file"]
+
 EXIT_INTACT = 0
 EXIT_BROKEN = 1
 EXIT_UNREADABLE = 2

@@ -26,6 +26,8 @@ from pictx_fsm.machines.document import (
 from pictx_fsm.machines.families import load_families
 from pictx_fsm.testing.kit import kit_named, kit_names
 
+__all__ = ["configure", "describe", "run", "select_machines"]
+
 
 def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--machine", metavar="NAME", help="only this machine (default: all)")

@@ -35,6 +35,8 @@ from pictx_fsm.extensions.pi_context.tools.store import (
     SearchRow,
 )
 
+__all__ = ["configure", "run"]
+
 
 def configure(parser: argparse.ArgumentParser) -> None:
     actions = parser.add_subparsers(dest="action", metavar="ACTION", required=True)

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING
 from pictx_fsm.errors import UsageError
 from pictx_fsm.testing.contracts import ContractReport, ContractRun
 from pictx_fsm.testing.kit import Kit, kit_named, kit_names
+from pictx_fsm.testing.ray_support import add_ray_arguments, check_workers
 
 if TYPE_CHECKING:  # the exploration needs Hypothesis, imported only when verify runs
     from pictx_fsm.testing.explore import ExploreOptions, ExploreReport
@@ -84,6 +85,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--no-scenarios", action="store_true", help="skip the seed scenarios")
     parser.add_argument("--quiet", action="store_true", help="no progress display")
+    add_ray_arguments(parser, "independent seeds and swarm configurations as tasks")
 
 
 def _dest(name: str) -> str:
@@ -121,6 +123,11 @@ def run(args: argparse.Namespace) -> int:
             "or run with --no-contracts"
         )
     plan = _plan(args)
+    check_workers(args.workers)
+    if args.ray is not None:
+        from pictx_fsm.testing.ray_support import connect
+
+        connect(args.ray, args.workers)
     modules = sorted({m for kit, _ in plan for m in kit.contract_modules})
     contracts = (
         None
@@ -202,6 +209,10 @@ def _explore(args: argparse.Namespace, kit: Kit, options: ExploreOptions) -> Exp
     from pictx_fsm.testing.explore import explore
     from pictx_fsm.testing.progress import ProgressLine
 
+    if args.ray is not None:
+        from pictx_fsm.testing.ray_verify import explore_on_ray
+
+        return explore_on_ray(kit, options, args.workers)
     progress = None if args.quiet else ProgressLine(sys.stderr)
     try:
         return explore(kit, options, progress)

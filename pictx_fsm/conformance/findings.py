@@ -55,8 +55,24 @@ class FindingKind:
     severity: Severity
     meaning: str
 
+    def __attrs_post_init__(self) -> None:
+        _KINDS.setdefault(self.name, self)
+
     def __repr__(self) -> str:
         return f"FindingKind({self.name!r})"
+
+    def __reduce__(self) -> tuple[Callable[[str], FindingKind], tuple[str]]:
+        """A copy (a finding sent back from a Ray worker) is the one kind of its name, so
+        identity still compares kinds."""
+        return (_kind_named, (self.name,))
+
+
+_KINDS: dict[str, FindingKind] = {}
+"""Every kind made in this process, by name (the first of a name)."""
+
+
+def _kind_named(name: str) -> FindingKind:
+    return _KINDS[name]
 
 
 STRUCTURE: Final = FindingKind(

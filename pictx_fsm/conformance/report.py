@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterator, Mapping, Sequence
-from typing import Any, Final
+from typing import Any, Final, TypeAlias
 
 from attrs import frozen
 
@@ -25,6 +25,7 @@ __all__ = [
     "EXIT_CLEAN",
     "EXIT_FINDINGS",
     "EXIT_UNREADABLE",
+    "Folds",
     "SessionAudit",
     "Stats",
     "Summary",
@@ -37,6 +38,9 @@ __all__ = [
 EXIT_CLEAN: Final = 0
 EXIT_FINDINGS: Final = 1
 EXIT_UNREADABLE: Final = 2
+
+Folds: TypeAlias = tuple[tuple[Any, Any], ...]
+"""Each file-order check of an audit with its state after the file's last entry."""
 
 
 @frozen(kw_only=True)
@@ -96,6 +100,13 @@ class SessionAudit:
     """Why the file could not be read at all (exit code 2)."""
     note: str | None = None
     """Why a readable file holds no session (its problems are findings, exit code 1)."""
+    folds: Folds = ()
+    """The file-order checks' last states: what the checks across files read of each file,
+    found in the file's one pass (:meth:`fold`)."""
+
+    def fold(self, check: Any) -> Any:
+        """``check``'s state after the file's last entry (``None``: it did not run)."""
+        return next((state for ran, state in self.folds if ran == check), None)
 
     @property
     def exit_code(self) -> int:

@@ -20,7 +20,7 @@ from pictx_fsm.conformance.checks import CheckSet
 from pictx_fsm.conformance.context import AuditContext
 from pictx_fsm.conformance.engine import ContentStep, Found, audit_shape, content_findings
 from pictx_fsm.conformance.findings import Finding
-from pictx_fsm.conformance.report import SessionAudit, Stats, Summary
+from pictx_fsm.conformance.report import Folds, SessionAudit, Stats, Summary
 from pictx_fsm.conformance.structure import (
     damaged_boundaries,
     is_boundary_entry,
@@ -60,7 +60,7 @@ def _audit(name: str, checks: CheckSet, clock: Clock) -> SessionAudit:
     started = clock()
     reader = SkeletonReader(name, whole=checks.whole_types, keep=checks.keep)
     try:
-        found, boundaries, folded = _read(reader, checks)
+        found, boundaries, folded, ends = _read(reader, checks)
     except UnreadableInputError as exc:
         return SessionAudit(path=name, error=exc.reason)
     skeleton = reader.skeleton()
@@ -85,14 +85,16 @@ def _audit(name: str, checks: CheckSet, clock: Clock) -> SessionAudit:
         findings=tuple(findings),
         summary=Summary.of(shape, entries, checks.summary_counts(shape, ctx)),
         stats=Stats(bytes=skeleton.bytes, entries=entries, seconds=clock() - started),
+        folds=ends,
     )
 
 
 def _read(
     reader: SkeletonReader, checks: CheckSet
-) -> tuple[Found, Mapping[int, Sequence[Entry]], list[Finding]]:
+) -> tuple[Found, Mapping[int, Sequence[Entry]], list[Finding], Folds]:
     """One pass over the file: the content checks on each whole entry, boundaries by line,
-    and the file-order checks (an extension's persisted state)."""
+    and the file-order checks (an extension's persisted state), whose last states the checks
+    across files read (no second read of the file)."""
     found: dict[int, tuple[TreeNode, list[Finding]]] = {}
     boundaries: defaultdict[int, list[Entry]] = defaultdict(list)
     ctx: AuditContext | None = None
@@ -124,7 +126,8 @@ def _read(
                 folded.extend(more)
     for (check, _), state in zip(folds, states, strict=True):
         folded.extend(check.end(state))
-    return found, dict(boundaries), folded
+    ends = tuple((check, state) for (check, _), state in zip(folds, states, strict=True))
+    return found, dict(boundaries), folded, ends
 
 
 def _context(tree: SessionTree, reader: SkeletonReader) -> AuditContext:

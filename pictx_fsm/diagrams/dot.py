@@ -18,6 +18,8 @@ import textwrap
 
 from pictx_fsm.diagrams.ir import Diagram, Edge, Region
 
+__all__ = ["to_dot"]
+
 _FONT = "Helvetica"
 
 

@@ -7,6 +7,8 @@ import subprocess
 
 from pictx_fsm.errors import PictxError
 
+__all__ = ["IMAGE_FORMATS", "GraphvizFailedError", "GraphvizMissingError", "to_image"]
+
 IMAGE_FORMATS = ("svg", "png")
 
 

@@ -14,6 +14,8 @@ import attrs
 from pictx_fsm.machines.conditions import render_condition
 from pictx_fsm.machines.document import MachineSpec, TransitionSpec
 
+__all__ = ["Diagram", "Edge", "Region", "extract", "transition_label"]
+
 
 @attrs.frozen(kw_only=True)
 class Edge:

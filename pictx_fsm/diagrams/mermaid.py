@@ -12,6 +12,8 @@ import re
 
 from pictx_fsm.diagrams.ir import Diagram, Region
 
+__all__ = ["to_mermaid"]
+
 _INDENT = "    "
 
 

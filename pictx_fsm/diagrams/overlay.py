@@ -18,6 +18,8 @@ from pictx_fsm.machines.document import MachineSpec
 from pictx_fsm.session.jsonl import open_regular, os_reason
 from pictx_fsm.session.lines import iter_physical_lines
 
+__all__ = ["counts_from_audit", "counts_from_coverage", "merge_counts", "undeclared"]
+
 
 def counts_from_audit(
     path: str | os.PathLike[str], *, skip_damaged: bool = False

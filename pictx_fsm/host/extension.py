@@ -22,6 +22,19 @@ from pictx_fsm.host.events import HOOKS, HookEvent, HostContext
 from pictx_fsm.session.entries import ABSENT
 from pictx_fsm.session.tree import SessionTree
 
+__all__ = [
+    "HOST_HOOKS",
+    "JSON",
+    "BaseExtension",
+    "CommandHandler",
+    "Extension",
+    "Reply",
+    "SuppliedCompaction",
+    "ToolHandler",
+    "ToolInvocation",
+    "ToolOutput",
+]
+
 JSON: TypeAlias = Any
 
 HOST_HOOKS: frozenset[str] = frozenset(HOOKS)

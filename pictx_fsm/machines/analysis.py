@@ -10,6 +10,8 @@ from typing import Any
 from pictx_fsm.machines.conditions import compile_condition
 from pictx_fsm.machines.spec import MachineSpec, TransitionSpec
 
+__all__ = ["completeness_gaps", "fingerprint"]
+
 # Beyond this many guards in one (state, event) the exact gap check would enumerate too much.
 _MAX_EXACT_GUARDS = 12
 

@@ -26,6 +26,8 @@ import attrs
 from pictx_fsm.errors import ModelDocumentError
 from pictx_fsm.machines.document import MachineSpec
 
+__all__ = ["BoundMachine", "E", "F", "MachineBindings", "bind", "call_action", "call_guard"]
+
 F = TypeVar("F")
 E = TypeVar("E")
 

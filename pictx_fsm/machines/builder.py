@@ -26,6 +26,8 @@ from pictx_fsm.machines.conditions import (
 )
 from pictx_fsm.machines.spec import MachineSpec, RegionSpec, TransitionSpec
 
+__all__ = ["INJECTED_ARGUMENTS", "build_spec"]
+
 _STATE_ID = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*\Z")
 
 INJECTED_ARGUMENTS = frozenset(

@@ -42,6 +42,8 @@ from pictx_fsm.machines.bindings import MachineBindings, bind, call_action, call
 from pictx_fsm.machines.conditions import Evaluator, compile_condition
 from pictx_fsm.machines.document import MachineSpec, TransitionSpec
 
+__all__ = ["CompiledMachine", "Configuration", "E", "F", "Fired", "Step"]
+
 F = TypeVar("F")
 E = TypeVar("E")
 

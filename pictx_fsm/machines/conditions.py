@@ -14,6 +14,23 @@ from collections.abc import Callable
 
 import attrs
 
+__all__ = [
+    "And",
+    "Condition",
+    "ConditionSyntaxError",
+    "Evaluator",
+    "GuardRef",
+    "Lookup",
+    "Not",
+    "Or",
+    "all_of",
+    "any_of",
+    "compile_condition",
+    "guard_names",
+    "parse_condition",
+    "render_condition",
+]
+
 # The guard lookup the compiled closures call: name -> value (it memoises and records).
 Lookup = Callable[[str], bool]
 Evaluator = Callable[[Lookup], bool]

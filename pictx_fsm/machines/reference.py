@@ -48,6 +48,8 @@ from pictx_fsm.machines.bindings import MachineBindings, bind, call_action, call
 from pictx_fsm.machines.compiled import Configuration
 from pictx_fsm.machines.document import MachineSpec
 
+__all__ = ["E", "F", "ReferenceMachine", "chart_class"]
+
 F = TypeVar("F")
 E = TypeVar("E")
 

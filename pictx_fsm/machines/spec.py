@@ -9,6 +9,8 @@ import attrs
 
 from pictx_fsm.machines.conditions import Condition, guard_names
 
+__all__ = ["MachineSpec", "RegionSpec", "TransitionSpec"]
+
 
 @attrs.frozen(kw_only=True)
 class RegionSpec:

@@ -22,6 +22,35 @@ from attrs import field, frozen
 
 from pictx_fsm.js import is_plain_object
 
+__all__ = [
+    "ABSENT",
+    "ENTRY_TYPES",
+    "JSON",
+    "AgentMessage",
+    "BaseEntry",
+    "BranchSummaryEntry",
+    "CompactionEntry",
+    "ContextEditEntry",
+    "CustomEntry",
+    "CustomMessageEntry",
+    "Entry",
+    "FieldProblem",
+    "KnownEntry",
+    "LabelEntry",
+    "MessageEntry",
+    "ModelChangeEntry",
+    "OpaqueEntry",
+    "SessionHeader",
+    "SessionInfoEntry",
+    "ThinkingLevelChangeEntry",
+    "ToolCall",
+    "UsageEntry",
+    "content_text",
+    "entry_from_json",
+    "evolve",
+    "header_from_json",
+]
+
 
 class _Absent(enum.Enum):
     ABSENT = "ABSENT"

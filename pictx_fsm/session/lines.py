@@ -19,6 +19,23 @@ from attrs import frozen
 from pictx_fsm.session.entries import ENTRY_TYPES
 from pictx_fsm.session.problems import ProblemKind
 
+__all__ = [
+    "HEADER_TYPE",
+    "JSON_WHITESPACE",
+    "MAX_LINE_BYTES",
+    "OVERSIZED_PREVIEW",
+    "PhysicalLine",
+    "Piece",
+    "classify_junk",
+    "is_blank",
+    "iter_line_bytes",
+    "iter_physical_lines",
+    "iter_text_lines",
+    "js_number_value",
+    "physical_line",
+    "split_line",
+]
+
 JSON_WHITESPACE: Final = " \t\r\n"
 HEADER_TYPE: Final = "session"
 

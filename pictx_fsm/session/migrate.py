@@ -20,6 +20,18 @@ from typing import Any, Final
 
 from pictx_fsm.session.entries import FieldProblem
 
+__all__ = [
+    "CURRENT_VERSION",
+    "HOOK_MESSAGE_ROLE",
+    "JSONObject",
+    "Migration",
+    "derived_id",
+    "migrate_file_entries",
+    "migrate_header",
+    "needs_migration",
+    "written_version",
+]
+
 CURRENT_VERSION: Final = 3
 HOOK_MESSAGE_ROLE: Final = "hookMessage"
 

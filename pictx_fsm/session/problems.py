@@ -13,6 +13,8 @@ from typing import Final
 
 from attrs import frozen
 
+__all__ = ["DEFAULT_SEVERITY", "MAX_PROBLEMS_PER_KIND", "Problem", "ProblemKind", "Severity"]
+
 
 class Severity(enum.Enum):
     """How much a problem matters. ``info`` is never a defect (a migrated v1 file, a blank

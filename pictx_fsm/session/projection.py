@@ -37,6 +37,38 @@ from pictx_fsm.session.entries import (
     OpaqueEntry,
 )
 
+__all__ = [
+    "BRANCH_SUMMARY_PREFIX",
+    "BRANCH_SUMMARY_SUFFIX",
+    "COMPACTION_SUMMARY_PREFIX",
+    "COMPACTION_SUMMARY_SUFFIX",
+    "EDITABLE_ROLES",
+    "Message",
+    "Projection",
+    "bash_execution_text",
+    "branch_summary_of",
+    "build_context_entries",
+    "compaction_summary_of",
+    "context_messages",
+    "convert_message",
+    "convert_to_llm",
+    "custom_message_of",
+    "edited_message",
+    "entry_contribution",
+    "entry_id",
+    "entry_messages",
+    "fold_system",
+    "is_editable",
+    "is_system_message_entry",
+    "iso_to_epoch_ms",
+    "latest_compaction_index",
+    "latest_edits",
+    "message_of",
+    "project_branch",
+    "project_entries",
+    "system_content_text",
+]
+
 Message: TypeAlias = Mapping[str, Any]
 """One ``AgentMessage`` (or LLM message) as a JSON object; read-only by convention."""
 

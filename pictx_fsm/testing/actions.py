@@ -29,6 +29,41 @@ from pictx_fsm.hosts.model import (
 from pictx_fsm.hosts.model.errors import ModelHostError
 from pictx_fsm.session.entries import Entry, MessageEntry
 
+__all__ = [
+    "ANCHORS",
+    "HOST_ACTION_TYPES",
+    "HOST_ALPHABET",
+    "JSON",
+    "RUN_STEP_LIMIT",
+    "Abort",
+    "Action",
+    "Advance",
+    "AdvanceTo",
+    "Anchor",
+    "Boundary",
+    "Compact",
+    "EndlessRun",
+    "FollowUp",
+    "Fork",
+    "ForkPosition",
+    "Navigate",
+    "Prompt",
+    "Reload",
+    "ReloadExtensions",
+    "ReplyKind",
+    "Script",
+    "Settle",
+    "Steer",
+    "ToolName",
+    "action_from_json",
+    "action_to_json",
+    "anchor_of",
+    "apply_action",
+    "filler",
+    "no_boundary",
+    "response_of",
+]
+
 JSON: TypeAlias = Any
 ToolName: TypeAlias = str
 """A tool the scripted model calls by name (``echo`` when none is given: the model host's
@@ -75,7 +110,7 @@ class Prompt:
 @frozen(kw_only=True)
 class Script:
     """The model's next reply: text, a tool batch, an overflow, an ordinary error or a length
-    stop (queued in the faux brain; any time)."""
+    stop (queued in the faux provider; any time)."""
 
     KIND: ClassVar[str] = "script"
     reply: ReplyKind
@@ -162,14 +197,19 @@ class Navigate:
     anchor: Anchor = "any"
 
 
+ForkPosition: TypeAlias = Literal["before", "at"]
+
+
 @frozen(kw_only=True)
 class Fork:
     """Fork the session at the entry at ``index`` (modulo the file's entries of kind
-    ``anchor``)."""
+    ``anchor``): ``before`` it (Pi's ``/fork``: a user message only, its parent becomes the
+    leaf) or ``at`` it (the copy ends with it: ``ctx.fork(id, {position: "at"})``)."""
 
     KIND: ClassVar[str] = "fork"
     index: int
     anchor: Anchor = "any"
+    position: ForkPosition = "before"
 
 
 @frozen(kw_only=True)
@@ -177,6 +217,13 @@ class Reload:
     """Write the session, read it back (leaf = last entry) and resume it."""
 
     KIND: ClassVar[str] = "reload"
+
+
+@frozen(kw_only=True)
+class ReloadExtensions:
+    """Pi's ``/reload``: the extensions end and bind again on the same session."""
+
+    KIND: ClassVar[str] = "reload_extensions"
 
 
 @frozen(kw_only=True)
@@ -198,6 +245,7 @@ Action: TypeAlias = (
     | Navigate
     | Fork
     | Reload
+    | ReloadExtensions
     | Compact
 )
 """A host action: what any extension's world can be driven with."""
@@ -215,9 +263,25 @@ HOST_ACTION_TYPES: Mapping[str, type[Any]] = {
         Navigate,
         Fork,
         Reload,
+        ReloadExtensions,
         Compact,
     )
 }
+
+
+HOST_ALPHABET: tuple[Action, ...] = (
+    Prompt(chars=40),
+    Script(reply="text"),
+    Script(reply="tools"),
+    Settle(),
+    Advance(steps=1),
+    Steer(chars=40),
+    Abort(),
+    Reload(),
+)
+"""The host actions ``pictx-fsm check`` explores for a kit that names no alphabet of its
+own: prompts, a text reply and a tool batch (the model host's ``echo``), single host steps
+and settling, steering and aborting mid-run, and a reload."""
 
 
 def action_to_json(action: Any) -> dict[str, JSON]:
@@ -247,7 +311,7 @@ def action_from_json(
 
 
 def response_of(script: Script, serial: int) -> Response:
-    """The brain response a :class:`Script` action stands for."""
+    """The scripted provider response a :class:`Script` action stands for."""
     if script.reply == "text":
         return Text(text=filler(f"reply-{serial}", script.chars))
     if script.reply == "tools":
@@ -300,7 +364,7 @@ def _apply(session: ModelSession, action: Action, serial: int, boundary: Boundar
             return False
         session.prompt(filler(f"prompt-{serial}", action.chars))
     elif isinstance(action, Script):
-        session.brain.push(response_of(action, serial))
+        session.provider.push(response_of(action, serial))
     elif isinstance(action, Advance):
         for _ in range(action.steps):
             if session.step() is None:
@@ -371,9 +435,11 @@ def _apply_session_operation(session: ModelSession, action: Action, boundary: Bo
         if isinstance(action, Navigate):
             session.navigate(target, summarize=action.summarize)
         else:
-            session.fork(target)
+            session.fork(target, action.position)
     elif isinstance(action, Reload):
         session.reload()
+    elif isinstance(action, ReloadExtensions):
+        session.reload_extensions()
     elif isinstance(action, Compact):
         session.compact()
     return True

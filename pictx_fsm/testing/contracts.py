@@ -21,6 +21,16 @@ from types import ModuleType
 
 from attrs import frozen
 
+__all__ = [
+    "ContractReport",
+    "ContractRun",
+    "ContractTarget",
+    "Counterexample",
+    "check_contracts",
+    "contract_targets",
+    "parse_report",
+]
+
 _FINDING = re.compile(r"^(?P<file>[^:\n]+):(?P<line>\d+): (?:error|warning): (?P<message>.*)$")
 
 

@@ -12,7 +12,7 @@ replay do the rest (``docs/extending.md``).
 from __future__ import annotations
 
 import random
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from typing import Any
 
 import attrs
@@ -21,11 +21,19 @@ from attrs import frozen
 from pictx_fsm.audit.log import AuditLog
 from pictx_fsm.host.events import ModelInfo
 from pictx_fsm.host.extension import Extension
-from pictx_fsm.hosts.model import Brain, CompactionSettings, HostSettings, ModelSession, TickClock
+from pictx_fsm.hosts.model import (
+    CompactionSettings,
+    HostSettings,
+    ModelSession,
+    ScriptedProvider,
+    TickClock,
+)
 from pictx_fsm.hosts.model.profiles import DEFAULT_HOST_PROFILE, HOST_PROFILES, host_profile
 from pictx_fsm.session.estimate import CharsCounter
 from pictx_fsm.testing.actions import HOST_ACTION_TYPES, EndlessRun, apply_action
+from pictx_fsm.testing.canon import Canon
 from pictx_fsm.testing.kit import TraceFormatError
+from pictx_fsm.testing.states import host_state, recorded_inputs
 
 __all__ = ["HostConfig", "HostWorld", "decisions_of"]
 
@@ -103,7 +111,7 @@ class HostWorld:
         )
         self.session = ModelSession(
             extensions(self),
-            brain=Brain(counter=CharsCounter()),
+            provider=ScriptedProvider(counter=CharsCounter()),
             settings=settings,
             rng=random.Random(config.seed),
             clock=self.clock,
@@ -140,6 +148,14 @@ class HostWorld:
 
     def decisions(self) -> list[dict[str, Any]]:
         return decisions_of(self.audits)
+
+    def canonical_state(self, canon: Canon) -> Hashable:
+        """The host's observable state and every decision its extensions recorded (their
+        state is a function of what they were given: :mod:`pictx_fsm.testing.states`)."""
+        return (host_state(self.session, canon), recorded_inputs(self.audits, canon))
+
+    def now(self) -> int:
+        return self.clock.peek()
 
     def release(self) -> None:
         """Nothing outlives a world."""

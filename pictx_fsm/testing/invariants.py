@@ -66,6 +66,13 @@ class Invariant(Generic[W]):
     def violation(self, message: str) -> Violation:
         return Violation(invariant=self.name, rule=self.rule, message=message)
 
+    def residual(self, world: W) -> object:
+        """What this invariant remembers of the past that ``world`` no longer shows: part of
+        the state the exhaustive check deduplicates on (:mod:`pictx_fsm.testing.states`).
+        By default every attribute — all it could remember; an invariant whose memory is
+        only a cursor into what the world keeps returns less."""
+        return dict(vars(self))
+
 
 class Suite(Protocol[W_contra]):
     """What the exploration checks after every action."""
@@ -89,6 +96,9 @@ class InvariantSuite(Generic[W]):
         for invariant in self.invariants:
             found.extend(invariant.check(world))
         return found
+
+    def residual(self, world: W) -> tuple[object, ...]:
+        return tuple(invariant.residual(world) for invariant in self.invariants)
 
     def finish(self, world: W) -> list[Violation]:
         found: list[Violation] = []

@@ -14,10 +14,12 @@ kit that is not installed.
 from __future__ import annotations
 
 import abc
+import functools
 import importlib
 import importlib.metadata
+import re
 from collections import Counter
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Hashable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
@@ -30,6 +32,8 @@ from pictx_fsm.testing.invariants import Invariant, Suite, Violation
 
 if TYPE_CHECKING:
     from hypothesis.strategies import SearchStrategy
+
+    from pictx_fsm.testing.differential.kit import DifferentialKit
 
 __all__ = [
     "ENTRY_POINT_GROUP",
@@ -137,6 +141,14 @@ class KitOption:
     choices: tuple[str, ...]
     default: tuple[str, ...]
     help: str
+    preferred: str | None = None
+    """The variant a run of one configuration (``check``) takes unless told: the one a user
+    gets by default (``None``: the first of ``default``)."""
+
+    @property
+    def single(self) -> str:
+        """The variant a run of one configuration takes unless told."""
+        return self.preferred if self.preferred is not None else self.default[0]
 
 
 @frozen(kw_only=True)
@@ -197,6 +209,10 @@ class Kit(abc.ABC):
     """The fields (and types) of each decision :meth:`World.decisions` records."""
     contract_modules: ClassVar[tuple[str, ...]] = ()
     """Modules whose PEP 316 contracts ``verify`` checks with CrossHair."""
+    name_patterns: ClassVar[tuple[str, ...]] = ()
+    """Regular expressions of the names the kit's world mints beyond the host's (window ids,
+    generated labels): the exhaustive check's canonical state renames them
+    (:mod:`pictx_fsm.testing.canon`)."""
 
     @property
     @abc.abstractmethod
@@ -293,11 +309,57 @@ class Kit(abc.ABC):
             for option in self.options
         )
 
+    def differential(self) -> DifferentialKit | None:
+        """How the extension runs on the real Pi for ``pictx-fsm differential`` (``None``: it
+        does not load into Pi)."""
+        return None
+
+    # -- what the exhaustive check (``pictx-fsm check``) needs -------------------------------
+
+    def alphabets(self) -> Mapping[str, tuple[Any, ...]]:
+        """The finite alphabets ``check`` explores, by name: every sequence of their actions
+        up to the depth bound. By default one, the host actions of
+        :data:`~pictx_fsm.testing.actions.HOST_ALPHABET`."""
+        from pictx_fsm.testing.actions import HOST_ALPHABET
+
+        return {"host": HOST_ALPHABET}
+
+    def check_configs(self, settings: ExploreSettings) -> list[Any]:
+        """The world configurations ``check`` explores (each one search): by default the
+        first one the first seed scenario runs in."""
+        return list(self.scenario_configs(self.scenarios[0], 0, settings))[:1]
+
+    def canonical_state(self, world: Any, suite: Any) -> Hashable:
+        """The state ``check`` deduplicates on (:mod:`pictx_fsm.testing.states`): by default
+        the world's ``canonical_state(canon)`` and the invariants' residual, renamed
+        together, times read against the world's ``now()``."""
+        from pictx_fsm.testing.canon import HOST_NAMES, Canon, Unmergeable
+        from pictx_fsm.testing.states import suite_residual
+
+        state = getattr(world, "canonical_state", None)
+        if state is None:
+            raise Unmergeable(f"{type(world).__name__} has no canonical_state(canon)")
+        canon = Canon(
+            _pattern(HOST_NAMES + self.name_patterns), now=getattr(world, "now", _never)()
+        )
+        return (state(canon), suite_residual(suite, world, canon))
+
     def companion(self) -> Companion | None:
         """A fresh instance of this extension as a companion in another kit's world (``None``:
         it cannot be one). The world it joins offers ``session`` (the model session),
         ``clock`` and ``config.seed``."""
         return None
+
+
+def _never() -> None:
+    return None
+
+
+@functools.cache
+def _pattern(alternatives: tuple[str, ...]) -> re.Pattern[str]:
+    from pictx_fsm.testing.canon import Canon
+
+    return Canon.pattern(*alternatives)
 
 
 def kit_names() -> list[str]:

@@ -21,6 +21,22 @@ from pictx_fsm.extensions.context_management.state import HandoffRun, Observatio
 from pictx_fsm.extensions.context_management.texts import NOTICE_AUTO, NOTICE_AUTO_FORCED_OFF
 from pictx_fsm.host.effects import AppendEntry, Notify
 
+__all__ = [
+    "ATTEMPT_INCOMPLETE",
+    "AUTO_ACTIONS",
+    "abort_auto_preparation",
+    "clear_baseline",
+    "observe_baseline",
+    "persist_auto_off",
+    "persist_auto_on",
+    "persist_pause",
+    "record_attempt_incomplete",
+    "record_preparation_failure",
+    "report_auto_forced_off",
+    "schedule_handoff",
+    "start_auto_preparation",
+]
+
 ATTEMPT_INCOMPLETE: Final = "attempt_incomplete"
 
 

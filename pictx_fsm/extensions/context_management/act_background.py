@@ -11,6 +11,16 @@ from pictx_fsm.extensions.context_management.act_notes import Action, log, op_id
 from pictx_fsm.extensions.context_management.effects import Intent, Raise, update
 from pictx_fsm.extensions.context_management.facts import CmFacts
 
+__all__ = [
+    "BACKGROUND_ACTIONS",
+    "block_background_key",
+    "commit_background",
+    "discard_background",
+    "discard_stale_background",
+    "record_background_failure",
+    "start_background",
+]
+
 
 def start_background(f: CmFacts) -> tuple[Intent, ...]:
     """M38–M40: a try of this retry key is counted at start (Q8)."""

@@ -43,6 +43,31 @@ from pictx_fsm.extensions.context_management.texts import GENERATION_POLICY_TEXT
 from pictx_fsm.host.effects import AppendEntry, CancelResult, Notify
 from pictx_fsm.session.entries import CompactionEntry, Entry
 
+__all__ = [
+    "GENERATION_ACTIONS",
+    "MIN_BATCH_BYTES",
+    "cancel_generation",
+    "carry_and_commit",
+    "carry_and_request",
+    "close_generation",
+    "commit_generation",
+    "fail_batch_limit",
+    "fail_incomplete",
+    "fail_input_budget",
+    "fail_repair_transition",
+    "fail_request",
+    "fail_request_cap",
+    "fail_storage",
+    "fail_timeout",
+    "fail_unsupported",
+    "fail_validation",
+    "open_generation",
+    "record_native_fallback",
+    "request_batch",
+    "request_repair",
+    "validate_reply",
+]
+
 MIN_BATCH_BYTES: Final = 1024
 """Below this much room for sources a batch is not worth sending (M34 input budget)."""
 

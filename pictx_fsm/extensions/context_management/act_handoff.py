@@ -40,6 +40,34 @@ from pictx_fsm.extensions.context_management.texts import (
 )
 from pictx_fsm.host.effects import AppendEntry, Notify
 
+__all__ = [
+    "CREATE_FAILED",
+    "HANDOFF_ACTIONS",
+    "JSON",
+    "SWITCH_CANCELLED",
+    "SWITCH_UNSAFE",
+    "TOO_LARGE",
+    "abort_handoff_generation",
+    "adopt_receipt",
+    "announce_no_switch",
+    "build_package",
+    "check_target",
+    "close_handoff",
+    "create_target",
+    "mark_takeover_sent",
+    "record_returned",
+    "refuse_handoff",
+    "report_no_switch",
+    "report_takeover_failed",
+    "restore_package",
+    "return_to_source",
+    "save_package",
+    "send_takeover",
+    "start_handoff_generation",
+    "switch_to_target",
+    "tell_resume",
+]
+
 JSON: TypeAlias = Any
 TOO_LARGE: Final = "handoff_too_large"
 SWITCH_UNSAFE: Final = "handoff_revoked"

@@ -25,6 +25,27 @@ from pictx_fsm.extensions.context_management.texts import NOTICE_STORAGE_FAILED
 from pictx_fsm.extensions.context_management.writes import parse_write, write_outcome
 from pictx_fsm.host.effects import AppendEntry, Notify, ToolResult
 
+__all__ = [
+    "INVALID_SOURCES",
+    "JSON",
+    "NOTES_ACTIONS",
+    "PROTECTED_KIND",
+    "STORAGE_FAILED",
+    "Action",
+    "accept_write",
+    "commit_checkpoint",
+    "commit_generated_notes",
+    "log",
+    "mark_storage_failed",
+    "op_id",
+    "rebuild_index",
+    "refuse_budget",
+    "refuse_kind",
+    "refuse_sources",
+    "refuse_storage",
+    "tool_error",
+]
+
 JSON: TypeAlias = Any
 Action = Callable[[CmFacts], tuple[Intent, ...]]
 INVALID_SOURCES: Final = "invalid_sources"

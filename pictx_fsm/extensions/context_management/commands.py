@@ -28,6 +28,8 @@ from pictx_fsm.extensions.context_management.texts import (
 )
 from pictx_fsm.host.effects import Notify
 
+__all__ = ["BUSY", "SUBCOMMANDS", "command_intents"]
+
 BUSY: Final = "Context memory: a handoff or checkpoint is already running."
 
 

@@ -21,13 +21,14 @@ the :class:`~pictx_fsm.conformance.checks.CheckSet` the generic audit runs.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any, Final, TypeAlias
+from typing import Any, ClassVar, Final, TypeAlias
 
 from attrs import evolve, frozen
 
 from pictx_fsm.conformance.checks import CheckSet
 from pictx_fsm.conformance.context import AuditContext
 from pictx_fsm.conformance.findings import ERROR, EntryRef, Finding, FindingKind, make_finding
+from pictx_fsm.conformance.report import SessionAudit
 from pictx_fsm.extensions.context_management.notes import NoteSet, note_bytes
 from pictx_fsm.extensions.context_management.policy import (
     AUTO_MAX_PER_HOUR,
@@ -56,13 +57,13 @@ __all__ = [
     "CM_HANDOFF_HOURLY_LIMIT",
     "CM_NOTES_OVER_CAPACITY",
     "CM_TAKEOVER_REPEATED",
+    "CONTEXT_MEMORY",
     "KINDS",
     "ChainLink",
     "ContextMemoryCheck",
     "add_chain_findings",
     "chain_findings",
     "context_management_checks",
-    "read_link",
     "receipt_link",
 ]
 
@@ -116,13 +117,18 @@ class _Seen:
     next_eligible: int | None = None
     attempts: tuple[int, ...] = ()
     takeovers: int = 0
+    receipt: ChainLink | None = None
+    """The file's handoff receipt (its first): the session-chain check's link, taken in the
+    file's one pass (its ``path`` is set by :func:`add_chain_findings`)."""
 
 
+@frozen
 class ContextMemoryCheck:
     """Per-entry check of the extension's entries, in file order (a fold: unlike a content
-    check, it remembers earlier entries)."""
+    check, it remembers earlier entries). Frozen, so a copy (an audit sent back from a Ray
+    worker) still names the check."""
 
-    entry_types: frozenset[str] = frozenset({"custom", "compaction"})
+    entry_types: ClassVar[frozenset[str]] = frozenset({"custom", "compaction"})
 
     def start(self) -> _Seen:
         return _Seen()
@@ -136,6 +142,8 @@ class ContextMemoryCheck:
         if not isinstance(entry, CustomEntry) or not isinstance(entry.data, Mapping):
             return seen, []
         data = entry.data
+        if entry.custom_type == RECEIPT_TYPE and seen.receipt is None:
+            return evolve(seen, receipt=receipt_link("", (entry,), lambda _: ref.line)), []
         if entry.custom_type == NOTES_TYPE:
             return _notes(seen, data, ref)
         if entry.custom_type == AUTO_TYPE:
@@ -223,6 +231,10 @@ def _crowded(times: Iterable[int], at: int) -> bool:
     return sum(1 for t in times if 0 <= at - t < HOUR_MS) > AUTO_MAX_PER_HOUR
 
 
+CONTEXT_MEMORY: Final = ContextMemoryCheck()
+"""The check every audit runs (the chain check reads its last state)."""
+
+
 # -- session chains -------------------------------------------------------------------------------
 
 
@@ -293,28 +305,14 @@ def chain_findings(links: Sequence[ChainLink]) -> dict[str, list[Finding]]:
     return found
 
 
-def read_link(path: str) -> ChainLink | None:
-    """The receipt of one file, read as a stream up to it (``None``: not a handoff target
-    or unreadable — the file's own audit reports why)."""
-    from pictx_fsm.session.jsonl import SessionParser, iter_session_lines, open_regular
-
-    parser = SessionParser(path)
-    lines: dict[int, int] = {}
-    try:
-        with open_regular(path) as fp:
-            for item in iter_session_lines(fp, parser):
-                lines[id(item.entry)] = item.line
-                link = receipt_link(path, (item.entry,), lambda e: lines.get(id(e)))
-                if link is not None:
-                    return link
-    except OSError:
-        return None
-    return None
-
-
-def add_chain_findings(audits: Sequence[Any], paths: Sequence[str]) -> list[Any]:
-    """The audits of ``paths`` with the chain findings (§12.11) added to the files at fault."""
-    links = [link for link in (read_link(p) for p in paths) if link is not None]
+def add_chain_findings(audits: Sequence[SessionAudit], paths: Sequence[str]) -> list[SessionAudit]:
+    """The audits with the chain findings (§12.11) added to the files at fault; each audit
+    brings its file's receipt, found by :class:`ContextMemoryCheck` in the file's one pass."""
+    links = []
+    for audit in audits:
+        seen = audit.fold(CONTEXT_MEMORY)
+        if isinstance(seen, _Seen) and seen.receipt is not None:
+            links.append(evolve(seen.receipt, path=audit.path))
     found = chain_findings(links)
     if not found:
         return list(audits)
@@ -331,6 +329,6 @@ def context_management_checks() -> CheckSet:
     and the automatic handoffs of a chain of session files (§12.11)."""
     return CheckSet(
         kinds=KINDS,
-        file_order=(ContextMemoryCheck(),),
+        file_order=(CONTEXT_MEMORY,),
         across_files=(add_chain_findings,),
     )

@@ -20,6 +20,22 @@ from typing import Any, Final, Protocol, TypeAlias
 
 from pictx_fsm.extensions.context_management.policy import LOG_BACKUPS, LOG_MAX_BYTES
 
+__all__ = [
+    "FIELDS",
+    "JSON",
+    "KINDS",
+    "LOG_SUFFIX",
+    "REPORT_SUFFIX",
+    "DiagnosticsLog",
+    "LogFiles",
+    "OsLogFiles",
+    "RecordError",
+    "backups",
+    "check_record",
+    "log_path",
+    "read_records",
+]
+
 JSON: TypeAlias = Any
 LOG_SUFFIX: Final = ".ctxlog.jsonl"
 REPORT_SUFFIX: Final = ".ctx-report.json"

@@ -19,6 +19,32 @@ from attrs import frozen
 from pictx_fsm.extensions.context_management.generation import GenerationRequest
 from pictx_fsm.host.effects import AppendEntry, CancelResult, Notify, ToolResult
 
+__all__ = [
+    "JSON",
+    "AbortGeneration",
+    "Answer",
+    "CheckpointCompaction",
+    "CmResult",
+    "CompactNow",
+    "CreateSession",
+    "Emit",
+    "ExportReport",
+    "HostEffect",
+    "Intent",
+    "LogRecord",
+    "LogScope",
+    "PanelRefresh",
+    "Raise",
+    "RequestGeneration",
+    "ScheduleHandoff",
+    "SendTakeover",
+    "SetStatus",
+    "SwitchSession",
+    "Update",
+    "Value",
+    "update",
+]
+
 JSON: TypeAlias = Any
 
 

@@ -19,6 +19,30 @@ from pictx_fsm.extensions.context_management.notes import FileRecord
 from pictx_fsm.session.entries import Entry
 from pictx_fsm.session.tree import SessionTree
 
+__all__ = [
+    "JSON",
+    "BranchMoved",
+    "CmContext",
+    "CmEvent",
+    "CmServices",
+    "CommandIssued",
+    "CompactionStarting",
+    "DeadlineReached",
+    "GenerationReplied",
+    "HandoffReplied",
+    "IdleReached",
+    "ModelSelected",
+    "NoParents",
+    "ParentFiles",
+    "ReplyEnded",
+    "SessionEnding",
+    "SessionStarted",
+    "StorageFailed",
+    "ToolCalled",
+    "TurnEnded",
+    "TurnStarted",
+]
+
 JSON: TypeAlias = Any
 
 

@@ -31,6 +31,17 @@ from pictx_fsm.extensions.context_management.policy import (
     VERSION,
 )
 
+__all__ = [
+    "CANCELLED",
+    "EXTRA_TYPES",
+    "JSON",
+    "build_report",
+    "metrics",
+    "panel_diagnostics",
+    "report_path",
+    "write_report",
+]
+
 JSON: TypeAlias = Any
 EXTRA_TYPES = frozenset({"background", "compaction", "handoff_manual", "handoff_auto"})
 CANCELLED = frozenset({"aborted"})

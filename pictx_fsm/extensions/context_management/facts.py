@@ -46,6 +46,8 @@ from pictx_fsm.extensions.context_management.sources import (
 from pictx_fsm.extensions.context_management.state import CmState
 from pictx_fsm.session.entries import Entry
 
+__all__ = ["DEFAULT_WINDOW", "JSON", "CmFacts"]
+
 JSON: TypeAlias = Any
 DEFAULT_WINDOW = 200_000
 """The window assumed for budgets before any model reported one."""

@@ -39,6 +39,35 @@ from pictx_fsm.extensions.context_management.sizes import json_bytes
 from pictx_fsm.extensions.context_management.sources import Piece
 from pictx_fsm.extensions.context_management.texts import GENERATION_POLICY_TEXT
 
+__all__ = [
+    "ABORTED",
+    "BATCH_LIMIT",
+    "BOUNDARY",
+    "INCOMPLETE",
+    "INPUT_BUDGET",
+    "JSON",
+    "REPAIR_TRANSITION",
+    "REQUEST_FAILED",
+    "SHAPE",
+    "STORAGE_FAILED",
+    "TIMEOUT",
+    "UNSUPPORTED",
+    "Candidate",
+    "GenKind",
+    "GenRun",
+    "GenerationReply",
+    "GenerationRequest",
+    "ReplyKind",
+    "add_usage",
+    "next_batch",
+    "open_run",
+    "repair_breaks_rules",
+    "repaired",
+    "request_of",
+    "too_many_batches",
+    "validate",
+]
+
 JSON: TypeAlias = Any
 GenKind: TypeAlias = Literal["compaction", "background", "handoff_manual", "handoff_auto"]
 ReplyKind: TypeAlias = Literal["ok", "error", "incomplete", "aborted"]

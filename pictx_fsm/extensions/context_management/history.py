@@ -27,6 +27,25 @@ from pictx_fsm.extensions.context_management.policy import (
 from pictx_fsm.extensions.context_management.sizes import digest, json_bytes
 from pictx_fsm.extensions.context_management.sources import Source, origin
 
+__all__ = [
+    "CURSOR_PREFIX",
+    "INVALID_ARGUMENTS",
+    "JSON",
+    "RECALL_ADVICE",
+    "RECALL_BUDGET",
+    "SOURCE_NOT_FOUND",
+    "STALE_SCOPE",
+    "RecallRefusal",
+    "Scope",
+    "excerpt",
+    "make_cursor",
+    "read",
+    "read_cursor",
+    "result_bytes",
+    "scope_of",
+    "search",
+]
+
 JSON: TypeAlias = Any
 STALE_SCOPE: Final = "stale_scope"
 SOURCE_NOT_FOUND: Final = "source_not_found"
@@ -51,7 +70,10 @@ class Scope:
 
 
 @frozen(kw_only=True)
-class HistoryError(Exception):
+class RecallRefusal(Exception):
+    """A history tool's refusal (bad cursor, unknown source …): its code and text are the
+    tool's answer, not a failure of the host."""
+
     code: str
     message: str
 
@@ -68,7 +90,7 @@ def make_cursor(query: str, scope: Scope, position: int) -> str:
 
 
 def read_cursor(cursor: str, query: str, scope: Scope) -> int:
-    """The position a cursor resumes at; :class:`HistoryError` ``stale_scope`` when the query,
+    """The position a cursor resumes at; :class:`RecallRefusal` ``stale_scope`` when the query,
     scope, session or branch changed (appends on the same branch keep it valid)."""
     try:
         if not cursor.startswith(CURSOR_PREFIX):
@@ -78,11 +100,11 @@ def read_cursor(cursor: str, query: str, scope: Scope) -> int:
         same = (body["q"], body["s"], body["i"]) == (_digest(query), scope.name, scope.session_id)
         leaf = body["l"]
     except (ValueError, KeyError, TypeError, binascii.Error, json.JSONDecodeError):
-        raise HistoryError(
+        raise RecallRefusal(
             code=INVALID_ARGUMENTS, message="cursor is not a search cursor"
         ) from None
     if not same or (leaf is not None and leaf not in scope.ancestors):
-        raise HistoryError(code=STALE_SCOPE, message="query, scope, branch or session changed")
+        raise RecallRefusal(code=STALE_SCOPE, message="query, scope, branch or session changed")
     return position
 
 
@@ -98,8 +120,8 @@ def excerpt(text: str, at: int, needle: str, width: int = EXCERPT_MAX_BYTES) -> 
     return data[lo:hi].decode("utf-8", errors="ignore")
 
 
-def _recall_refused() -> HistoryError:
-    return HistoryError(code=RECALL_BUDGET, message=RECALL_ADVICE)
+def _recall_refused() -> RecallRefusal:
+    return RecallRefusal(code=RECALL_BUDGET, message=RECALL_ADVICE)
 
 
 def _hit(source: Source, at: int, query: str, room: int, *, shorten: bool) -> JSON | None:
@@ -131,7 +153,7 @@ def search(
     a first hit gets a shorter excerpt around its match, and when not even that fits the
     page is refused (``recall_budget``)."""
     if not query:
-        raise HistoryError(code=INVALID_ARGUMENTS, message="query must not be empty")
+        raise RecallRefusal(code=INVALID_ARGUMENTS, message="query must not be empty")
     start = 0 if cursor is None else read_cursor(cursor, query, scope)
     limit = budget if budget is not None else 2**62
     # Room is judged against the longest cursor this search can return.
@@ -173,10 +195,10 @@ def read(
     (``recall_budget``) when not even one character fits."""
     source = next((s for s in scope.sources if s.id == source_id), None)
     if source is None:
-        raise HistoryError(code=SOURCE_NOT_FOUND, message=f"no source {source_id!r} in scope")
+        raise RecallRefusal(code=SOURCE_NOT_FOUND, message=f"no source {source_id!r} in scope")
     data = js.to_utf8(source.text)
     if offset < 0 or offset > len(data) or _inside_character(data, offset):
-        raise HistoryError(code=INVALID_ARGUMENTS, message="offset is not a nextOffset value")
+        raise RecallRefusal(code=INVALID_ARGUMENTS, message="offset is not a nextOffset value")
     width = max(1, min(limit, READ_MAX_BYTES))
     while True:
         page = _read_page(source, data, offset, width)

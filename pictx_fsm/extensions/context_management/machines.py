@@ -36,6 +36,19 @@ from pictx_fsm.machines import (
     models_dir,
 )
 
+__all__ = [
+    "BINDINGS",
+    "FAMILY",
+    "MACHINE_NAMES",
+    "Bindings",
+    "CmMachines",
+    "Engine",
+    "build_machines",
+    "family_dir",
+    "load_machines",
+    "with_bindings",
+]
+
 FAMILY: Final = "context_management"
 Bindings = Mapping[str, tuple[Mapping[str, Any], Mapping[str, Any]]]
 BINDINGS: Final[Bindings] = MappingProxyType(

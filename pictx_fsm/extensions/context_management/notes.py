@@ -15,6 +15,29 @@ from attrs import evolve, frozen
 from pictx_fsm.extensions.context_management.policy import NOTE_MAX_ITEMS, Budgets
 from pictx_fsm.extensions.context_management.sizes import json_bytes
 
+__all__ = [
+    "JSON",
+    "KINDS",
+    "NOTES_BUDGET",
+    "PROTECTED_KINDS",
+    "STATUSES",
+    "BudgetFailure",
+    "BudgetType",
+    "FileRecord",
+    "Fitted",
+    "Kind",
+    "Note",
+    "NoteSet",
+    "Status",
+    "checkpoint_bytes",
+    "fit",
+    "kind_change_refused",
+    "note_bytes",
+    "note_from_json",
+    "over_budget",
+    "updated",
+]
+
 JSON: TypeAlias = Any
 Kind: TypeAlias = Literal["goal", "constraint", "decision", "failed_attempt", "open_item"]
 Status: TypeAlias = Literal["active", "resolved"]

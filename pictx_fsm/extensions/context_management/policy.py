@@ -11,6 +11,44 @@ from typing import Final
 
 from attrs import frozen
 
+__all__ = [
+    "AUTO_COOLDOWN_MS",
+    "AUTO_FORECAST_FLOOR",
+    "AUTO_FORECAST_TARGET",
+    "AUTO_MAX_PER_HOUR",
+    "AUTO_THRESHOLD",
+    "BACKGROUND_REQUEST_CAP",
+    "BATCH_CAP",
+    "BG_FAILURE_COOLDOWN_MS",
+    "BG_MAX_TRIES",
+    "BG_SELECT_BYTES",
+    "BG_SUCCESS_COOLDOWN_MS",
+    "BG_THRESHOLD_CAP",
+    "CHECKPOINT_MAX_BYTES_CAP",
+    "EXCERPT_MAX_BYTES",
+    "FOREGROUND_REQUEST_CAP",
+    "GENERATION_POLICY",
+    "GEN_TARGET_RATIO",
+    "GEN_TIMEOUT_MS",
+    "HANDOFF_MAX_BYTES_CAP",
+    "HOUR_MS",
+    "LOG_BACKUPS",
+    "LOG_MAX_BYTES",
+    "NOTE_MAX_BYTES_CAP",
+    "NOTE_MAX_ITEMS",
+    "NOTE_STATE_VERSION",
+    "PARENT_READ_CAP",
+    "READ_MAX_BYTES",
+    "RECALL_TURN_BYTES_CAP",
+    "REPAIRS_PER_GENERATION",
+    "SAFETY_MARGIN_FLOOR",
+    "SEARCH_PAGE_HITS",
+    "VERSION",
+    "Budgets",
+    "percent_of",
+    "request_cap",
+]
+
 VERSION: Final = "0.6.0-beta.2"
 NOTE_STATE_VERSION: Final = 2
 """M7: note state is written as version 2; older versions are read."""

@@ -31,6 +31,32 @@ from pictx_fsm.extensions.context_management.policy import NOTE_STATE_VERSION
 from pictx_fsm.extensions.context_management.sizes import digest
 from pictx_fsm.session.entries import CompactionEntry, CustomEntry, Entry
 
+__all__ = [
+    "AUTO_TYPE",
+    "CHECKPOINT_KEY",
+    "EVENT_TYPE",
+    "HANDOFF_TYPE",
+    "JSON",
+    "NOTES_TYPE",
+    "OWN_TYPES",
+    "RECEIPT_TYPE",
+    "TAKEOVER_TYPE",
+    "AutoSetting",
+    "BranchMemory",
+    "Failure",
+    "Receipt",
+    "SessionMemory",
+    "auto_from_json",
+    "branch_digest",
+    "checkpoint_details",
+    "event_data",
+    "inherited_notes",
+    "notes_data",
+    "read_branch",
+    "read_session",
+    "receipt_from_json",
+]
+
 JSON: TypeAlias = Any
 NOTES_TYPE: Final = "context-memory/notes"
 EVENT_TYPE: Final = "context-memory/event"

@@ -51,6 +51,8 @@ from pictx_fsm.extensions.context_management.texts import (
 from pictx_fsm.host.effects import AppendEntry, Notify
 from pictx_fsm.session.tree import SessionTree
 
+__all__ = ["CmHost", "ContextMemoryRuntime", "Generator", "StorageError"]
+
 
 class StorageError(Exception):
     """The host could not write the session file (disk full, permission)."""

@@ -24,6 +24,23 @@ from pictx_fsm.session.entries import (
 )
 from pictx_fsm.session.estimate import js_json, js_length
 
+__all__ = [
+    "JSON",
+    "OWN_PREFIX",
+    "Piece",
+    "Source",
+    "after",
+    "batches",
+    "branch_sources",
+    "closed_prefix",
+    "origin",
+    "pending_bytes",
+    "pieces",
+    "source_of",
+    "split_text",
+    "unsupported",
+]
+
 JSON: TypeAlias = Any
 OWN_PREFIX: Final = "context-memory"
 """Every custom type this extension writes starts with it (never a foreign source)."""

@@ -17,6 +17,8 @@ from pictx_fsm.extensions.context_management.generation import GenRun
 from pictx_fsm.extensions.context_management.records import AutoSetting, BranchMemory, Failure
 from pictx_fsm.machines import Configuration
 
+__all__ = ["BackgroundVars", "CmState", "Flags", "HandoffRun", "Observation", "Trigger"]
+
 
 @frozen(kw_only=True)
 class Flags:

@@ -31,6 +31,20 @@ from pictx_fsm.extensions.context_management.texts import (
     STATUS_REOPEN,
 )
 
+__all__ = [
+    "FOREGROUND",
+    "JSON",
+    "checkpoint_state",
+    "context_status",
+    "log_scope",
+    "panel_snapshot",
+    "recall_left",
+    "render_panel",
+    "source_checks",
+    "status_bar",
+    "status_fields",
+]
+
 JSON: TypeAlias = Any
 FOREGROUND = ("compaction", "handoff_manual", "handoff_auto")
 

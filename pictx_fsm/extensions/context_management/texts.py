@@ -10,6 +10,51 @@ from __future__ import annotations
 
 from typing import Final
 
+__all__ = [
+    "CHILD_ENV",
+    "COMMAND",
+    "COMMAND_DESCRIPTION",
+    "FLAG_NO_AUTO_HANDOFF",
+    "FLAG_NO_AUTO_HANDOFF_DESCRIPTION",
+    "FLAG_NO_BACKGROUND",
+    "FLAG_NO_BACKGROUND_DESCRIPTION",
+    "GENERATION_POLICY_TEXT",
+    "NOTES_DESCRIPTION",
+    "NOTES_EMPTY",
+    "NOTES_GUIDELINES",
+    "NOTES_TOOL",
+    "NOTICE_AUTO",
+    "NOTICE_AUTO_FORCED_OFF",
+    "NOTICE_CANCELLED",
+    "NOTICE_EXPORTED",
+    "NOTICE_EXPORT_UNSAVED",
+    "NOTICE_FALLBACK",
+    "NOTICE_HANDOFF_REFUSED",
+    "NOTICE_NOTHING_TO_CANCEL",
+    "NOTICE_NO_SWITCH",
+    "NOTICE_PANEL_CLOSED",
+    "NOTICE_RESUME",
+    "NOTICE_RETURNED",
+    "NOTICE_STORAGE_FAILED",
+    "NOTICE_TAKEOVER_FAILED",
+    "READ_DESCRIPTION",
+    "READ_TOOL",
+    "SEARCH_DESCRIPTION",
+    "SEARCH_TOOL",
+    "STATUS_BATCH",
+    "STATUS_DESCRIPTION",
+    "STATUS_HANDOFF",
+    "STATUS_KEY",
+    "STATUS_LOG_FAILED",
+    "STATUS_READY",
+    "STATUS_REOPEN",
+    "STATUS_STORAGE_READY",
+    "STATUS_TOOL",
+    "TAKEOVER_PROMPT",
+    "TOOLS",
+    "USAGE",
+]
+
 # -- surface (M2) ------------------------------------------------------------------------------
 SEARCH_TOOL: Final = "context_history_search"
 READ_TOOL: Final = "context_history_read"

@@ -32,6 +32,8 @@ from pictx_fsm.extensions.context_management.texts import (
 )
 from pictx_fsm.host.effects import ToolResult
 
+__all__ = ["HANDOFF_UNAVAILABLE", "JSON", "TOOL_SCHEMAS", "ToolAnswers", "answer_tool"]
+
 JSON: TypeAlias = Any
 ToolAnswers: TypeAlias = Callable[[CmFacts, str], "tuple[Intent, ...] | None"]
 """What answers a tool call (:func:`answer_tool`): the intents, or ``None`` for a write."""
@@ -107,11 +109,11 @@ def answer_tool(f: CmFacts, name: str) -> tuple[Intent, ...] | None:
         if name == SEARCH_TOOL:
             query, cursor, most = args.get("query"), args.get("cursor"), args.get("maxBytes")
             if not isinstance(query, str) or not (cursor is None or isinstance(cursor, str)):
-                raise history.HistoryError(
+                raise history.RecallRefusal(
                     code=history.INVALID_ARGUMENTS, message="query must be a string"
                 )
             if most is not None and not (_natural(most) and most > 0):
-                raise history.HistoryError(
+                raise history.RecallRefusal(
                     code=history.INVALID_ARGUMENTS, message="maxBytes must be a positive integer"
                 )
             budget = quota if most is None else min(quota, most)
@@ -119,9 +121,9 @@ def answer_tool(f: CmFacts, name: str) -> tuple[Intent, ...] | None:
         source, offset = args.get("sourceId"), args.get("offset", 0)
         limit = args.get("maxBytes", READ_MAX_BYTES)
         if not isinstance(source, str) or not _natural(offset) or not _natural(limit):
-            raise history.HistoryError(code=history.INVALID_ARGUMENTS, message="sourceId, offset")
+            raise history.RecallRefusal(code=history.INVALID_ARGUMENTS, message="sourceId, offset")
         return _recall(f, history.read(scope, source, offset, limit, quota))
-    except history.HistoryError as error:
+    except history.RecallRefusal as error:
         return (tool_error(error.code, error.message),)
 
 
@@ -151,17 +153,17 @@ def _scope(f: CmFacts, name: JSON) -> history.Scope:
     if name == "session":
         return history.scope_of("session", f.state.session_id, leaf, f.sources, list(f.branch_ids))
     if name != "handoff":
-        raise history.HistoryError(
+        raise history.RecallRefusal(
             code=history.INVALID_ARGUMENTS, message="scope must be 'session' or 'handoff'"
         )
     receipt = f.receipt
     if receipt is None:
-        raise history.HistoryError(
+        raise history.RecallRefusal(
             code=HANDOFF_UNAVAILABLE, message="this session has no handoff parent"
         )
     branch = f.captured_parent()
     if branch is None:
-        raise history.HistoryError(
+        raise history.RecallRefusal(
             code=HANDOFF_UNAVAILABLE, message="the parent session is missing or modified"
         )
     ids = [e.id for e in branch if e.id is not None]

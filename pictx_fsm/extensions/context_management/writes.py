@@ -25,6 +25,8 @@ from pictx_fsm.extensions.context_management.notes import (
 )
 from pictx_fsm.session.entries import CompactionEntry, CustomMessageEntry, MessageEntry
 
+__all__ = ["JSON", "WriteOutcome", "WriteRequest", "parse_write", "write_outcome", "write_problem"]
+
 if TYPE_CHECKING:
     from pictx_fsm.extensions.context_management.facts import CmFacts
 

@@ -24,6 +24,15 @@ from pictx_fsm.session.entries import (
 )
 from pictx_fsm.session.estimate import js_json
 
+__all__ = [
+    "HistoryItem",
+    "HistoryWindow",
+    "content_text",
+    "entry_items",
+    "history_items",
+    "history_windows",
+]
+
 _ROLES: Final[Mapping[str, str]] = {
     "user": "user",
     "assistant": "assistant",

@@ -10,18 +10,6 @@ from pictx_fsm.host.extension import (
     ToolInvocation,
     ToolOutput,
 )
-from pictx_fsm.hosts.model.brain import (
-    OVERLOADED,
-    Aborted,
-    Brain,
-    Call,
-    LengthStop,
-    Overflow,
-    ProviderError,
-    Response,
-    Text,
-    Tools,
-)
 from pictx_fsm.hosts.model.compaction import CompactOutcome
 from pictx_fsm.hosts.model.errors import AgentBusyError, ModelHostError
 from pictx_fsm.hosts.model.messages import TickClock
@@ -49,6 +37,18 @@ from pictx_fsm.hosts.model.records import (
     ProviderRequestRecord,
     Step,
 )
+from pictx_fsm.hosts.model.scripted_provider import (
+    OVERLOADED,
+    Aborted,
+    Call,
+    LengthStop,
+    Overflow,
+    ProviderError,
+    Response,
+    ScriptedProvider,
+    Text,
+    Tools,
+)
 from pictx_fsm.hosts.model.session import ModelSession
 from pictx_fsm.hosts.model.settings import (
     FAUX_MODEL,
@@ -68,7 +68,6 @@ __all__ = [
     "Aborted",
     "AgentBusyError",
     "BaseExtension",
-    "Brain",
     "Call",
     "CompactOutcome",
     "CompactionSettings",
@@ -92,6 +91,7 @@ __all__ = [
     "ProviderRequestRecord",
     "Response",
     "RetrySettings",
+    "ScriptedProvider",
     "Step",
     "SuppliedCompaction",
     "Text",

@@ -36,6 +36,8 @@ from pictx_fsm.session.entries import Entry
 from pictx_fsm.session.projection import convert_to_llm, is_editable
 from pictx_fsm.session.tree import SessionTree
 
+__all__ = ["JSON", "Boundary", "EventFactory", "can_continue", "chain", "commit", "draft_problem"]
+
 JSON: TypeAlias = Any
 EventFactory = Callable[[tuple[Draft, ...]], HookEvent]
 

@@ -9,13 +9,11 @@ from __future__ import annotations
 
 from pictx_fsm.hosts.model.messages import TickClock
 
+__all__ = ["ManualClock"]
+
 
 class ManualClock(TickClock):
     """Milliseconds since the epoch, advanced by readings and by :meth:`advance`."""
-
-    def peek(self) -> int:
-        """The current time without moving it."""
-        return self._now
 
     def advance(self, ms: int) -> None:
         if ms < 0:

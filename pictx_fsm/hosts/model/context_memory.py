@@ -115,6 +115,26 @@ class ContextMemoryExtension:
 
     # -- the Extension protocol -----------------------------------------------------------------
 
+    def adapter_state(self) -> tuple[object, ...]:
+        """What the adapter holds between hooks besides the runtime's state: the deliveries
+        it owes, the failures switched on, the status shown and the takeover in waiting
+        (for a checker's canonical state; ``status_log`` is history)."""
+        return (
+            tuple(self.pending),
+            self.idle_waits,
+            self.fail_appends,
+            self.veto_switches,
+            self.veto_returns,
+            self.hide_parents,
+            self.fail_takeover,
+            self.saved,
+            self.fail_create,
+            self.status,
+            self.panel,
+            self._startup,
+            self._takeover,
+        )
+
     @property
     def hooks(self) -> frozenset[str]:
         return frozenset() if self.flags.child else CM_HOOKS

@@ -112,9 +112,12 @@ def apply_effects(host: HostState, effects: Iterable[HostEffect], source: str) -
 
 
 def abort(host: HostState) -> None:
-    """``session.abort()``: the current run (if any) is aborted."""
+    """``session.abort()``: the current run (if any) is aborted; where a starting run is
+    already busy (1.x), one still starting starts aborted (found by the differential)."""
     if host.run is not None:
         host.run.aborted = True
+    elif host.starting and host.settings.profile.starting_run_is_busy:
+        host.abort_requested = True
 
 
 def send_custom(

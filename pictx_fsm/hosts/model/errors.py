@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pictx_fsm.errors import PictxError
 
+__all__ = ["ALREADY_PROCESSING", "AgentBusyError", "HostSettingsError", "ModelHostError"]
+
 ALREADY_PROCESSING = (
     "Agent is already processing. Specify streamingBehavior ('steer' or 'followUp') "
     "to queue the message."

@@ -21,6 +21,8 @@ from typing import Any, Final, Literal, TypeAlias, get_args
 from pictx_fsm.extensions.context_management.generation import GenerationReply, GenerationRequest
 from pictx_fsm.extensions.context_management.generation import ReplyKind as GenReplyKind
 
+__all__ = ["FAST_MS", "REPLY_KINDS", "SLOW_MS", "ReplyKind", "ScriptedGenerator", "reply_text"]
+
 ReplyKind: TypeAlias = Literal[
     "valid",
     "invalid_shape",

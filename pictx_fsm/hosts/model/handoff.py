@@ -18,13 +18,15 @@ from pictx_fsm.session.entries import CustomEntry
 from pictx_fsm.session.jsonl import parse_session
 from pictx_fsm.session.tree import SessionTree
 
+__all__ = ["JSON", "create_handoff_session", "switch_to"]
+
 JSON: TypeAlias = Any
 
 
 def create_handoff_session(host: HostState, custom_type: str, receipt: JSON) -> str | None:
     """The new file's path, or ``None`` when it exists already or does not read back."""
     now = host.clock()
-    session_id = replace.new_session_id(host.ids)
+    session_id = replace.new_session_id(host, now)
     path = replace.session_path(host.settings, now, session_id)
     if path in host.files:
         return None
@@ -45,6 +47,7 @@ def create_handoff_session(host: HostState, custom_type: str, receipt: JSON) -> 
     if loaded.header is None or not isinstance(first, CustomEntry) or first.data != receipt:
         return None
     host.files[path] = store
+    host.on_disk.add(path)
     return path
 
 

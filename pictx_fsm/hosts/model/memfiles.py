@@ -3,6 +3,8 @@ its (virtual) session files live, with a switch that makes every write fail."""
 
 from __future__ import annotations
 
+__all__ = ["MemoryFiles"]
+
 
 class MemoryFiles:
     """A tiny file system: path → bytes."""

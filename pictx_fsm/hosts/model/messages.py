@@ -10,10 +10,27 @@ from collections.abc import Mapping, Sequence
 from typing import Any, TypeAlias
 
 from pictx_fsm.host.events import ModelInfo
-from pictx_fsm.hosts.model.brain import ABORTED_STREAM, AssistantReply
 from pictx_fsm.hosts.model.provider_usage import usage_of
+from pictx_fsm.hosts.model.scripted_provider import ABORTED_STREAM, AssistantReply
 from pictx_fsm.js import is_plain_object
 from pictx_fsm.session.entries import ABSENT
+
+__all__ = [
+    "ABORTED_BEFORE_REQUEST",
+    "JSON",
+    "SYSTEM_PREAMBLE",
+    "TickClock",
+    "aborted_before_request",
+    "aborted_partial",
+    "assistant_message",
+    "custom_message",
+    "message_text",
+    "role_of",
+    "system_message",
+    "tool_declaration",
+    "tool_result_message",
+    "user_message",
+]
 
 JSON: TypeAlias = Any
 
@@ -33,6 +50,10 @@ class TickClock:
         now = self._now
         self._now += self._step
         return now
+
+    def peek(self) -> int:
+        """The current time without moving it."""
+        return self._now
 
 
 def user_message(text: str, ms: int) -> dict[str, JSON]:

@@ -22,6 +22,8 @@ from pictx_fsm.hosts.model.state import HostState
 from pictx_fsm.session.entries import CustomMessageEntry, Entry, MessageEntry
 from pictx_fsm.session.tree import SessionTree as Tree
 
+__all__ = ["JSON", "SUMMARY_PREAMBLE", "NavigationOutcome", "navigate"]
+
 JSON: TypeAlias = Any
 SUMMARY_PREAMBLE = (
     "The user explored a different conversation branch before returning here.\n"
@@ -45,6 +47,8 @@ def navigate(
     if target is None:
         raise ModelHostError(f"cannot navigate to {target_id!r}: no such entry in the session")
     old_leaf = tree.leaf_id
+    if target_id == old_leaf:  # Pi: already there, nothing happens (no hook)
+        return NavigationOutcome(cancelled=False, new_leaf_id=old_leaf)
     event = SessionBeforeTree(user_wants_summary=summarize, target_id=target_id)
     replies = emit(host, event, targetId=target_id, userWantsSummary=summarize)
     if any(_value(reply, CancelResult) for reply in replies):

@@ -13,6 +13,8 @@ from pictx_fsm.hosts.model.state import HostState
 from pictx_fsm.hosts.model.steps import Steps
 from pictx_fsm.session.entries import Entry
 
+__all__ = ["JSON", "message_detail", "persist"]
+
 JSON: TypeAlias = Any
 
 

@@ -13,6 +13,15 @@ from typing import Final
 
 from attrs import frozen
 
+__all__ = [
+    "DEFAULT_HOST_PROFILE",
+    "HOST_PROFILES",
+    "PI_0_87",
+    "PI_1_6",
+    "HostProfile",
+    "host_profile",
+]
+
 
 @frozen(kw_only=True)
 class HostProfile:
@@ -39,6 +48,15 @@ class HostProfile:
     """``agent_settled`` carries ``aborted`` (1.1)."""
     replies_record_run_details: bool
     """Assistant messages record ``durationMs`` and the requested ``thinkingLevel`` (1.x)."""
+    starting_run_is_busy: bool
+    """A run counts as active from the moment its prompt is accepted (1.2): a steer or a
+    follow-up queued while it starts (``before_agent_start``) joins it. In 0.87 the session is
+    still idle then, so such a message is a prompt of its own, which runs to its end before
+    the starting one goes on (found by the generated differential runs)."""
+    file_created_at_first_user_message: bool
+    """Pi writes a session file once it holds a user or an assistant message (0.99); 0.87
+    only once it holds an assistant message. Before that a resume of the file opens a new,
+    empty session at its path, and a fork refuses ("This session has not been saved yet")."""
     aborted_turn_stop_reason: str
     """The ``stopReason`` of the reply Pi records, without a request, for a turn that starts
     with an aborted signal (``errorMessage: "This operation was aborted"``): ``error`` in
@@ -54,6 +72,8 @@ PI_0_87: Final = HostProfile(
     custom_runs_start_like_prompts=False,
     settled_reports_aborted=False,
     replies_record_run_details=False,
+    starting_run_is_busy=False,
+    file_created_at_first_user_message=False,
     aborted_turn_stop_reason="error",
 )
 PI_1_6: Final = HostProfile(
@@ -65,6 +85,8 @@ PI_1_6: Final = HostProfile(
     custom_runs_start_like_prompts=True,
     settled_reports_aborted=True,
     replies_record_run_details=True,
+    starting_run_is_busy=True,
+    file_created_at_first_user_message=True,
     aborted_turn_stop_reason="aborted",
 )
 HOST_PROFILES: Final = {profile.name: profile for profile in (PI_0_87, PI_1_6)}

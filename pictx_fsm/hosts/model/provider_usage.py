@@ -1,4 +1,4 @@
-"""How the brain reports an answer's ``usage``.
+"""How the scripted provider reports an answer's ``usage``.
 
 Two accountings, because they disagree in a way a lifecycle notices near its thresholds:
 
@@ -24,6 +24,20 @@ from attrs import frozen
 from pictx_fsm.session.estimate import TokenCounter, host_text, js_json, js_length
 from pictx_fsm.session.projection import Message, system_content_text
 
+__all__ = [
+    "JSON",
+    "EstimatedUsage",
+    "FauxCacheUsage",
+    "ProviderRequest",
+    "UsageAccounting",
+    "assistant_text",
+    "common_prefix_units",
+    "faux_tokens",
+    "message_text",
+    "serialize_context",
+    "usage_of",
+]
+
 JSON: TypeAlias = Any
 
 
@@ -48,7 +62,8 @@ class ProviderRequest:
 
     messages: Sequence[Message]
     tokens: int
-    """The host estimate of ``messages`` (the brain computes it once, for its overflow check)."""
+    """The host estimate of ``messages`` (the scripted provider computes it once, for its overflow
+    check)."""
     session_id: str
     """The session the request belongs to: the faux prompt cache's key."""
 

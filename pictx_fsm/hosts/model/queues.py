@@ -25,6 +25,8 @@ from attrs import define, field, frozen
 from pictx_fsm.hosts.model.messages import message_text
 from pictx_fsm.hosts.model.records import DeliveryKind
 
+__all__ = ["JSON", "Queued", "Queues"]
+
 JSON: TypeAlias = Any
 
 

@@ -15,6 +15,20 @@ from attrs import define, field, frozen
 
 from pictx_fsm.session.entries import Entry
 
+__all__ = [
+    "JSON",
+    "DeliveryKind",
+    "DeliveryRecord",
+    "EventRecord",
+    "ExtensionErrorRecord",
+    "HostLog",
+    "NoticeRecord",
+    "ProviderRequestRecord",
+    "Step",
+    "StepKind",
+    "step_at",
+]
+
 JSON: TypeAlias = Any
 StepKind: TypeAlias = Literal["hook", "persist", "pause"]
 DeliveryKind: TypeAlias = Literal["prompt", "steer", "follow_up", "next_turn", "held", "sent"]
@@ -77,7 +91,8 @@ class NoticeRecord:
 @frozen(kw_only=True)
 class ProviderRequestRecord:
     """One agent request as the provider received it (after ``context``,
-    ``context_with_system`` and ``convertToLlm``); ``tokens`` is the brain's estimate."""
+    ``context_with_system`` and ``convertToLlm``); ``tokens`` is the scripted provider's
+    estimate."""
 
     roles: tuple[str, ...]
     messages: tuple[JSON, ...]

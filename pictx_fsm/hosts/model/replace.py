@@ -9,7 +9,6 @@ file order: a navigation that appended nothing is lost, as in Pi.
 
 from __future__ import annotations
 
-import random
 import uuid
 from collections.abc import Callable
 
@@ -19,15 +18,48 @@ from pictx_fsm.hosts.model.errors import ModelHostError
 from pictx_fsm.hosts.model.settings import HostSettings
 from pictx_fsm.hosts.model.state import HostState
 from pictx_fsm.hosts.model.store import SessionStore
-from pictx_fsm.session.entries import LabelEntry, SessionHeader
+from pictx_fsm.session.entries import LabelEntry, MessageEntry, SessionHeader
 from pictx_fsm.session.ids import uuid_draws
 from pictx_fsm.session.jsonl import parse_session
 from pictx_fsm.session.tree import SessionTree
 from pictx_fsm.session.writer import iso
 
+__all__ = [
+    "INVALID_FORK",
+    "NOT_SAVED",
+    "bind",
+    "fork",
+    "is_written",
+    "new_header",
+    "new_session_id",
+    "open_store",
+    "reload",
+    "resume",
+    "session_path",
+    "shutdown",
+    "written",
+]
 
-def new_session_id(rng: random.Random) -> str:
-    return str(uuid.UUID(next(iter(uuid_draws(rng)))))
+INVALID_FORK = "Invalid entry ID for forking"
+NOT_SAVED = "This session has not been saved yet"
+
+
+def new_session_id(host: HostState, ms: int) -> str:
+    """A new session's id. Pi's are UUIDv7 — the creation time in the first 48 bits, so two
+    sessions made within the same 65,536 ms share their first 8 characters, and so
+    pi-context's root window id. ``session_ids="clock"`` mints them so from the model's clock
+    (a run's sessions all made within a minute, as in a short real run); ``"random"`` (the
+    default) draws the time bits too, as for sessions made minutes apart."""
+    if host.settings.session_ids != "clock":
+        return str(uuid.UUID(next(iter(uuid_draws(host.ids)))))
+    value = host.ids.getrandbits(128) & _V7_RANDOM | (ms & _MS_BITS) << 80 | _V7_SET
+    return str(uuid.UUID(int=value))
+
+
+_MS_BITS = (1 << 48) - 1
+_V7_RANDOM = ((1 << 80) - 1) & ~((0xF << 76) | (0xC000 << 48))
+"""The random part: below the timestamp, without the version and variant bits."""
+_V7_SET = (7 << 76) | (0x8000 << 48)
 
 
 def session_path(settings: HostSettings, ms: int, session_id: str) -> str:
@@ -60,7 +92,11 @@ def open_store(host: HostState, tree: SessionTree, path: str) -> SessionStore:
 
 
 def bind(host: HostState, reason: SessionStartReason) -> None:
-    """Bind every extension to the current tree, then ``session_start``."""
+    """Bind every extension to the current tree, then ``session_start``; the runtime bound
+    reads the settings file again (found by the differential: a ``compaction.enabled``
+    rewritten before a resume decides Pi's compaction after it, and not before)."""
+    if host.settings_file is not None:
+        host.settings = host.settings_file
     for ext in host.extensions:
         try:
             ext.bind(host.store.tree)
@@ -74,17 +110,23 @@ def shutdown(host: HostState, reason: str) -> None:
 
 
 def fork(host: HostState, entry_id: str, position: str) -> str:
-    """``fork(entryId, {position})``: a new file with the path to the fork point."""
+    """``fork(entryId, {position})``: a new file with the path to the fork point. As in Pi,
+    ``before`` takes a user message only, and a file not written yet cannot be forked."""
     tree = host.store.tree
-    if entry_id not in tree:
-        raise ModelHostError(f"cannot fork at {entry_id!r}: no such entry in the session")
     record(host, "session_before_fork", entryId=entry_id, position=position)
-    at = entry_id if position == "at" else tree.node(entry_id).entry.parent_id
+    if entry_id not in tree:
+        raise ModelHostError(f"{INVALID_FORK}: no entry {entry_id!r} in the session")
+    entry = tree.node(entry_id).entry
+    if position != "at" and not (isinstance(entry, MessageEntry) and entry.message.role == "user"):
+        raise ModelHostError(f"{INVALID_FORK}: {entry_id!r} is not a user message")
+    at = entry_id if position == "at" else entry.parent_id
     if at is None:
         raise ModelHostError(f"cannot fork before {entry_id!r}: it is the first entry")
+    if not written(host):
+        raise ModelHostError(NOT_SAVED)
     shutdown(host, "fork")
     now = host.clock()
-    session_id = new_session_id(host.ids)
+    session_id = new_session_id(host, now)
     header = new_header(host.settings, session_id, now, parent=host.store.path)
     forked = tree.fork(at, header, label_entry=_label_factory(host))
     path = session_path(host.settings, now, session_id)
@@ -112,14 +154,41 @@ def reload(host: HostState) -> None:
     bind(host, "reload")
 
 
+def written(host: HostState) -> bool:
+    """Whether Pi has written the current session file yet (the host profile says when)."""
+    return is_written(host, host.store)
+
+
+def is_written(host: HostState, store: SessionStore) -> bool:
+    """Whether Pi has written ``store``'s file: once it holds an assistant message, or (1.x)
+    a user message — or at once when the file existed before Pi opened it (M50: Pi's
+    ``SessionManager`` loads it flushed and appends each entry)."""
+    if store.path in host.on_disk:
+        return True
+    profile = host.settings.profile
+    roles = ("user", "assistant") if profile.file_created_at_first_user_message else ("assistant",)
+    return any(
+        isinstance(entry, MessageEntry) and entry.message.role in roles
+        for entry in store.tree.entries
+    )
+
+
 def resume(host: HostState, path: str) -> None:
-    """``switchSession(path)``: re-read the file; the leaf is its last entry."""
+    """``switchSession(path)``: re-read the file; the leaf is its last entry. A file Pi has
+    not written yet (:func:`written`) opens as a new, empty session at that path."""
     if path not in host.files:
         raise ModelHostError(f"no session file {path!r} in this model session")
     record(host, "session_before_switch", reason="resume", targetSessionFile=path)
+    unwritten = path == host.store.path and not written(host)
     shutdown(host, "resume")
-    loaded = parse_session(host.files[path].jsonl(), source=path)
-    if loaded.header is None:
-        raise ModelHostError(f"{path}: the session file has no header")
-    open_store(host, SessionTree.from_entries(loaded.header, loaded.entries), path)
+    if unwritten:
+        now = host.clock()
+        header = new_header(host.settings, new_session_id(host, now), now, parent=None)
+        tree = SessionTree.from_entries(header, [])
+    else:
+        loaded = parse_session(host.files[path].jsonl(), source=path)
+        if loaded.header is None:
+            raise ModelHostError(f"{path}: the session file has no header")
+        tree = SessionTree.from_entries(loaded.header, loaded.entries)
+    open_store(host, tree, path)
     bind(host, "resume")

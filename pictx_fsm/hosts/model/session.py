@@ -11,6 +11,7 @@ abort between any two host steps. Everything observable is in :attr:`log`.
 from __future__ import annotations
 
 import random
+import warnings
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any, Literal, TypeAlias
 
@@ -20,12 +21,12 @@ from pictx_fsm.host.effects import HookResult, HostEffect
 from pictx_fsm.host.events import ModelInfo, ModelSelect, SessionShutdown
 from pictx_fsm.host.extension import Extension
 from pictx_fsm.hosts.model import replace
-from pictx_fsm.hosts.model.brain import Brain
 from pictx_fsm.hosts.model.compaction import CompactOutcome, run_compaction
 from pictx_fsm.hosts.model.dispatch import abort, apply_effects, emit, error, record, send_custom
 from pictx_fsm.hosts.model.errors import ALREADY_PROCESSING, AgentBusyError, ModelHostError
 from pictx_fsm.hosts.model.messages import (
     TickClock,
+    message_text,
     system_message,
     tool_declaration,
     user_message,
@@ -33,7 +34,8 @@ from pictx_fsm.hosts.model.messages import (
 from pictx_fsm.hosts.model.navigation import NavigationOutcome, navigate
 from pictx_fsm.hosts.model.queues import Queued
 from pictx_fsm.hosts.model.records import HostLog, Step
-from pictx_fsm.hosts.model.runs import agent_run, check_before_prompt
+from pictx_fsm.hosts.model.runs import SETTLED, agent_run, check_before_prompt
+from pictx_fsm.hosts.model.scripted_provider import ScriptedProvider
 from pictx_fsm.hosts.model.settings import HostSettings
 from pictx_fsm.hosts.model.state import HostState
 from pictx_fsm.hosts.model.steps import Steps, drain
@@ -44,6 +46,8 @@ from pictx_fsm.session.estimate import CharsCounter, TokenCounter
 from pictx_fsm.session.jsonl import parse_session
 from pictx_fsm.session.tree import SessionTree
 from pictx_fsm.session.writer import Clock
+
+__all__ = ["DEFAULT_MAX_STEPS", "JSON", "ModelSession"]
 
 JSON: TypeAlias = Any
 DEFAULT_MAX_STEPS = 100_000
@@ -56,24 +60,35 @@ class ModelSession:
         self,
         extensions: Iterable[Extension] = (),
         *,
-        brain: Brain | None = None,
+        provider: ScriptedProvider | None = None,
         settings: HostSettings | None = None,
         rng: random.Random | None = None,
         clock: Clock | None = None,
         counter: TokenCounter | None = None,
         jsonl: str | None = None,
         tree: SessionTree | None = None,
+        brain: ScriptedProvider | None = None,
     ) -> None:
         """Start a new session, or open an existing one: a file's text (``jsonl``) or a tree
         of entries (``tree``, which the session then appends to); either way the extensions
-        are bound and see ``session_start{startup}``."""
+        are bound and see ``session_start{startup}``. ``brain`` is ``provider``'s 0.1 name."""
+        if brain is not None:
+            warnings.warn(
+                "ModelSession(brain=...) is now ModelSession(provider=...); the old name goes "
+                "away in the next release",
+                DeprecationWarning,
+                stacklevel=2,
+            )
+            provider = provider or brain
         if jsonl is not None and tree is not None:
             raise ModelHostError("open a session from jsonl or from a tree, not both")
         settings = settings or HostSettings()
         rng = rng or random.Random(0)
         clock = clock or TickClock()
         counter = counter or CharsCounter()
-        self._host = _new_host(list(extensions), brain or Brain(), settings, rng, clock, counter)
+        self._host = _new_host(
+            list(extensions), provider or ScriptedProvider(), settings, rng, clock, counter
+        )
         self._steps: Steps[None] | None = None
         self.last_step: Step | None = None
         if jsonl is not None:
@@ -87,7 +102,7 @@ class ModelSession:
     def _create(self) -> None:
         host = self._host
         now = host.clock()
-        session_id = replace.new_session_id(host.ids)
+        session_id = replace.new_session_id(host, now)
         header = replace.new_header(host.settings, session_id, now, parent=None)
         store = replace.open_store(
             host, SessionTree(header), replace.session_path(host.settings, now, session_id)
@@ -138,13 +153,30 @@ class ModelSession:
         """Every session file this model session has written, by path."""
         return dict(self._host.files)
 
+    def saved_files(self) -> dict[str, SessionStore]:
+        """The session files a real Pi of the host profile has on disk by now: one is written
+        once it holds an assistant message (0.87) or a user or assistant message (1.x)."""
+        return {
+            path: store
+            for path, store in self._host.files.items()
+            if replace.is_written(self._host, store)
+        }
+
     @property
     def model(self) -> ModelInfo:
         return self._host.model
 
     @property
-    def brain(self) -> Brain:
-        return self._host.brain
+    def provider(self) -> ScriptedProvider:
+        return self._host.provider
+
+    @property
+    def brain(self) -> ScriptedProvider:
+        """``provider``'s 0.1 name (deprecated)."""
+        warnings.warn(
+            "ModelSession.brain is now ModelSession.provider", DeprecationWarning, stacklevel=2
+        )
+        return self._host.provider
 
     @property
     def is_idle(self) -> bool:
@@ -185,6 +217,21 @@ class ModelSession:
             self.prompt(text)
             return
         host = self._host
+        if host.starting and not host.settings.profile.starting_run_is_busy:
+            # Pi 0.87: still idle while a prompt starts, so this is a prompt of its own, run
+            # to its end before the starting one goes on.
+            record(host, "input", text=text, source="extension", streamingBehavior=None)
+            assert self._steps is not None
+            if not host.overtaking:
+                self._steps = _overtaken(host, self._steps)
+            host.overtaking.append(text)
+            return
+        if self.last_step is SETTLED and host.run is None:
+            # The run has settled: Pi is idle again, so this is a prompt of its own, run once
+            # the settled run's handlers are done (found by the differential).
+            record(host, "input", text=text, source="extension", streamingBehavior=None)
+            host.triggered.append(Queued(kind="prompt", message=user_message(text, host.clock())))
+            return
         behavior = "steer" if kind == "steer" else "followUp"
         record(host, "input", text=text, source="interactive", streamingBehavior=behavior)
         item = Queued(kind=kind, message=user_message(text, host.clock()))
@@ -241,7 +288,11 @@ class ModelSession:
         host = self._host
         if not host.triggered:
             return False
-        self._steps = _triggered_run(host, host.triggered.pop(0))
+        queued = host.triggered.pop(0)
+        if queued.is_user:
+            self._steps = _prompt_run(host, message_text(queued.message))
+        else:
+            self._steps = _triggered_run(host, queued)
         return True
 
     def run_until(
@@ -290,6 +341,16 @@ class ModelSession:
         """Write the current file, read it back (leaf = last entry) and resume it."""
         self.switch_session(self._host.store.path)
 
+    @property
+    def settings(self) -> HostSettings:
+        """The settings the current runtime read."""
+        return self._host.settings
+
+    def rewrite_settings(self, settings: HostSettings) -> None:
+        """Pi's settings file rewritten: read when the runtime is next rebuilt (a session
+        replaced, ``/reload``), as Pi reads it."""
+        self._host.settings_file = settings
+
     def reload_extensions(self) -> None:
         """Pi's ``/reload``: ``session_shutdown{reload}``, the extensions bind again,
         ``session_start{reload}``; the session (and its leaf) stays as it is."""
@@ -335,7 +396,7 @@ class ModelSession:
 
 def _new_host(
     extensions: list[Extension],
-    brain: Brain,
+    provider: ScriptedProvider,
     settings: HostSettings,
     rng: random.Random,
     clock: Clock,
@@ -352,7 +413,7 @@ def _new_host(
     return HostState(
         settings=settings,
         model=settings.model,
-        brain=brain,
+        provider=provider,
         extensions=extensions,
         store=placeholder,
         ids=rng,
@@ -363,6 +424,7 @@ def _new_host(
 
 def _prompt_run(host: HostState, text: str) -> Steps[None]:
     """``prompt()`` after ``input``: threshold check, ``before_agent_start``, the run."""
+    host.starting = True
     yield from check_before_prompt(host)
     yield record(host, "before_agent_start")
     prompts = [
@@ -370,6 +432,15 @@ def _prompt_run(host: HostState, text: str) -> Steps[None]:
         Queued(kind="prompt", message=user_message(text, host.clock())),
     ]
     yield from agent_run(host, [*prompts, *host.queues.take_next_turn()])
+
+
+def _overtaken(host: HostState, then: Steps[None]) -> Steps[None]:
+    """The prompts that overtook a starting run (``host.overtaking``), each to its end, in the
+    order they came; then the rest of the run, still starting."""
+    while host.overtaking:
+        yield from _prompt_run(host, host.overtaking.pop(0))
+    host.starting = True
+    yield from then
 
 
 def _triggered_run(host: HostState, message: Queued) -> Steps[None]:
@@ -384,6 +455,9 @@ def _system_prompt(host: HostState) -> list[Queued]:
     """The full system message, when the context has none yet (the first request)."""
     if any(m.get("role") == "system" for m in host.store.context_messages()):
         return []
+    given = host.settings.system_message
+    if given is not None:
+        return [Queued(kind="prompt", message={**given, "timestamp": host.clock()})]
     names = [ECHO_TOOL, *([NESTING_TOOL] if host.settings.profile.nested_tool_calls else [])]
     for ext in host.extensions:
         names += [name for name in ext.tools if name not in names]

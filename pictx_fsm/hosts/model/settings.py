@@ -9,7 +9,7 @@ is the faux model of the SDK traces (context window 200000, max tokens 16384).
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Literal
 
 from attrs import field, frozen
 
@@ -47,6 +47,14 @@ class HostSettings:
     extension_settings: Mapping[str, Mapping[str, Any]] = field(factory=dict)
     """Extensions' own objects of ``settings.json`` by key (``{"pi-context":
     {"reminderMarginTokens": 4000}}``): Pi stores them beside its own and never reads them."""
+    session_ids: Literal["random", "clock"] = "random"
+    """How new session ids are minted (:func:`~pictx_fsm.hosts.model.replace.new_session_id`):
+    from the clock, as Pi's UUIDv7 ids made within a short run, or at random."""
+    system_message: Mapping[str, Any] | None = None
+    """The full system message of a session's first request as a real Pi sent it (sections,
+    tools), instead of the model's own short one: with it, every request the model session
+    sends is as long as the real Pi's, so usage and overflows agree to the token (the
+    differential runs take it from the Pi they compare with)."""
 
     def settings_source(self) -> StaticSettingsSource:
         """The settings an extension on this host reads: the host's own ``compaction``

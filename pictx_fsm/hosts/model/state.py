@@ -10,13 +10,15 @@ from attrs import define, field
 
 from pictx_fsm.host.events import ContextUsage, HostContext, ModelInfo
 from pictx_fsm.host.extension import Extension
-from pictx_fsm.hosts.model.brain import Brain
 from pictx_fsm.hosts.model.queues import Queued, Queues
 from pictx_fsm.hosts.model.records import HostLog
+from pictx_fsm.hosts.model.scripted_provider import ScriptedProvider
 from pictx_fsm.hosts.model.settings import HostSettings
 from pictx_fsm.hosts.model.store import SessionStore
 from pictx_fsm.session.estimate import TokenCounter
 from pictx_fsm.session.writer import Clock
+
+__all__ = ["JSON", "HostState", "RunState"]
 
 JSON: TypeAlias = Any
 
@@ -31,8 +33,6 @@ class RunState:
     """A low-level run is active (``agent_start`` … ``agent_end``): ``ctx.signal`` is set and
     Pi's ``isStreaming`` is true."""
     turn_index: int | None = None
-    overflow_attempted: bool = False
-    """Pi's single compact-and-retry has been used in the current failure chain."""
     retry_attempt: int = 0
     last_message: Mapping[str, JSON] | None = None
     """The final assistant message of the latest low-level run."""
@@ -44,7 +44,7 @@ class RunState:
 class HostState:
     settings: HostSettings
     model: ModelInfo
-    brain: Brain
+    provider: ScriptedProvider
     extensions: list[Extension]
     store: SessionStore
     ids: random.Random
@@ -53,9 +53,27 @@ class HostState:
     log: HostLog = field(factory=HostLog)
     queues: Queues = field(factory=Queues)
     files: dict[str, SessionStore] = field(factory=dict)
+    settings_file: HostSettings | None = None
+    """Pi's settings file as rewritten since the runtime read it: Pi reads it again when it
+    rebuilds the runtime (a session replaced, ``/reload``), so it takes effect only then."""
+    on_disk: set[str] = field(factory=set)
+    """Files written outright before Pi opened them (a handoff target the extension wrote
+    itself): Pi loads such a file as flushed and appends every later entry at once."""
     run: RunState | None = None
+    starting: bool = False
+    abort_requested: bool = False
+    """``session.abort()`` came while a busy run was starting (1.x): the run starts aborted."""
+    """A prompt was accepted and its run has not started yet (``before_agent_start``)."""
+    overtaking: list[str] = field(factory=list)
+    """Prompts that came while a run was starting and run before it (Pi 0.87)."""
+    overflow_attempted: bool = False
+    """Pi's single compact-and-retry has been used in the current failure chain (a session's
+    flag: a user message starts a new chain, a reply that is neither an error nor a length
+    stop ends it)."""
     triggered: list[Queued] = field(factory=list)
-    """Custom messages that asked for a turn while idle; the session starts their run."""
+    """What asked for a run while Pi was idle and the session still had steps to take: custom
+    messages that trigger a turn, user texts sent at ``agent_settled``. The session starts
+    their runs, in order, once those steps are done."""
     last_context: HostContext | None = None
     """The ``ctx`` handed out last: handed out again while the facts are the same (most
     hooks of a run), so an audit record encodes a context once, not on every hook."""

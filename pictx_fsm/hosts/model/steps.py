@@ -8,6 +8,8 @@ from typing import TypeVar
 
 from pictx_fsm.hosts.model.records import Step
 
+__all__ = ["Steps", "T", "drain"]
+
 T = TypeVar("T")
 Steps = Generator[Step, None, T]
 """A host procedure that pauses at each step and finally returns a ``T``."""

@@ -21,6 +21,8 @@ from pictx_fsm.session.tree import SessionTree
 from pictx_fsm.session.usage import ContextUsageIndex
 from pictx_fsm.session.writer import Builder, Clock, SessionWriter
 
+__all__ = ["E", "SessionStore"]
+
 E = TypeVar("E", bound=Entry)
 
 

@@ -38,6 +38,16 @@ from pictx_fsm.hosts.model.steps import Steps
 from pictx_fsm.js import is_plain_object
 from pictx_fsm.session.entries import Entry
 
+__all__ = [
+    "ECHO_ABORTED",
+    "ECHO_TOOL",
+    "JSON",
+    "NESTING_TOOL",
+    "OPERATION_ABORTED",
+    "run_batch",
+    "tool_calls",
+]
+
 JSON: TypeAlias = Any
 ECHO_TOOL = "echo"
 ECHO_ABORTED = "echo aborted"
@@ -242,8 +252,14 @@ def _nested(host: HostState, parent: ToolInvocation) -> Steps[ToolOutput]:
         }
         yield record(host, "tool_execution_start", **ids)
         yield record(host, "tool_call", **ids)
-        known = _handler(host, call.name) is not None
-        output = _run_handler(host, call) if known else _not_found(call)
+        # A call the run's abort reaches after its ``tool_call`` does not run (found by the
+        # differential on 1.6.0): ``ctx.executeTool()`` answers it ``Operation aborted``.
+        aborted = _aborted(host)
+        known = not aborted and _handler(host, call.name) is not None
+        if aborted:
+            output = ToolOutput(text=OPERATION_ABORTED, is_error=True)
+        else:
+            output = _run_handler(host, call) if known else _not_found(call)
         if known:
             yield record(host, "tool_result", isError=output.is_error, **ids)
         yield record(host, "tool_execution_end", isError=output.is_error, **ids)

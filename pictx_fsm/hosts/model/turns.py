@@ -44,9 +44,27 @@ from pictx_fsm.session.entries import Entry
 from pictx_fsm.session.projection import Message, convert_to_llm, fold_system
 from pictx_fsm.session.transcript import Transcript
 
+__all__ = [
+    "BOUNDARY",
+    "CHAIN_GOES_ON",
+    "JSON",
+    "UNFINISHED",
+    "context_chain",
+    "deliver",
+    "finish_turn",
+    "flush_held",
+    "low_level_run",
+    "messages_chain",
+    "outcome_of",
+    "record_delivery",
+    "request",
+]
+
 JSON: TypeAlias = Any
 BOUNDARY = "<boundary>"
 UNFINISHED = frozenset({"error", "aborted"})
+CHAIN_GOES_ON = frozenset({"error", "length"})
+"""Replies after which a failure chain goes on (Pi keeps ``_overflowRecoveryAttempted``)."""
 
 
 def outcome_of(message: Mapping[str, JSON] | None) -> HookOutcome:
@@ -68,20 +86,24 @@ def low_level_run(host: HostState, prompts: Sequence[Queued]) -> Steps[None]:
     run.signal_live = True
     run.turn_index = None
     yield record(host, "agent_start")
-    yield from _turns(host, run, [*prompts, *_first_pending(host, bool(prompts))])
+    # A prompt's run polls the steering queue once its prompts are in (pi-agent-core's
+    # runLoop): a steer queued while they were delivered joins the first request.
+    pending = list(prompts) if prompts else _first_pending(host)
+    yield from _turns(host, run, pending, poll_first=bool(prompts))
     emit(host, AgentEnd())
     yield step_at("hook", "agent_end")
     run.signal_live = False
     run.turn_index = None
 
 
-def _first_pending(host: HostState, prompted: bool) -> list[Queued]:
-    """One steering message; for ``agent.continue()`` from an assistant message with none,
+def _first_pending(host: HostState) -> list[Queued]:
+    """A run without prompts: one steering message; for ``agent.continue()`` from an assistant
+    message with none,
     one follow-up: pi-agent-core runs it as the prompt (``Agent.continue``), so a continuation
     after a failed overflow recovery delivers the queued work instead of re-sending the
     context that overflowed."""
     steering = host.queues.take_steering()
-    if steering or prompted or not _ends_on_assistant(host):
+    if steering or not _ends_on_assistant(host):
         return steering
     return host.queues.take_follow_up()
 
@@ -91,7 +113,9 @@ def _ends_on_assistant(host: HostState) -> bool:
     return bool(messages) and role_of(messages[-1]) == "assistant"
 
 
-def _turns(host: HostState, run: RunState, pending: list[Queued]) -> Steps[None]:
+def _turns(
+    host: HostState, run: RunState, pending: list[Queued], *, poll_first: bool = False
+) -> Steps[None]:
     """pi-agent-core's ``runLoop``: turns while tools ask for more or steering is queued;
     then the follow-ups, one at a time; only when no follow-up is queued does a ``continue``
     the last boundary honoured run one context-only turn (a queued follow-up takes its place)."""
@@ -101,7 +125,7 @@ def _turns(host: HostState, run: RunState, pending: list[Queued]) -> Steps[None]
         more = True
         while more or pending:
             index += 1
-            turn = yield from _turn(host, run, index, pending)
+            turn = yield from _turn(host, run, index, pending, poll=poll_first and index == 0)
             if turn is None:
                 return
             more, explicit = turn
@@ -115,7 +139,7 @@ def _turns(host: HostState, run: RunState, pending: list[Queued]) -> Steps[None]
 
 
 def _turn(
-    host: HostState, run: RunState, index: int, pending: list[Queued]
+    host: HostState, run: RunState, index: int, pending: list[Queued], *, poll: bool = False
 ) -> Steps[tuple[bool, bool] | None]:
     """One turn: whether the tools ask for another turn and whether the boundary's
     ``continue`` was honoured; ``None`` when the reply ended the run (error or aborted)."""
@@ -127,6 +151,8 @@ def _turn(
     emit(host, TurnStart(turn_index=index), turnIndex=index)
     yield step_at("hook", "turn_start")
     yield from deliver(host, pending)
+    if poll:
+        yield from deliver(host, host.queues.take_steering())
     message = yield from request(host, run)
     if message.get("stopReason") in UNFINISHED:
         yield from finish_turn(host, message)
@@ -144,8 +170,8 @@ def deliver(host: HostState, items: Sequence[Queued]) -> Steps[None]:
     own compact-and-retry (Pi resets ``_overflowRecoveryAttempted`` there, pi-host §7 ``e``)."""
     for item in items:
         host.queues.started(item)
-        if role_of(item.message) == "user" and host.run is not None:
-            host.run.overflow_attempted = False
+        if role_of(item.message) == "user":
+            host.overflow_attempted = False
         entry = yield from persist(host, item.message)
         if role_of(item.message) != "system":
             record_delivery(host, item, entry)
@@ -174,8 +200,9 @@ def request(host: HostState, run: RunState) -> Steps[Mapping[str, JSON]]:
         run.last_entry_id = entry.id
     else:
         message = yield from _provider(host, run, convert_to_llm(full))
+    if message.get("stopReason") not in CHAIN_GOES_ON:
+        host.overflow_attempted = False
     if message.get("stopReason") not in UNFINISHED:
-        run.overflow_attempted = False
         run.retry_attempt = 0
     run.last_message = message
     return message
@@ -234,7 +261,7 @@ def messages_chain(
 
 
 def _provider(host: HostState, run: RunState, llm: list[Message]) -> Steps[Mapping[str, JSON]]:
-    request = host.brain.request(llm, host.store.header.id)
+    request = host.provider.request(llm, host.store.header.id)
     roles = tuple(role_of(m) for m in llm)
     turn = run.turn_index if run.turn_index is not None else 0
     host.log.requests.append(
@@ -246,7 +273,7 @@ def _provider(host: HostState, run: RunState, llm: list[Message]) -> Steps[Mappi
             leaf_id=host.store.leaf_id,
         )
     )
-    reply = host.brain.respond(request, host.model)
+    reply = host.provider.respond(request, host.model)
     yield record(host, "message_start", role="assistant")
     streamed = not run.aborted  # aborted in message_start: nothing has streamed yet
     yield step_at("pause", "streaming")

@@ -6,6 +6,8 @@ import sys
 from pictx_fsm.hosts.pi.handshake import PI_CONTEXT, SERVED
 from pictx_fsm.hosts.pi.server import serve
 
+__all__ = []
+
 
 def _extension(argv: list[str]) -> str | None:
     if not argv:

@@ -28,6 +28,22 @@ from pictx_fsm.machines import (
 from pictx_fsm.machines.conditions import And, Condition, GuardRef, Not
 from pictx_fsm.machines.document import load_machine_document
 
+__all__ = [
+    "ACTIONS",
+    "BACKOFF_MS",
+    "FAMILY",
+    "MACHINE",
+    "MAX_RESTARTS",
+    "Connection",
+    "ConnectionFacts",
+    "Transition",
+    "backoff_ms",
+    "condition_json",
+    "connection_spec",
+    "machine_table",
+    "transition_table",
+]
+
 MACHINE: Final = "bridge_connection"
 FAMILY: Final = "bridge"
 MAX_RESTARTS: Final = 3

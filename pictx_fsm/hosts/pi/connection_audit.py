@@ -21,6 +21,8 @@ from pictx_fsm.hosts.pi.connection import MACHINE, Connection, connection_spec
 from pictx_fsm.hosts.pi.convert import BridgeProtocolError
 from pictx_fsm.machines import Configuration, Fired, Step
 
+__all__ = ["ConnectionEvent", "checked_step", "record_transitions"]
+
 
 @frozen(kw_only=True)
 class ConnectionEvent:

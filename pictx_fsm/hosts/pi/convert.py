@@ -16,6 +16,8 @@ from pictx_fsm.host import events as hooks
 from pictx_fsm.host.effects import draft_from_json
 from pictx_fsm.host.events import ContextUsage, HookEvent, HostContext, ModelInfo
 
+__all__ = ["BridgeProtocolError", "context_of", "event_of", "model_of", "tool_call"]
+
 
 class BridgeProtocolError(PictxError):
     """A request line the server cannot use; the message names the field."""

@@ -28,6 +28,8 @@ from pictx_fsm.extensions.pi_context.windows import root_window_id, window_id_of
 from pictx_fsm.session.projection import Message
 from pictx_fsm.session.tree import SessionTree
 
+__all__ = ["ScannedWindow", "fail_closed", "marker_on_path", "scan_window"]
+
 
 @frozen(kw_only=True)
 class ScannedWindow:

@@ -62,6 +62,31 @@ from pictx_fsm.session.estimate import (
     usage_tokens,
 )
 
+__all__ = [
+    "BROKEN_HOOK",
+    "COUNTED_ENTRIES",
+    "COUNTED_ROLES",
+    "LARGE_NUMBER",
+    "LEASED_HOOKS",
+    "NEUTRAL_HOOKS",
+    "PLAIN_STOPS",
+    "WITH_SYSTEM",
+    "HeldLease",
+    "Lease",
+    "LeaseBroken",
+    "bound_after",
+    "decided_otherwise",
+    "disagreement",
+    "entry_bound",
+    "expected_projection",
+    "grant",
+    "plain_turn",
+    "quiet",
+    "record_broken",
+    "token_limit",
+    "usage_floor",
+]
+
 WITH_SYSTEM: Final = "context_with_system"
 LEASED_HOOKS: Final = ("context", "context_with_system", "turn_end", "agent_before_settle")
 """The hooks a lease answers."""

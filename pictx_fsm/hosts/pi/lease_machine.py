@@ -17,6 +17,8 @@ from pictx_fsm.hosts.pi.connection import FAMILY, machine_table
 from pictx_fsm.machines import CompiledMachine, Configuration, MachineBindings, models_dir
 from pictx_fsm.machines.document import load_machine_document
 
+__all__ = ["ACTIONS", "MACHINE", "LeaseFollower", "lease_table"]
+
 MACHINE: Final = "bridge_lease"
 ACTIONS: Final = ("send_pipelined", "stop_leasing")
 

@@ -40,6 +40,17 @@ from pictx_fsm.host.effects import HookResult
 from pictx_fsm.host.events import HookEvent, HostContext
 from pictx_fsm.hosts.pi.wire import ELIDED_ROLE, ExpandedMessages
 
+__all__ = [
+    "ELIDED",
+    "Speculation",
+    "Systems",
+    "canonical",
+    "is_kept",
+    "predict_with_system",
+    "settle_events",
+    "systems_of",
+]
+
 ELIDED: Mapping[str, Any] = {"role": ELIDED_ROLE}
 """A run of messages the lifecycle does not read (:func:`canonical` counts them)."""
 

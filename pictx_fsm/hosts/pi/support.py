@@ -13,6 +13,17 @@ import re
 from typing import Final
 
 from pictx_fsm.host.effects import Notify
+from pictx_fsm.hosts.model.profiles import PI_0_87, PI_1_6, HostProfile
+
+__all__ = [
+    "NEWEST_TESTED_PI",
+    "NOTICE_PI_TOO_OLD",
+    "OLDEST_SUPPORTED_PI",
+    "host_profile_for",
+    "is_supported",
+    "version_key",
+    "version_notice",
+]
 
 OLDEST_SUPPORTED_PI: Final = "0.87.1"
 NEWEST_TESTED_PI: Final = "1.6.0"
@@ -46,3 +57,12 @@ def version_notice(version: str) -> Notify | None:
         return None
     message = NOTICE_PI_TOO_OLD.format(version=version, oldest=OLDEST_SUPPORTED_PI)
     return Notify(message=message, level="warning")
+
+
+def host_profile_for(version: str) -> HostProfile | None:
+    """The model session's host profile standing for this Pi: ``pi-1.6`` for 1.x, ``pi-0.87``
+    for a supported 0.x; ``None`` for an unsupported or unreadable version."""
+    key = version_key(version)
+    if key is None or not is_supported(version):
+        return None
+    return PI_1_6 if key[0] >= 1 else PI_0_87

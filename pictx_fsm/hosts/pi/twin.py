@@ -76,6 +76,8 @@ from pictx_fsm.hosts.pi.lease_machine import LeaseFollower
 from pictx_fsm.hosts.pi.wire import PIPELINED_HOOKS
 from pictx_fsm.session.tree import SessionTree
 
+__all__ = ["KILLED", "BridgeTwin", "HostApi"]
+
 KILLED: Final = texts.FAULT_EXITED.format(code="killed")
 
 

@@ -23,6 +23,19 @@ from attrs import frozen
 
 from pictx_fsm.errors import PictxError
 
+__all__ = [
+    "ELIDED_ROLE",
+    "MESSAGE_HOOKS",
+    "PIPELINED_HOOKS",
+    "PROTOCOL",
+    "SAME",
+    "ExpandedMessages",
+    "Piece",
+    "WireError",
+    "encode_messages",
+    "expand_messages",
+]
+
 PROTOCOL: Final = 4
 """Wire protocol version: the handshake refuses an extension that speaks another."""
 MESSAGE_HOOKS: Final = ("context", "context_with_system")

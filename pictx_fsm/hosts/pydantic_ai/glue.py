@@ -55,6 +55,8 @@ from pictx_fsm.session.entries import content_text
 from pictx_fsm.session.projection import fold_system
 from pictx_fsm.session.transcript import Transcript
 
+__all__ = ["JSON", "Clock", "Lifecycle", "Message", "Outcome", "Provided"]
+
 JSON: TypeAlias = Any
 Message: TypeAlias = Mapping[str, JSON]
 Outcome: TypeAlias = Literal["completed", "aborted", "error"]

@@ -45,6 +45,27 @@ from pictx_fsm.hosts.pydantic_ai.views import (
 from pictx_fsm.session.entries import CustomEntry, Entry
 from pictx_fsm.session.writer import iso
 
+__all__ = [
+    "ENVELOPE_TYPE",
+    "JSON",
+    "PART_ENTRY_TYPE",
+    "RESIDUAL_KEY",
+    "HistoryConversionError",
+    "Unit",
+    "carried_ids",
+    "chain",
+    "entries_to_messages",
+    "envelope_entry",
+    "envelope_residual",
+    "is_envelope",
+    "lifecycle_stub",
+    "messages_to_entries",
+    "recorded_envelopes",
+    "restamp",
+    "split_stub",
+    "with_stub",
+]
+
 JSON: TypeAlias = Any
 RESIDUAL_KEY: Final = "pydanticAi"
 PART_ENTRY_TYPE: Final = "pydantic-ai/part"
@@ -56,7 +77,7 @@ _REQUEST_ENVELOPE: Final = {
 }
 
 
-class HistoryError(ValueError):
+class HistoryConversionError(ValueError):
     """Session entries that cannot become a pydantic-ai history (named by entry id)."""
 
 
@@ -378,7 +399,7 @@ def _place_after(units: list[Unit], pending: list[dict[str, JSON]]) -> None:
             units[index] = (kind, carried, request, entry_id)
             return
     first = pending[0].get("id")
-    raise HistoryError(f"entry {first!r} has nothing in the history to travel with")
+    raise HistoryConversionError(f"entry {first!r} has nothing in the history to travel with")
 
 
 def _unit(entry: Mapping[str, JSON]) -> Unit | None:
@@ -405,7 +426,9 @@ def _lifecycle_part(entry: Mapping[str, JSON], delta: JSON) -> dict[str, JSON]:
     bare = patch(_custom_message_part(entry), delta)
     carried = with_stub(bare, {"entry": lifecycle_stub(_without_residual(entry))})
     if carried is None:
-        raise HistoryError(f"custom_message {entry.get('id')!r} has no text to carry its entry")
+        raise HistoryConversionError(
+            f"custom_message {entry.get('id')!r} has no text to carry its entry"
+        )
     return carried
 
 

@@ -44,6 +44,8 @@ from pictx_fsm.session.entries import Entry, SessionHeader, entry_from_json
 from pictx_fsm.session.projection import Message, entry_messages
 from pictx_fsm.session.tree import SessionTree
 
+__all__ = ["JSON", "Converted", "Envelope", "Mirror", "View", "view"]
+
 JSON: TypeAlias = Any
 View: TypeAlias = str
 

@@ -16,6 +16,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, TypeAlias
 
+__all__ = ["JSON", "patch", "residual"]
+
 JSON: TypeAlias = Any
 _MISSING = object()
 

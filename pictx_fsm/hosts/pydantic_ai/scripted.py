@@ -37,6 +37,18 @@ from pictx_fsm.hosts.pydantic_ai.session import PiSession
 from pictx_fsm.hosts.pydantic_ai.wire import provider_context
 from pictx_fsm.session.projection import convert_to_llm
 
+__all__ = [
+    "JSON",
+    "MODEL_NAME",
+    "Arguments",
+    "Reply",
+    "ScriptedModel",
+    "overflow",
+    "provider_error",
+    "text",
+    "tools",
+]
+
 JSON: TypeAlias = Any
 Reply: TypeAlias = ModelResponse | Exception
 Arguments: TypeAlias = Callable[[Mapping[str, JSON]], Mapping[str, JSON]]

@@ -11,6 +11,8 @@ from typing import Any, TypeAlias
 
 from pydantic_ai.messages import ModelMessage, ModelMessagesTypeAdapter
 
+__all__ = ["JSON", "message_from_json", "message_json", "messages_from_json", "messages_json"]
+
 JSON: TypeAlias = Any
 
 

@@ -31,6 +31,8 @@ from pictx_fsm.extensions.pi_context.tools import ToolSpec
 from pictx_fsm.host.effects import ToolResult
 from pictx_fsm.session.entries import ABSENT
 
+__all__ = ["JSON", "Executor", "tool_return", "toolset"]
+
 JSON: TypeAlias = Any
 Executor: TypeAlias = Callable[
     [str, Mapping[str, JSON], RunContext[Any]], "ToolResult | ToolOutcome"

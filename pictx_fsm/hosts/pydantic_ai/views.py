@@ -38,6 +38,20 @@ from pydantic_ai.usage import RequestUsage
 
 from pictx_fsm.hosts.pydantic_ai.serial import message_json
 
+__all__ = [
+    "ABORTED",
+    "API",
+    "JSON",
+    "METADATA_KEY",
+    "epoch_ms",
+    "part_json",
+    "part_message",
+    "pi_usage",
+    "response_json",
+    "response_message",
+    "user_blocks",
+]
+
 JSON: TypeAlias = Any
 
 METADATA_KEY: Final = "pictx_fsm"

@@ -33,6 +33,16 @@ from pictx_fsm.hosts.pydantic_ai.mirror import Mirror
 from pictx_fsm.session.entries import content_text
 from pictx_fsm.session.transcript import TranscriptIndex
 
+__all__ = [
+    "JSON",
+    "Message",
+    "ProviderContext",
+    "Source",
+    "as_projection",
+    "provider_context",
+    "request_messages",
+]
+
 JSON: TypeAlias = Any
 Message: TypeAlias = Mapping[str, JSON]
 

@@ -27,6 +27,41 @@ from pictx_fsm.session.entries import MessageEntry
 from pictx_fsm.session.tree import SessionTree
 from pictx_fsm.testing import actions as shared
 
+__all__ = [
+    "CM_ACTION_TYPES",
+    "CUT_EMOJI",
+    "JSON",
+    "SHARED_KINDS",
+    "SOURCE_REF",
+    "Action",
+    "AimAt",
+    "CmAction",
+    "CmTool",
+    "CtxMemory",
+    "Deliver",
+    "Drain",
+    "FailCreate",
+    "FailDisk",
+    "FailTakeover",
+    "ForeignMessage",
+    "Generate",
+    "HideParent",
+    "NavigateTo",
+    "Rest",
+    "SourcePick",
+    "SwitchModel",
+    "ToolKind",
+    "Turn",
+    "VetoReturn",
+    "VetoSwitch",
+    "Wait",
+    "action_from_json",
+    "action_to_json",
+    "closing_text",
+    "resolve_sources",
+    "tool_reply",
+]
+
 JSON: TypeAlias = Any
 ToolKind: TypeAlias = Literal["notes_update", "notes_read", "search", "read", "status"]
 SourcePick: TypeAlias = Literal["user", "assistant", "missing"]
@@ -291,7 +326,8 @@ def action_from_json(obj: Mapping[str, JSON]) -> Action:
 
 
 def tool_reply(action: CmTool, ids: Mapping[str, list[str]], serial: int) -> Tools:
-    """The brain reply standing for a :class:`CmTool` on the current branch's messages."""
+    """The scripted provider reply standing for a :class:`CmTool` on the current branch's
+    messages."""
     name, arguments = _call(action, ids)
     calls = [Call(name=name, arguments=arguments, id=f"cm_{serial}")]
     if action.then is not None:

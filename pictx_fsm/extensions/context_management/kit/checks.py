@@ -4,7 +4,7 @@ readings of a step (its branch, its appended snapshots, its log records)."""
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
-from typing import Any, TypeAlias
+from typing import Any, ClassVar, TypeAlias
 
 from pictx_fsm.extensions.context_management.effects import LogRecord
 from pictx_fsm.extensions.context_management.kit.world import StepRecord, World
@@ -14,11 +14,27 @@ from pictx_fsm.host.effects import AppendEntry, ToolResult
 from pictx_fsm.session.entries import Entry
 from pictx_fsm.testing.invariants import Invariant, Violation
 
+__all__ = [
+    "JSON",
+    "JournalInvariant",
+    "appended",
+    "branch_at",
+    "budgets",
+    "describe",
+    "logs",
+    "moved",
+    "snapshots",
+    "tool_payload",
+]
+
 JSON: TypeAlias = Any
 
 
 class JournalInvariant(Invariant[World]):
     """An incremental check over the world's journal: each step is judged once."""
+
+    cursors: ClassVar[frozenset[str]] = frozenset({"_seen"})
+    """Attributes that only say how far it has read (not part of its residual)."""
 
     def __init__(self) -> None:
         self._seen = 0
@@ -32,6 +48,10 @@ class JournalInvariant(Invariant[World]):
         self._seen = len(steps)
         found.extend(self.check_world(world))
         return found
+
+    def residual(self, world: World) -> object:
+        """Everything it learnt from the journal (times, keys, counts), not its cursors."""
+        return {k: v for k, v in vars(self).items() if k not in self.cursors}
 
     def check_step(self, world: World, record: StepRecord) -> list[Violation]:
         return []

@@ -578,6 +578,7 @@ class NoExtensionErrors(JournalInvariant):
     """The extension never throws into the host."""
 
     name, rule = "no_extension_errors", "pi-host §3"
+    cursors = frozenset({"_seen", "_errors"})
 
     def __init__(self) -> None:
         super().__init__()

@@ -35,6 +35,23 @@ from pictx_fsm.extensions.context_management.sizes import json_text_bytes
 from pictx_fsm.session.entries import CustomEntry
 from pictx_fsm.testing.invariants import InvariantSuite, Violation
 
+__all__ = [
+    "HANDOFF_INVARIANTS",
+    "INVARIANT_TYPES",
+    "JSON",
+    "AutoOnKeepsLimits",
+    "CooldownRespected",
+    "FlagsRespected",
+    "ForecastBaseline",
+    "HourlyLimit",
+    "NoSwitchAfterInput",
+    "PauseBeforeRequest",
+    "PausePersists",
+    "SwitchOnlyWhenComplete",
+    "TakeoverOnce",
+    "WorldSuite",
+]
+
 JSON: TypeAlias = Any
 _PREPARE = "auto_handoff:auto_handoff:pending:idle_reached:1"
 _ADOPT = "handoff:handoff:initializing:init_checked:1"
@@ -181,6 +198,8 @@ class AutoOnKeepsLimits(JournalInvariant):
 class _PerSwitch(JournalInvariant):
     """Judges every forward handoff switch of the host's journal once."""
 
+    cursors = frozenset({"_seen", "_switches"})
+
     def __init__(self) -> None:
         super().__init__()
         self._switches = 0
@@ -269,6 +288,10 @@ class TakeoverOnce(JournalInvariant):
     """§12.20: at most one takeover prompt per new session, never on reopen."""
 
     name, rule = "takeover_once", "§12.20 M50"
+
+    def residual(self, world: World) -> object:
+        """The sessions that already had their takeover prompt (a second is a violation)."""
+        return frozenset(path for path, _ in world.journal.takeovers)
 
     def check_world(self, world: World) -> list[Violation]:
         counts: dict[str, int] = {}

@@ -60,9 +60,17 @@ class ContextManagementKit(Kit):
         ("fired", list),
     )
 
+    name_patterns: ClassVar[tuple[str, ...]] = (r"\bcm_\d+\b",)
+    """Beyond the host's names: the call ids of the extension's tool calls."""
+
     @property
     def faults(self) -> Mapping[str, Fault]:
         return FAULTS
+
+    def alphabets(self) -> Mapping[str, tuple[Any, ...]]:
+        from pictx_fsm.extensions.context_management.kit.alphabets import ALPHABETS
+
+        return ALPHABETS
 
     @property
     def scenarios(self) -> Sequence[Scenario]:

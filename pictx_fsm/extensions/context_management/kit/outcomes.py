@@ -52,6 +52,11 @@ class OperationsEnd(JournalInvariant):
             self.open.pop((record.runtime, str(end.get("id"))), None)
         return []
 
+    def residual(self, world: World) -> object:
+        """The operations still open and their kinds; the step that opened each is only
+        named in a violation's message (its action index is history, not state)."""
+        return frozenset((key, kind) for key, (kind, _) in self.open.items())
+
     def finish(self, world: World) -> list[Violation]:
         found = [
             self.violation(f"{kind} operation {key[1]} never ended", start)

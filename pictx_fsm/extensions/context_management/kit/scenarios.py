@@ -22,6 +22,8 @@ from pictx_fsm.extensions.context_management.kit.world import WorldConfig
 from pictx_fsm.testing import actions as shared
 from pictx_fsm.testing.kit import Scenario
 
+__all__ = ["MINUTE", "SCENARIOS", "C", "D", "P", "S", "T", "configured"]
+
 MINUTE = 60_000
 
 
@@ -346,6 +348,14 @@ SCENARIOS: Sequence[Scenario] = (
         S,
         shared.Compact(),
         config={"context_window": 20_000, "reserve_tokens": 1_000, "keep_recent_tokens": 1_000},
+    ),
+    # A window just large enough for a batch (~1,700 bytes of sources) under five prompts of
+    # 7,000 characters: the archived range needs more batches than a foreground run may send.
+    _s(
+        "compaction: more batches than the request cap",
+        *(action for _ in range(5) for action in (P(chars=7_000), S)),
+        shared.Compact(),
+        config={"context_window": 22_000, "reserve_tokens": 1_000, "keep_recent_tokens": 1_000},
     ),
     _s(
         "manual handoff: success, handoff-scope recall, takeover once, reopen, export",

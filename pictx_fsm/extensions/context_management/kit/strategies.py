@@ -16,6 +16,8 @@ from pictx_fsm.hosts.model.generator import REPLY_KINDS
 from pictx_fsm.testing import actions as shared
 from pictx_fsm.testing.boundaries import DELTAS, offsets
 
+__all__ = ["COMMANDS", "boundary_moves", "moves", "rounds", "world_configs"]
+
 COMMANDS = (
     "status",
     "notes",

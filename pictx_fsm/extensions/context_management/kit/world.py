@@ -11,7 +11,7 @@ usage at every reply end), and applies host actions.
 from __future__ import annotations
 
 import random
-from collections.abc import Mapping
+from collections.abc import Hashable, Mapping
 from typing import Any
 
 import attrs
@@ -27,7 +27,13 @@ from pictx_fsm.extensions.context_management.runtime import ContextMemoryRuntime
 from pictx_fsm.extensions.context_management.state import CmState, Flags
 from pictx_fsm.host.events import AgentSettled, HookEvent, HostContext, ModelInfo
 from pictx_fsm.host.extension import Reply
-from pictx_fsm.hosts.model import Brain, CompactionSettings, HostSettings, ModelSession, Text
+from pictx_fsm.hosts.model import (
+    CompactionSettings,
+    HostSettings,
+    ModelSession,
+    ScriptedProvider,
+    Text,
+)
 from pictx_fsm.hosts.model.clock import ManualClock
 from pictx_fsm.hosts.model.context_memory import ContextMemoryExtension
 from pictx_fsm.hosts.model.errors import ModelHostError
@@ -38,7 +44,19 @@ from pictx_fsm.session.entries import MessageEntry
 from pictx_fsm.session.estimate import CharsCounter
 from pictx_fsm.session.tree import SessionTree
 from pictx_fsm.testing import actions as shared
+from pictx_fsm.testing.canon import Canon, Unmergeable
 from pictx_fsm.testing.kit import Companion, companion_named
+from pictx_fsm.testing.states import host_state
+
+__all__ = [
+    "AIM_RUNWAY_MS",
+    "MODELS",
+    "Journal",
+    "StepRecord",
+    "SwitchRecord",
+    "World",
+    "WorldConfig",
+]
 
 MODELS = ("faux-1", "faux-2")
 AIM_RUNWAY_MS = 50
@@ -183,7 +201,7 @@ class World:
         extensions.append(self.extension)
         self.session = ModelSession(
             extensions,
-            brain=Brain(
+            provider=ScriptedProvider(
                 counter=CharsCounter(),
                 usage=accounting,
                 arguments=lambda arguments: cm.resolve_sources(arguments, self.session.tree),
@@ -222,7 +240,7 @@ class World:
     def _apply(self, action: Any, serial: int) -> bool:
         session, ext = self.session, self.extension
         if isinstance(action, cm.CmTool):
-            session.brain.push(
+            session.provider.push(
                 cm.tool_reply(action, self.message_ids(), serial), cm.closing_text(serial)
             )
         elif isinstance(action, cm.Generate):
@@ -298,7 +316,7 @@ class World:
         target = line_value(line, self.config.context_window) + action.offset
         if line.unit == "tokens":
             reply = Text(text=shared.filler(f"aim-{serial}", 40), context=max(0, int(target)))
-            self.session.brain.push(reply)
+            self.session.provider.push(reply)
             return True
         moments = sorted({step.ctx.now for step in self.journal.steps}, reverse=True)
         if not moments:
@@ -361,6 +379,27 @@ class World:
 
     def release(self) -> None:
         """Nothing outlives a world."""
+
+    def now(self) -> int:
+        return self.clock.peek()
+
+    def canonical_state(self, canon: Canon) -> Hashable:
+        """The model host's observable state, the runtime's frozen state, what the adapter
+        holds (deliveries owed, switched failures, the takeover in waiting, its files), the
+        generator's script (:mod:`pictx_fsm.testing.states`). The journal is history: what
+        the invariants learnt from it is their residual."""
+        if self.companions:
+            raise Unmergeable("a companion's state is not described")
+        ext = self.extension
+        files = ext.files
+        return (
+            host_state(self.session, canon),
+            canon(ext.runtimes[-1].state if ext.runtimes else None),
+            canon(ext.adapter_state()),
+            canon(sorted((path, bytes(data)) for path, data in files.data.items())),
+            files.fail_writes,
+            canon(tuple(self.generator.script)),
+        )
 
     def decisions(self) -> list[dict[str, Any]]:
         return [

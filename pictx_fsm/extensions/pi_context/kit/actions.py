@@ -26,6 +26,7 @@ from pictx_fsm.extensions.pi_context.tools import TOOL_NAMES
 from pictx_fsm.extensions.pi_context.windows import window_id_of_marker
 from pictx_fsm.hosts.model import ModelSession
 from pictx_fsm.hosts.model.errors import ModelHostError
+from pictx_fsm.hosts.model.tools import ECHO_TOOL, NESTING_TOOL
 from pictx_fsm.session.entries import CustomMessageEntry
 from pictx_fsm.testing import actions as host
 from pictx_fsm.testing.actions import (
@@ -40,6 +41,7 @@ from pictx_fsm.testing.actions import (
     Navigate,
     Prompt,
     Reload,
+    ReloadExtensions,
     Script,
     Settle,
     Steer,
@@ -69,6 +71,7 @@ __all__ = [
     "Prompt",
     "QueueAtSettle",
     "Reload",
+    "ReloadExtensions",
     "Script",
     "SetAutomatic",
     "Settle",
@@ -87,10 +90,10 @@ __all__ = [
 BOUNDARY_TYPES = frozenset({BOOT_TYPE, CONTINUATION_TYPE, GUIDANCE_TYPE, WARNING_TYPE})
 """The custom messages pi-context writes at a boundary (with the marker, a custom entry)."""
 KNOWN_TOOLS: frozenset[str] = frozenset(
-    {WIPE_MEMORY_TOOL, GET_CONTEXT_REMAINING_TOOL, "echo", *TOOL_NAMES}
+    {WIPE_MEMORY_TOOL, GET_CONTEXT_REMAINING_TOOL, ECHO_TOOL, NESTING_TOOL, *TOOL_NAMES}
 )
 """The tools a pi-context world's scripted model may call: pi-context's eleven and the
-model host's ``echo``."""
+model host's ``echo`` and ``call_tools``."""
 
 
 @frozen(kw_only=True)

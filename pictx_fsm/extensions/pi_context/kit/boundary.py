@@ -15,8 +15,9 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from pictx_fsm.extensions.pi_context.kit.actions import LINE_NAMES, AimAt, filler
-from pictx_fsm.extensions.pi_context.policy import SettingsSource, resolve_policy
+from pictx_fsm.extensions.pi_context.policy import resolve_policy
 from pictx_fsm.host.events import ModelInfo
+from pictx_fsm.host.settings import SettingsSource
 from pictx_fsm.hosts.model import ModelSession, Text
 from pictx_fsm.session.estimate import MessageText, TokenCounter
 from pictx_fsm.testing.boundaries import hit
@@ -46,7 +47,7 @@ def aim(
     window = session.model.context_window or 0
     target = window - (lines[action.line] + action.offset)
     if action.at == "reply":
-        session.brain.push(Text(text=filler(f"aim-{serial}", 40), context=max(0, target)))
+        session.provider.push(Text(text=filler(f"aim-{serial}", 40), context=max(0, target)))
         return True
     tokens_now, counter = usage
     before = tokens_now() if session.is_idle and _has_system(session) else None

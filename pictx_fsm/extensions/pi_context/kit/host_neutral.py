@@ -49,6 +49,26 @@ from pictx_fsm.session.entries import CustomMessageEntry, Entry, MessageEntry, c
 from pictx_fsm.session.projection import context_messages, convert_message
 from pictx_fsm.session.tree import SessionTree
 
+__all__ = [
+    "CHECKS",
+    "JSON",
+    "LIFECYCLE_PREFIX",
+    "Check",
+    "Key",
+    "LostResult",
+    "Observation",
+    "QueuedInput",
+    "Violation",
+    "audit_chain",
+    "check_all",
+    "no_erased_history",
+    "notes_confined",
+    "one_continuation",
+    "queued_once",
+    "recoveries_bounded",
+    "tool_channels",
+]
+
 JSON: TypeAlias = Any
 LIFECYCLE_PREFIX = "pi-context/"
 Key: TypeAlias = tuple[str, str]

@@ -229,6 +229,10 @@ class NoErasedHistory(Invariant):
             known = self._erased[id(marker)] = (marker, _erased_messages(marker))
         return known[1]
 
+    def residual(self, world: WorldView) -> object:
+        """Nothing: a cursor into the requests, and a cache of what the files hold."""
+        return None
+
 
 @frozen
 class Erased:
@@ -300,6 +304,17 @@ class QueuedOnce(Invariant):
             return self.violation(f"{kind} messages delivered out of order or unqueued")
         return None
 
+    def residual(self, world: WorldView) -> object:
+        """The queued messages not delivered yet, per kind, and those of them already
+        delivered once (a later delivery would be a duplicate)."""
+        pending = {
+            kind: queued[len(self._delivered[kind]) :] for kind, queued in self._queued.items()
+        }
+        return tuple(
+            (kind, tuple(texts), frozenset(t for t in texts if t in self._delivered[kind]))
+            for kind, texts in sorted(pending.items())
+        )
+
 
 class OverflowBounded(PerRecord):
     name = "overflow_bounded"
@@ -315,6 +330,10 @@ class OverflowBounded(PerRecord):
         armed, recoveries, problem = _overflow_step(record, armed, recoveries)
         self._chain[runtime] = (armed, recoveries)
         return [self.violation(problem)] if problem else []
+
+    def residual(self, world: WorldView) -> object:
+        """The failure chain of the live runtime (the older ones never decide again)."""
+        return self._chain.get(len(world.audits) - 1, (False, 0))
 
 
 def _overflow_step(
@@ -406,6 +425,10 @@ class HonestNotices(Invariant):
         if kind is not None and (leaf is None or kind not in windows.at(leaf).message_types):
             return [self.violation(f"{kind} announced but not in the current window")]
         return []
+
+    def residual(self, world: WorldView) -> object:
+        """The resets already announced (announcing one again is a violation)."""
+        return frozenset(self._announced)
 
 
 def _tail_committed(windows: WindowIndex, leaf: TreeNode, window_id: str, profile: Profile) -> bool:
@@ -513,6 +536,10 @@ class AuditChains(PerRecord):
                 found.append(self.violation(f"runtime {runtime}: record {count + 1}: {problem}"))
         return found
 
+    def residual(self, world: WorldView) -> object:
+        """Nothing: a chain that broke was reported; an unbroken one's head is the log's own."""
+        return None
+
 
 def _sha256_text(text: str) -> str:
     return hashlib.sha256(text.encode()).hexdigest()
@@ -554,6 +581,10 @@ class NoLifecycleErrors(Invariant):
         self._seen = len(errors)
         return found
 
+    def residual(self, world: WorldView) -> object:
+        """Nothing: a cursor into what the world logs."""
+        return None
+
 
 class RunsSettle(Invariant):
     name = "runs_settle"
@@ -574,6 +605,10 @@ class RunsSettle(Invariant):
         self._seen = len(endless)
         return found
 
+    def residual(self, world: WorldView) -> object:
+        """Nothing: a cursor into what the world logs."""
+        return None
+
 
 class LeasesAgree(Invariant):
     name = "leases_agree"
@@ -592,6 +627,10 @@ class LeasesAgree(Invariant):
         fresh = [self.violation(detail) for detail in found[self._seen :]]
         self._seen = len(found)
         return fresh
+
+    def residual(self, world: WorldView) -> object:
+        """Nothing: a cursor into what the world logs."""
+        return None
 
 
 INVARIANT_TYPES: Sequence[type[Invariant]] = (
@@ -651,3 +690,7 @@ class InvariantSuite:
             order = {invariant.name: index for index, invariant in enumerate(self.invariants)}
             found.sort(key=lambda violation: order[violation.invariant])
         return found
+
+    def residual(self, world: WorldView) -> tuple[object, ...]:
+        """What each invariant remembers beyond the world (the shared walks are cursors)."""
+        return tuple(invariant.residual(world) for invariant in self.invariants)

@@ -26,7 +26,7 @@ from pictx_fsm.extensions.pi_context.lifecycle import (
     build_lifecycle,
     load_lifecycle,
 )
-from pictx_fsm.extensions.pi_context.texts import Profile
+from pictx_fsm.extensions.pi_context.texts import DEFAULT_PROFILE, Profile
 from pictx_fsm.hosts.model.profiles import HOST_PROFILES
 from pictx_fsm.testing.boundaries import TALLY as BOUNDARY_TALLY
 from pictx_fsm.testing.coverage import EXEMPTIONS_FILE, coverage_of
@@ -55,6 +55,7 @@ class PiContextKit(Kit):
             choices=PROFILES,
             default=PROFILES,
             help="pi-context profile(s) to explore (default: both)",
+            preferred=DEFAULT_PROFILE.value,
         ),
         KitOption(
             name="host",
@@ -75,9 +76,28 @@ class PiContextKit(Kit):
         "pictx_fsm.host.effects",
     )
 
+    name_patterns: ClassVar[tuple[str, ...]] = (
+        r"\bsettle-follow-up-\d+\b",
+        r"/[^\s\"']*pictx-notes-[A-Za-z0-9_]+",
+    )
+    """Beyond the host's names: the noise's queued follow-ups and the world's notes home."""
+
     @property
     def faults(self) -> Mapping[str, Fault]:
         return FAULTS
+
+    def alphabets(self) -> Mapping[str, tuple[Any, ...]]:
+        from pictx_fsm.extensions.pi_context.kit.alphabets import ALPHABETS
+
+        return ALPHABETS
+
+    def check_configs(self, settings: ExploreSettings) -> list[WorldConfig]:
+        """The seed scenarios' world, in each profile and host explored."""
+        return [
+            scenario_config(profile, settings.seed, settings.fault, host)
+            for profile in settings.variants["profile"]
+            for host in settings.variants["host"]
+        ]
 
     @property
     def scenarios(self) -> Sequence[Scenario]:
@@ -172,6 +192,11 @@ class PiContextKit(Kit):
     def describe(self, config: WorldConfig) -> str:
         fault = f" · planted fault {config.fault}" if config.fault else ""
         return f"profile {config.profile}{fault}"
+
+    def differential(self) -> Any:
+        from pictx_fsm.extensions.pi_context.kit.differential import DIFFERENTIAL
+
+        return DIFFERENTIAL
 
     def companion(self) -> PiContextCompanion:
         return PiContextCompanion()

@@ -31,6 +31,8 @@ from pictx_fsm.host.events import AgentBeforeSettle, HookEvent, HostContext, Tur
 from pictx_fsm.host.extension import BaseExtension, Reply
 from pictx_fsm.session.tree import SessionTree
 
+__all__ = ["UNKNOWN_TARGET", "Arms", "EarlyNoise", "LateNoise"]
+
 UNKNOWN_TARGET = "noise-no-such-entry"
 """The ``context_edit`` target that makes Pi's preview throw ``Entry … not found``."""
 

@@ -85,6 +85,18 @@ class NotesSandbox:
         else:
             self.close()
 
+    def contents(self) -> tuple[tuple[str, int, str | bytes | None], ...]:
+        """Everything below the sandbox as the tools left it, in path order: each entry's
+        relative path, a directory's mode (-1 otherwise), a link's target or a file's bytes
+        (part of a world's canonical state: a boot indexes these notes)."""
+        found = []
+        for name, mode, target in sorted(_entries(str(self.base))):
+            content: str | bytes | None = target
+            if mode == -1 and target is None:
+                content = (self.base / name).read_bytes()
+            found.append((name, mode, content))
+        return tuple(found)
+
     def pristine(self) -> bool:
         """Whether everything is as planted: the outside unmoved (:meth:`outside_stamp`), and
         the same entries everywhere else — directories with their modes, the same links to
@@ -214,6 +226,10 @@ class NotesConfined(Invariant):
                 found.append(self.violation(f"entry {entry.id} carries the sentinel's secret"))
         self._seen = len(persisted)
         return found
+
+    def residual(self, world: WorldView) -> object:
+        """Nothing: a cursor into the persisted entries (the outside is compared whole)."""
+        return None
 
 
 def _leaks(entry: Entry) -> bool:

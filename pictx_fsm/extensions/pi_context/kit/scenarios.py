@@ -48,6 +48,18 @@ from pictx_fsm.extensions.pi_context.kit.actions import (
 from pictx_fsm.extensions.pi_context.kit.tool_coverage import tool_story
 from pictx_fsm.testing.kit import Scenario
 
+__all__ = [
+    "ERROR",
+    "GUIDANCE_BAND",
+    "LONG",
+    "OVERFLOW",
+    "RETRIES_EXHAUSTED",
+    "SCENARIOS",
+    "SHORT",
+    "TEXT",
+    "WARNING_BAND",
+]
+
 SHORT = 60
 LONG = 40_000
 GUIDANCE_BAND = 72_000
@@ -257,9 +269,9 @@ SCENARIOS: Sequence[Scenario] = (
             Navigate(index=10, summarize=False),
             *_turn(),
             Reload(),
-            Fork(index=9),
+            Fork(index=8, position="at"),
             *_turn(),
-            Fork(index=10),
+            Fork(index=9, position="at"),
             Reload(),
             *_turn(),
         ),
@@ -342,7 +354,7 @@ SCENARIOS: Sequence[Scenario] = (
             HideBoot(),
             *_turn(),
             *_turn(),
-            Navigate(index=-1),
+            Navigate(index=-2),  # not the leaf: navigating to it is no navigation (Pi)
             *_turn(),
         ),
     ),
@@ -372,7 +384,7 @@ SCENARIOS: Sequence[Scenario] = (
         actions=(
             *_turn(_wipe()),
             KillRuntime(permanent=True),
-            Fork(index=-2, anchor="boundary"),
+            Fork(index=-3, anchor="boundary", position="at"),
             *_turn(),
         ),
     ),
@@ -381,7 +393,7 @@ SCENARIOS: Sequence[Scenario] = (
         actions=(
             *_turn(_wipe()),
             KillRuntime(permanent=True),
-            Fork(index=-1, anchor="boundary"),
+            Fork(index=-2, anchor="boundary", position="at"),
             *_turn(),
         ),
     ),
@@ -407,7 +419,7 @@ SCENARIOS: Sequence[Scenario] = (
             Prompt(chars=SHORT),
             _wipe("wipe_memory", "wipe_memory"),
             AdvanceTo(step="context", count=2),
-            Fork(index=-1),
+            Fork(index=-2, position="at"),
             Navigate(index=-2, summarize=True),
         ),
     ),

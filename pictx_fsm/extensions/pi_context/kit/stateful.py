@@ -20,6 +20,8 @@ from pictx_fsm.extensions.pi_context.kit.invariants import InvariantSuite
 from pictx_fsm.extensions.pi_context.kit.strategies import host_actions, world_configs
 from pictx_fsm.extensions.pi_context.kit.world import World, WorldConfig
 
+__all__ = ["LifecycleStateMachine"]
+
 
 class LifecycleStateMachine(RuleBasedStateMachine):
     """Generated host sessions on the model session; the invariants hold after every step."""

@@ -3,7 +3,7 @@
 The numbers are chosen so that generated runs reach the interesting regions within a few
 dozen actions: context windows of 28k–48k tokens with the warning line at
 ``reserve + 12288`` (R44) mean a handful of long prompts crosses the reminder, the warning
-and the reserve, and an over-long request overflows (the faux brain overflows any request
+and the reserve, and an over-long request overflows (the faux provider overflows any request
 larger than the window). Actions that stop a run right after a chosen hook — or between two
 entries of a boundary's commit — and world actions (another extension voiding a boundary,
 hiding a boot or queueing at settle; automatic resets switched mid-run) reach the
@@ -67,11 +67,17 @@ from pictx_fsm.testing.boundaries import DELTAS
 from pictx_fsm.testing.tables import TABLE_SIZE, table
 
 __all__ = [
+    "ANCHOR",
+    "CHARS",
     "CORE",
+    "ENTRY_INDEX",
     "GROUPS",
     "OPTIONAL",
+    "SHORT_CHARS",
     "SWARMS",
+    "TOOL_LISTS",
     "Moves",
+    "fork_at",
     "host_actions",
     "moves",
     "swarm_moves",
@@ -154,8 +160,14 @@ def _navigate_move(index: int, summarize: bool, anchor: Anchor) -> tuple[Action]
     return (Navigate(index=index, summarize=summarize, anchor=anchor),)
 
 
+def fork_at(index: int, anchor: Anchor) -> Fork:
+    """A fork aimed at ``anchor``: before a user message (Pi's ``/fork``), at anything else
+    (Pi refuses to fork before an entry that is not a user message)."""
+    return Fork(index=index, anchor=anchor, position="before" if anchor == "user" else "at")
+
+
 def _fork_move(index: int, anchor: Anchor) -> tuple[Action]:
-    return (Fork(index=index, anchor=anchor),)
+    return (fork_at(index, anchor),)
 
 
 TOOL_LISTS = tuple(
@@ -184,6 +196,8 @@ _ENTRY_INDEX = st.one_of(table(ENTRY_INDICES), st.integers(min_value=-12, max_va
 markers and boots a navigation or fork most often lands next to."""
 _ANCHOR: st.SearchStrategy[Anchor] = st.sampled_from((*ANCHORS, "tool_call", "boundary"))
 """Where navigations and forks aim: tool calls and boundary entries count twice."""
+ENTRY_INDEX = _ENTRY_INDEX
+ANCHOR = _ANCHOR
 _SWITCHES = (Toggle(arg="on"), Toggle(arg="off"))
 _NOISE = (VoidNextBoundary(), HideBoot(), QueueAtSettle())
 _SETTINGS = (SetAutomatic(enabled=False), SetAutomatic(enabled=True))
@@ -223,7 +237,7 @@ _TREE_OPS: st.SearchStrategy[Action] = weighted(
     [
         st.builds(Navigate, index=_ENTRY_INDEX, summarize=st.booleans(), anchor=_ANCHOR),
         st.builds(Navigate, index=_ENTRY_INDEX, summarize=st.booleans(), anchor=_ANCHOR),
-        st.builds(Fork, index=_ENTRY_INDEX, anchor=_ANCHOR),
+        st.builds(fork_at, _ENTRY_INDEX, _ANCHOR),
         st.just(Reload()),
         _SWITCH,
         st.just(WipeCommand()),

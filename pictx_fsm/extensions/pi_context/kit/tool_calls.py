@@ -25,6 +25,24 @@ from pictx_fsm.extensions.pi_context.kit.notes_sandbox import ITEM_REF, WINDOW_R
 from pictx_fsm.extensions.pi_context.tools.schema import ROLES
 from pictx_fsm.testing.tables import table
 
+__all__ = [
+    "ADDRESSES",
+    "CALLS",
+    "ESCAPING",
+    "INVALID",
+    "ITEM_CHARS",
+    "ITEM_OFFSETS",
+    "JSON",
+    "NOTE_OFFSETS",
+    "NOT_OWNED",
+    "PATTERNS",
+    "TOOL_NAMES_IN_HISTORY",
+    "WORDS",
+    "Arguments",
+    "tool_script_moves",
+    "tool_scripts",
+]
+
 JSON: TypeAlias = Any
 Arguments: TypeAlias = dict[str, JSON]
 

@@ -24,6 +24,17 @@ from pictx_fsm.extensions.pi_context.kit.notes_sandbox import ITEM_REF, WINDOW_R
 from pictx_fsm.extensions.pi_context.tools import HANDLERS, ToolStatus
 from pictx_fsm.host.events import ToolCall
 
+__all__ = [
+    "EXEMPTIONS_FILE",
+    "OUTCOMES",
+    "STATUSES",
+    "ToolOutcomeCoverage",
+    "load_exemptions",
+    "tool_outcome_coverage",
+    "tool_outcomes",
+    "tool_story",
+]
+
 EXEMPTIONS_FILE: Final = "tool-outcome-exemptions.toml"
 STATUSES: Final[tuple[str, ...]] = get_args(ToolStatus)
 OUTCOMES: Final[tuple[str, ...]] = tuple(

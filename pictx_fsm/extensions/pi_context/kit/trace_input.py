@@ -28,6 +28,19 @@ from pictx_fsm.hosts.model.profiles import HOST_PROFILES
 from pictx_fsm.session.entries import ENTRY_TYPES
 from pictx_fsm.testing.kit import TraceFormatError
 
+__all__ = [
+    "DECISION_FIELDS",
+    "HOST_PAUSES",
+    "MAX_COUNT",
+    "MAX_TEXT_CHARS",
+    "PI_EVENTS",
+    "STEP_NAMES",
+    "check_action",
+    "check_choice",
+    "check_config",
+    "check_int",
+]
+
 MAX_TEXT_CHARS: Final = 1_000_000
 """The longest prompt, steering, follow-up or reply a trace may ask for (a million characters,
 some 250k tokens: beyond any model window the world is configured with)."""
@@ -143,6 +156,8 @@ def check_config(obj: Any) -> WorldConfig:
         fault=None if fault is None else check_choice(fault, "config.fault", frozenset(FAULTS)),
         usage=check_choice(get("usage"), "config.usage", USAGE_ACCOUNTINGS),
         host=check_choice(get("host"), "config.host", tuple(HOST_PROFILES)),
+        settings_cached=_check_bool(get("settings_cached"), "config.settings_cached"),
+        session_ids=check_choice(get("session_ids"), "config.session_ids", ("random", "clock")),
     )
 
 

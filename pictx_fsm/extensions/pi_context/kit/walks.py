@@ -82,6 +82,11 @@ class PerTree(Invariant):
     def check(self, world: WorldView) -> list[Violation]:
         return self.check_entries(world, self._walk.advance(world.session))
 
+    def residual(self, world: WorldView) -> object:
+        """Nothing: it judges each entry once, and the files keep every entry (a subclass's
+        memory of which entries have children is read off the files too)."""
+        return None
+
     def check_entries(self, world: WorldView, fresh: Fresh) -> list[Violation]:
         found: list[Violation] = []
         for tree, node, first in fresh:
@@ -129,6 +134,10 @@ class PerRecord(Invariant):
 
     def check(self, world: WorldView) -> list[Violation]:
         return self.check_records(world, self._walk.advance(world.audits))
+
+    def residual(self, world: WorldView) -> object:
+        """Nothing: it judges each audit record once, when it is written."""
+        return None
 
     def check_records(self, world: WorldView, fresh: Records) -> list[Violation]:
         found: list[Violation] = []

@@ -13,11 +13,11 @@ from __future__ import annotations
 import functools
 import random
 from collections import Counter
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Hashable, Mapping
 from typing import Any
 
 import attrs
-from attrs import frozen
+from attrs import evolve, frozen
 
 from pictx_fsm.audit.log import AuditLog
 from pictx_fsm.extensions.pi_context.adapter import LifecycleExtension
@@ -48,12 +48,20 @@ from pictx_fsm.extensions.pi_context.texts import Profile
 from pictx_fsm.extensions.pi_context.windows import WindowIndex
 from pictx_fsm.host.events import ModelInfo
 from pictx_fsm.host.settings import SettingsScopes
-from pictx_fsm.hosts.model import Brain, CompactionSettings, HostSettings, ModelSession, TickClock
+from pictx_fsm.hosts.model import (
+    CompactionSettings,
+    HostSettings,
+    ModelSession,
+    ScriptedProvider,
+    TickClock,
+)
 from pictx_fsm.hosts.model.profiles import DEFAULT_HOST_PROFILE, HOST_PROFILES, host_profile
 from pictx_fsm.hosts.model.provider_usage import FauxCacheUsage
 from pictx_fsm.hosts.pi.twin import BridgeTwin
 from pictx_fsm.session.estimate import CharsCounter, TiktokenCounter, TokenCounter
 from pictx_fsm.session.tree import SessionTree
+from pictx_fsm.testing.canon import Canon
+from pictx_fsm.testing.states import host_state
 
 USAGE_ACCOUNTINGS = ("estimated", "faux")
 
@@ -81,12 +89,22 @@ class WorldConfig:
     """Pi's ``compaction.keepRecentTokens``: below it native compaction finds nothing to cut."""
     fault: str | None = None
     usage: str = attrs.field(default="estimated", validator=attrs.validators.in_(USAGE_ACCOUNTINGS))
-    """The brain's usage figures: ``estimated`` (a real provider's total) or ``faux`` (pi-ai's
+    """The scripted provider's usage figures: ``estimated`` (a real provider's total) or ``faux``
+    (pi-ai's
     faux provider, cache arithmetic included: what real-Pi runs on the faux model report)."""
     host: str = attrs.field(
         default=DEFAULT_HOST_PROFILE.name, validator=attrs.validators.in_(tuple(HOST_PROFILES))
     )
     """The Pi version the model session behaves as (``pi-0.87``, ``pi-1.6``)."""
+    settings_cached: bool = False
+    """pi-context reads its settings as Pi's file-backed manager, cached until a transition
+    (R40, R55), as the bridge in the real Pi does — not live on every decision, as from an
+    injected settings manager (the default)."""
+    session_ids: str = attrs.field(
+        default="random", validator=attrs.validators.in_(("random", "clock"))
+    )
+    """How the model session mints session ids: at random (sessions made minutes apart, the
+    default), or from its clock, as a short real run's UUIDv7 ids (see ``HostSettings``)."""
 
     def to_json(self) -> dict[str, Any]:
         return attrs.asdict(self)
@@ -139,7 +157,12 @@ class LiveSettings:
 class World:
     """The model session with the lifecycle extension, and everything needed to check it."""
 
-    def __init__(self, config: WorldConfig, lifecycle: Lifecycle | None = None) -> None:
+    def __init__(
+        self,
+        config: WorldConfig,
+        lifecycle: Lifecycle | None = None,
+        system_message: Mapping[str, Any] | None = None,
+    ) -> None:
         self.config = config
         fault = fault_named(config.fault) if config.fault else None
         self.lifecycle = lifecycle if lifecycle is not None else world_lifecycle(config.fault)
@@ -171,18 +194,20 @@ class World:
                 reserve_tokens=config.reserve_tokens,
                 keep_recent_tokens=config.keep_recent_tokens,
             ),
+            system_message=system_message,
+            session_ids=config.session_ids,  # type: ignore[arg-type]
         )
         early = EarlyNoise(self.noise, self._follow_up)
         once = profile.faux_input_counted_once
         accounting = FauxCacheUsage(input_counted_once=once) if config.usage == "faux" else None
-        brain = Brain(
+        provider = ScriptedProvider(
             counter=CharsCounter(),
             usage=accounting,
             arguments=lambda arguments: resolve_arguments(arguments, self.session.tree),
         )
         self.session = ModelSession(
             [early, self.extension, LateNoise(self.noise)],
-            brain=brain,
+            provider=provider,
             settings=host,
             rng=random.Random(config.seed),
             clock=self.clock,
@@ -205,6 +230,7 @@ class World:
             audit=audit,
             notes_home=self.notes.root,
             counter=shared_counter(),
+            cache_policy=self.config.settings_cached,
         )
         self.audits.append(audit)
         self.runtimes.append(runtime)
@@ -259,6 +285,9 @@ class World:
             self.noise.queue = filler(f"settle-follow-up-{serial}", action.chars)
         elif isinstance(action, SetAutomatic):
             self.settings.automatic = action.enabled
+            host = self.session.settings
+            compaction = evolve(host.compaction, enabled=action.enabled)
+            self.session.rewrite_settings(evolve(host, compaction=compaction))
         elif isinstance(action, KillRuntime):
             self.extension.kill(permanent=action.permanent)
         elif isinstance(action, AimAt):
@@ -317,6 +346,40 @@ class World:
                     decision["tool"] = next(iter(outcome))
                 out.append(decision)
         return out
+
+    def now(self) -> int:
+        return self.clock.peek()
+
+    def canonical_state(self, canon: Canon) -> Hashable:
+        """The model host's observable state, the lifecycle's frozen state, what the bridge
+        twin holds, the world around the session (armed noise, the live setting) and the
+        notes the tools wrote (:mod:`pictx_fsm.testing.states`). The audit logs, the host
+        log and the twin's transition histories are history: never read back."""
+        twin = self.extension
+        held = twin.held
+        lease = (
+            None if held is None else (held.lease, held.bound, held.leaf, held.policy, held.model)
+        )
+        return (
+            host_state(self.session, canon),
+            canon(self.runtimes[-1].state if self.runtimes else None),
+            (
+                twin.alive,
+                twin.broken,
+                twin.reset_pending,
+                canon(twin.toggle),
+                canon(tuple(twin.queued)),
+                canon(twin.source),
+                canon(frozenset(twin.told)),
+                canon(lease),
+                twin.leasing.state,
+                twin.connection.state,
+                twin.connection.restarts,
+            ),
+            (self.noise.void, self.noise.hide_boot, canon(self.noise.queue)),
+            self.settings.automatic,
+            canon(self.notes.contents()),
+        )
 
     def describe_actions(self) -> list[dict[str, Any]]:
         return [action_to_json(action) for action in self.actions]

@@ -5,4 +5,6 @@ import sys
 
 from pictx_fsm.extensions.pi_context.tools.schema import schema_document
 
+__all__ = []
+
 sys.stdout.write(schema_document())

@@ -16,6 +16,15 @@ from typing import Any, Final
 from pictx_fsm import js
 from pictx_fsm.session.entries import ABSENT
 
+__all__ = [
+    "QUERY_EMPTY",
+    "QUERY_NOT_LIST",
+    "QUERY_NOT_STRINGS",
+    "Arguments",
+    "ToolArgumentError",
+    "search_queries",
+]
+
 QUERY_NOT_LIST: Final = "query must be a string or a non-empty array of strings"
 QUERY_NOT_STRINGS: Final = "query array elements must be strings"
 QUERY_EMPTY: Final = "query strings must be non-empty: an empty query matches everything"

@@ -14,6 +14,8 @@ from typing import Final
 
 from attrs import frozen
 
+__all__ = ["CONTEXT_LINES", "Part", "diff_lines", "diff_text", "line_tokens"]
+
 CONTEXT_LINES: Final = 4
 _NEWLINE: Final = re.compile(r"(\n|\r\n)")
 

@@ -1,6 +1,6 @@
 """The scripted faux provider: each agent request takes the next scripted response.
 
-Like pi-ai's faux provider (pi-host §9) the brain answers from a script and reports usage
+Like pi-ai's faux provider (pi-host §9) it answers from a script and reports usage
 estimated from text length, by default ``input`` = the estimated tokens of the request and
 ``output`` = those of the reply (:mod:`pictx_fsm.hosts.model.provider_usage` also offers the
 faux provider's own cache arithmetic). A request whose estimate exceeds the model's context
@@ -27,6 +27,24 @@ from pictx_fsm.hosts.model.provider_usage import (
 from pictx_fsm.session.estimate import CharsCounter, TokenCounter, host_text
 from pictx_fsm.session.projection import Message
 
+__all__ = [
+    "ABORTED_STREAM",
+    "JSON",
+    "OVERLOADED",
+    "Aborted",
+    "ArgumentResolver",
+    "AssistantReply",
+    "Call",
+    "LengthStop",
+    "Overflow",
+    "ProviderError",
+    "Response",
+    "ScriptedProvider",
+    "Text",
+    "Tools",
+    "overflow_text",
+]
+
 JSON: TypeAlias = Any
 OVERLOADED = "529 overloaded_error: Overloaded"
 """The retryable provider error of the ``e3`` trace."""
@@ -52,7 +70,8 @@ class Text:
 
 @frozen(kw_only=True)
 class Call:
-    """One tool call of a batch; ``id`` defaults to ``call_<n>`` (n counts the brain's calls)."""
+    """One tool call of a batch; ``id`` defaults to ``call_<n>`` (n counts the scripted provider's
+    calls)."""
 
     name: str
     arguments: Mapping[str, JSON] = field(factory=dict)
@@ -123,7 +142,7 @@ def overflow_text(tokens: int, window: int) -> str:
     return f"prompt is too long: {tokens} tokens > {window} maximum"
 
 
-class Brain:
+class ScriptedProvider:
     """A deterministic scripted model."""
 
     def __init__(
@@ -224,3 +243,17 @@ class Brain:
 
 def _text_block(text: str) -> list[JSON]:
     return [{"type": "text", "text": text}] if text else []
+
+
+def __getattr__(name: str) -> object:
+    """``Brain``, this class's 0.1 name, with a :class:`DeprecationWarning`."""
+    if name == "Brain":
+        import warnings
+
+        warnings.warn(
+            "pictx_fsm.hosts.model.scripted_provider.Brain is now ScriptedProvider",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return ScriptedProvider
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -1,0 +1,79 @@
+"""The finite alphabets ``pictx-fsm check`` explores for pi-context: each a region of the
+action language, small enough that every sequence of eight of its actions is explored in
+minutes (``docs/check.md`` lists them with their figures).
+
+- ``turns``: a turn's life — prompts, the model's replies (a ``wipe_memory`` batch, an
+  overflow), stopping after a tool result, settling, steering, following up, aborting;
+- ``commit``: the boundary of a reset — stopping at ``turn_end`` and between the entries it
+  persists, ``/pi-context on|off`` there;
+- ``repair``: boot repair — ``/wipe-memory``, ``/pi-context off|on``, ``/tree`` to a boundary
+  entry, prompts and host steps;
+- ``tree``: the tree around an uncommitted boundary — another extension voiding it, a batch of
+  two ``wipe_memory`` calls stopped before its second request, fork and summarised ``/tree``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from pictx_fsm.extensions.pi_context.kit.actions import (
+    Abort,
+    Advance,
+    AdvanceTo,
+    FollowUp,
+    Fork,
+    Navigate,
+    Prompt,
+    Script,
+    Settle,
+    Steer,
+    Toggle,
+    VoidNextBoundary,
+    WipeCommand,
+)
+
+__all__ = ["ALPHABETS"]
+
+_PROMPT = Prompt(chars=60)
+_WIPE_BATCH = Script(reply="tools", tools=("wipe_memory",))
+
+ALPHABETS: Mapping[str, tuple[Any, ...]] = {
+    "turns": (
+        _PROMPT,
+        _WIPE_BATCH,
+        Script(reply="overflow"),
+        Settle(),
+        AdvanceTo(step="tool_result"),
+        Abort(),
+        Steer(chars=60),
+        FollowUp(chars=60),
+    ),
+    "commit": (
+        _WIPE_BATCH,
+        _PROMPT,
+        AdvanceTo(step="turn_end"),
+        Advance(steps=1),
+        Toggle(arg="on"),
+        Toggle(arg="off"),
+        Settle(),
+    ),
+    "repair": (
+        WipeCommand(),
+        Toggle(arg="off"),
+        Toggle(arg="on"),
+        Navigate(index=1, anchor="boundary"),
+        _PROMPT,
+        Advance(steps=2),
+        Settle(),
+    ),
+    "tree": (
+        VoidNextBoundary(),
+        _PROMPT,
+        Script(reply="tools", tools=("wipe_memory", "wipe_memory")),
+        AdvanceTo(step="context", count=2),
+        Fork(index=-1),
+        Navigate(index=-2, summarize=True),
+        Settle(),
+    ),
+}
