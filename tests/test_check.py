@@ -59,7 +59,7 @@ def test_a_clean_check_reports_states_transitions_depth_speed_and_unreached_tran
     result = _cli("check", "--extension", "turn_bell:KIT", "--depth", "3", "--quiet")
     assert result.returncode == 0, result.stdout + result.stderr
     out = result.stdout
-    assert "depth 3/3 complete: 57 distinct states" in out
+    assert "depth 3/3 complete: 58 distinct states" in out
     assert "transitions, " in out and "states/s" in out
     # The bell rings after three turns, the third turn needs six actions: named, not reached
     assert "not reached: turn_bell:turn_bell:counting:turn_end:1" in out
@@ -73,8 +73,8 @@ def test_breadth_first_search_deduplicates_what_sampling_would_run_again(turn_be
     [search] = report.searches
     # Then far fewer distinct states are expanded, and every state is expanded once:
     # each explored state but the last layer contributes one transition per action
-    assert search.complete and search.layers == [1, 4, 13, 39]
-    assert search.states == 57 < 1 + 8 + 64 + 512
+    assert search.complete and search.layers == [1, 4, 13, 40]
+    assert search.states == 58 < 1 + 8 + 64 + 512
     assert search.transitions == (1 + 4 + 13) * len(search.actions)
 
 

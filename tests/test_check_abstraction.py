@@ -116,8 +116,8 @@ def test_an_abstraction_that_forgets_the_session_files_is_caught(
 
     monkeypatch.setattr(kit, "canonical_state", forgetful)
     alphabet = [type(a).__name__ for a in abstraction.alphabet]
-    prompt, settle, steer = (alphabet.index(n) for n in ("Prompt", "Settle", "Steer"))
-    # When a run is compared with the representative of the state it reaches
+    prompt, script, advance = (alphabet.index(n) for n in ("Prompt", "Script", "AdvanceTo"))
+    # When a run is compared with the representative of the state it reaches (the shortest
+    # such run over the alphabet, found by enumerating it)
     with pytest.raises(AssertionError):
-        _agree(abstraction, [prompt, settle])
-        _agree(abstraction, [prompt, settle, prompt, steer, settle])
+        _agree(abstraction, [prompt, script, advance])
