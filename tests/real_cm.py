@@ -20,14 +20,16 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, TypeAlias
 
-from attrs import field, frozen
+from attrs import evolve, field, frozen
 from driven import navigate_or_fork
+from pi_versions import PiInstall
 from real_pi import SKIPPED_ENTRIES, RpcPi, entry_kind
 
 from pictx_fsm.extensions.context_management.kit.world import World, WorldConfig
 from pictx_fsm.hosts.model import Call, Response, Text, Tools
 from pictx_fsm.hosts.pi import entry_path
 from pictx_fsm.session.jsonl import read_session
+from pictx_fsm.testing.actions import filler
 from pictx_fsm.testing.differential.real import DRIVER
 
 JSON: TypeAlias = Any
@@ -162,6 +164,16 @@ class Observed:
 
     def fired(self) -> set[str]:
         return {t for _, fired in self.decisions for t in fired}
+
+
+NO_BACKGROUND = "--context-memory-no-background"
+SMALL = 64_000
+"""A context window where an automatic handoff's preparation can cover the rest."""
+
+
+def covered(label: str) -> tuple[Say | Advance, ...]:
+    """A 50 000-character turn that background notes cover, then a minute (their cooldown)."""
+    return (Say(text=filler(label, 50_000)), Advance(ms=61_000))
 
 
 # -- the model session ---------------------------------------------------------------------------
@@ -376,8 +388,11 @@ def decision_lines(audit: Path) -> list[dict[str, JSON]]:
     return sorted((r for r in lines if r["event"] != "bridge_connection"), key=lambda r: r["at"])
 
 
-def run_real(tmp_path: Path, scenario: CmScenario, plan: Plan) -> Observed:
-    """The scenario on the real Pi (RPC mode), each step awaited as the plan says."""
+def run_real(
+    tmp_path: Path, scenario: CmScenario, plan: Plan, awaited: frozenset[str] = frozenset()
+) -> Observed:
+    """The scenario on the real Pi (RPC mode), each step awaited as the plan says, then until
+    the ``awaited`` transitions fired (what another extension's run sets off later)."""
     audit = tmp_path / "audit"
     audit.mkdir(exist_ok=True)
     clock = tmp_path / "clock-offset"
@@ -413,6 +428,7 @@ def run_real(tmp_path: Path, scenario: CmScenario, plan: Plan) -> Observed:
             else:
                 _real_step(pi, f"s{number}", step, clock)
             _await_steps(audit, count)
+        _await_fired(audit, awaited)
     finally:
         assert pi.close() == 0, pi.stderr()
     files = tuple(
@@ -457,6 +473,35 @@ def _real_step(pi: RpcPi, request_id: str, step: Step, clock: Path) -> None:
         path = session_files(pi.tmp_path / "sessions")[step.nth - 1]
         pi.send({"id": request_id, "type": "switch_session", "sessionPath": str(path)})
         pi.until("response", id=request_id)
+
+
+REAL_ONLY_DRIVES = frozenset({"drive-busy-target"})
+"""Driver commands the model session has no counterpart of (``cm_driver.mjs``)."""
+
+
+def run_real_only(tmp_path: Path, scenario: CmScenario, install: PiInstall) -> Observed:
+    """A scenario with a driver command only the real Pi has (:data:`REAL_ONLY_DRIVES`):
+    each step awaited as the model session, which runs the scenario without those commands,
+    took it (what follows them differs), and the run ends once the scenario's transitions
+    fired."""
+    kept = [not (isinstance(s, Drive) and s.command in REAL_ONLY_DRIVES) for s in scenario.steps]
+    model_steps = tuple(s for s, keep in zip(scenario.steps, kept, strict=True) if keep)
+    plan = run_model(evolve(scenario, steps=model_steps), install.host_profile)[1]
+    taken = iter(plan.counts)
+    counts: list[int] = []
+    for keep in kept:
+        counts.append(next(taken) if keep else (counts[-1] if counts else 0))
+    awaited = scenario.exercised(install.version)
+    return run_real(tmp_path, scenario, evolve(plan, counts=tuple(counts)), awaited=awaited)
+
+
+def _await_fired(audit: Path, transitions: frozenset[str]) -> None:
+    deadline = time.monotonic() + WAIT_S
+    while time.monotonic() < deadline:
+        fired = {t for r in decision_lines(audit) for t in r["fired"]}
+        if transitions <= fired:
+            return
+        time.sleep(0.05)
 
 
 def _await_steps(audit: Path, count: int) -> None:

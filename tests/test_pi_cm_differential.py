@@ -12,6 +12,8 @@ from pathlib import Path
 import pytest
 from pi_versions import INSTALLS, PiInstall
 from real_cm import (
+    NO_BACKGROUND,
+    SMALL,
     Advance,
     CmScenario,
     Command,
@@ -22,9 +24,11 @@ from real_cm import (
     Resume,
     Say,
     SwitchModel,
+    covered,
     run_model,
     run_real,
 )
+from test_pi_cm_real_only import REAL_ONLY
 
 from pictx_fsm.extensions.context_management.machines import load_machines
 from pictx_fsm.testing.actions import filler
@@ -62,15 +66,7 @@ def _long(label: str, chars: int = LONG) -> str:
     return filler(label, chars)
 
 
-NO_BACKGROUND = "--context-memory-no-background"
 MINUTE = 60_000
-SMALL = 64_000
-"""A context window where an automatic handoff's preparation can cover the rest."""
-
-
-def _covered(label: str) -> tuple[Say | Advance, ...]:
-    """A 50 000-character turn that background notes cover, then a minute (their cooldown)."""
-    return (Say(text=_long(label, 50_000)), Advance(ms=61_000))
 
 
 ARCHIVED = 60_000
@@ -360,10 +356,10 @@ SCENARIOS: dict[str, CmScenario] = {
         window=SMALL,
         auto_compaction=False,
         steps=(
-            *_covered("one"),
-            *_covered("two"),
-            *_covered("three"),
-            *_covered("four"),
+            *covered("one"),
+            *covered("two"),
+            *covered("three"),
+            *covered("four"),
             Say(text=_long("crossing", 40_000), replies=({"text": "long"}, {"text": "took over"})),
             Command(args="status"),
             Say(text="Soon again?", replies=({"text": _long("huge-again", 40_000)},)),
@@ -392,10 +388,10 @@ SCENARIOS: dict[str, CmScenario] = {
         window=SMALL,
         auto_compaction=False,
         steps=(
-            *_covered("one"),
-            *_covered("two"),
-            *_covered("three"),
-            *_covered("four"),
+            *covered("one"),
+            *covered("two"),
+            *covered("three"),
+            *covered("four"),
             Notes(kind="failing"),
             Say(text=_long("crossing", 40_000)),
             Command(args="status"),
@@ -442,9 +438,9 @@ SCENARIOS: dict[str, CmScenario] = {
         window=SMALL,
         auto_compaction=False,
         steps=(
-            *_covered("one"),
-            *_covered("two"),
-            *_covered("three"),
+            *covered("one"),
+            *covered("two"),
+            *covered("three"),
             Notes(kind="valid", hold="prepare"),
             Say(text=_long("crossing", 60_000)),
             Command(args="auto on"),
@@ -507,9 +503,9 @@ SCENARIOS: dict[str, CmScenario] = {
         window=SMALL,
         auto_compaction=False,
         steps=(
-            *_covered("one"),
-            *_covered("two"),
-            *_covered("three"),
+            *covered("one"),
+            *covered("two"),
+            *covered("three"),
             Drive(command="drive-veto on"),
             Say(text=_long("crossing", 60_000)),
             Drive(command="drive-veto off"),
@@ -543,9 +539,9 @@ SCENARIOS: dict[str, CmScenario] = {
         window=SMALL,
         auto_compaction=False,
         steps=(
-            *_covered("one"),
-            *_covered("two"),
-            *_covered("three"),
+            *covered("one"),
+            *covered("two"),
+            *covered("three"),
             Notes(kind="valid", hold="never"),
             Say(text=_long("crossing", 60_000)),
         ),
@@ -580,7 +576,7 @@ SCENARIOS: dict[str, CmScenario] = {
             window=SMALL,
             auto_compaction=False,
             steps=(
-                *_covered("one"),
+                *covered("one"),
                 Notes(kind="valid"),
                 Notes(kind="valid"),
                 Notes(kind="valid"),
@@ -921,12 +917,16 @@ def documented_figure() -> tuple[int, int]:
 
 def test_every_transition_fires_on_the_real_pi_or_is_listed_with_its_reason() -> None:
     # Given what the scenarios fire — on the model session in each Pi version's profile, which
-    # the differential test above holds the real Pi to, decision by decision — and the
-    # transitions the documentation lists as not reached in Pi
+    # the differential test above holds the real Pi to, decision by decision; and what the
+    # real-Pi-only scenarios must fire there (test_pi_cm_real_only) — and the transitions the
+    # documentation lists as not reached in Pi
     fired: set[str] = set()
     for scenario in SCENARIOS.values():
         for install in INSTALLS:
             fired |= run_model(scenario, install.host_profile)[0].fired()
+    for scenario in REAL_ONLY.values():
+        for install in INSTALLS:
+            fired |= scenario.exercised(install.version)
     listed = unreached_in_pi()
     declared = set(load_machines().transition_ids())
     # Then every declared transition is fired or listed, none both, each listed with a reason
