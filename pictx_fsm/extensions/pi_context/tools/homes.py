@@ -68,7 +68,7 @@ def agent_slug(configured: str | None) -> str:
 
 
 def model_slug(model_id: str | None) -> str:
-    """The @model home and the boot's provider name: the last ``/`` segment of the model id."""
+    """The @model home and the boot's brain name: the last ``/`` segment of the model id."""
     if not model_id:
         return DEFAULT_MODEL_NAME
     return slugify(model_id.split("/")[-1])
