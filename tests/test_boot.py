@@ -84,7 +84,7 @@ def test_r72_root_boot_starts_with_the_identity_and_has_no_previous_id(texts: Te
     # When it is rendered
     text = render_boot(ROOT, empty_snapshot(), texts, reset_boot=False)
     # Then it opens with <context_window>, names the root twice and no previous window
-    assert text.startswith(CONTEXT_WINDOW_OPEN_TAG + "\nAgent name: root (provider: faux-1)\n")
+    assert text.startswith(CONTEXT_WINDOW_OPEN_TAG + "\nAgent name: root (brain: faux-1)\n")
     assert "First context window id: pcw:12345678:root" in text
     assert "Current context window id: pcw:12345678:root" in text
     assert "Previous context window id" not in text
@@ -95,7 +95,7 @@ def test_r72_identity_block_lists_previous_id_for_reset_boots() -> None:
     # Then the block is exactly the spec's five-line shape plus the previous id
     assert identity_block(RESET) == (
         "<context_window>\n"
-        "Agent name: root (provider: faux-1)\n"
+        "Agent name: root (brain: faux-1)\n"
         "First context window id: pcw:12345678:root\n"
         "Current context window id: pcw:12345678:0a1b2c3d\n"
         "Previous context window id: pcw:12345678:root\n"

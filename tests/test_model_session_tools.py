@@ -304,7 +304,7 @@ def test_n9_model_notes_follow_the_session_model_and_the_boot_lists_them(
     (written,) = host.files()
     assert written == host.notes_home / "models" / slug / "style.md"
     boot = str(boots(host.session.entries)[-1].content)
-    assert f"(provider: {slug})" in boot
+    assert f"(brain: {slug})" in boot
     assert f"- @models/{slug}/style.md (1 lines, 1 UTF-8 bytes, updated" in boot
 
 

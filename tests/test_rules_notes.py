@@ -138,7 +138,7 @@ def test_r72_root_boot_layout() -> None:
     # Then identity block first (no previous id), protocol block last
     assert parts[0].splitlines() == [
         "<context_window>",
-        "Agent name: root (provider: faux-1)",
+        "Agent name: root (brain: faux-1)",
         "First context window id: pcw:12345678:root",
         "Current context window id: pcw:12345678:root",
         "</context_window>",

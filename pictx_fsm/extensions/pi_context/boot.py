@@ -65,7 +65,7 @@ def identity_block(identity: BootIdentity) -> str:
     """The ``<context_window>`` block (R72)."""
     lines = [
         CONTEXT_WINDOW_OPEN_TAG,
-        f"Agent name: {identity.agent_name} (provider: {identity.model_name})",
+        f"Agent name: {identity.agent_name} (brain: {identity.model_name})",
         f"First context window id: {identity.root_window_id}",
         f"Current context window id: {identity.current_window_id}",
     ]

@@ -210,7 +210,7 @@ WARNING_PROMPT: Final = (
 WARNING_CONTENT: Final = f"{GUIDANCE_OPEN_TAG}\n{WARNING_PROMPT}\n{GUIDANCE_CLOSE_TAG}"
 
 _GUIDANCE_TEMPLATE: Final = (
-    "Your provider is almost out of room — {remaining} tokens left, and then your memory gets "
+    "Your brain is almost out of room — {remaining} tokens left, and then your memory gets "
     "wiped. The wipe is automatic: there is no final turn to write then. Grab the notebook now "
     "— the goal, decisions, progress, learnings, next steps, the skills you still need, the "
     "window ID and item ID of every relevant user request still being solved, and important "

@@ -98,7 +98,7 @@ def agent_slug(configured: str | None, default: str = LEGACY_AGENT_NAME) -> str:
 
 
 def model_slug(model_id: str | None, fallback: str = LEGACY_AGENT_NAME) -> str:
-    """The @model home and the boot's provider name: the last ``/`` segment of the model id
+    """The @model home and the boot's brain name: the last ``/`` segment of the model id
     (``default`` without one; ``fallback`` when the segment has no slug characters)."""
     if not model_id:
         return DEFAULT_MODEL_NAME
