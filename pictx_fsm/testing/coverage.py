@@ -10,7 +10,7 @@ is listed under that variant). The table is what ``pictx-fsm verify`` prints and
 from __future__ import annotations
 
 import tomllib
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -26,6 +26,7 @@ __all__ = [
     "coverage_of",
     "load_exemptions",
     "load_profile_exemptions",
+    "summed_counts",
 ]
 
 EXEMPTIONS_FILE = "coverage-exemptions.toml"
@@ -174,3 +175,12 @@ def coverage_of(
     named = set(always).union(*(set(table) for table in by_profile.values()))
     unknown = tuple(sorted(named - set(ids)))
     return Coverage(rows=rows, unknown_exemptions=unknown)
+
+
+def summed_counts(tables: Iterable[Mapping[str, int]]) -> dict[str, int]:
+    """Transition counts of several audit logs (or companions) added up, key by key."""
+    counts: dict[str, int] = {}
+    for table in tables:
+        for key, value in table.items():
+            counts[key] = counts.get(key, 0) + value
+    return counts

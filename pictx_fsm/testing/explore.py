@@ -22,7 +22,7 @@ import functools
 import gc
 import time
 from collections import Counter
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
 from attrs import define, field, frozen
@@ -44,6 +44,7 @@ __all__ = [
     "ExploreOptions",
     "ExploreReport",
     "Progress",
+    "drawn_rounds",
     "exploration_settings",
     "explore",
     "run_lengths",
@@ -327,6 +328,20 @@ def run_lengths(steps: int) -> st.SearchStrategy[int]:
     if steps < TABLE_SIZE:
         return st.integers(min_value=1, max_value=steps)
     return table(sorted({1 + (steps - 1) * i // (TABLE_SIZE - 1) for i in range(TABLE_SIZE)}))
+
+
+def drawn_rounds(
+    draw: Draw, steps: int, round_of: Callable[[], st.SearchStrategy[Sequence[Any]]]
+) -> Iterator[Any]:
+    """The actions of one generated run: a drawn length (:func:`run_lengths`), then rounds
+    drawn one at a time from ``round_of()`` (asked again before each round, so a round can
+    follow the world the previous ones left) until the length is reached or passed."""
+    count = draw(run_lengths(steps))
+    done = 0
+    while done < count:
+        for action in draw(round_of()):
+            done += 1
+            yield action
 
 
 def _generated_run(

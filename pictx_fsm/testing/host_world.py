@@ -32,6 +32,7 @@ from pictx_fsm.hosts.model.profiles import DEFAULT_HOST_PROFILE, HOST_PROFILES, 
 from pictx_fsm.session.estimate import CharsCounter
 from pictx_fsm.testing.actions import HOST_ACTION_TYPES, EndlessRun, apply_action
 from pictx_fsm.testing.canon import Canon
+from pictx_fsm.testing.coverage import summed_counts
 from pictx_fsm.testing.kit import TraceFormatError
 from pictx_fsm.testing.states import host_state, recorded_inputs
 
@@ -140,11 +141,7 @@ class HostWorld:
         return applied
 
     def transition_counts(self) -> dict[str, int]:
-        counts: dict[str, int] = {}
-        for log in self.audits:
-            for key, value in log.transition_counts().items():
-                counts[key] = counts.get(key, 0) + value
-        return counts
+        return summed_counts(log.transition_counts() for log in self.audits)
 
     def decisions(self) -> list[dict[str, Any]]:
         return decisions_of(self.audits)

@@ -21,8 +21,9 @@ import re
 from collections import Counter
 from collections.abc import Callable, Hashable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar, Protocol
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol, TypeVar
 
+import attrs
 from attrs import field, frozen
 
 from pictx_fsm.audit.log import AuditLog
@@ -49,6 +50,8 @@ __all__ = [
     "TraceFormatError",
     "World",
     "companion_named",
+    "config_of",
+    "faults_by_name",
     "kit_named",
     "kit_names",
 ]
@@ -119,6 +122,28 @@ class Fault(Protocol):
     def caught_by(self) -> str:
         """The invariant expected to report it."""
         ...
+
+
+FaultT = TypeVar("FaultT", bound=Fault)
+ConfigT = TypeVar("ConfigT")
+
+
+def config_of(cls: type[ConfigT], obj: Mapping[str, Any]) -> ConfigT:
+    """A world configuration (an attrs class) from its JSON fields; an unknown field is a
+    :class:`ValueError` naming it (a trace from another kit, or a typo)."""
+    known = {field.name for field in attrs.fields(cls)}  # type: ignore[arg-type]
+    unknown = sorted(set(obj) - known)
+    if unknown:
+        raise ValueError(f"unknown world config field(s): {', '.join(unknown)}")
+    return cls(**dict(obj))
+
+
+def faults_by_name(*faults: FaultT) -> dict[str, FaultT]:
+    """An extension's planted faults, by name (a name given twice is a kit's bug)."""
+    table = {fault.name: fault for fault in faults}
+    if len(table) != len(faults):
+        raise ValueError("two planted faults share a name")
+    return table
 
 
 @frozen(kw_only=True)
@@ -238,12 +263,24 @@ class Kit(abc.ABC):
     @abc.abstractmethod
     def action_to_json(self, action: Any) -> dict[str, Any]: ...
 
-    @abc.abstractmethod
-    def world(self, config: Any) -> World: ...
+    world_type: ClassVar[type[Any] | None] = None
+    """The world a configuration opens (:meth:`world`), unless the kit overrides it."""
+    suite_type: ClassVar[type[Any] | None] = None
+    """The invariant suite every world is judged by (:meth:`suite`), unless overridden."""
 
-    @abc.abstractmethod
+    def world(self, config: Any) -> World:
+        """A fresh world of ``config``."""
+        if self.world_type is None:
+            raise NotImplementedError(f"kit {self.name!r} names no world_type")
+        world: World = self.world_type(config)
+        return world
+
     def suite(self, config: Any) -> Suite[Any]:
         """Fresh invariants for one world of ``config``."""
+        if self.suite_type is None:
+            raise NotImplementedError(f"kit {self.name!r} names no suite_type")
+        suite: Suite[Any] = self.suite_type()
+        return suite
 
     @abc.abstractmethod
     def scenario_configs(
@@ -273,11 +310,21 @@ class Kit(abc.ABC):
         −1, exact and +1 values a decision met (:mod:`pictx_fsm.testing.boundaries`)."""
         return ()
 
+    machine_names: ClassVar[tuple[str, ...]] = ()
+    """The names of the extension's machines: a family holding them all is the extension's
+    (:meth:`check_bindings`)."""
+
+    def bind_machines(self, specs: dict[str, Any], directory: Path) -> None:
+        """Bind the extension's machine documents to its guards and actions (raising on an
+        unbound name); :meth:`check_bindings` calls it for the extension's own family."""
+        return
+
     def check_bindings(self, specs: Mapping[str, Any], directory: Path) -> None:
         """Bind ``specs`` (machine documents of one family) to this extension's guards and
         actions when they are its machines, so an unbound name fails at load time
         (``pictx-fsm machines``); nothing when they are not."""
-        return
+        if self.machine_names and set(self.machine_names) <= set(specs):
+            self.bind_machines(dict(specs), directory)
 
     def tally(self, world: Any, tallies: dict[str, Counter[str]]) -> None:
         """Add what a finished world counted beyond transitions (tool outcomes, say)."""

@@ -28,6 +28,7 @@ from pictx_fsm.extensions.context_management.records import NOTES_TYPE, notes_da
 from pictx_fsm.extensions.context_management.texts import READ_TOOL, STATUS_TOOL
 from pictx_fsm.extensions.context_management.tools import ToolAnswers, answer_tool
 from pictx_fsm.host.effects import AppendEntry, ToolResult
+from pictx_fsm.testing.kit import faults_by_name
 
 
 def _unchanged(bindings: Bindings) -> Bindings:
@@ -210,76 +211,72 @@ def _read_skipping_a_byte(answer: ToolAnswers) -> ToolAnswers:
     return answered
 
 
-FAULTS: Mapping[str, Fault] = {
-    fault.name: fault
-    for fault in (
-        Fault(
-            name="fourth-handoff",
-            description="the cooling guard forgets the hourly limit: a 4th handoff within an hour",
-            caught_by="hourly_limit",
-            bindings=_fourth_handoff,
-        ),
-        Fault(
-            name="switch-with-pending-input",
-            description="the switch check ignores user input since the handoff began",
-            caught_by="no_switch_after_input",
-            bindings=_switch_with_input,
-        ),
-        Fault(
-            name="background-in-cooldown",
-            description="the background start guard ignores the 60 s cooldowns",
-            caught_by="background_start_guard",
-            bindings=_background_in_cooldown,
-        ),
-        Fault(
-            name="refused-write-changes-store",
-            description="a write refused for its sources still appends a notes entry",
-            caught_by="refused_write_unchanged",
-            bindings=_refused_write,
-        ),
-        Fault(
-            name="switch-never-requested",
-            description="the handoff enters its switch and never asks the host to switch: "
-            "the flow never ends, its phase stays on the status bar",
-            caught_by="operations_end",
-            bindings=_switch_never_requested,
-        ),
-        Fault(
-            name="timeout-never-ends-the-operation",
-            description="a generation that reaches its deadline fails without logging its "
-            "operation_end",
-            caught_by="operations_end",
-            bindings=_timeout_never_ended,
-        ),
-        Fault(
-            name="threshold-strict",
-            description="the 80 % trigger is > for ≥ (M54): exactly at the line no automatic "
-            "handoff",
-            caught_by="auto_handoff_when_due",
-            bindings=_strict_threshold,
-        ),
-        Fault(
-            name="cooldown-ends-late",
-            description="cooling is ≤ for < nextEligibleAt (M56): a handoff due at the very "
-            "end of the cooldown is refused",
-            caught_by="auto_handoff_when_due",
-            bindings=_late_cooldown,
-        ),
-        Fault(
-            name="status-quota-ignores-use",
-            description="context_status reports the turn's whole recall quota, not what is "
-            "left of it (M23)",
-            caught_by="exact_recall_answers",
-            answers=_quota_ignoring_use,
-        ),
-        Fault(
-            name="read-skips-a-byte",
-            description="context_history_read's nextOffset lies one byte past the page (M22)",
-            caught_by="exact_recall_answers",
-            answers=_read_skipping_a_byte,
-        ),
-    )
-}
+FAULTS: Mapping[str, Fault] = faults_by_name(
+    Fault(
+        name="fourth-handoff",
+        description="the cooling guard forgets the hourly limit: a 4th handoff within an hour",
+        caught_by="hourly_limit",
+        bindings=_fourth_handoff,
+    ),
+    Fault(
+        name="switch-with-pending-input",
+        description="the switch check ignores user input since the handoff began",
+        caught_by="no_switch_after_input",
+        bindings=_switch_with_input,
+    ),
+    Fault(
+        name="background-in-cooldown",
+        description="the background start guard ignores the 60 s cooldowns",
+        caught_by="background_start_guard",
+        bindings=_background_in_cooldown,
+    ),
+    Fault(
+        name="refused-write-changes-store",
+        description="a write refused for its sources still appends a notes entry",
+        caught_by="refused_write_unchanged",
+        bindings=_refused_write,
+    ),
+    Fault(
+        name="switch-never-requested",
+        description="the handoff enters its switch and never asks the host to switch: "
+        "the flow never ends, its phase stays on the status bar",
+        caught_by="operations_end",
+        bindings=_switch_never_requested,
+    ),
+    Fault(
+        name="timeout-never-ends-the-operation",
+        description="a generation that reaches its deadline fails without logging its "
+        "operation_end",
+        caught_by="operations_end",
+        bindings=_timeout_never_ended,
+    ),
+    Fault(
+        name="threshold-strict",
+        description="the 80 % trigger is > for ≥ (M54): exactly at the line no automatic handoff",
+        caught_by="auto_handoff_when_due",
+        bindings=_strict_threshold,
+    ),
+    Fault(
+        name="cooldown-ends-late",
+        description="cooling is ≤ for < nextEligibleAt (M56): a handoff due at the very "
+        "end of the cooldown is refused",
+        caught_by="auto_handoff_when_due",
+        bindings=_late_cooldown,
+    ),
+    Fault(
+        name="status-quota-ignores-use",
+        description="context_status reports the turn's whole recall quota, not what is "
+        "left of it (M23)",
+        caught_by="exact_recall_answers",
+        answers=_quota_ignoring_use,
+    ),
+    Fault(
+        name="read-skips-a-byte",
+        description="context_history_read's nextOffset lies one byte past the page (M22)",
+        caught_by="exact_recall_answers",
+        answers=_read_skipping_a_byte,
+    ),
+)
 
 
 def fault_named(name: str) -> Fault:

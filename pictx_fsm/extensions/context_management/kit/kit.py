@@ -41,6 +41,9 @@ ALONE = "none"
 
 class ContextManagementKit(Kit):
     name: ClassVar[str] = "context-management"
+    faults: Mapping[str, Fault] = FAULTS
+    scenarios: Sequence[Scenario] = SCENARIOS
+    machine_names = MACHINE_NAMES
     legacy_formats: ClassVar[tuple[str, ...]] = ("pictx-fsm/cm-trace/1",)
     options: ClassVar[tuple[KitOption, ...]] = (
         KitOption(
@@ -63,25 +66,16 @@ class ContextManagementKit(Kit):
     name_patterns: ClassVar[tuple[str, ...]] = (r"\bcm_\d+\b",)
     """Beyond the host's names: the call ids of the extension's tool calls."""
 
-    @property
-    def faults(self) -> Mapping[str, Fault]:
-        return FAULTS
-
     def alphabets(self) -> Mapping[str, tuple[Any, ...]]:
         from pictx_fsm.extensions.context_management.kit.alphabets import ALPHABETS
 
         return ALPHABETS
 
-    @property
-    def scenarios(self) -> Sequence[Scenario]:
-        return SCENARIOS
-
     def machines(self) -> CmMachines:
         return load_machines()
 
-    def check_bindings(self, specs: Mapping[str, Any], directory: Path) -> None:
-        if set(MACHINE_NAMES) <= set(specs):
-            build_machines(dict(specs), directory)
+    def bind_machines(self, specs: dict[str, Any], directory: Path) -> None:
+        build_machines(specs, directory)
 
     def config_from_json(self, obj: Any) -> WorldConfig:
         if not isinstance(obj, Mapping):
@@ -105,11 +99,8 @@ class ContextManagementKit(Kit):
     def action_to_json(self, action: Any) -> dict[str, Any]:
         return cm.action_to_json(action)
 
-    def world(self, config: WorldConfig) -> World:
-        return World(config)
-
-    def suite(self, config: WorldConfig) -> WorldSuite:
-        return WorldSuite()
+    world_type = World
+    suite_type = WorldSuite
 
     def scenario_configs(
         self, scenario: Scenario, number: int, settings: ExploreSettings
@@ -128,14 +119,9 @@ class ContextManagementKit(Kit):
 
     def generate(self, draw: Draw, world: World, settings: ExploreSettings) -> Iterator[Any]:
         from pictx_fsm.extensions.context_management.kit.strategies import rounds
-        from pictx_fsm.testing.explore import run_lengths
+        from pictx_fsm.testing.explore import drawn_rounds
 
-        count = draw(run_lengths(settings.steps))
-        done = 0
-        while done < count:
-            for action in draw(rounds()):
-                done += 1
-                yield action
+        yield from drawn_rounds(draw, settings.steps, rounds)
 
     def closing(self, world: World) -> Sequence[Any]:
         """Every run ends at rest: runs settled, every reply, deadline and idle wait the

@@ -45,7 +45,8 @@ from pictx_fsm.session.estimate import CharsCounter
 from pictx_fsm.session.tree import SessionTree
 from pictx_fsm.testing import actions as shared
 from pictx_fsm.testing.canon import Canon, Unmergeable
-from pictx_fsm.testing.kit import Companion, companion_named
+from pictx_fsm.testing.coverage import summed_counts
+from pictx_fsm.testing.kit import Companion, companion_named, config_of
 from pictx_fsm.testing.states import host_state
 
 __all__ = [
@@ -99,11 +100,7 @@ class WorldConfig:
             obj["companions"] = ("pi-context",) if obj.pop("pi_context") else ()
         if isinstance(obj.get("companions"), list):
             obj["companions"] = tuple(obj["companions"])
-        known = {f.name for f in attrs.fields(cls)}
-        unknown = sorted(set(obj) - known)
-        if unknown:
-            raise ValueError(f"unknown world config field(s): {', '.join(unknown)}")
-        return cls(**dict(obj))
+        return config_of(cls, obj)
 
     @property
     def flags(self) -> Flags:
@@ -371,11 +368,7 @@ class World:
 
     def companion_counts(self) -> dict[str, int]:
         """The transitions the companions' machines fired."""
-        counts: dict[str, int] = {}
-        for companion in self.companions:
-            for key, value in companion.transition_counts().items():
-                counts[key] = counts.get(key, 0) + value
-        return counts
+        return summed_counts(companion.transition_counts() for companion in self.companions)
 
     def release(self) -> None:
         """Nothing outlives a world."""

@@ -21,6 +21,7 @@ from pictx_fsm.extensions.pi_context.texts import Profile
 from pictx_fsm.hosts.model import ModelSession
 from pictx_fsm.session.estimate import CharsCounter, TokenCounter
 from pictx_fsm.session.tree import SessionTree
+from pictx_fsm.testing.coverage import summed_counts
 from pictx_fsm.testing.invariants import Violation
 
 __all__ = ["PiContextCompanion"]
@@ -94,8 +95,4 @@ class PiContextCompanion:
         )
 
     def transition_counts(self) -> Mapping[str, int]:
-        counts: dict[str, int] = {}
-        for log in self.audits:
-            for key, value in log.transition_counts().items():
-                counts[key] = counts.get(key, 0) + value
-        return counts
+        return summed_counts(log.transition_counts() for log in self.audits)

@@ -35,6 +35,7 @@ from pictx_fsm.host.effects import CustomMessageDraft, Draft, Notify, ToolResult
 from pictx_fsm.hosts.model import ModelSession
 from pictx_fsm.hosts.model.queues import Queued, Queues
 from pictx_fsm.session.entries import MessageEntry
+from pictx_fsm.testing.kit import faults_by_name
 
 __all__ = ["FAULTS", "Fault", "fault_named", "faulty_lifecycle"]
 
@@ -198,142 +199,139 @@ def _swap_queues(kind: type[Queues]) -> Callable[[ModelSession], None]:
     return plant
 
 
-FAULTS: Mapping[str, Fault] = {
-    fault.name: fault
-    for fault in (
-        Fault(
-            name="skip-dedupe",
-            description="commit_reset builds the reset twice: two resets for one tool batch",
-            caught_by="one_reset_per_batch",
-            actions={"commit_reset": _build_reset_twice},
+FAULTS: Mapping[str, Fault] = faults_by_name(
+    Fault(
+        name="skip-dedupe",
+        description="commit_reset builds the reset twice: two resets for one tool batch",
+        caught_by="one_reset_per_batch",
+        actions={"commit_reset": _build_reset_twice},
+    ),
+    Fault(
+        name="continue-after-abort",
+        description="the aborted guard is always false: aborted turns commit and continue",
+        caught_by="nothing_after_abort",
+        facts={"aborted": _never},
+    ),
+    Fault(
+        name="recover-twice",
+        description="pending_spent recovers again: a second overflow recovery per chain",
+        caught_by="overflow_bounded",
+        model_patch=(
+            "reset_control",
+            "              # Recovery already used in this chain: no second reset (R36).\n"
+            "              - {event: before_settle, target: spent}",
+            "              - {event: before_settle, target: spent, "
+            "cond: enabled and automatic and not aborted, before: recover_overflow}\n"
+            "              - {event: before_settle, target: spent}",
         ),
-        Fault(
-            name="continue-after-abort",
-            description="the aborted guard is always false: aborted turns commit and continue",
-            caught_by="nothing_after_abort",
-            facts={"aborted": _never},
+    ),
+    Fault(
+        name="repair-after-later-work",
+        description="a refused tail is repaired anyway: a boot after later conversation",
+        caught_by="narrow_repair",
+        facts={"tail_refused": _never, "tail_needs_boot": _repair_refused},
+    ),
+    Fault(
+        name="split-tool-pair-behind-summary",
+        description="tool_pair_open stops at a branch summary: a boot between a tool call "
+        "and its results",
+        caught_by="reset_tail",
+        facts={"tool_pair_open": _pair_closed_by_any_entry},
+    ),
+    Fault(
+        name="repair-during-commit",
+        description="repair ignores the reset its own boundary is committing: a second "
+        "boot in one window",
+        caught_by="repair_when_due",
+        # On a host that reports idle mid-commit: the held repair would cover it.
+        facts={"tail_verdict": _verdict_blind_to_commit, "repair_held": _never},
+    ),
+    Fault(
+        name="repair-mid-run",
+        description="repair while a run is under way: Pi appends the boot after the run's "
+        "conversation (after a reset the turn commits, in the new window)",
+        caught_by="repair_when_due",
+        facts={"repair_held": _never},
+    ),
+    Fault(
+        name="drop-queued-message",
+        description="the host loses the first steering message",
+        caught_by="queued_once_in_order",
+        host=_swap_queues(_DroppingQueues),
+    ),
+    Fault(
+        name="duplicate-queued-message",
+        description="the host delivers every follow-up twice",
+        caught_by="queued_once_in_order",
+        host=_swap_queues(_DuplicatingQueues),
+    ),
+    Fault(
+        name="leak-pre-marker",
+        description="the reset projection returns nothing: erased history reaches the model",
+        caught_by="no_erased_history",
+        actions={"project_reset_window": _leave_request_unprojected},
+    ),
+    Fault(
+        name="second-wipe-cancels",
+        description="a second wipe_memory in one batch cancels the pending request: the "
+        "batch commits no reset",
+        caught_by="resets_commit",
+        model_patch=(
+            "reset_control",
+            "              - {event: request, target: explicit, cond: enabled, "
+            "before: report_already_pending}",
+            "              - {event: request, target: none, cond: enabled, "
+            "before: report_already_pending}",
         ),
-        Fault(
-            name="recover-twice",
-            description="pending_spent recovers again: a second overflow recovery per chain",
-            caught_by="overflow_bounded",
-            model_patch=(
-                "reset_control",
-                "              # Recovery already used in this chain: no second reset (R36).\n"
-                "              - {event: before_settle, target: spent}",
-                "              - {event: before_settle, target: spent, "
-                "cond: enabled and automatic and not aborted, before: recover_overflow}\n"
-                "              - {event: before_settle, target: spent}",
-            ),
-        ),
-        Fault(
-            name="repair-after-later-work",
-            description="a refused tail is repaired anyway: a boot after later conversation",
-            caught_by="narrow_repair",
-            facts={"tail_refused": _never, "tail_needs_boot": _repair_refused},
-        ),
-        Fault(
-            name="split-tool-pair-behind-summary",
-            description="tool_pair_open stops at a branch summary: a boot between a tool call "
-            "and its results",
-            caught_by="reset_tail",
-            facts={"tool_pair_open": _pair_closed_by_any_entry},
-        ),
-        Fault(
-            name="repair-during-commit",
-            description="repair ignores the reset its own boundary is committing: a second "
-            "boot in one window",
-            caught_by="repair_when_due",
-            # On a host that reports idle mid-commit: the held repair would cover it.
-            facts={"tail_verdict": _verdict_blind_to_commit, "repair_held": _never},
-        ),
-        Fault(
-            name="repair-mid-run",
-            description="repair while a run is under way: Pi appends the boot after the run's "
-            "conversation (after a reset the turn commits, in the new window)",
-            caught_by="repair_when_due",
-            facts={"repair_held": _never},
-        ),
-        Fault(
-            name="drop-queued-message",
-            description="the host loses the first steering message",
-            caught_by="queued_once_in_order",
-            host=_swap_queues(_DroppingQueues),
-        ),
-        Fault(
-            name="duplicate-queued-message",
-            description="the host delivers every follow-up twice",
-            caught_by="queued_once_in_order",
-            host=_swap_queues(_DuplicatingQueues),
-        ),
-        Fault(
-            name="leak-pre-marker",
-            description="the reset projection returns nothing: erased history reaches the model",
-            caught_by="no_erased_history",
-            actions={"project_reset_window": _leave_request_unprojected},
-        ),
-        Fault(
-            name="second-wipe-cancels",
-            description="a second wipe_memory in one batch cancels the pending request: the "
-            "batch commits no reset",
-            caught_by="resets_commit",
-            model_patch=(
-                "reset_control",
-                "              - {event: request, target: explicit, cond: enabled, "
-                "before: report_already_pending}",
-                "              - {event: request, target: none, cond: enabled, "
-                "before: report_already_pending}",
-            ),
-        ),
-        Fault(
-            name="guidance-never-committed",
-            description="the staged guidance's window check always fails: it is dropped at "
-            "turn_end instead of committed",
-            caught_by="reminders_when_due",
-            facts={"guidance_window_current": _never},
-        ),
-        Fault(
-            name="repair-skips-continuation",
-            description="repair never sees a missing continuation: a bare reset tail gets "
-            "its boot and no continuation",
-            caught_by="repair_when_due",
-            facts={"tail_needs_continuation": _never},
-        ),
-        Fault(
-            name="reserve-off-by-one",
-            description="the reserve test is < for ≤ (R50): a window exactly at the reserve "
-            "is not reset",
-            caught_by="resets_commit",
-            facts={"reset_due": _reserve_strict},
-        ),
-        Fault(
-            name="warning-line-off-by-one",
-            description="the warning line is < for ≤ (R52): exactly on it, guidance is "
-            "staged instead of the final warning",
-            caught_by="reminders_when_due",
-            facts={"warning_due": _warning_strict, "guidance_due": _guidance_strict},
-        ),
-        Fault(
-            name="boot-names-previous-window",
-            description="a running reset's boot names the window just left as the current one",
-            caught_by="exact_reset_entries",
-            actions={"commit_reset": _boot_naming_previous},
-        ),
-        Fault(
-            name="remaining-counts-the-runway",
-            description="get_context_remaining reports remaining tokens without subtracting "
-            "the warning line (R17)",
-            caught_by="exact_lifecycle_answers",
-            actions={"report_remaining": _remaining_with_runway},
-        ),
-        Fault(
-            name="announce-uncommitted",
-            description="the reset notice is given when the drafts are built, before commit",
-            caught_by="honest_notices",
-            actions={"remember_reset_notice": _announce_when_built},
-        ),
-    )
-}
+    ),
+    Fault(
+        name="guidance-never-committed",
+        description="the staged guidance's window check always fails: it is dropped at "
+        "turn_end instead of committed",
+        caught_by="reminders_when_due",
+        facts={"guidance_window_current": _never},
+    ),
+    Fault(
+        name="repair-skips-continuation",
+        description="repair never sees a missing continuation: a bare reset tail gets "
+        "its boot and no continuation",
+        caught_by="repair_when_due",
+        facts={"tail_needs_continuation": _never},
+    ),
+    Fault(
+        name="reserve-off-by-one",
+        description="the reserve test is < for ≤ (R50): a window exactly at the reserve "
+        "is not reset",
+        caught_by="resets_commit",
+        facts={"reset_due": _reserve_strict},
+    ),
+    Fault(
+        name="warning-line-off-by-one",
+        description="the warning line is < for ≤ (R52): exactly on it, guidance is "
+        "staged instead of the final warning",
+        caught_by="reminders_when_due",
+        facts={"warning_due": _warning_strict, "guidance_due": _guidance_strict},
+    ),
+    Fault(
+        name="boot-names-previous-window",
+        description="a running reset's boot names the window just left as the current one",
+        caught_by="exact_reset_entries",
+        actions={"commit_reset": _boot_naming_previous},
+    ),
+    Fault(
+        name="remaining-counts-the-runway",
+        description="get_context_remaining reports remaining tokens without subtracting "
+        "the warning line (R17)",
+        caught_by="exact_lifecycle_answers",
+        actions={"report_remaining": _remaining_with_runway},
+    ),
+    Fault(
+        name="announce-uncommitted",
+        description="the reset notice is given when the drafts are built, before commit",
+        caught_by="honest_notices",
+        actions={"remember_reset_notice": _announce_when_built},
+    ),
+)
 
 
 @functools.cache

@@ -47,6 +47,9 @@ HOSTS = tuple(HOST_PROFILES)
 
 class PiContextKit(Kit):
     name: ClassVar[str] = "pi-context"
+    faults: Mapping[str, Fault] = FAULTS
+    scenarios: Sequence[Scenario] = SCENARIOS
+    machine_names = MACHINE_NAMES
     legacy_formats: ClassVar[tuple[str, ...]] = ("pictx-fsm/trace/1",)
     options: ClassVar[tuple[KitOption, ...]] = (
         KitOption(
@@ -84,10 +87,6 @@ class PiContextKit(Kit):
     )
     """Beyond the host's names: the noise's queued follow-ups and the world's notes home."""
 
-    @property
-    def faults(self) -> Mapping[str, Fault]:
-        return FAULTS
-
     def alphabets(self) -> Mapping[str, tuple[Any, ...]]:
         from pictx_fsm.extensions.pi_context.kit.alphabets import ALPHABETS
 
@@ -101,16 +100,11 @@ class PiContextKit(Kit):
             for host in settings.variants["host"]
         ]
 
-    @property
-    def scenarios(self) -> Sequence[Scenario]:
-        return SCENARIOS
-
     def machines(self) -> Lifecycle:
         return load_lifecycle()
 
-    def check_bindings(self, specs: Mapping[str, Any], directory: Path) -> None:
-        if set(MACHINE_NAMES) <= set(specs):
-            build_lifecycle(dict(specs), directory)
+    def bind_machines(self, specs: dict[str, Any], directory: Path) -> None:
+        build_lifecycle(specs, directory)
 
     def config_from_json(self, obj: Any) -> WorldConfig:
         return check_config(obj)
@@ -121,11 +115,8 @@ class PiContextKit(Kit):
     def action_to_json(self, action: Any) -> dict[str, Any]:
         return pi_actions.action_to_json(action)
 
-    def world(self, config: WorldConfig) -> World:
-        return World(config)
-
-    def suite(self, config: WorldConfig) -> InvariantSuite:
-        return InvariantSuite()
+    world_type = World
+    suite_type = InvariantSuite
 
     def scenario_configs(
         self, scenario: Scenario, number: int, settings: ExploreSettings
@@ -147,15 +138,12 @@ class PiContextKit(Kit):
     def generate(self, draw: Draw, world: World, settings: ExploreSettings) -> Iterator[Any]:
         """A swarm run: its action groups, its length, then every action; it ends settled."""
         from pictx_fsm.extensions.pi_context.kit.strategies import SWARMS, swarm_moves
-        from pictx_fsm.testing.explore import run_lengths
+        from pictx_fsm.testing.explore import drawn_rounds
 
         swarm = tuple(group for group in draw(SWARMS) if group not in settings.without)
-        count = draw(run_lengths(settings.steps))
-        done = 0
-        while done < count:
-            for action in draw(swarm_moves(swarm, world.session.is_idle)):
-                done += 1
-                yield action
+        yield from drawn_rounds(
+            draw, settings.steps, lambda: swarm_moves(swarm, world.session.is_idle)
+        )
         yield pi_actions.Settle()
 
     def closing(self, world: World) -> Sequence[Any]:

@@ -57,6 +57,8 @@ from pictx_fsm.hosts.pi.twin import BridgeTwin
 from pictx_fsm.session.estimate import CharsCounter, TiktokenCounter, TokenCounter
 from pictx_fsm.session.tree import SessionTree
 from pictx_fsm.testing.canon import Canon
+from pictx_fsm.testing.coverage import summed_counts
+from pictx_fsm.testing.kit import config_of
 from pictx_fsm.testing.states import host_state
 
 USAGE_ACCOUNTINGS = ("estimated", "faux")
@@ -107,11 +109,7 @@ class WorldConfig:
 
     @classmethod
     def from_json(cls, obj: Mapping[str, Any]) -> WorldConfig:
-        known = {f.name for f in attrs.fields(cls)}
-        unknown = sorted(set(obj) - known)
-        if unknown:
-            raise ValueError(f"unknown world config field(s): {', '.join(unknown)}")
-        return cls(**dict(obj))
+        return config_of(cls, obj)
 
     @property
     def settings(self) -> dict[str, Any]:
@@ -306,11 +304,7 @@ class World:
         self.session.follow_up(text)
 
     def transition_counts(self) -> dict[str, int]:
-        counts: dict[str, int] = {}
-        for log in self.audits:
-            for key, value in log.transition_counts().items():
-                counts[key] = counts.get(key, 0) + value
-        return counts
+        return summed_counts(log.transition_counts() for log in self.audits)
 
     def release(self) -> None:
         """Done with this world: its notes sandbox goes to the next one if untouched."""
