@@ -65,6 +65,23 @@ def test_a_name_the_root_no_longer_exports_imports_from_its_home_with_a_warning(
         assert pictx_fsm.Notify is Notify  # type: ignore[attr-defined]
 
 
+MODULES = sorted(
+    name
+    for _, name, _ in pkgutil.walk_packages(pictx_fsm.__path__, "pictx_fsm.")
+    if not name.endswith("__main__")
+)
+
+
+@pytest.mark.parametrize("module", MODULES)
+def test_every_module_declares_all_and_every_declared_name_exists(module: str) -> None:
+    # Given any module of the package (issue 23, item 7: a surface a user can learn)
+    imported = importlib.import_module(module)
+    declared = getattr(imported, "__all__", None)
+    # Then it says which of its names are public, and each of them is there
+    assert isinstance(declared, list | tuple), f"{module} has no __all__"
+    assert [name for name in declared if not hasattr(imported, name)] == []
+
+
 @pytest.mark.parametrize("package", ["pictx_fsm", *PACKAGES])
 def test_every_package_declares_all_and_every_declared_name_exists(package: str) -> None:
     module = importlib.import_module(package)

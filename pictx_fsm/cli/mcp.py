@@ -19,6 +19,8 @@ from pathlib import Path
 from pictx_fsm.errors import UsageError
 from pictx_fsm.extensions.shared.tools.homes import NOTES_AGENT_ENV, default_notes_home
 
+__all__ = ["EXTENSIONS", "MISSING_SDK", "configure", "run"]
+
 EXTENSIONS = ("notesoup", "pi-context")
 MISSING_SDK = (
     "pictx-fsm mcp needs the MCP Python SDK, an optional dependency: pip install 'pictx-fsm[mcp]'"

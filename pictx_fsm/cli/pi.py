@@ -19,6 +19,8 @@ from pictx_fsm.hosts.pi import entry_path
 from pictx_fsm.hosts.pi.handshake import PI_CONTEXT, SERVED
 from pictx_fsm.hosts.pi.server import serve
 
+__all__ = ["configure", "run"]
+
 
 def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(

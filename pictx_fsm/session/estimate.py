@@ -42,6 +42,37 @@ from pictx_fsm.js import is_number, is_plain_object, stringify
 from pictx_fsm.session.entries import Entry, MessageEntry
 from pictx_fsm.session.projection import Message, latest_compaction_index, system_content_text
 
+__all__ = [
+    "CHARS_PER_TOKEN",
+    "CHARS_PER_TOKEN_1X",
+    "IMAGE_CHARS",
+    "IMAGE_TOKENS",
+    "TIKTOKEN_ENCODING",
+    "UNSETTLED_STOPS",
+    "CharsCounter",
+    "EstimateError",
+    "MessageText",
+    "TiktokenCounter",
+    "TokenCounter",
+    "compaction_gate",
+    "compaction_gate_after",
+    "context_tokens",
+    "estimate_context_1x",
+    "estimate_host",
+    "estimate_messages",
+    "estimate_window",
+    "host_text",
+    "is_settled_assistant",
+    "js_json",
+    "js_length",
+    "js_max",
+    "message_tokens_1x",
+    "timestamp_of",
+    "usage_anchor",
+    "usage_tokens",
+    "window_text",
+]
+
 CHARS_PER_TOKEN: Final = 4
 IMAGE_CHARS: Final = 4800
 """Pi's stand-in for one image block (``ESTIMATED_IMAGE_CHARS``)."""

@@ -35,6 +35,18 @@ from pictx_fsm.hosts.model.records import (
 from pictx_fsm.hosts.model.state import HostState
 from pictx_fsm.session.entries import ABSENT
 
+__all__ = [
+    "JSON",
+    "abort",
+    "apply_effects",
+    "call",
+    "emit",
+    "error",
+    "record",
+    "send_custom",
+    "subscribers",
+]
+
 JSON: TypeAlias = Any
 
 

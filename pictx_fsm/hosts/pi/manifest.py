@@ -77,6 +77,18 @@ from pictx_fsm.hosts.pi.lease_machine import lease_table
 from pictx_fsm.hosts.pi.wire import MESSAGE_HOOKS, PIPELINED_HOOKS, PROTOCOL
 from pictx_fsm.session.estimate import CHARS_PER_TOKEN, IMAGE_TOKENS, UNSETTLED_STOPS
 
+__all__ = [
+    "ABORT_GRACE_MS",
+    "MANIFEST",
+    "PIPELINE_DELAY_MS",
+    "REQUEST_TIMEOUT_MS",
+    "START_TIMEOUT_MS",
+    "build_manifest",
+    "manifest_is_current",
+    "render_manifest",
+    "write_manifest",
+]
+
 MANIFEST: Final = Path(__file__).with_name("pictx-bridge.manifest.json")
 REQUEST_TIMEOUT_MS: Final = 5_000
 """Default wait for one reply (``PICTX_FSM_TIMEOUT_MS`` overrides it)."""

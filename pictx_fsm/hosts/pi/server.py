@@ -94,6 +94,32 @@ from pictx_fsm.session.estimate import CharsCounter
 from pictx_fsm.session.tree import SessionTree
 from pictx_fsm.session.usage import ContextUsageIndex
 
+__all__ = [
+    "AUDIT_DIR_ENV",
+    "CHECK_USAGE_ENV",
+    "EXTENSION",
+    "PROFILE_ENV",
+    "WITH_SYSTEM",
+    "AuditFactory",
+    "BridgeSession",
+    "PipeLines",
+    "PipelinedEffectError",
+    "RuntimeFactory",
+    "ServedRuntime",
+    "Session",
+    "answer",
+    "audit_from_environment",
+    "check_pipelined",
+    "check_usage",
+    "migrate_notes_home",
+    "notes_home",
+    "open_session",
+    "profile_from_environment",
+    "runtime_from_environment",
+    "serve",
+    "version_notices",
+]
+
 AUDIT_DIR_ENV: Final = "PICTX_FSM_AUDIT_DIR"
 CHECK_USAGE_ENV: Final = "PICTX_FSM_CHECK_USAGE"
 PROFILE_ENV: Final = "PICTX_FSM_PROFILE"

@@ -57,6 +57,21 @@ from pictx_fsm.session.tree import SessionTree, TreeNode
 from pictx_fsm.testing import invariants as testing_invariants
 from pictx_fsm.testing.invariants import Violation
 
+__all__ = [
+    "INVARIANT_TYPES",
+    "HonestNotices",
+    "InvariantSuite",
+    "LeasesAgree",
+    "NarrowRepair",
+    "NoErasedHistory",
+    "NothingAfterAbort",
+    "OffKeepsBoundary",
+    "OneResetPerBatch",
+    "OverflowBounded",
+    "RemindersOncePerWindow",
+    "ResetTail",
+]
+
 _PREFIX = NOTICE_MEMORY_CLEARED.split("{", 1)[0]
 
 

@@ -61,6 +61,17 @@ from pictx_fsm.testing.coverage import summed_counts
 from pictx_fsm.testing.kit import config_of
 from pictx_fsm.testing.states import host_state
 
+__all__ = [
+    "USAGE_ACCOUNTINGS",
+    "LiveSettings",
+    "World",
+    "WorldConfig",
+    "current_boots",
+    "scenario_config",
+    "shared_counter",
+    "world_lifecycle",
+]
+
 USAGE_ACCOUNTINGS = ("estimated", "faux")
 
 

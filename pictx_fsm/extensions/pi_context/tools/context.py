@@ -27,6 +27,8 @@ from pictx_fsm.extensions.pi_context.tools.store import NotesStore
 from pictx_fsm.extensions.shared.tools.surface import wall_clock_ms
 from pictx_fsm.session.entries import Entry
 
+__all__ = ["NO_NOTES_HOME", "NO_SESSION", "HistorySource", "ToolContext", "ToolContextError"]
+
 
 class HistorySource(Protocol):
     """The session the history tools read: its id and its active branch (a

@@ -34,6 +34,8 @@ from pictx_fsm.extensions.pi_context.tools.schema import TOOLS_BY_NAME
 from pictx_fsm.extensions.shared.tools.arguments import Arguments, ToolArgumentError
 from pictx_fsm.host.tool_outcome import Reply, ToolOutcome
 
+__all__ = ["HANDLERS", "Handler", "UnknownTool", "error_message", "execute_tool", "run_tools"]
+
 Handler = Callable[[Arguments, ToolContext], Reply]
 
 HANDLERS: Final[Mapping[str, Handler]] = {

@@ -28,6 +28,16 @@ from pictx_fsm.extensions.pi_context.tools.output import (
 from pictx_fsm.extensions.shared.tools.arguments import Arguments, search_queries
 from pictx_fsm.host.tool_outcome import JsonReply, RawReply, Reply
 
+__all__ = [
+    "ITEM_SUBJECT",
+    "TOOL_ROLES",
+    "UNKNOWN_ITEM",
+    "history_list",
+    "history_read",
+    "history_search",
+    "history_windows_tool",
+]
+
 UNKNOWN_ITEM: Final = "unknown item_id or window_id"
 ITEM_SUBJECT: Final = "item"
 TOOL_ROLES: Final = ("tool_call", "tool")

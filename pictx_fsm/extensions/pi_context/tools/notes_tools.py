@@ -29,6 +29,8 @@ from pictx_fsm.extensions.pi_context.tools.store import NOT_FOUND, NoteError, Se
 from pictx_fsm.extensions.shared.tools.arguments import Arguments, search_queries
 from pictx_fsm.host.tool_outcome import JsonReply, RawReply, Reply
 
+__all__ = ["NOTE_SUBJECT", "notes_edit", "notes_list", "notes_read", "notes_search", "notes_write"]
+
 NOTE_SUBJECT: Final = "note"
 
 

@@ -46,6 +46,23 @@ from pictx_fsm.extensions.pi_context.tools.output import earliest_match_offset
 from pictx_fsm.extensions.shared.tools.diff import diff_text
 from pictx_fsm.session.entries import ABSENT
 
+__all__ = [
+    "BAD_HOME_NAME",
+    "MAX_NOTE_BYTES",
+    "MAX_NOTE_PATH_BYTES",
+    "NOTHING_TO_DO",
+    "NOT_FOUND",
+    "NOT_YOUR_HOME",
+    "EditOutcome",
+    "HomeRef",
+    "NoteError",
+    "NoteErrorCode",
+    "NoteMatch",
+    "NoteRow",
+    "NotesStore",
+    "SearchRow",
+]
+
 MAX_NOTE_BYTES: Final = 1_000_000
 MAX_NOTE_PATH_BYTES: Final = 512
 
