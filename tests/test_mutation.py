@@ -72,7 +72,7 @@ def test_generated_runs_alone_find_the_bugs_long_explorations_found(
     # Given one of the bugs a 33-minute exploration found, planted back, and verify's
     # generated phase alone (no seed scenario keeps it), seed 0, a bounded number of runs
     # (the count, not the clock, bounds it, so the outcome does not depend on the machine)
-    args = ["--no-scenarios", "--examples", "1000", "--time-budget", "3600"]
+    args = ["--no-scenarios", "--examples", "3000", "--time-budget", "3600"]
     code = main(
         ["verify", "--fault", fault, "--no-contracts", "--quiet", *args, "--out", str(tmp_path)]
     )
