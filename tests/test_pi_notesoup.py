@@ -431,13 +431,15 @@ def test_a_0_25_session_resumed_while_notesoups_server_cannot_run_fails_closed(
     assert not any(_carries(request, SECRET) for request in run.requests)
 
 
-def test_pictx_fsm_pi_prints_notesoups_entry() -> None:
-    # When the CLI is asked for notesoup's Pi extension
+def test_pictx_fsm_pi_prints_notesoups_entry(tmp_path: Path) -> None:
+    # When the CLI is asked for notesoup's Pi extension (from elsewhere than the checkout, so
+    # the package it runs is the installed one this test imported)
     found = subprocess.run(
         [sys.executable, "-m", "pictx_fsm.cli", "pi", "--extension-path", "notesoup"],
         capture_output=True,
         text=True,
         check=True,
+        cwd=tmp_path,
     )
     # Then it names the entry that runs the bridge for notesoup's manifest section
     path = Path(found.stdout.strip())
