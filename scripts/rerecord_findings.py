@@ -19,6 +19,7 @@ from pathlib import Path
 
 from pictx_fsm.hosts.pi.offline import OfflinePi
 from pictx_fsm.testing.differential.batch import compare
+from pictx_fsm.testing.differential.portable import portable_message
 from pictx_fsm.testing.differential.runs import normalize
 from pictx_fsm.testing.trace import trace_from_json
 
@@ -52,7 +53,7 @@ def main(pattern: str = "*.json") -> int:
             differing += 1
             continue
         recorded["real"] = outcome.real.to_json()
-        recorded["system_message"] = outcome.system_message
+        recorded["system_message"] = portable_message(outcome.system_message)
         path.write_text(json.dumps(document, indent=1) + "\n", encoding="utf-8")
     return 1 if differing else 0
 

@@ -10,6 +10,7 @@ Pi installed, each run is carried out again on every supported Pi version and mu
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +20,7 @@ from pi_versions import PiInstall
 from pictx_fsm.hosts.pi.offline import OfflinePi
 from pictx_fsm.testing.differential.batch import compare
 from pictx_fsm.testing.differential.model import run_model
+from pictx_fsm.testing.differential.portable import local_message, portable_message
 from pictx_fsm.testing.differential.runs import normalize, plan_of
 from pictx_fsm.testing.trace import trace_from_json
 
@@ -52,7 +54,7 @@ def test_the_model_session_now_does_what_the_real_pi_did_on_each_found_run(path:
     config = kit.config_for(config, recorded["host_profile"])
     known = plan_of(kit, config, actions).known
     # When the model session runs it in that Pi version's host profile
-    model = run_model(kit, config, actions, known, recorded["system_message"])
+    model = run_model(kit, config, actions, known, local_message(recorded["system_message"]))
     # Then it writes the same files, sends the same requests and decides the same
     assert model.observed.to_json() == recorded["real"]
 
@@ -70,3 +72,26 @@ def test_each_found_run_agrees_with_every_supported_pi(
     outcome = compare(kit, program, config, actions, tmp_path)
     # Then they agree in every compared dimension
     assert outcome.differences == (), outcome
+
+
+def test_a_kept_finding_names_no_path_of_the_machine_that_recorded_it() -> None:
+    # Given every kept finding's system message, as the real Pi sent it then made portable
+    for path in FOUND:
+        message = json.loads(path.read_text(encoding="utf-8"))["differential"]["system_message"]
+        text = json.dumps(message)
+        # Then no absolute path of the recording machine is in it
+        assert not re.search(r"/(work|tmp|root|home)/", text), path.name
+        # And the message read back has the lengths the real Pi's had (estimates count them)
+        assert local_message(message) == local_message(portable_message(local_message(message)))
+
+
+def test_a_machine_path_is_kept_as_its_length_and_read_back_at_that_length() -> None:
+    # Given a system message naming Pi's install and the working directory
+    sent = {"sections": {"cwd": "<cwd>\n/tmp/tmp708r414b/ws\n</cwd>", "n": 3}}
+    # When it is made portable and read back
+    kept = portable_message(sent)
+    read = local_message(kept)
+    # Then the path is gone, and every string has its original length
+    assert kept["sections"]["cwd"] == "<cwd>\n<path:19>\n</cwd>"
+    assert len(read["sections"]["cwd"]) == len(sent["sections"]["cwd"])
+    assert read["sections"]["n"] == 3

@@ -188,6 +188,7 @@ def _first(outcome: Any) -> str:
 
 
 def _write_trace(out: Path, kit: Kit, version: str, profile: str, seed: int, outcome: Any) -> Path:
+    from pictx_fsm.testing.differential.portable import portable_message
     from pictx_fsm.testing.trace import Trace
 
     trace = Trace(
@@ -203,7 +204,7 @@ def _write_trace(out: Path, kit: Kit, version: str, profile: str, seed: int, out
         "differs_in": list(outcome.differences),
         "model": None if outcome.model is None else outcome.model.to_json(),
         "real": outcome.real.to_json(),
-        "system_message": outcome.system_message,
+        "system_message": portable_message(outcome.system_message),
     }
     out.mkdir(parents=True, exist_ok=True)
     path = out / f"differential-{kit.name}-pi-{version}-seed{seed}.json"
