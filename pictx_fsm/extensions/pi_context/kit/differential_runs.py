@@ -171,6 +171,19 @@ WEIGHTS = {"turn": 4, "reply": 2}
 
 
 @functools.cache
+def _moves(
+    swarm: tuple[str, ...], nested: bool, idle_hooks: frozenset[str]
+) -> st.SearchStrategy[tuple[Any, ...]]:
+    """The next move of a run of ``swarm``, each group by its weight. Built once per swarm:
+    Hypothesis labels ``weighted``'s choice by the hash of its branch table, which for a table
+    made afresh at every draw follows the memory it happens to get, and its mutations follow
+    the labels — so the same seed drew other runs in another process (a label must not
+    depend on where an object lives: runs are a function of the seed alone)."""
+    groups = _groups(nested, idle_hooks)
+    return weighted([groups[name] for name in swarm for _ in range(WEIGHTS.get(name, 1))])
+
+
+@functools.cache
 def differential_runs(
     host: str, max_actions: int
 ) -> st.SearchStrategy[tuple[WorldConfig, tuple[Any, ...]]]:
@@ -188,12 +201,12 @@ def differential_runs(
         config = draw(world_configs(hosts=(host,)))
         config = DIFFERENTIAL.config_for(config, host)
         chosen = draw(st.lists(st.booleans(), min_size=len(optional), max_size=len(optional)))
-        swarm = ["turn", *(name for name, on in zip(optional, chosen, strict=True) if on)]
-        moves = [groups[name] for name in swarm for _ in range(WEIGHTS.get(name, 1))]
+        swarm = ("turn", *(name for name, on in zip(optional, chosen, strict=True) if on))
+        moves = _moves(swarm, profile.nested_tool_calls, idle_hooks)
         length = draw(st.integers(min_value=3, max_value=max_actions))
         actions: list[Any] = []
         while len(actions) < length:
-            actions.extend(draw(weighted(moves)))
+            actions.extend(draw(moves))
         return config, normalize(actions, DIFFERENTIAL.category)
 
     return runs()
