@@ -950,6 +950,24 @@ def test_switching_back_to_the_original_file_resumes_at_its_last_entry() -> None
     assert (session.session_file, session.leaf_id) == (original, last)
 
 
+def test_a_new_runtime_on_a_branch_without_messages_records_the_model_and_thinking_level() -> None:
+    # Given a session not written yet, and a written one
+    fresh = ModelSession()
+    written, _ = two_turns()
+    first = written.entries[0]
+    # When the fresh one is resumed (a new, empty session at its path) and the written one is
+    # forked at its first entry (the copy holds its model change, no message)
+    fresh.reload()
+    written.fork(str(first.id), "at")
+    # Then each new runtime appended the model and the thinking level, as Pi's
+    # createAgentSession does before any extension binds
+    assert kinds(fresh.entries) == ["model_change", "thinking_level_change"]
+    assert kinds(written.entries) == ["model_change", "model_change", "thinking_level_change"]
+    # And a branch that holds messages and its thinking level gets nothing
+    written.switch_session(str(written.tree.header.parent_session))
+    assert kinds(written.entries[-2:]) == ["message:user", "message:assistant"]
+
+
 def test_session_operations_need_an_idle_session() -> None:
     # Given a run in progress
     session = ModelSession(provider=ScriptedProvider([slow_tool()]))

@@ -18,7 +18,12 @@ from pictx_fsm.hosts.model.errors import ModelHostError
 from pictx_fsm.hosts.model.settings import HostSettings
 from pictx_fsm.hosts.model.state import HostState
 from pictx_fsm.hosts.model.store import SessionStore
-from pictx_fsm.session.entries import LabelEntry, MessageEntry, SessionHeader
+from pictx_fsm.session.entries import (
+    LabelEntry,
+    MessageEntry,
+    SessionHeader,
+    ThinkingLevelChangeEntry,
+)
 from pictx_fsm.session.ids import uuid_draws
 from pictx_fsm.session.jsonl import parse_session
 from pictx_fsm.session.tree import SessionTree
@@ -34,6 +39,7 @@ __all__ = [
     "new_session_id",
     "open_store",
     "reload",
+    "restore_model_entries",
     "resume",
     "session_path",
     "shutdown",
@@ -91,6 +97,21 @@ def open_store(host: HostState, tree: SessionTree, path: str) -> SessionStore:
     return store
 
 
+def restore_model_entries(host: HostState) -> None:
+    """What Pi's ``createAgentSession`` appends to the session of every new runtime
+    (startup, resume, fork), before any extension binds: a branch whose context holds no
+    message gets the model and the thinking level (``model_change``,
+    ``thinking_level_change``), one with messages but no thinking level gets that. A resume
+    of a file not written yet, or a fork at its first entry, opens such a branch (found by
+    the differential on 1.6.0: ``model-entries-of-a-new-runtime``)."""
+    store = host.store
+    if not store.context_messages():
+        store.model_change(host.model.provider, host.model.id)
+        store.thinking_level(host.settings.thinking_level)
+    elif not any(isinstance(entry, ThinkingLevelChangeEntry) for entry in store.branch()):
+        store.thinking_level(host.settings.thinking_level)
+
+
 def bind(host: HostState, reason: SessionStartReason) -> None:
     """Bind every extension to the current tree, then ``session_start``; the runtime bound
     reads the settings file again (found by the differential: a ``compaction.enabled``
@@ -131,6 +152,7 @@ def fork(host: HostState, entry_id: str, position: str) -> str:
     forked = tree.fork(at, header, label_entry=_label_factory(host))
     path = session_path(host.settings, now, session_id)
     open_store(host, forked, path)
+    restore_model_entries(host)
     bind(host, "fork")
     return path
 
@@ -191,4 +213,5 @@ def resume(host: HostState, path: str) -> None:
             raise ModelHostError(f"{path}: the session file has no header")
         tree = SessionTree.from_entries(loaded.header, loaded.entries)
     open_store(host, tree, path)
+    restore_model_entries(host)
     bind(host, "resume")

@@ -104,11 +104,10 @@ class ModelSession:
         now = host.clock()
         session_id = replace.new_session_id(host, now)
         header = replace.new_header(host.settings, session_id, now, parent=None)
-        store = replace.open_store(
+        replace.open_store(
             host, SessionTree(header), replace.session_path(host.settings, now, session_id)
         )
-        store.model_change(host.model.provider, host.model.id)
-        store.thinking_level(host.settings.thinking_level)
+        replace.restore_model_entries(host)
 
     @staticmethod
     def _parse(text: str) -> SessionTree:
@@ -120,6 +119,7 @@ class ModelSession:
     def _open(self, tree: SessionTree) -> None:
         path = replace.session_path(self._host.settings, self._host.clock(), tree.session_id)
         replace.open_store(self._host, tree, path)
+        replace.restore_model_entries(self._host)
 
     # -- observation --------------------------------------------------------------------------
 
@@ -217,7 +217,7 @@ class ModelSession:
             self.prompt(text)
             return
         host = self._host
-        if host.starting and not host.settings.profile.starting_run_is_busy:
+        if host.idle_while_starting:
             # Pi 0.87: still idle while a prompt starts, so this is a prompt of its own, run
             # to its end before the starting one goes on.
             record(host, "input", text=text, source="extension", streamingBehavior=None)
@@ -375,7 +375,10 @@ class ModelSession:
         if name in getattr(owner, "idle_commands", frozenset()):
             self._require_idle(f"/{name}")
         try:
-            reply = handler(args, attrs.evolve(host.host_context(), idle=self.is_idle))
+            # ``ctx.isIdle()``: also while a prompt starts on 0.87 (found by the differential:
+            # ``/pi-context on`` at ``before_agent_start`` repairs at once there).
+            idle = self.is_idle or host.idle_while_starting
+            reply = handler(args, attrs.evolve(host.host_context(), idle=idle))
         except Exception as exc:  # Pi reports command errors as extension errors
             error(host, "command", name, f"{type(exc).__name__}: {exc}")
             return

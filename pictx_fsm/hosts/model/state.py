@@ -94,6 +94,12 @@ class HostState:
         return "aborted" if self.run.aborted else "live"
 
     @property
+    def idle_while_starting(self) -> bool:
+        """A prompt was accepted and Pi is still idle (0.87: ``isIdle()`` holds in
+        ``before_agent_start``; 1.x is busy from the prompt's acceptance)."""
+        return self.starting and not self.settings.profile.starting_run_is_busy
+
+    @property
     def turn_index(self) -> int | None:
         return None if self.run is None else self.run.turn_index
 
