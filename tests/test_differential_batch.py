@@ -8,11 +8,16 @@ take minutes); the long run's figures are in ``docs/model-session.md``.
 
 from __future__ import annotations
 
+import hashlib
 import json
+import os
+import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
-from pi_versions import INSTALLS
+from pi_versions import INSTALLS, ROOT
 
 from pictx_fsm.cli import main
 from pictx_fsm.extensions.pi_context.kit.differential import DIFFERENTIAL
@@ -21,10 +26,43 @@ from pictx_fsm.testing.differential.divergences import DIVERGENCES, Divergence
 from pictx_fsm.testing.differential.model import run_model
 from pictx_fsm.testing.differential.runs import plan_of
 
+DRAW = """
+import hashlib, sys
+from pictx_fsm.extensions.pi_context.kit.differential import DIFFERENTIAL
+from pictx_fsm.testing.differential.batch import generated_runs
+runs = generated_runs(DIFFERENTIAL, sys.argv[1], int(sys.argv[2]), 0, 24)
+print(hashlib.sha256(repr(runs).encode()).hexdigest())
+"""
+"""Draws a batch's runs and prints their digest."""
+PROCESSES = 5
 MAX_ACTIONS = 8
 """Short runs, so that shrinking a difference takes a few dozen runs on the real Pi."""
 RUNS = 12
 A_FEW_ACTIONS = 6
+
+
+@pytest.mark.parametrize("host_profile", ["pi-0.87", "pi-1.6"])
+def test_a_seed_draws_the_same_runs_in_every_process(host_profile: str, tmp_path: Path) -> None:
+    # Given the CI batch's seed and size, drawn here and in other processes, each with its
+    # own hash seed, memory layout and cold Hypothesis directory (a strategy labelled by an
+    # address once made the same seed draw other runs in one process out of four)
+    runs = 100
+    here = generated_runs(DIFFERENTIAL, host_profile, runs, 0, 24)
+    expected = hashlib.sha256(repr(here).encode()).hexdigest()
+    # When each process draws them
+    drawn = [
+        subprocess.run(
+            [sys.executable, "-c", DRAW, host_profile, str(runs)],
+            cwd=tmp_path,
+            env={**os.environ, "PYTHONHASHSEED": str(process)},
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.strip()
+        for process in range(PROCESSES)
+    ]
+    # Then every process drew exactly the same runs: they are a function of the seed alone
+    assert drawn == [expected] * PROCESSES
 
 
 def _batch_exercising(divergence: Divergence, host_profile: str) -> tuple[int, int]:
@@ -110,6 +148,30 @@ def test_a_pi_that_cannot_be_started_exits_2_saying_why(
     assert reason in capsys.readouterr().err
 
 
+def test_a_pi_that_breaks_in_a_run_exits_2_naming_the_run_and_keeping_its_files(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Given a `pi` that starts (it tells its version and answers its first command) but
+    # exits at the next one
+    broken = tmp_path / "pi"
+    broken.write_text(
+        '#!/bin/sh\n[ "$1" = "--version" ] && { echo 0.87.1; exit 0; }\nread line\n'
+        """echo '{"type": "response", "id": "c1", "success": true}'\n"""
+        "read line\necho 'lost my model' >&2\nexit 3\n",
+        encoding="utf-8",
+    )
+    broken.chmod(0o755)
+    # When a batch runs on it
+    code = main(["differential", "--pi", str(broken), "--runs=2", "--seed=5"])
+    # Then it exits 2, naming the run (the seed draws it again) and what Pi said
+    assert code == 2
+    error = capsys.readouterr().err
+    assert "run 1 of seed 5: Pi exited" in error and "lost my model" in error
+    # And the files Pi left in that run are kept for a reader
+    kept = re.search(r"its files: (\S+)\)", error)
+    assert kept is not None and (Path(kept.group(1)) / "plan.json").is_file()
+
+
 def test_a_pi_missing_from_path_exits_2_saying_so(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -120,3 +182,20 @@ def test_a_pi_missing_from_path_exits_2_saying_so(
     # Then it exits 2, saying where it looked
     assert code == 2
     assert "no `pi` on PATH" in capsys.readouterr().err
+
+
+def test_ci_runs_a_fixed_seed_batch_of_at_least_100_runs_on_every_supported_pi() -> None:
+    # Given CI's script, its continued lines joined
+    script = (ROOT / ".ci" / "run").read_text(encoding="utf-8").replace("\\\n", " ")
+    # Then it runs the differential on the Pi of every supported version's directory
+    loop = re.search(r"^for pi in (.+); do$", script, re.MULTILINE)
+    assert loop is not None
+    assert loop.group(1).split() == [install.directory for install in INSTALLS]
+    batch = next(line for line in script.splitlines() if "pictx-fsm differential" in line)
+    assert '--pi "$pi"' in batch
+    # And with a fixed seed and at least 100 runs, pi-context among the extensions
+    runs, seed = re.search(r"--runs (\d+)", batch), re.search(r"--seed (\d+)", batch)
+    assert runs is not None and int(runs.group(1)) >= 100
+    assert seed is not None
+    extensions = re.search(r"^DIFFERENTIAL_EXTENSIONS=\((.*)\)$", script, re.MULTILINE)
+    assert extensions is not None and "pi-context" in extensions.group(1).split()

@@ -165,9 +165,17 @@ def run_batch(
     start = clock()
     runs = generated_runs(kit, host_profile, options.runs, options.seed, options.max_actions)
     root = Path(tempfile.mkdtemp(prefix="pictx-differential-"))
+    broken = False
     try:
         for number, (config, actions) in enumerate(runs):
-            outcome = compare(kit, program, config, actions, _work(root, number), plant)
+            work = _work(root, number)
+            try:
+                outcome = compare(kit, program, config, actions, work, plant)
+            except PiFailed as error:  # which run, and what Pi left: runs are the seed's alone
+                broken = True
+                raise PiFailed(
+                    f"run {number + 1} of seed {options.seed}: {error} (its files: {work})"
+                ) from error
             report.runs += 1
             report.actions += len(actions)
             for action in actions:
@@ -186,7 +194,7 @@ def run_batch(
                 break
     finally:
         report.elapsed = clock() - start
-        if not options.keep_work:
+        if not (options.keep_work or broken):
             shutil.rmtree(root, ignore_errors=True)
     return report
 
