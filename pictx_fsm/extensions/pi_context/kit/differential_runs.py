@@ -61,6 +61,7 @@ from pictx_fsm.testing.tables import table
 __all__ = ["GROUPS", "differential_runs"]
 
 NESTED_WIPE = '{"calls": [{"name": "wipe_memory"}]}'
+SETTLED = "agent_settled"
 
 
 def _replies(nested: bool) -> st.SearchStrategy[Script]:
@@ -98,7 +99,13 @@ def _stop(stop: AdvanceTo, acts: list[Any], idle_hooks: frozenset[str]) -> tuple
     """A stop and its acts. Where Pi is idle at the stop's hook (``agent_settled``; on 0.87
     also ``before_agent_start``, a run still starting), a steer or a follow-up is a prompt of
     its own that runs to its end before Pi's driver goes on: it comes last at its stop, so
-    that what follows it happens after that run on both hosts."""
+    that what follows it happens after that run on both hosts. No command is done at
+    ``agent_settled``: Pi defers a prompt sent while its settled handlers run until they have
+    returned (``_deferredSettledActions``, both versions), and the driver's handler waits for
+    the command to have run — neither goes on (run 77 of seed 0 on 1.6.0: no output from Pi
+    for 60 s). The command once the run has settled is drawn as an idle ``/pi-context``."""
+    if stop.step == SETTLED:
+        acts = [act for act in acts if not isinstance(act, Toggle)]
     if stop.step in idle_hooks:
         acts = sorted(acts, key=lambda act: isinstance(act, Steer | FollowUp))
     return (stop, *acts)
@@ -191,7 +198,7 @@ def differential_runs(
     ``max_actions`` actions."""
     profile = host_profile(host)
     idle_hooks = frozenset(
-        {"agent_settled", *(() if profile.starting_run_is_busy else ("before_agent_start",))}
+        {SETTLED, *(() if profile.starting_run_is_busy else ("before_agent_start",))}
     )
     groups = _groups(profile.nested_tool_calls, idle_hooks)
     optional = [name for name in groups if name != "turn"]
