@@ -20,6 +20,7 @@ import pytest
 from pi_versions import INSTALLS, ROOT
 
 from pictx_fsm.cli import main
+from pictx_fsm.extensions.pi_context.kit.actions import AdvanceTo, Settle, Toggle
 from pictx_fsm.extensions.pi_context.kit.differential import DIFFERENTIAL
 from pictx_fsm.testing.differential.batch import generated_runs
 from pictx_fsm.testing.differential.divergences import DIVERGENCES, Divergence
@@ -63,6 +64,21 @@ def test_a_seed_draws_the_same_runs_in_every_process(host_profile: str, tmp_path
     ]
     # Then every process drew exactly the same runs: they are a function of the seed alone
     assert drawn == [expected] * PROCESSES
+
+
+@pytest.mark.parametrize("host_profile", ["pi-0.87", "pi-1.6"])
+def test_no_command_is_drawn_inside_agent_settled(host_profile: str) -> None:
+    # Given the CI batch's runs (Pi defers a command sent while its settled handlers run until
+    # they return, and the driver would wait inside one for it: run 77 of seed 0 on 1.6.0)
+    runs = generated_runs(DIFFERENTIAL, host_profile, 100, 0, 24)
+    # Then no stop at agent_settled holds a command
+    for _, actions in runs:
+        stop = None
+        for action in actions:
+            if isinstance(action, AdvanceTo | Settle):
+                stop = action.step if isinstance(action, AdvanceTo) else None
+            elif stop == "agent_settled":
+                assert not isinstance(action, Toggle), actions
 
 
 def _batch_exercising(divergence: Divergence, host_profile: str) -> tuple[int, int]:
