@@ -1,12 +1,12 @@
 """``pictx-fsm differential``: generated runs on a real Pi and on the model session, compared.
 
-Draws ``--runs`` host sessions in verify's action language with ``--seed`` (the same seed, the
-same runs), carries out each on the Pi at ``--pi`` (default: ``pi`` on ``PATH``; an npm prefix
-holding Pi and its Node works too) through the scripted faux model and the driver extension,
-and on the model session in that Pi version's host profile, and compares every session file
-(entry kinds and parents), every agent request (roles and the run's own texts) and every
-lifecycle decision (each fired transition, in order). The first difference is shrunk to a
-minimal run and written as a trace (``--out``); ``--replay TRACE`` runs one again.
+Draws ``--runs`` host sessions in verify's action language with ``--seed`` (the same seed and
+``--runs``, the same runs), carries out each on the Pi at ``--pi`` (default: ``pi`` on
+``PATH``; an npm prefix holding Pi and its Node works too) through the scripted faux model and
+the driver extension, and on the model session in that Pi version's host profile, and compares
+every session file (entry kinds and parents), every agent request (roles and the run's own
+texts) and every lifecycle decision (each fired transition, in order). The first difference is
+shrunk to a minimal run and written as a trace (``--out``); ``--replay TRACE`` runs one again.
 
 Exit 0: no difference. 1: a difference (the shrunk run's trace path is printed). 2: Pi cannot
 be started (the message says why), or bad input.

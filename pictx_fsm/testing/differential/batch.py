@@ -1,12 +1,13 @@
 """The differential batch: generated runs on the real Pi and on the model session, compared
 run by run; the first difference shrunk to a minimal run and written as a replayable trace.
 
-Runs are drawn by Hypothesis from the kit's strategy with a fixed seed (the same seed, the
-same runs), all before the first one runs. Each run happens on the real Pi first — the model
-session then sends the system message that Pi sent — and on the model session in the Pi
-version's host profile; the two are compared on every session file, every agent request and
-every lifecycle decision. A difference is shrunk by delta debugging (every candidate made
-canonical and run on both hosts again, while the same dimensions still differ).
+Runs are drawn by Hypothesis from the kit's strategy with a fixed seed (the same seed and
+number of runs, the same runs, in every process: a kit's strategy must not let a Hypothesis
+label follow an object's address), all before the first one runs. Each run happens on the real
+Pi first — the model session then sends the system message that Pi sent — and on the model
+session in the Pi version's host profile; the two are compared on every session file, every
+agent request and every lifecycle decision. A difference is shrunk by delta debugging (every
+candidate made canonical and run on both hosts again, while the same dimensions still differ).
 """
 
 from __future__ import annotations
