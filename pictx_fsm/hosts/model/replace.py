@@ -98,8 +98,9 @@ def open_store(host: HostState, tree: SessionTree, path: str) -> SessionStore:
 
 
 def restore_model_entries(host: HostState) -> None:
-    """What Pi's ``createAgentSession`` appends to the session of every new runtime
-    (startup, resume, fork), before any extension binds: a branch whose context holds no
+    """What Pi's ``createAgentSession`` appends to the session of every new runtime (a new
+    session, resume, fork; a session the model opens from given text stays as given), before
+    any extension binds: a branch whose context holds no
     message gets the model and the thinking level (``model_change``,
     ``thinking_level_change``), one with messages but no thinking level gets that. A resume
     of a file not written yet, or a fork at its first entry, opens such a branch (found by

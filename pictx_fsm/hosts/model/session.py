@@ -119,7 +119,6 @@ class ModelSession:
     def _open(self, tree: SessionTree) -> None:
         path = replace.session_path(self._host.settings, self._host.clock(), tree.session_id)
         replace.open_store(self._host, tree, path)
-        replace.restore_model_entries(self._host)
 
     # -- observation --------------------------------------------------------------------------
 
