@@ -19,26 +19,7 @@ import json
 from collections.abc import Sequence
 from typing import Final
 
-from pictx_fsm.extensions.notesoup.kit.actions import (
-    Abort,
-    Action,
-    AdvanceTo,
-    ClearMemory,
-    Compact,
-    FollowUp,
-    Fork,
-    HideBoot,
-    Navigate,
-    Prompt,
-    QueueAtSettle,
-    Reload,
-    Script,
-    SetAutomatic,
-    Settle,
-    Steer,
-    Toggle,
-    VoidNextBoundary,
-)
+from pictx_fsm.extensions.notesoup.kit import actions as act
 from pictx_fsm.extensions.notesoup.kit.legacy import LegacyHistory
 from pictx_fsm.extensions.notesoup.kit.world import NotesoupConfig
 from pictx_fsm.testing.kit import Scenario
@@ -49,14 +30,14 @@ SHORT: Final = 60
 GUIDANCE_BAND: Final = 76_000
 WARNING_BAND: Final = 100_000
 HARD_RESERVE: Final = 152_000
-TEXT: Final = Script(reply="text")
-OVERFLOW: Final = Script(reply="overflow")
-ERROR: Final = Script(reply="error")
+TEXT: Final = act.Script(reply="text")
+OVERFLOW: Final = act.Script(reply="overflow")
+ERROR: Final = act.Script(reply="error")
 RETRIES_EXHAUSTED: Final = (ERROR,) * 4
 
 
-def _tools(*calls: tuple[str, dict[str, object]]) -> Script:
-    return Script(
+def _tools(*calls: tuple[str, dict[str, object]]) -> act.Script:
+    return act.Script(
         reply="tools",
         tools=tuple(name for name, _ in calls),
         arguments=tuple(json.dumps(arguments) for _, arguments in calls),
@@ -73,8 +54,8 @@ BIG_READ: Final[tuple[str, dict[str, object]]] = (
 """The first prompt of the session, read back whole (30 000 characters)."""
 
 
-def _turn(*scripts: Script, chars: int = SHORT) -> list[Action]:
-    return [*scripts, Prompt(chars=chars), Settle()]
+def _turn(*scripts: act.Script, chars: int = SHORT) -> list[act.Action]:
+    return [*scripts, act.Prompt(chars=chars), act.Settle()]
 
 
 def _legacy(**fields: object) -> object:
@@ -94,44 +75,44 @@ def _without_automatic(config: NotesoupConfig) -> NotesoupConfig:
     return evolve(config, automatic=False)
 
 
-def _hard_reserve_stop() -> list[Action]:
+def _hard_reserve_stop() -> list[act.Action]:
     """A bare /clear-memory during a tool batch that crosses the hard reserve: the safety
     reset commits at the batch's turn_end and latches a stop (S34); stops right after it."""
     return [
-        Prompt(chars=HARD_RESERVE),
-        AdvanceTo(step="tool_result"),
-        ClearMemory(),
-        AdvanceTo(step="turn_end"),
+        act.Prompt(chars=HARD_RESERVE),
+        act.AdvanceTo(step="tool_result"),
+        act.ClearMemory(),
+        act.AdvanceTo(step="turn_end"),
     ]
 
 
-def _after_recovery(action: Action) -> list[Action]:
+def _after_recovery(action: act.Action) -> list[act.Action]:
     """An overflow recovered at settlement (S65); ``action`` lands at the next provider
     request, in the fresh window, whose reply overflows again."""
     return [
         OVERFLOW,
         OVERFLOW,
         TEXT,
-        Prompt(chars=SHORT),
-        AdvanceTo(step="context", count=2),
+        act.Prompt(chars=SHORT),
+        act.AdvanceTo(step="context", count=2),
         action,
     ]
 
 
-def _spent_then_queued(*then: Script) -> list[Action]:
+def _spent_then_queued(*then: act.Script) -> list[act.Action]:
     """A recovered chain overflows again (pending-spent, S65); another extension queues a
     message at settlement, whose turn replies with ``then``."""
     return [
         OVERFLOW,
         OVERFLOW,
         *then,
-        Prompt(chars=SHORT),
-        AdvanceTo(step="context", count=2),
-        QueueAtSettle(),
+        act.Prompt(chars=SHORT),
+        act.AdvanceTo(step="context", count=2),
+        act.QueueAtSettle(),
     ]
 
 
-def _story(name: str, actions: Sequence[Action], world: object = None) -> Scenario:
+def _story(name: str, actions: Sequence[act.Action], world: object = None) -> Scenario:
     return Scenario(name=name, actions=tuple(actions), world=world)  # type: ignore[arg-type]
 
 
@@ -153,11 +134,11 @@ SCENARIOS: Final[tuple[Scenario, ...]] = (
         [
             *_turn(TEXT),
             NOTE,
-            ClearMemory(),
-            Settle(),
+            act.ClearMemory(),
+            act.Settle(),
             NOTE,
-            ClearMemory(prompt="go on", alias=True),
-            Settle(),
+            act.ClearMemory(prompt="go on", alias=True),
+            act.Settle(),
             *_turn(TEXT),
         ],
     ),
@@ -167,11 +148,11 @@ SCENARIOS: Final[tuple[Scenario, ...]] = (
         [
             ECHO,
             CLEAR,
-            Prompt(chars=SHORT),
-            AdvanceTo(step="tool_result"),
-            ClearMemory(prompt="first"),
-            ClearMemory(prompt="second"),
-            Settle(),
+            act.Prompt(chars=SHORT),
+            act.AdvanceTo(step="tool_result"),
+            act.ClearMemory(prompt="first"),
+            act.ClearMemory(prompt="second"),
+            act.Settle(),
             *_turn(TEXT),
         ],
     ),
@@ -179,12 +160,12 @@ SCENARIOS: Final[tuple[Scenario, ...]] = (
         "queued input during a manual close-out is answered in the old window first",
         [
             ECHO,
-            Prompt(chars=SHORT),
-            AdvanceTo(step="tool_result"),
-            ClearMemory(),
-            FollowUp(chars=SHORT),
-            QueueAtSettle(),
-            Settle(),
+            act.Prompt(chars=SHORT),
+            act.AdvanceTo(step="tool_result"),
+            act.ClearMemory(),
+            act.FollowUp(chars=SHORT),
+            act.QueueAtSettle(),
+            act.Settle(),
         ],
     ),
     _story(
@@ -192,10 +173,10 @@ SCENARIOS: Final[tuple[Scenario, ...]] = (
         "follow-up is cancelled",
         [
             ECHO,
-            Prompt(chars=HARD_RESERVE),
-            AdvanceTo(step="tool_result"),
-            ClearMemory(),
-            Settle(),
+            act.Prompt(chars=HARD_RESERVE),
+            act.AdvanceTo(step="tool_result"),
+            act.ClearMemory(),
+            act.Settle(),
             *_turn(TEXT),
         ],
     ),
@@ -203,10 +184,10 @@ SCENARIOS: Final[tuple[Scenario, ...]] = (
         "the hard reserve under a prompted /clear-memory commits with its prompt and continues",
         [
             ECHO,
-            Prompt(chars=HARD_RESERVE),
-            AdvanceTo(step="tool_result"),
-            ClearMemory(prompt="resume"),
-            Settle(),
+            act.Prompt(chars=HARD_RESERVE),
+            act.AdvanceTo(step="tool_result"),
+            act.ClearMemory(prompt="resume"),
+            act.Settle(),
             *_turn(TEXT),
         ],
     ),
@@ -214,12 +195,12 @@ SCENARIOS: Final[tuple[Scenario, ...]] = (
         "a latched stop with queued input answers it once in the fresh window",
         [
             ECHO,
-            Prompt(chars=HARD_RESERVE),
-            AdvanceTo(step="tool_result"),
-            ClearMemory(),
-            AdvanceTo(step="turn_end"),
-            Steer(chars=SHORT),
-            Settle(),
+            act.Prompt(chars=HARD_RESERVE),
+            act.AdvanceTo(step="tool_result"),
+            act.ClearMemory(),
+            act.AdvanceTo(step="turn_end"),
+            act.Steer(chars=SHORT),
+            act.Settle(),
         ],
     ),
     _story(
@@ -241,10 +222,10 @@ SCENARIOS: Final[tuple[Scenario, ...]] = (
         "an aborted warning turn stays silent and re-arms later",
         [
             TEXT,
-            Prompt(chars=WARNING_BAND),
-            AdvanceTo(step="context"),
-            Abort(),
-            Settle(),
+            act.Prompt(chars=WARNING_BAND),
+            act.AdvanceTo(step="context"),
+            act.Abort(),
+            act.Settle(),
             *_turn(ERROR, *RETRIES_EXHAUSTED),
             *_turn(TEXT),
         ],
@@ -257,10 +238,10 @@ SCENARIOS: Final[tuple[Scenario, ...]] = (
         "a queued success ends an overflow chain; an error leaves it",
         [
             OVERFLOW,
-            Prompt(chars=SHORT),
-            AdvanceTo(step="turn_end"),
-            FollowUp(chars=SHORT),
-            Settle(),
+            act.Prompt(chars=SHORT),
+            act.AdvanceTo(step="turn_end"),
+            act.FollowUp(chars=SHORT),
+            act.Settle(),
             *_turn(OVERFLOW, *RETRIES_EXHAUSTED),
         ],
     ),
@@ -268,12 +249,12 @@ SCENARIOS: Final[tuple[Scenario, ...]] = (
         "manual overflow: a pending /clear-memory resets on overflow without a retry, automatic "
         "resets off",
         [
-            ClearMemory(),
+            act.ClearMemory(),
             OVERFLOW,
-            Settle(),
-            ClearMemory(prompt="again"),
+            act.Settle(),
+            act.ClearMemory(prompt="again"),
             OVERFLOW,
-            Settle(),
+            act.Settle(),
             *_turn(TEXT),
         ],
         _without_automatic,
@@ -284,10 +265,10 @@ SCENARIOS: Final[tuple[Scenario, ...]] = (
             *_turn(CLEAR, OVERFLOW),
             *_turn(CLEAR, *RETRIES_EXHAUSTED),
             CLEAR,
-            Prompt(chars=SHORT),
-            AdvanceTo(step="tool_result"),
-            Abort(),
-            Settle(),
+            act.Prompt(chars=SHORT),
+            act.AdvanceTo(step="tool_result"),
+            act.Abort(),
+            act.Settle(),
         ],
         _without_automatic,
     ),
@@ -296,10 +277,10 @@ SCENARIOS: Final[tuple[Scenario, ...]] = (
         "is checkpoint-backed again",
         [
             *_turn(CLEAR),
-            HideBoot(),
+            act.HideBoot(),
             *_turn(TEXT),
             *_turn(TEXT),
-            ClearMemory(),
+            act.ClearMemory(),
             *_turn(CLEAR),
             *_turn(TEXT),
         ],
@@ -307,10 +288,10 @@ SCENARIOS: Final[tuple[Scenario, ...]] = (
     _story(
         "another extension voids a reset's boundary and a warning's",
         [
-            VoidNextBoundary(),
+            act.VoidNextBoundary(),
             *_turn(CLEAR),
             *_turn(TEXT, chars=WARNING_BAND),
-            VoidNextBoundary(),
+            act.VoidNextBoundary(),
             *_turn(TEXT),
             *_turn(TEXT),
         ],
@@ -319,48 +300,48 @@ SCENARIOS: Final[tuple[Scenario, ...]] = (
         "off keeps the marker window; /compact is refused; status, usage and on again",
         [
             *_turn(CLEAR),
-            Toggle(arg="off"),
-            Compact(),
+            act.Toggle(arg="off"),
+            act.Compact(),
             *_turn(CLEAR),
-            ClearMemory(),
-            Toggle(arg=""),
-            Toggle(arg="bogus"),
-            Toggle(arg="on"),
-            Compact(),
-            Toggle(arg="off"),
+            act.ClearMemory(),
+            act.Toggle(arg=""),
+            act.Toggle(arg="bogus"),
+            act.Toggle(arg="on"),
+            act.Compact(),
+            act.Toggle(arg="off"),
         ],
     ),
     _story(
         "/compact and a summarized /tree in the root window, then across a reset",
         [
             *_turn(TEXT, chars=4_000),
-            Toggle(arg="off"),
-            Compact(),
-            Toggle(arg="on"),
+            act.Toggle(arg="off"),
+            act.Compact(),
+            act.Toggle(arg="on"),
             *_turn(CLEAR),
-            Navigate(index=2, summarize=True),
+            act.Navigate(index=2, summarize=True),
             *_turn(TEXT),
-            Navigate(index=-1, summarize=True),
-            Navigate(index=1, summarize=False),
+            act.Navigate(index=-1, summarize=True),
+            act.Navigate(index=1, summarize=False),
         ],
     ),
     _story(
         "reload and fork after a reset repair nothing; a fork at the marker repairs its tail",
         [
             *_turn(CLEAR),
-            Reload(),
-            Fork(index=-1, anchor="boundary"),
+            act.Reload(),
+            act.Fork(index=-1, anchor="boundary"),
             *_turn(TEXT),
-            Navigate(index=-3, anchor="boundary"),
+            act.Navigate(index=-3, anchor="boundary"),
             *_turn(TEXT),
         ],
     ),
     _story(
         "automatic compaction switched off mid-run: no warning, no hard reserve, guidance only",
         [
-            SetAutomatic(enabled=False),
+            act.SetAutomatic(enabled=False),
             *_turn(TEXT, chars=HARD_RESERVE),
-            SetAutomatic(enabled=True),
+            act.SetAutomatic(enabled=True),
             *_turn(TEXT),
         ],
     ),
@@ -375,24 +356,36 @@ SCENARIOS: Final[tuple[Scenario, ...]] = (
     ),
     _story(
         "/clear-memory in the warning band: the budget leaves the manual close-out as it is",
-        [*_turn(TEXT, chars=WARNING_BAND), ClearMemory(), Settle()],
+        [*_turn(TEXT, chars=WARNING_BAND), act.ClearMemory(), act.Settle()],
     ),
     _story(
         "an abort after the warning turn's turn_end drops the budget close-out",
-        [TEXT, Prompt(chars=WARNING_BAND), AdvanceTo(step="turn_end"), Abort(), Settle()],
+        [
+            TEXT,
+            act.Prompt(chars=WARNING_BAND),
+            act.AdvanceTo(step="turn_end"),
+            act.Abort(),
+            act.Settle(),
+        ],
     ),
     _story(
         "an abort in the guidance band drops the staged guidance",
-        [TEXT, Prompt(chars=GUIDANCE_BAND), AdvanceTo(step="context"), Abort(), Settle()],
+        [
+            TEXT,
+            act.Prompt(chars=GUIDANCE_BAND),
+            act.AdvanceTo(step="context"),
+            act.Abort(),
+            act.Settle(),
+        ],
     ),
     _story(
         "a warning voided by another extension is staged again at the next request; one voided "
         "at the last turn is never announced",
         [
-            VoidNextBoundary(),
+            act.VoidNextBoundary(),
             *_turn(ECHO, TEXT, chars=WARNING_BAND),
             *_turn(CLEAR, TEXT),
-            VoidNextBoundary(),
+            act.VoidNextBoundary(),
             *_turn(TEXT, chars=WARNING_BAND),
         ],
     ),
@@ -402,22 +395,22 @@ SCENARIOS: Final[tuple[Scenario, ...]] = (
         [
             _tools(("clear_memory", {}), ("echo", {"text": "e"})),
             TEXT,
-            Prompt(chars=SHORT),
-            AdvanceTo(step="tool_result"),
-            ClearMemory(),
-            Settle(),
+            act.Prompt(chars=SHORT),
+            act.AdvanceTo(step="tool_result"),
+            act.ClearMemory(),
+            act.Settle(),
         ],
     ),
     _story(
         "a reset voided by another extension and a committed one before the same turn_start: "
         "only the committed one is announced",
         [
-            VoidNextBoundary(),
+            act.VoidNextBoundary(),
             _tools(("clear_memory", {}), ("echo", {"text": "e"})),
             CLEAR,
             TEXT,
-            Prompt(chars=SHORT),
-            Settle(),
+            act.Prompt(chars=SHORT),
+            act.Settle(),
         ],
     ),
     _story(
@@ -428,14 +421,22 @@ SCENARIOS: Final[tuple[Scenario, ...]] = (
             CLEAR,
             TEXT,
             *_hard_reserve_stop(),
-            Steer(chars=SHORT),
-            ClearMemory(),
-            Settle(),
+            act.Steer(chars=SHORT),
+            act.ClearMemory(),
+            act.Settle(),
         ],
     ),
     _story(
         "a latched stop waits while another extension queues a message at settlement",
-        [ECHO, TEXT, TEXT, *_hard_reserve_stop(), Steer(chars=SHORT), QueueAtSettle(), Settle()],
+        [
+            ECHO,
+            TEXT,
+            TEXT,
+            *_hard_reserve_stop(),
+            act.Steer(chars=SHORT),
+            act.QueueAtSettle(),
+            act.Settle(),
+        ],
     ),
     _story(
         "a latched stop whose answered input is aborted ends with the run",
@@ -444,10 +445,10 @@ SCENARIOS: Final[tuple[Scenario, ...]] = (
             TEXT,
             TEXT,
             *_hard_reserve_stop(),
-            Steer(chars=SHORT),
-            AdvanceTo(step="turn_end", count=2),
-            Abort(),
-            Settle(),
+            act.Steer(chars=SHORT),
+            act.AdvanceTo(step="turn_end", count=2),
+            act.Abort(),
+            act.Settle(),
         ],
     ),
     _story(
@@ -455,11 +456,11 @@ SCENARIOS: Final[tuple[Scenario, ...]] = (
         [
             ECHO,
             TEXT,
-            Prompt(chars=HARD_RESERVE),
-            AdvanceTo(step="tool_result"),
-            ClearMemory(),
-            VoidNextBoundary(),
-            Settle(),
+            act.Prompt(chars=HARD_RESERVE),
+            act.AdvanceTo(step="tool_result"),
+            act.ClearMemory(),
+            act.VoidNextBoundary(),
+            act.Settle(),
         ],
     ),
     _story(
@@ -467,11 +468,11 @@ SCENARIOS: Final[tuple[Scenario, ...]] = (
         [
             ECHO,
             *RETRIES_EXHAUSTED,
-            Prompt(chars=HARD_RESERVE),
-            AdvanceTo(step="tool_result"),
-            ClearMemory(),
-            VoidNextBoundary(),
-            Settle(),
+            act.Prompt(chars=HARD_RESERVE),
+            act.AdvanceTo(step="tool_result"),
+            act.ClearMemory(),
+            act.VoidNextBoundary(),
+            act.Settle(),
         ],
     ),
     _story(
@@ -481,10 +482,10 @@ SCENARIOS: Final[tuple[Scenario, ...]] = (
             OVERFLOW,
             OVERFLOW,
             TEXT,
-            Prompt(chars=SHORT),
-            AdvanceTo(step="agent_end"),
-            Steer(chars=SHORT),
-            Settle(),
+            act.Prompt(chars=SHORT),
+            act.AdvanceTo(step="agent_end"),
+            act.Steer(chars=SHORT),
+            act.Settle(),
         ],
     ),
     _story(
@@ -494,10 +495,10 @@ SCENARIOS: Final[tuple[Scenario, ...]] = (
             OVERFLOW,
             OVERFLOW,
             TEXT,
-            Prompt(chars=SHORT),
-            AdvanceTo(step="turn_end"),
-            QueueAtSettle(),
-            Settle(),
+            act.Prompt(chars=SHORT),
+            act.AdvanceTo(step="turn_end"),
+            act.QueueAtSettle(),
+            act.Settle(),
         ],
     ),
     _story(
@@ -506,40 +507,40 @@ SCENARIOS: Final[tuple[Scenario, ...]] = (
         [
             OVERFLOW,
             *RETRIES_EXHAUSTED,
-            Prompt(chars=SHORT),
-            AdvanceTo(step="turn_end"),
-            QueueAtSettle(),
-            Settle(),
+            act.Prompt(chars=SHORT),
+            act.AdvanceTo(step="turn_end"),
+            act.QueueAtSettle(),
+            act.Settle(),
         ],
     ),
     _story(
         "automatic resets switched off after an overflow: settlement does not recover",
         [
             OVERFLOW,
-            Prompt(chars=SHORT),
-            AdvanceTo(step="turn_end"),
-            SetAutomatic(enabled=False),
-            Settle(),
+            act.Prompt(chars=SHORT),
+            act.AdvanceTo(step="turn_end"),
+            act.SetAutomatic(enabled=False),
+            act.Settle(),
         ],
     ),
     _story(
         "after a recovery, an overflow with automatic resets off spends the chain; an abort "
         "ends it",
         [
-            *_after_recovery(SetAutomatic(enabled=False)),
-            AdvanceTo(step="turn_end"),
-            Abort(),
-            Settle(),
+            *_after_recovery(act.SetAutomatic(enabled=False)),
+            act.AdvanceTo(step="turn_end"),
+            act.Abort(),
+            act.Settle(),
         ],
     ),
     _story(
         "after a recovery, an overflow with automatic resets off, then a message another "
         "extension queues at settlement",
         [
-            *_after_recovery(SetAutomatic(enabled=False)),
-            AdvanceTo(step="turn_end"),
-            QueueAtSettle(),
-            Settle(),
+            *_after_recovery(act.SetAutomatic(enabled=False)),
+            act.AdvanceTo(step="turn_end"),
+            act.QueueAtSettle(),
+            act.Settle(),
         ],
     ),
     _story(
@@ -549,46 +550,51 @@ SCENARIOS: Final[tuple[Scenario, ...]] = (
             OVERFLOW,
             OVERFLOW,
             TEXT,
-            Prompt(chars=SHORT),
-            AdvanceTo(step="custom_message", count=2),
-            ClearMemory(),
-            Settle(),
+            act.Prompt(chars=SHORT),
+            act.AdvanceTo(step="custom_message", count=2),
+            act.ClearMemory(),
+            act.Settle(),
         ],
     ),
     _story(
         "a spent chain overflows again, then a queued message overflows once more",
-        [*_spent_then_queued(OVERFLOW, TEXT), Settle()],
+        [*_spent_then_queued(OVERFLOW, TEXT), act.Settle()],
     ),
     _story(
         "a spent chain overflows again, then a queued message fails",
-        [*_spent_then_queued(*RETRIES_EXHAUSTED), Settle()],
+        [*_spent_then_queued(*RETRIES_EXHAUSTED), act.Settle()],
     ),
     _story(
         "a spent chain overflows again, then a queued message overflows with more input queued",
         [
             *_spent_then_queued(OVERFLOW, TEXT, TEXT),
-            AdvanceTo(step="context"),
-            FollowUp(chars=SHORT),
-            Settle(),
+            act.AdvanceTo(step="context"),
+            act.FollowUp(chars=SHORT),
+            act.Settle(),
         ],
     ),
     _story(
         "a spent chain overflows again, then a queued message overflows under a /clear-memory",
-        [*_spent_then_queued(OVERFLOW, TEXT), AdvanceTo(step="context"), ClearMemory(), Settle()],
+        [
+            *_spent_then_queued(OVERFLOW, TEXT),
+            act.AdvanceTo(step="context"),
+            act.ClearMemory(),
+            act.Settle(),
+        ],
     ),
     _story(
         "a spent chain overflows again, then the queued message is aborted",
-        [*_spent_then_queued(TEXT), AdvanceTo(step="context"), Abort(), Settle()],
+        [*_spent_then_queued(TEXT), act.AdvanceTo(step="context"), act.Abort(), act.Settle()],
     ),
     _story(
         "an abort right after a second overflow in the chain",
         [
             OVERFLOW,
             OVERFLOW,
-            Prompt(chars=SHORT),
-            AdvanceTo(step="turn_end", count=2),
-            Abort(),
-            Settle(),
+            act.Prompt(chars=SHORT),
+            act.AdvanceTo(step="turn_end", count=2),
+            act.Abort(),
+            act.Settle(),
         ],
     ),
     _story(
@@ -598,10 +604,10 @@ SCENARIOS: Final[tuple[Scenario, ...]] = (
             CLEAR,
             CLEAR,
             TEXT,
-            Prompt(chars=SHORT),
-            AdvanceTo(step="compaction"),
-            ClearMemory(),
-            Settle(),
+            act.Prompt(chars=SHORT),
+            act.AdvanceTo(step="compaction"),
+            act.ClearMemory(),
+            act.Settle(),
         ],
     ),
     _story(
@@ -611,11 +617,11 @@ SCENARIOS: Final[tuple[Scenario, ...]] = (
             CLEAR,
             TEXT,
             TEXT,
-            Prompt(chars=SHORT),
-            AdvanceTo(step="compaction"),
-            Steer(chars=WARNING_BAND),
-            ClearMemory(),
-            Settle(),
+            act.Prompt(chars=SHORT),
+            act.AdvanceTo(step="compaction"),
+            act.Steer(chars=WARNING_BAND),
+            act.ClearMemory(),
+            act.Settle(),
         ],
     ),
     _story(
@@ -625,23 +631,23 @@ SCENARIOS: Final[tuple[Scenario, ...]] = (
             CLEAR,
             _tools(*[BIG_READ] * 5),
             TEXT,
-            Prompt(chars=30_000),
-            AdvanceTo(step="compaction"),
-            ClearMemory(),
-            Settle(),
+            act.Prompt(chars=30_000),
+            act.AdvanceTo(step="compaction"),
+            act.ClearMemory(),
+            act.Settle(),
         ],
     ),
     _story(
         "/clear-memory twice while a settlement commit is appended: the second belongs to the "
         "fresh window",
         [
-            Prompt(chars=SHORT),
-            ClearMemory(),
-            AdvanceTo(step="compaction"),
-            ClearMemory(),
-            AdvanceTo(step="custom"),
-            ClearMemory(),
-            Settle(),
+            act.Prompt(chars=SHORT),
+            act.ClearMemory(),
+            act.AdvanceTo(step="compaction"),
+            act.ClearMemory(),
+            act.AdvanceTo(step="custom"),
+            act.ClearMemory(),
+            act.Settle(),
         ],
     ),
     _story(
@@ -649,37 +655,43 @@ SCENARIOS: Final[tuple[Scenario, ...]] = (
         "staged guidance",
         [
             TEXT,
-            Prompt(chars=WARNING_BAND),
-            AdvanceTo(step="context"),
-            Toggle(arg="off"),
-            Settle(),
-            Toggle(arg="on"),
+            act.Prompt(chars=WARNING_BAND),
+            act.AdvanceTo(step="context"),
+            act.Toggle(arg="off"),
+            act.Settle(),
+            act.Toggle(arg="on"),
             TEXT,
-            Prompt(chars=SHORT),
-            AdvanceTo(step="turn_end"),
-            Toggle(arg="off"),
-            Settle(),
+            act.Prompt(chars=SHORT),
+            act.AdvanceTo(step="turn_end"),
+            act.Toggle(arg="off"),
+            act.Settle(),
         ],
     ),
     _story(
         "/notesoup off with guidance staged",
-        [TEXT, Prompt(chars=GUIDANCE_BAND), AdvanceTo(step="context"), Toggle(arg="off"), Settle()],
+        [
+            TEXT,
+            act.Prompt(chars=GUIDANCE_BAND),
+            act.AdvanceTo(step="context"),
+            act.Toggle(arg="off"),
+            act.Settle(),
+        ],
     ),
     _story(
         "/notesoup off in a tool batch after clear_memory: nothing commits",
         [
             _tools(("clear_memory", {}), ("echo", {"text": "e"})),
             TEXT,
-            Prompt(chars=SHORT),
-            AdvanceTo(step="tool_result"),
-            Toggle(arg="off"),
-            Settle(),
+            act.Prompt(chars=SHORT),
+            act.AdvanceTo(step="tool_result"),
+            act.Toggle(arg="off"),
+            act.Settle(),
         ],
     ),
     _story(
         "/notesoup off after the hard reserve latched a stop: the follow-up runs in the fresh "
         "window",
-        [ECHO, TEXT, *_hard_reserve_stop(), Toggle(arg="off"), Settle()],
+        [ECHO, TEXT, *_hard_reserve_stop(), act.Toggle(arg="off"), act.Settle()],
     ),
     _story(
         "/notesoup off in a spent overflow chain",
@@ -687,25 +699,31 @@ SCENARIOS: Final[tuple[Scenario, ...]] = (
             OVERFLOW,
             OVERFLOW,
             TEXT,
-            Prompt(chars=SHORT),
-            AdvanceTo(step="turn_end", count=2),
-            Toggle(arg="off"),
-            Settle(),
+            act.Prompt(chars=SHORT),
+            act.AdvanceTo(step="turn_end", count=2),
+            act.Toggle(arg="off"),
+            act.Settle(),
         ],
     ),
     _story(
         "an abort after an overflow's turn_end ends the chain",
-        [OVERFLOW, Prompt(chars=SHORT), AdvanceTo(step="turn_end"), Abort(), Settle()],
+        [
+            OVERFLOW,
+            act.Prompt(chars=SHORT),
+            act.AdvanceTo(step="turn_end"),
+            act.Abort(),
+            act.Settle(),
+        ],
     ),
     _story(
         "an abort in the fresh window after a recovery",
         [
             OVERFLOW,
             TEXT,
-            Prompt(chars=SHORT),
-            AdvanceTo(step="context", count=2),
-            Abort(),
-            Settle(),
+            act.Prompt(chars=SHORT),
+            act.AdvanceTo(step="context", count=2),
+            act.Abort(),
+            act.Settle(),
         ],
     ),
     _story(
@@ -715,10 +733,10 @@ SCENARIOS: Final[tuple[Scenario, ...]] = (
             OVERFLOW,
             OVERFLOW,
             TEXT,
-            Prompt(chars=SHORT),
-            AdvanceTo(step="agent_end"),
-            ClearMemory(),
-            Settle(),
+            act.Prompt(chars=SHORT),
+            act.AdvanceTo(step="agent_end"),
+            act.ClearMemory(),
+            act.Settle(),
         ],
     ),
     _story(
@@ -726,15 +744,15 @@ SCENARIOS: Final[tuple[Scenario, ...]] = (
         "a checkpoint-backed reset in it",
         [
             *_turn(CLEAR),
-            HideBoot(),
+            act.HideBoot(),
             *_turn(TEXT),
             *_turn(TEXT),
-            ClearMemory(),
+            act.ClearMemory(),
             *_turn(TEXT),
-            HideBoot(),
+            act.HideBoot(),
             *_turn(TEXT),
             *_turn(TEXT),
-            ClearMemory(),
+            act.ClearMemory(),
             *_turn(CLEAR),
             *_turn(TEXT),
         ],
@@ -742,7 +760,7 @@ SCENARIOS: Final[tuple[Scenario, ...]] = (
     _story(
         "a manual close-out's overflow with a message another extension queues at settlement: "
         "the queued turn runs first",
-        [OVERFLOW, TEXT, TEXT, QueueAtSettle(), ClearMemory(), Settle()],
+        [OVERFLOW, TEXT, TEXT, act.QueueAtSettle(), act.ClearMemory(), act.Settle()],
     ),
     _story(
         "an armed chain whose queued retry is aborted",
@@ -750,29 +768,29 @@ SCENARIOS: Final[tuple[Scenario, ...]] = (
             OVERFLOW,
             OVERFLOW,
             TEXT,
-            Prompt(chars=SHORT),
-            AdvanceTo(step="turn_end"),
-            QueueAtSettle(),
-            AdvanceTo(step="context"),
-            Abort(),
-            Settle(),
+            act.Prompt(chars=SHORT),
+            act.AdvanceTo(step="turn_end"),
+            act.QueueAtSettle(),
+            act.AdvanceTo(step="context"),
+            act.Abort(),
+            act.Settle(),
         ],
     ),
     _story(
         "/notesoup off right after an overflow, and after a recovery",
         [
             OVERFLOW,
-            Prompt(chars=SHORT),
-            AdvanceTo(step="turn_end"),
-            Toggle(arg="off"),
-            Settle(),
-            Toggle(arg="on"),
+            act.Prompt(chars=SHORT),
+            act.AdvanceTo(step="turn_end"),
+            act.Toggle(arg="off"),
+            act.Settle(),
+            act.Toggle(arg="on"),
             OVERFLOW,
             TEXT,
-            Prompt(chars=SHORT),
-            AdvanceTo(step="context", count=2),
-            Toggle(arg="off"),
-            Settle(),
+            act.Prompt(chars=SHORT),
+            act.AdvanceTo(step="context", count=2),
+            act.Toggle(arg="off"),
+            act.Settle(),
         ],
     ),
     _story(
@@ -780,52 +798,66 @@ SCENARIOS: Final[tuple[Scenario, ...]] = (
         "the refused window",
         [
             *_turn(CLEAR),
-            HideBoot(),
+            act.HideBoot(),
             TEXT,
-            Prompt(chars=SHORT),
-            AdvanceTo(step="turn_end"),
-            ClearMemory(),
-            Settle(),
+            act.Prompt(chars=SHORT),
+            act.AdvanceTo(step="turn_end"),
+            act.ClearMemory(),
+            act.Settle(),
             *_turn(TEXT),
-            Navigate(index=-2),
+            act.Navigate(index=-2),
             *_turn(TEXT),
         ],
     ),
     _story(
         "a /clear-memory steered in is dropped by an aborted turn",
-        [TEXT, Prompt(chars=SHORT), AdvanceTo(step="context"), ClearMemory(), Abort(), Settle()],
+        [
+            TEXT,
+            act.Prompt(chars=SHORT),
+            act.AdvanceTo(step="context"),
+            act.ClearMemory(),
+            act.Abort(),
+            act.Settle(),
+        ],
     ),
     _story(
         "a /clear-memory answered by its close-out turn is dropped by an abort before agent_end",
         [
             TEXT,
             TEXT,
-            Prompt(chars=SHORT),
-            AdvanceTo(step="context"),
-            ClearMemory(),
-            AdvanceTo(step="turn_end", count=2),
-            Abort(),
-            Settle(),
+            act.Prompt(chars=SHORT),
+            act.AdvanceTo(step="context"),
+            act.ClearMemory(),
+            act.AdvanceTo(step="turn_end", count=2),
+            act.Abort(),
+            act.Settle(),
         ],
     ),
     _story(
         "a /clear-memory after agent_end, then an abort: no settlement, dropped when the run "
         "settles",
-        [TEXT, Prompt(chars=SHORT), AdvanceTo(step="agent_end"), ClearMemory(), Abort(), Settle()],
+        [
+            TEXT,
+            act.Prompt(chars=SHORT),
+            act.AdvanceTo(step="agent_end"),
+            act.ClearMemory(),
+            act.Abort(),
+            act.Settle(),
+        ],
     ),
     _story(
         "an idle /clear-memory whose close-out turn fails is dropped",
-        [*RETRIES_EXHAUSTED, ClearMemory(), Settle()],
+        [*RETRIES_EXHAUSTED, act.ClearMemory(), act.Settle()],
     ),
     _story(
         "a /clear-memory steered in, then /notesoup off mid-run",
         [
             TEXT,
-            Prompt(chars=SHORT),
-            AdvanceTo(step="context"),
-            ClearMemory(),
-            Toggle(arg="off"),
-            Settle(),
+            act.Prompt(chars=SHORT),
+            act.AdvanceTo(step="context"),
+            act.ClearMemory(),
+            act.Toggle(arg="off"),
+            act.Settle(),
         ],
     ),
     _story(
@@ -834,37 +866,43 @@ SCENARIOS: Final[tuple[Scenario, ...]] = (
             CLEAR,
             TEXT,
             TEXT,
-            Prompt(chars=SHORT),
-            AdvanceTo(step="compaction"),
-            ClearMemory(),
-            Settle(),
+            act.Prompt(chars=SHORT),
+            act.AdvanceTo(step="compaction"),
+            act.ClearMemory(),
+            act.Settle(),
         ],
     ),
     _story(
         "an abort after an overflow's agent_end: no settlement, the chain ends at agent_settled",
-        [OVERFLOW, Prompt(chars=SHORT), AdvanceTo(step="agent_end"), Abort(), Settle()],
+        [
+            OVERFLOW,
+            act.Prompt(chars=SHORT),
+            act.AdvanceTo(step="agent_end"),
+            act.Abort(),
+            act.Settle(),
+        ],
     ),
     _story(
         "boot repair waits for a run (/notesoup on mid-run) and never splits a tool pair",
         [
-            Toggle(arg="off"),
+            act.Toggle(arg="off"),
             TEXT,
-            Prompt(chars=SHORT),
-            AdvanceTo(step="context"),
-            Toggle(arg="on"),
-            Settle(),
+            act.Prompt(chars=SHORT),
+            act.AdvanceTo(step="context"),
+            act.Toggle(arg="on"),
+            act.Settle(),
             *_turn(ECHO, TEXT),
-            Navigate(index=-1, anchor="tool_call"),
+            act.Navigate(index=-1, anchor="tool_call"),
         ],
     ),
     _story(
         "/notesoup on, status and usage while on; /compact in the root window is refused",
         [
             *_turn(TEXT, chars=GUIDANCE_BAND),
-            Toggle(arg="on"),
-            Toggle(arg=""),
-            Toggle(arg="bogus"),
-            Compact(),
+            act.Toggle(arg="on"),
+            act.Toggle(arg=""),
+            act.Toggle(arg="bogus"),
+            act.Compact(),
         ],
     ),
     _story(
@@ -872,28 +910,28 @@ SCENARIOS: Final[tuple[Scenario, ...]] = (
         "before it; /tree summaries are native where no marker is crossed",
         [
             *_turn(CLEAR),
-            Toggle(arg="off"),
-            Toggle(arg="off"),
+            act.Toggle(arg="off"),
+            act.Toggle(arg="off"),
             *_turn(TEXT, chars=GUIDANCE_BAND),
-            Compact(),
+            act.Compact(),
             *_turn(TEXT, chars=HARD_RESERVE),
             *_turn(TEXT),
-            Navigate(index=-2, summarize=True),
-            Navigate(index=1, summarize=True),
-            Compact(),
+            act.Navigate(index=-2, summarize=True),
+            act.Navigate(index=1, summarize=True),
+            act.Compact(),
         ],
     ),
     _story(
         "off keeps /tree summaries from crossing a marker",
-        [*_turn(CLEAR), Toggle(arg="off"), Navigate(index=2, summarize=True)],
+        [*_turn(CLEAR), act.Toggle(arg="off"), act.Navigate(index=2, summarize=True)],
     ),
     _story(
         "off in the root window: a /tree summary is Pi's own",
-        [Toggle(arg="off"), *_turn(TEXT), *_turn(TEXT), Navigate(index=-3, summarize=True)],
+        [act.Toggle(arg="off"), *_turn(TEXT), *_turn(TEXT), act.Navigate(index=-3, summarize=True)],
     ),
     _story(
         "a fork into a 0.25 window's tail past its boot is left as it is",
-        [*_turn(TEXT, chars=8), *_turn(TEXT, chars=8), Fork(index=-7)],
+        [*_turn(TEXT, chars=8), *_turn(TEXT, chars=8), act.Fork(index=-7)],
         _legacy(windows=1, turns=1, tail="complete", chars=200),
     ),
     _story(
@@ -909,12 +947,12 @@ SCENARIOS: Final[tuple[Scenario, ...]] = (
     ),
     _story(
         "a 0.25 session whose last tail is bare is repaired narrowly",
-        [*_turn(TEXT), ClearMemory(), Settle()],
+        [*_turn(TEXT), act.ClearMemory(), act.Settle()],
         _legacy(windows=1, turns=1, tail="bare"),
     ),
     _story(
         "a 0.25 session whose last tail has only its boot gets its continuation",
-        [*_turn(TEXT), Reload(), *_turn(TEXT)],
+        [*_turn(TEXT), act.Reload(), *_turn(TEXT)],
         _legacy(windows=3, turns=1, tail="boot_only"),
     ),
     _story(
