@@ -15,6 +15,7 @@ from pictx_fsm.extensions.notesoup.kit.legacy import TAILS, LegacyHistory
 from pictx_fsm.extensions.notesoup.kit.scenarios import SCENARIOS
 from pictx_fsm.extensions.notesoup.kit.world import NotesoupConfig, NotesoupWorld, scenario_config
 from pictx_fsm.extensions.notesoup.lifecycle import MACHINE_NAMES, build_machines, load_machines
+from pictx_fsm.testing import actions as host
 from pictx_fsm.testing.kit import (
     Draw,
     ExploreSettings,
@@ -63,7 +64,7 @@ class NotesoupKit(Kit):
         return read_action(notesoup_actions.action_from_json, obj, where)
 
     def action_to_json(self, action: Any) -> dict[str, Any]:
-        return notesoup_actions.action_to_json(action)
+        return host.action_to_json(action)
 
     def world(self, config: NotesoupConfig) -> NotesoupWorld:
         return NotesoupWorld(config)
@@ -95,12 +96,12 @@ class NotesoupKit(Kit):
             for action in draw(swarm_moves(swarm, world.session.is_idle)):
                 done += 1
                 yield action
-        yield notesoup_actions.Settle()
+        yield host.Settle()
 
     def closing(self, world: NotesoupWorld) -> Sequence[Any]:
         """Pi runs every run to its end (a shrunk or replayed run too): nothing is left
         mid-flight when the promised outcomes are judged."""
-        return (notesoup_actions.Settle(),)
+        return (host.Settle(),)
 
     def describe(self, config: NotesoupConfig) -> str:
         parts = ["notesoup"]

@@ -16,12 +16,7 @@ from attrs import frozen
 
 from pictx_fsm.audit.log import AuditLog
 from pictx_fsm.extensions.notesoup.adapter import NotesoupExtension
-from pictx_fsm.extensions.notesoup.kit.actions import (
-    Action,
-    SetAutomatic,
-    action_to_json,
-    apply_action,
-)
+from pictx_fsm.extensions.notesoup.kit.actions import Action, apply_action
 from pictx_fsm.extensions.notesoup.kit.faults import fault_named
 from pictx_fsm.extensions.notesoup.kit.legacy import (
     LegacyHistory,
@@ -32,6 +27,7 @@ from pictx_fsm.extensions.notesoup.kit.legacy import (
 from pictx_fsm.extensions.notesoup.runtime import NotesoupRuntime
 from pictx_fsm.extensions.notesoup.texts import SETTINGS_KEY
 from pictx_fsm.extensions.notesoup.windows import SCHEME, NotesoupWindows
+from pictx_fsm.extensions.shared.kit.actions import SetAutomatic
 from pictx_fsm.extensions.shared.kit.noise import Arms, EarlyNoise, LateNoise
 from pictx_fsm.extensions.shared.kit.notes_sandbox import NotesSandbox
 from pictx_fsm.extensions.shared.policy import FrozenScopes
@@ -48,7 +44,7 @@ from pictx_fsm.hosts.model import (
 from pictx_fsm.hosts.model.profiles import PI_1_6
 from pictx_fsm.session.estimate import CharsCounter
 from pictx_fsm.session.tree import SessionTree
-from pictx_fsm.testing.actions import EndlessRun
+from pictx_fsm.testing.actions import EndlessRun, action_to_json
 from pictx_fsm.testing.canon import Canon
 from pictx_fsm.testing.states import host_state
 
