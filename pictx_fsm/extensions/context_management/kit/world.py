@@ -28,8 +28,6 @@ from pictx_fsm.extensions.context_management.state import CmState, Flags
 from pictx_fsm.host.events import AgentSettled, HookEvent, HostContext, ModelInfo
 from pictx_fsm.host.extension import Reply
 from pictx_fsm.hosts.model import (
-    CompactionSettings,
-    HostSettings,
     ModelSession,
     ScriptedProvider,
     Text,
@@ -39,13 +37,13 @@ from pictx_fsm.hosts.model.context_memory import ContextMemoryExtension
 from pictx_fsm.hosts.model.errors import ModelHostError
 from pictx_fsm.hosts.model.generator import ScriptedGenerator
 from pictx_fsm.hosts.model.profiles import DEFAULT_HOST_PROFILE, host_profile
-from pictx_fsm.hosts.model.provider_usage import FauxCacheUsage
 from pictx_fsm.session.entries import MessageEntry
 from pictx_fsm.session.estimate import CharsCounter
 from pictx_fsm.session.tree import SessionTree
 from pictx_fsm.testing import actions as shared
 from pictx_fsm.testing.canon import Canon, Unmergeable
 from pictx_fsm.testing.coverage import summed_counts
+from pictx_fsm.testing.host_world import faux_model, faux_usage, host_settings
 from pictx_fsm.testing.kit import Companion, companion_named, config_of
 from pictx_fsm.testing.states import host_state
 
@@ -181,18 +179,9 @@ class World:
             saved=config.saved,
             seed=config.seed,
         )
-        model = self.model_info(0)
         profile = host_profile(config.host)
-        once = profile.faux_input_counted_once
-        accounting = FauxCacheUsage(input_counted_once=once) if config.usage == "faux" else None
-        host = HostSettings(
-            profile=profile,
-            model=model,
-            compaction=CompactionSettings(
-                enabled=config.automatic_compaction,
-                reserve_tokens=config.reserve_tokens,
-                keep_recent_tokens=config.keep_recent_tokens,
-            ),
+        host = host_settings(
+            config, profile, automatic=config.automatic_compaction, model=self.model_info(0)
         )
         extensions: list[Any] = [e for c in self.companions for e in c.extensions(self)]
         extensions.append(self.extension)
@@ -200,7 +189,7 @@ class World:
             extensions,
             provider=ScriptedProvider(
                 counter=CharsCounter(),
-                usage=accounting,
+                usage=faux_usage(profile, config.usage),
                 arguments=lambda arguments: cm.resolve_sources(arguments, self.session.tree),
             ),
             settings=host,
@@ -211,12 +200,7 @@ class World:
         self.extension.attach(self.session)
 
     def model_info(self, index: int) -> ModelInfo:
-        return ModelInfo(
-            provider="faux",
-            id=MODELS[index % len(MODELS)],
-            context_window=self.config.context_window,
-            max_tokens=self.config.max_tokens,
-        )
+        return faux_model(self.config, MODELS[index % len(MODELS)])
 
     @property
     def runtimes(self) -> list[ContextMemoryRuntime]:
