@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable, Hashable, Mapping, Sequence
-from typing import Any, Protocol
+from typing import Any, Self
 
 import attrs
 from attrs import frozen
@@ -39,7 +39,7 @@ from pictx_fsm.session.estimate import CharsCounter
 from pictx_fsm.testing.actions import HOST_ACTION_TYPES, EndlessRun, apply_action
 from pictx_fsm.testing.canon import Canon
 from pictx_fsm.testing.coverage import summed_counts
-from pictx_fsm.testing.kit import TraceFormatError
+from pictx_fsm.testing.kit import TraceFormatError, config_of
 from pictx_fsm.testing.states import host_state, recorded_inputs
 
 __all__ = [
@@ -54,20 +54,28 @@ __all__ = [
 ]
 
 
-class ModelConfig(Protocol):
-    """What a world's configuration says of the model and of Pi's compaction settings."""
+@frozen(kw_only=True)
+class ModelConfig:
+    """What every world on the model session is configured with — the seed, the faux model's
+    window, Pi's compaction reserve and what native compaction keeps, the planted fault —
+    the defaults a kit's configuration does not change, its own fields after them."""
 
-    @property
-    def context_window(self) -> int: ...
+    seed: int = 0
+    context_window: int = 32_000
+    max_tokens: int = 4_096
+    reserve_tokens: int = 2_000
+    keep_recent_tokens: int = 20_000
+    """Pi's ``compaction.keepRecentTokens``: below it native compaction finds nothing to cut."""
+    fault: str | None = None
 
-    @property
-    def max_tokens(self) -> int: ...
+    def to_json(self) -> dict[str, Any]:
+        return attrs.asdict(self)
 
-    @property
-    def reserve_tokens(self) -> int: ...
-
-    @property
-    def keep_recent_tokens(self) -> int: ...
+    @classmethod
+    def from_json(cls, obj: Mapping[str, Any]) -> Self:
+        """A configuration from a trace's fields; an unknown field is a :class:`ValueError`
+        naming it."""
+        return config_of(cls, obj)
 
 
 def faux_model(config: ModelConfig, model_id: str = "faux-1") -> ModelInfo:
@@ -119,23 +127,14 @@ def applied(apply: Callable[[], bool], endless_runs: list[int], serial: int) -> 
 
 
 @frozen(kw_only=True)
-class HostConfig:
+class HostConfig(ModelConfig):
     """What makes a run on the model session reproducible."""
 
-    seed: int = 0
-    context_window: int = 32_000
-    max_tokens: int = 4_096
-    reserve_tokens: int = 2_000
-    keep_recent_tokens: int = 20_000
-    fault: str | None = None
     host: str = DEFAULT_HOST_PROFILE.name
     """The Pi version the model session behaves as (``pi-0.87``, ``pi-1.6``)."""
 
-    def to_json(self) -> dict[str, Any]:
-        return attrs.asdict(self)
-
     @classmethod
-    def from_json(cls, obj: Any, faults: Sequence[str] = ()) -> HostConfig:
+    def from_json(cls, obj: Any, faults: Sequence[str] = ()) -> Self:
         """A configuration from a trace; every field typed, the fault one of ``faults``."""
         if not isinstance(obj, Mapping):
             raise TraceFormatError("field 'config' must be an object")

@@ -43,7 +43,7 @@ from pictx_fsm.session.tree import SessionTree
 from pictx_fsm.testing import actions as shared
 from pictx_fsm.testing.canon import Canon, Unmergeable
 from pictx_fsm.testing.coverage import summed_counts
-from pictx_fsm.testing.host_world import faux_model, faux_usage, host_settings
+from pictx_fsm.testing.host_world import ModelConfig, faux_model, faux_usage, host_settings
 from pictx_fsm.testing.kit import Companion, companion_named, config_of
 from pictx_fsm.testing.states import host_state
 
@@ -65,10 +65,9 @@ observed at the moment (:meth:`_Extension.handle`)."""
 
 
 @frozen(kw_only=True)
-class WorldConfig:
+class WorldConfig(ModelConfig):
     """The reproducible parameters of one run."""
 
-    seed: int = 0
     context_window: int = 64_000
     max_tokens: int = 2_048
     reserve_tokens: int = 4_000
@@ -82,14 +81,10 @@ class WorldConfig:
     ``pi-context``); each keeps its own invariants on the shared host."""
     saved: bool = True
     """``False``: an ephemeral session without a file (M45, M64)."""
-    fault: str | None = None
     host: str = DEFAULT_HOST_PROFILE.name
     """The model session's host profile: the Pi version it stands for (``pi-0.87``, ``pi-1.6``)."""
     usage: str = "estimate"
     """``faux``: the provider reports usage as pi-ai's faux model does (the real-Pi tests)."""
-
-    def to_json(self) -> dict[str, Any]:
-        return attrs.asdict(self)
 
     @classmethod
     def from_json(cls, obj: Mapping[str, Any]) -> WorldConfig:

@@ -31,7 +31,7 @@ from pictx_fsm.hosts.model import ModelSession, ScriptedProvider
 from pictx_fsm.hosts.model.profiles import PI_1_6
 from pictx_fsm.session.estimate import CharsCounter
 from pictx_fsm.session.tree import SessionTree
-from pictx_fsm.testing.host_world import host_settings
+from pictx_fsm.testing.host_world import ModelConfig, host_settings
 
 __all__ = [
     "HOST",
@@ -51,17 +51,13 @@ CWD: Final = "/workspace"
 
 
 @frozen(kw_only=True)
-class NotesoupConfig:
+class NotesoupConfig(ModelConfig):
     """The reproducible parameters of one notesoup world."""
 
-    seed: int = 0
     context_window: int = 72_000
-    max_tokens: int = 4_096
     reserve_tokens: int = 4_000
     reminder_margin: int = 24_000
     automatic: bool = True
-    keep_recent_tokens: int = 20_000
-    fault: str | None = None
     legacy: LegacyHistory | None = None
     """A pi-context 0.25 session (with its notes) to resume instead of a new session."""
 

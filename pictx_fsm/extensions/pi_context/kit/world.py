@@ -39,8 +39,7 @@ from pictx_fsm.hosts.pi.twin import BridgeTwin
 from pictx_fsm.session.estimate import CharsCounter, TiktokenCounter, TokenCounter
 from pictx_fsm.session.tree import SessionTree
 from pictx_fsm.testing.canon import Canon
-from pictx_fsm.testing.host_world import faux_usage, host_settings
-from pictx_fsm.testing.kit import config_of
+from pictx_fsm.testing.host_world import ModelConfig, faux_usage, host_settings
 
 __all__ = [
     "USAGE_ACCOUNTINGS",
@@ -63,19 +62,12 @@ def shared_counter() -> TiktokenCounter:
 
 
 @frozen(kw_only=True)
-class WorldConfig:
+class WorldConfig(ModelConfig):
     """The reproducible parameters of one generated run."""
 
     profile: str = Profile.V0_25_1.value
-    seed: int = 0
-    context_window: int = 32_000
-    max_tokens: int = 4_096
-    reserve_tokens: int = 2_000
     reminder_margin: int = 4_000
     automatic: bool = True
-    keep_recent_tokens: int = 20_000
-    """Pi's ``compaction.keepRecentTokens``: below it native compaction finds nothing to cut."""
-    fault: str | None = None
     usage: str = attrs.field(default="estimated", validator=attrs.validators.in_(USAGE_ACCOUNTINGS))
     """The scripted provider's usage figures: ``estimated`` (a real provider's total) or ``faux``
     (pi-ai's
@@ -93,13 +85,6 @@ class WorldConfig:
     )
     """How the model session mints session ids: at random (sessions made minutes apart, the
     default), or from its clock, as a short real run's UUIDv7 ids (see ``HostSettings``)."""
-
-    def to_json(self) -> dict[str, Any]:
-        return attrs.asdict(self)
-
-    @classmethod
-    def from_json(cls, obj: Mapping[str, Any]) -> WorldConfig:
-        return config_of(cls, obj)
 
     @property
     def settings(self) -> dict[str, Any]:
