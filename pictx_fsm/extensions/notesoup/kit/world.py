@@ -26,7 +26,7 @@ from pictx_fsm.extensions.notesoup.kit.legacy import (
 from pictx_fsm.extensions.notesoup.runtime import NotesoupRuntime
 from pictx_fsm.extensions.notesoup.texts import SETTINGS_KEY
 from pictx_fsm.extensions.notesoup.windows import NotesoupWindows
-from pictx_fsm.extensions.shared.kit.world import FamilyWorld, family_settings
+from pictx_fsm.extensions.shared.kit.world import FamilyWorld, family_settings, scenario_world
 from pictx_fsm.hosts.model import ModelSession, ScriptedProvider
 from pictx_fsm.hosts.model.profiles import PI_1_6
 from pictx_fsm.session.estimate import CharsCounter
@@ -129,19 +129,10 @@ class NotesoupWorld(FamilyWorld):
 def scenario_config(
     seed: int = 0, fault: str | None = None, legacy: LegacyHistory | None = None
 ) -> NotesoupConfig:
-    """The world every seed scenario runs in (its numbers assume it): a window of 40k tokens,
-    reserve 2k, so the reminder line sits at 22k tokens left, the warning line at 18 384 and
-    the hard reserve at 2k; native compaction keeps little, so ``/compact`` has something to
-    cut."""
-    return NotesoupConfig(
-        seed=seed,
-        context_window=40_000,
-        reserve_tokens=2_000,
-        reminder_margin=20_000,
-        keep_recent_tokens=1_000,
-        fault=fault,
-        legacy=legacy,
-    )
+    """The world every seed scenario runs in (:func:`~pictx_fsm.extensions.shared.kit.world.
+    scenario_world`): a window of 40k tokens, so the reminder line sits at 22k tokens left,
+    the warning line at 18 384 and the hard reserve at 2k."""
+    return scenario_world(NotesoupConfig, 40_000, 20_000, seed=seed, fault=fault, legacy=legacy)
 
 
 def legacy_from_json(obj: Mapping[str, Any] | None) -> LegacyHistory | None:

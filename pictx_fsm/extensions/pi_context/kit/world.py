@@ -32,7 +32,7 @@ from pictx_fsm.extensions.pi_context.lifecycle import Lifecycle, load_lifecycle
 from pictx_fsm.extensions.pi_context.runtime import LifecycleRuntime
 from pictx_fsm.extensions.pi_context.texts import PI_CONTEXT_SETTINGS_KEY, Profile
 from pictx_fsm.extensions.pi_context.windows import WindowIndex
-from pictx_fsm.extensions.shared.kit.world import FamilyWorld, family_settings
+from pictx_fsm.extensions.shared.kit.world import FamilyWorld, family_settings, scenario_world
 from pictx_fsm.hosts.model import ModelSession, ScriptedProvider
 from pictx_fsm.hosts.model.profiles import DEFAULT_HOST_PROFILE, HOST_PROFILES, host_profile
 from pictx_fsm.hosts.pi.twin import BridgeTwin
@@ -258,16 +258,8 @@ def _tool_outcome(record: Mapping[str, Any]) -> dict[str, Any]:
 def scenario_config(
     profile: str, seed: int = 0, fault: str | None = None, host: str = DEFAULT_HOST_PROFILE.name
 ) -> WorldConfig:
-    """The world every seed scenario runs in (the numbers of :mod:`.scenarios` assume it):
-    native compaction keeps only 1 000 tokens, so ``/compact`` and overflow compaction find
-    something to cut in a short story and reach ``session_before_compact``."""
-    return WorldConfig(
-        profile=profile,
-        seed=seed,
-        context_window=36_000,
-        reserve_tokens=2_000,
-        reminder_margin=16_000,
-        keep_recent_tokens=1_000,
-        fault=fault,
-        host=host,
-    )
+    """The world every seed scenario runs in (:func:`~pictx_fsm.extensions.shared.kit.world.
+    scenario_world`, a window of 36k tokens): a short story reaches
+    ``session_before_compact``."""
+    fields = {"profile": profile, "seed": seed, "fault": fault, "host": host}
+    return scenario_world(WorldConfig, 36_000, 16_000, **fields)

@@ -7,7 +7,7 @@ builds its session and its runtimes; the rest is written here once."""
 from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Mapping
-from typing import Any, ClassVar, Protocol
+from typing import Any, ClassVar, Protocol, TypeVar
 
 from pictx_fsm.audit.log import AuditLog
 from pictx_fsm.extensions.shared.kit.actions import SetAutomatic
@@ -25,7 +25,9 @@ from pictx_fsm.testing.coverage import summed_counts
 from pictx_fsm.testing.host_world import applied, decisions_of
 from pictx_fsm.testing.states import host_state
 
-__all__ = ["FamilyConfig", "FamilyWorld", "LiveSettings", "family_settings"]
+__all__ = ["FamilyConfig", "FamilyWorld", "LiveSettings", "family_settings", "scenario_world"]
+
+C = TypeVar("C")
 
 
 class FamilyConfig(Protocol):
@@ -48,6 +50,20 @@ def family_settings(key: str, config: FamilyConfig, *, automatic: bool) -> dict[
         "compaction": {"reserveTokens": config.reserve_tokens, "enabled": automatic},
         key: {"reminderMarginTokens": config.reminder_margin},
     }
+
+
+def scenario_world(config: Callable[..., C], window: int, margin: int, **fields: Any) -> C:
+    """The world a kit's seed scenarios run in (their numbers assume it): a ``window`` of
+    tokens with the reminder ``margin``, reserve 2 000, and native compaction keeping only
+    1 000 tokens, so ``/compact`` and overflow compaction find something to cut in a short
+    story; ``fields`` the rest of the kit's ``config``."""
+    return config(
+        context_window=window,
+        reserve_tokens=2_000,
+        reminder_margin=margin,
+        keep_recent_tokens=1_000,
+        **fields,
+    )
 
 
 class LiveSettings:
