@@ -44,6 +44,7 @@ from pictx_fsm.extensions.pi_context.tools.homes import (
 )
 from pictx_fsm.extensions.pi_context.tools.output import earliest_match_offset
 from pictx_fsm.extensions.shared.tools.diff import diff_text
+from pictx_fsm.extensions.shared.tools.edits import apply_edit
 from pictx_fsm.session.entries import ABSENT
 
 __all__ = [
@@ -226,7 +227,7 @@ class NotesStore:
         before = dict(meta)
         edited = body
         for index, edit in enumerate(edits):
-            edited = _apply_edit(edited, edit, index, replace_all)
+            edited, _ = apply_edit(edited, edit, index, replace_all, NoteError)
         if origin is not ABSENT:
             meta["origin"] = _origin(origin)
         if stale is not ABSENT:
@@ -383,30 +384,3 @@ def _origin(value: Any) -> Any:
             f"origin must be one of user, self, external (got {js.stringify(value)})",
         )
     return value
-
-
-def _apply_edit(body: str, edit: Any, index: int, replace_all: bool) -> str:
-    """N30: one exact-text replacement on the body as already edited."""
-    old = edit.get("oldText") if isinstance(edit, dict) else None
-    new = edit.get("newText") if isinstance(edit, dict) else None
-    if not isinstance(old, str) or not old:
-        raise NoteError(
-            "no_match", f"edit {index}: oldText must be a non-empty string", edit_index=index
-        )
-    if not isinstance(new, str):
-        raise NoteError("no_match", f"edit {index}: newText must be a string", edit_index=index)
-    starts = js.occurrence_starts(body, old)
-    if not starts:
-        raise NoteError(
-            "no_match", f"edit {index}: oldText does not occur in the note body", edit_index=index
-        )
-    if len(starts) > 1 and not replace_all:
-        lines = [body.count("\n", 0, start) + 1 for start in starts]
-        raise NoteError(
-            "ambiguous_edit",
-            f"edit {index}: oldText occurs {len(starts)} times "
-            f"(lines {', '.join(map(str, lines))}); pass replace_all to replace every occurrence",
-            line_numbers=lines,
-            edit_index=index,
-        )
-    return js.replace_all(body, old, new) if replace_all else js.splice(body, old, new)
