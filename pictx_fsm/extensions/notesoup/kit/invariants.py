@@ -57,6 +57,7 @@ from pictx_fsm.extensions.shared.kit.records import (
     value_of,
 )
 from pictx_fsm.extensions.shared.kit.walks import (
+    ChildWatch,
     Fresh,
     PerRecord,
     PerTree,
@@ -159,7 +160,7 @@ class ResetShape(_Entries):
 
     def __init__(self) -> None:
         super().__init__()
-        self._children: set[tuple[int, str]] = set()
+        self._children = ChildWatch()
         self._records = RecordWalk()
         self._recovered: set[str] = set()
         self._born: set[tuple[int, str]] = set()
@@ -167,8 +168,7 @@ class ResetShape(_Entries):
         judged there, not where a fork or reload copied part of it."""
 
     def copied(self, tree: SessionTree, node: TreeNode) -> None:
-        if node.parent is not None:
-            self._children.add((id(tree), node.parent.id))
+        self._children.copied(tree, node)
 
     def check_entries(self, world: World, fresh: Fresh) -> list[Violation]:
         for record, _, _ in self._records.advance(world.audits):
@@ -190,9 +190,8 @@ class ResetShape(_Entries):
                 found.append(self.violation(f"marker {node.id} ({window_id}) has no checkpoint"))
         self._born.add((id(tree), node.id))
         parent = node.parent
-        if parent is None or (id(tree), parent.id) in self._children:
+        if parent is None or not self._children.first_child(tree, node):
             return found  # a later child is another branch, not the commit
-        self._children.add((id(tree), parent.id))
         if (id(tree), parent.id) not in self._born:
             return found  # a copied entry: its boundary was judged where it was written
         if is_checkpoint(parent) and not (

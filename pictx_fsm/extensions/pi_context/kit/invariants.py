@@ -48,13 +48,13 @@ from pictx_fsm.extensions.shared.kit.invariants import (
     QueuedOnce,
     RunsSettle,
 )
-from pictx_fsm.extensions.shared.kit.walks import WalkedSuite
+from pictx_fsm.extensions.shared.kit.walks import ChildWatch, WalkedSuite
 from pictx_fsm.extensions.shared.kit.windowed import ErasedRequests, family_invariants
 from pictx_fsm.host.overflow import is_overflow_like
 from pictx_fsm.session.entries import CompactionEntry
 from pictx_fsm.session.tree import SessionTree, TreeNode
 from pictx_fsm.testing import invariants as testing_invariants
-from pictx_fsm.testing.invariants import Violation
+from pictx_fsm.testing.invariants import Cursor, Violation
 
 __all__ = [
     "FAMILY",
@@ -88,12 +88,10 @@ class ResetTail(PerTree):
 
     def __init__(self) -> None:
         super().__init__()
-        self._parents: set[tuple[int, str]] = set()
-        """(tree, parent id) of every entry that already has a child in that tree."""
+        self._children = ChildWatch()
 
     def copied(self, tree: SessionTree, node: TreeNode) -> None:
-        if node.parent is not None:
-            self._parents.add((id(tree), node.parent.id))
+        self._children.copied(tree, node)
 
     def check_node(self, world: WorldView, tree: SessionTree, node: TreeNode) -> list[Violation]:
         found: list[Violation] = []
@@ -108,9 +106,8 @@ class ResetTail(PerTree):
                     )
                 )
         parent = node.parent
-        if parent is None or (id(tree), parent.id) in self._parents:
+        if parent is None or not self._children.first_child(tree, node):
             return found  # a later child is another branch (navigation), not the commit
-        self._parents.add((id(tree), parent.id))
         if world.lifecycle_down:
             return found  # nothing can complete a tail the host branched while it is down
         window_id = window_id_of_marker(parent.entry)
@@ -307,14 +304,12 @@ class LeasesAgree(Invariant):
     )
 
     def __init__(self) -> None:
-        self._seen = 0
+        self._disagreements = Cursor()
 
     def check(self, world: WorldView) -> list[Violation]:
         # A world without the bridge twin (the context-management world) leases nothing.
         found: list[str] = getattr(getattr(world, "extension", None), "disagreements", [])
-        fresh = [self.violation(detail) for detail in found[self._seen :]]
-        self._seen = len(found)
-        return fresh
+        return [self.violation(detail) for detail in self._disagreements.fresh(found)]
 
     def residual(self, world: WorldView) -> object:
         """Nothing: a cursor into what the world logs."""
