@@ -52,6 +52,7 @@ from pictx_fsm.extensions.shared.tools.homes import (
     read_note_text,
     walk_markdown,
 )
+from pictx_fsm.extensions.shared.tools.refusals import NoteRefused
 from pictx_fsm.js_regex import JsRegExp
 
 __all__ = [
@@ -111,22 +112,8 @@ ChangeKind = Literal["none", "body", "metadata", "file"]
 WriteOutcome = Literal["created", "overwrote", "uncrumpled"]
 
 
-class NoteRefusal(Exception):
+class NoteRefusal(NoteRefused[RefusalCode]):
     """A typed refusal (S93): never an error result, always a refusal the model reads."""
-
-    def __init__(
-        self,
-        code: RefusalCode,
-        message: str,
-        *,
-        line_numbers: Sequence[int] | None = None,
-        edit_index: int | None = None,
-    ) -> None:
-        super().__init__(message)
-        self.code: RefusalCode = code
-        self.message = message
-        self.line_numbers = None if line_numbers is None else list(line_numbers)
-        self.edit_index = edit_index
 
 
 @frozen(kw_only=True)

@@ -45,6 +45,7 @@ from pictx_fsm.extensions.pi_context.tools.homes import (
 from pictx_fsm.extensions.pi_context.tools.output import earliest_match_offset
 from pictx_fsm.extensions.shared.tools.diff import diff_text
 from pictx_fsm.extensions.shared.tools.edits import apply_edit
+from pictx_fsm.extensions.shared.tools.refusals import NoteRefused
 from pictx_fsm.session.entries import ABSENT
 
 __all__ = [
@@ -86,22 +87,8 @@ NOT_YOUR_HOME: Final = (
 BAD_HOME_NAME: Final = "who must be a canonical lowercase slug"
 
 
-class NoteError(Exception):
+class NoteError(NoteRefused[NoteErrorCode]):
     """A typed store refusal (never thrown to the host: the tools turn it into JSON)."""
-
-    def __init__(
-        self,
-        code: NoteErrorCode,
-        message: str,
-        *,
-        line_numbers: Sequence[int] | None = None,
-        edit_index: int | None = None,
-    ) -> None:
-        super().__init__(message)
-        self.code: NoteErrorCode = code
-        self.message = message
-        self.line_numbers = None if line_numbers is None else list(line_numbers)
-        self.edit_index = edit_index
 
     def payload(self) -> dict[str, Any]:
         """N4a: ``{"error", "line_numbers"?, "edit_index"?}``, never the code."""
