@@ -17,7 +17,7 @@ from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any, Protocol, TypeVar
+from typing import Any, Protocol, Self, TypeVar
 
 from attrs import frozen
 
@@ -42,6 +42,7 @@ __all__ = [
     "FactError",
     "Facts",
     "MachineFamily",
+    "MachineStates",
     "PolicyCell",
     "PolicyServices",
     "PolicyState",
@@ -240,6 +241,38 @@ def _reject_unused_actions(
             f"action(s) {', '.join(map(repr, unused))} named by no transition; use them in a "
             "document or remove them",
         )
+
+
+class MachineStates:
+    """The machines' configurations in a lifecycle state, one per machine in declaration
+    order (mixed into an extension's frozen state class, which holds ``configurations``
+    and ``evolve``)."""
+
+    __slots__ = ()
+    configurations: tuple[tuple[str, Configuration], ...]
+
+    @classmethod
+    def initial(cls, configurations: Mapping[str, Configuration]) -> Self:
+        return cls(configurations=tuple(configurations.items()))  # type: ignore[call-arg]
+
+    def evolve(self, **changes: Any) -> Self:
+        raise NotImplementedError
+
+    def configuration(self, machine: str) -> Configuration:
+        for name, configuration in self.configurations:
+            if name == machine:
+                return configuration
+        raise KeyError(machine)
+
+    def state_of(self, machine: str, region: str) -> str:
+        return self.configuration(machine).state(region)
+
+    def with_configuration(self, machine: str, configuration: Configuration) -> Self:
+        configurations = tuple(
+            (name, configuration if name == machine else current)
+            for name, current in self.configurations
+        )
+        return self.evolve(configurations=configurations)
 
 
 class PolicyServices(Protocol):
