@@ -2,7 +2,9 @@
 
 Every sequence of actions of length at most ``depth`` from each of the kit's finite
 alphabets (:meth:`~pictx_fsm.testing.kit.Kit.alphabets`) is explored breadth first, every
-invariant checked after every action, and a state is expanded once: states are
+invariant checked after every action — and, as a ``verify`` run ends, after bringing the
+world to rest (the kit's closing actions, then the promised outcomes still owed) — and a
+state is expanded once: states are
 deduplicated on their canonical state (:meth:`~pictx_fsm.testing.kit.Kit.canonical_state`,
 :mod:`pictx_fsm.testing.states`), held as a 16-byte digest. Breadth first means the first
 violation is found at the smallest depth — the counterexample is a *shortest* one — and of
@@ -27,8 +29,9 @@ from typing import Any, Protocol
 from attrs import define, field, frozen
 
 from pictx_fsm.testing.canon import Unmergeable, digest
+from pictx_fsm.testing.invariants import Violation
 from pictx_fsm.testing.kit import ExploreSettings, Kit
-from pictx_fsm.testing.trace import Trace, record_trace
+from pictx_fsm.testing.trace import Trace, close_run, record_trace
 
 __all__ = [
     "CheckOptions",
@@ -126,6 +129,18 @@ def expand(kit: Kit, config: Any, alphabet: Sequence[Any], path: Path) -> Child:
         try:
             state = digest(kit.canonical_state(world, suite))
         except Unmergeable:
+            state = None
+        owed = _closed(kit, world, suite)
+        if owed is not None:
+            return Child(
+                path=path,
+                digest=digest(("violation", path)),
+                applied=applied,
+                invariant=owed.invariant,
+                failure=str(owed),
+                fired=fired,
+            )
+        if state is None:
             return Child(
                 path=path,
                 digest=digest(("apart", path)),
@@ -136,6 +151,17 @@ def expand(kit: Kit, config: Any, alphabet: Sequence[Any], path: Path) -> Child:
         return Child(path=path, digest=state, applied=applied, fired=fired)
     finally:
         world.release()
+
+
+def _closed(kit: Kit, world: Any, suite: Any) -> Violation | None:
+    """What a run ending here would owe: the world brought to rest and the promised outcomes
+    judged, as every ``verify`` run and ``replay`` ends (:func:`~.trace.close_run`). After
+    the canonical state is taken: the world is this child's alone."""
+    try:
+        found = close_run(kit, world, suite)
+    except Exception as error:
+        return Violation(invariant="crash", rule="", message=f"{type(error).__name__}: {error}")
+    return found[0] if found else None
 
 
 def expand_frontier(
@@ -284,8 +310,8 @@ def check(
 ) -> CheckReport:
     """Explore every alphabet of ``kit`` in every configuration it names, breadth first to
     ``options.depth``. The searches advance depth by depth together, so the first violation
-    of any of them is the shortest of all: the searches stop at that depth (the first, in
-    configuration and alphabet order, is reported)."""
+    of any of them is the shortest of all: the searches stop at that depth, at the first
+    search (in configuration and alphabet order) that meets one — it is reported."""
     if options.fault is not None and options.fault not in kit.faults:
         raise ValueError(f"{kit.name} has no planted fault {options.fault!r}")
     settings = options.settings(kit)
@@ -294,15 +320,14 @@ def check(
     deadline = None if options.time_budget is None else started + options.time_budget
     alphabets = kit.alphabets()
     running: list[tuple[Search, Expander, float]] = []
-    for config in kit.check_configs(settings):
-        for name in options.alphabet_names(kit):
-            search = SearchReport(
-                config=config, alphabet=name, actions=alphabets[name], bound=options.depth
-            )
-            report.searches.append(search)
-            state = Search(report=search)
-            state.start(expand(kit, config, search.actions, ()))
-            running.append((state, expander(kit, config, search.actions), 0.0))
+    for config, name in kit.check_searches(settings, options.alphabet_names(kit)):
+        search = SearchReport(
+            config=config, alphabet=name, actions=alphabets[name], bound=options.depth
+        )
+        report.searches.append(search)
+        state = Search(report=search)
+        state.start(expand(kit, config, search.actions, ()))
+        running.append((state, expander(kit, config, search.actions), 0.0))
     depth = 0
     while not any(s.report.violation for s, _, _ in running) and depth < options.depth:
         if deadline is not None and clock() > deadline:
@@ -318,6 +343,8 @@ def check(
             running[index] = (state, layer, state.report.elapsed)
             if progress is not None:
                 progress(_progress(kit, state.report))
+            if state.report.violation is not None:
+                break  # every search is done to depth - 1: no later one finds a shorter one
     for state, _, _ in running:
         search = state.report
         search.complete = search.violation is None and (

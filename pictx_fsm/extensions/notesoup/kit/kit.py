@@ -50,6 +50,16 @@ class NotesoupKit(Kit):
     def scenarios(self) -> Sequence[Scenario]:
         return SCENARIOS
 
+    def alphabets(self) -> Mapping[str, tuple[Any, ...]]:
+        from pictx_fsm.extensions.notesoup.kit.alphabets import ALPHABETS
+
+        return ALPHABETS
+
+    def alphabet_configs(self) -> Mapping[str, Mapping[str, Any]]:
+        from pictx_fsm.extensions.notesoup.kit.alphabets import ALPHABET_CONFIGS
+
+        return ALPHABET_CONFIGS
+
     def machines(self) -> MachineFamily:
         return load_machines()
 
