@@ -134,7 +134,7 @@ def _narrowed(args: argparse.Namespace) -> str:
     return text
 
 
-def _block(kit: Kit, args: argparse.Namespace, lines: list[str], total: int) -> str:
+def _block(kit: Kit, args: argparse.Namespace, lines: list[str], total: int, commit: str) -> str:
     only = _narrowed(args)
     load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
     done = len(lines)
@@ -142,7 +142,7 @@ def _block(kit: Kit, args: argparse.Namespace, lines: list[str], total: int) -> 
     return "\n".join(
         [
             f"Measured with `python bench/check_faults.py --extension {kit.name} --seed "
-            f"{args.seed} --time-budget {args.time_budget:g}{only}` at {_commit()} on "
+            f"{args.seed} --time-budget {args.time_budget:g}{only}` at {commit} on "
             f"{platform.python_implementation()} {platform.python_version()}, "
             f"{platform.machine()}, {os.cpu_count()} cores shared with other work (load "
             f"average at the end: {load}).{stopped}",
@@ -181,6 +181,7 @@ def main() -> int:
     parser.add_argument("--out", default="docs/mutation.md")
     args = parser.parse_args()
     out = Path(args.out)
+    commit = _commit()
     with tempfile.TemporaryDirectory(prefix="check-faults-") as traces:
         for kit in (kit_named(name) for name in args.extension or kit_names()):
             faults = [f for f in kit.faults if not args.fault or f in args.fault]
@@ -189,7 +190,7 @@ def main() -> int:
                 row = measure(kit, fault, args, Path(traces))
                 lines.append(_line(kit, row))
                 print(lines[-1], file=sys.stderr, flush=True)
-                _write(out, kit, args, _block(kit, args, lines, len(faults)))
+                _write(out, kit, args, _block(kit, args, lines, len(faults), commit))
     print(f"wrote {args.out}", file=sys.stderr)
     return 0
 
