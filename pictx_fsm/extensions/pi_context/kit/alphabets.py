@@ -14,7 +14,9 @@ minutes (``docs/check.md`` lists them with their figures).
   warning line), ``get_context_remaining``, a batch writing a note and wiping;
 - ``budget``: prompts that carry a window to its reminder and warning lines;
 - ``later``: ``/wipe-memory``, then a prompt of real work before ``/pi-context on``;
-- ``continuation``: a wiped window, then ``/tree`` with a summary onto its reset tail.
+- ``continuation``: a wiped window, then ``/tree`` with a summary onto its reset tail;
+- ``summary``: a tool turn, ``/tree`` with a summary onto its tool call, ``/wipe-memory``
+  appending there.
 
 The new regions come first in the check's order (cheap ones: at the depth a violation is
 met, the searches after it do not expand that layer).
@@ -69,6 +71,13 @@ ALPHABETS: Mapping[str, tuple[Any, ...]] = {
         Settle(),
         _WIPE_BATCH,
         Navigate(index=9, summarize=True),
+    ),
+    "summary": (
+        Script(reply="tools", tools=("echo",)),
+        _PROMPT,
+        Settle(),
+        Navigate(index=-3, summarize=True),
+        WipeCommand(),
     ),
     "turns": (
         _PROMPT,
