@@ -104,21 +104,23 @@ def test_check_finds_pi_context_faults_no_longer_than_verify_does(
 
 
 def test_check_takes_verifys_default_profile_and_finds_its_shortest_counterexample() -> None:
-    # Given repair-after-later-work, which verify reports on pi-context 0.25.1, the README's
-    # default profile (/wipe-memory, a prompt, /pi-context on: all in the repair alphabet)
+    # Given repair-after-later-work, which verify reports in three actions on pi-context
+    # 0.25.1, the README's default profile (/wipe-memory, a prompt, /pi-context on, then the
+    # run's closing settle: all in the repair alphabet)
     kit = kit_named("pi-context")
     fault = "repair-after-later-work"
     options = CheckOptions(depth=4, fault=fault, alphabets=("repair",))
     # When the repair alphabet is checked to depth 4 in the default configuration, and in 0.25.0
     default = check(kit, options)
     older = check(kit, evolve(options, variants={"profile": ("0.25.0",)}))
-    # Then the default is 0.25.1 and finds three actions (/wipe-memory, a prompt, then
-    # /pi-context on; the run brought to rest shows the repair); 0.25.0 has none within four
+    # Then the default is 0.25.1 and finds three actions, as verify (/wipe-memory, a prompt,
+    # then /pi-context on, judged at rest); 0.25.0 has none within four
     trace = default.counterexample
     assert trace is not None and trace.failure is not None
     assert trace.config.profile == DEFAULT_PROFILE.value == "0.25.1"
     assert trace.failure["invariant"] == kit.faults[fault].caught_by
-    assert [type(a).__name__ for a in trace.actions] == ["WipeCommand", "Prompt", "Toggle"]
+    names = [type(a).__name__ for a in trace.actions]
+    assert names == ["WipeCommand", "Prompt", "Toggle"]
     assert older.counterexample is None
 
 
