@@ -78,15 +78,16 @@ def test_an_alphabets_configuration_is_the_one_its_search_explores() -> None:
     assert searches["host"].legacy is None
 
 
-def test_the_hourly_alphabet_holds_a_fourth_handoff_within_an_hour_in_eleven_actions() -> None:
-    # Given pi-context-management's `hourly` alphabet: a reply at 80 %, and a cooldown's end
+def test_the_hourly_alphabet_holds_a_fourth_handoff_within_an_hour_in_seven_actions() -> None:
+    # Given pi-context-management's `hourly` alphabet, explored with the provider's usage as
+    # pi-ai's faux model reports it: a turn crossing 80 %, and a cooldown passing
     kit = kit_named("context-management")
     options = CheckOptions(fault="fourth-handoff", alphabets=("hourly",))
     [(config, _)] = kit.check_searches(options.settings(kit), ("hourly",))
-    aim, turn, cool = kit.alphabets()["hourly"]
-    # When four handoffs are triggered with the three cooldowns between them
-    actions = [aim, turn, cool] * 3 + [aim, turn]
-    run = run_actions(kit, config, actions)
-    # Then the fourth within the hour breaks the hourly limit at the last action: eleven
-    # actions, against the eighteen verify's seed scenario shrinks to
-    assert run.invariant == "hourly_limit" and run.failed_at == 10
+    assert config.usage == "faux"
+    turn, cool = kit.alphabets()["hourly"]
+    # When four turns cross 80 %, the cooldown passing between them
+    run = run_actions(kit, config, [turn, cool] * 3 + [turn])
+    # Then the fourth automatic handoff within the hour breaks the hourly limit at the last
+    # action: seven actions, against the eighteen verify's seed scenario shrinks to
+    assert run.invariant == "hourly_limit" and run.failed_at == 6

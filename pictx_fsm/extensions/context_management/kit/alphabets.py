@@ -10,8 +10,11 @@ sequence of its actions up to the depth bound; ``docs/check.md`` lists their fig
   the end of a handoff's cooldown — and the two turns of one automatic handoff (a turn its
   background notes cover, then one crossing 80 %: what the preparation has left to cover
   fits its four requests);
-- ``hourly``: those two turns and the cooldown passing, so a fourth automatic handoff is
-  due within the hour in eleven actions;
+- ``hourly``: one turn crossing 80 % and the cooldown passing, with the provider's usage
+  as pi-ai's faux model reports it on Pi 0.87 (each prompt token counted as input and as a
+  cache write, as the real-Pi tests run): a turn half the window's size crosses the line
+  and the preparation covers it, so a fourth automatic handoff is due within the hour in
+  seven actions;
 - ``recall``: the recall tools answering within one assistant message, a message long
   enough to read by pages, a background job whose repair runs past its deadline.
 
@@ -35,7 +38,7 @@ from pictx_fsm.extensions.context_management.kit.actions import (
 )
 from pictx_fsm.testing.actions import Prompt
 
-__all__ = ["ALPHABETS"]
+__all__ = ["ALPHABETS", "ALPHABET_CONFIGS"]
 
 _COVERED = Turn(chars=60_000)
 """A turn the background notes cover (a quarter of the default window)."""
@@ -51,11 +54,7 @@ ALPHABETS: Mapping[str, tuple[Any, ...]] = {
         _COVERED,
         _CROSSING,
     ),
-    "hourly": (
-        AimAt(line="AUTO_THRESHOLD", offset=0),
-        Turn(chars=200),
-        AimAt(line="AUTO_COOLDOWN_MS", offset=0),
-    ),
+    "hourly": (Turn(chars=110_000), Wait(ms=330_000)),
     "recall": (
         CmTool(tool="search", then="status"),
         CmTool(tool="read", source="user", then="status"),
@@ -77,3 +76,6 @@ ALPHABETS: Mapping[str, tuple[Any, ...]] = {
         Drain(),
     ),
 }
+
+ALPHABET_CONFIGS: Mapping[str, Mapping[str, Any]] = {"hourly": {"usage": "faux"}}
+"""The configuration fields an alphabet is explored with (``Kit.alphabet_configs``)."""

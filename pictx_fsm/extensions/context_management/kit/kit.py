@@ -71,6 +71,11 @@ class ContextManagementKit(Kit):
 
         return ALPHABETS
 
+    def alphabet_configs(self) -> Mapping[str, Mapping[str, Any]]:
+        from pictx_fsm.extensions.context_management.kit.alphabets import ALPHABET_CONFIGS
+
+        return ALPHABET_CONFIGS
+
     def machines(self) -> CmMachines:
         return load_machines()
 
