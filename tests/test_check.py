@@ -2,7 +2,7 @@
 deduplicated on canonical states; the shortest counterexample as a trace ``replay`` reads.
 
 The full depth-8 runs and every planted fault are benchmarks (``bench/bench_check.py``,
-``bench/mutation.py``); these run small bounds."""
+``bench/check_faults.py``); these run small bounds."""
 
 from __future__ import annotations
 
