@@ -413,6 +413,25 @@ class Kit(abc.ABC):
         first one the first seed scenario runs in."""
         return list(self.scenario_configs(self.scenarios[0], 0, settings))[:1]
 
+    def alphabet_configs(self) -> Mapping[str, Mapping[str, Any]]:
+        """Configuration fields an alphabet is explored with, by alphabet name, over each of
+        :meth:`check_configs` (a small window, a resumed session …): the region of the
+        action language some behaviour needs within a few actions (none by default)."""
+        return {}
+
+    def check_searches(
+        self, settings: ExploreSettings, names: Sequence[str]
+    ) -> list[tuple[Any, str]]:
+        """The searches ``check`` runs, each a configuration and an alphabet: every alphabet
+        of ``names`` in every configuration of :meth:`check_configs`, with its
+        :meth:`alphabet_configs` fields."""
+        fields = self.alphabet_configs()
+        return [
+            (attrs.evolve(config, **fields[name]) if name in fields else config, name)
+            for config in self.check_configs(settings)
+            for name in names
+        ]
+
     def canonical_state(self, world: Any, suite: Any) -> Hashable:
         """The state ``check`` deduplicates on (:mod:`pictx_fsm.testing.states`): by default
         the world's ``canonical_state(canon)`` and the invariants' residual, renamed

@@ -70,6 +70,11 @@ class ContextManagementKit(Kit):
 
         return ALPHABETS
 
+    def alphabet_configs(self) -> Mapping[str, Mapping[str, Any]]:
+        from pictx_fsm.extensions.context_management.kit.alphabets import ALPHABET_CONFIGS
+
+        return ALPHABET_CONFIGS
+
     def config_from_json(self, obj: Any) -> WorldConfig:
         if not isinstance(obj, Mapping):
             raise TraceFormatError("field 'config' must be an object")
