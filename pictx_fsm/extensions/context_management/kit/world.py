@@ -156,7 +156,14 @@ class Journal:
 class World:
     """The model session with pi-context-management (and pi-context when configured)."""
 
-    def __init__(self, config: WorldConfig, machines: CmMachines | None = None) -> None:
+    def __init__(
+        self,
+        config: WorldConfig,
+        machines: CmMachines | None = None,
+        system_message: Mapping[str, Any] | None = None,
+    ) -> None:
+        """``system_message``: the first request's system message as a real Pi sent it (the
+        differential), instead of the model session's own."""
         from pictx_fsm.extensions.context_management.kit.faults import plant
 
         self.config = config
@@ -193,6 +200,7 @@ class World:
                 reserve_tokens=config.reserve_tokens,
                 keep_recent_tokens=config.keep_recent_tokens,
             ),
+            system_message=system_message,
         )
         extensions: list[Any] = [e for c in self.companions for e in c.extensions(self)]
         extensions.append(self.extension)
