@@ -63,9 +63,7 @@ def test_cm_runs_are_canonical_and_every_action_is_realised_on_the_real_pi(host:
     check()
 
 
-def test_a_notes_call_cites_the_latest_message_of_its_role_when_the_request_is_answered() -> (
-    None
-):
+def test_a_notes_call_cites_the_latest_message_of_its_role_when_the_request_is_answered() -> None:
     # Given a notes update citing the user, and one citing a message that does not exist
     cites_user = cm.CmTool(tool="notes_update", source="user", key=1, then="read")
     cites_nothing = cm.CmTool(tool="notes_update", source="missing")
@@ -98,7 +96,8 @@ def test_the_real_side_rests_only_when_no_live_session_waits_for_pi() -> None:
     scheduled = "auto_handoff:auto_handoff:armed:reply_end:2"
     assert known[scheduled] == ("auto_handoff", "pending") and "pending" in WAITING["auto_handoff"]
     # Then a session whose automatic handoff waits for idle has not come to rest
-    assert waiting([_line("a", "SessionStarted", start), _line("a", "ReplyEnded", scheduled)], known)
+    started = _line("a", "SessionStarted", start)
+    assert waiting([started, _line("a", "ReplyEnded", scheduled)], known)
     # Nor has Pi when every session has ended (the next one is starting)
     assert waiting([_line("a", "SessionStarted", start), _line("a", "SessionEnding")], known)
     # While a session at rest, and a waiting session that ended beside a live one, have

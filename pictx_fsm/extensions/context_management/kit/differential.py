@@ -119,7 +119,7 @@ def _source(action: cm.CmTool) -> JSON:
 
 
 def _arguments(action: cm.CmTool) -> tuple[str, dict[str, JSON]]:
-    """The tool call of ``action`` (its ``cut`` and page size left out: see the docs)."""
+    """The tool call of ``action`` (its ``cut`` left out: see docs/model-session.md)."""
     from pictx_fsm.extensions.context_management.texts import (
         NOTES_TOOL,
         READ_TOOL,
@@ -140,7 +140,8 @@ def _arguments(action: cm.CmTool) -> tuple[str, dict[str, JSON]]:
     if action.tool == "notes_read":
         return NOTES_TOOL, {"action": "read"}
     if action.tool == "search":
-        return SEARCH_TOOL, {"query": "prompt-", **scope}
+        page = {} if action.max_bytes is None else {"maxBytes": action.max_bytes}
+        return SEARCH_TOOL, {"query": "prompt-", **scope, **page}
     if action.tool == "read":
         return READ_TOOL, {"sourceId": _source(action), "offset": 0, **scope}
     return STATUS_TOOL, {}

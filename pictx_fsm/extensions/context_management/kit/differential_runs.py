@@ -6,10 +6,11 @@ A run is a sequence of moves while idle: a turn (notes calls and text replies sc
 prompt of 200 to 60,000 characters — past the background notes' source threshold — settled,
 what the extension owes delivered), a wait past a time line (the notes' cooldown, a
 generation's deadline, the handoffs' hour), ``/ctx-memory`` (``status``, ``notes``,
-``compact``, ``handoff``, ``auto on|off``, ``cancel``, a bad argument), Pi's ``/compact``
-(the extension's checkpoint), a resume or ``/reload``. Windows of 64,000 tokens with Pi's
-threshold compaction on or off: long turns reach the automatic handoff at 80 % or a
-compaction. Swarm testing as in verify: each run first draws which move groups it may use.
+``compact``, ``handoff``, ``auto on|off``, ``cancel``, ``session [close|export]``, a bad
+argument: verify's), Pi's ``/compact`` (the extension's checkpoint), ``/tree`` with or
+without a summary, a resume. Windows of 64,000 tokens with Pi's threshold compaction on or off: long turns reach the automatic
+handoff at 80 % or a compaction. Swarm testing as in verify: each run first draws which
+move groups it may use.
 """
 
 from __future__ import annotations
@@ -21,21 +22,22 @@ from hypothesis import strategies as st
 
 from pictx_fsm.extensions.context_management.kit import actions as cm
 from pictx_fsm.extensions.context_management.kit.differential import DIFFERENTIAL
+from pictx_fsm.extensions.context_management.kit.strategies import COMMANDS
 from pictx_fsm.extensions.context_management.kit.world import WorldConfig
 from pictx_fsm.testing import actions as shared
 from pictx_fsm.testing.differential.runs import normalize
 from pictx_fsm.testing.tables import table
 
-__all__ = ["COMMANDS", "GROUPS", "WAITS", "differential_runs"]
+__all__ = ["GROUPS", "WAITS", "differential_runs"]
 
 PROMPT_CHARS = (200, 4_000, 30_000, 60_000)
 """Prompts from a line to past the background notes' source threshold (16,384 bytes)."""
 REPLY_CHARS = (8, 400, 9_000)
-WAITS = (61_000, 330_000, 3_601_000)
-"""A second past the notes' cooldown, a generation's deadline, the handoffs' hour."""
-COMMANDS = ("status", "notes", "compact", "handoff", "auto on", "auto off", "cancel", "bogus")
-"""The ``/ctx-memory`` arguments drawn (verify's :data:`.strategies.COMMANDS` but for the
-``session`` ones: see docs/model-session.md)."""
+WAITS = (5_000, 61_000, 330_000, 3_601_000)
+"""Verify's waits: a few seconds, and a second past the notes' cooldown, a generation's
+deadline, the handoffs' hour."""
+PAGE_BYTES = (None, None, 300, 1_200)
+"""Search pages: the default, or a few hundred bytes."""
 
 
 @functools.cache
@@ -48,6 +50,8 @@ def _notes_calls() -> st.SearchStrategy[cm.CmTool]:
         status=table(("active", "resolved")),
         source=table(("user", "user", "assistant", "missing")),
         chars=table((40, 400, 2_500)),
+        handoff=table((False, False, False, True)),
+        max_bytes=table(PAGE_BYTES),
         then=table((None, None, None, "status", "read", "search")),
     )
 
@@ -74,8 +78,15 @@ def _groups() -> dict[str, st.SearchStrategy[tuple[Any, ...]]]:
         "wait": idle(table(tuple(cm.Wait(ms=ms) for ms in WAITS))),
         "command": idle(table(tuple(cm.CtxMemory(args=args) for args in COMMANDS))),
         "compact": st.just((shared.Compact(), shared.Settle())),
+        "navigate": idle(
+            st.builds(
+                shared.Navigate,
+                index=st.integers(min_value=0, max_value=60),
+                summarize=st.booleans(),
+                anchor=table(("any", "user")),
+            )
+        ),
         "resume": st.just((shared.Reload(), shared.Settle())),
-        "reload": st.just((shared.ReloadExtensions(), shared.Settle())),
     }
 
 
