@@ -5,12 +5,12 @@
 A run is a sequence of moves while idle: a turn (notes calls and text replies scripted, a
 prompt of 200 to 60,000 characters — past the background notes' source threshold — settled,
 what the extension owes delivered), a wait past a time line (the notes' cooldown, a
-generation's deadline, the handoffs' hour), ``/ctx-memory`` (``status``, ``notes``,
-``compact``, ``handoff``, ``auto on|off``, ``cancel``, ``session [close|export]``, a bad
-argument: verify's), Pi's ``/compact`` (the extension's checkpoint), ``/tree`` with or
-without a summary, a resume. Windows of 64,000 tokens with Pi's threshold compaction on or off: long turns reach the automatic
-handoff at 80 % or a compaction. Swarm testing as in verify: each run first draws which
-move groups it may use.
+generation's deadline, the handoffs' hour), ``/ctx-memory`` (verify's arguments: ``status``,
+``notes``, ``compact``, ``handoff``, ``auto on|off``, ``cancel``, ``session [close|export]``,
+a bad one), Pi's ``/compact`` (the extension's checkpoint), ``/tree`` with or without a
+summary, a resume. Windows of 64,000 tokens with Pi's threshold compaction on or off: long
+turns reach the automatic handoff at 80 % or a compaction. Swarm testing as in verify: each
+run first draws which move groups it may use.
 """
 
 from __future__ import annotations
