@@ -29,7 +29,7 @@ import functools
 import json
 import sys
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, TypeAlias
 
@@ -42,7 +42,7 @@ from pictx_fsm.hosts.model import Call, ModelSession, Text, Tools
 from pictx_fsm.hosts.pi import entry_path
 from pictx_fsm.hosts.pi.served_cm import AUDIT_DIR_ENV, CLOCK_OFFSET_ENV, EXTENSION
 from pictx_fsm.testing import actions as shared
-from pictx_fsm.testing.differential.divergences import Divergence
+from pictx_fsm.testing.differential.divergences import Divergence, in_every_store
 from pictx_fsm.testing.differential.kit import (
     Category,
     DifferentialKit,
@@ -349,17 +349,7 @@ def _entry_at_the_leafs_parent(session: ModelSession) -> None:
 
         store.custom = misplaced  # type: ignore[method-assign]
 
-    def replacing(operation: Callable[..., Any]) -> Callable[..., Any]:
-        def replaced(*args: Any, **kwargs: Any) -> Any:
-            result = operation(*args, **kwargs)
-            plant_store()
-            return result
-
-        return replaced
-
-    plant_store()
-    session.fork = replacing(session.fork)  # type: ignore[method-assign]
-    session.switch_session = replacing(session.switch_session)  # type: ignore[method-assign]
+    in_every_store(session, plant_store)
 
 
 ENTRY_AT_THE_LEAFS_PARENT = Divergence(
