@@ -7,10 +7,11 @@ prompt of 200 to 60,000 characters — past the background notes' source thresho
 what the extension owes delivered), a wait past a time line (the notes' cooldown, a
 generation's deadline, the handoffs' hour), ``/ctx-memory`` (verify's arguments: ``status``,
 ``notes``, ``compact``, ``handoff``, ``auto on|off``, ``cancel``, ``session [close|export]``,
-a bad one), Pi's ``/compact`` (the extension's checkpoint), ``/tree`` with or without a
-summary, a resume. Windows of 64,000 tokens with Pi's threshold compaction on or off: long
-turns reach the automatic handoff at 80 % or a compaction. Swarm testing as in verify: each
-run first draws which move groups it may use.
+a bad one; a manual handoff is also a move group of its own), Pi's ``/compact`` (the
+extension's checkpoint), ``/tree`` with or without a summary, a resume. Windows of 32,000 or
+64,000 tokens with Pi's threshold compaction on or off: long turns reach the automatic
+handoff at 80 % or a compaction. Swarm testing as in verify: each run first draws which move
+groups it may use.
 """
 
 from __future__ import annotations
@@ -36,6 +37,9 @@ REPLY_CHARS = (8, 400, 9_000)
 WAITS = (5_000, 61_000, 330_000, 3_601_000)
 """Verify's waits: a few seconds, and a second past the notes' cooldown, a generation's
 deadline, the handoffs' hour."""
+WINDOWS = (32_000, 64_000)
+"""Context windows: two long turns reach the automatic handoff at 80 % of the smaller, four
+of the larger (or Pi's threshold compaction, when it is on)."""
 PAGE_BYTES = (None, None, 300, 1_200)
 """Search pages: the default, or a few hundred bytes."""
 
@@ -77,6 +81,7 @@ def _groups() -> dict[str, st.SearchStrategy[tuple[Any, ...]]]:
         "turn": st.builds(_turn, st.lists(_replies(), max_size=2), table(PROMPT_CHARS)),
         "wait": idle(table(tuple(cm.Wait(ms=ms) for ms in WAITS))),
         "command": idle(table(tuple(cm.CtxMemory(args=args) for args in COMMANDS))),
+        "handoff": st.just((cm.CtxMemory(args="handoff"), shared.Settle())),
         "compact": st.just((shared.Compact(), shared.Settle())),
         "navigate": idle(
             st.builds(
@@ -108,6 +113,7 @@ def differential_runs(
     def runs(draw: st.DrawFn) -> tuple[WorldConfig, tuple[Any, ...]]:
         config = WorldConfig(
             seed=draw(st.integers(min_value=0, max_value=99)),
+            context_window=draw(table(WINDOWS)),
             automatic_compaction=draw(st.booleans()),
         )
         config = DIFFERENTIAL.config_for(config, host)
