@@ -14,6 +14,11 @@ home is a directory), so expanding a state *replays* its action prefix in a fres
 (``docs/check.md`` measures it). A state's representative prefix is the first one in
 breadth-first, alphabet order that reached it.
 
+Every state is also judged *at rest*: the kit's closing actions are applied and the
+promised outcomes (:meth:`~pictx_fsm.testing.invariants.Suite.finish`) judged, as at the end
+of a ``verify`` run — any prefix is a run ``verify`` could end, so an omission is found at
+the depth where it is first owed.
+
 Coverage: every declared transition fired on any explored path is counted; those never
 fired within the bound are named in the report.
 """
@@ -27,8 +32,9 @@ from typing import Any, Protocol
 from attrs import define, field, frozen
 
 from pictx_fsm.testing.canon import Unmergeable, digest
+from pictx_fsm.testing.invariants import Violation
 from pictx_fsm.testing.kit import ExploreSettings, Kit
-from pictx_fsm.testing.trace import Trace, record_trace
+from pictx_fsm.testing.trace import Trace, close_run, record_trace
 
 __all__ = [
     "CheckOptions",
@@ -94,8 +100,16 @@ class Child:
     """``False``: the state could not be canonicalized and is kept apart."""
 
 
-def expand(kit: Kit, config: Any, alphabet: Sequence[Any], path: Path) -> Child:
-    """Replay ``path`` in a fresh world, checking every invariant after every action."""
+def expand(
+    kit: Kit,
+    config: Any,
+    alphabet: Sequence[Any],
+    path: Path,
+    judged: set[bytes] | None = None,
+) -> Child:
+    """Replay ``path`` in a fresh world, checking every invariant after every action, then
+    judge the state at rest unless its canonical state is in ``judged`` (a verdict is a
+    function of the canonical state; judged states are added)."""
     world = kit.world(config)
     suite = kit.suite(config)
     applied = True
@@ -122,28 +136,56 @@ def expand(kit: Kit, config: Any, alphabet: Sequence[Any], path: Path) -> Child:
                     failure=str(found[0]),
                     fired=frozenset(world.transition_counts()),
                 )
-        fired = frozenset(world.transition_counts())
         try:
-            state = digest(kit.canonical_state(world, suite))
+            state, merged = digest(kit.canonical_state(world, suite)), True
         except Unmergeable:
+            state, merged = digest(("apart", path)), False
+        # The promised outcomes are judged at rest, as a run of `verify` ends: the state's
+        # closing actions, then what the invariants find still owed. The canonical state is
+        # taken first (closing changes the world); the verdict is a function of it.
+        owed: list[Violation] = []
+        if judged is None or state not in judged:
+            owed = _owed_at_rest(kit, world, suite)
+            if judged is not None and merged:
+                judged.add(state)
+        fired = frozenset(world.transition_counts())
+        if owed:
             return Child(
                 path=path,
-                digest=digest(("apart", path)),
+                digest=digest(("violation", path)),
                 applied=applied,
+                invariant=owed[0].invariant,
+                failure=f"at rest: {owed[0]}",
                 fired=fired,
-                merged=False,
             )
-        return Child(path=path, digest=state, applied=applied, fired=fired)
+        return Child(path=path, digest=state, applied=applied, fired=fired, merged=merged)
     finally:
         world.release()
 
 
+def _owed_at_rest(kit: Kit, world: Any, suite: Any) -> list[Violation]:
+    try:
+        return close_run(kit, world, suite)
+    except Exception as error:
+        return [
+            Violation(
+                invariant="crash", rule="", message=f"closing: {type(error).__name__}: {error}"
+            )
+        ]
+
+
 def expand_frontier(
-    kit: Kit, config: Any, alphabet: Sequence[Any], frontier: Iterable[Path]
+    kit: Kit,
+    config: Any,
+    alphabet: Sequence[Any],
+    frontier: Iterable[Path],
+    judged: set[bytes] | None = None,
 ) -> list[Child]:
-    """Every action from every state of ``frontier``, in frontier then alphabet order."""
+    """Every action from every state of ``frontier``, in frontier then alphabet order
+    (``judged``: the states already judged at rest, kept across layers by the caller)."""
+    judged = set() if judged is None else judged
     return [
-        expand(kit, config, alphabet, (*path, index))
+        expand(kit, config, alphabet, (*path, index), judged)
         for path in frontier
         for index in range(len(alphabet))
     ]
@@ -161,8 +203,10 @@ class Expander(Protocol):
 
 
 def serial_expander(kit: Kit, config: Any, alphabet: Sequence[Any]) -> Expander:
+    judged: set[bytes] = set()
+
     def run(frontier: Sequence[Node]) -> list[Child]:
-        return expand_frontier(kit, config, alphabet, [path for path, _ in frontier])
+        return expand_frontier(kit, config, alphabet, [path for path, _ in frontier], judged)
 
     return run
 

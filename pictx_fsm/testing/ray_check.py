@@ -25,6 +25,7 @@ class Replayer:
 
     def __init__(self) -> None:
         self._built: dict[tuple[str, str, str], tuple[Kit, Any, Sequence[Any]]] = {}
+        self._judged: dict[tuple[str, str, str], set[bytes]] = {}
 
     def expand(
         self, kit: str, config: Any, alphabet: str, paths: Sequence[tuple[int, ...]]
@@ -38,7 +39,8 @@ class Replayer:
                 found.config_from_json(config),
                 found.alphabets()[alphabet],
             )
-        return expand_frontier(built[0], built[1], built[2], paths)
+        judged = self._judged.setdefault(key, set())
+        return expand_frontier(built[0], built[1], built[2], paths, judged)
 
 
 def ray_expander(workers: int | None = None) -> ExpanderFactory:
