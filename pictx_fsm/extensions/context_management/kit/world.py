@@ -141,6 +141,9 @@ class SwitchRecord:
     mode: str
     returning: bool
     action: int
+    source_entries: tuple[Any, ...] = ()
+    """The source file's entries when the switch began (a source Pi never wrote reopens
+    empty on a switch back to it)."""
 
 
 @define
@@ -474,6 +477,7 @@ class _Extension(ContextMemoryExtension):
         run = state.handoff
         pending = session.pending_messages > 0
         position = len(world.journal.switches) if world is not None else 0
+        entries = tuple(session.tree.entries)
         switched = super().switch(path)
         if switched and world is not None:
             receipt_side = run is None
@@ -489,6 +493,7 @@ class _Extension(ContextMemoryExtension):
                     mode=mode,
                     returning=receipt_side,
                     action=len(world.actions) - 1,
+                    source_entries=entries,
                 ),
             )
         return switched
