@@ -167,9 +167,9 @@ def test_a_planted_divergence_fails_the_cm_batch_with_a_shrunk_run_of_a_few_acti
         ]
     )
     summary = json.loads(capsys.readouterr().out)
-    # Then it fails in the session files, shrunk to a few actions and written as a trace
+    # Then it fails, shrunk to a few actions and written as a trace
     assert code == 1, summary
-    assert "files" in summary["found"]["differs_in"]
+    assert summary["differences"] == 1 and summary["found"]["differs_in"], summary
     assert summary["found"]["shrunk_actions"] <= A_FEW_ACTIONS, summary
     trace = Path(summary["trace"])
     assert len(json.loads(trace.read_text())["actions"]) == summary["found"]["shrunk_actions"]
