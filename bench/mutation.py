@@ -8,10 +8,9 @@ runs the same exploration as ``pictx-fsm verify --fault NAME --seed N`` (seed sc
 then Hypothesis; with ``--no-scenarios`` Hypothesis alone), records whether it failed, which
 invariant caught it, the length of the shrunk counterexample, whether replaying the trace
 reproduces it, how many runs and seconds it took to find the fault (before shrinking) and
-the total wall time — and, with ``--check-depth N``, the length of the shortest
-counterexample ``pictx-fsm check --fault NAME`` finds within depth N (whether it replays);
-then writes one Markdown table per seed (``--append`` adds them as sections instead of
-replacing the file).
+the total wall time; then writes one Markdown table per seed (``--append`` adds them as
+sections instead of replacing the file). The exhaustive check beside it, bounded by each
+fault's counterexample here, is ``bench/check_faults.py``.
 """
 
 from __future__ import annotations
@@ -24,7 +23,6 @@ import time
 from pathlib import Path
 from typing import Any
 
-from pictx_fsm.testing.check import CheckOptions, check
 from pictx_fsm.testing.explore import DEFAULT_EXAMPLES, ExploreOptions, explore
 from pictx_fsm.testing.kit import Kit, kit_named, kit_names
 from pictx_fsm.testing.trace import run_actions
@@ -46,21 +44,6 @@ HEADER = [
 ]
 
 
-def _check_column(kit: Kit, fault: str, depth: int) -> str:
-    """``pictx-fsm check --fault`` to ``depth``: the shortest counterexample's length and
-    whether it replays, or that none lies within the bound."""
-    started = time.perf_counter()
-    report = check(kit, CheckOptions(depth=depth, fault=fault))
-    seconds = time.perf_counter() - started
-    trace = report.counterexample
-    if trace is None:
-        return f"none within {depth} ({seconds:.0f} s)"
-    replayed = run_actions(kit, trace.config, trace.actions).describe_failure()
-    alphabet = next(s.alphabet for s in report.searches if s.violation is not None)
-    verdict = "" if replayed == report.violation else ", replay DIFFERS"
-    return f"{len(trace.actions)} (`{alphabet}`, {seconds:.0f} s{verdict})"
-
-
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seed", type=int, action="append", help="seeds (default: 0)")
@@ -71,12 +54,6 @@ def main() -> int:
     parser.add_argument("--no-scenarios", action="store_true", help="Hypothesis only")
     parser.add_argument("--out", default="docs/mutation.md")
     parser.add_argument("--extension", action="append", help="only these (default: all)")
-    parser.add_argument(
-        "--check-depth",
-        type=int,
-        default=0,
-        help="add a column: pictx-fsm check --fault NAME to this depth (default 0: none)",
-    )
     args = parser.parse_args()
     kits = [kit_named(name) for name in args.extension or kit_names()]
     tables = [_table(args, kits, seed) for seed in args.seed or [0]]
@@ -105,8 +82,6 @@ def _table(args: argparse.Namespace, kits: list[Any], seed: int) -> list[str]:
     only = "".join(f" --fault {name}" for name in args.fault or ())
     only += "".join(f" --extension {name}" for name in args.extension or ())
     examples = "" if args.examples == DEFAULT_EXAMPLES else f" --examples {args.examples}"
-    examples += f" --check-depth {args.check_depth}" if args.check_depth else ""
-    checked = " check's shortest (actions) |" if args.check_depth else ""
     load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
     return [
         f"Measured with `python bench/mutation.py --seed {seed} --time-budget "
@@ -117,8 +92,8 @@ def _table(args: argparse.Namespace, kits: list[Any], seed: int) -> list[str]:
         f"at the end: {load}).",
         "",
         "| extension | fault | what it breaks | caught by | counterexample (actions) |"
-        f"{checked} replay reproduces | found after (runs) | found after (time) | total time |",
-        "|---|---|---|---|---|" + ("---|" if args.check_depth else "") + "---|---|---|---|",
+        " replay reproduces | found after (runs) | found after (time) | total time |",
+        "|---|---|---|---|---|---|---|---|---|",
         *rows,
         "",
     ]
@@ -137,11 +112,10 @@ def _row(args: argparse.Namespace, kit: Kit, name: str, fault: Any, seed: int) -
         ),
     )
     elapsed = time.perf_counter() - started
-    exhaustive = f" {_check_column(kit, name, args.check_depth)} |" if args.check_depth else ""
     trace = report.counterexample
     if trace is None or report.found_after is None:
         return (
-            f"| {kit.name} | `{name}` | {fault.description} | **not caught** | – |{exhaustive} "
+            f"| {kit.name} | `{name}` | {fault.description} | **not caught** | – | "
             f"– | – | – | {elapsed:.1f} s |"
         )
     replay = run_actions(kit, trace.config, trace.actions)
@@ -152,7 +126,7 @@ def _row(args: argparse.Namespace, kit: Kit, name: str, fault: Any, seed: int) -
     cut = " (cut)" if report.shrink_cut else ""
     return (
         f"| {kit.name} | `{name}` | {fault.description} | `{caught}` | "
-        f"{len(trace.actions)}{cut} |{exhaustive} "
+        f"{len(trace.actions)}{cut} | "
         f"{'yes' if reproduced else 'NO'} | {runs} {phase} | {seconds:.1f} s | "
         f"{elapsed:.1f} s |"
     )

@@ -2,7 +2,7 @@
 deduplicated on canonical states; the shortest counterexample as a trace ``replay`` reads.
 
 The full depth-8 runs and every planted fault are benchmarks (``bench/bench_check.py``,
-``bench/mutation.py``); these run small bounds."""
+``bench/check_faults.py``); these run small bounds."""
 
 from __future__ import annotations
 
@@ -206,7 +206,7 @@ def test_a_check_counterexample_is_a_trace_of_the_generic_format(tmp_path: Path)
 def test_the_docs_name_every_alphabet_of_every_kit(turn_bell: str) -> None:
     # docs/check.md states each alphabet: every one a kit supplies has its row
     text = (Path(__file__).resolve().parents[1] / "docs" / "check.md").read_text()
-    for name in ("pi-context", "context-management", turn_bell):
+    for name in ("pi-context", "context-management", "notesoup", turn_bell):
         for alphabet, actions in kit_named(name).alphabets().items():
             row = next((line for line in text.splitlines() if f"| `{alphabet}` |" in line), "")
             listed = row.rstrip(" |").rsplit("|", 1)[-1]

@@ -328,8 +328,8 @@ def check(
 ) -> CheckReport:
     """Explore every alphabet of ``kit`` in every configuration it names, breadth first to
     ``options.depth``. The searches advance depth by depth together, so the first violation
-    of any of them is the shortest of all: the searches stop at that depth (the first, in
-    configuration and alphabet order, is reported)."""
+    of any of them is the shortest of all: the searches stop at that depth, at the first
+    search (in configuration and alphabet order) that meets one — it is reported."""
     if options.fault is not None and options.fault not in kit.faults:
         raise ValueError(f"{kit.name} has no planted fault {options.fault!r}")
     settings = options.settings(kit)
@@ -338,15 +338,14 @@ def check(
     deadline = None if options.time_budget is None else started + options.time_budget
     alphabets = kit.alphabets()
     running: list[tuple[Search, Expander, float]] = []
-    for config in kit.check_configs(settings):
-        for name in options.alphabet_names(kit):
-            search = SearchReport(
-                config=config, alphabet=name, actions=alphabets[name], bound=options.depth
-            )
-            report.searches.append(search)
-            state = Search(report=search)
-            state.start(expand(kit, config, search.actions, ()))
-            running.append((state, expander(kit, config, search.actions), 0.0))
+    for config, name in kit.check_searches(settings, options.alphabet_names(kit)):
+        search = SearchReport(
+            config=config, alphabet=name, actions=alphabets[name], bound=options.depth
+        )
+        report.searches.append(search)
+        state = Search(report=search)
+        state.start(expand(kit, config, search.actions, ()))
+        running.append((state, expander(kit, config, search.actions), 0.0))
     depth = 0
     while not any(s.report.violation for s, _, _ in running) and depth < options.depth:
         if deadline is not None and clock() > deadline:
@@ -362,6 +361,8 @@ def check(
             running[index] = (state, layer, state.report.elapsed)
             if progress is not None:
                 progress(_progress(kit, state.report))
+            if state.report.violation is not None:
+                break  # every search is done to depth - 1: no later one finds a shorter one
     for state, _, _ in running:
         search = state.report
         search.complete = search.violation is None and (

@@ -9,7 +9,17 @@ minutes (``docs/check.md`` lists them with their figures).
 - ``repair``: boot repair — ``/wipe-memory``, ``/pi-context off|on``, ``/tree`` to a boundary
   entry, prompts and host steps;
 - ``tree``: the tree around an uncommitted boundary — another extension voiding it, a batch of
-  two ``wipe_memory`` calls stopped before its second request, fork and summarised ``/tree``.
+  two ``wipe_memory`` calls stopped before its second request, fork and summarised ``/tree``;
+- ``lines``: the budget lines met exactly (a reply ending on the reserve, a prompt on the
+  warning line), ``get_context_remaining``, a batch writing a note and wiping;
+- ``budget``: prompts that carry a window to its reminder and warning lines;
+- ``later``: ``/wipe-memory``, then a prompt of real work before ``/pi-context on``;
+- ``continuation``: a wiped window, then ``/tree`` with a summary onto its reset tail;
+- ``summary``: a tool turn, ``/tree`` with a summary onto its tool call, ``/wipe-memory``
+  appending there.
+
+The new regions come first in the check's order (cheap ones: at the depth a violation is
+met, the searches after it do not expand that layer).
 """
 
 from __future__ import annotations
@@ -21,6 +31,7 @@ from pictx_fsm.extensions.pi_context.kit.actions import (
     Abort,
     Advance,
     AdvanceTo,
+    AimAt,
     FollowUp,
     Fork,
     Navigate,
@@ -38,7 +49,36 @@ __all__ = ["ALPHABETS"]
 _PROMPT = Prompt(chars=60)
 _WIPE_BATCH = Script(reply="tools", tools=("wipe_memory",))
 
+_NOTE_AND_WIPE = Script(
+    reply="tools",
+    tools=("notes_write", "wipe_memory"),
+    arguments=('{"address": "@project/design.md", "content": "beta"}', "{}"),
+)
+
 ALPHABETS: Mapping[str, tuple[Any, ...]] = {
+    "lines": (
+        AimAt(line="reserve", offset=0, at="reply"),
+        AimAt(line="warning", offset=0, at="prompt"),
+        _PROMPT,
+        Settle(),
+        Script(reply="tools", tools=("get_context_remaining",)),
+        _NOTE_AND_WIPE,
+    ),
+    "budget": (Prompt(chars=20_000), Prompt(chars=16_000), Prompt(chars=40_000), Settle()),
+    "later": (WipeCommand(), Prompt(chars=40_000), Toggle(arg="on")),
+    "continuation": (
+        _PROMPT,
+        Settle(),
+        _WIPE_BATCH,
+        Navigate(index=9, summarize=True),
+    ),
+    "summary": (
+        Script(reply="tools", tools=("echo",)),
+        _PROMPT,
+        Settle(),
+        Navigate(index=-3, summarize=True),
+        WipeCommand(),
+    ),
     "turns": (
         _PROMPT,
         _WIPE_BATCH,
