@@ -62,7 +62,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "--plant",
         metavar="NAME",
         help="plant a divergence in the model session (late-follow-up, dropped-steer, "
-        "boot-wrong-parent): the batch must fail on it",
+        "boot-wrong-parent; an extension's own, e.g. context-management's "
+        "entry-at-the-leafs-parent): the batch must fail on it",
     )
     parser.add_argument("--replay", metavar="TRACE", help="run a written trace again on both")
     parser.add_argument("--json", action="store_true", help="machine-readable summary")
@@ -71,7 +72,6 @@ def configure(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from pictx_fsm.hosts.pi.offline import locate_pi
     from pictx_fsm.hosts.pi.support import OLDEST_SUPPORTED_PI, host_profile_for
-    from pictx_fsm.testing.differential.divergences import divergence_named
 
     if args.runs < 1 or args.max_actions < 1:
         raise UsageError("--runs and --max-actions must be at least 1")
@@ -79,7 +79,7 @@ def run(args: argparse.Namespace) -> int:
     differential = kit.differential()
     if differential is None:
         raise UsageError(f"extension {kit.name!r} does not run in the real Pi (no differential)")
-    plant = divergence_named(args.plant).plant if args.plant else None
+    plant = _planted(args.plant, differential)
     program = locate_pi(args.pi)
     version = program.version()
     profile = host_profile_for(version)
@@ -90,6 +90,16 @@ def run(args: argparse.Namespace) -> int:
     if args.replay:
         return _replay(args, kit, differential, program, version, profile.name, plant)
     return _batch(args, kit, differential, program, version, profile.name, plant)
+
+
+def _planted(name: str | None, differential: Any) -> Any:
+    """The plant of the divergence ``name``: the extension's own, else a generic one."""
+    from pictx_fsm.testing.differential.divergences import divergence_named
+
+    if name is None:
+        return None
+    own = differential.divergences()
+    return (own[name] if name in own else divergence_named(name)).plant
 
 
 def _batch(

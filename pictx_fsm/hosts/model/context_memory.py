@@ -375,11 +375,16 @@ class _Host:
         return self.ext.files
 
     def parent_branch(self, path: str, leaf: str) -> Sequence[Entry] | None:
-        """M24: the direct parent's file, read fresh from its text (≤ 32 MiB)."""
+        """M24: the direct parent's file, read fresh from its text (≤ 32 MiB) — as Pi has it
+        on disk: a parent Pi has not written yet (no message that makes Pi write it) is
+        missing (differential finding ``handoff-from-an-unwritten-session``)."""
         session = self.ext.session
-        if session is None or self.ext.hide_parents or path not in session._host.files:
+        if session is None or self.ext.hide_parents:
             return None
-        return parent_branch_in(session._host.files[path].jsonl(), leaf, path)
+        written = session.saved_files()
+        if path not in written:
+            return None
+        return parent_branch_in(written[path].jsonl(), leaf, path)
 
 
 __all__ = ["CM_HOOKS", "ContextMemoryExtension", "flags_from"]

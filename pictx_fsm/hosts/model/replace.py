@@ -198,13 +198,16 @@ def is_written(host: HostState, store: SessionStore) -> bool:
 
 def resume(host: HostState, path: str) -> None:
     """``switchSession(path)``: re-read the file; the leaf is its last entry. A file Pi has
-    not written yet (:func:`written`) opens as a new, empty session at that path."""
+    not written yet (:func:`is_written`) opens as a new, empty session at that path — the
+    current one, or another left unwritten (a handoff's switch back to a source Pi never
+    wrote: differential finding ``return-to-an-unwritten-source``)."""
     if path not in host.files:
         raise ModelHostError(f"no session file {path!r} in this model session")
     record(host, "session_before_switch", reason="resume", targetSessionFile=path)
-    unwritten = path == host.store.path and not written(host)
+    unwritten = not is_written(host, host.files[path])
     shutdown(host, "resume")
-    if unwritten:
+    if unwritten:  # a new session: Pi lists it after those started before it
+        del host.files[path]
         now = host.clock()
         header = new_header(host.settings, new_session_id(host, now), now, parent=None)
         tree = SessionTree.from_entries(header, [])

@@ -15,6 +15,14 @@
 // - $PICTX_FAUX_CONTEXT_WINDOW and $PICTX_FAUX_MAX_TOKENS size the model faux-1.
 // - $PICTX_FAUX_REQUEST_LOG: each request as one JSON line: its messages' roles and leading
 //   texts, whether it is a summarization request, and its estimate.
+// - A tool argument {"$source": [role, n]} is the id of the n-th message of that role on the
+//   current branch (from the end when negative; "deadbeef" when there is none), read when the
+//   request is answered (pictx_fsm/extensions/context_management/kit/actions.py resolves it so
+//   on the model session).
+// - $PICTX_FAUX_SIDE (JSON {"marker", "argv"}): the extension's own model requests — their
+//   system prompt holds marker — are answered by running argv with the request's last message
+//   text on stdin (its stdout is the reply), as the model session's scripted generator answers
+//   them. They are not agent requests: they use no reply and are not logged.
 // One faux provider (and so one prompt cache, as the Brain keeps one) serves the whole process:
 // Pi re-runs extension factories on fork, resume and reload, and each registers the same one.
 // - Pi's session ids are UUIDv7: their first 8 characters, which pi-context's root window ids
@@ -22,6 +30,7 @@
 //   period when it loads, so that a run (far shorter) never crosses into the next one — as the
 //   model session's clock does not — and whether a fork keeps its parent's root window does not
 //   depend on when it happens.
+import { execFileSync } from "node:child_process";
 import { appendFileSync, readFileSync } from "node:fs";
 import { fauxProvider, fauxAssistantMessage, fauxText, fauxToolCall } from "@earendil-works/pi-ai";
 import { estimateTokens } from "@earendil-works/pi-coding-agent";
@@ -34,9 +43,32 @@ function textOf(message) {
   return content.filter((block) => block.type === "text").map((block) => block.text).join("\n");
 }
 
+function systemText(context) {
+  return JSON.stringify([context.systemPrompt ?? "", ...context.messages.filter((m) => m.role === "system")]);
+}
+
 function isSummarization(context) {
-  const system = [context.systemPrompt ?? "", ...context.messages.filter((m) => m.role === "system")];
-  return JSON.stringify(system).includes(SUMMARIZER);
+  return systemText(context).includes(SUMMARIZER);
+}
+
+function sideReply(side, context, now) {
+  const [command, ...args] = side.argv;
+  const input = textOf(context.messages[context.messages.length - 1]);
+  const text = execFileSync(command, args, { input, encoding: "utf8" });
+  return fauxAssistantMessage(text, { timestamp: now });
+}
+
+function resolved(value) {
+  if (Array.isArray(value)) return value.map(resolved);
+  if (value === null || typeof value !== "object") return value;
+  if (Array.isArray(value.$source)) {
+    const [role, n] = value.$source;
+    const ids = (globalThis.__pictxScriptedSession?.getBranch() ?? [])
+      .filter((entry) => entry.type === "message" && entry.message.role === role)
+      .map((entry) => entry.id);
+    return (n < 0 ? ids[ids.length + n] : ids[n]) ?? "deadbeef";
+  }
+  return Object.fromEntries(Object.entries(value).map(([key, item]) => [key, resolved(item)]));
 }
 
 function create() {
@@ -51,8 +83,10 @@ function create() {
     const file = process.env.PICTX_FAUX_SCRIPT_FILE;
     return file ? JSON.parse(readFileSync(file, "utf8")) : [];
   };
+  const side = process.env.PICTX_FAUX_SIDE ? JSON.parse(process.env.PICTX_FAUX_SIDE) : null;
   const answer = async (context) => {
     const now = Date.now();
+    if (side && systemText(context).includes(side.marker)) return sideReply(side, context, now);
     const summary = isSummarization(context);
     const tokens = context.messages.reduce((sum, message) => sum + estimateTokens(message), 0);
     const log = process.env.PICTX_FAUX_REQUEST_LOG;
@@ -71,7 +105,7 @@ function create() {
     if (step.error) return error(step.error);
     if (step.length !== undefined) return fauxAssistantMessage(step.length, { stopReason: "length", timestamp: now });
     if (step.tools) {
-      const calls = step.tools.map((t, i) => fauxToolCall(t.name, t.args || {}, { id: `call_${used}_${i}` }));
+      const calls = step.tools.map((t, i) => fauxToolCall(t.name, resolved(t.args || {}), { id: `call_${used}_${i}` }));
       const blocks = step.text ? [fauxText(step.text), ...calls] : calls;
       return fauxAssistantMessage(blocks, { stopReason: "toolUse", timestamp: now });
     }
@@ -105,4 +139,7 @@ export default function scriptedModel(pi) {
   alignClock();
   const faux = (globalThis.__pictxScriptedModel ??= create());
   pi.registerProvider(faux.provider);
+  pi.on("session_start", (_event, ctx) => {
+    globalThis.__pictxScriptedSession = ctx.sessionManager;
+  });
 }

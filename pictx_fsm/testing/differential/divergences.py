@@ -21,7 +21,7 @@ from pictx_fsm.hosts.model import ModelSession
 from pictx_fsm.hosts.model.queues import Queued, Queues
 from pictx_fsm.session.entries import CustomEntry
 
-__all__ = ["DIVERGENCES", "Divergence", "divergence_named"]
+__all__ = ["DIVERGENCES", "Divergence", "divergence_named", "in_every_store"]
 
 TOOL_STEPS = frozenset(
     {"tool_execution_start", "tool_call", "tool_result", "tool_execution_end", "tools_running"}
@@ -76,6 +76,13 @@ def _boot_wrong_parent(session: ModelSession) -> None:
             return append(*args, **kwargs)
 
         store.custom_message = misplaced  # type: ignore[method-assign]
+
+    in_every_store(session, plant_store)
+
+
+def in_every_store(session: ModelSession, plant_store: Callable[[], None]) -> None:
+    """``plant_store`` run on the session's store now and on every store it moves to (a
+    fork, a session switch)."""
 
     def replacing(operation: Callable[..., Any]) -> Callable[..., Any]:
         def replaced(*args: Any, **kwargs: Any) -> Any:

@@ -41,6 +41,10 @@ from pictx_fsm.testing.kit import World
 if TYPE_CHECKING:
     from hypothesis.strategies import SearchStrategy
 
+    from pictx_fsm.hosts.pi.rpc import RpcPi
+    from pictx_fsm.testing.differential.divergences import Divergence
+    from pictx_fsm.testing.differential.observe import Decisions
+
 __all__ = [
     "HOOKS",
     "Category",
@@ -234,3 +238,29 @@ class DifferentialKit(abc.ABC):
         self, host_profile: str, max_actions: int
     ) -> SearchStrategy[tuple[Any, tuple[Any, ...]]]:
         """Generated runs for a Pi of ``host_profile``: a configuration and the actions."""
+
+    # -- what an extension may add (the defaults serve pi-context) ------------------------------
+
+    def script_steps(self, action: Any, serial: int) -> Sequence[Mapping[str, JSON]] | None:
+        """The scripted model's replies for an action of category ``SCRIPT`` that is not a
+        :class:`~pictx_fsm.testing.actions.Script` (``None``: it is one)."""
+        return None
+
+    def real_decisions(self, work: Path, sessions: Sequence[str]) -> Decisions | None:
+        """The real side's lifecycle decisions, sessions in ``sessions``' order (``None``:
+        read from the bridge's audit in :meth:`audit_dir`)."""
+        return None
+
+    def model_decisions(self, world: Any) -> Decisions | None:
+        """The model side's lifecycle decisions (``None``: the world's audits)."""
+        return None
+
+    def divergences(self) -> Mapping[str, Divergence]:
+        """Divergences of the extension's own to plant in the model session (``--plant``),
+        beside the generic ones (:mod:`.divergences`)."""
+        return {}
+
+    def after_operation(self, pi: RpcPi, work: Path) -> None:
+        """Called on the real side once an operation settled: an extension whose own work
+        arrives later in Pi (a model reply, an idle wait) waits for it here."""
+        return None

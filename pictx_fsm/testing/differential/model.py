@@ -55,10 +55,12 @@ def run_model(
         labelled(({"role": m.get("role"), "text": leading_text(m)} for m in r.messages), texts)
         for r in session.log.requests
     )
-    records = [record for audit in world.audits for record in audit.records]
+    decided = kit.model_decisions(world)
+    if decided is None:
+        decided = decisions(record for audit in world.audits for record in audit.records)
     observed = Observed(
         files=tuple(shape(store.tree.entries) for store in session.saved_files().values()),
         requests=requests,
-        decisions=decisions(records),
+        decisions=decided,
     )
     return ModelRun(world, observed, tuple(r.tokens for r in session.log.requests))

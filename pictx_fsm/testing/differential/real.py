@@ -88,6 +88,7 @@ def run_real(
                 continue
             script.write_text(json.dumps(replies))
             _carry_out(pi, operation, files)
+            kit.after_operation(pi, work)
     with (work / "events.jsonl").open("w") as out:  # Pi's own account, for a reader of a run
         out.writelines(json.dumps(event) + "\n" for event in pi.events)
     return _observed(kit, work, files, plan)
@@ -152,19 +153,22 @@ def _observed(kit: DifferentialKit, work: Path, files: _Files, plan: Plan) -> Re
     files_read = [read_session(path) for path in sorted((work / "sessions").glob("*.jsonl"))]
     by_id = {f.header.id: f.entries for f in files_read if f.header is not None}
     entries = [by_id[s] for s in order if s in by_id]
-    audits = kit.audit_dir(work)
-    records = [
-        record
-        for session_id in order
-        if (audits / f"{session_id}.audit.jsonl").exists()
-        for record in hook_records(audits / f"{session_id}.audit.jsonl")
-    ]
+    decided = kit.real_decisions(work, order)
+    if decided is None:
+        audits = kit.audit_dir(work)
+        records = [
+            record
+            for session_id in order
+            if (audits / f"{session_id}.audit.jsonl").exists()
+            for record in hook_records(audits / f"{session_id}.audit.jsonl")
+        ]
+        decided = decisions(records)
     sent = _lines(files.requests)
     known = known_texts(plan.known)
     observed = Observed(
         files=tuple(shape(file) for file in entries),
         requests=tuple(labelled(r["messages"], known) for r in sent if not r["summary"]),
-        decisions=decisions(records),
+        decisions=decided,
     )
     estimates = tuple(int(r["tokens"]) for r in sent if not r["summary"])
     return RealRun(observed=observed, system_message=_system(entries), estimates=estimates)

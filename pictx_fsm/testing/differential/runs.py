@@ -190,8 +190,11 @@ def plan_of(kit: DifferentialKit, config: Any, actions: Sequence[Any]) -> Plan:
         kind = kit.category(action)
         known.extend(kit.texts(action, serial))
         if kind is Category.SCRIPT:
-            assert isinstance(action, Script)
-            operations.append(Release(step=reply_step(response_of(action, serial))))
+            steps = kit.script_steps(action, serial)
+            if steps is None:
+                assert isinstance(action, Script)
+                steps = (reply_step(response_of(action, serial)),)
+            operations.extend(Release(step=step) for step in steps)
         elif kind is Category.PROMPT:
             episode = (action, serial, [])
         elif kind is Category.STOP:

@@ -239,10 +239,9 @@ class SwitchOnlyWhenComplete(_PerSwitch):
     name, rule = "switch_only_when_complete", "§12.18 M46 M48"
 
     def check_switch(self, world: World, switch: SwitchRecord) -> list[Violation]:
-        store = world.session.files[switch.source]
         packages = [
             e.data
-            for e in store.tree.entries
+            for e in switch.source_entries
             if isinstance(e, CustomEntry) and e.custom_type == HANDOFF_TYPE
         ]
         if not packages:

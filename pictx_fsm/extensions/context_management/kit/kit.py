@@ -144,6 +144,11 @@ class ContextManagementKit(Kit):
             exemptions_file=verdict.exemptions_file,
         )
 
+    def differential(self) -> Any:
+        from pictx_fsm.extensions.context_management.kit.differential import DIFFERENTIAL
+
+        return DIFFERENTIAL
+
     def describe(self, config: WorldConfig) -> str:
         after = f" · after {', '.join(config.companions)}" if config.companions else ""
         fault = f" · planted fault {config.fault}" if config.fault else ""

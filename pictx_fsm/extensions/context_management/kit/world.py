@@ -134,6 +134,9 @@ class SwitchRecord:
     mode: str
     returning: bool
     action: int
+    source_entries: tuple[Any, ...] = ()
+    """The source file's entries when the switch began (a source Pi never wrote reopens
+    empty on a switch back to it)."""
 
 
 @define
@@ -149,7 +152,14 @@ class Journal:
 class World:
     """The model session with pi-context-management (and pi-context when configured)."""
 
-    def __init__(self, config: WorldConfig, machines: CmMachines | None = None) -> None:
+    def __init__(
+        self,
+        config: WorldConfig,
+        machines: CmMachines | None = None,
+        system_message: Mapping[str, Any] | None = None,
+    ) -> None:
+        """``system_message``: the first request's system message as a real Pi sent it (the
+        differential), instead of the model session's own."""
         from pictx_fsm.extensions.context_management.kit.faults import plant
 
         self.config = config
@@ -176,7 +186,11 @@ class World:
         )
         profile = host_profile(config.host)
         host = host_settings(
-            config, profile, automatic=config.automatic_compaction, model=self.model_info(0)
+            config,
+            profile,
+            automatic=config.automatic_compaction,
+            model=self.model_info(0),
+            system_message=system_message,
         )
         extensions: list[Any] = [e for c in self.companions for e in c.extensions(self)]
         extensions.append(self.extension)
@@ -445,6 +459,7 @@ class _Extension(ContextMemoryExtension):
         run = state.handoff
         pending = session.pending_messages > 0
         position = len(world.journal.switches) if world is not None else 0
+        entries = tuple(session.tree.entries)
         switched = super().switch(path)
         if switched and world is not None:
             receipt_side = run is None
@@ -460,6 +475,7 @@ class _Extension(ContextMemoryExtension):
                     mode=mode,
                     returning=receipt_side,
                     action=len(world.actions) - 1,
+                    source_entries=entries,
                 ),
             )
         return switched
