@@ -26,6 +26,7 @@ from pictx_fsm.testing.differential.batch import generated_runs
 from pictx_fsm.testing.differential.divergences import DIVERGENCES, Divergence
 from pictx_fsm.testing.differential.model import run_model
 from pictx_fsm.testing.differential.runs import plan_of
+from pictx_fsm.testing.kit import kit_named, kit_names
 
 DRAW = """
 import hashlib, sys
@@ -213,5 +214,9 @@ def test_ci_runs_a_fixed_seed_batch_of_at_least_100_runs_on_every_supported_pi()
     runs, seed = re.search(r"--runs (\d+)", batch), re.search(r"--seed (\d+)", batch)
     assert runs is not None and int(runs.group(1)) >= 100
     assert seed is not None
+    # And every extension whose kit has a differential part among the extensions
     extensions = re.search(r"^DIFFERENTIAL_EXTENSIONS=\((.*)\)$", script, re.MULTILINE)
-    assert extensions is not None and "pi-context" in extensions.group(1).split()
+    assert extensions is not None
+    with_differential = {k.name for k in map(kit_named, kit_names()) if k.differential()}
+    assert with_differential == {"pi-context", "context-management"}
+    assert set(extensions.group(1).split()) == with_differential
