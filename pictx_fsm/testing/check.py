@@ -27,7 +27,7 @@ from typing import Any, Protocol
 from attrs import define, field, frozen
 
 from pictx_fsm.testing.canon import Unmergeable, digest
-from pictx_fsm.testing.kit import ExploreSettings, Kit
+from pictx_fsm.testing.kit import ExploreSettings, Kit, kit_named
 from pictx_fsm.testing.trace import Trace, record_trace
 
 __all__ = [
@@ -37,12 +37,16 @@ __all__ = [
     "Expander",
     "ExpanderFactory",
     "Node",
+    "Replayer",
     "Search",
     "SearchReport",
     "check",
     "expand",
     "expand_frontier",
+    "in_order",
     "serial_expander",
+    "settled",
+    "step",
 ]
 
 Path = tuple[int, ...]
@@ -100,42 +104,53 @@ def expand(kit: Kit, config: Any, alphabet: Sequence[Any], path: Path) -> Child:
     suite = kit.suite(config)
     applied = True
     try:
-        for index in path:
-            try:
-                applied = bool(world.apply(alphabet[index]))
-            except Exception as error:
-                return Child(
-                    path=path,
-                    digest=digest(("crash", path)),
-                    applied=True,
-                    invariant="crash",
-                    failure=f"{type(error).__name__}: {error}",
-                    fired=frozenset(world.transition_counts()),
-                )
-            found = suite.check(world)
-            if found:
-                return Child(
-                    path=path,
-                    digest=digest(("violation", path)),
-                    applied=applied,
-                    invariant=found[0].invariant,
-                    failure=str(found[0]),
-                    fired=frozenset(world.transition_counts()),
-                )
-        fired = frozenset(world.transition_counts())
-        try:
-            state = digest(kit.canonical_state(world, suite))
-        except Unmergeable:
-            return Child(
-                path=path,
-                digest=digest(("apart", path)),
-                applied=applied,
-                fired=fired,
-                merged=False,
-            )
-        return Child(path=path, digest=state, applied=applied, fired=fired)
+        for length, index in enumerate(path, 1):
+            applied, failed = step(world, suite, alphabet[index], path[:length])
+            if failed is not None:
+                return failed
+        return settled(kit, world, suite, path, applied)
     finally:
         world.release()
+
+
+def step(world: Any, suite: Any, action: Any, path: Path) -> tuple[bool, Child | None]:
+    """Apply the last action of ``path`` and check every invariant: whether it was applied,
+    and the crash or violation it led to (``None``: none)."""
+    try:
+        applied = bool(world.apply(action))
+    except Exception as error:
+        return True, Child(
+            path=path,
+            digest=digest(("crash", path)),
+            applied=True,
+            invariant="crash",
+            failure=f"{type(error).__name__}: {error}",
+            fired=frozenset(world.transition_counts()),
+        )
+    found = suite.check(world)
+    if not found:
+        return applied, None
+    return applied, Child(
+        path=path,
+        digest=digest(("violation", path)),
+        applied=applied,
+        invariant=found[0].invariant,
+        failure=str(found[0]),
+        fired=frozenset(world.transition_counts()),
+    )
+
+
+def settled(kit: Kit, world: Any, suite: Any, path: Path, applied: bool) -> Child:
+    """The child a clean state reached by ``path`` is: its canonical state's digest, or kept
+    apart when it has none."""
+    fired = frozenset(world.transition_counts())
+    try:
+        state = digest(kit.canonical_state(world, suite))
+    except Unmergeable:
+        return Child(
+            path=path, digest=digest(("apart", path)), applied=applied, fired=fired, merged=False
+        )
+    return Child(path=path, digest=state, applied=applied, fired=fired)
 
 
 def expand_frontier(
@@ -149,8 +164,34 @@ def expand_frontier(
     ]
 
 
+class Replayer:
+    """A worker process's expander: replays the paths it is dealt, for any kit (by its
+    locator), configuration (as JSON) and alphabet (by name), each built once."""
+
+    def __init__(self) -> None:
+        self._built: dict[tuple[str, str, str], tuple[Kit, Any, Sequence[Any]]] = {}
+
+    def expand(self, kit: str, config: Any, alphabet: str, paths: Sequence[Path]) -> list[Child]:
+        key = (kit, repr(config), alphabet)
+        built = self._built.get(key)
+        if built is None:
+            found = kit_named(kit)
+            built = self._built[key] = (
+                found,
+                found.config_from_json(config),
+                found.alphabets()[alphabet],
+            )
+        return expand_frontier(built[0], built[1], built[2], paths)
+
+
 Node = tuple[Path, bytes]
 """A state of the frontier: its representative path and its digest."""
+
+
+def in_order(frontier: Sequence[Node], width: int, children: Iterable[Child]) -> list[Child]:
+    """Children expanded anywhere, in frontier then alphabet order (a serial search's)."""
+    found = {child.path: child for child in children}
+    return [found[(*path, index)] for path, _ in frontier for index in range(width)]
 
 
 class Expander(Protocol):

@@ -16,6 +16,7 @@ from pictx_fsm.extensions.notesoup.kit.legacy import TAILS, LegacyHistory
 from pictx_fsm.extensions.notesoup.kit.scenarios import SCENARIOS
 from pictx_fsm.extensions.notesoup.kit.world import NotesoupConfig, NotesoupWorld, scenario_config
 from pictx_fsm.extensions.notesoup.lifecycle import MACHINE_NAMES, build_machines, load_machines
+from pictx_fsm.extensions.shared.kit.notes_sandbox import HOME_PATTERN
 from pictx_fsm.extensions.shared.machinery import MachineFamily
 from pictx_fsm.testing.kit import Draw, ExploreSettings, Kit, Scenario, TraceFormatError
 
@@ -41,6 +42,9 @@ class NotesoupKit(Kit):
         "pictx_fsm.extensions.shared.windows",
         "pictx_fsm.extensions.shared.policy",
     )
+
+    name_patterns: ClassVar[tuple[str, ...]] = (HOME_PATTERN,)
+    """Beyond the host's names: the world's notes home."""
 
     @property
     def faults(self) -> Mapping[str, Fault]:
@@ -102,6 +106,11 @@ class NotesoupKit(Kit):
                 done += 1
                 yield action
         yield notesoup_actions.Settle()
+
+    def alphabets(self) -> Mapping[str, tuple[Any, ...]]:
+        from pictx_fsm.extensions.notesoup.kit.alphabets import ALPHABETS
+
+        return ALPHABETS
 
     def closing(self, world: NotesoupWorld) -> Sequence[Any]:
         """Pi runs every run to its end (a shrunk or replayed run too): nothing is left
