@@ -81,11 +81,11 @@ def test_breadth_first_search_deduplicates_what_sampling_would_run_again(turn_be
 @pytest.mark.parametrize(
     ("fault", "alphabet", "length"),
     [
-        ("skip-dedupe", "turns", 3),
-        ("drop-queued-message", "turns", 3),
-        ("duplicate-queued-message", "turns", 3),
-        ("recover-twice", "turns", 4),
-        ("announce-uncommitted", "turns", 3),
+        ("skip-dedupe", "turns", 2),
+        ("drop-queued-message", "turns", 2),
+        ("duplicate-queued-message", "turns", 2),
+        ("recover-twice", "turns", 3),
+        ("announce-uncommitted", "turns", 2),
     ],
 )
 def test_check_finds_pi_context_faults_no_longer_than_verify_does(
@@ -104,24 +104,23 @@ def test_check_finds_pi_context_faults_no_longer_than_verify_does(
 
 
 def test_check_takes_verifys_default_profile_and_finds_its_shortest_counterexample() -> None:
-    # Given repair-after-later-work, which verify reports in four actions on pi-context 0.25.1,
-    # the README's default profile (/wipe-memory, a prompt, settle, /pi-context on: all in
-    # the repair alphabet)
+    # Given repair-after-later-work, which verify reports in three actions on pi-context
+    # 0.25.1, the README's default profile (/wipe-memory, a prompt, /pi-context on, then the
+    # run's closing settle: all in the repair alphabet)
     kit = kit_named("pi-context")
     fault = "repair-after-later-work"
     options = CheckOptions(depth=4, fault=fault, alphabets=("repair",))
     # When the repair alphabet is checked to depth 4 in the default configuration, and in 0.25.0
     default = check(kit, options)
     older = check(kit, evolve(options, variants={"profile": ("0.25.0",)}))
-    # Then the default is 0.25.1 and finds four actions, as verify (/wipe-memory, a prompt,
-    # then /pi-context on and settle); 0.25.0 has none within four
+    # Then the default is 0.25.1 and finds three actions, as verify (/wipe-memory, a prompt,
+    # then /pi-context on, judged at rest); 0.25.0 has none within four
     trace = default.counterexample
     assert trace is not None and trace.failure is not None
     assert trace.config.profile == DEFAULT_PROFILE.value == "0.25.1"
     assert trace.failure["invariant"] == kit.faults[fault].caught_by
     names = [type(a).__name__ for a in trace.actions]
-    assert len(names) == 4 and names[:2] == ["WipeCommand", "Prompt"]
-    assert sorted(names[2:]) == ["Settle", "Toggle"]
+    assert names == ["WipeCommand", "Prompt", "Toggle"]
     assert older.counterexample is None
 
 
@@ -201,7 +200,7 @@ def test_a_check_counterexample_is_a_trace_of_the_generic_format(tmp_path: Path)
     assert result.returncode == 1, result.stderr
     trace = load_trace(tmp_path / "check-pi-context-drop-queued-message.json")
     assert trace.extension == "pi-context"
-    assert [type(a).__name__ for a in trace.actions] == ["Prompt", "Steer", "Settle"]
+    assert [type(a).__name__ for a in trace.actions] == ["Prompt", "Steer"]
 
 
 def test_the_docs_name_every_alphabet_of_every_kit(turn_bell: str) -> None:

@@ -14,6 +14,11 @@ home is a directory), so expanding a state *replays* its action prefix in a fres
 (``docs/check.md`` measures it). A state's representative prefix is the first one in
 breadth-first, alphabet order that reached it.
 
+Every state is also judged *at rest*: the kit's closing actions are applied and the
+promised outcomes (:meth:`~pictx_fsm.testing.invariants.Suite.finish`) judged, as at the end
+of a ``verify`` run — any prefix is a run ``verify`` could end, so an omission is found at
+the depth where it is first owed.
+
 Coverage: every declared transition fired on any explored path is counted; those never
 fired within the bound are named in the report.
 """
@@ -27,8 +32,9 @@ from typing import Any, Protocol
 from attrs import define, field, frozen
 
 from pictx_fsm.testing.canon import Unmergeable, digest
+from pictx_fsm.testing.invariants import Violation
 from pictx_fsm.testing.kit import ExploreSettings, Kit, kit_named
-from pictx_fsm.testing.trace import Trace, record_trace
+from pictx_fsm.testing.trace import Trace, close_run, record_trace
 
 __all__ = [
     "CheckOptions",
@@ -45,8 +51,6 @@ __all__ = [
     "expand_frontier",
     "in_order",
     "serial_expander",
-    "settled",
-    "step",
 ]
 
 Path = tuple[int, ...]
@@ -98,78 +102,106 @@ class Child:
     """``False``: the state could not be canonicalized and is kept apart."""
 
 
-def expand(kit: Kit, config: Any, alphabet: Sequence[Any], path: Path) -> Child:
-    """Replay ``path`` in a fresh world, checking every invariant after every action."""
+def expand(
+    kit: Kit,
+    config: Any,
+    alphabet: Sequence[Any],
+    path: Path,
+    judged: set[bytes] | None = None,
+) -> Child:
+    """Replay ``path`` in a fresh world, checking every invariant after every action, then
+    judge the state at rest unless its canonical state is in ``judged`` (a verdict is a
+    function of the canonical state; states judged clean are added, so which children
+    report a violation does not depend on the order a worker met them in)."""
     world = kit.world(config)
     suite = kit.suite(config)
     applied = True
     try:
-        for length, index in enumerate(path, 1):
-            applied, failed = step(world, suite, alphabet[index], path[:length])
-            if failed is not None:
-                return failed
-        return settled(kit, world, suite, path, applied)
+        for index in path:
+            try:
+                applied = bool(world.apply(alphabet[index]))
+            except Exception as error:
+                return Child(
+                    path=path,
+                    digest=digest(("crash", path)),
+                    applied=True,
+                    invariant="crash",
+                    failure=f"{type(error).__name__}: {error}",
+                    fired=frozenset(world.transition_counts()),
+                )
+            found = suite.check(world)
+            if found:
+                return Child(
+                    path=path,
+                    digest=digest(("violation", path)),
+                    applied=applied,
+                    invariant=found[0].invariant,
+                    failure=str(found[0]),
+                    fired=frozenset(world.transition_counts()),
+                )
+        try:
+            state, merged = digest(kit.canonical_state(world, suite)), True
+        except Unmergeable:
+            state, merged = digest(("apart", path)), False
+        # The promised outcomes are judged at rest, as a run of `verify` ends: the state's
+        # closing actions, then what the invariants find still owed. The canonical state is
+        # taken first (closing changes the world); the verdict is a function of it.
+        owed: list[Violation] = []
+        if judged is None or state not in judged:
+            owed = _owed_at_rest(kit, world, suite)
+            if judged is not None and merged and not owed:
+                judged.add(state)  # clean only: any child reaching a faulty state reports it
+        fired = frozenset(world.transition_counts())
+        if owed:
+            return Child(
+                path=path,
+                digest=digest(("violation", path)),
+                applied=applied,
+                invariant=owed[0].invariant,
+                failure=f"at rest: {owed[0]}",
+                fired=fired,
+            )
+        return Child(path=path, digest=state, applied=applied, fired=fired, merged=merged)
     finally:
         world.release()
 
 
-def step(world: Any, suite: Any, action: Any, path: Path) -> tuple[bool, Child | None]:
-    """Apply the last action of ``path`` and check every invariant: whether it was applied,
-    and the crash or violation it led to (``None``: none)."""
+def _owed_at_rest(kit: Kit, world: Any, suite: Any) -> list[Violation]:
     try:
-        applied = bool(world.apply(action))
+        return close_run(kit, world, suite)
     except Exception as error:
-        return True, Child(
-            path=path,
-            digest=digest(("crash", path)),
-            applied=True,
-            invariant="crash",
-            failure=f"{type(error).__name__}: {error}",
-            fired=frozenset(world.transition_counts()),
-        )
-    found = suite.check(world)
-    if not found:
-        return applied, None
-    return applied, Child(
-        path=path,
-        digest=digest(("violation", path)),
-        applied=applied,
-        invariant=found[0].invariant,
-        failure=str(found[0]),
-        fired=frozenset(world.transition_counts()),
-    )
-
-
-def settled(kit: Kit, world: Any, suite: Any, path: Path, applied: bool) -> Child:
-    """The child a clean state reached by ``path`` is: its canonical state's digest, or kept
-    apart when it has none."""
-    fired = frozenset(world.transition_counts())
-    try:
-        state = digest(kit.canonical_state(world, suite))
-    except Unmergeable:
-        return Child(
-            path=path, digest=digest(("apart", path)), applied=applied, fired=fired, merged=False
-        )
-    return Child(path=path, digest=state, applied=applied, fired=fired)
+        return [
+            Violation(
+                invariant="crash", rule="", message=f"closing: {type(error).__name__}: {error}"
+            )
+        ]
 
 
 def expand_frontier(
-    kit: Kit, config: Any, alphabet: Sequence[Any], frontier: Iterable[Path]
+    kit: Kit,
+    config: Any,
+    alphabet: Sequence[Any],
+    frontier: Iterable[Path],
+    judged: set[bytes] | None = None,
 ) -> list[Child]:
-    """Every action from every state of ``frontier``, in frontier then alphabet order."""
+    """Every action from every state of ``frontier``, in frontier then alphabet order
+    (``judged``: the states already judged at rest, kept across layers by the caller)."""
+    judged = set() if judged is None else judged
     return [
-        expand(kit, config, alphabet, (*path, index))
+        expand(kit, config, alphabet, (*path, index), judged)
         for path in frontier
         for index in range(len(alphabet))
     ]
 
 
 class Replayer:
-    """A worker process's expander: replays the paths it is dealt, for any kit (by its
-    locator), configuration (as JSON) and alphabet (by name), each built once."""
+    """A worker process's expander (:mod:`.local_check`, :mod:`.ray_check`): replays the
+    paths it is dealt, for any kit (by its locator), configuration (as JSON) and alphabet
+    (by name), each built once with the states it has judged at rest."""
 
     def __init__(self) -> None:
         self._built: dict[tuple[str, str, str], tuple[Kit, Any, Sequence[Any]]] = {}
+        self._judged: dict[tuple[str, str, str], set[bytes]] = {}
 
     def expand(self, kit: str, config: Any, alphabet: str, paths: Sequence[Path]) -> list[Child]:
         key = (kit, repr(config), alphabet)
@@ -181,7 +213,8 @@ class Replayer:
                 found.config_from_json(config),
                 found.alphabets()[alphabet],
             )
-        return expand_frontier(built[0], built[1], built[2], paths)
+        judged = self._judged.setdefault(key, set())
+        return expand_frontier(built[0], built[1], built[2], paths, judged)
 
 
 Node = tuple[Path, bytes]
@@ -202,8 +235,10 @@ class Expander(Protocol):
 
 
 def serial_expander(kit: Kit, config: Any, alphabet: Sequence[Any]) -> Expander:
+    judged: set[bytes] = set()
+
     def run(frontier: Sequence[Node]) -> list[Child]:
-        return expand_frontier(kit, config, alphabet, [path for path, _ in frontier])
+        return expand_frontier(kit, config, alphabet, [path for path, _ in frontier], judged)
 
     return run
 
