@@ -7,8 +7,9 @@ every action (:mod:`pictx_fsm.testing.check`). It reports the distinct states, t
 the depth reached and states per second, the declared transitions fired within the bound
 and those that were not (named). A violation is written as the shortest counterexample,
 a trace ``pictx-fsm replay`` reads. Exit 0 clean, 1 with a counterexample (or a planted
-fault not found within the bound), 2 on bad options. ``--ray [ADDRESS]`` shards the frontier
-over Ray workers (``pip install 'pictx-fsm[ray]'``).
+fault not found within the bound), 2 on bad options. ``--workers N`` replays each layer in N
+local processes (default one per CPU); ``--ray [ADDRESS]`` shards the frontier over Ray
+workers instead (``pip install 'pictx-fsm[ray]'``).
 """
 
 from __future__ import annotations
