@@ -13,11 +13,12 @@ from attrs import evolve
 
 from pictx_fsm.cli import main
 from pictx_fsm.extensions.notesoup.audit import audit_tree, request_leak
-from pictx_fsm.extensions.notesoup.kit.actions import ClearMemory, Prompt, Script, Settle
+from pictx_fsm.extensions.notesoup.kit.actions import ClearMemory
 from pictx_fsm.extensions.notesoup.kit.legacy import LegacyHistory, legacy_tree
 from pictx_fsm.extensions.notesoup.kit.world import NotesoupWorld, scenario_config
 from pictx_fsm.extensions.notesoup.windows import NotesoupWindows, ReferenceWindows
 from pictx_fsm.session.tree import SessionTree
+from pictx_fsm.testing.actions import Prompt, Script, Settle
 
 TWO_WINDOWS = LegacyHistory(windows=2, turns=2, tail="complete", warning=True, chars=2_000)
 TEXT = Script(reply="text")

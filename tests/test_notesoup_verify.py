@@ -11,7 +11,6 @@ from types import SimpleNamespace
 import pytest
 
 from pictx_fsm.cli import main
-from pictx_fsm.extensions.notesoup.kit import actions as notesoup_actions
 from pictx_fsm.extensions.notesoup.kit.faults import FAULTS
 from pictx_fsm.extensions.notesoup.kit.invariants import (
     MIGRATION_INVARIANTS,
@@ -21,6 +20,7 @@ from pictx_fsm.extensions.notesoup.kit.invariants import (
 from pictx_fsm.extensions.notesoup.kit.kit import KIT
 from pictx_fsm.extensions.notesoup.kit.world import NotesoupWorld, scenario_config
 from pictx_fsm.extensions.notesoup.texts import MARKER_TYPE, STATUS_REQUESTED
+from pictx_fsm.testing import actions as host_actions
 from pictx_fsm.testing.check import CheckOptions, check
 from pictx_fsm.testing.coverage import load_exemptions
 
@@ -113,7 +113,7 @@ def test_s30_a_requested_reset_judged_at_its_turn_end_owes_nothing_at_rest() -> 
 def test_every_notesoup_run_is_closed_at_rest_before_its_outcomes_are_judged() -> None:
     # Given a notesoup world mid-run (a prompt sent, its run not yet settled)
     world = KIT.world(scenario_config(0, None))
-    world.apply(notesoup_actions.Prompt(chars=40))
+    world.apply(host_actions.Prompt(chars=40))
     assert not world.session.is_idle
     # When the kit closes the run
     for action in KIT.closing(world):

@@ -12,8 +12,11 @@
 
 from __future__ import annotations
 
+import functools
 import os
+from collections.abc import Callable, Mapping
 from pathlib import Path
+from typing import Protocol, TypeVar
 
 from pictx_fsm.machines.bindings import MachineBindings, bind
 from pictx_fsm.machines.compiled import CompiledMachine, Configuration, Fired, Step
@@ -31,6 +34,7 @@ __all__ = [
     "MODELS_ENV",
     "CompiledMachine",
     "Configuration",
+    "FamilyLoad",
     "Fired",
     "MachineBindings",
     "MachineSpec",
@@ -39,6 +43,7 @@ __all__ = [
     "TransitionSpec",
     "bind",
     "completeness_gaps",
+    "family_loader",
     "fingerprint",
     "load_machine_document",
     "load_models",
@@ -46,6 +51,15 @@ __all__ = [
 ]
 
 MODELS_ENV = "PICTX_FSM_MODELS"
+
+F = TypeVar("F")
+F_co = TypeVar("F_co", covariant=True)
+
+
+class FamilyLoad(Protocol[F_co]):
+    """Loads an extension's machine family (default: from ``<models>/<family>``)."""
+
+    def __call__(self, directory: str | os.PathLike[str] | None = None) -> F_co: ...
 
 
 def models_dir() -> Path:
@@ -64,3 +78,22 @@ def models_dir() -> Path:
     if bundled.is_dir():
         return bundled
     return package.parent / "models"
+
+
+def family_loader(
+    family: str, build: Callable[[Mapping[str, MachineSpec], Path], F]
+) -> FamilyLoad[F]:
+    """How an extension loads its machine family: ``build`` over the documents of a
+    directory — by default ``<models>/<family>`` (:func:`models_dir`) — bound once per
+    directory (a process loads the same family again and again)."""
+
+    @functools.lru_cache(maxsize=8)
+    def bound(directory: str) -> F:
+        path = Path(directory)
+        return build(load_models(path), path)
+
+    def load(directory: str | os.PathLike[str] | None = None) -> F:
+        path = Path(directory) if directory is not None else models_dir() / family
+        return bound(str(path.resolve()))
+
+    return load

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable, Hashable, Mapping, Sequence
-from typing import Any
+from typing import Any, Self
 
 import attrs
 from attrs import frozen
@@ -28,35 +28,113 @@ from pictx_fsm.hosts.model import (
     ScriptedProvider,
     TickClock,
 )
-from pictx_fsm.hosts.model.profiles import DEFAULT_HOST_PROFILE, HOST_PROFILES, host_profile
+from pictx_fsm.hosts.model.profiles import (
+    DEFAULT_HOST_PROFILE,
+    HOST_PROFILES,
+    HostProfile,
+    host_profile,
+)
+from pictx_fsm.hosts.model.provider_usage import FauxCacheUsage
 from pictx_fsm.session.estimate import CharsCounter
 from pictx_fsm.testing.actions import HOST_ACTION_TYPES, EndlessRun, apply_action
 from pictx_fsm.testing.canon import Canon
 from pictx_fsm.testing.coverage import summed_counts
-from pictx_fsm.testing.kit import TraceFormatError
+from pictx_fsm.testing.kit import TraceFormatError, config_of
 from pictx_fsm.testing.states import host_state, recorded_inputs
 
-__all__ = ["HostConfig", "HostWorld", "decisions_of"]
+__all__ = [
+    "HostConfig",
+    "HostWorld",
+    "ModelConfig",
+    "applied",
+    "decisions_of",
+    "faux_model",
+    "faux_usage",
+    "host_settings",
+]
 
 
 @frozen(kw_only=True)
-class HostConfig:
-    """What makes a run on the model session reproducible."""
+class ModelConfig:
+    """What every world on the model session is configured with — the seed, the faux model's
+    window, Pi's compaction reserve and what native compaction keeps, the planted fault —
+    the defaults a kit's configuration does not change, its own fields after them."""
 
     seed: int = 0
     context_window: int = 32_000
     max_tokens: int = 4_096
     reserve_tokens: int = 2_000
     keep_recent_tokens: int = 20_000
+    """Pi's ``compaction.keepRecentTokens``: below it native compaction finds nothing to cut."""
     fault: str | None = None
-    host: str = DEFAULT_HOST_PROFILE.name
-    """The Pi version the model session behaves as (``pi-0.87``, ``pi-1.6``)."""
 
     def to_json(self) -> dict[str, Any]:
         return attrs.asdict(self)
 
     @classmethod
-    def from_json(cls, obj: Any, faults: Sequence[str] = ()) -> HostConfig:
+    def from_json(cls, obj: Mapping[str, Any]) -> Self:
+        """A configuration from a trace's fields; an unknown field is a :class:`ValueError`
+        naming it."""
+        return config_of(cls, obj)
+
+
+def faux_model(config: ModelConfig, model_id: str = "faux-1") -> ModelInfo:
+    """The faux model a world's session runs, with the configured window."""
+    return ModelInfo(
+        provider="faux",
+        id=model_id,
+        context_window=config.context_window,
+        max_tokens=config.max_tokens,
+    )
+
+
+def host_settings(
+    config: ModelConfig,
+    profile: HostProfile,
+    *,
+    automatic: bool = True,
+    model: ModelInfo | None = None,
+    **more: Any,
+) -> HostSettings:
+    """The model session's settings for ``config``: its faux model (or ``model``), Pi's
+    compaction settings (``automatic``: ``compaction.enabled``) and ``more``."""
+    compaction = CompactionSettings(
+        enabled=automatic,
+        reserve_tokens=config.reserve_tokens,
+        keep_recent_tokens=config.keep_recent_tokens,
+    )
+    return HostSettings(
+        profile=profile, model=model or faux_model(config), compaction=compaction, **more
+    )
+
+
+def faux_usage(profile: HostProfile, usage: str) -> FauxCacheUsage | None:
+    """The provider's usage figures: ``faux`` — pi-ai's faux provider's, cache arithmetic as
+    the profile's Pi counts it; otherwise the estimate (``None``)."""
+    if usage != "faux":
+        return None
+    return FauxCacheUsage(input_counted_once=profile.faux_input_counted_once)
+
+
+def applied(apply: Callable[[], bool], endless_runs: list[int], serial: int) -> bool:
+    """``apply()``'s answer; a run that never settles (:class:`EndlessRun`) was applied, and
+    its action's ``serial`` is recorded in ``endless_runs``."""
+    try:
+        return apply()
+    except EndlessRun:
+        endless_runs.append(serial)
+        return True
+
+
+@frozen(kw_only=True)
+class HostConfig(ModelConfig):
+    """What makes a run on the model session reproducible."""
+
+    host: str = DEFAULT_HOST_PROFILE.name
+    """The Pi version the model session behaves as (``pi-0.87``, ``pi-1.6``)."""
+
+    @classmethod
+    def from_json(cls, obj: Any, faults: Sequence[str] = ()) -> Self:
         """A configuration from a trace; every field typed, the fault one of ``faults``."""
         if not isinstance(obj, Mapping):
             raise TraceFormatError("field 'config' must be an object")
@@ -95,25 +173,10 @@ class HostWorld:
         self.applied: list[bool] = []
         self.endless_runs: list[int] = []
         self.clock = TickClock()
-        model = ModelInfo(
-            provider="faux",
-            id="faux-1",
-            context_window=config.context_window,
-            max_tokens=config.max_tokens,
-        )
-        settings = HostSettings(
-            profile=host_profile(config.host),
-            model=model,
-            compaction=CompactionSettings(
-                enabled=True,
-                reserve_tokens=config.reserve_tokens,
-                keep_recent_tokens=config.keep_recent_tokens,
-            ),
-        )
         self.session = ModelSession(
             extensions(self),
             provider=ScriptedProvider(counter=CharsCounter()),
-            settings=settings,
+            settings=host_settings(config, host_profile(config.host)),
             rng=random.Random(config.seed),
             clock=self.clock,
             counter=CharsCounter(),
@@ -132,13 +195,11 @@ class HostWorld:
         self.actions.append(action)
         if type(action).KIND not in HOST_ACTION_TYPES:
             raise TypeError(f"{type(action).__name__} is not a host action")
-        try:
-            applied = apply_action(self.session, action, serial)
-        except EndlessRun:
-            self.endless_runs.append(serial)
-            applied = True
-        self.applied.append(applied)
-        return applied
+        done = applied(
+            lambda: apply_action(self.session, action, serial), self.endless_runs, serial
+        )
+        self.applied.append(done)
+        return done
 
     def transition_counts(self) -> dict[str, int]:
         return summed_counts(log.transition_counts() for log in self.audits)
@@ -158,14 +219,24 @@ class HostWorld:
         """Nothing outlives a world."""
 
 
-def decisions_of(audits: Sequence[AuditLog]) -> list[dict[str, Any]]:
+def decisions_of(
+    audits: Sequence[AuditLog],
+    detail: Callable[[Mapping[str, Any]], Mapping[str, Any]] | None = None,
+) -> list[dict[str, Any]]:
     """Every machine decision the logs recorded, compact (what a replay compares): the
-    runtime, the record's ``seq``, its hook and the transitions that fired."""
+    runtime, the record's ``seq``, its hook and the transitions that fired (and what
+    ``detail`` adds of the record)."""
     out = []
     for index, log in enumerate(audits):
         for record in log.records:
             fired = [t["id"] for step in record["steps"] for t in step["transitions"]]
-            out.append(
-                {"runtime": index, "seq": record["seq"], "hook": record["hook"], "fired": fired}
-            )
+            decision = {
+                "runtime": index,
+                "seq": record["seq"],
+                "hook": record["hook"],
+                "fired": fired,
+            }
+            if detail is not None:
+                decision.update(detail(record))
+            out.append(decision)
     return out

@@ -21,6 +21,7 @@ from typing import Any, ClassVar, Generic, Literal, Protocol, TypeAlias, TypeVar
 from attrs import frozen
 
 __all__ = [
+    "Cursor",
     "Invariant",
     "InvariantKind",
     "InvariantSuite",
@@ -30,8 +31,24 @@ __all__ = [
 ]
 
 W = TypeVar("W")
+T = TypeVar("T")
 W_contra = TypeVar("W_contra", contravariant=True)
 InvariantKind: TypeAlias = Literal["safety", "outcome"]
+
+
+class Cursor:
+    """How far an invariant has read a list its world only appends to (the host's errors,
+    the persisted entries): each :meth:`fresh` gives what was added since the last, so every
+    item is judged once. Only a place in the world's own history: an invariant whose memory
+    is a cursor has nothing to add to the state the exhaustive check deduplicates on."""
+
+    def __init__(self) -> None:
+        self.seen = 0
+
+    def fresh(self, items: Sequence[T]) -> Sequence[T]:
+        new = items[self.seen :]
+        self.seen = len(items)
+        return new
 
 
 @frozen(kw_only=True)

@@ -46,6 +46,7 @@ __all__ = [
     "Kit",
     "KitOption",
     "MachineSet",
+    "Machinery",
     "Scenario",
     "TraceFormatError",
     "World",
@@ -54,6 +55,7 @@ __all__ = [
     "faults_by_name",
     "kit_named",
     "kit_names",
+    "read_action",
 ]
 
 ENTRY_POINT_GROUP = "pictx_fsm.kits"
@@ -76,6 +78,17 @@ class MachineSet(Protocol):
     def directory(self) -> Path: ...
 
     def transition_ids(self) -> tuple[str, ...]: ...
+
+
+@frozen
+class Machinery:
+    """An extension's machines as its kit reaches them: their names, the declared family
+    (unfaulted: coverage is judged on it), and the binding of a family's documents to the
+    extension's guards and actions (raising on an unbound name)."""
+
+    names: tuple[str, ...]
+    load: Callable[[], MachineSet]
+    bind: Callable[[dict[str, Any], Path], object]
 
 
 class Config(Protocol):
@@ -136,6 +149,17 @@ def config_of(cls: type[ConfigT], obj: Mapping[str, Any]) -> ConfigT:
     if unknown:
         raise ValueError(f"unknown world config field(s): {', '.join(unknown)}")
     return cls(**dict(obj))
+
+
+def read_action(read: Callable[[Mapping[str, Any]], Any], obj: Any, where: str) -> Any:
+    """``read(obj)``, the action a trace holds at ``where`` (``actions[3]``): a value that is
+    not an object, or that ``read`` rejects, is a :class:`TraceFormatError` naming the field."""
+    if not isinstance(obj, Mapping):
+        raise TraceFormatError(f"field {where!r} must be an object")
+    try:
+        return read(obj)
+    except (ValueError, AttributeError, TypeError, KeyError) as error:
+        raise TraceFormatError(f"field {where!r}: {error}") from None
 
 
 def faults_by_name(*faults: FaultT) -> dict[str, FaultT]:
@@ -226,7 +250,6 @@ class Kit(abc.ABC):
     locator: str | None = None
     """``module:attribute`` the kit was loaded from (set by :func:`kit_named`): a trace
     records it, so a kit that is not registered is found again when the trace is replayed."""
-    invariant_names: ClassVar[tuple[str, ...]] = ()
     invariant_types: ClassVar[tuple[type[Invariant[Any]], ...]] = ()
     """The invariant classes, in the order a suite checks them (``docs/verification.md``
     lists each with its kind and rule)."""
@@ -240,6 +263,11 @@ class Kit(abc.ABC):
     (:mod:`pictx_fsm.testing.canon`)."""
 
     @property
+    def invariant_names(self) -> tuple[str, ...]:
+        """The names of :attr:`invariant_types`, in their order."""
+        return tuple(t.name for t in self.invariant_types)
+
+    @property
     @abc.abstractmethod
     def faults(self) -> Mapping[str, Fault]: ...
 
@@ -247,9 +275,15 @@ class Kit(abc.ABC):
     @abc.abstractmethod
     def scenarios(self) -> Sequence[Scenario]: ...
 
-    @abc.abstractmethod
+    machinery: ClassVar[Machinery | None] = None
+    """The extension's machines (``None``: the kit overrides :meth:`machines` and binds
+    nothing)."""
+
     def machines(self) -> MachineSet:
         """The declared machines (unfaulted: coverage is judged on them)."""
+        if self.machinery is None:
+            raise NotImplementedError(f"kit {self.name!r} names no machinery")
+        return self.machinery.load()
 
     @abc.abstractmethod
     def config_from_json(self, obj: Any) -> Config:
@@ -310,14 +344,17 @@ class Kit(abc.ABC):
         −1, exact and +1 values a decision met (:mod:`pictx_fsm.testing.boundaries`)."""
         return ()
 
-    machine_names: ClassVar[tuple[str, ...]] = ()
-    """The names of the extension's machines: a family holding them all is the extension's
-    (:meth:`check_bindings`)."""
+    @property
+    def machine_names(self) -> tuple[str, ...]:
+        """The names of the extension's machines: a family holding them all is the
+        extension's (:meth:`check_bindings`)."""
+        return () if self.machinery is None else self.machinery.names
 
     def bind_machines(self, specs: dict[str, Any], directory: Path) -> None:
         """Bind the extension's machine documents to its guards and actions (raising on an
         unbound name); :meth:`check_bindings` calls it for the extension's own family."""
-        return
+        if self.machinery is not None:
+            self.machinery.bind(specs, directory)
 
     def check_bindings(self, specs: Mapping[str, Any], directory: Path) -> None:
         """Bind ``specs`` (machine documents of one family) to this extension's guards and

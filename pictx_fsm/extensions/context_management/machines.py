@@ -7,7 +7,6 @@ same way :mod:`pictx_fsm.extensions.pi_context.lifecycle` loads pi-context's mac
 
 from __future__ import annotations
 
-import functools
 import os
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -31,8 +30,8 @@ from pictx_fsm.machines import (
     Configuration,
     MachineBindings,
     MachineSpec,
+    family_loader,
     fingerprint,
-    load_models,
     models_dir,
 )
 
@@ -113,21 +112,13 @@ def build_machines(
     )
 
 
-@functools.lru_cache(maxsize=8)
-def _load(directory: str) -> CmMachines:
-    path = Path(directory)
-    return build_machines(load_models(path), path)
-
-
 def family_dir(root: str | os.PathLike[str] | None = None) -> Path:
     base = Path(root) if root is not None else models_dir()
     return base / FAMILY
 
 
-def load_machines(directory: str | os.PathLike[str] | None = None) -> CmMachines:
-    """Load and bind the family (default: ``<models>/context_management``)."""
-    path = Path(directory) if directory is not None else family_dir()
-    return _load(str(path.resolve()))
+load_machines = family_loader(FAMILY, build_machines)
+"""Load and bind the family (default: ``<models>/context_management``)."""
 
 
 def with_bindings(

@@ -10,7 +10,7 @@ the event's extras, the tree and the current window (each extension knows its wi
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any, Final, Protocol
 
 from pictx_fsm.extensions.shared import policy
@@ -27,9 +27,9 @@ from pictx_fsm.host.events import (
     TurnEnd,
 )
 from pictx_fsm.session.entries import MessageEntry
-from pictx_fsm.session.tree import SessionTree
+from pictx_fsm.session.tree import SessionTree, TreeNode
 
-__all__ = ["FAMILY_FACTS", "FamilyEnv", "need"]
+__all__ = ["FAMILY_FACTS", "FamilyEnv", "missing_tool_results", "need"]
 
 
 class FamilyEnv(Protocol):
@@ -182,18 +182,32 @@ def tool_pair_open(env: FamilyEnv, facts: Facts) -> bool:
     """FM19: the leaf sits between an assistant's tool calls and their results, so anything
     appended now would split a tool pair."""
     leaf = env.tree.leaf
+    return leaf is not None and missing_tool_results(leaf.ancestors()) is not None
+
+
+def missing_tool_results(
+    path: Iterable[TreeNode], *, past_other_entries: bool = True
+) -> tuple[str, int] | None:
+    """The nearest assistant message on ``path`` (newest first) whose tool calls the tool
+    results after it do not all answer, as (its entry id, how many are missing); ``None``
+    when they do, or another message comes first. Entries that are not messages are passed
+    over — or, with ``past_other_entries`` false, end the walk (FM19 before its fix)."""
     results = 0
-    for node in leaf.ancestors() if leaf is not None else ():
+    for node in path:
         entry = node.entry
         if not isinstance(entry, MessageEntry):
-            continue
-        if entry.message.role == "toolResult":
+            if past_other_entries:
+                continue
+            return None
+        role = entry.message.role
+        if role == "toolResult":
             results += 1
-        elif entry.message.role == "assistant":
-            return len(entry.message.tool_calls()) > results
+        elif role == "assistant":
+            missing = len(entry.message.tool_calls()) - results
+            return (node.id, missing) if missing > 0 else None
         else:
-            return False
-    return False
+            return None
+    return None
 
 
 # -- pending reset notices (R63 = S46) ------------------------------------------------------------

@@ -13,10 +13,11 @@ no transition names, or a state fact reading a state the machine does not declar
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping
+from collections import deque
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any, Protocol, TypeVar
+from typing import Any, Protocol, Self, TypeVar
 
 from attrs import frozen
 
@@ -29,6 +30,7 @@ from pictx_fsm.machines import (
     Configuration,
     MachineBindings,
     MachineSpec,
+    Step,
     fingerprint,
 )
 
@@ -40,11 +42,14 @@ __all__ = [
     "FactError",
     "Facts",
     "MachineFamily",
+    "MachineStates",
     "PolicyCell",
     "PolicyServices",
     "PolicyState",
     "Raised",
     "bind_family",
+    "fire",
+    "run_machine_events",
 ]
 
 
@@ -238,6 +243,38 @@ def _reject_unused_actions(
         )
 
 
+class MachineStates:
+    """The machines' configurations in a lifecycle state, one per machine in declaration
+    order (mixed into an extension's frozen state class, which holds ``configurations``
+    and ``evolve``)."""
+
+    __slots__ = ()
+    configurations: tuple[tuple[str, Configuration], ...]
+
+    @classmethod
+    def initial(cls, configurations: Mapping[str, Configuration]) -> Self:
+        return cls(configurations=tuple(configurations.items()))  # type: ignore[call-arg]
+
+    def evolve(self, **changes: Any) -> Self:
+        raise NotImplementedError
+
+    def configuration(self, machine: str) -> Configuration:
+        for name, configuration in self.configurations:
+            if name == machine:
+                return configuration
+        raise KeyError(machine)
+
+    def state_of(self, machine: str, region: str) -> str:
+        return self.configuration(machine).state(region)
+
+    def with_configuration(self, machine: str, configuration: Configuration) -> Self:
+        configurations = tuple(
+            (name, configuration if name == machine else current)
+            for name, current in self.configurations
+        )
+        return self.evolve(configurations=configurations)
+
+
 class PolicyServices(Protocol):
     @property
     def cache_policy(self) -> bool: ...
@@ -307,3 +344,48 @@ class PolicyCell:
         notices, self._notices = self._notices, []
         emitted: TurnT = turn.emit(*notices)
         return emitted
+
+
+# -- one hook through the machines (pi-context R55, notesoup S61) -------------------------------
+
+
+def fire(
+    family: Any, turn: Any, raised: Raised, facts: Facts, settings: PolicyCell
+) -> tuple[Any, Step[str]]:
+    """One machine event: choose (guards read ``facts``), then reduce ``turn`` through the
+    actions of ``family`` (its ``machines`` and ``actions``); the policy's notices drained
+    before and after."""
+    machine = raised.machine
+    decided = family.machines[machine].step(turn.state.configuration(machine), raised.event, facts)
+    turn = settings.drain(turn)
+    if decided.after.states != decided.before.states:  # most events leave every state as is
+        turn = turn.evolve(state=turn.state.with_configuration(machine, decided.after))
+    for name in decided.effects:
+        turn = family.actions[name](facts, turn)
+    return settings.drain(turn), decided.with_facts(facts.used())
+
+
+def run_machine_events(
+    turn: Any,
+    raised: Iterable[Raised],
+    hook: str,
+    settings: PolicyCell,
+    decide: Callable[[Any, Raised], tuple[Any, Step[str]]],
+    budget: str,
+) -> tuple[Any, tuple[Step[str], ...]]:
+    """The hook's machine events in order (``decide`` runs each), then those their actions
+    raised; ``session_start`` resolves the policy right after the ``budget`` machine's
+    event."""
+    queue = deque(raised)
+    steps: list[Step[str]] = []
+    while queue:
+        event = queue.popleft()
+        turn, decided = decide(turn, event)
+        steps.append(decided)
+        if turn.raised:
+            queue.extend(turn.raised)
+            turn = turn.evolve(raised=())
+        if hook == "session_start" and event.machine == budget:
+            settings()
+            turn = settings.drain(turn)
+    return turn, tuple(steps)

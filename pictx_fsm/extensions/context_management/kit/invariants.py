@@ -67,7 +67,7 @@ from pictx_fsm.extensions.context_management.texts import (
     STATUS_HANDOFF,
 )
 from pictx_fsm.session.entries import CompactionEntry, CustomMessageEntry, MessageEntry
-from pictx_fsm.testing.invariants import Violation
+from pictx_fsm.testing.invariants import Cursor, Violation
 
 JSON: TypeAlias = Any
 
@@ -582,17 +582,14 @@ class NoExtensionErrors(JournalInvariant):
 
     def __init__(self) -> None:
         super().__init__()
-        self._errors = 0
+        self._errors = Cursor()
 
     def check_world(self, world: World) -> list[Violation]:
-        errors = world.session.log.errors
-        found = [
+        return [
             self.violation(f"{e.event}: {e.error}")
-            for e in errors[self._errors :]
+            for e in self._errors.fresh(world.session.log.errors)
             if e.extension == world.extension.name
         ]
-        self._errors = len(errors)
-        return found
 
 
 NOTES_INVARIANTS: tuple[type[JournalInvariant], ...] = (

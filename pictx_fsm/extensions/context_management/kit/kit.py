@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterator, Mapping, Sequence
-from pathlib import Path
 from typing import Any, ClassVar
 
 from pictx_fsm.extensions.context_management.kit import actions as cm
@@ -19,7 +18,6 @@ from pictx_fsm.extensions.context_management.kit.scenarios import SCENARIOS, con
 from pictx_fsm.extensions.context_management.kit.world import World, WorldConfig
 from pictx_fsm.extensions.context_management.machines import (
     MACHINE_NAMES,
-    CmMachines,
     build_machines,
     load_machines,
 )
@@ -30,8 +28,10 @@ from pictx_fsm.testing.kit import (
     ExploreSettings,
     Kit,
     KitOption,
+    Machinery,
     Scenario,
     TraceFormatError,
+    read_action,
 )
 
 __all__ = ["KIT", "ContextManagementKit"]
@@ -43,7 +43,7 @@ class ContextManagementKit(Kit):
     name: ClassVar[str] = "context-management"
     faults: Mapping[str, Fault] = FAULTS
     scenarios: Sequence[Scenario] = SCENARIOS
-    machine_names = MACHINE_NAMES
+    machinery = Machinery(MACHINE_NAMES, load_machines, build_machines)
     legacy_formats: ClassVar[tuple[str, ...]] = ("pictx-fsm/cm-trace/1",)
     options: ClassVar[tuple[KitOption, ...]] = (
         KitOption(
@@ -55,7 +55,6 @@ class ContextManagementKit(Kit):
             "(default: both)",
         ),
     )
-    invariant_names: ClassVar[tuple[str, ...]] = tuple(t.name for t in INVARIANT_TYPES)
     invariant_types: ClassVar[tuple[type[Any], ...]] = tuple(INVARIANT_TYPES)
     decision_fields: ClassVar[tuple[tuple[str, type], ...]] = (
         ("runtime", int),
@@ -71,12 +70,6 @@ class ContextManagementKit(Kit):
 
         return ALPHABETS
 
-    def machines(self) -> CmMachines:
-        return load_machines()
-
-    def bind_machines(self, specs: dict[str, Any], directory: Path) -> None:
-        build_machines(specs, directory)
-
     def config_from_json(self, obj: Any) -> WorldConfig:
         if not isinstance(obj, Mapping):
             raise TraceFormatError("field 'config' must be an object")
@@ -89,12 +82,7 @@ class ContextManagementKit(Kit):
         return config
 
     def action_from_json(self, obj: Any, where: str = "action") -> Any:
-        if not isinstance(obj, Mapping):
-            raise TraceFormatError(f"field {where!r} must be an object")
-        try:
-            return cm.action_from_json(obj)
-        except (ValueError, AttributeError, TypeError, KeyError) as error:
-            raise TraceFormatError(f"field {where!r}: {error}") from None
+        return read_action(cm.action_from_json, obj, where)
 
     def action_to_json(self, action: Any) -> dict[str, Any]:
         return cm.action_to_json(action)

@@ -28,8 +28,6 @@ from pictx_fsm.extensions.context_management.state import CmState, Flags
 from pictx_fsm.host.events import AgentSettled, HookEvent, HostContext, ModelInfo
 from pictx_fsm.host.extension import Reply
 from pictx_fsm.hosts.model import (
-    CompactionSettings,
-    HostSettings,
     ModelSession,
     ScriptedProvider,
     Text,
@@ -39,13 +37,13 @@ from pictx_fsm.hosts.model.context_memory import ContextMemoryExtension
 from pictx_fsm.hosts.model.errors import ModelHostError
 from pictx_fsm.hosts.model.generator import ScriptedGenerator
 from pictx_fsm.hosts.model.profiles import DEFAULT_HOST_PROFILE, host_profile
-from pictx_fsm.hosts.model.provider_usage import FauxCacheUsage
 from pictx_fsm.session.entries import MessageEntry
 from pictx_fsm.session.estimate import CharsCounter
 from pictx_fsm.session.tree import SessionTree
 from pictx_fsm.testing import actions as shared
 from pictx_fsm.testing.canon import Canon, Unmergeable
 from pictx_fsm.testing.coverage import summed_counts
+from pictx_fsm.testing.host_world import ModelConfig, faux_model, faux_usage, host_settings
 from pictx_fsm.testing.kit import Companion, companion_named, config_of
 from pictx_fsm.testing.states import host_state
 
@@ -67,10 +65,9 @@ observed at the moment (:meth:`_Extension.handle`)."""
 
 
 @frozen(kw_only=True)
-class WorldConfig:
+class WorldConfig(ModelConfig):
     """The reproducible parameters of one run."""
 
-    seed: int = 0
     context_window: int = 64_000
     max_tokens: int = 2_048
     reserve_tokens: int = 4_000
@@ -84,14 +81,10 @@ class WorldConfig:
     ``pi-context``); each keeps its own invariants on the shared host."""
     saved: bool = True
     """``False``: an ephemeral session without a file (M45, M64)."""
-    fault: str | None = None
     host: str = DEFAULT_HOST_PROFILE.name
     """The model session's host profile: the Pi version it stands for (``pi-0.87``, ``pi-1.6``)."""
     usage: str = "estimate"
     """``faux``: the provider reports usage as pi-ai's faux model does (the real-Pi tests)."""
-
-    def to_json(self) -> dict[str, Any]:
-        return attrs.asdict(self)
 
     @classmethod
     def from_json(cls, obj: Mapping[str, Any]) -> WorldConfig:
@@ -181,18 +174,9 @@ class World:
             saved=config.saved,
             seed=config.seed,
         )
-        model = self.model_info(0)
         profile = host_profile(config.host)
-        once = profile.faux_input_counted_once
-        accounting = FauxCacheUsage(input_counted_once=once) if config.usage == "faux" else None
-        host = HostSettings(
-            profile=profile,
-            model=model,
-            compaction=CompactionSettings(
-                enabled=config.automatic_compaction,
-                reserve_tokens=config.reserve_tokens,
-                keep_recent_tokens=config.keep_recent_tokens,
-            ),
+        host = host_settings(
+            config, profile, automatic=config.automatic_compaction, model=self.model_info(0)
         )
         extensions: list[Any] = [e for c in self.companions for e in c.extensions(self)]
         extensions.append(self.extension)
@@ -200,7 +184,7 @@ class World:
             extensions,
             provider=ScriptedProvider(
                 counter=CharsCounter(),
-                usage=accounting,
+                usage=faux_usage(profile, config.usage),
                 arguments=lambda arguments: cm.resolve_sources(arguments, self.session.tree),
             ),
             settings=host,
@@ -211,12 +195,7 @@ class World:
         self.extension.attach(self.session)
 
     def model_info(self, index: int) -> ModelInfo:
-        return ModelInfo(
-            provider="faux",
-            id=MODELS[index % len(MODELS)],
-            context_window=self.config.context_window,
-            max_tokens=self.config.max_tokens,
-        )
+        return faux_model(self.config, MODELS[index % len(MODELS)])
 
     @property
     def runtimes(self) -> list[ContextMemoryRuntime]:

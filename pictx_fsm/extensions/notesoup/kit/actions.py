@@ -16,52 +16,25 @@ from pictx_fsm.extensions.notesoup.texts import (
 )
 from pictx_fsm.extensions.notesoup.tools.specs import TOOL_NAMES
 from pictx_fsm.extensions.notesoup.windows import SCHEME
-from pictx_fsm.extensions.shared.kit.noise import HideBoot, QueueAtSettle, VoidNextBoundary
+from pictx_fsm.extensions.shared.kit import actions as family
+from pictx_fsm.extensions.shared.kit.actions import (
+    HideBoot,
+    QueueAtSettle,
+    SetAutomatic,
+    Toggle,
+    VoidNextBoundary,
+)
 from pictx_fsm.hosts.model import ModelSession
-from pictx_fsm.hosts.model.errors import ModelHostError
 from pictx_fsm.session.entries import CompactionEntry, CustomMessageEntry
 from pictx_fsm.testing import actions as host
-from pictx_fsm.testing.actions import (
-    Abort,
-    Advance,
-    AdvanceTo,
-    Compact,
-    FollowUp,
-    Fork,
-    Navigate,
-    Prompt,
-    Reload,
-    Script,
-    Settle,
-    Steer,
-    action_to_json,
-)
 
 __all__ = [
     "ACTION_TYPES",
     "KNOWN_TOOLS",
     "WORLD_ACTIONS",
-    "Abort",
     "Action",
-    "Advance",
-    "AdvanceTo",
     "ClearMemory",
-    "Compact",
-    "FollowUp",
-    "Fork",
-    "HideBoot",
-    "Navigate",
-    "Prompt",
-    "QueueAtSettle",
-    "Reload",
-    "Script",
-    "SetAutomatic",
-    "Settle",
-    "Steer",
-    "Toggle",
-    "VoidNextBoundary",
     "action_from_json",
-    "action_to_json",
     "apply_action",
     "is_boundary_entry",
 ]
@@ -78,33 +51,11 @@ class ClearMemory:
     alias: bool = False
 
 
-@frozen(kw_only=True)
-class Toggle:
-    """``/notesoup <arg>``."""
-
-    KIND: ClassVar[str] = "toggle"
-    arg: str
-
-
-@frozen(kw_only=True)
-class SetAutomatic:
-    """The user switches ``compaction.enabled``, read live on every decision (S50, S119)."""
-
-    KIND: ClassVar[str] = "set_automatic"
-    enabled: bool
-
-
 Action: TypeAlias = (
     host.Action | ClearMemory | Toggle | VoidNextBoundary | HideBoot | QueueAtSettle | SetAutomatic
 )
-ACTION_TYPES: Final[Mapping[str, type[Any]]] = {
-    **host.HOST_ACTION_TYPES,
-    **{
-        cls.KIND: cls
-        for cls in (ClearMemory, Toggle, VoidNextBoundary, HideBoot, QueueAtSettle, SetAutomatic)
-    },
-}
-WORLD_ACTIONS: Final = (VoidNextBoundary, HideBoot, QueueAtSettle, SetAutomatic)
+ACTION_TYPES: Final[Mapping[str, type[Any]]] = family.action_types(ClearMemory)
+WORLD_ACTIONS: Final = family.WORLD_ACTIONS
 
 
 def action_from_json(obj: Mapping[str, Any]) -> Action:
@@ -124,14 +75,9 @@ def is_boundary_entry(entry: object) -> bool:
 def apply_action(session: ModelSession, action: Action, serial: int) -> bool:
     """A host action or one of notesoup's commands; ``False`` when the state does not allow
     it (and for :data:`WORLD_ACTIONS`, which the world applies)."""
-    if isinstance(action, ClearMemory | Toggle):
-        try:
-            if isinstance(action, ClearMemory):
-                name = CLEAR_MEMORY_COMMAND_ALIAS if action.alias else CLEAR_MEMORY_COMMAND
-                session.command(name, action.prompt)
-            else:
-                session.command(NOTESOUP_COMMAND, action.arg)
-        except ModelHostError:
-            return False
-        return True
+    if isinstance(action, ClearMemory):
+        name = CLEAR_MEMORY_COMMAND_ALIAS if action.alias else CLEAR_MEMORY_COMMAND
+        return family.run_command(session, name, action.prompt)
+    if isinstance(action, Toggle):
+        return family.run_command(session, NOTESOUP_COMMAND, action.arg)
     return host.apply_action(session, action, serial, is_boundary_entry)

@@ -12,15 +12,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from pictx_fsm.extensions.notesoup.kit.actions import (
-    Abort,
-    Advance,
-    ClearMemory,
-    Prompt,
-    Script,
-    Settle,
-    Toggle,
-)
+from pictx_fsm.extensions.notesoup.kit.actions import ClearMemory
+from pictx_fsm.extensions.shared.kit.actions import Toggle
+from pictx_fsm.testing.actions import Abort, Advance, Prompt, Script, Settle
 
 __all__ = ["ALPHABETS"]
 

@@ -6,10 +6,10 @@ deliberately differs) would — and names the invariant expected to report it.""
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Any, Final
 
-from attrs import field, frozen
+from attrs import frozen
 
 from pictx_fsm.extensions.notesoup.lifecycle import (
     ACTIONS,
@@ -20,7 +20,7 @@ from pictx_fsm.extensions.notesoup.lifecycle import (
     load_machines,
 )
 from pictx_fsm.extensions.notesoup.windows import ReferenceWindows
-from pictx_fsm.extensions.shared.kit.faults import patched_specs, planted_fact
+from pictx_fsm.extensions.shared.kit.faults import FamilyFault
 from pictx_fsm.extensions.shared.machinery import Facts, MachineFamily
 from pictx_fsm.extensions.shared.window_index import SchemeWindowIndex
 from pictx_fsm.host.effects import CompactionDraft
@@ -29,13 +29,7 @@ __all__ = ["FAULTS", "Fault", "fault_named"]
 
 
 @frozen(kw_only=True)
-class Fault:
-    name: str
-    description: str
-    caught_by: str
-    facts: Mapping[str, Callable[[Any, Facts], Any]] = field(factory=dict)
-    actions: Mapping[str, Action] = field(factory=dict)
-    model_patch: tuple[str, str, str] | None = None
+class Fault(FamilyFault):
     windows: type[SchemeWindowIndex] | None = None
     """A window scheme the runtime sees instead of this port's."""
 
@@ -52,11 +46,7 @@ class Fault:
 
 @functools.cache
 def _family(name: str) -> MachineFamily:
-    fault = FAULTS[name]
-    base = load_machines()
-    specs, directory = patched_specs(base, fault.name, fault.model_patch)
-    facts = {**FACTS, **{n: planted_fact(n, fn) for n, fn in fault.facts.items()}}
-    return build_machines(specs, directory, facts=facts, actions={**ACTIONS, **fault.actions})
+    return FAULTS[name].planted(load_machines(), build_machines, FACTS, ACTIONS)
 
 
 def _without_checkpoint(name: str) -> Action:

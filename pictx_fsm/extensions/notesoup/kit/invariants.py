@@ -39,14 +39,13 @@ from pictx_fsm.extensions.notesoup.windows import (
     boundary_committed,
     is_checkpoint,
 )
+from pictx_fsm.extensions.shared.facts import missing_tool_results
 from pictx_fsm.extensions.shared.kit import invariants as shared_invariants
 from pictx_fsm.extensions.shared.kit.invariants import (
     AuditChains,
-    Erased,
     NoLifecycleErrors,
     QueuedOnce,
     RunsSettle,
-    erased_messages,
 )
 from pictx_fsm.extensions.shared.kit.notes_sandbox import NotesConfined
 from pictx_fsm.extensions.shared.kit.records import (
@@ -58,12 +57,14 @@ from pictx_fsm.extensions.shared.kit.records import (
     value_of,
 )
 from pictx_fsm.extensions.shared.kit.walks import (
+    ChildWatch,
     Fresh,
     PerRecord,
     PerTree,
     RecordWalk,
     WalkedSuite,
 )
+from pictx_fsm.extensions.shared.kit.windowed import ErasedRequests, family_invariants
 from pictx_fsm.extensions.shared.repair import TailKind, tail_kind
 from pictx_fsm.extensions.shared.windows import Window
 from pictx_fsm.host import overflow
@@ -73,7 +74,7 @@ from pictx_fsm.session.tree import SessionTree, TreeNode
 from pictx_fsm.testing import invariants as testing_invariants
 from pictx_fsm.testing.invariants import Violation
 
-__all__ = ["INVARIANT_TYPES", "InvariantSuite"]
+__all__ = ["FAMILY", "INVARIANT_TYPES", "InvariantSuite"]
 
 World = NotesoupWorld
 _CLEARED: Final = NOTICE_MEMORY_CLEARED.split("{", 1)[0]
@@ -130,20 +131,7 @@ def _overflow_turn(record: Mapping[str, Any]) -> bool:
 
 
 def _pending_tool_calls(node: TreeNode) -> bool:
-    results = 0
-    for ancestor in node.ancestors():
-        if ancestor is node:
-            continue
-        entry = ancestor.entry
-        if not isinstance(entry, MessageEntry):
-            continue
-        if entry.message.role == "toolResult":
-            results += 1
-        elif entry.message.role == "assistant":
-            return len(entry.message.tool_calls()) > results
-        else:
-            return False
-    return False
+    return missing_tool_results(a for a in node.ancestors() if a is not node) is not None
 
 
 def _notesoup_boundary(entry: object) -> bool:
@@ -172,7 +160,7 @@ class ResetShape(_Entries):
 
     def __init__(self) -> None:
         super().__init__()
-        self._children: set[tuple[int, str]] = set()
+        self._children = ChildWatch()
         self._records = RecordWalk()
         self._recovered: set[str] = set()
         self._born: set[tuple[int, str]] = set()
@@ -180,8 +168,7 @@ class ResetShape(_Entries):
         judged there, not where a fork or reload copied part of it."""
 
     def copied(self, tree: SessionTree, node: TreeNode) -> None:
-        if node.parent is not None:
-            self._children.add((id(tree), node.parent.id))
+        self._children.copied(tree, node)
 
     def check_entries(self, world: World, fresh: Fresh) -> list[Violation]:
         for record, _, _ in self._records.advance(world.audits):
@@ -203,9 +190,8 @@ class ResetShape(_Entries):
                 found.append(self.violation(f"marker {node.id} ({window_id}) has no checkpoint"))
         self._born.add((id(tree), node.id))
         parent = node.parent
-        if parent is None or (id(tree), parent.id) in self._children:
+        if parent is None or not self._children.first_child(tree, node):
             return found  # a later child is another branch, not the commit
-        self._children.add((id(tree), parent.id))
         if (id(tree), parent.id) not in self._born:
             return found  # a copied entry: its boundary was judged where it was written
         if is_checkpoint(parent) and not (
@@ -244,57 +230,19 @@ def _is_continuation(entry: object) -> bool:
 # -- erased history (S41, S77–S79) and its migration (S133, ours) --------------------------------
 
 
-class _ErasedRequests(testing_invariants.Invariant[World]):
+class _ErasedRequests(ErasedRequests):
     """No provider request in a window carries a message of an entry before the window's cut
     (its checkpoint, else its marker)."""
 
     legacy: ClassVar[bool] = False
+    windows = NotesoupWindows
 
-    def __init__(self) -> None:
-        self._seen = 0
-        self._erased: dict[str, tuple[TreeNode, Erased]] = {}
-
-    def check(self, world: World) -> list[Violation]:
-        session = world.session
-        requests = session.log.requests
-        found = []
-        for index, request in enumerate(requests[self._seen :], start=self._seen):
-            leaf = session.tree.find(request.leaf_id) if request.leaf_id else None
-            if leaf is None:
-                continue
-            window = _window(session.tree, leaf)
-            if window.is_root or (window.marker_type == LEGACY_MARKER_TYPE) != self.legacy:
-                continue
-            marker = session.tree.node(str(window.marker_id))
-            cut = (
-                marker.parent
-                if marker.parent is not None and is_checkpoint(marker.parent)
-                else marker
-            )
-            erased = self._erased_before(cut)
-            for message in request.messages:
-                if message.get("role") != "system" and erased.holds(message):
-                    found.append(self.violation(_leak(index, window, message)))
-                    break
-        self._seen = len(requests)
-        return found
-
-    def _erased_before(self, cut: TreeNode) -> Erased:
-        known = self._erased.get(cut.id)
-        if known is None or known[0] is not cut:
-            known = self._erased[cut.id] = (cut, erased_messages(cut))
-        return known[1]
-
-    def residual(self, world: World) -> object:
-        """Nothing: a cursor into the requests, and a cache of what the files hold."""
-        return None
-
-
-def _leak(index: int, window: Window, message: Mapping[str, Any]) -> str:
-    return (
-        f"request {index} in window {window.window_id} carries an erased "
-        f"{message.get('role')} message from before marker {window.marker_id}"
-    )
+    def cut(self, tree: SessionTree, window: Window) -> TreeNode | None:
+        if window.is_root or (window.marker_type == LEGACY_MARKER_TYPE) != self.legacy:
+            return None
+        marker = tree.node(str(window.marker_id))
+        parent = marker.parent
+        return parent if parent is not None and is_checkpoint(parent) else marker
 
 
 class NoErasedHistory(_ErasedRequests):
@@ -425,15 +373,33 @@ def _untouched(world: World, path: str) -> bool:
 # -- per hook: one reset, nothing after an abort -----------------------------------------------
 
 
-class OneResetPerBatch(shared_invariants.OneResetPerBatch):
-    rule = "S33, FM14–16"
-    doc = "duplicate clear_memory calls in one batch give one reset: at most one marker per hook"
-    marker_type = MARKER_TYPE
-
-
-class NothingAfterAbort(shared_invariants.NothingAfterAbort):
-    rule = "S19, S25.1, S26.1, S29"
-    doc = "an aborted turn or run commits nothing and continues nothing"
+FAMILY = family_invariants(
+    __name__,
+    {
+        "one_reset_per_batch": (
+            "S33, FM14–16",
+            "duplicate clear_memory calls in one batch give one reset: at most one marker per hook",
+        ),
+        "nothing_after_abort": (
+            "S19, S25.1, S26.1, S29",
+            "an aborted turn or run commits nothing and continues nothing",
+        ),
+        "reminders_once_per_window": (
+            "S54, S62",
+            "guidance and the final warning each persist at most once per window per branch (a "
+            "migrated 0.25 one counts)",
+        ),
+        "narrow_repair": (
+            "S73–S76, D4, FM20",
+            "a boot or continuation only ever completes a bare tail (never after later work, "
+            "never twice) — a migrated 0.25 tail too",
+        ),
+    },
+    marker_type=MARKER_TYPE,
+    windows=NotesoupWindows,
+    reminders={GUIDANCE_TYPE: GUIDANCE_TYPES, WARNING_TYPE: WARNING_TYPES},
+)
+"""The family's invariants with notesoup's rules, marker and window index, by name."""
 
 
 class _RunState:
@@ -735,65 +701,6 @@ def _tail(tree: SessionTree, window: Window, leaf: TreeNode) -> list[TreeNode]:
     return list(reversed(nodes))
 
 
-class RemindersOncePerWindow(_Entries):
-    name = "reminders_once_per_window"
-    rule = "S54, S62"
-    doc = (
-        "guidance and the final warning each persist at most once per window per branch (a "
-        "migrated 0.25 one counts)"
-    )
-
-    def check_node(self, world: World, tree: SessionTree, node: TreeNode) -> list[Violation]:
-        entry = node.entry
-        if not isinstance(entry, CustomMessageEntry):
-            return []
-        kinds = {GUIDANCE_TYPE: GUIDANCE_TYPES, WARNING_TYPE: WARNING_TYPES}.get(entry.custom_type)
-        parent = node.parent
-        if kinds is None or parent is None:
-            return []
-        windows = _windows(tree)
-        if windows.window_of(parent) is not windows.window_of(node):
-            return []
-        present = windows.at(parent).message_types
-        if any(kind in present for kind in kinds):
-            window_id = windows.window_of(node).window_id
-            return [self.violation(f"second {entry.custom_type} {node.id} in {window_id}")]
-        return []
-
-
-class NarrowRepair(_Entries):
-    name = "narrow_repair"
-    rule = "S73–S76, D4, FM20"
-    doc = (
-        "a boot or continuation only ever completes a bare tail (never after later work, "
-        "never twice) — a migrated 0.25 tail too"
-    )
-
-    def check_node(self, world: World, tree: SessionTree, node: TreeNode) -> list[Violation]:
-        windows = _windows(tree)
-        window = windows.window_of(node)
-        if window.marker_id is None or node.id == window.marker_id:
-            return []
-        kind = tail_kind(node.entry, window.window_id, SCHEME)
-        if kind not in (TailKind.BOOT, TailKind.CONTINUATION):
-            return []
-        earlier = [
-            tail_kind(n.entry, window.window_id, SCHEME)
-            for n in windows.tail_since_marker(node)[:-1]
-        ]
-        allowed = {TailKind.METADATA} | (
-            {TailKind.BOOT} if kind is TailKind.CONTINUATION else set()
-        )
-        extra = [k.value for k in earlier if k not in allowed]
-        if extra:
-            return [
-                self.violation(
-                    f"{kind.value} {node.id} after {', '.join(extra)} in {window.window_id}"
-                )
-            ]
-        return []
-
-
 class NoNativeCompactionOnMarkedBranch(_Entries):
     name = "no_native_compaction_on_marked_branch"
     rule = "S20, S45, S64, S83"
@@ -822,15 +729,15 @@ INVARIANT_TYPES: Final[Sequence[type[testing_invariants.Invariant[Any]]]] = (
     LegacyBootsCarryOver,
     LegacyNotesMigrated,
     SessionFileAudits,
-    OneResetPerBatch,
-    NothingAfterAbort,
+    FAMILY["one_reset_per_batch"],
+    FAMILY["nothing_after_abort"],
     SettleResetsOnlyWhenPromised,
     RequestedResetCommits,
     ManualCloseOutCommits,
     BareStopHolds,
     HonestNotices,
-    RemindersOncePerWindow,
-    NarrowRepair,
+    FAMILY["reminders_once_per_window"],
+    FAMILY["narrow_repair"],
     NoNativeCompactionOnMarkedBranch,
     QueuedOnce,
     AuditChains,

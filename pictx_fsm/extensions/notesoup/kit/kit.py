@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
-from pathlib import Path
 from typing import Any, ClassVar, Final
 
 import attrs
@@ -17,8 +16,16 @@ from pictx_fsm.extensions.notesoup.kit.scenarios import SCENARIOS
 from pictx_fsm.extensions.notesoup.kit.world import NotesoupConfig, NotesoupWorld, scenario_config
 from pictx_fsm.extensions.notesoup.lifecycle import MACHINE_NAMES, build_machines, load_machines
 from pictx_fsm.extensions.shared.kit.notes_sandbox import HOME_PATTERN
-from pictx_fsm.extensions.shared.machinery import MachineFamily
-from pictx_fsm.testing.kit import Draw, ExploreSettings, Kit, Scenario, TraceFormatError
+from pictx_fsm.testing import actions as host
+from pictx_fsm.testing.kit import (
+    Draw,
+    ExploreSettings,
+    Kit,
+    Machinery,
+    Scenario,
+    TraceFormatError,
+    read_action,
+)
 
 __all__ = ["KIT", "NotesoupKit"]
 
@@ -35,8 +42,8 @@ _INTEGERS: Final = (
 
 class NotesoupKit(Kit):
     name: ClassVar[str] = "notesoup"
-    invariant_names: ClassVar[tuple[str, ...]] = tuple(t.name for t in INVARIANT_TYPES)
     invariant_types: ClassVar[tuple[type[Any], ...]] = tuple(INVARIANT_TYPES)
+    machinery = Machinery(MACHINE_NAMES, load_machines, build_machines)
     contract_modules: ClassVar[tuple[str, ...]] = (
         "pictx_fsm.extensions.shared.repair",
         "pictx_fsm.extensions.shared.windows",
@@ -54,26 +61,14 @@ class NotesoupKit(Kit):
     def scenarios(self) -> Sequence[Scenario]:
         return SCENARIOS
 
-    def machines(self) -> MachineFamily:
-        return load_machines()
-
-    def check_bindings(self, specs: Mapping[str, Any], directory: Path) -> None:
-        if set(MACHINE_NAMES) <= set(specs):
-            build_machines(dict(specs), directory)
-
     def config_from_json(self, obj: Any) -> NotesoupConfig:
         return _config(obj)
 
     def action_from_json(self, obj: Any, where: str = "action") -> Any:
-        if not isinstance(obj, Mapping):
-            raise TraceFormatError(f"field {where!r} must be an object")
-        try:
-            return notesoup_actions.action_from_json(obj)
-        except (ValueError, TypeError) as error:
-            raise TraceFormatError(f"field {where!r}: {error}") from None
+        return read_action(notesoup_actions.action_from_json, obj, where)
 
     def action_to_json(self, action: Any) -> dict[str, Any]:
-        return notesoup_actions.action_to_json(action)
+        return host.action_to_json(action)
 
     def world(self, config: NotesoupConfig) -> NotesoupWorld:
         return NotesoupWorld(config)
@@ -105,7 +100,7 @@ class NotesoupKit(Kit):
             for action in draw(swarm_moves(swarm, world.session.is_idle)):
                 done += 1
                 yield action
-        yield notesoup_actions.Settle()
+        yield host.Settle()
 
     def alphabets(self) -> Mapping[str, tuple[Any, ...]]:
         from pictx_fsm.extensions.notesoup.kit.alphabets import ALPHABETS
@@ -115,7 +110,7 @@ class NotesoupKit(Kit):
     def closing(self, world: NotesoupWorld) -> Sequence[Any]:
         """Pi runs every run to its end (a shrunk or replayed run too): nothing is left
         mid-flight when the promised outcomes are judged."""
-        return (notesoup_actions.Settle(),)
+        return (host.Settle(),)
 
     def describe(self, config: NotesoupConfig) -> str:
         parts = ["notesoup"]

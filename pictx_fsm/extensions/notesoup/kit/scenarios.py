@@ -19,28 +19,11 @@ import json
 from collections.abc import Sequence
 from typing import Final
 
-from pictx_fsm.extensions.notesoup.kit.actions import (
-    Abort,
-    Action,
-    AdvanceTo,
-    ClearMemory,
-    Compact,
-    FollowUp,
-    Fork,
-    HideBoot,
-    Navigate,
-    Prompt,
-    QueueAtSettle,
-    Reload,
-    Script,
-    SetAutomatic,
-    Settle,
-    Steer,
-    Toggle,
-    VoidNextBoundary,
-)
+from pictx_fsm.extensions.notesoup.kit import actions as act
 from pictx_fsm.extensions.notesoup.kit.legacy import LegacyHistory
 from pictx_fsm.extensions.notesoup.kit.world import NotesoupConfig
+from pictx_fsm.extensions.shared.kit import actions as family
+from pictx_fsm.testing import actions as host
 from pictx_fsm.testing.kit import Scenario
 
 __all__ = ["SCENARIOS"]
@@ -49,14 +32,14 @@ SHORT: Final = 60
 GUIDANCE_BAND: Final = 76_000
 WARNING_BAND: Final = 100_000
 HARD_RESERVE: Final = 152_000
-TEXT: Final = Script(reply="text")
-OVERFLOW: Final = Script(reply="overflow")
-ERROR: Final = Script(reply="error")
+TEXT: Final = host.Script(reply="text")
+OVERFLOW: Final = host.Script(reply="overflow")
+ERROR: Final = host.Script(reply="error")
 RETRIES_EXHAUSTED: Final = (ERROR,) * 4
 
 
-def _tools(*calls: tuple[str, dict[str, object]]) -> Script:
-    return Script(
+def _tools(*calls: tuple[str, dict[str, object]]) -> host.Script:
+    return host.Script(
         reply="tools",
         tools=tuple(name for name, _ in calls),
         arguments=tuple(json.dumps(arguments) for _, arguments in calls),
@@ -73,8 +56,8 @@ BIG_READ: Final[tuple[str, dict[str, object]]] = (
 """The first prompt of the session, read back whole (30 000 characters)."""
 
 
-def _turn(*scripts: Script, chars: int = SHORT) -> list[Action]:
-    return [*scripts, Prompt(chars=chars), Settle()]
+def _turn(*scripts: host.Script, chars: int = SHORT) -> list[act.Action]:
+    return [*scripts, host.Prompt(chars=chars), host.Settle()]
 
 
 def _legacy(**fields: object) -> object:
@@ -94,44 +77,44 @@ def _without_automatic(config: NotesoupConfig) -> NotesoupConfig:
     return evolve(config, automatic=False)
 
 
-def _hard_reserve_stop() -> list[Action]:
+def _hard_reserve_stop() -> list[act.Action]:
     """A bare /clear-memory during a tool batch that crosses the hard reserve: the safety
     reset commits at the batch's turn_end and latches a stop (S34); stops right after it."""
     return [
-        Prompt(chars=HARD_RESERVE),
-        AdvanceTo(step="tool_result"),
-        ClearMemory(),
-        AdvanceTo(step="turn_end"),
+        host.Prompt(chars=HARD_RESERVE),
+        host.AdvanceTo(step="tool_result"),
+        act.ClearMemory(),
+        host.AdvanceTo(step="turn_end"),
     ]
 
 
-def _after_recovery(action: Action) -> list[Action]:
+def _after_recovery(action: act.Action) -> list[act.Action]:
     """An overflow recovered at settlement (S65); ``action`` lands at the next provider
     request, in the fresh window, whose reply overflows again."""
     return [
         OVERFLOW,
         OVERFLOW,
         TEXT,
-        Prompt(chars=SHORT),
-        AdvanceTo(step="context", count=2),
+        host.Prompt(chars=SHORT),
+        host.AdvanceTo(step="context", count=2),
         action,
     ]
 
 
-def _spent_then_queued(*then: Script) -> list[Action]:
+def _spent_then_queued(*then: host.Script) -> list[act.Action]:
     """A recovered chain overflows again (pending-spent, S65); another extension queues a
     message at settlement, whose turn replies with ``then``."""
     return [
         OVERFLOW,
         OVERFLOW,
         *then,
-        Prompt(chars=SHORT),
-        AdvanceTo(step="context", count=2),
-        QueueAtSettle(),
+        host.Prompt(chars=SHORT),
+        host.AdvanceTo(step="context", count=2),
+        family.QueueAtSettle(),
     ]
 
 
-def _story(name: str, actions: Sequence[Action], world: object = None) -> Scenario:
+def _story(name: str, actions: Sequence[act.Action], world: object = None) -> Scenario:
     return Scenario(name=name, actions=tuple(actions), world=world)  # type: ignore[arg-type]
 
 
@@ -153,11 +136,11 @@ SCENARIOS: Final[tuple[Scenario, ...]] = (
         [
             *_turn(TEXT),
             NOTE,
-            ClearMemory(),
-            Settle(),
+            act.ClearMemory(),
+            host.Settle(),
             NOTE,
-            ClearMemory(prompt="go on", alias=True),
-            Settle(),
+            act.ClearMemory(prompt="go on", alias=True),
+            host.Settle(),
             *_turn(TEXT),
         ],
     ),
@@ -167,11 +150,11 @@ SCENARIOS: Final[tuple[Scenario, ...]] = (
         [
             ECHO,
             CLEAR,
-            Prompt(chars=SHORT),
-            AdvanceTo(step="tool_result"),
-            ClearMemory(prompt="first"),
-            ClearMemory(prompt="second"),
-            Settle(),
+            host.Prompt(chars=SHORT),
+            host.AdvanceTo(step="tool_result"),
+            act.ClearMemory(prompt="first"),
+            act.ClearMemory(prompt="second"),
+            host.Settle(),
             *_turn(TEXT),
         ],
     ),
@@ -179,12 +162,12 @@ SCENARIOS: Final[tuple[Scenario, ...]] = (
         "queued input during a manual close-out is answered in the old window first",
         [
             ECHO,
-            Prompt(chars=SHORT),
-            AdvanceTo(step="tool_result"),
-            ClearMemory(),
-            FollowUp(chars=SHORT),
-            QueueAtSettle(),
-            Settle(),
+            host.Prompt(chars=SHORT),
+            host.AdvanceTo(step="tool_result"),
+            act.ClearMemory(),
+            host.FollowUp(chars=SHORT),
+            family.QueueAtSettle(),
+            host.Settle(),
         ],
     ),
     _story(
@@ -192,10 +175,10 @@ SCENARIOS: Final[tuple[Scenario, ...]] = (
         "follow-up is cancelled",
         [
             ECHO,
-            Prompt(chars=HARD_RESERVE),
-            AdvanceTo(step="tool_result"),
-            ClearMemory(),
-            Settle(),
+            host.Prompt(chars=HARD_RESERVE),
+            host.AdvanceTo(step="tool_result"),
+            act.ClearMemory(),
+            host.Settle(),
             *_turn(TEXT),
         ],
     ),
@@ -203,10 +186,10 @@ SCENARIOS: Final[tuple[Scenario, ...]] = (
         "the hard reserve under a prompted /clear-memory commits with its prompt and continues",
         [
             ECHO,
-            Prompt(chars=HARD_RESERVE),
-            AdvanceTo(step="tool_result"),
-            ClearMemory(prompt="resume"),
-            Settle(),
+            host.Prompt(chars=HARD_RESERVE),
+            host.AdvanceTo(step="tool_result"),
+            act.ClearMemory(prompt="resume"),
+            host.Settle(),
             *_turn(TEXT),
         ],
     ),
@@ -214,12 +197,12 @@ SCENARIOS: Final[tuple[Scenario, ...]] = (
         "a latched stop with queued input answers it once in the fresh window",
         [
             ECHO,
-            Prompt(chars=HARD_RESERVE),
-            AdvanceTo(step="tool_result"),
-            ClearMemory(),
-            AdvanceTo(step="turn_end"),
-            Steer(chars=SHORT),
-            Settle(),
+            host.Prompt(chars=HARD_RESERVE),
+            host.AdvanceTo(step="tool_result"),
+            act.ClearMemory(),
+            host.AdvanceTo(step="turn_end"),
+            host.Steer(chars=SHORT),
+            host.Settle(),
         ],
     ),
     _story(
@@ -241,10 +224,10 @@ SCENARIOS: Final[tuple[Scenario, ...]] = (
         "an aborted warning turn stays silent and re-arms later",
         [
             TEXT,
-            Prompt(chars=WARNING_BAND),
-            AdvanceTo(step="context"),
-            Abort(),
-            Settle(),
+            host.Prompt(chars=WARNING_BAND),
+            host.AdvanceTo(step="context"),
+            host.Abort(),
+            host.Settle(),
             *_turn(ERROR, *RETRIES_EXHAUSTED),
             *_turn(TEXT),
         ],
@@ -257,10 +240,10 @@ SCENARIOS: Final[tuple[Scenario, ...]] = (
         "a queued success ends an overflow chain; an error leaves it",
         [
             OVERFLOW,
-            Prompt(chars=SHORT),
-            AdvanceTo(step="turn_end"),
-            FollowUp(chars=SHORT),
-            Settle(),
+            host.Prompt(chars=SHORT),
+            host.AdvanceTo(step="turn_end"),
+            host.FollowUp(chars=SHORT),
+            host.Settle(),
             *_turn(OVERFLOW, *RETRIES_EXHAUSTED),
         ],
     ),
@@ -268,12 +251,12 @@ SCENARIOS: Final[tuple[Scenario, ...]] = (
         "manual overflow: a pending /clear-memory resets on overflow without a retry, automatic "
         "resets off",
         [
-            ClearMemory(),
+            act.ClearMemory(),
             OVERFLOW,
-            Settle(),
-            ClearMemory(prompt="again"),
+            host.Settle(),
+            act.ClearMemory(prompt="again"),
             OVERFLOW,
-            Settle(),
+            host.Settle(),
             *_turn(TEXT),
         ],
         _without_automatic,
@@ -284,10 +267,10 @@ SCENARIOS: Final[tuple[Scenario, ...]] = (
             *_turn(CLEAR, OVERFLOW),
             *_turn(CLEAR, *RETRIES_EXHAUSTED),
             CLEAR,
-            Prompt(chars=SHORT),
-            AdvanceTo(step="tool_result"),
-            Abort(),
-            Settle(),
+            host.Prompt(chars=SHORT),
+            host.AdvanceTo(step="tool_result"),
+            host.Abort(),
+            host.Settle(),
         ],
         _without_automatic,
     ),
@@ -296,10 +279,10 @@ SCENARIOS: Final[tuple[Scenario, ...]] = (
         "is checkpoint-backed again",
         [
             *_turn(CLEAR),
-            HideBoot(),
+            family.HideBoot(),
             *_turn(TEXT),
             *_turn(TEXT),
-            ClearMemory(),
+            act.ClearMemory(),
             *_turn(CLEAR),
             *_turn(TEXT),
         ],
@@ -307,10 +290,10 @@ SCENARIOS: Final[tuple[Scenario, ...]] = (
     _story(
         "another extension voids a reset's boundary and a warning's",
         [
-            VoidNextBoundary(),
+            family.VoidNextBoundary(),
             *_turn(CLEAR),
             *_turn(TEXT, chars=WARNING_BAND),
-            VoidNextBoundary(),
+            family.VoidNextBoundary(),
             *_turn(TEXT),
             *_turn(TEXT),
         ],
@@ -319,48 +302,48 @@ SCENARIOS: Final[tuple[Scenario, ...]] = (
         "off keeps the marker window; /compact is refused; status, usage and on again",
         [
             *_turn(CLEAR),
-            Toggle(arg="off"),
-            Compact(),
+            family.Toggle(arg="off"),
+            host.Compact(),
             *_turn(CLEAR),
-            ClearMemory(),
-            Toggle(arg=""),
-            Toggle(arg="bogus"),
-            Toggle(arg="on"),
-            Compact(),
-            Toggle(arg="off"),
+            act.ClearMemory(),
+            family.Toggle(arg=""),
+            family.Toggle(arg="bogus"),
+            family.Toggle(arg="on"),
+            host.Compact(),
+            family.Toggle(arg="off"),
         ],
     ),
     _story(
         "/compact and a summarized /tree in the root window, then across a reset",
         [
             *_turn(TEXT, chars=4_000),
-            Toggle(arg="off"),
-            Compact(),
-            Toggle(arg="on"),
+            family.Toggle(arg="off"),
+            host.Compact(),
+            family.Toggle(arg="on"),
             *_turn(CLEAR),
-            Navigate(index=2, summarize=True),
+            host.Navigate(index=2, summarize=True),
             *_turn(TEXT),
-            Navigate(index=-1, summarize=True),
-            Navigate(index=1, summarize=False),
+            host.Navigate(index=-1, summarize=True),
+            host.Navigate(index=1, summarize=False),
         ],
     ),
     _story(
         "reload and fork after a reset repair nothing; a fork at the marker repairs its tail",
         [
             *_turn(CLEAR),
-            Reload(),
-            Fork(index=-1, anchor="boundary"),
+            host.Reload(),
+            host.Fork(index=-1, anchor="boundary"),
             *_turn(TEXT),
-            Navigate(index=-3, anchor="boundary"),
+            host.Navigate(index=-3, anchor="boundary"),
             *_turn(TEXT),
         ],
     ),
     _story(
         "automatic compaction switched off mid-run: no warning, no hard reserve, guidance only",
         [
-            SetAutomatic(enabled=False),
+            family.SetAutomatic(enabled=False),
             *_turn(TEXT, chars=HARD_RESERVE),
-            SetAutomatic(enabled=True),
+            family.SetAutomatic(enabled=True),
             *_turn(TEXT),
         ],
     ),
@@ -375,24 +358,36 @@ SCENARIOS: Final[tuple[Scenario, ...]] = (
     ),
     _story(
         "/clear-memory in the warning band: the budget leaves the manual close-out as it is",
-        [*_turn(TEXT, chars=WARNING_BAND), ClearMemory(), Settle()],
+        [*_turn(TEXT, chars=WARNING_BAND), act.ClearMemory(), host.Settle()],
     ),
     _story(
         "an abort after the warning turn's turn_end drops the budget close-out",
-        [TEXT, Prompt(chars=WARNING_BAND), AdvanceTo(step="turn_end"), Abort(), Settle()],
+        [
+            TEXT,
+            host.Prompt(chars=WARNING_BAND),
+            host.AdvanceTo(step="turn_end"),
+            host.Abort(),
+            host.Settle(),
+        ],
     ),
     _story(
         "an abort in the guidance band drops the staged guidance",
-        [TEXT, Prompt(chars=GUIDANCE_BAND), AdvanceTo(step="context"), Abort(), Settle()],
+        [
+            TEXT,
+            host.Prompt(chars=GUIDANCE_BAND),
+            host.AdvanceTo(step="context"),
+            host.Abort(),
+            host.Settle(),
+        ],
     ),
     _story(
         "a warning voided by another extension is staged again at the next request; one voided "
         "at the last turn is never announced",
         [
-            VoidNextBoundary(),
+            family.VoidNextBoundary(),
             *_turn(ECHO, TEXT, chars=WARNING_BAND),
             *_turn(CLEAR, TEXT),
-            VoidNextBoundary(),
+            family.VoidNextBoundary(),
             *_turn(TEXT, chars=WARNING_BAND),
         ],
     ),
@@ -402,22 +397,22 @@ SCENARIOS: Final[tuple[Scenario, ...]] = (
         [
             _tools(("clear_memory", {}), ("echo", {"text": "e"})),
             TEXT,
-            Prompt(chars=SHORT),
-            AdvanceTo(step="tool_result"),
-            ClearMemory(),
-            Settle(),
+            host.Prompt(chars=SHORT),
+            host.AdvanceTo(step="tool_result"),
+            act.ClearMemory(),
+            host.Settle(),
         ],
     ),
     _story(
         "a reset voided by another extension and a committed one before the same turn_start: "
         "only the committed one is announced",
         [
-            VoidNextBoundary(),
+            family.VoidNextBoundary(),
             _tools(("clear_memory", {}), ("echo", {"text": "e"})),
             CLEAR,
             TEXT,
-            Prompt(chars=SHORT),
-            Settle(),
+            host.Prompt(chars=SHORT),
+            host.Settle(),
         ],
     ),
     _story(
@@ -428,14 +423,22 @@ SCENARIOS: Final[tuple[Scenario, ...]] = (
             CLEAR,
             TEXT,
             *_hard_reserve_stop(),
-            Steer(chars=SHORT),
-            ClearMemory(),
-            Settle(),
+            host.Steer(chars=SHORT),
+            act.ClearMemory(),
+            host.Settle(),
         ],
     ),
     _story(
         "a latched stop waits while another extension queues a message at settlement",
-        [ECHO, TEXT, TEXT, *_hard_reserve_stop(), Steer(chars=SHORT), QueueAtSettle(), Settle()],
+        [
+            ECHO,
+            TEXT,
+            TEXT,
+            *_hard_reserve_stop(),
+            host.Steer(chars=SHORT),
+            family.QueueAtSettle(),
+            host.Settle(),
+        ],
     ),
     _story(
         "a latched stop whose answered input is aborted ends with the run",
@@ -444,10 +447,10 @@ SCENARIOS: Final[tuple[Scenario, ...]] = (
             TEXT,
             TEXT,
             *_hard_reserve_stop(),
-            Steer(chars=SHORT),
-            AdvanceTo(step="turn_end", count=2),
-            Abort(),
-            Settle(),
+            host.Steer(chars=SHORT),
+            host.AdvanceTo(step="turn_end", count=2),
+            host.Abort(),
+            host.Settle(),
         ],
     ),
     _story(
@@ -455,11 +458,11 @@ SCENARIOS: Final[tuple[Scenario, ...]] = (
         [
             ECHO,
             TEXT,
-            Prompt(chars=HARD_RESERVE),
-            AdvanceTo(step="tool_result"),
-            ClearMemory(),
-            VoidNextBoundary(),
-            Settle(),
+            host.Prompt(chars=HARD_RESERVE),
+            host.AdvanceTo(step="tool_result"),
+            act.ClearMemory(),
+            family.VoidNextBoundary(),
+            host.Settle(),
         ],
     ),
     _story(
@@ -467,11 +470,11 @@ SCENARIOS: Final[tuple[Scenario, ...]] = (
         [
             ECHO,
             *RETRIES_EXHAUSTED,
-            Prompt(chars=HARD_RESERVE),
-            AdvanceTo(step="tool_result"),
-            ClearMemory(),
-            VoidNextBoundary(),
-            Settle(),
+            host.Prompt(chars=HARD_RESERVE),
+            host.AdvanceTo(step="tool_result"),
+            act.ClearMemory(),
+            family.VoidNextBoundary(),
+            host.Settle(),
         ],
     ),
     _story(
@@ -481,10 +484,10 @@ SCENARIOS: Final[tuple[Scenario, ...]] = (
             OVERFLOW,
             OVERFLOW,
             TEXT,
-            Prompt(chars=SHORT),
-            AdvanceTo(step="agent_end"),
-            Steer(chars=SHORT),
-            Settle(),
+            host.Prompt(chars=SHORT),
+            host.AdvanceTo(step="agent_end"),
+            host.Steer(chars=SHORT),
+            host.Settle(),
         ],
     ),
     _story(
@@ -494,10 +497,10 @@ SCENARIOS: Final[tuple[Scenario, ...]] = (
             OVERFLOW,
             OVERFLOW,
             TEXT,
-            Prompt(chars=SHORT),
-            AdvanceTo(step="turn_end"),
-            QueueAtSettle(),
-            Settle(),
+            host.Prompt(chars=SHORT),
+            host.AdvanceTo(step="turn_end"),
+            family.QueueAtSettle(),
+            host.Settle(),
         ],
     ),
     _story(
@@ -506,40 +509,40 @@ SCENARIOS: Final[tuple[Scenario, ...]] = (
         [
             OVERFLOW,
             *RETRIES_EXHAUSTED,
-            Prompt(chars=SHORT),
-            AdvanceTo(step="turn_end"),
-            QueueAtSettle(),
-            Settle(),
+            host.Prompt(chars=SHORT),
+            host.AdvanceTo(step="turn_end"),
+            family.QueueAtSettle(),
+            host.Settle(),
         ],
     ),
     _story(
         "automatic resets switched off after an overflow: settlement does not recover",
         [
             OVERFLOW,
-            Prompt(chars=SHORT),
-            AdvanceTo(step="turn_end"),
-            SetAutomatic(enabled=False),
-            Settle(),
+            host.Prompt(chars=SHORT),
+            host.AdvanceTo(step="turn_end"),
+            family.SetAutomatic(enabled=False),
+            host.Settle(),
         ],
     ),
     _story(
         "after a recovery, an overflow with automatic resets off spends the chain; an abort "
         "ends it",
         [
-            *_after_recovery(SetAutomatic(enabled=False)),
-            AdvanceTo(step="turn_end"),
-            Abort(),
-            Settle(),
+            *_after_recovery(family.SetAutomatic(enabled=False)),
+            host.AdvanceTo(step="turn_end"),
+            host.Abort(),
+            host.Settle(),
         ],
     ),
     _story(
         "after a recovery, an overflow with automatic resets off, then a message another "
         "extension queues at settlement",
         [
-            *_after_recovery(SetAutomatic(enabled=False)),
-            AdvanceTo(step="turn_end"),
-            QueueAtSettle(),
-            Settle(),
+            *_after_recovery(family.SetAutomatic(enabled=False)),
+            host.AdvanceTo(step="turn_end"),
+            family.QueueAtSettle(),
+            host.Settle(),
         ],
     ),
     _story(
@@ -549,46 +552,51 @@ SCENARIOS: Final[tuple[Scenario, ...]] = (
             OVERFLOW,
             OVERFLOW,
             TEXT,
-            Prompt(chars=SHORT),
-            AdvanceTo(step="custom_message", count=2),
-            ClearMemory(),
-            Settle(),
+            host.Prompt(chars=SHORT),
+            host.AdvanceTo(step="custom_message", count=2),
+            act.ClearMemory(),
+            host.Settle(),
         ],
     ),
     _story(
         "a spent chain overflows again, then a queued message overflows once more",
-        [*_spent_then_queued(OVERFLOW, TEXT), Settle()],
+        [*_spent_then_queued(OVERFLOW, TEXT), host.Settle()],
     ),
     _story(
         "a spent chain overflows again, then a queued message fails",
-        [*_spent_then_queued(*RETRIES_EXHAUSTED), Settle()],
+        [*_spent_then_queued(*RETRIES_EXHAUSTED), host.Settle()],
     ),
     _story(
         "a spent chain overflows again, then a queued message overflows with more input queued",
         [
             *_spent_then_queued(OVERFLOW, TEXT, TEXT),
-            AdvanceTo(step="context"),
-            FollowUp(chars=SHORT),
-            Settle(),
+            host.AdvanceTo(step="context"),
+            host.FollowUp(chars=SHORT),
+            host.Settle(),
         ],
     ),
     _story(
         "a spent chain overflows again, then a queued message overflows under a /clear-memory",
-        [*_spent_then_queued(OVERFLOW, TEXT), AdvanceTo(step="context"), ClearMemory(), Settle()],
+        [
+            *_spent_then_queued(OVERFLOW, TEXT),
+            host.AdvanceTo(step="context"),
+            act.ClearMemory(),
+            host.Settle(),
+        ],
     ),
     _story(
         "a spent chain overflows again, then the queued message is aborted",
-        [*_spent_then_queued(TEXT), AdvanceTo(step="context"), Abort(), Settle()],
+        [*_spent_then_queued(TEXT), host.AdvanceTo(step="context"), host.Abort(), host.Settle()],
     ),
     _story(
         "an abort right after a second overflow in the chain",
         [
             OVERFLOW,
             OVERFLOW,
-            Prompt(chars=SHORT),
-            AdvanceTo(step="turn_end", count=2),
-            Abort(),
-            Settle(),
+            host.Prompt(chars=SHORT),
+            host.AdvanceTo(step="turn_end", count=2),
+            host.Abort(),
+            host.Settle(),
         ],
     ),
     _story(
@@ -598,10 +606,10 @@ SCENARIOS: Final[tuple[Scenario, ...]] = (
             CLEAR,
             CLEAR,
             TEXT,
-            Prompt(chars=SHORT),
-            AdvanceTo(step="compaction"),
-            ClearMemory(),
-            Settle(),
+            host.Prompt(chars=SHORT),
+            host.AdvanceTo(step="compaction"),
+            act.ClearMemory(),
+            host.Settle(),
         ],
     ),
     _story(
@@ -611,11 +619,11 @@ SCENARIOS: Final[tuple[Scenario, ...]] = (
             CLEAR,
             TEXT,
             TEXT,
-            Prompt(chars=SHORT),
-            AdvanceTo(step="compaction"),
-            Steer(chars=WARNING_BAND),
-            ClearMemory(),
-            Settle(),
+            host.Prompt(chars=SHORT),
+            host.AdvanceTo(step="compaction"),
+            host.Steer(chars=WARNING_BAND),
+            act.ClearMemory(),
+            host.Settle(),
         ],
     ),
     _story(
@@ -625,23 +633,23 @@ SCENARIOS: Final[tuple[Scenario, ...]] = (
             CLEAR,
             _tools(*[BIG_READ] * 5),
             TEXT,
-            Prompt(chars=30_000),
-            AdvanceTo(step="compaction"),
-            ClearMemory(),
-            Settle(),
+            host.Prompt(chars=30_000),
+            host.AdvanceTo(step="compaction"),
+            act.ClearMemory(),
+            host.Settle(),
         ],
     ),
     _story(
         "/clear-memory twice while a settlement commit is appended: the second belongs to the "
         "fresh window",
         [
-            Prompt(chars=SHORT),
-            ClearMemory(),
-            AdvanceTo(step="compaction"),
-            ClearMemory(),
-            AdvanceTo(step="custom"),
-            ClearMemory(),
-            Settle(),
+            host.Prompt(chars=SHORT),
+            act.ClearMemory(),
+            host.AdvanceTo(step="compaction"),
+            act.ClearMemory(),
+            host.AdvanceTo(step="custom"),
+            act.ClearMemory(),
+            host.Settle(),
         ],
     ),
     _story(
@@ -649,37 +657,43 @@ SCENARIOS: Final[tuple[Scenario, ...]] = (
         "staged guidance",
         [
             TEXT,
-            Prompt(chars=WARNING_BAND),
-            AdvanceTo(step="context"),
-            Toggle(arg="off"),
-            Settle(),
-            Toggle(arg="on"),
+            host.Prompt(chars=WARNING_BAND),
+            host.AdvanceTo(step="context"),
+            family.Toggle(arg="off"),
+            host.Settle(),
+            family.Toggle(arg="on"),
             TEXT,
-            Prompt(chars=SHORT),
-            AdvanceTo(step="turn_end"),
-            Toggle(arg="off"),
-            Settle(),
+            host.Prompt(chars=SHORT),
+            host.AdvanceTo(step="turn_end"),
+            family.Toggle(arg="off"),
+            host.Settle(),
         ],
     ),
     _story(
         "/notesoup off with guidance staged",
-        [TEXT, Prompt(chars=GUIDANCE_BAND), AdvanceTo(step="context"), Toggle(arg="off"), Settle()],
+        [
+            TEXT,
+            host.Prompt(chars=GUIDANCE_BAND),
+            host.AdvanceTo(step="context"),
+            family.Toggle(arg="off"),
+            host.Settle(),
+        ],
     ),
     _story(
         "/notesoup off in a tool batch after clear_memory: nothing commits",
         [
             _tools(("clear_memory", {}), ("echo", {"text": "e"})),
             TEXT,
-            Prompt(chars=SHORT),
-            AdvanceTo(step="tool_result"),
-            Toggle(arg="off"),
-            Settle(),
+            host.Prompt(chars=SHORT),
+            host.AdvanceTo(step="tool_result"),
+            family.Toggle(arg="off"),
+            host.Settle(),
         ],
     ),
     _story(
         "/notesoup off after the hard reserve latched a stop: the follow-up runs in the fresh "
         "window",
-        [ECHO, TEXT, *_hard_reserve_stop(), Toggle(arg="off"), Settle()],
+        [ECHO, TEXT, *_hard_reserve_stop(), family.Toggle(arg="off"), host.Settle()],
     ),
     _story(
         "/notesoup off in a spent overflow chain",
@@ -687,25 +701,31 @@ SCENARIOS: Final[tuple[Scenario, ...]] = (
             OVERFLOW,
             OVERFLOW,
             TEXT,
-            Prompt(chars=SHORT),
-            AdvanceTo(step="turn_end", count=2),
-            Toggle(arg="off"),
-            Settle(),
+            host.Prompt(chars=SHORT),
+            host.AdvanceTo(step="turn_end", count=2),
+            family.Toggle(arg="off"),
+            host.Settle(),
         ],
     ),
     _story(
         "an abort after an overflow's turn_end ends the chain",
-        [OVERFLOW, Prompt(chars=SHORT), AdvanceTo(step="turn_end"), Abort(), Settle()],
+        [
+            OVERFLOW,
+            host.Prompt(chars=SHORT),
+            host.AdvanceTo(step="turn_end"),
+            host.Abort(),
+            host.Settle(),
+        ],
     ),
     _story(
         "an abort in the fresh window after a recovery",
         [
             OVERFLOW,
             TEXT,
-            Prompt(chars=SHORT),
-            AdvanceTo(step="context", count=2),
-            Abort(),
-            Settle(),
+            host.Prompt(chars=SHORT),
+            host.AdvanceTo(step="context", count=2),
+            host.Abort(),
+            host.Settle(),
         ],
     ),
     _story(
@@ -715,10 +735,10 @@ SCENARIOS: Final[tuple[Scenario, ...]] = (
             OVERFLOW,
             OVERFLOW,
             TEXT,
-            Prompt(chars=SHORT),
-            AdvanceTo(step="agent_end"),
-            ClearMemory(),
-            Settle(),
+            host.Prompt(chars=SHORT),
+            host.AdvanceTo(step="agent_end"),
+            act.ClearMemory(),
+            host.Settle(),
         ],
     ),
     _story(
@@ -726,15 +746,15 @@ SCENARIOS: Final[tuple[Scenario, ...]] = (
         "a checkpoint-backed reset in it",
         [
             *_turn(CLEAR),
-            HideBoot(),
+            family.HideBoot(),
             *_turn(TEXT),
             *_turn(TEXT),
-            ClearMemory(),
+            act.ClearMemory(),
             *_turn(TEXT),
-            HideBoot(),
+            family.HideBoot(),
             *_turn(TEXT),
             *_turn(TEXT),
-            ClearMemory(),
+            act.ClearMemory(),
             *_turn(CLEAR),
             *_turn(TEXT),
         ],
@@ -742,7 +762,7 @@ SCENARIOS: Final[tuple[Scenario, ...]] = (
     _story(
         "a manual close-out's overflow with a message another extension queues at settlement: "
         "the queued turn runs first",
-        [OVERFLOW, TEXT, TEXT, QueueAtSettle(), ClearMemory(), Settle()],
+        [OVERFLOW, TEXT, TEXT, family.QueueAtSettle(), act.ClearMemory(), host.Settle()],
     ),
     _story(
         "an armed chain whose queued retry is aborted",
@@ -750,29 +770,29 @@ SCENARIOS: Final[tuple[Scenario, ...]] = (
             OVERFLOW,
             OVERFLOW,
             TEXT,
-            Prompt(chars=SHORT),
-            AdvanceTo(step="turn_end"),
-            QueueAtSettle(),
-            AdvanceTo(step="context"),
-            Abort(),
-            Settle(),
+            host.Prompt(chars=SHORT),
+            host.AdvanceTo(step="turn_end"),
+            family.QueueAtSettle(),
+            host.AdvanceTo(step="context"),
+            host.Abort(),
+            host.Settle(),
         ],
     ),
     _story(
         "/notesoup off right after an overflow, and after a recovery",
         [
             OVERFLOW,
-            Prompt(chars=SHORT),
-            AdvanceTo(step="turn_end"),
-            Toggle(arg="off"),
-            Settle(),
-            Toggle(arg="on"),
+            host.Prompt(chars=SHORT),
+            host.AdvanceTo(step="turn_end"),
+            family.Toggle(arg="off"),
+            host.Settle(),
+            family.Toggle(arg="on"),
             OVERFLOW,
             TEXT,
-            Prompt(chars=SHORT),
-            AdvanceTo(step="context", count=2),
-            Toggle(arg="off"),
-            Settle(),
+            host.Prompt(chars=SHORT),
+            host.AdvanceTo(step="context", count=2),
+            family.Toggle(arg="off"),
+            host.Settle(),
         ],
     ),
     _story(
@@ -780,52 +800,66 @@ SCENARIOS: Final[tuple[Scenario, ...]] = (
         "the refused window",
         [
             *_turn(CLEAR),
-            HideBoot(),
+            family.HideBoot(),
             TEXT,
-            Prompt(chars=SHORT),
-            AdvanceTo(step="turn_end"),
-            ClearMemory(),
-            Settle(),
+            host.Prompt(chars=SHORT),
+            host.AdvanceTo(step="turn_end"),
+            act.ClearMemory(),
+            host.Settle(),
             *_turn(TEXT),
-            Navigate(index=-2),
+            host.Navigate(index=-2),
             *_turn(TEXT),
         ],
     ),
     _story(
         "a /clear-memory steered in is dropped by an aborted turn",
-        [TEXT, Prompt(chars=SHORT), AdvanceTo(step="context"), ClearMemory(), Abort(), Settle()],
+        [
+            TEXT,
+            host.Prompt(chars=SHORT),
+            host.AdvanceTo(step="context"),
+            act.ClearMemory(),
+            host.Abort(),
+            host.Settle(),
+        ],
     ),
     _story(
         "a /clear-memory answered by its close-out turn is dropped by an abort before agent_end",
         [
             TEXT,
             TEXT,
-            Prompt(chars=SHORT),
-            AdvanceTo(step="context"),
-            ClearMemory(),
-            AdvanceTo(step="turn_end", count=2),
-            Abort(),
-            Settle(),
+            host.Prompt(chars=SHORT),
+            host.AdvanceTo(step="context"),
+            act.ClearMemory(),
+            host.AdvanceTo(step="turn_end", count=2),
+            host.Abort(),
+            host.Settle(),
         ],
     ),
     _story(
         "a /clear-memory after agent_end, then an abort: no settlement, dropped when the run "
         "settles",
-        [TEXT, Prompt(chars=SHORT), AdvanceTo(step="agent_end"), ClearMemory(), Abort(), Settle()],
+        [
+            TEXT,
+            host.Prompt(chars=SHORT),
+            host.AdvanceTo(step="agent_end"),
+            act.ClearMemory(),
+            host.Abort(),
+            host.Settle(),
+        ],
     ),
     _story(
         "an idle /clear-memory whose close-out turn fails is dropped",
-        [*RETRIES_EXHAUSTED, ClearMemory(), Settle()],
+        [*RETRIES_EXHAUSTED, act.ClearMemory(), host.Settle()],
     ),
     _story(
         "a /clear-memory steered in, then /notesoup off mid-run",
         [
             TEXT,
-            Prompt(chars=SHORT),
-            AdvanceTo(step="context"),
-            ClearMemory(),
-            Toggle(arg="off"),
-            Settle(),
+            host.Prompt(chars=SHORT),
+            host.AdvanceTo(step="context"),
+            act.ClearMemory(),
+            family.Toggle(arg="off"),
+            host.Settle(),
         ],
     ),
     _story(
@@ -834,37 +868,43 @@ SCENARIOS: Final[tuple[Scenario, ...]] = (
             CLEAR,
             TEXT,
             TEXT,
-            Prompt(chars=SHORT),
-            AdvanceTo(step="compaction"),
-            ClearMemory(),
-            Settle(),
+            host.Prompt(chars=SHORT),
+            host.AdvanceTo(step="compaction"),
+            act.ClearMemory(),
+            host.Settle(),
         ],
     ),
     _story(
         "an abort after an overflow's agent_end: no settlement, the chain ends at agent_settled",
-        [OVERFLOW, Prompt(chars=SHORT), AdvanceTo(step="agent_end"), Abort(), Settle()],
+        [
+            OVERFLOW,
+            host.Prompt(chars=SHORT),
+            host.AdvanceTo(step="agent_end"),
+            host.Abort(),
+            host.Settle(),
+        ],
     ),
     _story(
         "boot repair waits for a run (/notesoup on mid-run) and never splits a tool pair",
         [
-            Toggle(arg="off"),
+            family.Toggle(arg="off"),
             TEXT,
-            Prompt(chars=SHORT),
-            AdvanceTo(step="context"),
-            Toggle(arg="on"),
-            Settle(),
+            host.Prompt(chars=SHORT),
+            host.AdvanceTo(step="context"),
+            family.Toggle(arg="on"),
+            host.Settle(),
             *_turn(ECHO, TEXT),
-            Navigate(index=-1, anchor="tool_call"),
+            host.Navigate(index=-1, anchor="tool_call"),
         ],
     ),
     _story(
         "/notesoup on, status and usage while on; /compact in the root window is refused",
         [
             *_turn(TEXT, chars=GUIDANCE_BAND),
-            Toggle(arg="on"),
-            Toggle(arg=""),
-            Toggle(arg="bogus"),
-            Compact(),
+            family.Toggle(arg="on"),
+            family.Toggle(arg=""),
+            family.Toggle(arg="bogus"),
+            host.Compact(),
         ],
     ),
     _story(
@@ -872,28 +912,33 @@ SCENARIOS: Final[tuple[Scenario, ...]] = (
         "before it; /tree summaries are native where no marker is crossed",
         [
             *_turn(CLEAR),
-            Toggle(arg="off"),
-            Toggle(arg="off"),
+            family.Toggle(arg="off"),
+            family.Toggle(arg="off"),
             *_turn(TEXT, chars=GUIDANCE_BAND),
-            Compact(),
+            host.Compact(),
             *_turn(TEXT, chars=HARD_RESERVE),
             *_turn(TEXT),
-            Navigate(index=-2, summarize=True),
-            Navigate(index=1, summarize=True),
-            Compact(),
+            host.Navigate(index=-2, summarize=True),
+            host.Navigate(index=1, summarize=True),
+            host.Compact(),
         ],
     ),
     _story(
         "off keeps /tree summaries from crossing a marker",
-        [*_turn(CLEAR), Toggle(arg="off"), Navigate(index=2, summarize=True)],
+        [*_turn(CLEAR), family.Toggle(arg="off"), host.Navigate(index=2, summarize=True)],
     ),
     _story(
         "off in the root window: a /tree summary is Pi's own",
-        [Toggle(arg="off"), *_turn(TEXT), *_turn(TEXT), Navigate(index=-3, summarize=True)],
+        [
+            family.Toggle(arg="off"),
+            *_turn(TEXT),
+            *_turn(TEXT),
+            host.Navigate(index=-3, summarize=True),
+        ],
     ),
     _story(
         "a fork into a 0.25 window's tail past its boot is left as it is",
-        [*_turn(TEXT, chars=8), *_turn(TEXT, chars=8), Fork(index=-7)],
+        [*_turn(TEXT, chars=8), *_turn(TEXT, chars=8), host.Fork(index=-7)],
         _legacy(windows=1, turns=1, tail="complete", chars=200),
     ),
     _story(
@@ -909,12 +954,12 @@ SCENARIOS: Final[tuple[Scenario, ...]] = (
     ),
     _story(
         "a 0.25 session whose last tail is bare is repaired narrowly",
-        [*_turn(TEXT), ClearMemory(), Settle()],
+        [*_turn(TEXT), act.ClearMemory(), host.Settle()],
         _legacy(windows=1, turns=1, tail="bare"),
     ),
     _story(
         "a 0.25 session whose last tail has only its boot gets its continuation",
-        [*_turn(TEXT), Reload(), *_turn(TEXT)],
+        [*_turn(TEXT), host.Reload(), *_turn(TEXT)],
         _legacy(windows=3, turns=1, tail="boot_only"),
     ),
     _story(

@@ -16,29 +16,11 @@ from typing import Any, Final, TypeVar
 
 from hypothesis import strategies as st
 
-from pictx_fsm.extensions.notesoup.kit.actions import (
-    Abort,
-    Action,
-    Advance,
-    AdvanceTo,
-    ClearMemory,
-    Compact,
-    FollowUp,
-    Fork,
-    HideBoot,
-    Navigate,
-    Prompt,
-    QueueAtSettle,
-    Reload,
-    Script,
-    SetAutomatic,
-    Settle,
-    Steer,
-    Toggle,
-    VoidNextBoundary,
-)
+from pictx_fsm.extensions.notesoup.kit import actions as act
 from pictx_fsm.extensions.notesoup.kit.legacy import TAILS, LegacyHistory
 from pictx_fsm.extensions.notesoup.kit.world import NotesoupConfig
+from pictx_fsm.extensions.shared.kit import actions as family
+from pictx_fsm.testing import actions as host
 from pictx_fsm.testing.actions import ANCHORS
 
 __all__ = ["GROUPS", "SWARMS", "legacy_histories", "swarm_moves", "world_configs"]
@@ -174,8 +156,8 @@ def _history_call() -> st.SearchStrategy[tuple[str, str]]:
     )
 
 
-def _tool_script(calls: Sequence[tuple[str, str]]) -> Script:
-    return Script(
+def _tool_script(calls: Sequence[tuple[str, str]]) -> host.Script:
+    return host.Script(
         reply="tools",
         chars=40,
         tools=tuple(name for name, _ in calls),
@@ -191,7 +173,7 @@ _LIFECYCLE_CALL: Final = st.sampled_from(
     )
 )
 _SCRIPTS = st.one_of(
-    st.builds(Script, reply=st.just("text"), chars=st.integers(min_value=8, max_value=400)),
+    st.builds(host.Script, reply=st.just("text"), chars=st.integers(min_value=8, max_value=400)),
     st.builds(
         _tool_script,
         st.lists(
@@ -200,7 +182,7 @@ _SCRIPTS = st.one_of(
             max_size=3,
         ),
     ),
-    st.builds(Script, reply=st.sampled_from(("overflow", "error", "length"))),
+    st.builds(host.Script, reply=st.sampled_from(("overflow", "error", "length"))),
 )
 _CHARS = st.one_of(
     st.integers(min_value=8, max_value=400), st.integers(min_value=4_000, max_value=60_000)
@@ -209,63 +191,67 @@ _ENTRY_INDEX = st.one_of(
     st.integers(min_value=0, max_value=500), st.integers(min_value=-12, max_value=-1)
 )
 _NAVIGATE = st.builds(
-    Navigate,
+    host.Navigate,
     index=_ENTRY_INDEX,
     summarize=st.booleans(),
     anchor=st.sampled_from((*ANCHORS, "boundary", "tool_call")),
 )
-_FORK = st.builds(Fork, index=_ENTRY_INDEX, anchor=st.sampled_from((*ANCHORS, "boundary")))
+_FORK = st.builds(host.Fork, index=_ENTRY_INDEX, anchor=st.sampled_from((*ANCHORS, "boundary")))
 _CLEAR = st.builds(
-    ClearMemory,
+    act.ClearMemory,
     prompt=st.sampled_from(("", "", "   ", "continue the plan")),
     alias=st.booleans(),
 )
-_TOGGLE = st.builds(Toggle, arg=st.sampled_from(("on", "off", "on", "off", "", "bogus")))
-_NOISE: st.SearchStrategy[Action] = st.sampled_from(
-    (VoidNextBoundary(), HideBoot(), QueueAtSettle())
+_TOGGLE = st.builds(family.Toggle, arg=st.sampled_from(("on", "off", "on", "off", "", "bogus")))
+_NOISE: st.SearchStrategy[act.Action] = st.sampled_from(
+    (family.VoidNextBoundary(), family.HideBoot(), family.QueueAtSettle())
 )
-_SETTINGS = st.builds(SetAutomatic, enabled=st.booleans())
-_STOP = st.builds(AdvanceTo, step=st.sampled_from(STOPS), count=st.integers(1, 2))
+_SETTINGS = st.builds(family.SetAutomatic, enabled=st.booleans())
+_STOP = st.builds(host.AdvanceTo, step=st.sampled_from(STOPS), count=st.integers(1, 2))
 _MID_RUN = st.one_of(
     _CLEAR,
     _TOGGLE,
-    st.builds(Steer, chars=st.integers(min_value=8, max_value=2_000)),
-    st.builds(FollowUp, chars=st.integers(min_value=8, max_value=2_000)),
-    st.just(Abort()),
+    st.builds(host.Steer, chars=st.integers(min_value=8, max_value=2_000)),
+    st.builds(host.FollowUp, chars=st.integers(min_value=8, max_value=2_000)),
+    st.just(host.Abort()),
     _NOISE,
     _SETTINGS,
-    st.just(Compact()),
+    st.just(host.Compact()),
 )
 
 
-def _one(strategy: st.SearchStrategy[Action]) -> st.SearchStrategy[tuple[Action, ...]]:
+def _one(strategy: st.SearchStrategy[act.Action]) -> st.SearchStrategy[tuple[act.Action, ...]]:
     return strategy.map(lambda action: (action,))
 
 
-Moves = st.SearchStrategy[tuple[Action, ...]]
+Moves = st.SearchStrategy[tuple[act.Action, ...]]
 
 GROUPS: Final[Mapping[str, tuple[Moves, int, int]]] = {
-    "prompt": (_one(st.builds(Prompt, chars=_CHARS)), 2, 0),
-    "turn": (st.tuples(_SCRIPTS, st.builds(Prompt, chars=_CHARS), st.just(Settle())), 2, 0),
+    "prompt": (_one(st.builds(host.Prompt, chars=_CHARS)), 2, 0),
+    "turn": (
+        st.tuples(_SCRIPTS, st.builds(host.Prompt, chars=_CHARS), st.just(host.Settle())),
+        2,
+        0,
+    ),
     "script": (_one(_SCRIPTS), 2, 1),
-    "step": (_one(st.builds(Advance, steps=st.integers(min_value=1, max_value=4))), 0, 3),
+    "step": (_one(st.builds(host.Advance, steps=st.integers(min_value=1, max_value=4))), 0, 3),
     "stop": (_one(_STOP), 0, 2),
     "interrupt": (st.tuples(_STOP, _MID_RUN), 0, 3),
-    "settle": (_one(st.just(Settle())), 0, 1),
+    "settle": (_one(st.just(host.Settle())), 0, 1),
     "clear": (_one(_CLEAR), 2, 1),
     "toggle": (_one(_TOGGLE), 1, 1),
     "navigate": (_one(_NAVIGATE), 2, 0),
     "fork": (_one(_FORK), 1, 0),
-    "reload": (_one(st.just(Reload())), 1, 0),
-    "compact": (_one(st.just(Compact())), 1, 1),
+    "reload": (_one(st.just(host.Reload())), 1, 0),
+    "compact": (_one(st.just(host.Compact())), 1, 1),
     "noise": (_one(_NOISE), 1, 1),
     "settings": (_one(_SETTINGS), 1, 1),
-    "abort": (_one(st.just(Abort())), 0, 1),
+    "abort": (_one(st.just(host.Abort())), 0, 1),
     "queue": (
         _one(
             st.one_of(
-                st.builds(Steer, chars=st.integers(min_value=8, max_value=2_000)),
-                st.builds(FollowUp, chars=st.integers(min_value=8, max_value=2_000)),
+                st.builds(host.Steer, chars=st.integers(min_value=8, max_value=2_000)),
+                st.builds(host.FollowUp, chars=st.integers(min_value=8, max_value=2_000)),
             )
         ),
         0,

@@ -49,6 +49,7 @@ from pictx_fsm.extensions.notesoup.texts import (
 from pictx_fsm.extensions.shared.machinery import Facts
 from pictx_fsm.extensions.shared.projection import project_marker_window
 from pictx_fsm.extensions.shared.projection import project_root_window as project_root
+from pictx_fsm.extensions.shared.reset_notice import reset_notice_actions
 from pictx_fsm.extensions.shared.windows import mint_window_id
 from pictx_fsm.host.effects import (
     AbortRun,
@@ -283,29 +284,7 @@ def persist_recovery_reset(facts: Facts, turn: Turn) -> Turn:
 # -- the success notice (S46) ------------------------------------------------------------------
 
 
-@action
-def remember_reset_notice(facts: Facts, turn: Turn) -> Turn:
-    window_id = facts["built_window_id"]
-    state = turn.state
-    if window_id in state.pending_resets:
-        return turn
-    return turn.evolve(state=state.evolve(pending_resets=(*state.pending_resets, window_id)))
-
-
-@action
-def announce_committed_resets(facts: Facts, turn: Turn) -> Turn:
-    announced = facts["committed_pending_resets"]
-    notices = (
-        Notify(message=NOTICE_MEMORY_CLEARED.format(window_id=window_id), level="info")
-        for window_id in announced
-    )
-    pending = tuple(w for w in turn.state.pending_resets if w not in announced)
-    return turn.emit(*notices).evolve(state=turn.state.evolve(pending_resets=pending))
-
-
-@action
-def forget_reset_notices(facts: Facts, turn: Turn) -> Turn:
-    return turn.evolve(state=turn.state.evolve(pending_resets=()))
+ACTIONS.update(reset_notice_actions(NOTICE_MEMORY_CLEARED))
 
 
 # -- budget (S54–S57, S13) ---------------------------------------------------------------------

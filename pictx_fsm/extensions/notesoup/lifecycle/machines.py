@@ -4,8 +4,6 @@ process per directory; a broken document fails here, naming it."""
 
 from __future__ import annotations
 
-import functools
-import os
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Final
@@ -13,7 +11,7 @@ from typing import Final
 from pictx_fsm.extensions.notesoup.lifecycle.actions import ACTIONS, Action
 from pictx_fsm.extensions.notesoup.lifecycle.facts import FACTS, STATE_FACTS
 from pictx_fsm.extensions.shared.machinery import Fact, MachineFamily, bind_family
-from pictx_fsm.machines import MachineSpec, load_models, models_dir
+from pictx_fsm.machines import MachineSpec, family_loader
 
 __all__ = ["FAMILY", "MACHINE_NAMES", "build_machines", "load_machines"]
 
@@ -41,13 +39,5 @@ def build_machines(
     )
 
 
-@functools.lru_cache(maxsize=8)
-def _load(directory: str) -> MachineFamily:
-    path = Path(directory)
-    return build_machines(load_models(path), path)
-
-
-def load_machines(directory: str | os.PathLike[str] | None = None) -> MachineFamily:
-    """notesoup's machines (default: ``<models>/notesoup``)."""
-    path = Path(directory) if directory is not None else models_dir() / FAMILY
-    return _load(str(path.resolve()))
+load_machines = family_loader(FAMILY, build_machines)
+"""notesoup's machines (default: ``<models>/notesoup``)."""

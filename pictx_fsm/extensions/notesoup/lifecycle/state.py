@@ -10,12 +10,12 @@ does, S22–S27).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any
 
 import attrs
 from attrs import frozen
 
+from pictx_fsm.extensions.shared.machinery import MachineStates
 from pictx_fsm.extensions.shared.policy import Policy
 from pictx_fsm.machines import Configuration
 
@@ -40,7 +40,7 @@ class Staged:
 
 
 @frozen(kw_only=True)
-class NotesoupState:
+class NotesoupState(MachineStates):
     """Every machine's configuration plus the data the lifecycle's states hold."""
 
     configurations: tuple[tuple[str, Configuration], ...]
@@ -57,26 +57,6 @@ class NotesoupState:
     """Window ids whose boot already warned about unavailable notes homes (S89)."""
     policy: Policy | None = None
     warned: frozenset[str] = frozenset()
-
-    @classmethod
-    def initial(cls, configurations: Mapping[str, Configuration]) -> NotesoupState:
-        return cls(configurations=tuple(configurations.items()))
-
-    def configuration(self, machine: str) -> Configuration:
-        for name, configuration in self.configurations:
-            if name == machine:
-                return configuration
-        raise KeyError(machine)
-
-    def state_of(self, machine: str, region: str) -> str:
-        return self.configuration(machine).state(region)
-
-    def with_configuration(self, machine: str, configuration: Configuration) -> NotesoupState:
-        configurations = tuple(
-            (name, configuration if name == machine else current)
-            for name, current in self.configurations
-        )
-        return self.evolve(configurations=configurations)
 
     def evolve(self, **changes: Any) -> NotesoupState:
         return attrs.evolve(self, **changes)

@@ -9,7 +9,6 @@ hook's own, and returns the next state and the hook's result. It mutates nothing
 
 from __future__ import annotations
 
-from collections import deque
 from collections.abc import Mapping, Sequence
 from typing import Final
 
@@ -28,7 +27,13 @@ from pictx_fsm.extensions.notesoup.texts import (
     NOTICE_TOGGLE_STATUS,
 )
 from pictx_fsm.extensions.shared import policy
-from pictx_fsm.extensions.shared.machinery import Facts, PolicyCell, Raised
+from pictx_fsm.extensions.shared.machinery import (
+    Facts,
+    PolicyCell,
+    Raised,
+    fire,
+    run_machine_events,
+)
 from pictx_fsm.host.effects import BoundaryResult, HookResult, HookValue, Notify
 from pictx_fsm.host.events import (
     HOOKS,
@@ -133,20 +138,15 @@ def step(
     if hook in POLICY_TRANSITIONS:
         state = state.evolve(policy=None, warned=frozenset())
     settings = PolicyCell(state, ctx, services)
-    turn = Turn(state=state)
-    steps: list[Step[str]] = []
-    queue = deque(machine_events(event))
-    while queue:
-        raised = queue.popleft()
-        turn, decided = _machine_event(turn, raised, event, ctx, services, settings)
-        steps.append(decided)
-        if turn.raised:
-            queue.extend(turn.raised)
-            turn = turn.evolve(raised=())
-        if hook == "session_start" and raised.machine == BUDGET:
-            settings()  # S61: session_start resolves the policy at once
-            turn = settings.drain(turn)
-    result = _result(turn, event, ctx, services, in_state(state, "active"), tuple(steps))
+
+    def decide(turn: Turn, raised: Raised) -> tuple[Turn, Step[str]]:
+        return _machine_event(turn, raised, event, ctx, services, settings)
+
+    # S61: session_start resolves the policy right after the budget machine's event
+    turn, steps = run_machine_events(
+        Turn(state=state), machine_events(event), hook, settings, decide, BUDGET
+    )
+    result = _result(turn, event, ctx, services, in_state(state, "active"), steps)
     return settings.kept(turn.state), result
 
 
@@ -167,22 +167,14 @@ def _machine_event(
         policy=settings,
         extras=raised.extras_map,
     )
-    facts = Facts(env, family.facts)
-    machine = raised.machine
-    decided = family.machines[machine].step(turn.state.configuration(machine), raised.event, facts)
-    turn = settings.drain(turn)
-    if decided.after.states != decided.before.states:
-        turn = turn.evolve(state=turn.state.with_configuration(machine, decided.after))
-    for name in decided.effects:
-        turn = family.actions[name](facts, turn)
-    turn = settings.drain(turn)
+    turn, decided = fire(family, turn, raised, Facts(env, family.facts), settings)
     if (
-        machine == RESET_CONTROL
+        raised.machine == RESET_CONTROL
         and turn.state.request is not None
         and turn.state.state_of(RESET_CONTROL, "request") == "none"
     ):
         turn = turn.evolve(state=turn.state.evolve(request=None))
-    return turn, decided.with_facts(facts.used())
+    return turn, decided
 
 
 def _result(

@@ -41,6 +41,7 @@ from pictx_fsm.extensions.shared.tools.address import (
     pattern_head,
     resolve_pattern,
 )
+from pictx_fsm.extensions.shared.tools.edits import apply_edit
 from pictx_fsm.extensions.shared.tools.frontmatter import strip_leading_frontmatter
 from pictx_fsm.extensions.shared.tools.homes import (
     NotesIdentity,
@@ -51,6 +52,7 @@ from pictx_fsm.extensions.shared.tools.homes import (
     read_note_text,
     walk_markdown,
 )
+from pictx_fsm.extensions.shared.tools.refusals import NoteRefused
 from pictx_fsm.js_regex import JsRegExp
 
 __all__ = [
@@ -110,22 +112,8 @@ ChangeKind = Literal["none", "body", "metadata", "file"]
 WriteOutcome = Literal["created", "overwrote", "uncrumpled"]
 
 
-class NoteRefusal(Exception):
+class NoteRefusal(NoteRefused[RefusalCode]):
     """A typed refusal (S93): never an error result, always a refusal the model reads."""
-
-    def __init__(
-        self,
-        code: RefusalCode,
-        message: str,
-        *,
-        line_numbers: Sequence[int] | None = None,
-        edit_index: int | None = None,
-    ) -> None:
-        super().__init__(message)
-        self.code: RefusalCode = code
-        self.message = message
-        self.line_numbers = None if line_numbers is None else list(line_numbers)
-        self.edit_index = edit_index
 
 
 @frozen(kw_only=True)
@@ -323,7 +311,9 @@ class NotesStore:
         edited = body
         applied = 0
         for index, edit in enumerate(edits):
-            edited, changed = _apply_edit(edited, edit, index, replace_all)
+            edited, changed = apply_edit(
+                edited, edit, index, replace_all, NoteRefusal, MAX_ANCHOR_LINES
+            )
             applied += changed
         meta = before
         if origin is not None:
@@ -521,39 +511,3 @@ def _origin(value: object) -> str:
             f"origin must be one of user, self, external (got {js.stringify(value)})",
         )
     return value
-
-
-def _anchor_lines(lines: Sequence[int]) -> str:
-    named = lines[:MAX_ANCHOR_LINES]
-    rest = len(lines) - len(named)
-    more = f", and {rest} more" if rest > 0 else ""
-    return f"lines {', '.join(map(str, named))}{more}"
-
-
-def _apply_edit(body: str, edit: Any, index: int, replace_all: bool) -> tuple[str, int]:
-    """S99: one exact-text replacement on the body as already edited; ``(body, 1)`` when the
-    edit changed text (``newText != oldText``), else ``(body, 0)``."""
-    old = edit.get("oldText") if isinstance(edit, dict) else None
-    new = edit.get("newText") if isinstance(edit, dict) else None
-    if not isinstance(old, str) or not old:
-        raise NoteRefusal(
-            "no_match", f"edit {index}: oldText must be a non-empty string", edit_index=index
-        )
-    if not isinstance(new, str):
-        raise NoteRefusal("no_match", f"edit {index}: newText must be a string", edit_index=index)
-    starts = js.occurrence_starts(body, old)
-    if not starts:
-        raise NoteRefusal(
-            "no_match", f"edit {index}: oldText does not occur in the note body", edit_index=index
-        )
-    if len(starts) > 1 and not replace_all:
-        lines = [body.count("\n", 0, start) + 1 for start in starts]
-        raise NoteRefusal(
-            "ambiguous_edit",
-            f"edit {index}: oldText occurs {len(starts)} times ({_anchor_lines(lines)}); pass "
-            "replace_all to replace every occurrence",
-            line_numbers=lines,
-            edit_index=index,
-        )
-    edited = js.replace_all(body, old, new) if replace_all else js.splice(body, old, new)
-    return edited, int(old != new)

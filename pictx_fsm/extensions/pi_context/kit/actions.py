@@ -24,9 +24,15 @@ from pictx_fsm.extensions.pi_context.texts import (
 )
 from pictx_fsm.extensions.pi_context.tools import TOOL_NAMES
 from pictx_fsm.extensions.pi_context.windows import window_id_of_marker
-from pictx_fsm.extensions.shared.kit.noise import HideBoot, QueueAtSettle, VoidNextBoundary
+from pictx_fsm.extensions.shared.kit import actions as family
+from pictx_fsm.extensions.shared.kit.actions import (
+    HideBoot,
+    QueueAtSettle,
+    SetAutomatic,
+    Toggle,
+    VoidNextBoundary,
+)
 from pictx_fsm.hosts.model import ModelSession
-from pictx_fsm.hosts.model.errors import ModelHostError
 from pictx_fsm.hosts.model.tools import ECHO_TOOL, NESTING_TOOL
 from pictx_fsm.session.entries import CustomMessageEntry
 from pictx_fsm.testing import actions as host
@@ -105,23 +111,6 @@ class WipeCommand:
 
 
 @frozen(kw_only=True)
-class Toggle:
-    """``/pi-context <arg>``."""
-
-    KIND: ClassVar[str] = "toggle"
-    arg: str
-
-
-@frozen(kw_only=True)
-class SetAutomatic:
-    """The user switches ``compaction.enabled`` in the settings pi-context reads live on
-    every decision (R40, R41): automatic resets on or off, possibly mid-run."""
-
-    KIND: ClassVar[str] = "set_automatic"
-    enabled: bool
-
-
-@frozen(kw_only=True)
 class KillRuntime:
     """The lifecycle's runtime dies, as the bridge's Python server can (issue 8): the bridge
     twin (:mod:`pictx_fsm.hosts.pi.twin`) fails closed until it restarts one, or, with
@@ -162,30 +151,8 @@ Action: TypeAlias = (
     | KillRuntime
     | AimAt
 )
-ACTION_TYPES: Mapping[str, type[Any]] = {
-    **host.HOST_ACTION_TYPES,
-    **{
-        cls.KIND: cls
-        for cls in (
-            WipeCommand,
-            Toggle,
-            VoidNextBoundary,
-            HideBoot,
-            QueueAtSettle,
-            SetAutomatic,
-            KillRuntime,
-            AimAt,
-        )
-    },
-}
-WORLD_ACTIONS: tuple[type[Any], ...] = (
-    VoidNextBoundary,
-    HideBoot,
-    QueueAtSettle,
-    SetAutomatic,
-    KillRuntime,
-    AimAt,
-)
+ACTION_TYPES: Mapping[str, type[Any]] = family.action_types(WipeCommand, KillRuntime, AimAt)
+WORLD_ACTIONS: tuple[type[Any], ...] = (*family.WORLD_ACTIONS, KillRuntime, AimAt)
 """Actions on the world around the session (other extensions, settings), applied by
 :meth:`~pictx_fsm.extensions.pi_context.kit.world.World.apply`, not by :func:`apply_action`."""
 
@@ -211,19 +178,9 @@ def anchor_of(entry: Any) -> host.Anchor:
 def apply_action(session: ModelSession, action: Action, serial: int) -> bool:
     """Carry out a host action or one of pi-context's commands; ``False`` when the state does
     not allow it (and for :data:`WORLD_ACTIONS`, which need the world around the session)."""
-    if isinstance(action, WipeCommand | Toggle):
-        try:
-            return _command(session, action)
-        except ModelHostError:
-            return False
-    return host.apply_action(session, action, serial, is_boundary_entry)
-
-
-def _command(session: ModelSession, action: WipeCommand | Toggle) -> bool:
     if isinstance(action, WipeCommand):
-        if not session.is_idle:
-            return False
-        session.command(WIPE_MEMORY_COMMAND)
-    else:
-        session.command(PI_CONTEXT_COMMAND, action.arg)
-    return True
+        # Pi's /wipe-memory waits for idle: a busy session does not run it.
+        return session.is_idle and family.run_command(session, WIPE_MEMORY_COMMAND)
+    if isinstance(action, Toggle):
+        return family.run_command(session, PI_CONTEXT_COMMAND, action.arg)
+    return host.apply_action(session, action, serial, is_boundary_entry)

@@ -11,15 +11,13 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable, Mapping
-from typing import Any
 
 import attrs
-from attrs import field, frozen
+from attrs import frozen
 
 from pictx_fsm.extensions.pi_context.lifecycle import (
     ACTIONS,
     FACTS,
-    Action,
     FactEnv,
     Facts,
     Lifecycle,
@@ -30,36 +28,24 @@ from pictx_fsm.extensions.pi_context.lifecycle import (
 from pictx_fsm.extensions.pi_context.policy import ReminderStage
 from pictx_fsm.extensions.pi_context.repair import TailVerdict
 from pictx_fsm.extensions.pi_context.texts import BOOT_TYPE, NOTICE_MEMORY_CLEARED
-from pictx_fsm.extensions.shared.kit.faults import patched_specs, planted_fact
+from pictx_fsm.extensions.shared.facts import missing_tool_results
+from pictx_fsm.extensions.shared.kit.faults import FamilyFault
 from pictx_fsm.host.effects import CustomMessageDraft, Draft, Notify, ToolResult
 from pictx_fsm.hosts.model import ModelSession
 from pictx_fsm.hosts.model.queues import Queued, Queues
-from pictx_fsm.session.entries import MessageEntry
 from pictx_fsm.testing.kit import faults_by_name
 
 __all__ = ["FAULTS", "Fault", "fault_named", "faulty_lifecycle"]
 
 
 @frozen(kw_only=True)
-class Fault:
-    name: str
-    description: str
-    caught_by: str
-    """The invariant expected to report it."""
-    facts: Mapping[str, Callable[[FactEnv, Facts], Any]] = field(factory=dict)
-    """Facts replaced by name (every guard reading one sees the replacement)."""
-    actions: Mapping[str, Action] = field(factory=dict)
-    """Actions replaced by name."""
-    model_patch: tuple[str, str, str] | None = None
-    """(document, old text, new text): an edit of one model document."""
+class Fault(FamilyFault):
     host: Callable[[ModelSession], None] | None = None
+    """A change of the host itself (the queue faults)."""
 
     def lifecycle(self, base: Lifecycle | None = None) -> Lifecycle:
         """The lifecycle with this fault planted."""
-        base = base or load_lifecycle()
-        specs, directory = patched_specs(base, self.name, self.model_patch)
-        facts = {**FACTS, **{n: planted_fact(n, fn) for n, fn in self.facts.items()}}
-        return build_lifecycle(specs, directory, facts=facts, actions={**ACTIONS, **self.actions})
+        return self.planted(base or load_lifecycle(), build_lifecycle, FACTS, ACTIONS)
 
 
 def _never(env: FactEnv, facts: Facts) -> bool:
@@ -84,18 +70,8 @@ def _pair_closed_by_any_entry(env: FactEnv, facts: Facts) -> bool:
     """``tool_pair_open`` as it was before FM19's fix: the walk stopped at the first entry
     that is not a message (a branch summary ``/tree`` wrote) and answered "not open"."""
     leaf = env.tree.leaf
-    results = 0
-    for node in leaf.ancestors() if leaf is not None else ():
-        entry = node.entry
-        if not isinstance(entry, MessageEntry):
-            return False
-        if entry.message.role == "toolResult":
-            results += 1
-        elif entry.message.role == "assistant":
-            return len(entry.message.tool_calls()) > results
-        else:
-            return False
-    return False
+    path = leaf.ancestors() if leaf is not None else ()
+    return missing_tool_results(path, past_other_entries=False) is not None
 
 
 def _verdict_blind_to_commit(env: FactEnv, facts: Facts) -> TailVerdict:

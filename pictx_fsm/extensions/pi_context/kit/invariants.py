@@ -23,7 +23,6 @@ from pictx_fsm.extensions.pi_context.kit.records import (
 )
 from pictx_fsm.extensions.pi_context.kit.view import Invariant, WorldView
 from pictx_fsm.extensions.pi_context.kit.walks import PerRecord, PerTree
-from pictx_fsm.extensions.pi_context.repair import TailKind, tail_kind
 from pictx_fsm.extensions.pi_context.texts import (
     GUIDANCE_TYPE,
     MARKER_TYPE,
@@ -41,34 +40,31 @@ from pictx_fsm.extensions.pi_context.windows import (
     is_continuation,
     window_id_of_marker,
 )
+from pictx_fsm.extensions.shared.facts import missing_tool_results
 from pictx_fsm.extensions.shared.kit import invariants as shared_invariants
 from pictx_fsm.extensions.shared.kit.invariants import (
     AuditChains,
-    Erased,
     NoLifecycleErrors,
     QueuedOnce,
     RunsSettle,
-    erased_messages,
 )
-from pictx_fsm.extensions.shared.kit.walks import WalkedSuite
+from pictx_fsm.extensions.shared.kit.walks import ChildWatch, WalkedSuite
+from pictx_fsm.extensions.shared.kit.windowed import ErasedRequests, family_invariants
 from pictx_fsm.host.overflow import is_overflow_like
-from pictx_fsm.session.entries import CompactionEntry, CustomMessageEntry, MessageEntry
+from pictx_fsm.session.entries import CompactionEntry
 from pictx_fsm.session.tree import SessionTree, TreeNode
 from pictx_fsm.testing import invariants as testing_invariants
-from pictx_fsm.testing.invariants import Violation
+from pictx_fsm.testing.invariants import Cursor, Violation
 
 __all__ = [
+    "FAMILY",
     "INVARIANT_TYPES",
     "HonestNotices",
     "InvariantSuite",
     "LeasesAgree",
-    "NarrowRepair",
     "NoErasedHistory",
-    "NothingAfterAbort",
     "OffKeepsBoundary",
-    "OneResetPerBatch",
     "OverflowBounded",
-    "RemindersOncePerWindow",
     "ResetTail",
 ]
 
@@ -78,22 +74,7 @@ _PREFIX = NOTICE_MEMORY_CLEARED.split("{", 1)[0]
 def _pending_tool_calls(node: TreeNode) -> tuple[str, int] | None:
     """The nearest assistant ancestor with tool calls whose results are not all on the path
     between it and ``node`` (exclusive), as (entry id, missing count)."""
-    results = 0
-    for ancestor in node.ancestors():
-        if ancestor is node:
-            continue
-        entry = ancestor.entry
-        if isinstance(entry, MessageEntry):
-            role = entry.message.role
-            if role == "toolResult":
-                results += 1
-            elif role == "assistant":
-                calls = len(entry.message.tool_calls())
-                missing = calls - results
-                return (ancestor.id, missing) if missing > 0 else None
-            else:
-                return None
-    return None
+    return missing_tool_results(a for a in node.ancestors() if a is not node)
 
 
 class ResetTail(PerTree):
@@ -107,12 +88,10 @@ class ResetTail(PerTree):
 
     def __init__(self) -> None:
         super().__init__()
-        self._parents: set[tuple[int, str]] = set()
-        """(tree, parent id) of every entry that already has a child in that tree."""
+        self._children = ChildWatch()
 
     def copied(self, tree: SessionTree, node: TreeNode) -> None:
-        if node.parent is not None:
-            self._parents.add((id(tree), node.parent.id))
+        self._children.copied(tree, node)
 
     def check_node(self, world: WorldView, tree: SessionTree, node: TreeNode) -> list[Violation]:
         found: list[Violation] = []
@@ -127,9 +106,8 @@ class ResetTail(PerTree):
                     )
                 )
         parent = node.parent
-        if parent is None or (id(tree), parent.id) in self._parents:
+        if parent is None or not self._children.first_child(tree, node):
             return found  # a later child is another branch (navigation), not the commit
-        self._parents.add((id(tree), parent.id))
         if world.lifecycle_down:
             return found  # nothing can complete a tail the host branched while it is down
         window_id = window_id_of_marker(parent.entry)
@@ -156,62 +134,44 @@ class ResetTail(PerTree):
         return found
 
 
-class OneResetPerBatch(shared_invariants.OneResetPerBatch):
-    rule = "R30, FM14–16 (rank 3)"
-    doc = "(b) repeated wipe_memory in one tool batch gives one reset: at most one marker per hook"
-    marker_type = MARKER_TYPE
+FAMILY = family_invariants(
+    __name__,
+    {
+        "one_reset_per_batch": (
+            "R30, FM14–16 (rank 3)",
+            "(b) repeated wipe_memory in one tool batch gives one reset: at most one marker "
+            "per hook",
+        ),
+        "nothing_after_abort": (
+            "R21–R23, R35",
+            "(c) an aborted turn commits nothing and continues nothing; no settle boundary "
+            "after it",
+        ),
+        "reminders_once_per_window": (
+            "R56",
+            "(g) guidance and warning each persist at most once per window per branch",
+        ),
+        "narrow_repair": (
+            "R65, D4, FM20 (rank 7)",
+            "(h) repair is idempotent and narrow: a boot or continuation only ever completes a "
+            "bare tail (never after later work, never twice)",
+        ),
+    },
+    marker_type=MARKER_TYPE,
+    windows=WindowIndex,
+    reminders={GUIDANCE_TYPE: (GUIDANCE_TYPE,), WARNING_TYPE: (WARNING_TYPE,)},
+)
+"""The family's invariants with pi-context's rules, marker and window index, by name."""
 
 
-class NothingAfterAbort(shared_invariants.NothingAfterAbort):
-    rule = "R21–R23, R35"
-    doc = "(c) an aborted turn commits nothing and continues nothing; no settle boundary after it"
-
-
-class NoErasedHistory(Invariant):
+class NoErasedHistory(ErasedRequests):
     name = "no_erased_history"
     rule = "R67, R68, R61, FM17–18 (rank 4)"
     doc = (
         "(d) after a marker, no provider request contains an entry from before it other than "
         "the folded system prefix — on every path (send, reload, fork, tree, off)"
     )
-
-    def __init__(self) -> None:
-        self._seen = 0
-        self._erased: dict[int, tuple[TreeNode, Erased]] = {}
-        """Per marker node: the messages before it (its ancestors never change)."""
-
-    def check(self, world: WorldView) -> list[Violation]:
-        session = world.session
-        requests = session.log.requests
-        found = []
-        for index, request in enumerate(requests[self._seen :], start=self._seen):
-            leaf = session.tree.find(request.leaf_id) if request.leaf_id else None
-            window = None if leaf is None else WindowIndex.of(session.tree).window_of(leaf)
-            if window is None or window.marker_id is None:
-                continue
-            erased = self._erased_before(session.tree.node(window.marker_id))
-            for message in request.messages:
-                if message.get("role") != "system" and erased.holds(message):
-                    found.append(
-                        self.violation(
-                            f"request {index} in window {window.window_id} carries erased "
-                            f"{message.get('role')} message from before marker "
-                            f"{window.marker_id}"
-                        )
-                    )
-                    break
-        self._seen = len(requests)
-        return found
-
-    def _erased_before(self, marker: TreeNode) -> Erased:
-        known = self._erased.get(id(marker))
-        if known is None or known[0] is not marker:
-            known = self._erased[id(marker)] = (marker, erased_messages(marker))
-        return known[1]
-
-    def residual(self, world: WorldView) -> object:
-        """Nothing: a cursor into the requests, and a cache of what the files hold."""
-        return None
+    windows = WindowIndex
 
 
 class OverflowBounded(PerRecord):
@@ -319,60 +279,6 @@ def _tail_committed(windows: WindowIndex, leaf: TreeNode, window_id: str, profil
     return False
 
 
-class RemindersOncePerWindow(PerTree):
-    name = "reminders_once_per_window"
-    rule = "R56"
-    doc = "(g) guidance and warning each persist at most once per window per branch"
-
-    def check_node(self, world: WorldView, tree: SessionTree, node: TreeNode) -> list[Violation]:
-        entry = node.entry
-        if not isinstance(entry, CustomMessageEntry):
-            return []
-        if entry.custom_type not in (GUIDANCE_TYPE, WARNING_TYPE):
-            return []
-        parent = node.parent
-        windows = WindowIndex.of(tree)
-        if parent is None or windows.window_of(parent) is not windows.window_of(node):
-            return []
-        if entry.custom_type in windows.at(parent).message_types:
-            window_id = windows.window_of(node).window_id
-            return [self.violation(f"second {entry.custom_type} {node.id} in window {window_id}")]
-        return []
-
-
-class NarrowRepair(PerTree):
-    name = "narrow_repair"
-    rule = "R65, D4, FM20 (rank 7)"
-    doc = (
-        "(h) repair is idempotent and narrow: a boot or continuation only ever completes a "
-        "bare tail (never after later work, never twice)"
-    )
-
-    def check_node(self, world: WorldView, tree: SessionTree, node: TreeNode) -> list[Violation]:
-        windows = WindowIndex.of(tree)
-        window = windows.window_of(node)
-        if window.marker_id is None or node.id == window.marker_id:
-            return []
-        entry = node.entry
-        kind = tail_kind(entry, window.window_id)
-        if kind not in (TailKind.BOOT, TailKind.CONTINUATION):
-            return []
-        tail = windows.tail_since_marker(node)[:-1]
-        earlier = [tail_kind(n.entry, window.window_id) for n in tail]
-        allowed = {TailKind.METADATA} | (
-            {TailKind.BOOT} if kind is TailKind.CONTINUATION else set()
-        )
-        extra = [k.value for k in earlier if k not in allowed]
-        if extra:
-            return [
-                self.violation(
-                    f"{kind.value} {node.id} appended after {', '.join(extra)} "
-                    f"in window {window.window_id}"
-                )
-            ]
-        return []
-
-
 class OffKeepsBoundary(PerTree):
     name = "off_keeps_boundary"
     rule = "R61, R62"
@@ -398,14 +304,12 @@ class LeasesAgree(Invariant):
     )
 
     def __init__(self) -> None:
-        self._seen = 0
+        self._disagreements = Cursor()
 
     def check(self, world: WorldView) -> list[Violation]:
         # A world without the bridge twin (the context-management world) leases nothing.
         found: list[str] = getattr(getattr(world, "extension", None), "disagreements", [])
-        fresh = [self.violation(detail) for detail in found[self._seen :]]
-        self._seen = len(found)
-        return fresh
+        return [self.violation(detail) for detail in self._disagreements.fresh(found)]
 
     def residual(self, world: WorldView) -> object:
         """Nothing: a cursor into what the world logs."""
@@ -414,14 +318,14 @@ class LeasesAgree(Invariant):
 
 INVARIANT_TYPES: Sequence[type[testing_invariants.Invariant[Any]]] = (
     ResetTail,
-    OneResetPerBatch,
-    NothingAfterAbort,
+    FAMILY["one_reset_per_batch"],
+    FAMILY["nothing_after_abort"],
     NoErasedHistory,
     QueuedOnce,
     OverflowBounded,
     HonestNotices,
-    RemindersOncePerWindow,
-    NarrowRepair,
+    FAMILY["reminders_once_per_window"],
+    FAMILY["narrow_repair"],
     OffKeepsBoundary,
     AuditChains,
     NoLifecycleErrors,

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterator, Mapping, Sequence
-from pathlib import Path
 from typing import Any, ClassVar
 
 from pictx_fsm.extensions.pi_context.kit import actions as pi_actions
@@ -22,7 +21,6 @@ from pictx_fsm.extensions.pi_context.kit.trace_input import (
 from pictx_fsm.extensions.pi_context.kit.world import World, WorldConfig, scenario_config
 from pictx_fsm.extensions.pi_context.lifecycle import (
     MACHINE_NAMES,
-    Lifecycle,
     build_lifecycle,
     load_lifecycle,
 )
@@ -37,6 +35,7 @@ from pictx_fsm.testing.kit import (
     ExploreSettings,
     Kit,
     KitOption,
+    Machinery,
     Scenario,
 )
 
@@ -50,7 +49,7 @@ class PiContextKit(Kit):
     name: ClassVar[str] = "pi-context"
     faults: Mapping[str, Fault] = FAULTS
     scenarios: Sequence[Scenario] = SCENARIOS
-    machine_names = MACHINE_NAMES
+    machinery = Machinery(MACHINE_NAMES, load_lifecycle, build_lifecycle)
     legacy_formats: ClassVar[tuple[str, ...]] = ("pictx-fsm/trace/1",)
     options: ClassVar[tuple[KitOption, ...]] = (
         KitOption(
@@ -69,7 +68,6 @@ class PiContextKit(Kit):
             help="Pi version(s) the model session behaves as (default: all)",
         ),
     )
-    invariant_names: ClassVar[tuple[str, ...]] = tuple(t.name for t in INVARIANT_TYPES)
     invariant_types: ClassVar[tuple[type[Any], ...]] = tuple(INVARIANT_TYPES)
     decision_fields: ClassVar[tuple[tuple[str, type], ...]] = DECISION_FIELDS
     contract_modules: ClassVar[tuple[str, ...]] = (
@@ -100,12 +98,6 @@ class PiContextKit(Kit):
             for profile in settings.variants["profile"]
             for host in settings.variants["host"]
         ]
-
-    def machines(self) -> Lifecycle:
-        return load_lifecycle()
-
-    def bind_machines(self, specs: dict[str, Any], directory: Path) -> None:
-        build_lifecycle(specs, directory)
 
     def config_from_json(self, obj: Any) -> WorldConfig:
         return check_config(obj)

@@ -21,52 +21,30 @@ from attrs import evolve, frozen
 
 from pictx_fsm.audit.log import AuditLog
 from pictx_fsm.extensions.pi_context.adapter import LifecycleExtension
-from pictx_fsm.extensions.pi_context.kit.actions import (
-    Action,
-    AimAt,
-    EndlessRun,
-    KillRuntime,
-    SetAutomatic,
-    action_to_json,
-    apply_action,
-)
+from pictx_fsm.extensions.pi_context.kit.actions import Action, AimAt, KillRuntime, apply_action
 from pictx_fsm.extensions.pi_context.kit.boundary import aim, lines_now
 from pictx_fsm.extensions.pi_context.kit.faults import fault_named, faulty_lifecycle
-from pictx_fsm.extensions.pi_context.kit.notes_sandbox import NotesSandbox, resolve_arguments
+from pictx_fsm.extensions.pi_context.kit.notes_sandbox import resolve_arguments
 from pictx_fsm.extensions.pi_context.kit.observed import ObservedRuntime
 from pictx_fsm.extensions.pi_context.kit.tool_coverage import tool_outcomes
 from pictx_fsm.extensions.pi_context.kit.view import BudgetInputs
 from pictx_fsm.extensions.pi_context.lifecycle import Lifecycle, load_lifecycle
-from pictx_fsm.extensions.pi_context.policy import FrozenScopes
 from pictx_fsm.extensions.pi_context.runtime import LifecycleRuntime
-from pictx_fsm.extensions.pi_context.texts import Profile
-from pictx_fsm.extensions.pi_context.windows import WindowIndex, boot_window_id
-from pictx_fsm.extensions.shared.kit.noise import Arms, EarlyNoise, LateNoise
-from pictx_fsm.host.events import ModelInfo
-from pictx_fsm.host.settings import SettingsScopes
-from pictx_fsm.hosts.model import (
-    CompactionSettings,
-    HostSettings,
-    ModelSession,
-    ScriptedProvider,
-    TickClock,
-)
+from pictx_fsm.extensions.pi_context.texts import PI_CONTEXT_SETTINGS_KEY, Profile
+from pictx_fsm.extensions.pi_context.windows import WindowIndex
+from pictx_fsm.extensions.shared.kit.world import FamilyWorld, family_settings, scenario_world
+from pictx_fsm.hosts.model import ModelSession, ScriptedProvider
 from pictx_fsm.hosts.model.profiles import DEFAULT_HOST_PROFILE, HOST_PROFILES, host_profile
-from pictx_fsm.hosts.model.provider_usage import FauxCacheUsage
 from pictx_fsm.hosts.pi.twin import BridgeTwin
 from pictx_fsm.session.estimate import CharsCounter, TiktokenCounter, TokenCounter
 from pictx_fsm.session.tree import SessionTree
 from pictx_fsm.testing.canon import Canon
-from pictx_fsm.testing.coverage import summed_counts
-from pictx_fsm.testing.kit import config_of
-from pictx_fsm.testing.states import host_state
+from pictx_fsm.testing.host_world import ModelConfig, faux_usage, host_settings
 
 __all__ = [
     "USAGE_ACCOUNTINGS",
-    "LiveSettings",
     "World",
     "WorldConfig",
-    "current_boots",
     "scenario_config",
     "shared_counter",
     "world_lifecycle",
@@ -84,19 +62,12 @@ def shared_counter() -> TiktokenCounter:
 
 
 @frozen(kw_only=True)
-class WorldConfig:
+class WorldConfig(ModelConfig):
     """The reproducible parameters of one generated run."""
 
     profile: str = Profile.V0_25_1.value
-    seed: int = 0
-    context_window: int = 32_000
-    max_tokens: int = 4_096
-    reserve_tokens: int = 2_000
     reminder_margin: int = 4_000
     automatic: bool = True
-    keep_recent_tokens: int = 20_000
-    """Pi's ``compaction.keepRecentTokens``: below it native compaction finds nothing to cut."""
-    fault: str | None = None
     usage: str = attrs.field(default="estimated", validator=attrs.validators.in_(USAGE_ACCOUNTINGS))
     """The scripted provider's usage figures: ``estimated`` (a real provider's total) or ``faux``
     (pi-ai's
@@ -115,24 +86,10 @@ class WorldConfig:
     """How the model session mints session ids: at random (sessions made minutes apart, the
     default), or from its clock, as a short real run's UUIDv7 ids (see ``HostSettings``)."""
 
-    def to_json(self) -> dict[str, Any]:
-        return attrs.asdict(self)
-
-    @classmethod
-    def from_json(cls, obj: Mapping[str, Any]) -> WorldConfig:
-        return config_of(cls, obj)
-
     @property
     def settings(self) -> dict[str, Any]:
         """Pi-style global settings the runtime reads (R41, R42)."""
-        return _settings(self, automatic=self.automatic)
-
-
-def _settings(config: WorldConfig, *, automatic: bool) -> dict[str, Any]:
-    return {
-        "compaction": {"reserveTokens": config.reserve_tokens, "enabled": automatic},
-        "pi-context": {"reminderMarginTokens": config.reminder_margin},
-    }
+        return family_settings(PI_CONTEXT_SETTINGS_KEY, self, automatic=self.automatic)
 
 
 def world_lifecycle(fault: str | None) -> Lifecycle:
@@ -140,27 +97,12 @@ def world_lifecycle(fault: str | None) -> Lifecycle:
     return faulty_lifecycle(fault) if fault else load_lifecycle()
 
 
-class LiveSettings:
-    """The settings manager injected into every runtime, read live on every decision (R40):
-    :class:`~.actions.SetAutomatic` switches ``compaction.enabled`` mid-run."""
-
-    def __init__(self, config: WorldConfig) -> None:
-        self.config = config
-        self.automatic = config.automatic
-        self._scopes: dict[tuple[type, bool], FrozenScopes] = {}
-
-    def read(self) -> SettingsScopes:
-        """The same scopes while ``automatic`` is unchanged: their policy is resolved once."""
-        key = (type(self.automatic), self.automatic)  # True, not 1: the settings spell it
-        scopes = self._scopes.get(key)
-        if scopes is None:
-            settings = _settings(self.config, automatic=self.automatic)
-            scopes = self._scopes[key] = FrozenScopes.of(settings, {})
-        return scopes
-
-
-class World:
+class World(FamilyWorld):
     """The model session with the lifecycle extension, and everything needed to check it."""
+
+    settings_key = PI_CONTEXT_SETTINGS_KEY
+    window_index = WindowIndex
+    runtimes: list[ObservedRuntime]
 
     def __init__(
         self,
@@ -168,50 +110,26 @@ class World:
         lifecycle: Lifecycle | None = None,
         system_message: Mapping[str, Any] | None = None,
     ) -> None:
-        self.config = config
+        super().__init__(config)
         fault = fault_named(config.fault) if config.fault else None
         self.lifecycle = lifecycle if lifecycle is not None else world_lifecycle(config.fault)
-        self.audits: list[AuditLog] = []
-        self.runtimes: list[ObservedRuntime] = []
-        self.actions: list[Action] = []
-        self.applied: list[bool] = []
-        self.endless_runs: list[int] = []
-        """Serials of actions whose run never settled (:class:`~.actions.EndlessRun`)."""
-        self.clock = TickClock()
-        self.settings = LiveSettings(config)
-        self.noise = Arms()
-        self.notes = NotesSandbox.fresh()
-        """The world's ``PI_NOTES_HOME``, its escape links and the outside it must not touch."""
         # The lifecycle as the Pi bridge runs it: a KillRuntime action can take it down.
         self.extension = BridgeTwin(LifecycleExtension(self._runtime))
-        model = ModelInfo(
-            provider="faux",
-            id="faux-1",
-            context_window=config.context_window,
-            max_tokens=config.max_tokens,
-        )
         profile = host_profile(config.host)
-        host = HostSettings(
-            profile=profile,
-            model=model,
-            compaction=CompactionSettings(
-                enabled=config.automatic,
-                reserve_tokens=config.reserve_tokens,
-                keep_recent_tokens=config.keep_recent_tokens,
-            ),
+        host = host_settings(
+            config,
+            profile,
+            automatic=config.automatic,
             system_message=system_message,
-            session_ids=config.session_ids,  # type: ignore[arg-type]
+            session_ids=config.session_ids,
         )
-        early = EarlyNoise(self.noise, self._follow_up)
-        once = profile.faux_input_counted_once
-        accounting = FauxCacheUsage(input_counted_once=once) if config.usage == "faux" else None
         provider = ScriptedProvider(
             counter=CharsCounter(),
-            usage=accounting,
+            usage=faux_usage(profile, config.usage),
             arguments=lambda arguments: resolve_arguments(arguments, self.session.tree),
         )
         self.session = ModelSession(
-            [early, self.extension, LateNoise(self.noise, current_boots)],
+            self.around_noise(self.extension),
             provider=provider,
             settings=host,
             rng=random.Random(config.seed),
@@ -237,8 +155,7 @@ class World:
             counter=shared_counter(),
             cache_policy=self.config.settings_cached,
         )
-        self.audits.append(audit)
-        self.runtimes.append(runtime)
+        self.keep(runtime, audit)
         return runtime
 
     @property
@@ -266,36 +183,22 @@ class World:
     def counter(self) -> TiktokenCounter:
         return shared_counter()
 
-    def apply(self, action: Action) -> bool:
-        """Apply one host action; returns whether the session's state allowed it."""
-        serial = len(self.actions)
-        applied = self._apply_world(action, serial)
-        if applied is None:
-            try:
-                applied = apply_action(self.session, action, serial=serial)
-            except EndlessRun:
-                self.endless_runs.append(serial)
-                applied = True
-        self.actions.append(action)
-        self.applied.append(applied)
-        return applied
+    def apply_session(self, action: Action, serial: int) -> bool:
+        return apply_action(self.session, action, serial=serial)
 
-    def _apply_world(self, action: Action, serial: int) -> bool | None:
-        """A world action (noise, settings); ``None`` for a session action."""
-        if self.noise.arm(action, serial):
-            return True
-        if isinstance(action, SetAutomatic):
-            self.settings.automatic = action.enabled
-            host = self.session.settings
-            compaction = evolve(host.compaction, enabled=action.enabled)
-            self.session.rewrite_settings(evolve(host, compaction=compaction))
-        elif isinstance(action, KillRuntime):
+    def automatic_switched(self, enabled: bool) -> None:
+        """Pi's own compaction reads the same setting."""
+        host = self.session.settings
+        compaction = evolve(host.compaction, enabled=enabled)
+        self.session.rewrite_settings(evolve(host, compaction=compaction))
+
+    def apply_own(self, action: Any, serial: int) -> bool | None:
+        if isinstance(action, KillRuntime):
             self.extension.kill(permanent=action.permanent)
-        elif isinstance(action, AimAt):
+            return True
+        if isinstance(action, AimAt):
             return self._aim(action, serial)
-        else:
-            return None
-        return True
+        return None
 
     def _aim(self, action: AimAt, serial: int) -> bool:
         """:func:`~.boundary.aim` on the lines the policy resolves now, the usage read as
@@ -311,55 +214,26 @@ class World:
             return self.session.store.context_tokens, CharsCounter()
         return live[-1].services.usage.window_tokens, shared_counter()
 
-    def _follow_up(self, text: str) -> None:
-        self.session.follow_up(text)
-
-    def transition_counts(self) -> dict[str, int]:
-        return summed_counts(log.transition_counts() for log in self.audits)
-
-    def release(self) -> None:
-        """Done with this world: its notes sandbox goes to the next one if untouched."""
-        self.notes.release()
-
     def tool_outcomes(self) -> Counter[str]:
         """``<tool>:<status>`` of every notes and history tool call so far."""
         return sum((tool_outcomes(log.records) for log in self.audits), Counter())
 
-    def decisions(self) -> list[dict[str, Any]]:
+    def decisions(
+        self, detail: Callable[[Mapping[str, Any]], Mapping[str, Any]] | None = None
+    ) -> list[dict[str, Any]]:
         """Every machine decision (and notes/history tool outcome) so far, compact: what
         replay compares."""
-        out = []
-        for index, log in enumerate(self.audits):
-            for record in log.records:
-                fired = [t["id"] for step in record["steps"] for t in step["transitions"]]
-                decision = {
-                    "runtime": index,
-                    "seq": record["seq"],
-                    "hook": record["hook"],
-                    "fired": fired,
-                }
-                outcome = tool_outcomes([record])
-                if outcome:
-                    decision["tool"] = next(iter(outcome))
-                out.append(decision)
-        return out
+        return super().decisions(detail or _tool_outcome)
 
-    def now(self) -> int:
-        return self.clock.peek()
-
-    def canonical_state(self, canon: Canon) -> Hashable:
-        """The model host's observable state, the lifecycle's frozen state, what the bridge
-        twin holds, the world around the session (armed noise, the live setting) and the
-        notes the tools wrote (:mod:`pictx_fsm.testing.states`). The audit logs, the host
-        log and the twin's transition histories are history: never read back."""
+    def held_state(self, canon: Canon) -> tuple[Hashable, ...]:
+        """What the bridge twin holds (its transition histories are history: never read
+        back)."""
         twin = self.extension
         held = twin.held
         lease = (
             None if held is None else (held.lease, held.bound, held.leaf, held.policy, held.model)
         )
         return (
-            host_state(self.session, canon),
-            canon(self.runtimes[-1].state if self.runtimes else None),
             (
                 twin.alive,
                 twin.broken,
@@ -373,34 +247,19 @@ class World:
                 twin.connection.state,
                 twin.connection.restarts,
             ),
-            (self.noise.void, self.noise.hide_boot, canon(self.noise.queue)),
-            self.settings.automatic,
-            canon(self.notes.contents()),
         )
 
-    def describe_actions(self) -> list[dict[str, Any]]:
-        return [action_to_json(action) for action in self.actions]
 
-
-def current_boots(tree: SessionTree) -> list[str]:
-    """Ids of the current window's boot entries on the active branch (:class:`LateNoise`)."""
-    window_id = WindowIndex.of(tree).current_window.window_id
-    return [e.id for e in tree.branch() if e.id and boot_window_id(e) == window_id]
+def _tool_outcome(record: Mapping[str, Any]) -> dict[str, Any]:
+    outcome = tool_outcomes([record])
+    return {"tool": next(iter(outcome))} if outcome else {}
 
 
 def scenario_config(
     profile: str, seed: int = 0, fault: str | None = None, host: str = DEFAULT_HOST_PROFILE.name
 ) -> WorldConfig:
-    """The world every seed scenario runs in (the numbers of :mod:`.scenarios` assume it):
-    native compaction keeps only 1 000 tokens, so ``/compact`` and overflow compaction find
-    something to cut in a short story and reach ``session_before_compact``."""
-    return WorldConfig(
-        profile=profile,
-        seed=seed,
-        context_window=36_000,
-        reserve_tokens=2_000,
-        reminder_margin=16_000,
-        keep_recent_tokens=1_000,
-        fault=fault,
-        host=host,
-    )
+    """The world every seed scenario runs in (:func:`~pictx_fsm.extensions.shared.kit.world.
+    scenario_world`, a window of 36k tokens): a short story reaches
+    ``session_before_compact``."""
+    fields = {"profile": profile, "seed": seed, "fault": fault, "host": host}
+    return scenario_world(WorldConfig, 36_000, 16_000, **fields)

@@ -43,6 +43,7 @@ from pictx_fsm.extensions.pi_context.texts import (
     guidance_content,
 )
 from pictx_fsm.extensions.pi_context.windows import mint_window_id
+from pictx_fsm.extensions.shared.reset_notice import reset_notice_actions
 from pictx_fsm.host.effects import (
     AbortRun,
     AppendEntry,
@@ -163,29 +164,7 @@ def _send(draft: CustomMessageDraft) -> SendMessage:
 # -- reset_control: the success notice (R63, D3) ----------------------------------------------
 
 
-@action
-def remember_reset_notice(facts: Facts, turn: Turn) -> Turn:
-    window_id = facts["built_window_id"]
-    state = turn.state
-    if window_id in state.pending_resets:
-        return turn
-    return turn.evolve(state=state.evolve(pending_resets=(*state.pending_resets, window_id)))
-
-
-@action
-def announce_committed_resets(facts: Facts, turn: Turn) -> Turn:
-    announced = facts["committed_pending_resets"]
-    notices = (
-        Notify(message=NOTICE_MEMORY_CLEARED.format(window_id=window_id), level="info")
-        for window_id in announced
-    )
-    pending = tuple(w for w in turn.state.pending_resets if w not in announced)
-    return turn.emit(*notices).evolve(state=turn.state.evolve(pending_resets=pending))
-
-
-@action
-def forget_reset_notices(facts: Facts, turn: Turn) -> Turn:
-    return turn.evolve(state=turn.state.evolve(pending_resets=()))
+ACTIONS.update(reset_notice_actions(NOTICE_MEMORY_CLEARED))
 
 
 # -- budget: reminders (R51–R54) and the meter (R17) ------------------------------------------

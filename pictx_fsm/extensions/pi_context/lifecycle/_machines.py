@@ -9,15 +9,13 @@ An action the documents never name is an error too: it would be behaviour no dia
 
 from __future__ import annotations
 
-import functools
-import os
 from collections.abc import Mapping
 from pathlib import Path
 
 from pictx_fsm.extensions.pi_context.lifecycle._actions import ACTIONS, Action
 from pictx_fsm.extensions.pi_context.lifecycle._facts import FACTS, STATE_FACTS, Fact
 from pictx_fsm.extensions.shared.machinery import BoundMachine, MachineFamily, bind_family
-from pictx_fsm.machines import MachineSpec, load_models, models_dir
+from pictx_fsm.machines import MachineSpec, family_loader
 
 __all__ = ["MACHINE_NAMES", "Lifecycle", "LifecycleMachine", "build_lifecycle", "load_lifecycle"]
 
@@ -50,13 +48,5 @@ FAMILY = "pi_context"
 """The directory of ``models/`` that holds pi-context's machines."""
 
 
-@functools.lru_cache(maxsize=8)
-def _load(directory: str) -> Lifecycle:
-    path = Path(directory)
-    return build_lifecycle(load_models(path), path)
-
-
-def load_lifecycle(directory: str | os.PathLike[str] | None = None) -> Lifecycle:
-    """Load and bind the lifecycle machines (default: ``<models>/pi_context``)."""
-    path = Path(directory) if directory is not None else models_dir() / FAMILY
-    return _load(str(path.resolve()))
+load_lifecycle = family_loader(FAMILY, build_lifecycle)
+"""Load and bind the lifecycle machines (default: ``<models>/pi_context``)."""

@@ -14,6 +14,7 @@ from typing import Any
 from attrs import frozen
 
 from pictx_fsm.extensions.pi_context import policy
+from pictx_fsm.extensions.shared.machinery import MachineStates
 from pictx_fsm.machines import Configuration
 
 __all__ = ["LifecycleState", "Staged"]
@@ -32,7 +33,7 @@ def _pairs(items: Mapping[str, Any]) -> tuple[tuple[str, Any], ...]:
 
 
 @frozen(kw_only=True)
-class LifecycleState:
+class LifecycleState(MachineStates):
     """Every machine's configuration plus the data the lifecycle's states hold.
 
     ``policy`` and ``warned`` are the R40/R46 settings cache: the resolved policy (while
@@ -53,19 +54,6 @@ class LifecycleState:
     policy: policy.Policy | None = None
     warned: frozenset[str] = frozenset()
 
-    @classmethod
-    def initial(cls, configurations: Mapping[str, Configuration]) -> LifecycleState:
-        return cls(configurations=tuple(configurations.items()))
-
-    def configuration(self, machine: str) -> Configuration:
-        for name, configuration in self.configurations:
-            if name == machine:
-                return configuration
-        raise KeyError(machine)
-
-    def state_of(self, machine: str, region: str) -> str:
-        return self.configuration(machine).state(region)
-
     def staged_for(self, kind: str) -> Staged | None:
         return dict(self.staged).get(kind)
 
@@ -79,13 +67,6 @@ class LifecycleState:
     # -- the next state ---------------------------------------------------------------------
     # Each returns a new value; the reducers in ._actions are the only callers besides the
     # step (configurations) and the policy cache.
-
-    def with_configuration(self, machine: str, configuration: Configuration) -> LifecycleState:
-        configurations = tuple(
-            (name, configuration if name == machine else current)
-            for name, current in self.configurations
-        )
-        return self.evolve(configurations=configurations)
 
     def with_staged(self, kind: str, staged: Staged | None) -> LifecycleState:
         return self.evolve(staged=_pairs(_put(dict(self.staged), kind, staged)))

@@ -17,7 +17,6 @@ keeps the one it had ("all or nothing"). Two equal states are interchangeable.
 
 from __future__ import annotations
 
-from collections import deque
 from collections.abc import Mapping, Sequence
 
 from pictx_fsm.errors import UsageError
@@ -32,7 +31,7 @@ from pictx_fsm.extensions.pi_context.texts import (
     WIPE_MEMORY_COMMAND,
     WIPE_MEMORY_TOOL,
 )
-from pictx_fsm.extensions.shared.machinery import PolicyCell
+from pictx_fsm.extensions.shared.machinery import PolicyCell, fire, run_machine_events
 from pictx_fsm.host.effects import BoundaryResult, HookResult, HookValue, Notify, compose_entries
 from pictx_fsm.host.events import (
     HOOKS,
@@ -152,23 +151,17 @@ def step(
     if hook in POLICY_TRANSITIONS:  # R55: a transition forgets the settings cache
         state = state.evolve(policy=None, warned=frozenset())
     settings = PolicyCell(state, ctx, services)
-    turn = Turn(state=state)
-    steps: list[Step[str]] = []
     if isinstance(event, ToolCall | Command):
-        queue = deque(Raised(machine=m, event=e) for m, e in machine_events(event))
+        raised: Sequence[Raised] = [Raised(machine=m, event=e) for m, e in machine_events(event)]
     else:
-        queue = deque(_HOOK_RAISED[hook])
-    while queue:
-        raised = queue.popleft()
-        turn, decided = _machine_event(turn, raised, event, ctx, services, settings)
-        steps.append(decided)
-        if turn.raised:
-            queue.extend(turn.raised)
-            turn = turn.evolve(raised=())
-        if hook == "session_start" and raised.machine == "budget":
-            settings()  # R55: session_start resolves the policy at once
-            turn = settings.drain(turn)
-    result = _result(turn, event, ctx, services, in_state(state, "active"), tuple(steps))
+        raised = _HOOK_RAISED[hook]
+
+    def decide(turn: Turn, raised: Raised) -> tuple[Turn, Step[str]]:
+        return _machine_event(turn, raised, event, ctx, services, settings)
+
+    # R55: session_start resolves the policy right after the budget machine's event
+    turn, steps = run_machine_events(Turn(state=state), raised, hook, settings, decide, "budget")
+    result = _result(turn, event, ctx, services, in_state(state, "active"), steps)
     return settings.kept(turn.state), result
 
 
@@ -191,18 +184,7 @@ def _machine_event(
         extras=raised.extras_map,
         planned_commits=turn.planned_commits,
     )
-    facts = Facts(env, lifecycle.facts)
-    machine = raised.machine
-    decided = lifecycle.machines[machine].step(
-        turn.state.configuration(machine), raised.event, facts
-    )
-    turn = settings.drain(turn)
-    if decided.after.states != decided.before.states:  # most events leave every state as is
-        turn = turn.evolve(state=turn.state.with_configuration(machine, decided.after))
-    for name in decided.effects:
-        turn = lifecycle.actions[name](facts, turn)
-    turn = settings.drain(turn)
-    return turn, decided.with_facts(facts.used())
+    return fire(lifecycle, turn, raised, Facts(env, lifecycle.facts), settings)
 
 
 def _result(

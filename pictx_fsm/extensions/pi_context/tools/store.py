@@ -44,6 +44,8 @@ from pictx_fsm.extensions.pi_context.tools.homes import (
 )
 from pictx_fsm.extensions.pi_context.tools.output import earliest_match_offset
 from pictx_fsm.extensions.shared.tools.diff import diff_text
+from pictx_fsm.extensions.shared.tools.edits import apply_edit
+from pictx_fsm.extensions.shared.tools.refusals import NoteRefused
 from pictx_fsm.session.entries import ABSENT
 
 __all__ = [
@@ -85,22 +87,8 @@ NOT_YOUR_HOME: Final = (
 BAD_HOME_NAME: Final = "who must be a canonical lowercase slug"
 
 
-class NoteError(Exception):
+class NoteError(NoteRefused[NoteErrorCode]):
     """A typed store refusal (never thrown to the host: the tools turn it into JSON)."""
-
-    def __init__(
-        self,
-        code: NoteErrorCode,
-        message: str,
-        *,
-        line_numbers: Sequence[int] | None = None,
-        edit_index: int | None = None,
-    ) -> None:
-        super().__init__(message)
-        self.code: NoteErrorCode = code
-        self.message = message
-        self.line_numbers = None if line_numbers is None else list(line_numbers)
-        self.edit_index = edit_index
 
     def payload(self) -> dict[str, Any]:
         """N4a: ``{"error", "line_numbers"?, "edit_index"?}``, never the code."""
@@ -226,7 +214,7 @@ class NotesStore:
         before = dict(meta)
         edited = body
         for index, edit in enumerate(edits):
-            edited = _apply_edit(edited, edit, index, replace_all)
+            edited, _ = apply_edit(edited, edit, index, replace_all, NoteError)
         if origin is not ABSENT:
             meta["origin"] = _origin(origin)
         if stale is not ABSENT:
@@ -383,30 +371,3 @@ def _origin(value: Any) -> Any:
             f"origin must be one of user, self, external (got {js.stringify(value)})",
         )
     return value
-
-
-def _apply_edit(body: str, edit: Any, index: int, replace_all: bool) -> str:
-    """N30: one exact-text replacement on the body as already edited."""
-    old = edit.get("oldText") if isinstance(edit, dict) else None
-    new = edit.get("newText") if isinstance(edit, dict) else None
-    if not isinstance(old, str) or not old:
-        raise NoteError(
-            "no_match", f"edit {index}: oldText must be a non-empty string", edit_index=index
-        )
-    if not isinstance(new, str):
-        raise NoteError("no_match", f"edit {index}: newText must be a string", edit_index=index)
-    starts = js.occurrence_starts(body, old)
-    if not starts:
-        raise NoteError(
-            "no_match", f"edit {index}: oldText does not occur in the note body", edit_index=index
-        )
-    if len(starts) > 1 and not replace_all:
-        lines = [body.count("\n", 0, start) + 1 for start in starts]
-        raise NoteError(
-            "ambiguous_edit",
-            f"edit {index}: oldText occurs {len(starts)} times "
-            f"(lines {', '.join(map(str, lines))}); pass replace_all to replace every occurrence",
-            line_numbers=lines,
-            edit_index=index,
-        )
-    return js.replace_all(body, old, new) if replace_all else js.splice(body, old, new)

@@ -5,14 +5,48 @@ actions — the way a real regression would change the declared lifecycle."""
 from __future__ import annotations
 
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
-from pictx_fsm.extensions.shared.machinery import Fact, MachineFamily
+from attrs import field, frozen
+
+from pictx_fsm.extensions.shared.machinery import Fact, Facts, MachineFamily
 from pictx_fsm.machines import MachineSpec, load_models
 
-__all__ = ["patched_specs", "planted_fact"]
+__all__ = ["FamilyFault", "patched_specs", "planted_fact"]
+
+M = TypeVar("M")
+
+
+@frozen(kw_only=True)
+class FamilyFault:
+    """A deliberate bug planted in an extension's machines; an extension's fault adds what
+    else it can plant (a host change, a window scheme)."""
+
+    name: str
+    description: str
+    caught_by: str
+    """The invariant expected to report it."""
+    facts: Mapping[str, Callable[[Any, Facts], Any]] = field(factory=dict)
+    """Facts replaced by name (every guard reading one sees the replacement)."""
+    actions: Mapping[str, Any] = field(factory=dict)
+    """Actions replaced by name."""
+    model_patch: tuple[str, str, str] | None = None
+    """(document, old text, new text): an edit of one model document."""
+
+    def planted(
+        self,
+        base: MachineFamily,
+        build: Callable[..., M],
+        facts: Mapping[str, Fact],
+        actions: Mapping[str, Any],
+    ) -> M:
+        """``base``'s documents rebuilt by ``build`` with this fault planted: the model patch
+        applied, its facts and actions in place of the declared ``facts`` and ``actions``."""
+        specs, directory = patched_specs(base, self.name, self.model_patch)
+        planted = {**facts, **{n: planted_fact(n, fn) for n, fn in self.facts.items()}}
+        return build(specs, directory, facts=planted, actions={**actions, **self.actions})
 
 
 def patched_specs(

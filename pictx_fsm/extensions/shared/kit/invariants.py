@@ -27,7 +27,7 @@ from pictx_fsm.session.entries import CustomMessageEntry
 from pictx_fsm.session.projection import context_messages, convert_message
 from pictx_fsm.session.tree import SessionTree, TreeNode
 from pictx_fsm.testing import invariants as testing_invariants
-from pictx_fsm.testing.invariants import Violation
+from pictx_fsm.testing.invariants import Cursor, Violation
 
 __all__ = [
     "AuditChains",
@@ -209,17 +209,14 @@ class NoLifecycleErrors(SessionInvariant):
     """The extension whose errors count (a subclass names its own)."""
 
     def __init__(self) -> None:
-        self._seen = 0
+        self._errors = Cursor()
 
     def check(self, world: SessionWorld) -> list[Violation]:
-        errors = world.session.log.errors
-        found = [
+        return [
             self.violation(f"{e.event}: {e.error}")
-            for e in errors[self._seen :]
+            for e in self._errors.fresh(world.session.log.errors)
             if e.extension == self.extension or "continuation without runnable" in e.error
         ]
-        self._seen = len(errors)
-        return found
 
     def residual(self, world: SessionWorld) -> object:
         """Nothing: a cursor into what the world logs."""
@@ -232,18 +229,16 @@ class RunsSettle(SessionInvariant):
     doc = "(k) every run ends: no action leaves Pi stepping for ever (turns, retries, resets)"
 
     def __init__(self) -> None:
-        self._seen = 0
+        self._endless = Cursor()
 
     def check(self, world: SessionWorld) -> list[Violation]:
         # A world that does not record endless runs (the context-management world lets
         # EndlessRun surface as a crash) has none to report.
         endless: list[int] = getattr(world, "endless_runs", [])
-        found = [
+        return [
             self.violation(f"the run of action {serial} never settled (a host step bound ran out)")
-            for serial in endless[self._seen :]
+            for serial in self._endless.fresh(endless)
         ]
-        self._seen = len(endless)
-        return found
 
     def residual(self, world: SessionWorld) -> object:
         """Nothing: a cursor into what the world logs."""

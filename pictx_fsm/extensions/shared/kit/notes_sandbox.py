@@ -21,7 +21,7 @@ from typing import Final
 
 from pictx_fsm.extensions.shared.kit.view import SessionInvariant, SessionWorld
 from pictx_fsm.session.entries import Entry, MessageEntry
-from pictx_fsm.testing.invariants import Violation
+from pictx_fsm.testing.invariants import Cursor, Violation
 
 __all__ = [
     "ESCAPES",
@@ -192,7 +192,7 @@ class NotesConfined(SessionInvariant):
     )
 
     def __init__(self) -> None:
-        self._seen = 0
+        self._persisted = Cursor()
 
     def check(self, world: SessionWorld) -> list[Violation]:
         sandbox = getattr(world, "notes", None)
@@ -201,11 +201,9 @@ class NotesConfined(SessionInvariant):
         found = []
         if sandbox.changed():
             found.append(self.violation(f"{sandbox.outside} changed under the notes tools"))
-        persisted = world.session.log.persisted
-        for entry in persisted[self._seen :]:
+        for entry in self._persisted.fresh(world.session.log.persisted):
             if _leaks(entry):
                 found.append(self.violation(f"entry {entry.id} carries the sentinel's secret"))
-        self._seen = len(persisted)
         return found
 
     def residual(self, world: SessionWorld) -> object:

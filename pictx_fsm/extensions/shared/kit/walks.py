@@ -17,6 +17,7 @@ from pictx_fsm.testing import invariants as testing_invariants
 from pictx_fsm.testing.invariants import Violation
 
 __all__ = [
+    "ChildWatch",
     "EntryWalk",
     "Fresh",
     "PerRecord",
@@ -109,6 +110,28 @@ class PerTree(testing_invariants.Invariant[W]):
 
 Records = list[tuple[Mapping[str, Any], int, str]]
 """Audit records written since the last look: (record, index of its runtime, its line)."""
+
+
+class ChildWatch:
+    """Which entries already have a child, per session file: an entry's first child is what
+    was committed after it; a later one is another branch (navigation), and a copied one
+    (fork, reload) was judged where it was first written."""
+
+    def __init__(self) -> None:
+        self._parents: set[tuple[int, str]] = set()
+        """(tree, parent id) of every entry that already has a child in that tree."""
+
+    def copied(self, tree: SessionTree, node: TreeNode) -> None:
+        if node.parent is not None:
+            self._parents.add((id(tree), node.parent.id))
+
+    def first_child(self, tree: SessionTree, node: TreeNode) -> bool:
+        """Whether ``node`` is its parent's first child in ``tree`` (now noted)."""
+        parent = node.parent
+        if parent is None or (id(tree), parent.id) in self._parents:
+            return False
+        self._parents.add((id(tree), parent.id))
+        return True
 
 
 class RecordWalk:
