@@ -1,16 +1,22 @@
 """The exhaustive check's figures: every alphabet of every kit to a depth, and its scaling.
 
-    python bench/bench_check.py [--depth 8] [--extension NAME …] [--ray [--workers N]]
-                                [--scaling DEPTH] [--out docs/performance.md]
+    python bench/bench_check.py [--depth 8] [--extension NAME …] [--workers N]
+                                [--baseline-depth D] [--ray] [--scaling DEPTH]
+                                [--out docs/check.md]
 
 For each kit (or ``--extension``) it runs ``pictx-fsm check``'s search (:func:`check`) on
-every alphabet to ``--depth`` and prints one row per search: distinct states, transitions,
-depth reached, seconds and states per second. ``--ray`` runs them on a local Ray with
-``--workers`` workers. ``--scaling DEPTH`` measures one search (pi-context's ``turns``) to
-DEPTH on 1 and on 2 Ray workers and reports the speed-up and the efficiency (speed-up over
-workers). ``--out`` writes the searches' table as section ``bench_check`` of the file and the
-scaling table as ``bench_check_scaling`` (``doc_sections``: ``docs/check.md`` and
-``docs/performance.md`` hold them). Nothing asserts a time: the bench reports.
+every alphabet to ``--depth`` with ``--workers`` local worker processes (default 2; 1: this
+process alone) and prints one row per search — distinct states, transitions, depth reached,
+the search's wall time and states per second — and one per kit: its wall time, the CPU time
+of this process and its workers, states per second of wall and of CPU time.
+``--baseline-depth D`` measures, in the same run, each kit to depth D in one process and
+with the workers: the speed-up of the workers over the one-process replay.
+``--ray`` runs the searches on a local Ray instead. ``--scaling DEPTH`` measures one search
+(pi-context's ``turns``) to DEPTH on 1 and on 2 Ray workers and reports the speed-up and the
+efficiency (speed-up over workers). ``--out`` writes the searches' table as section
+``bench_check`` of the file and the scaling table as ``bench_check_scaling``
+(``doc_sections``: ``docs/check.md`` and ``docs/performance.md`` hold them). Nothing asserts
+a time: the bench reports.
 """
 
 from __future__ import annotations
@@ -18,14 +24,18 @@ from __future__ import annotations
 import argparse
 import os
 import platform
+import resource
 import sys
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from doc_sections import write_section
 
-from pictx_fsm.testing.check import CheckOptions, check, expand, serial_expander
+from pictx_fsm.testing.check import CheckOptions, ExpanderFactory, check, expand, serial_expander
 from pictx_fsm.testing.kit import kit_named, kit_names
+from pictx_fsm.testing.local_check import local_expander
 
 SECTION = "bench_check"
 TURN_BELL = (
@@ -33,31 +43,69 @@ TURN_BELL = (
 )
 
 
-def _searches(names: list[str], depth: int, expander: object) -> list[str]:
+def _searches(names: list[str], depth: int, workers: int, ray: object) -> list[str]:
     rows = []
     for name in names:
         kit = kit_named(name)
-        started = time.perf_counter()
-        report = check(
-            kit,
-            CheckOptions(depth=depth),
-            progress=_show,
-            expander=expander,  # type: ignore[arg-type]
-        )
-        total = time.perf_counter() - started
+        with _expander(workers, ray) as expander:
+            began, cpu = time.perf_counter(), _cpu()
+            report = check(kit, CheckOptions(depth=depth), progress=_show, expander=expander)
+            total = time.perf_counter() - began
+        cpu = _cpu() - cpu  # the workers' CPU time is counted once they have ended
         for search in report.searches:
             rows.append(
                 f"| {kit.name} | `{search.alphabet}` ({len(search.actions)}) | "
                 f"{search.depth}{'' if search.complete else ' (cut)'} | {search.states:,} | "
-                f"{search.transitions:,} | {search.elapsed:.0f} s | {search.cpu:.0f} s | "
-                f"{search.states_per_second:,.1f} | {search.states / max(search.cpu, 1e-9):,.1f} |"
+                f"{search.transitions:,} | {search.elapsed:.0f} s | | "
+                f"{search.states_per_second:,.1f} | |"
             )
             print(rows[-1], file=sys.stderr, flush=True)
         rows.append(
-            f"| {kit.name} | all | | {report.states:,} | {report.transitions:,} | {total:.0f} s | |"
+            f"| **{kit.name}** | all | | {report.states:,} | {report.transitions:,} | "
+            f"{total:.0f} s | {cpu:.0f} s | {report.states / total:,.1f} | "
+            f"{report.states / max(cpu, 1e-9):,.1f} |"
         )
         print(rows[-1], file=sys.stderr, flush=True)
     return rows
+
+
+def _baseline(names: list[str], depth: int, workers: int) -> list[str]:
+    """Each kit to ``depth`` replayed in this process, then with ``workers`` workers."""
+    rows = []
+    for name in names:
+        kit = kit_named(name)
+        seconds = []
+        for count in (1, workers):
+            with _expander(count, None) as expander:
+                began = time.perf_counter()
+                report = check(kit, CheckOptions(depth=depth), expander=expander)
+                seconds.append(time.perf_counter() - began)
+        rows.append(
+            f"| {kit.name} | {depth} | {report.states:,} | {report.transitions:,} | "
+            f"{seconds[0]:.1f} s | {seconds[1]:.1f} s | {seconds[0] / seconds[1]:.2f}× |"
+        )
+        print(rows[-1], file=sys.stderr, flush=True)
+    return rows
+
+
+@contextmanager
+def _expander(workers: int, ray: object) -> Iterator[ExpanderFactory]:
+    if ray is not None:
+        yield ray  # type: ignore[misc]
+    elif workers == 1:
+        yield serial_expander
+    else:
+        with local_expander(workers) as factory:
+            yield factory
+
+
+def _cpu() -> float:
+    """CPU seconds of this process and of its ended children (the workers)."""
+    own, ended = (
+        resource.getrusage(resource.RUSAGE_SELF),
+        resource.getrusage(resource.RUSAGE_CHILDREN),
+    )
+    return own.ru_utime + own.ru_stime + ended.ru_utime + ended.ru_stime
 
 
 def _show(p: object) -> None:
@@ -129,22 +177,24 @@ def main() -> int:
     parser.add_argument("--extension", action="append")
     parser.add_argument("--ray", action="store_true")
     parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--baseline-depth", type=int, metavar="D")
     parser.add_argument("--scaling", type=int, metavar="DEPTH")
     parser.add_argument("--snapshot", action="store_true", help="replay against copy")
     parser.add_argument("--out")
     args = parser.parse_args()
+    started_load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
     sys.path.insert(0, str(TURN_BELL))
     os.environ["PYTHONPATH"] = os.pathsep.join(
         filter(None, (str(TURN_BELL), os.environ.get("PYTHONPATH")))
     )
     names = args.extension or [*kit_names(), "turn_bell:KIT"]
-    expander: object = serial_expander
+    ray: object = None
     if args.ray:
         from pictx_fsm.testing.ray_check import ray_expander
         from pictx_fsm.testing.ray_support import connect
 
         connect("local", args.workers)
-        expander = ray_expander(args.workers)
+        ray = ray_expander(args.workers)
     load = lambda: ", ".join(f"{x:.1f}" for x in os.getloadavg())  # noqa: E731
     where = (
         f"{platform.python_implementation()} {platform.python_version()}, {platform.machine()}, "
@@ -154,15 +204,30 @@ def main() -> int:
     if args.snapshot:
         lines += ["| expanding a state by | cost |", "|---|---|", *_snapshot(), ""]
     if (not args.scaling and not args.snapshot) or args.extension:
-        rows = _searches(names, args.depth, expander)
-        ray = f" --ray --workers {args.workers}" if args.ray else ""
+        rows = _searches(names, args.depth, args.workers, ray)
+        extensions = [f"--extension {n}" for n in args.extension or ()]
+        workers = f"--ray --workers {args.workers}" if args.ray else f"--workers {args.workers}"
+        command = " ".join([f"--depth {args.depth}", *extensions, workers])
         lines += [
-            f"Measured with `python bench/bench_check.py --depth {args.depth}{ray}` on {where} "
-            f"(load average at the end: {load()}).",
+            f"Measured with `python bench/bench_check.py {command}` on {where} (load average "
+            f"before: {started_load}; at the end: {load()}).",
             "",
             "| extension | alphabet (actions) | depth | distinct states | transitions | wall time "
             "| CPU time | states/s (wall) | states/CPU s |",
             "|---|---|---|---|---|---|---|---|---|",
+            *rows,
+            "",
+        ]
+    if args.baseline_depth:
+        rows = _baseline(names, args.baseline_depth, args.workers)
+        lines += [
+            f"The same kits to depth {args.baseline_depth}, replayed in one process and with "
+            f"{args.workers} worker processes, in the same run (load average at the end: "
+            f"{load()}):",
+            "",
+            f"| extension | depth | distinct states | transitions | 1 process | {args.workers} "
+            "workers | speed-up |",
+            "|---|---|---|---|---|---|---|",
             *rows,
             "",
         ]

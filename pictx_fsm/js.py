@@ -297,7 +297,7 @@ def quote(text: str) -> str:
 def well_formed_json(json_text: str) -> str:
     """JSON text with each lone surrogate as its ``\\udxxx`` escape: what the well-formed
     ``JSON.stringify`` writes where ``json.dumps(..., ensure_ascii=False)`` left it raw."""
-    if not _LONE_SURROGATE.search(json_text):
+    if json_text.isascii() or not _LONE_SURROGATE.search(json_text):
         return json_text
     return _LONE_SURROGATE.sub(_escaped_unit, json_text)
 

@@ -16,7 +16,7 @@ from test_third_extension import HOME, _cli
 from pictx_fsm.cli import main
 from pictx_fsm.extensions.pi_context.texts import DEFAULT_PROFILE
 from pictx_fsm.testing.check import CheckOptions, check, expand
-from pictx_fsm.testing.kit import kit_named
+from pictx_fsm.testing.kit import kit_named, kit_names
 from pictx_fsm.testing.trace import load_trace, run_actions
 
 
@@ -206,7 +206,7 @@ def test_a_check_counterexample_is_a_trace_of_the_generic_format(tmp_path: Path)
 def test_the_docs_name_every_alphabet_of_every_kit(turn_bell: str) -> None:
     # docs/check.md states each alphabet: every one a kit supplies has its row
     text = (Path(__file__).resolve().parents[1] / "docs" / "check.md").read_text()
-    for name in ("pi-context", "context-management", "notesoup", turn_bell):
+    for name in (*kit_names(), turn_bell):
         for alphabet, actions in kit_named(name).alphabets().items():
             row = next((line for line in text.splitlines() if f"| `{alphabet}` |" in line), "")
             listed = row.rstrip(" |").rsplit("|", 1)[-1]

@@ -71,11 +71,11 @@ def test_an_alphabets_configuration_is_the_one_its_search_explores() -> None:
     settings = CheckOptions().settings(kit)
     # When check plans its searches
     searches = dict(
-        (name, config) for config, name in kit.check_searches(settings, ("legacy", "host"))
+        (name, config) for config, name in kit.check_searches(settings, ("legacy", "memory"))
     )
     # Then only that alphabet's search resumes the legacy session
     assert searches["legacy"].legacy is not None
-    assert searches["host"].legacy is None
+    assert searches["memory"].legacy is None
 
 
 def test_the_hourly_alphabet_holds_a_fourth_handoff_within_an_hour_in_seven_actions() -> None:

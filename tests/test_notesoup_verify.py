@@ -124,8 +124,8 @@ def test_every_notesoup_run_is_closed_at_rest_before_its_outcomes_are_judged() -
 
 
 def test_check_explores_notesoup_canonically_with_every_invariant_holding() -> None:
-    # Given notesoup's kit and the exhaustive check to depth 2 over the host alphabet
-    report = check(KIT, CheckOptions(depth=2, alphabets=("host",)))
+    # Given notesoup's kit and the exhaustive check to depth 2 over its memory alphabet
+    report = check(KIT, CheckOptions(depth=2, alphabets=("memory",)))
     [search] = report.searches
     # Then it completes with every state canonical (its world and invariants give a state
     # and a residual) and merges the states different action orders reach

@@ -7,14 +7,18 @@ every action (:mod:`pictx_fsm.testing.check`). It reports the distinct states, t
 the depth reached and states per second, the declared transitions fired within the bound
 and those that were not (named). A violation is written as the shortest counterexample,
 a trace ``pictx-fsm replay`` reads. Exit 0 clean, 1 with a counterexample (or a planted
-fault not found within the bound), 2 on bad options. ``--ray [ADDRESS]`` shards the frontier
-over Ray workers (``pip install 'pictx-fsm[ray]'``).
+fault not found within the bound), 2 on bad options. ``--workers N`` replays each layer in N
+local processes (default one per CPU); ``--ray [ADDRESS]`` shards the frontier over Ray
+workers instead (``pip install 'pictx-fsm[ray]'``).
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -54,7 +58,11 @@ def configure(parser: argparse.ArgumentParser) -> None:
         help="seconds after which no further depth is started (default: none)",
     )
     parser.add_argument("--out", default="verify-out", help="where a counterexample goes")
-    add_ray_arguments(parser, "the frontier sharded by state hash")
+    add_ray_arguments(
+        parser,
+        "the frontier sharded by state hash",
+        "processes expanding each layer at once, local or on Ray",
+    )
     parser.add_argument("--quiet", action="store_true", help="no progress display")
 
 
@@ -103,19 +111,34 @@ def run(args: argparse.Namespace) -> int:
         except ValueError as error:
             raise UsageError(f"--alphabet: {error}") from None
         plans.append((kit, options))
-    expander: ExpanderFactory | None = None
+    with _expander(args) as expander:
+        failed = False
+        for kit, options in plans:
+            report = _explore(args, kit, options, expander)
+            failed |= _summarise(args, report)
+    return 1 if failed else 0
+
+
+@contextmanager
+def _expander(args: argparse.Namespace) -> Iterator[ExpanderFactory | None]:
+    """Ray workers (``--ray``), local worker processes (``--workers``, by default one per
+    CPU) or, with one worker, this process."""
     if args.ray is not None:
         from pictx_fsm.testing.ray_support import connect
 
         connect(args.ray, args.workers)
         from pictx_fsm.testing.ray_check import ray_expander
 
-        expander = ray_expander(args.workers)
-    failed = False
-    for kit, options in plans:
-        report = _explore(args, kit, options, expander)
-        failed |= _summarise(args, report)
-    return 1 if failed else 0
+        yield ray_expander(args.workers)
+        return
+    workers = args.workers if args.workers is not None else os.cpu_count() or 1
+    if workers == 1:
+        yield None
+        return
+    from pictx_fsm.testing.local_check import local_expander
+
+    with local_expander(workers) as factory:
+        yield factory
 
 
 def _explore(

@@ -33,7 +33,7 @@ from attrs import define, field, frozen
 
 from pictx_fsm.testing.canon import Unmergeable, digest
 from pictx_fsm.testing.invariants import Violation
-from pictx_fsm.testing.kit import ExploreSettings, Kit
+from pictx_fsm.testing.kit import ExploreSettings, Kit, kit_named
 from pictx_fsm.testing.trace import Trace, close_run, record_trace
 
 __all__ = [
@@ -43,11 +43,13 @@ __all__ = [
     "Expander",
     "ExpanderFactory",
     "Node",
+    "Replayer",
     "Search",
     "SearchReport",
     "check",
     "expand",
     "expand_frontier",
+    "in_order",
     "serial_expander",
 ]
 
@@ -109,7 +111,8 @@ def expand(
 ) -> Child:
     """Replay ``path`` in a fresh world, checking every invariant after every action, then
     judge the state at rest unless its canonical state is in ``judged`` (a verdict is a
-    function of the canonical state; judged states are added)."""
+    function of the canonical state; states judged clean are added, so which children
+    report a violation does not depend on the order a worker met them in)."""
     world = kit.world(config)
     suite = kit.suite(config)
     applied = True
@@ -146,8 +149,8 @@ def expand(
         owed: list[Violation] = []
         if judged is None or state not in judged:
             owed = _owed_at_rest(kit, world, suite)
-            if judged is not None and merged:
-                judged.add(state)
+            if judged is not None and merged and not owed:
+                judged.add(state)  # clean only: any child reaching a faulty state reports it
         fired = frozenset(world.transition_counts())
         if owed:
             return Child(
@@ -191,8 +194,37 @@ def expand_frontier(
     ]
 
 
+class Replayer:
+    """A worker process's expander (:mod:`.local_check`, :mod:`.ray_check`): replays the
+    paths it is dealt, for any kit (by its locator), configuration (as JSON) and alphabet
+    (by name), each built once with the states it has judged at rest."""
+
+    def __init__(self) -> None:
+        self._built: dict[tuple[str, str, str], tuple[Kit, Any, Sequence[Any]]] = {}
+        self._judged: dict[tuple[str, str, str], set[bytes]] = {}
+
+    def expand(self, kit: str, config: Any, alphabet: str, paths: Sequence[Path]) -> list[Child]:
+        key = (kit, repr(config), alphabet)
+        built = self._built.get(key)
+        if built is None:
+            found = kit_named(kit)
+            built = self._built[key] = (
+                found,
+                found.config_from_json(config),
+                found.alphabets()[alphabet],
+            )
+        judged = self._judged.setdefault(key, set())
+        return expand_frontier(built[0], built[1], built[2], paths, judged)
+
+
 Node = tuple[Path, bytes]
 """A state of the frontier: its representative path and its digest."""
+
+
+def in_order(frontier: Sequence[Node], width: int, children: Iterable[Child]) -> list[Child]:
+    """Children expanded anywhere, in frontier then alphabet order (a serial search's)."""
+    found = {child.path: child for child in children}
+    return [found[(*path, index)] for path, _ in frontier for index in range(width)]
 
 
 class Expander(Protocol):

@@ -13,34 +13,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from pictx_fsm.testing.check import Child, Expander, ExpanderFactory, Node, expand_frontier
-from pictx_fsm.testing.kit import Kit, kit_named
+from pictx_fsm.testing.check import Child, Expander, ExpanderFactory, Node, Replayer, in_order
+from pictx_fsm.testing.kit import Kit
 from pictx_fsm.testing.ray_support import worker_count
 
 __all__ = ["ray_expander"]
-
-
-class Replayer:
-    """A worker: replays the paths it is dealt, for any kit, configuration and alphabet."""
-
-    def __init__(self) -> None:
-        self._built: dict[tuple[str, str, str], tuple[Kit, Any, Sequence[Any]]] = {}
-        self._judged: dict[tuple[str, str, str], set[bytes]] = {}
-
-    def expand(
-        self, kit: str, config: Any, alphabet: str, paths: Sequence[tuple[int, ...]]
-    ) -> list[Child]:
-        key = (kit, repr(config), alphabet)
-        built = self._built.get(key)
-        if built is None:
-            found = kit_named(kit)
-            built = self._built[key] = (
-                found,
-                found.config_from_json(config),
-                found.alphabets()[alphabet],
-            )
-        judged = self._judged.setdefault(key, set())
-        return expand_frontier(built[0], built[1], built[2], paths, judged)
 
 
 def ray_expander(workers: int | None = None) -> ExpanderFactory:
@@ -64,11 +41,8 @@ def ray_expander(workers: int | None = None) -> ExpanderFactory:
                 for i, share in enumerate(shares)
                 if share
             ]
-            children: dict[tuple[int, ...], Child] = {}
-            for result in ray.get(pending):
-                children.update((child.path, child) for child in result)
-            width = len(alphabet)
-            return [children[(*path, index)] for path, _ in frontier for index in range(width)]
+            results = ray.get(pending)
+            return in_order(frontier, len(alphabet), (c for result in results for c in result))
 
         return run
 

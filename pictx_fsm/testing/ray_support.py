@@ -31,7 +31,9 @@ LOCAL = "local"
 RAY_HINT = "pip install 'pictx-fsm[ray]'"
 
 
-def add_ray_arguments(parser: argparse.ArgumentParser, work: str) -> None:
+def add_ray_arguments(
+    parser: argparse.ArgumentParser, work: str, workers: str = "Ray workers at once"
+) -> None:
     """``--ray [ADDRESS]`` and ``--workers N`` of a command that puts ``work`` on workers."""
     parser.add_argument(
         "--ray",
@@ -40,7 +42,7 @@ def add_ray_arguments(parser: argparse.ArgumentParser, work: str) -> None:
         metavar="ADDRESS",
         help=f"{work} on Ray workers: a local Ray (default) or a cluster address ({RAY_HINT})",
     )
-    parser.add_argument("--workers", type=int, help="Ray workers at once (default: its CPUs)")
+    parser.add_argument("--workers", type=int, help=f"{workers} (default: its CPUs)")
 
 
 def check_workers(workers: int | None) -> None:

@@ -6,7 +6,9 @@ actions up to the depth bound; ``docs/check.md`` lists them).
 - ``reminders``: prompts that carry a window across its reminder and warning lines, and settling;
 - ``legacy``: resuming a pi-context 0.25 session (one committed window, one exchange, its
   complete tail): a prompt, ``/fork`` back into the 0.25 history, ``/clear-memory``;
-- ``host``: the host actions every kit gets (:data:`~pictx_fsm.testing.actions.HOST_ALPHABET`).
+- ``memory``: a turn's life around notesoup's reset — prompts, an overflowing reply, single
+  host steps, aborting and settling — with ``/clear-memory`` alone and with a prompt, at any
+  point of a run, and ``/notesoup off``.
 
 The narrow regions come first in the check's order (at the depth a violation is met, the
 searches after it do not expand that layer).
@@ -19,7 +21,8 @@ from typing import Any
 
 from pictx_fsm.extensions.notesoup.kit.actions import ClearMemory
 from pictx_fsm.extensions.notesoup.kit.legacy import LegacyHistory
-from pictx_fsm.testing.actions import HOST_ALPHABET, Fork, Prompt, Script, Settle
+from pictx_fsm.extensions.shared.kit.actions import Toggle
+from pictx_fsm.testing.actions import Abort, Advance, Fork, Prompt, Script, Settle
 
 __all__ = ["ALPHABETS", "ALPHABET_CONFIGS"]
 
@@ -35,7 +38,16 @@ ALPHABETS: Mapping[str, tuple[Any, ...]] = {
     ),
     "reminders": (Prompt(chars=76_000), Prompt(chars=24_000), _PROMPT, Settle()),
     "legacy": (_PROMPT, Fork(index=-7), Settle(), ClearMemory()),
-    "host": HOST_ALPHABET,
+    "memory": (
+        _PROMPT,
+        Script(reply="overflow"),
+        Advance(steps=1),
+        Settle(),
+        Abort(),
+        ClearMemory(),
+        ClearMemory(prompt="go on"),
+        Toggle(arg="off"),
+    ),
 }
 
 ALPHABET_CONFIGS: Mapping[str, Mapping[str, Any]] = {

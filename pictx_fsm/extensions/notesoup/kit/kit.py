@@ -15,6 +15,7 @@ from pictx_fsm.extensions.notesoup.kit.legacy import TAILS, LegacyHistory
 from pictx_fsm.extensions.notesoup.kit.scenarios import SCENARIOS
 from pictx_fsm.extensions.notesoup.kit.world import NotesoupConfig, NotesoupWorld, scenario_config
 from pictx_fsm.extensions.notesoup.lifecycle import MACHINE_NAMES, build_machines, load_machines
+from pictx_fsm.extensions.shared.kit.notes_sandbox import HOME_PATTERN
 from pictx_fsm.testing import actions as host
 from pictx_fsm.testing.kit import (
     Draw,
@@ -48,6 +49,9 @@ class NotesoupKit(Kit):
         "pictx_fsm.extensions.shared.windows",
         "pictx_fsm.extensions.shared.policy",
     )
+
+    name_patterns: ClassVar[tuple[str, ...]] = (HOME_PATTERN,)
+    """Beyond the host's names: the world's notes home."""
 
     @property
     def faults(self) -> Mapping[str, Fault]:

@@ -25,6 +25,7 @@ from pictx_fsm.extensions.pi_context.lifecycle import (
     load_lifecycle,
 )
 from pictx_fsm.extensions.pi_context.texts import DEFAULT_PROFILE, Profile
+from pictx_fsm.extensions.shared.kit.notes_sandbox import HOME_PATTERN
 from pictx_fsm.hosts.model.profiles import HOST_PROFILES
 from pictx_fsm.testing.boundaries import TALLY as BOUNDARY_TALLY
 from pictx_fsm.testing.coverage import EXEMPTIONS_FILE, coverage_of
@@ -81,7 +82,7 @@ class PiContextKit(Kit):
 
     name_patterns: ClassVar[tuple[str, ...]] = (
         r"\bsettle-follow-up-\d+\b",
-        r"/[^\s\"']*pictx-notes-[A-Za-z0-9_]+",
+        HOME_PATTERN,
     )
     """Beyond the host's names: the noise's queued follow-ups and the world's notes home."""
 

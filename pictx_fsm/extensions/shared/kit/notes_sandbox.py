@@ -23,7 +23,16 @@ from pictx_fsm.extensions.shared.kit.view import SessionInvariant, SessionWorld
 from pictx_fsm.session.entries import Entry, MessageEntry
 from pictx_fsm.testing.invariants import Cursor, Violation
 
-__all__ = ["ESCAPES", "SECRET", "SENTINEL", "NotesConfined", "NotesSandbox", "sandbox_parent"]
+__all__ = [
+    "ESCAPES",
+    "HOME_PATTERN",
+    "PREFIX",
+    "SECRET",
+    "SENTINEL",
+    "NotesConfined",
+    "NotesSandbox",
+    "sandbox_parent",
+]
 
 SECRET: Final = "pictx-sentinel: this line lies outside the notes root"
 SENTINEL: Final = "sentinel.md"
@@ -34,6 +43,11 @@ ESCAPES: Final[Mapping[str, str]] = {
 }
 """Links planted under the notes root → what they point at in the outside directory."""
 
+
+PREFIX: Final = "pictx-notes-"
+HOME_PATTERN: Final = rf"/[^\s\"']*{PREFIX}[A-Za-z0-9_]+"
+"""A sandbox's path, as a name the exhaustive check renames (it is minted per world:
+``Kit.name_patterns``)."""
 
 MEMORY_DIR: Final = Path("/dev/shm")
 """Where sandboxes go when it is there (a tmpfs): every world creates and removes one, which
@@ -50,7 +64,7 @@ class NotesSandbox:
     """A temporary notes root and the outside it must never touch; removed with the object."""
 
     def __init__(self, parent: str | None = None) -> None:
-        base = tempfile.mkdtemp(prefix="pictx-notes-", dir=parent or sandbox_parent())
+        base = tempfile.mkdtemp(prefix=PREFIX, dir=parent or sandbox_parent())
         self.base = Path(base)
         self.root = self.base / "notes"
         self.outside = self.base / "outside"
