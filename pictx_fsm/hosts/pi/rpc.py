@@ -36,6 +36,8 @@ START_TIMEOUT = 60.0
 """Seconds Pi may take to answer its first command."""
 EVENT_TIMEOUT = 60.0
 """Seconds Pi may stay silent while a command or a run is under way."""
+EXIT_GRACE = 5.0
+"""Seconds a Pi whose output closed is given to exit and flush its standard error."""
 
 
 class PiFailed(PictxError):
@@ -79,7 +81,8 @@ class RpcPi:
         self._lines: queue.Queue[str | None] = queue.Queue()
         self._stderr: list[str] = []
         threading.Thread(target=self._pump, args=(self.proc.stdout,), daemon=True).start()
-        threading.Thread(target=self._drain, args=(self.proc.stderr,), daemon=True).start()
+        self._drainer = threading.Thread(target=self._drain, args=(self.proc.stderr,), daemon=True)
+        self._drainer.start()
         try:
             self.call({"type": "get_state"}, timeout=START_TIMEOUT)
         except PiFailed as error:
@@ -114,7 +117,13 @@ class RpcPi:
             except queue.Empty:
                 raise PiFailed(f"no output from Pi for {timeout:.0f} s") from None
             if line is None:
-                code = self.proc.poll()
+                # Pi's stdout closed: let it exit and its last words reach us (stderr is
+                # read by another thread, and may still be in flight) before saying why.
+                try:
+                    code: int | None = self.proc.wait(timeout=EXIT_GRACE)
+                except subprocess.TimeoutExpired:
+                    code = None
+                self._drainer.join(timeout=EXIT_GRACE)
                 tail = self.stderr_tail()
                 raise PiFailed(f"Pi exited (code {code}){': ' + tail if tail else ''}")
             if line.strip():
