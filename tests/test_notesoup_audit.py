@@ -132,3 +132,20 @@ def test_a_clear_memory_under_a_migrated_window_keeps_the_0_25_history_out() -> 
     world = _run(_world(), TEXT, Prompt(chars=60), Settle(), ClearMemory(), Settle())
     result = audit_tree(world.session.tree)
     assert result.markers == 3 and result.port_leaks == () and result.findings == ()
+
+
+def test_a_reply_that_says_what_an_erased_one_said_is_not_erased_history() -> None:
+    # Given the run verify's seed 0 found (a reset, then the faux model's same reply in the
+    # new window: the window's own message says what an erased one said)
+    from pictx_fsm.testing.kit import kit_named
+    from pictx_fsm.testing.trace import load_trace, run_actions
+
+    fixture = Path(__file__).parent / "fixtures" / "notesoup" / "reply-repeating-an-erased-one.json"
+    trace = load_trace(fixture)
+    run = run_actions(kit_named("notesoup"), trace.config, trace.actions)
+    tree = run.world.session.tree
+    # When the file is audited
+    audit = audit_tree(tree)
+    # Then the repeated reply is the window's own, not a leak, and every invariant held
+    assert audit.port_leaks == ()
+    assert run.violation is None

@@ -22,6 +22,7 @@ and its requests carried the erased history (reported as an error).
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterable, Sequence
 from typing import Any, Final, Literal
 
@@ -246,9 +247,19 @@ def request_leak(
     if truth.is_root or truth.marker_id is None:
         return None
     marker = copy.node(truth.marker_id)
-    behind = {_key(m) for m in _erasable(project_branch(_path_to(marker)).messages)}
-    sent = _request(copy, windows)
-    leaked = [m for m in _erasable(sent) if _key(m) in behind]
+    behind = Counter(_key(m) for m in _erasable(project_branch(_path_to(marker)).messages))
+    # The window's own messages may say what an erased one said (a faux model's reply, a
+    # prompt repeated): a text is erased history only beyond the copies the window holds.
+    branch = Counter(_key(m) for m in _erasable(project_branch(copy.branch()).messages))
+    own = branch - behind
+    leaked: list[Any] = []
+    for message in _erasable(_request(copy, windows)):
+        key = _key(message)
+        if own[key]:
+            own[key] -= 1
+        elif behind[key]:
+            behind[key] -= 1
+            leaked.append(message)
     if not leaked:
         return None
     chars = sum(len(js.stringify(m.get("content"))) for m in leaked)
