@@ -92,7 +92,7 @@ def test_a_notesoup_marker_without_its_checkpoint_is_reported() -> None:
 
 def test_a_bare_0_25_tail_is_reported_before_repair_and_clean_after(tmp_path: Path) -> None:
     bare = LegacyHistory(windows=1, turns=1, tail="bare")
-    as_written = legacy_tree(bare, SESSION_ID, "/work/project", seed=0, start_ms=START_MS)
+    as_written = legacy_tree(bare, SESSION_ID, str(tmp_path / "project"), seed=0, start_ms=START_MS)
     before = audit_tree(as_written)
     assert [f.kind for f in before.findings] == ["boot_missing"]
     after = audit_tree(_run(_world(bare), TEXT, Prompt(chars=60), Settle()).session.tree)
