@@ -46,6 +46,7 @@ __all__ = [
     "replace_all",
     "splice",
     "strict_equals",
+    "string_property",
     "stringify",
     "to_number",
     "to_utf8",
@@ -94,6 +95,15 @@ def is_safe_integer(value: object) -> bool:
 def is_plain_object(value: object) -> TypeGuard[Mapping[str, Any]]:
     """``typeof value === "object" && value !== null && !Array.isArray(value)`` for JSON."""
     return type(value) is dict or isinstance(value, Mapping)  # a dict without the ABC check
+
+
+def string_property(value: object, key: str) -> str | None:
+    """``value[key]`` where ``value`` is a plain object and that property a string; else
+    ``None`` (a window id in an entry's ``data`` or ``details``: any other JSON is no id)."""
+    if not is_plain_object(value):
+        return None
+    found = value.get(key)
+    return found if isinstance(found, str) else None
 
 
 def strict_equals(left: object, right: object) -> bool:

@@ -27,7 +27,7 @@ from pictx_fsm.extensions.shared.windows import (
     session_prefix,
     window_id_candidate,
 )
-from pictx_fsm.js import is_plain_object
+from pictx_fsm.js import is_plain_object, string_property
 
 __all__ = [
     "NO_WINDOW_ID",
@@ -100,9 +100,8 @@ def boot_key(message: Any) -> Hashable | None:
         return None
     if message.get("role") != "custom" or message.get("customType") != BOOT_TYPE:
         return None
-    details = message.get("details")
-    window_id = details.get("windowId") if is_plain_object(details) else None
-    return window_id if isinstance(window_id, str) else NO_WINDOW_ID
+    window_id = string_property(message.get("details"), "windowId")
+    return NO_WINDOW_ID if window_id is None else window_id
 
 
 class WindowIndex(SchemeWindowIndex):

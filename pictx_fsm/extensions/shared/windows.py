@@ -17,7 +17,7 @@ from typing import Any, Final
 
 from attrs import frozen
 
-from pictx_fsm.js import is_plain_object
+from pictx_fsm.js import is_plain_object, string_property
 from pictx_fsm.session.entries import CustomEntry, CustomMessageEntry
 
 __all__ = [
@@ -50,11 +50,7 @@ class WindowScheme:
         empty ids, legacy ``reset-v2`` compactions are not markers)."""
         if not isinstance(entry, CustomEntry) or entry.custom_type not in self.marker_types:
             return None
-        data = entry.data
-        if not is_plain_object(data):
-            return None
-        window_id = data.get("windowId")
-        return window_id if isinstance(window_id, str) and window_id else None
+        return string_property(entry.data, "windowId") or None
 
     def is_valid_marker(self, entry: object) -> bool:
         return self.window_id_of_marker(entry) is not None
@@ -63,11 +59,7 @@ class WindowScheme:
         """R14 (raw-entry form): the ``details.windowId`` of a boot ``custom_message``."""
         if not isinstance(entry, CustomMessageEntry) or entry.custom_type not in self.boot_types:
             return None
-        details = entry.details
-        if not is_plain_object(details):
-            return None
-        window_id = details.get("windowId")
-        return window_id if isinstance(window_id, str) else None
+        return string_property(entry.details, "windowId")
 
     def is_boot_for(self, entry: object, window_id: str) -> bool:
         return self.boot_window_id(entry) == window_id

@@ -28,7 +28,7 @@ from pictx_fsm.extensions.pi_context.texts import (
     WINDOW_ID_PREFIX,
     Profile,
 )
-from pictx_fsm.js import is_plain_object
+from pictx_fsm.js import is_plain_object, string_property
 from pictx_fsm.session.entries import (
     BranchSummaryEntry,
     CompactionEntry,
@@ -72,11 +72,7 @@ def marker_window(entry: object) -> str | None:
     ``data.windowId`` is a non-empty string), else ``None``."""
     if not isinstance(entry, CustomEntry) or entry.custom_type != MARKER_TYPE:
         return None
-    data = entry.data
-    if not is_plain_object(data):
-        return None
-    window_id = data.get("windowId")
-    return window_id if isinstance(window_id, str) and window_id else None
+    return string_property(entry.data, "windowId") or None
 
 
 def root_window_id(session_id: str) -> str:
@@ -88,9 +84,7 @@ def boot_window(entry: object) -> str | None:
     """R14 (raw entries): the ``details.windowId`` of a boot custom message."""
     if not isinstance(entry, CustomMessageEntry) or entry.custom_type != BOOT_TYPE:
         return None
-    details = entry.details
-    window_id = details.get("windowId") if is_plain_object(details) else None
-    return window_id if isinstance(window_id, str) else None
+    return string_property(entry.details, "windowId")
 
 
 def is_continuation_entry(entry: object) -> bool:
