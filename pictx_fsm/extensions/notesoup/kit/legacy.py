@@ -19,6 +19,7 @@ import random
 from pathlib import Path
 from typing import Any, Final, Literal
 
+import attrs
 from attrs import field, frozen
 
 from pictx_fsm.extensions.notesoup.texts import (
@@ -75,13 +76,8 @@ class LegacyHistory:
     chars: int = 400
 
     def to_json(self) -> dict[str, Any]:
-        return {
-            "windows": self.windows,
-            "turns": self.turns,
-            "tail": self.tail,
-            "warning": self.warning,
-            "chars": self.chars,
-        }
+        """Every field, as a trace's ``config.legacy`` holds it."""
+        return attrs.asdict(self)
 
 
 @frozen(kw_only=True)
