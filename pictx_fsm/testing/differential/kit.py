@@ -196,29 +196,12 @@ class DifferentialKit(abc.ABC):
         """More environment for Pi and the extension (its profile, its audit directory)."""
 
     @abc.abstractmethod
-    def audit_dir(self, work: Path) -> Path:
-        """Where the real side's decisions are audited (one ``<session id>.audit.jsonl`` per
-        session)."""
-
-    @abc.abstractmethod
     def settings(self, config: Any) -> Mapping[str, JSON]:
         """Pi's ``settings.json`` at the start of a run of ``config``."""
 
     @abc.abstractmethod
     def boundary(self) -> Mapping[str, JSON]:
         """The driver's ``boundary`` plan entry (see ``driver.mjs``)."""
-
-    @abc.abstractmethod
-    def category(self, action: Any) -> Category | None:
-        """Where an action belongs (``None``: not realisable on the real Pi)."""
-
-    @abc.abstractmethod
-    def realise(self, action: Any, serial: int, config: Any) -> Realised:
-        """How an action of category ``ACT``, ``IDLE`` or ``EITHER`` is done on the real Pi."""
-
-    @abc.abstractmethod
-    def texts(self, action: Any, serial: int) -> Sequence[str]:
-        """The texts an action writes into the conversation (compared in provider requests)."""
 
     @abc.abstractmethod
     def world(self, config: Any, system_message: Mapping[str, JSON] | None) -> World:
@@ -240,6 +223,26 @@ class DifferentialKit(abc.ABC):
         """Generated runs for a Pi of ``host_profile``: a configuration and the actions."""
 
     # -- what an extension may add (the defaults serve pi-context) ------------------------------
+
+    def audit_dir(self, work: Path) -> Path:
+        """Where the real side's decisions are audited (one ``<session id>.audit.jsonl`` per
+        session)."""
+        return work / "audit"
+
+    def category(self, action: Any) -> Category | None:
+        """Where an action belongs (``None``: not realisable on the real Pi); an extension
+        places its own actions and hands the host's here."""
+        return host_category(action)
+
+    def realise(self, action: Any, serial: int, config: Any) -> Realised:
+        """How an action of category ``ACT``, ``IDLE`` or ``EITHER`` is done on the real Pi;
+        an extension realises its own actions and hands the host's here."""
+        return realise_host_action(action, serial)
+
+    def texts(self, action: Any, serial: int) -> Sequence[str]:
+        """The texts an action writes into the conversation (compared in provider requests);
+        an extension names its own actions' and hands the host's here."""
+        return host_texts(action, serial)
 
     def script_steps(self, action: Any, serial: int) -> Sequence[Mapping[str, JSON]] | None:
         """The scripted model's replies for an action of category ``SCRIPT`` that is not a

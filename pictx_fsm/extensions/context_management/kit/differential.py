@@ -43,15 +43,7 @@ from pictx_fsm.hosts.pi import entry_path
 from pictx_fsm.hosts.pi.served_cm import AUDIT_DIR_ENV, CLOCK_OFFSET_ENV, EXTENSION
 from pictx_fsm.testing import actions as shared
 from pictx_fsm.testing.differential.divergences import Divergence, in_every_store
-from pictx_fsm.testing.differential.kit import (
-    Category,
-    DifferentialKit,
-    Realised,
-    host_category,
-    host_texts,
-    prompt,
-    realise_host_action,
-)
+from pictx_fsm.testing.differential.kit import Category, DifferentialKit, Realised, prompt
 
 if TYPE_CHECKING:
     from hypothesis.strategies import SearchStrategy
@@ -198,9 +190,6 @@ class ContextManagementDifferential(DifferentialKit):
             "PICTX_FAUX_SIDE": json.dumps(side),
         }
 
-    def audit_dir(self, work: Path) -> Path:
-        return work / "audit"
-
     def settings(self, config: WorldConfig) -> Mapping[str, JSON]:
         return {
             "compaction": {
@@ -223,14 +212,14 @@ class ContextManagementDifferential(DifferentialKit):
             return Category.IDLE
         if isinstance(action, shared.Steer | shared.FollowUp | shared.Abort | shared.AdvanceTo):
             return None  # not drawn: see docs/model-session.md
-        return host_category(action)
+        return super().category(action)
 
     def realise(self, action: Any, serial: int, config: WorldConfig) -> Realised:
         if isinstance(action, cm.Wait):
             return Realised(idle=prompt(f"/drive-clock {action.ms}"))
         if isinstance(action, cm.CtxMemory):
             return Realised(idle=prompt(f"/ctx-memory {action.args}".rstrip()))
-        return realise_host_action(action, serial)
+        return super().realise(action, serial, config)
 
     def script_steps(self, action: Any, serial: int) -> Sequence[Mapping[str, JSON]] | None:
         if not isinstance(action, cm.CmTool):
@@ -242,7 +231,7 @@ class ContextManagementDifferential(DifferentialKit):
     def texts(self, action: Any, serial: int) -> Sequence[str]:
         if isinstance(action, cm.CmTool):
             return (cm.closing_text(serial).text,)
-        return host_texts(action, serial)
+        return super().texts(action, serial)
 
     def world(
         self, config: WorldConfig, system_message: Mapping[str, JSON] | None

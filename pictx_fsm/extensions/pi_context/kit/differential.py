@@ -43,10 +43,7 @@ from pictx_fsm.testing.differential.kit import (
     Category,
     DifferentialKit,
     Realised,
-    host_category,
-    host_texts,
     prompt,
-    realise_host_action,
     settings_command,
 )
 
@@ -85,9 +82,6 @@ class PiContextDifferential(DifferentialKit):
     def environment(self, config: WorldConfig, work: Path) -> Mapping[str, str]:
         return {PROFILE_ENV: config.profile, AUDIT_DIR_ENV: str(self.audit_dir(work))}
 
-    def audit_dir(self, work: Path) -> Path:
-        return work / "audit"
-
     def settings(self, config: WorldConfig) -> Mapping[str, JSON]:
         return settings_of(config, config.automatic)
 
@@ -105,7 +99,7 @@ class PiContextDifferential(DifferentialKit):
             return Category.IDLE
         if isinstance(action, Toggle | SetAutomatic | VoidNextBoundary | HideBoot | QueueAtSettle):
             return Category.EITHER
-        return host_category(action)
+        return super().category(action)
 
     def realise(self, action: Any, serial: int, config: WorldConfig) -> Realised:
         if isinstance(action, WipeCommand):
@@ -121,7 +115,7 @@ class PiContextDifferential(DifferentialKit):
             words = f"/drive-arm {arm}{' ' + text if text else ''}"
             act = {"do": "arm", "what": arm, **({"text": text} if text else {})}
             return Realised(idle=prompt(words), act=act)
-        return realise_host_action(action, serial)
+        return super().realise(action, serial, config)
 
     @staticmethod
     def _queued(action: Any, serial: int) -> str:
@@ -133,7 +127,7 @@ class PiContextDifferential(DifferentialKit):
 
     def texts(self, action: Any, serial: int) -> Sequence[str]:
         queued = self._queued(action, serial)
-        return (queued,) if queued else host_texts(action, serial)
+        return (queued,) if queued else super().texts(action, serial)
 
     def world(self, config: WorldConfig, system_message: Mapping[str, JSON] | None) -> World:
         return World(config, system_message=system_message)
