@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol, TypeVar
 
 import attrs
-from attrs import field, frozen
+from attrs import Factory, field, frozen
 
 from pictx_fsm.audit.log import AuditLog
 from pictx_fsm.errors import PictxError, UsageError
@@ -186,9 +186,11 @@ class KitOption:
     command-line option of ``verify`` taking one or more of ``choices``."""
 
     name: str
-    flag: str
+    flag: str = field(default=Factory(lambda self: f"--{self.name}", takes_self=True))
+    """The command-line option (default: ``--`` and the name)."""
     choices: tuple[str, ...]
-    default: tuple[str, ...]
+    default: tuple[str, ...] = field(default=Factory(lambda self: self.choices, takes_self=True))
+    """The variants explored unless told (default: every choice)."""
     help: str
     preferred: str | None = None
     """The variant a run of one configuration (``check``) takes unless told: the one a user

@@ -48,9 +48,7 @@ class ContextManagementKit(Kit):
     options: ClassVar[tuple[KitOption, ...]] = (
         KitOption(
             name="companion",
-            flag="--companion",
             choices=(ALONE, "pi-context"),
-            default=(ALONE, "pi-context"),
             help="context-management alone (none) and/or after pi-context on the same host "
             "(default: both)",
         ),

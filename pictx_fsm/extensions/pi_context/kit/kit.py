@@ -54,9 +54,7 @@ class PiContextKit(Kit):
     options: ClassVar[tuple[KitOption, ...]] = (
         KitOption(
             name="profile",
-            flag="--profile",
             choices=PROFILES,
-            default=PROFILES,
             help="pi-context profile(s) to explore (default: both)",
             preferred=DEFAULT_PROFILE.value,
         ),
@@ -64,7 +62,6 @@ class PiContextKit(Kit):
             name="host",
             flag="--host-profile",
             choices=HOSTS,
-            default=HOSTS,
             help="Pi version(s) the model session behaves as (default: all)",
         ),
     )
