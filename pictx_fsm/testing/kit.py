@@ -55,6 +55,7 @@ __all__ = [
     "faults_by_name",
     "kit_named",
     "kit_names",
+    "named_fault",
     "read_action",
 ]
 
@@ -168,6 +169,15 @@ def faults_by_name(*faults: FaultT) -> dict[str, FaultT]:
     if len(table) != len(faults):
         raise ValueError("two planted faults share a name")
     return table
+
+
+def named_fault(faults: Mapping[str, FaultT], name: str) -> FaultT:
+    """``faults[name]``; an unknown name is a :class:`ValueError` listing the known ones."""
+    try:
+        return faults[name]
+    except KeyError:
+        known = ", ".join(sorted(faults))
+        raise ValueError(f"unknown fault {name!r}; known faults: {known}") from None
 
 
 @frozen(kw_only=True)

@@ -132,6 +132,9 @@ class MachineFamily:
     actions: Mapping[str, Callable[..., Any]]
     fingerprint: str
     directory: Path
+    state_facts: Mapping[str, tuple[str, str, str]] = MappingProxyType({})
+    """The state facts it was checked against (:func:`bind_family`): a rebuild (a planted
+    fault) is bound the same way."""
 
     def initial(self) -> dict[str, Configuration]:
         return {name: machine.initial() for name, machine in self.machines.items()}
@@ -168,6 +171,7 @@ def bind_family(
         actions=MappingProxyType(dict(actions)),
         fingerprint=fingerprint([specs[name] for name in names]),
         directory=directory,
+        state_facts=MappingProxyType(dict(state_facts)),
     )
 
 

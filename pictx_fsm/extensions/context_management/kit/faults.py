@@ -28,7 +28,7 @@ from pictx_fsm.extensions.context_management.records import NOTES_TYPE, notes_da
 from pictx_fsm.extensions.context_management.texts import READ_TOOL, STATUS_TOOL
 from pictx_fsm.extensions.context_management.tools import ToolAnswers, answer_tool
 from pictx_fsm.host.effects import AppendEntry, ToolResult
-from pictx_fsm.testing.kit import faults_by_name
+from pictx_fsm.testing.kit import faults_by_name, named_fault
 
 
 def _unchanged(bindings: Bindings) -> Bindings:
@@ -211,80 +211,88 @@ def _read_skipping_a_byte(answer: ToolAnswers) -> ToolAnswers:
     return answered
 
 
+def _in_bindings(
+    name: str, caught_by: str, change: Callable[[Bindings], Bindings], description: str
+) -> Fault:
+    """A fault planted in the machines' guard and action bindings."""
+    return Fault(name=name, description=description, caught_by=caught_by, bindings=change)
+
+
+def _in_answers(
+    name: str, caught_by: str, change: Callable[[ToolAnswers], ToolAnswers], description: str
+) -> Fault:
+    """A fault planted in how the read-only tool calls are answered."""
+    return Fault(name=name, description=description, caught_by=caught_by, answers=change)
+
+
 FAULTS: Mapping[str, Fault] = faults_by_name(
-    Fault(
-        name="fourth-handoff",
-        description="the cooling guard forgets the hourly limit: a 4th handoff within an hour",
-        caught_by="hourly_limit",
-        bindings=_fourth_handoff,
+    _in_bindings(
+        "fourth-handoff",
+        "hourly_limit",
+        _fourth_handoff,
+        "the cooling guard forgets the hourly limit: a 4th handoff within an hour",
     ),
-    Fault(
-        name="switch-with-pending-input",
-        description="the switch check ignores user input since the handoff began",
-        caught_by="no_switch_after_input",
-        bindings=_switch_with_input,
+    _in_bindings(
+        "switch-with-pending-input",
+        "no_switch_after_input",
+        _switch_with_input,
+        "the switch check ignores user input since the handoff began",
     ),
-    Fault(
-        name="background-in-cooldown",
-        description="the background start guard ignores the 60 s cooldowns",
-        caught_by="background_start_guard",
-        bindings=_background_in_cooldown,
+    _in_bindings(
+        "background-in-cooldown",
+        "background_start_guard",
+        _background_in_cooldown,
+        "the background start guard ignores the 60 s cooldowns",
     ),
-    Fault(
-        name="refused-write-changes-store",
-        description="a write refused for its sources still appends a notes entry",
-        caught_by="refused_write_unchanged",
-        bindings=_refused_write,
+    _in_bindings(
+        "refused-write-changes-store",
+        "refused_write_unchanged",
+        _refused_write,
+        "a write refused for its sources still appends a notes entry",
     ),
-    Fault(
-        name="switch-never-requested",
-        description="the handoff enters its switch and never asks the host to switch: "
+    _in_bindings(
+        "switch-never-requested",
+        "operations_end",
+        _switch_never_requested,
+        "the handoff enters its switch and never asks the host to switch: "
         "the flow never ends, its phase stays on the status bar",
-        caught_by="operations_end",
-        bindings=_switch_never_requested,
     ),
-    Fault(
-        name="timeout-never-ends-the-operation",
-        description="a generation that reaches its deadline fails without logging its "
-        "operation_end",
-        caught_by="operations_end",
-        bindings=_timeout_never_ended,
+    _in_bindings(
+        "timeout-never-ends-the-operation",
+        "operations_end",
+        _timeout_never_ended,
+        "a generation that reaches its deadline fails without logging its operation_end",
     ),
-    Fault(
-        name="threshold-strict",
-        description="the 80 % trigger is > for ≥ (M54): exactly at the line no automatic handoff",
-        caught_by="auto_handoff_when_due",
-        bindings=_strict_threshold,
+    _in_bindings(
+        "threshold-strict",
+        "auto_handoff_when_due",
+        _strict_threshold,
+        "the 80 % trigger is > for ≥ (M54): exactly at the line no automatic handoff",
     ),
-    Fault(
-        name="cooldown-ends-late",
-        description="cooling is ≤ for < nextEligibleAt (M56): a handoff due at the very "
+    _in_bindings(
+        "cooldown-ends-late",
+        "auto_handoff_when_due",
+        _late_cooldown,
+        "cooling is ≤ for < nextEligibleAt (M56): a handoff due at the very "
         "end of the cooldown is refused",
-        caught_by="auto_handoff_when_due",
-        bindings=_late_cooldown,
     ),
-    Fault(
-        name="status-quota-ignores-use",
-        description="context_status reports the turn's whole recall quota, not what is "
-        "left of it (M23)",
-        caught_by="exact_recall_answers",
-        answers=_quota_ignoring_use,
+    _in_answers(
+        "status-quota-ignores-use",
+        "exact_recall_answers",
+        _quota_ignoring_use,
+        "context_status reports the turn's whole recall quota, not what is left of it (M23)",
     ),
-    Fault(
-        name="read-skips-a-byte",
-        description="context_history_read's nextOffset lies one byte past the page (M22)",
-        caught_by="exact_recall_answers",
-        answers=_read_skipping_a_byte,
+    _in_answers(
+        "read-skips-a-byte",
+        "exact_recall_answers",
+        _read_skipping_a_byte,
+        "context_history_read's nextOffset lies one byte past the page (M22)",
     ),
 )
 
 
 def fault_named(name: str) -> Fault:
-    try:
-        return FAULTS[name]
-    except KeyError:
-        known = ", ".join(sorted(FAULTS))
-        raise ValueError(f"unknown fault {name!r}; known faults: {known}") from None
+    return named_fault(FAULTS, name)
 
 
 @functools.cache

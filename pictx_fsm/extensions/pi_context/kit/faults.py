@@ -22,7 +22,6 @@ from pictx_fsm.extensions.pi_context.lifecycle import (
     Facts,
     Lifecycle,
     Turn,
-    build_lifecycle,
     load_lifecycle,
 )
 from pictx_fsm.extensions.pi_context.policy import ReminderStage
@@ -33,7 +32,7 @@ from pictx_fsm.extensions.shared.kit.faults import FamilyFault
 from pictx_fsm.host.effects import CustomMessageDraft, Draft, Notify, ToolResult
 from pictx_fsm.hosts.model import ModelSession
 from pictx_fsm.hosts.model.queues import Queued, Queues
-from pictx_fsm.testing.kit import faults_by_name
+from pictx_fsm.testing.kit import faults_by_name, named_fault
 
 __all__ = ["FAULTS", "Fault", "fault_named", "faulty_lifecycle"]
 
@@ -45,7 +44,7 @@ class Fault(FamilyFault):
 
     def lifecycle(self, base: Lifecycle | None = None) -> Lifecycle:
         """The lifecycle with this fault planted."""
-        return self.planted(base or load_lifecycle(), build_lifecycle, FACTS, ACTIONS)
+        return self.planted(base or load_lifecycle())
 
 
 def _never(env: FactEnv, facts: Facts) -> bool:
@@ -317,8 +316,4 @@ def faulty_lifecycle(name: str) -> Lifecycle:
 
 
 def fault_named(name: str) -> Fault:
-    try:
-        return FAULTS[name]
-    except KeyError:
-        known = ", ".join(sorted(FAULTS))
-        raise ValueError(f"unknown fault {name!r}; known faults: {known}") from None
+    return named_fault(FAULTS, name)

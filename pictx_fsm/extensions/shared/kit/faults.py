@@ -7,16 +7,14 @@ from __future__ import annotations
 import tempfile
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 from attrs import field, frozen
 
-from pictx_fsm.extensions.shared.machinery import Fact, Facts, MachineFamily
+from pictx_fsm.extensions.shared.machinery import Fact, Facts, MachineFamily, bind_family
 from pictx_fsm.machines import MachineSpec, load_models
 
 __all__ = ["FamilyFault", "patched_specs", "planted_fact"]
-
-M = TypeVar("M")
 
 
 @frozen(kw_only=True)
@@ -35,18 +33,18 @@ class FamilyFault:
     model_patch: tuple[str, str, str] | None = None
     """(document, old text, new text): an edit of one model document."""
 
-    def planted(
-        self,
-        base: MachineFamily,
-        build: Callable[..., M],
-        facts: Mapping[str, Fact],
-        actions: Mapping[str, Any],
-    ) -> M:
-        """``base``'s documents rebuilt by ``build`` with this fault planted: the model patch
-        applied, its facts and actions in place of the declared ``facts`` and ``actions``."""
+    def planted(self, base: MachineFamily) -> MachineFamily:
+        """``base``'s machines rebuilt with this fault planted: the model patch applied, its
+        facts and actions in place of those ``base`` is bound to."""
         specs, directory = patched_specs(base, self.name, self.model_patch)
-        planted = {**facts, **{n: planted_fact(n, fn) for n, fn in self.facts.items()}}
-        return build(specs, directory, facts=planted, actions={**actions, **self.actions})
+        return bind_family(
+            specs,
+            tuple(base.machines),
+            directory,
+            facts={**base.facts, **{n: planted_fact(n, fn) for n, fn in self.facts.items()}},
+            actions={**base.actions, **self.actions},
+            state_facts=base.state_facts,
+        )
 
 
 def patched_specs(
