@@ -22,7 +22,7 @@ from pictx_fsm.extensions.context_management import events as ev
 from pictx_fsm.extensions.context_management.effects import CmResult
 from pictx_fsm.extensions.context_management.kit import actions as cm
 from pictx_fsm.extensions.context_management.kit.boundary import LINES, line_value
-from pictx_fsm.extensions.context_management.machines import CmMachines, load_machines
+from pictx_fsm.extensions.context_management.machines import load_machines
 from pictx_fsm.extensions.context_management.runtime import ContextMemoryRuntime
 from pictx_fsm.extensions.context_management.state import CmState, Flags
 from pictx_fsm.host.events import AgentSettled, HookEvent, HostContext, ModelInfo
@@ -155,7 +155,6 @@ class World:
     def __init__(
         self,
         config: WorldConfig,
-        machines: CmMachines | None = None,
         system_message: Mapping[str, Any] | None = None,
     ) -> None:
         """``system_message``: the first request's system message as a real Pi sent it (the
@@ -165,7 +164,7 @@ class World:
         self.config = config
         self.clock = ManualClock()
         self.generator = ScriptedGenerator()
-        self.machines = machines or (plant(config.fault) if config.fault else load_machines())
+        self.machines = plant(config.fault) if config.fault else load_machines()
         self.journal = Journal()
         self.reply_end_at: int | None = None
         """When the next reply end is observed (an :class:`~.actions.AimAt` on a time line)."""
