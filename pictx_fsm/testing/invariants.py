@@ -16,24 +16,37 @@ by the generator or by shrinking is never blamed for what it had no time to do.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, ClassVar, Generic, Literal, Protocol, TypeAlias, TypeVar
+from typing import (
+    Any,
+    ClassVar,
+    Generic,
+    Literal,
+    Protocol,
+    TypeAlias,
+    TypeVar,
+    dataclass_transform,
+)
 
-from attrs import frozen
+import attrs
+from attrs import field, frozen
 
 __all__ = [
     "Cursor",
     "Invariant",
     "InvariantKind",
     "InvariantSuite",
+    "PerItem",
     "Suite",
     "Violation",
     "describe_invariants",
+    "remembering",
 ]
 
 W = TypeVar("W")
 T = TypeVar("T")
 W_contra = TypeVar("W_contra", contravariant=True)
 InvariantKind: TypeAlias = Literal["safety", "outcome"]
+C = TypeVar("C", bound=type)
 
 
 class Cursor:
@@ -89,6 +102,38 @@ class Invariant(Generic[W]):
         By default every attribute — all it could remember; an invariant whose memory is
         only a cursor into what the world keeps returns less."""
         return dict(vars(self))
+
+
+@dataclass_transform(field_specifiers=(attrs.field,))
+def remembering(cls: C) -> C:
+    """Declares what an invariant remembers as attrs fields (``field(init=False,
+    factory=...)``), fresh for every world its suite is built for; a subclass declares only
+    its own. No slots (:meth:`Invariant.residual` reads ``vars``) and compared by identity,
+    like any invariant."""
+    decorated: C = attrs.define(cls, slots=False, eq=False)
+    return decorated
+
+
+@remembering
+class PerItem(Invariant[W], Generic[W, T]):
+    """Judges each item a world appends to one of its lists (:meth:`items`) once, when it is
+    appended (:meth:`judge`): all it remembers is how far it read."""
+
+    _cursor: Cursor = field(init=False, factory=Cursor)
+
+    def items(self, world: W) -> Sequence[T]:
+        raise NotImplementedError
+
+    def judge(self, world: W, item: T) -> list[Violation]:
+        raise NotImplementedError
+
+    def check(self, world: W) -> list[Violation]:
+        fresh = self._cursor.fresh(self.items(world))
+        return [violation for item in fresh for violation in self.judge(world, item)]
+
+    def residual(self, world: W) -> object:
+        """Nothing: a cursor into what the world keeps."""
+        return None
 
 
 class Suite(Protocol[W_contra]):

@@ -6,13 +6,15 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, ClassVar, TypeAlias
 
+from attrs import field
+
 from pictx_fsm.extensions.context_management.effects import LogRecord
 from pictx_fsm.extensions.context_management.kit.world import StepRecord, World
 from pictx_fsm.extensions.context_management.policy import Budgets
 from pictx_fsm.extensions.context_management.records import NOTES_TYPE
 from pictx_fsm.host.effects import AppendEntry, ToolResult
 from pictx_fsm.session.entries import Entry
-from pictx_fsm.testing.invariants import Invariant, Violation
+from pictx_fsm.testing.invariants import Invariant, Violation, remembering
 
 __all__ = [
     "JSON",
@@ -30,14 +32,14 @@ __all__ = [
 JSON: TypeAlias = Any
 
 
+@remembering
 class JournalInvariant(Invariant[World]):
     """An incremental check over the world's journal: each step is judged once."""
 
     cursors: ClassVar[frozenset[str]] = frozenset({"_seen"})
     """Attributes that only say how far it has read (not part of its residual)."""
 
-    def __init__(self) -> None:
-        self._seen = 0
+    _seen: int = field(init=False, default=0)
 
     def check(self, world: World) -> list[Violation]:
         steps = world.journal.steps

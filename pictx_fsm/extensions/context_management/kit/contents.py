@@ -15,6 +15,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Final
 
+from attrs import field
+
 from pictx_fsm import js
 from pictx_fsm.extensions.context_management.events import ToolCalled, TurnStarted
 from pictx_fsm.extensions.context_management.kit.checks import (
@@ -36,7 +38,7 @@ from pictx_fsm.extensions.context_management.texts import (
     STATUS_TOOL,
 )
 from pictx_fsm.session.entries import MessageEntry
-from pictx_fsm.testing.invariants import Violation
+from pictx_fsm.testing.invariants import Violation, remembering
 
 __all__ = ["CONTENT_INVARIANTS", "ExactRecallAnswers", "recall_budget"]
 
@@ -77,6 +79,7 @@ def _user_text(record: StepRecord, source_id: object) -> str | None:
     return None
 
 
+@remembering
 class ExactRecallAnswers(JournalInvariant):
     name, rule = "exact_recall_answers", "M21, M22, M23"
     doc = (
@@ -87,9 +90,7 @@ class ExactRecallAnswers(JournalInvariant):
         "W×5 %, W − tokens − max(16 384, W×20 %)) less what this turn's recall returned)"
     )
 
-    def __init__(self) -> None:
-        super().__init__()
-        self.used: dict[int, int] = {}
+    used: dict[int, int] = field(init=False, factory=dict)
 
     def check_step(self, world: World, record: StepRecord) -> list[Violation]:
         event = record.event

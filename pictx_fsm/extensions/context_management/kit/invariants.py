@@ -11,6 +11,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any, TypeAlias
 
+from attrs import field
+
 from pictx_fsm.extensions.context_management.diaglog import check_record
 from pictx_fsm.extensions.context_management.effects import CheckpointCompaction, RequestGeneration
 from pictx_fsm.extensions.context_management.events import (
@@ -67,7 +69,7 @@ from pictx_fsm.extensions.context_management.texts import (
     STATUS_HANDOFF,
 )
 from pictx_fsm.session.entries import CompactionEntry, CustomMessageEntry, MessageEntry
-from pictx_fsm.testing.invariants import Cursor, Violation
+from pictx_fsm.testing.invariants import Cursor, Violation, remembering
 
 JSON: TypeAlias = Any
 
@@ -97,19 +99,18 @@ class OneBackgroundJob(JournalInvariant):
         return []
 
 
+@remembering
 class BackgroundStartGuard(JournalInvariant):
     """§12.2: threshold, both 60 s cooldowns, tries per key, no capacity-blocked key, no
     unreconciled native summary — recomputed from the branch and the job outcomes."""
 
     name, rule = "background_start_guard", "§12.2 M38 M43"
 
-    def __init__(self) -> None:
-        super().__init__()
-        self.success: dict[int, int] = {}
-        self.failure: dict[int, int] = {}
-        self.tries: dict[tuple[int, tuple[str, ...]], int] = {}
-        self.blocked: set[tuple[int, tuple[str, ...]]] = set()
-        self.keys: dict[tuple[int, str], tuple[str, ...]] = {}
+    success: dict[int, int] = field(init=False, factory=dict)
+    failure: dict[int, int] = field(init=False, factory=dict)
+    tries: dict[tuple[int, tuple[str, ...]], int] = field(init=False, factory=dict)
+    blocked: set[tuple[int, tuple[str, ...]]] = field(init=False, factory=set)
+    keys: dict[tuple[int, str], tuple[str, ...]] = field(init=False, factory=dict)
 
     def check_step(self, world: World, record: StepRecord) -> list[Violation]:
         found = (
@@ -192,16 +193,15 @@ class BackgroundCommitCurrent(JournalInvariant):
         )
 
 
+@remembering
 class GenerationBounds(JournalInvariant):
     """§12.4: requests ≤ cap, ≤ 300 s, ≤ 16 batches, ≤ 1 repair, at most one commit."""
 
     name, rule = "generation_bounds", "§12.4 M28 M29 M32"
 
-    def __init__(self) -> None:
-        super().__init__()
-        self.requests: dict[tuple[int, int], list[Any]] = {}
-        self.started: dict[str, int] = {}
-        self.commits: dict[tuple[int, int], int] = {}
+    requests: dict[tuple[int, int], list[Any]] = field(init=False, factory=dict)
+    started: dict[str, int] = field(init=False, factory=dict)
+    commits: dict[tuple[int, int], int] = field(init=False, factory=dict)
 
     def check_step(self, world: World, record: StepRecord) -> list[Violation]:
         found: list[Violation] = []
@@ -412,15 +412,14 @@ class CheckpointStateDerived(JournalInvariant):
         return found
 
 
+@remembering
 class CompactionReusesNotes(JournalInvariant):
     """M26: a compaction sends the model only archived sources the notes do not cover yet
     (all of them with custom instructions) — coverage replayed from the branch."""
 
     name, rule = "compaction_reuses_notes", "M26"
 
-    def __init__(self) -> None:
-        super().__init__()
-        self.covered: dict[tuple[int, int], frozenset[str]] = {}
+    covered: dict[tuple[int, int], frozenset[str]] = field(init=False, factory=dict)
 
     def check_step(self, world: World, record: StepRecord) -> list[Violation]:
         event = record.event
@@ -442,15 +441,14 @@ class CompactionReusesNotes(JournalInvariant):
         return found
 
 
+@remembering
 class RecallQuota(JournalInvariant):
     """§12.10: recall bytes per assistant turn within ``RECALL_TURN_BYTES``; none with
     unknown usage."""
 
     name, rule = "recall_quota", "§12.10 M23"
 
-    def __init__(self) -> None:
-        super().__init__()
-        self.used: dict[int, int] = {}
+    used: dict[int, int] = field(init=False, factory=dict)
 
     def check_step(self, world: World, record: StepRecord) -> list[Violation]:
         if isinstance(record.event, TurnStarted):
@@ -505,15 +503,14 @@ class LogBounded(JournalInvariant):
         return found
 
 
+@remembering
 class AbortCancelsBackground(JournalInvariant):
     """M41: a background job running when the foreground run is aborted never commits."""
 
     name, rule = "abort_cancels_background", "M41"
 
-    def __init__(self) -> None:
-        super().__init__()
-        self.open: set[tuple[int, str]] = set()
-        self.aborted: set[tuple[int, str]] = set()
+    open: set[tuple[int, str]] = field(init=False, factory=set)
+    aborted: set[tuple[int, str]] = field(init=False, factory=set)
 
     def check_step(self, world: World, record: StepRecord) -> list[Violation]:
         runtime = record.runtime
@@ -574,15 +571,14 @@ class StatusAtRest(JournalInvariant):
         return [self.violation(f"the status bar still shows {shown!r} with nothing running")]
 
 
+@remembering
 class NoExtensionErrors(JournalInvariant):
     """The extension never throws into the host."""
 
     name, rule = "no_extension_errors", "pi-host §3"
     cursors = frozenset({"_seen", "_errors"})
 
-    def __init__(self) -> None:
-        super().__init__()
-        self._errors = Cursor()
+    _errors: Cursor = field(init=False, factory=Cursor)
 
     def check_world(self, world: World) -> list[Violation]:
         return [

@@ -7,6 +7,8 @@ import json
 from collections.abc import Mapping
 from typing import Any, TypeAlias
 
+from attrs import field
+
 from pictx_fsm import js
 from pictx_fsm.extensions.context_management.effects import RequestGeneration
 from pictx_fsm.extensions.context_management.events import CommandIssued
@@ -33,7 +35,7 @@ from pictx_fsm.extensions.context_management.records import (
 )
 from pictx_fsm.extensions.context_management.sizes import json_text_bytes
 from pictx_fsm.session.entries import CustomEntry
-from pictx_fsm.testing.invariants import InvariantSuite, Violation
+from pictx_fsm.testing.invariants import InvariantSuite, Violation, remembering
 
 __all__ = [
     "HANDOFF_INVARIANTS",
@@ -67,15 +69,14 @@ def _persisted_pause(record: StepRecord) -> bool | None:
     return paused
 
 
+@remembering
 class HourlyLimit(JournalInvariant):
     """§12.11: at most 3 automatic handoffs (preparations started, Q5) in any rolling hour,
     across the inherited session chain (every runtime of the world)."""
 
     name, rule = "hourly_limit", "§12.11 M56"
 
-    def __init__(self) -> None:
-        super().__init__()
-        self.starts: list[int] = []
+    starts: list[int] = field(init=False, factory=list)
 
     def check_step(self, world: World, record: StepRecord) -> list[Violation]:
         if _PREPARE not in record.result.fired:
@@ -88,14 +89,13 @@ class HourlyLimit(JournalInvariant):
         return []
 
 
+@remembering
 class CooldownRespected(JournalInvariant):
     """§12.12: no automatic handoff starts within 5 minutes of the last verified target."""
 
     name, rule = "cooldown_respected", "§12.12 M60"
 
-    def __init__(self) -> None:
-        super().__init__()
-        self.verified: int | None = None
+    verified: int | None = field(init=False, default=None)
 
     def check_step(self, world: World, record: StepRecord) -> list[Violation]:
         if _ADOPT in record.result.fired:
@@ -195,14 +195,13 @@ class AutoOnKeepsLimits(JournalInvariant):
         return []
 
 
+@remembering
 class _PerSwitch(JournalInvariant):
     """Judges every forward handoff switch of the host's journal once."""
 
     cursors = frozenset({"_seen", "_switches"})
 
-    def __init__(self) -> None:
-        super().__init__()
-        self._switches = 0
+    _switches: int = field(init=False, default=0)
 
     def check_world(self, world: World) -> list[Violation]:
         found: list[Violation] = []

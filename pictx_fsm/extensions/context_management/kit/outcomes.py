@@ -11,6 +11,8 @@ recomputed here, never read from a guard.
 
 from __future__ import annotations
 
+from attrs import field
+
 from pictx_fsm.extensions.context_management.events import ReplyEnded
 from pictx_fsm.extensions.context_management.kit.checks import JournalInvariant, logs
 from pictx_fsm.extensions.context_management.kit.world import StepRecord, World
@@ -22,7 +24,7 @@ from pictx_fsm.extensions.context_management.policy import (
     HOUR_MS,
 )
 from pictx_fsm.extensions.context_management.texts import STATUS_BATCH, STATUS_HANDOFF
-from pictx_fsm.testing.invariants import Violation
+from pictx_fsm.testing.invariants import Violation, remembering
 
 __all__ = ["OUTCOME_INVARIANTS", "AutoHandoffWhenDue", "OperationsEnd"]
 
@@ -30,6 +32,7 @@ _BUSY = (STATUS_BATCH.split("{")[0], STATUS_HANDOFF.split("{")[0])
 """M4: what the status bar shows only while a batch or a handoff runs."""
 
 
+@remembering
 class OperationsEnd(JournalInvariant):
     name, rule = "operations_end", "M28, M32, M34, M35, M40, M41, M48, M64, M4"
     kind = "outcome"
@@ -39,9 +42,7 @@ class OperationsEnd(JournalInvariant):
         "the status bar is at rest (no batch or handoff phase)"
     )
 
-    def __init__(self) -> None:
-        super().__init__()
-        self.open: dict[tuple[int, str], tuple[str, StepRecord]] = {}
+    open: dict[tuple[int, str], tuple[str, StepRecord]] = field(init=False, factory=dict)
 
     def check_step(self, world: World, record: StepRecord) -> list[Violation]:
         for start in logs(record, "operation_start"):

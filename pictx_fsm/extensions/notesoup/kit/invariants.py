@@ -13,6 +13,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar, Final
 
+from attrs import field
+
 from pictx_fsm.extensions.notesoup.audit import audit_tree
 from pictx_fsm.extensions.notesoup.kit.world import LEGACY_NOTES, NotesoupWorld
 from pictx_fsm.extensions.notesoup.texts import (
@@ -72,7 +74,7 @@ from pictx_fsm.js import is_plain_object
 from pictx_fsm.session.entries import CompactionEntry, CustomMessageEntry, MessageEntry
 from pictx_fsm.session.tree import SessionTree, TreeNode
 from pictx_fsm.testing import invariants as testing_invariants
-from pictx_fsm.testing.invariants import Violation
+from pictx_fsm.testing.invariants import Violation, remembering
 
 __all__ = ["FAMILY", "INVARIANT_TYPES", "InvariantSuite"]
 
@@ -148,6 +150,7 @@ def _notesoup_boundary(entry: object) -> bool:
     )
 
 
+@remembering
 class ResetShape(_Entries):
     name = "reset_shape"
     rule = "S38–S42, S47, FM19"
@@ -158,14 +161,12 @@ class ResetShape(_Entries):
         "between a tool call and its result"
     )
 
-    def __init__(self) -> None:
-        super().__init__()
-        self._children = ChildWatch()
-        self._records = RecordWalk()
-        self._recovered: set[str] = set()
-        self._born: set[tuple[int, str]] = set()
-        """(file, id) of every entry in the file it was first appended to: a boundary is
-        judged there, not where a fork or reload copied part of it."""
+    _children: ChildWatch = field(init=False, factory=ChildWatch)
+    _records: RecordWalk = field(init=False, factory=RecordWalk)
+    _recovered: set[str] = field(init=False, factory=set)
+    _born: set[tuple[int, str]] = field(init=False, factory=set)
+    """(file, id) of every entry in the file it was first appended to: a boundary is
+    judged there, not where a fork or reload copied part of it."""
 
     def copied(self, tree: SessionTree, node: TreeNode) -> None:
         self._children.copied(tree, node)
@@ -265,6 +266,7 @@ class LegacyHistoryStaysErased(_ErasedRequests):
     legacy = True
 
 
+@remembering
 class SessionFileAudits(testing_invariants.Invariant[World]):
     name = "session_file_audits"
     rule = "migration (ours), S38–S40, S77–S80"
@@ -274,8 +276,7 @@ class SessionFileAudits(testing_invariants.Invariant[World]):
         "next request, whenever the session is idle"
     )
 
-    def __init__(self) -> None:
-        self._seen: tuple[int, str | None] | None = None
+    _seen: tuple[int, str | None] | None = field(init=False, default=None)
 
     def check(self, world: World) -> list[Violation]:
         session = world.session
@@ -297,6 +298,7 @@ class SessionFileAudits(testing_invariants.Invariant[World]):
         return None
 
 
+@remembering
 class LegacyBootsCarryOver(testing_invariants.Invariant[World]):
     name = "legacy_boots_carry_over"
     rule = "migration (ours; S71–S74 over 0.25's types)"
@@ -305,8 +307,7 @@ class LegacyBootsCarryOver(testing_invariants.Invariant[World]):
         "root boot) appends nothing: its 0.25 boot counts as the window's boot"
     )
 
-    def __init__(self) -> None:
-        self._done = False
+    _done: bool = field(init=False, default=False)
 
     def check(self, world: World) -> list[Violation]:
         legacy = world.config.legacy
@@ -428,6 +429,7 @@ def _off(record: Mapping[str, Any]) -> bool:
     )
 
 
+@remembering
 class SettleResetsOnlyWhenPromised(_Records):
     name = "settle_resets_only_when_promised"
     rule = "S26, S58, S65, S67, Q3"
@@ -436,9 +438,7 @@ class SettleResetsOnlyWhenPromised(_Records):
         "or a latched stop's retry — a budget close-out and ordinary errors never reset"
     )
 
-    def __init__(self) -> None:
-        super().__init__()
-        self._runs: dict[int, _RunState] = {}
+    _runs: dict[int, _RunState] = field(init=False, factory=dict)
 
     def check_record(self, record: Mapping[str, Any], runtime: int) -> list[Violation]:
         run = self._runs.setdefault(runtime, _RunState())
@@ -480,6 +480,7 @@ class SettleResetsOnlyWhenPromised(_Records):
         return (run.manual, run.overflow, run.latched, run.requested, run.recoveries)
 
 
+@remembering
 class RequestedResetCommits(_Records):
     name = "requested_reset_commits"
     kind = "outcome"
@@ -489,9 +490,7 @@ class RequestedResetCommits(_Records):
         "unless that turn aborted, failed or overflowed, or a /clear-memory took it over"
     )
 
-    def __init__(self) -> None:
-        super().__init__()
-        self._pending: dict[int, bool] = {}
+    _pending: dict[int, bool] = field(init=False, factory=dict)
 
     def check_record(self, record: Mapping[str, Any], runtime: int) -> list[Violation]:
         hook = record["hook"]
@@ -524,6 +523,7 @@ class RequestedResetCommits(_Records):
         return self._pending.get(len(world.audits) - 1, False)
 
 
+@remembering
 class ManualCloseOutCommits(_Records):
     name = "manual_close_out_commits"
     kind = "outcome"
@@ -534,12 +534,10 @@ class ManualCloseOutCommits(_Records):
         "or on the hard reserve before it"
     )
 
-    def __init__(self) -> None:
-        super().__init__()
-        self._armed: dict[int, bool] = {}
-        self._committing: dict[int, bool] = {}
-        """A reset decided at a boundary whose entries Pi is still appending: a close-out
-        asked for now belongs to the window that reset ends (S21)."""
+    _armed: dict[int, bool] = field(init=False, factory=dict)
+    _committing: dict[int, bool] = field(init=False, factory=dict)
+    """A reset decided at a boundary whose entries Pi is still appending: a close-out
+    asked for now belongs to the window that reset ends (S21)."""
 
     def check_record(self, record: Mapping[str, Any], runtime: int) -> list[Violation]:
         hook = record["hook"]
@@ -591,6 +589,7 @@ class ManualCloseOutCommits(_Records):
 # -- the stop latch (S34–S36) -------------------------------------------------------------------
 
 
+@remembering
 class BareStopHolds(_Entries):
     name = "bare_stop_holds"
     rule = "S31, S34–S36"
@@ -600,15 +599,13 @@ class BareStopHolds(_Entries):
         "tool-batch follow-up is cancelled"
     )
 
-    def __init__(self) -> None:
-        super().__init__()
-        self._records = RecordWalk()
-        self._stops: dict[str, int] = {}
-        """Stop windows → how many inputs (prompts, queued messages, accepted /clear-memory
-        commands) the user had given when the stop was decided."""
-        self._inputs = 0
-        self._run_starts: set[str] = set()
-        """Entries delivered as the prompt of a run (a custom message that triggered one)."""
+    _records: RecordWalk = field(init=False, factory=RecordWalk)
+    _stops: dict[str, int] = field(init=False, factory=dict)
+    """Stop windows → how many inputs (prompts, queued messages, accepted /clear-memory
+    commands) the user had given when the stop was decided."""
+    _inputs: int = field(init=False, default=0)
+    _run_starts: set[str] = field(init=False, factory=set)
+    """Entries delivered as the prompt of a run (a custom message that triggered one)."""
 
     def check_entries(self, world: World, fresh: Fresh) -> list[Violation]:
         log = world.session.log

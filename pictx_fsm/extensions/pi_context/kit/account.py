@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from attrs import define
+from attrs import define, field
 
 from pictx_fsm.extensions.pi_context.kit.oracle import Place, place_at
 from pictx_fsm.extensions.pi_context.kit.view import WorldView
@@ -23,7 +23,7 @@ from pictx_fsm.extensions.pi_context.texts import (
     WIPE_MEMORY_TOOL,
 )
 from pictx_fsm.extensions.shared.kit.walks import Records
-from pictx_fsm.testing.invariants import Violation
+from pictx_fsm.testing.invariants import Violation, remembering
 
 __all__ = ["Account", "Following", "command_of", "place_of"]
 
@@ -100,13 +100,12 @@ class Account:
         return any(e.get("effect") == "append_entry" for e in effects)
 
 
+@remembering
 class Following(PerRecord):
     """An invariant that follows every runtime's records with an :class:`Account`;
     :meth:`judge` sees each record with the account as it stood before the hook."""
 
-    def __init__(self) -> None:
-        super().__init__()
-        self._accounts: dict[int, Account] = {}
+    _accounts: dict[int, Account] = field(init=False, factory=dict)
 
     def check_records(self, world: WorldView, fresh: Records) -> list[Violation]:
         found: list[Violation] = []

@@ -12,6 +12,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from attrs import field
+
 from pictx_fsm.extensions.pi_context.kit.actions import is_boundary_entry
 from pictx_fsm.extensions.pi_context.kit.contents import CONTENT_INVARIANTS
 from pictx_fsm.extensions.pi_context.kit.notes_sandbox import NotesConfined
@@ -21,7 +23,7 @@ from pictx_fsm.extensions.pi_context.kit.records import (
     markers_written,
     model_of,
 )
-from pictx_fsm.extensions.pi_context.kit.view import Invariant, WorldView
+from pictx_fsm.extensions.pi_context.kit.view import WorldView
 from pictx_fsm.extensions.pi_context.kit.walks import PerRecord, PerTree
 from pictx_fsm.extensions.pi_context.texts import (
     GUIDANCE_TYPE,
@@ -54,7 +56,7 @@ from pictx_fsm.host.overflow import is_overflow_like
 from pictx_fsm.session.entries import CompactionEntry
 from pictx_fsm.session.tree import SessionTree, TreeNode
 from pictx_fsm.testing import invariants as testing_invariants
-from pictx_fsm.testing.invariants import Cursor, Violation
+from pictx_fsm.testing.invariants import PerItem, Violation, remembering
 
 __all__ = [
     "FAMILY",
@@ -77,6 +79,7 @@ def _pending_tool_calls(node: TreeNode) -> tuple[str, int] | None:
     return missing_tool_results(a for a in node.ancestors() if a is not node)
 
 
+@remembering
 class ResetTail(PerTree):
     name = "reset_tail"
     rule = "R28, R35, R59, D1, D2, FM19 (rank 5)"
@@ -86,9 +89,7 @@ class ResetTail(PerTree):
         "call and its result"
     )
 
-    def __init__(self) -> None:
-        super().__init__()
-        self._children = ChildWatch()
+    _children: ChildWatch = field(init=False, factory=ChildWatch)
 
     def copied(self, tree: SessionTree, node: TreeNode) -> None:
         self._children.copied(tree, node)
@@ -174,14 +175,13 @@ class NoErasedHistory(ErasedRequests):
     windows = WindowIndex
 
 
+@remembering
 class OverflowBounded(PerRecord):
     name = "overflow_bounded"
     rule = "R33–R38, FM1–5 (rank 1), FM6"
     doc = "(f) at most one overflow recovery per failure chain; ordinary errors never reset"
 
-    def __init__(self) -> None:
-        super().__init__()
-        self._chain: dict[int, tuple[bool, int]] = {}
+    _chain: dict[int, tuple[bool, int]] = field(init=False, factory=dict)
 
     def check_record(self, record: Mapping[str, Any], runtime: int) -> list[Violation]:
         armed, recoveries = self._chain.get(runtime, (False, 0))
@@ -295,7 +295,7 @@ class OffKeepsBoundary(PerTree):
         return []
 
 
-class LeasesAgree(Invariant):
+class LeasesAgree(PerItem[WorldView, str]):
     name = "leases_agree"
     rule = "the bridge's lease on quiet hooks (issue 8 item 7)"
     doc = (
@@ -303,17 +303,13 @@ class LeasesAgree(Invariant):
         "effect, nothing staged or requested, the same projection (pictx_fsm.hosts.pi.lease)"
     )
 
-    def __init__(self) -> None:
-        self._disagreements = Cursor()
-
-    def check(self, world: WorldView) -> list[Violation]:
+    def items(self, world: WorldView) -> Sequence[str]:
         # A world without the bridge twin (the context-management world) leases nothing.
         found: list[str] = getattr(getattr(world, "extension", None), "disagreements", [])
-        return [self.violation(detail) for detail in self._disagreements.fresh(found)]
+        return found
 
-    def residual(self, world: WorldView) -> object:
-        """Nothing: a cursor into what the world logs."""
-        return None
+    def judge(self, world: WorldView, disagreement: str) -> list[Violation]:
+        return [self.violation(disagreement)]
 
 
 INVARIANT_TYPES: Sequence[type[testing_invariants.Invariant[Any]]] = (

@@ -51,7 +51,7 @@ from pictx_fsm.extensions.pi_context.texts import (
 from pictx_fsm.host.overflow import is_overflow_like
 from pictx_fsm.js import is_plain_object
 from pictx_fsm.session.projection import project_branch
-from pictx_fsm.testing.invariants import Violation
+from pictx_fsm.testing.invariants import Violation, remembering
 
 __all__ = [
     "OUTCOME_INVARIANTS",
@@ -168,6 +168,7 @@ class _Staged:
     content: str
 
 
+@remembering
 class RemindersWhenDue(Following):
     name = "reminders_when_due"
     rule = "R51–R53, R22, R31, R55"
@@ -179,9 +180,7 @@ class RemindersWhenDue(Following):
         "aborted, pi-context switched off or the window changed — and never otherwise"
     )
 
-    def __init__(self) -> None:
-        super().__init__()
-        self._staged: dict[int, dict[str, _Staged]] = {}
+    _staged: dict[int, dict[str, _Staged]] = field(init=False, factory=dict)
 
     def judge(
         self, world: WorldView, record: Record, runtime: int, account: Account
@@ -281,6 +280,7 @@ class RemindersWhenDue(Following):
         ]
 
 
+@remembering
 class OverflowRecovered(Following):
     name = "overflow_recovered"
     rule = "R24, R25, R35–R39"
@@ -291,10 +291,8 @@ class OverflowRecovered(Following):
         "aborted or switched off — and no before_settle recovers otherwise"
     )
 
-    def __init__(self) -> None:
-        super().__init__()
-        self._chains: dict[int, tuple[bool, bool]] = {}
-        """Per runtime: (overflowPending, overflowRecoveryUsed)."""
+    _chains: dict[int, tuple[bool, bool]] = field(init=False, factory=dict)
+    """Per runtime: (overflowPending, overflowRecoveryUsed)."""
 
     def judge(
         self, world: WorldView, record: Record, runtime: int, account: Account
@@ -346,6 +344,7 @@ class _Drafted:
     windows: set[str] = field(factory=set)
 
 
+@remembering
 class RepairWhenDue(Following):
     name = "repair_when_due"
     rule = "R64–R66, D4, FM19"
@@ -359,11 +358,9 @@ class RepairWhenDue(Following):
         "or committed a reset (the new window has its boot)"
     )
 
-    def __init__(self) -> None:
-        super().__init__()
-        self._drafted: dict[int, _Drafted] = {}
-        self._owed: set[int] = set()
-        """Runtimes owing a repair asked for mid-run, until a turn of theirs ends."""
+    _drafted: dict[int, _Drafted] = field(init=False, factory=dict)
+    _owed: set[int] = field(init=False, factory=set)
+    """Runtimes owing a repair asked for mid-run, until a turn of theirs ends."""
 
     def judge(
         self, world: WorldView, record: Record, runtime: int, account: Account

@@ -17,7 +17,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
-from attrs import frozen
+from attrs import field, frozen
 
 from pictx_fsm import js
 from pictx_fsm.extensions.pi_context.kit.account import place_of
@@ -44,7 +44,7 @@ from pictx_fsm.session.entries import (
 )
 from pictx_fsm.session.estimate import js_json
 from pictx_fsm.session.tree import SessionTree
-from pictx_fsm.testing.invariants import Violation
+from pictx_fsm.testing.invariants import Violation, remembering
 
 __all__ = ["ExactToolAnswers", "Item", "answer_problem", "history_of"]
 
@@ -399,6 +399,7 @@ def _rows_problem(name: str, value: Mapping[str, JSON]) -> str | None:
 # -- the invariant -----------------------------------------------------------------------------
 
 
+@remembering
 class ExactToolAnswers(PerRecord):
     name = "exact_tool_answers"
     rule = "N3, N4, N27, N33, N36, N37, R76–R80"
@@ -410,13 +411,11 @@ class ExactToolAnswers(PerRecord):
         "branch the call saw (R76, R77)"
     )
 
-    def __init__(self) -> None:
-        super().__init__()
-        self._waiting: dict[str, tuple[str, int, Place]] = {}
-        """Call id → (tool, runtime, where the call was decided), until its result is seen."""
-        self._cursors: dict[int, int] = {}
-        self._calls: dict[str, Mapping[str, JSON]] = {}
-        self._results: dict[str, Mapping[str, JSON]] = {}
+    _waiting: dict[str, tuple[str, int, Place]] = field(init=False, factory=dict)
+    """Call id → (tool, runtime, where the call was decided), until its result is seen."""
+    _cursors: dict[int, int] = field(init=False, factory=dict)
+    _calls: dict[str, Mapping[str, JSON]] = field(init=False, factory=dict)
+    _results: dict[str, Mapping[str, JSON]] = field(init=False, factory=dict)
 
     def check_records(self, world: WorldView, fresh: Records) -> list[Violation]:
         for record, runtime, _ in fresh:

@@ -8,10 +8,10 @@ model session's log, the runtimes' decision logs) and judges only what is new.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar, Final, TypeVar
 
-from attrs import frozen
+from attrs import field, frozen
 
 from pictx_fsm.audit.log import GENESIS
 from pictx_fsm.extensions.shared.kit.records import (
@@ -23,11 +23,12 @@ from pictx_fsm.extensions.shared.kit.records import (
 from pictx_fsm.extensions.shared.kit.view import SessionInvariant, SessionWorld
 from pictx_fsm.extensions.shared.kit.walks import PerRecord, Records
 from pictx_fsm.fastjson import dumper
+from pictx_fsm.hosts.model import ExtensionErrorRecord
 from pictx_fsm.session.entries import CustomMessageEntry
 from pictx_fsm.session.projection import context_messages, convert_message
 from pictx_fsm.session.tree import SessionTree, TreeNode
 from pictx_fsm.testing import invariants as testing_invariants
-from pictx_fsm.testing.invariants import Cursor, Violation
+from pictx_fsm.testing.invariants import PerItem, Violation, remembering
 
 __all__ = [
     "AuditChains",
@@ -90,6 +91,12 @@ _BEHAVIOUR = {"steer": "steer", "followUp": "follow_up"}
 """Pi's ``streamingBehavior`` of a queued input → the delivery kind it becomes."""
 
 
+def _per_kind() -> dict[str, list[str]]:
+    """An empty list per delivery kind."""
+    return {kind: [] for kind in _BEHAVIOUR.values()}
+
+
+@remembering
 class QueuedOnce(SessionInvariant):
     name = "queued_once_in_order"
     rule = "FM10–13 (rank 2), R32"
@@ -98,11 +105,10 @@ class QueuedOnce(SessionInvariant):
         "extension's own steered custom messages are not the user's queue)"
     )
 
-    def __init__(self) -> None:
-        self._events = 0
-        self._deliveries = 0
-        self._queued: dict[str, list[str]] = {"steer": [], "follow_up": []}
-        self._delivered: dict[str, list[str]] = {"steer": [], "follow_up": []}
+    _events: int = field(init=False, default=0)
+    _deliveries: int = field(init=False, default=0)
+    _queued: dict[str, list[str]] = field(init=False, factory=_per_kind)
+    _delivered: dict[str, list[str]] = field(init=False, factory=_per_kind)
 
     def check(self, world: SessionWorld) -> list[Violation]:
         log = world.session.log
@@ -151,15 +157,14 @@ class QueuedOnce(SessionInvariant):
         )
 
 
+@remembering
 class AuditChains(PerRecord[SessionWorld]):
     name = "audit_chains"
     rule = "audit log (issue 3 item 4)"
     doc = "(j) every runtime's audit chain verifies: each record once, when it is appended"
 
-    def __init__(self) -> None:
-        super().__init__()
-        self._heads: dict[int, tuple[int, str | None]] = {}
-        """Per runtime: records verified so far and the last hash (``None`` once broken)."""
+    _heads: dict[int, tuple[int, str | None]] = field(init=False, factory=dict)
+    """Per runtime: records verified so far and the last hash (``None`` once broken)."""
 
     def check_records(self, world: SessionWorld, fresh: Records) -> list[Violation]:
         found: list[Violation] = []
@@ -200,49 +205,38 @@ def _chain_problem(line: str, record: Mapping[str, Any], previous: str, seq: int
     return None
 
 
-class NoLifecycleErrors(SessionInvariant):
+class NoLifecycleErrors(PerItem[SessionWorld, ExtensionErrorRecord]):
     name = "no_lifecycle_errors"
     rule = "strict machines (issue 3 item 1)"
     doc = "the lifecycle never raises in a host (an illegal event would surface here)"
 
-    extension: str = "pi-context"
+    extension: ClassVar[str] = "pi-context"
     """The extension whose errors count (a subclass names its own)."""
 
-    def __init__(self) -> None:
-        self._errors = Cursor()
+    def items(self, world: SessionWorld) -> Sequence[ExtensionErrorRecord]:
+        return world.session.log.errors
 
-    def check(self, world: SessionWorld) -> list[Violation]:
-        return [
-            self.violation(f"{e.event}: {e.error}")
-            for e in self._errors.fresh(world.session.log.errors)
-            if e.extension == self.extension or "continuation without runnable" in e.error
-        ]
-
-    def residual(self, world: SessionWorld) -> object:
-        """Nothing: a cursor into what the world logs."""
-        return None
+    def judge(self, world: SessionWorld, error: ExtensionErrorRecord) -> list[Violation]:
+        if error.extension == self.extension or "continuation without runnable" in error.error:
+            return [self.violation(f"{error.event}: {error.error}")]
+        return []
 
 
-class RunsSettle(SessionInvariant):
+class RunsSettle(PerItem[SessionWorld, int]):
     name = "runs_settle"
     rule = "liveness: FM6–9 (rank 6)"
     doc = "(k) every run ends: no action leaves Pi stepping for ever (turns, retries, resets)"
 
-    def __init__(self) -> None:
-        self._endless = Cursor()
-
-    def check(self, world: SessionWorld) -> list[Violation]:
+    def items(self, world: SessionWorld) -> Sequence[int]:
         # A world that does not record endless runs (the context-management world lets
         # EndlessRun surface as a crash) has none to report.
         endless: list[int] = getattr(world, "endless_runs", [])
+        return endless
+
+    def judge(self, world: SessionWorld, serial: int) -> list[Violation]:
         return [
             self.violation(f"the run of action {serial} never settled (a host step bound ran out)")
-            for serial in self._endless.fresh(endless)
         ]
-
-    def residual(self, world: SessionWorld) -> object:
-        """Nothing: a cursor into what the world logs."""
-        return None
 
 
 class OneResetPerBatch(PerRecord[SessionWorld]):
@@ -280,6 +274,7 @@ class NothingAfterAbort(PerRecord[SessionWorld]):
         ]
 
 
+@remembering
 class HonestNotices(testing_invariants.Invariant[SW]):
     """Each notice the extension shows, judged once against the branch it was shown on: the
     reset notice (``cleared_prefix`` and the window id) once per reset, and only once the reset
@@ -289,9 +284,8 @@ class HonestNotices(testing_invariants.Invariant[SW]):
     name = "honest_notices"
     cleared_prefix: ClassVar[str]
 
-    def __init__(self) -> None:
-        self._seen = 0
-        self._announced: set[str] = set()
+    _seen: int = field(init=False, default=0)
+    _announced: set[str] = field(init=False, factory=set)
 
     def check(self, world: SW) -> list[Violation]:
         session = world.session

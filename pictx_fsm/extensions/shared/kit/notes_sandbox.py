@@ -15,13 +15,13 @@ import os
 import shutil
 import tempfile
 import weakref
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Final
 
-from pictx_fsm.extensions.shared.kit.view import SessionInvariant, SessionWorld
+from pictx_fsm.extensions.shared.kit.view import SessionWorld
 from pictx_fsm.session.entries import Entry, MessageEntry
-from pictx_fsm.testing.invariants import Cursor, Violation
+from pictx_fsm.testing.invariants import PerItem, Violation
 
 __all__ = [
     "ESCAPES",
@@ -183,7 +183,7 @@ def _entries(top: str) -> frozenset[tuple[str, int, str | None]]:
 # -- the invariant ---------------------------------------------------------------------------
 
 
-class NotesConfined(SessionInvariant):
+class NotesConfined(PerItem[SessionWorld, Entry]):
     name = "notes_confined"
     rule = "notes root boundary (issue 10, N11, N12)"
     doc = (
@@ -191,24 +191,23 @@ class NotesConfined(SessionInvariant):
         "byte for byte, and its secret never reaches a session"
     )
 
-    def __init__(self) -> None:
-        self._persisted = Cursor()
-
     def check(self, world: SessionWorld) -> list[Violation]:
+        """The outside compared whole, then every entry persisted since the last check."""
         sandbox = getattr(world, "notes", None)
         if not isinstance(sandbox, NotesSandbox):
             return []
         found = []
         if sandbox.changed():
             found.append(self.violation(f"{sandbox.outside} changed under the notes tools"))
-        for entry in self._persisted.fresh(world.session.log.persisted):
-            if _leaks(entry):
-                found.append(self.violation(f"entry {entry.id} carries the sentinel's secret"))
-        return found
+        return found + super().check(world)
 
-    def residual(self, world: SessionWorld) -> object:
-        """Nothing: a cursor into the persisted entries (the outside is compared whole)."""
-        return None
+    def items(self, world: SessionWorld) -> Sequence[Entry]:
+        return world.session.log.persisted
+
+    def judge(self, world: SessionWorld, entry: Entry) -> list[Violation]:
+        if _leaks(entry):
+            return [self.violation(f"entry {entry.id} carries the sentinel's secret")]
+        return []
 
 
 def _leaks(entry: Entry) -> bool:

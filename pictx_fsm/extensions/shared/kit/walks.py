@@ -10,11 +10,13 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, ClassVar, Generic, TypeVar
 
+from attrs import field
+
 from pictx_fsm.audit.log import AuditLog
 from pictx_fsm.hosts.model import ModelSession
 from pictx_fsm.session.tree import SessionTree, TreeNode
 from pictx_fsm.testing import invariants as testing_invariants
-from pictx_fsm.testing.invariants import Violation
+from pictx_fsm.testing.invariants import Violation, remembering
 
 __all__ = [
     "ChildWatch",
@@ -77,12 +79,12 @@ class EntryWalk:
         return fresh
 
 
+@remembering
 class PerTree(testing_invariants.Invariant[W]):
     """Checks every entry once when it is appended, in every session file of the world;
     copies are only noted (:meth:`copied`), never re-judged (:class:`EntryWalk`)."""
 
-    def __init__(self) -> None:
-        self._walk = EntryWalk()
+    _walk: EntryWalk = field(init=False, factory=EntryWalk)
 
     def check(self, world: W) -> list[Violation]:
         return self.check_entries(world, self._walk.advance(world.session))  # type: ignore[attr-defined]
@@ -153,11 +155,11 @@ class RecordWalk:
         return fresh
 
 
+@remembering
 class PerRecord(testing_invariants.Invariant[W]):
     """Checks every audit record once, runtime by runtime (:class:`RecordWalk`)."""
 
-    def __init__(self) -> None:
-        self._walk = RecordWalk()
+    _walk: RecordWalk = field(init=False, factory=RecordWalk)
 
     def check(self, world: W) -> list[Violation]:
         return self.check_records(world, self._walk.advance(world.audits))  # type: ignore[attr-defined]

@@ -9,6 +9,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
+from attrs import field
+
 from pictx_fsm.extensions.shared.kit.invariants import (
     Erased,
     NothingAfterAbort,
@@ -23,7 +25,7 @@ from pictx_fsm.extensions.shared.windows import Window
 from pictx_fsm.session.entries import CustomMessageEntry
 from pictx_fsm.session.tree import SessionTree, TreeNode
 from pictx_fsm.testing import invariants as testing_invariants
-from pictx_fsm.testing.invariants import Violation
+from pictx_fsm.testing.invariants import Violation, remembering
 
 __all__ = [
     "ErasedRequests",
@@ -95,16 +97,16 @@ class NarrowRepair(PerTree[SessionWorld]):
         return []
 
 
+@remembering
 class ErasedRequests(testing_invariants.Invariant[SessionWorld]):
     """No provider request in a window carries a message of an entry before the window's
     cut (:meth:`cut`: its marker, or what a subclass says)."""
 
     windows: ClassVar[type[SchemeWindowIndex]]
 
-    def __init__(self) -> None:
-        self._seen = 0
-        self._erased: dict[str, tuple[TreeNode, Erased]] = {}
-        """Per cut node: the messages before it (its ancestors never change)."""
+    _seen: int = field(init=False, default=0)
+    _erased: dict[str, tuple[TreeNode, Erased]] = field(init=False, factory=dict)
+    """Per cut node: the messages before it (its ancestors never change)."""
 
     def cut(self, tree: SessionTree, window: Window) -> TreeNode | None:
         """Where ``window``'s history ends: its marker (``None``: nothing is erased)."""
