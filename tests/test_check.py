@@ -211,3 +211,36 @@ def test_the_docs_name_every_alphabet_of_every_kit(turn_bell: str) -> None:
             row = next((line for line in text.splitlines() if f"| `{alphabet}` |" in line), "")
             listed = row.rstrip(" |").rsplit("|", 1)[-1]
             assert listed.count("`") == 2 * len(actions), (name, alphabet, listed)
+
+
+def test_a_narrow_region_is_explored_to_its_horizon_unless_it_is_named(turn_bell: str) -> None:
+    # Given turn-bell with a second, narrow alphabet whose horizon is one action
+    from pictx_fsm.testing.actions import HOST_ALPHABET
+    from pictx_fsm.testing.kit import Regions
+
+    base = type(kit_named(turn_bell))
+
+    class Narrowed(base):  # type: ignore[valid-type,misc]
+        def regions(self) -> Regions:
+            return Regions(
+                alphabets={"host": HOST_ALPHABET, "narrow": HOST_ALPHABET[:3]},
+                horizons={"narrow": 1},
+            )
+
+    kit = Narrowed()
+    # When every alphabet is explored to depth 3
+    every = check(kit, CheckOptions(depth=3))
+    # Then the broad one goes to depth 3 and the narrow one stops, complete, at its horizon
+    depths = {s.alphabet: (s.depth, s.bound, s.complete) for s in every.searches}
+    assert depths == {"host": (3, 3, True), "narrow": (1, 1, True)}
+    # And named, the narrow one is explored to the depth asked
+    named = check(kit, CheckOptions(depth=3, alphabets=("narrow",)))
+    assert [(s.depth, s.bound) for s in named.searches] == [(3, 3)]
+    assert named.searches[0].states > every.searches[1].states
+
+
+def test_a_horizon_names_an_alphabet_of_its_table() -> None:
+    from pictx_fsm.testing.kit import Regions
+
+    with pytest.raises(ValueError, match="no alphabet 'lnes'"):
+        Regions(alphabets={"lines": ()}, horizons={"lnes": 2})

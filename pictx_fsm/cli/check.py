@@ -176,6 +176,8 @@ def _summarise(args: argparse.Namespace, report: CheckReport) -> bool:
     for search in report.searches:
         names = ", ".join(_action_text(kit, a) for a in search.actions)
         state = "complete" if search.complete else f"stopped at depth {search.depth}"
+        if search.bound < options.depth:
+            state += f" (its horizon; --alphabet {search.alphabet} explores depth {options.depth})"
         apart = f", {search.apart:,} kept apart (not canonical)" if search.apart else ""
         print(f"alphabet       {search.alphabet} ({len(search.actions)} actions): {names}")
         print(

@@ -76,6 +76,13 @@ class CheckOptions:
             steps=self.depth, seed=self.seed, fault=self.fault, variants=variants
         )
 
+    def bound(self, kit: Kit, alphabet: str) -> int:
+        """How deep ``alphabet`` is explored: ``depth``, or its horizon
+        (:meth:`~pictx_fsm.testing.kit.Kit.alphabet_horizons`) when no alphabet is named."""
+        if self.alphabets:
+            return self.depth
+        return min(self.depth, kit.alphabet_horizons().get(alphabet, self.depth))
+
     def alphabet_names(self, kit: Kit) -> tuple[str, ...]:
         known = kit.alphabets()
         names = self.alphabets or tuple(known)
@@ -372,7 +379,10 @@ def check(
     running: list[tuple[Search, Expander, float]] = []
     for config, name in kit.check_searches(settings, options.alphabet_names(kit)):
         search = SearchReport(
-            config=config, alphabet=name, actions=alphabets[name], bound=options.depth
+            config=config,
+            alphabet=name,
+            actions=alphabets[name],
+            bound=options.bound(kit, name),
         )
         report.searches.append(search)
         state = Search(report=search)
@@ -384,7 +394,7 @@ def check(
             break
         depth += 1
         for index, (state, layer, spent) in enumerate(running):
-            if not state.frontier:
+            if not state.frontier or state.report.depth >= state.report.bound:
                 continue
             began, cpu = clock(), time.process_time()
             state.absorb(layer(state.frontier))
@@ -398,7 +408,7 @@ def check(
     for state, _, _ in running:
         search = state.report
         search.complete = search.violation is None and (
-            search.depth >= options.depth or not state.frontier
+            search.depth >= search.bound or not state.frontier
         )
     found = next(
         ((s.report, s.report.violation) for s, _, _ in running if s.report.violation), None

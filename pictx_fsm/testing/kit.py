@@ -47,6 +47,7 @@ __all__ = [
     "KitOption",
     "MachineSet",
     "Machinery",
+    "Regions",
     "Scenario",
     "TraceFormatError",
     "World",
@@ -210,6 +211,30 @@ class KitOption:
     def single(self) -> str:
         """The variant a run of one configuration takes unless told."""
         return self.preferred if self.preferred is not None else self.default[0]
+
+
+@frozen(kw_only=True)
+class Regions:
+    """A kit's finite alphabets for ``pictx-fsm check``: regions of its action language."""
+
+    alphabets: Mapping[str, tuple[Any, ...]]
+    """By name, in the order ``check`` explores them: every sequence of their actions up to
+    the depth bound."""
+    configs: Mapping[str, Mapping[str, Any]] = field(factory=dict)
+    """Configuration fields an alphabet is explored with, over each of the kit's check
+    configurations (a small window, a resumed session …): the region of the action language
+    some behaviour needs within a few actions."""
+    horizons: Mapping[str, int] = field(factory=dict)
+    """The depth an alphabet is explored to when ``check`` explores every alphabet (none
+    named): a narrow region that exists for faults met within a few actions, whose states
+    barely merge (each of its actions adds tokens or time, so the states grow by nearly the
+    alphabet's width a layer), is explored to its horizon rather than to ``--depth``. Named
+    with ``--alphabet``, it is explored to ``--depth``."""
+
+    def __attrs_post_init__(self) -> None:
+        for name in (*self.configs, *self.horizons):
+            if name not in self.alphabets:
+                raise ValueError(f"no alphabet {name!r} to configure or bound")
 
 
 @frozen(kw_only=True)
@@ -412,13 +437,25 @@ class Kit(abc.ABC):
 
     # -- what the exhaustive check (``pictx-fsm check``) needs -------------------------------
 
+    regions_module: ClassVar[str | None] = None
+    """The module whose ``REGIONS`` (:class:`Regions`) are the kit's alphabets, imported
+    when ``check`` first asks (``None``: the host actions alone)."""
+
+    def regions(self) -> Regions:
+        """The kit's alphabets for ``check``, with their configurations and horizons."""
+        if self.regions_module is None:
+            from pictx_fsm.testing.actions import HOST_ALPHABET
+
+            return Regions(alphabets={"host": HOST_ALPHABET})
+        found = importlib.import_module(self.regions_module).REGIONS
+        assert isinstance(found, Regions), f"{self.regions_module}.REGIONS is not Regions"
+        return found
+
     def alphabets(self) -> Mapping[str, tuple[Any, ...]]:
         """The finite alphabets ``check`` explores, by name: every sequence of their actions
         up to the depth bound. By default one, the host actions of
         :data:`~pictx_fsm.testing.actions.HOST_ALPHABET`."""
-        from pictx_fsm.testing.actions import HOST_ALPHABET
-
-        return {"host": HOST_ALPHABET}
+        return self.regions().alphabets
 
     def check_configs(self, settings: ExploreSettings) -> list[Any]:
         """The world configurations ``check`` explores (each one search): by default the
@@ -426,10 +463,12 @@ class Kit(abc.ABC):
         return list(self.scenario_configs(self.scenarios[0], 0, settings))[:1]
 
     def alphabet_configs(self) -> Mapping[str, Mapping[str, Any]]:
-        """Configuration fields an alphabet is explored with, by alphabet name, over each of
-        :meth:`check_configs` (a small window, a resumed session …): the region of the
-        action language some behaviour needs within a few actions (none by default)."""
-        return {}
+        """Configuration fields an alphabet is explored with (:attr:`Regions.configs`)."""
+        return self.regions().configs
+
+    def alphabet_horizons(self) -> Mapping[str, int]:
+        """The depth an alphabet is explored to when none is named (:attr:`Regions.horizons`)."""
+        return self.regions().horizons
 
     def check_searches(
         self, settings: ExploreSettings, names: Sequence[str]

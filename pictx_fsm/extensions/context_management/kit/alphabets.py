@@ -3,9 +3,10 @@ sequence of its actions up to the depth bound; ``docs/check.md`` lists their fig
 
 - ``notes``: the notes tool writing with a cited and with a missing source, whole turns and
   a minute passing — the notes store and the background job's schedule and cooldowns;
-- ``handoff``: long turns that fill the window, five minutes passing (the handoff
-  cooldown), a manual ``/ctx-memory handoff``, delivering what the host owes — the handoff
-  machines;
+- ``handoff``: long turns that fill the window, a manual ``/ctx-memory handoff``,
+  delivering what the host owes — the handoff machines (the cooldown passing is
+  ``hourly``'s: with five minutes passing here too, the region grew 3.6-fold a layer
+  instead of 2.7 and fired no other transition to depth 6, ``docs/check.md``);
 - ``due``: the automatic handoff's lines met exactly — usage at 80 % of the window, time at
   the end of a handoff's cooldown — and the two turns of one automatic handoff (a turn its
   background notes cover, then one crossing 80 %: what the preparation has left to cover
@@ -17,6 +18,10 @@ sequence of its actions up to the depth bound; ``docs/check.md`` lists their fig
   seven actions;
 - ``recall``: the recall tools answering within one assistant message, a message long
   enough to read by pages, a background job whose repair runs past its deadline.
+
+``due`` and ``recall`` are explored to their horizons (:data:`ALPHABET_HORIZONS`) unless
+named: their faults are met within five and three actions, and nearly every one of their
+transitions is a new state (each action adds tokens and time).
 
 They are first-come in the check's order (the cheap regions first: at the depth a violation
 is met, the searches after it do not expand that layer).
@@ -37,8 +42,9 @@ from pictx_fsm.extensions.context_management.kit.actions import (
     Wait,
 )
 from pictx_fsm.testing.actions import Prompt
+from pictx_fsm.testing.kit import Regions
 
-__all__ = ["ALPHABETS", "ALPHABET_CONFIGS"]
+__all__ = ["ALPHABETS", "ALPHABET_CONFIGS", "ALPHABET_HORIZONS", "REGIONS"]
 
 _COVERED = Turn(chars=60_000)
 """A turn the background notes cover (a quarter of the default window)."""
@@ -71,7 +77,6 @@ ALPHABETS: Mapping[str, tuple[Any, ...]] = {
     "handoff": (
         Turn(chars=60_000),
         Turn(chars=100_000),
-        Wait(ms=330_000),
         CtxMemory(args="handoff"),
         Drain(),
     ),
@@ -79,3 +84,9 @@ ALPHABETS: Mapping[str, tuple[Any, ...]] = {
 
 ALPHABET_CONFIGS: Mapping[str, Mapping[str, Any]] = {"hourly": {"usage": "faux"}}
 """The configuration fields an alphabet is explored with (``Kit.alphabet_configs``)."""
+
+ALPHABET_HORIZONS: Mapping[str, int] = {"due": 5, "recall": 6}
+"""The narrow regions' horizons (``Regions.horizons``; ``docs/check.md`` has each one's
+growth a layer and the depth its faults need)."""
+
+REGIONS = Regions(alphabets=ALPHABETS, configs=ALPHABET_CONFIGS, horizons=ALPHABET_HORIZONS)

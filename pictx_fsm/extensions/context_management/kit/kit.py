@@ -63,15 +63,7 @@ class ContextManagementKit(Kit):
     name_patterns: ClassVar[tuple[str, ...]] = (r"\bcm_\d+\b",)
     """Beyond the host's names: the call ids of the extension's tool calls."""
 
-    def alphabets(self) -> Mapping[str, tuple[Any, ...]]:
-        from pictx_fsm.extensions.context_management.kit.alphabets import ALPHABETS
-
-        return ALPHABETS
-
-    def alphabet_configs(self) -> Mapping[str, Mapping[str, Any]]:
-        from pictx_fsm.extensions.context_management.kit.alphabets import ALPHABET_CONFIGS
-
-        return ALPHABET_CONFIGS
+    regions_module = "pictx_fsm.extensions.context_management.kit.alphabets"
 
     def config_from_json(self, obj: Any) -> WorldConfig:
         if not isinstance(obj, Mapping):

@@ -23,8 +23,9 @@ from pictx_fsm.extensions.notesoup.kit.actions import ClearMemory
 from pictx_fsm.extensions.notesoup.kit.legacy import LegacyHistory
 from pictx_fsm.extensions.shared.kit.actions import Toggle
 from pictx_fsm.testing.actions import Abort, Advance, Fork, Prompt, Script, Settle
+from pictx_fsm.testing.kit import Regions
 
-__all__ = ["ALPHABETS", "ALPHABET_CONFIGS"]
+__all__ = ["ALPHABETS", "ALPHABET_CONFIGS", "REGIONS"]
 
 _PROMPT = Prompt(chars=60)
 
@@ -54,3 +55,5 @@ ALPHABET_CONFIGS: Mapping[str, Mapping[str, Any]] = {
     "legacy": {"legacy": LegacyHistory(windows=1, turns=1, tail="complete", chars=200)},
 }
 """The configuration fields an alphabet is explored with (``Kit.alphabet_configs``)."""
+
+REGIONS = Regions(alphabets=ALPHABETS, configs=ALPHABET_CONFIGS)

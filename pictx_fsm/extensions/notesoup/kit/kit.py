@@ -61,15 +61,7 @@ class NotesoupKit(Kit):
     def scenarios(self) -> Sequence[Scenario]:
         return SCENARIOS
 
-    def alphabets(self) -> Mapping[str, tuple[Any, ...]]:
-        from pictx_fsm.extensions.notesoup.kit.alphabets import ALPHABETS
-
-        return ALPHABETS
-
-    def alphabet_configs(self) -> Mapping[str, Mapping[str, Any]]:
-        from pictx_fsm.extensions.notesoup.kit.alphabets import ALPHABET_CONFIGS
-
-        return ALPHABET_CONFIGS
+    regions_module = "pictx_fsm.extensions.notesoup.kit.alphabets"
 
     def config_from_json(self, obj: Any) -> NotesoupConfig:
         return _config(obj)

@@ -83,10 +83,7 @@ class PiContextKit(Kit):
     )
     """Beyond the host's names: the noise's queued follow-ups and the world's notes home."""
 
-    def alphabets(self) -> Mapping[str, tuple[Any, ...]]:
-        from pictx_fsm.extensions.pi_context.kit.alphabets import ALPHABETS
-
-        return ALPHABETS
+    regions_module = "pictx_fsm.extensions.pi_context.kit.alphabets"
 
     def check_configs(self, settings: ExploreSettings) -> list[WorldConfig]:
         """The seed scenarios' world, in each profile and host explored."""
