@@ -15,6 +15,7 @@ by the generator or by shrinking is never blamed for what it had no time to do.
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Sequence
 from typing import (
     Any,
@@ -84,6 +85,12 @@ class Invariant(Generic[W]):
     """The rule ids it enforces (``R28, D1``)."""
     kind: ClassVar[InvariantKind] = "safety"
     doc: ClassVar[str] = ""
+    """What it holds to, in a sentence: by default the class's own docstring, on one line."""
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if "doc" not in cls.__dict__ and cls.__doc__:
+            cls.doc = " ".join(inspect.cleandoc(cls.__doc__).split())
 
     def check(self, world: W) -> list[Violation]:
         raise NotImplementedError

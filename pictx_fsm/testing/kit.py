@@ -191,19 +191,21 @@ class Scenario:
     """Adjusts the configuration the kit runs it in (default: unchanged)."""
 
 
-@frozen(kw_only=True)
+@frozen
 class KitOption:
     """A setting the kit explores in several variants (a profile, a host version): a
     command-line option of ``verify`` taking one or more of ``choices``."""
 
     name: str
-    flag: str = field(default=Factory(lambda self: f"--{self.name}", takes_self=True))
-    """The command-line option (default: ``--`` and the name)."""
     choices: tuple[str, ...]
-    default: tuple[str, ...] = field(default=Factory(lambda self: self.choices, takes_self=True))
-    """The variants explored unless told (default: every choice)."""
     help: str
-    preferred: str | None = None
+    flag: str = field(default=Factory(lambda self: f"--{self.name}", takes_self=True), kw_only=True)
+    """The command-line option (default: ``--`` and the name)."""
+    default: tuple[str, ...] = field(
+        default=Factory(lambda self: self.choices, takes_self=True), kw_only=True
+    )
+    """The variants explored unless told (default: every choice)."""
+    preferred: str | None = field(default=None, kw_only=True)
     """The variant a run of one configuration (``check``) takes unless told: the one a user
     gets by default (``None``: the first of ``default``)."""
 
@@ -305,12 +307,37 @@ class Kit(abc.ABC):
         return tuple(t.name for t in self.invariant_types)
 
     @property
-    @abc.abstractmethod
-    def faults(self) -> Mapping[str, Fault]: ...
+    def package(self) -> str:
+        """The package the kit's class is defined in: where its parts are found by
+        convention (``faults.FAULTS``, ``scenarios.SCENARIOS``, ``alphabets.REGIONS``)."""
+        return type(self).__module__.rpartition(".")[0]
+
+    def part(self, module: str, attribute: str) -> Any:
+        """``<package>.<module>.<attribute>``: one of the kit's parts, by convention."""
+        if not self.package:
+            raise TypeError(f"{type(self).__name__} declares no {module} (it is in no package)")
+        where = f"{self.package}.{module}"
+        try:
+            found = importlib.import_module(where)
+        except ModuleNotFoundError as error:
+            if error.name != where:
+                raise
+            raise TypeError(
+                f"{type(self).__name__} declares no {module}, and there is no module {where}"
+            ) from None
+        return getattr(found, attribute)
 
     @property
-    @abc.abstractmethod
-    def scenarios(self) -> Sequence[Scenario]: ...
+    def faults(self) -> Mapping[str, Fault]:
+        """The planted faults by name: by default the kit package's ``faults.FAULTS``."""
+        faults: Mapping[str, Fault] = self.part("faults", "FAULTS")
+        return faults
+
+    @property
+    def scenarios(self) -> Sequence[Scenario]:
+        """The seed scenarios: by default the kit package's ``scenarios.SCENARIOS``."""
+        scenarios: Sequence[Scenario] = self.part("scenarios", "SCENARIOS")
+        return scenarios
 
     machinery: ClassVar[Machinery | None] = None
     """The extension's machines (``None``: the kit overrides :meth:`machines` and binds
@@ -326,13 +353,23 @@ class Kit(abc.ABC):
     def config_from_json(self, obj: Any) -> Config:
         """A configuration from a trace; raises :class:`TraceFormatError` naming the field."""
 
-    @abc.abstractmethod
     def action_from_json(self, obj: Any, where: str = "action") -> Any:
         """An action from a trace (``where``: its place, ``actions[3]``); raises
-        :class:`TraceFormatError` naming the field."""
+        :class:`TraceFormatError` naming the field. By default the kit package's
+        ``actions.action_from_json`` read through :func:`read_action`."""
+        return read_action(self.part("actions", "action_from_json"), obj, where)
 
-    @abc.abstractmethod
-    def action_to_json(self, action: Any) -> dict[str, Any]: ...
+    def action_to_json(self, action: Any) -> dict[str, Any]:
+        """By default the kit package's ``actions.action_to_json``, or the host actions'
+        (:func:`pictx_fsm.testing.actions.action_to_json`) where it has none."""
+        from pictx_fsm.testing import actions as host
+
+        try:
+            to_json = self.part("actions", "action_to_json")
+        except (TypeError, AttributeError):
+            to_json = host.action_to_json
+        data: dict[str, Any] = to_json(action)
+        return data
 
     world_type: ClassVar[type[Any] | None] = None
     """The world a configuration opens (:meth:`world`), unless the kit overrides it."""
@@ -437,18 +474,17 @@ class Kit(abc.ABC):
 
     # -- what the exhaustive check (``pictx-fsm check``) needs -------------------------------
 
-    regions_module: ClassVar[str | None] = None
-    """The module whose ``REGIONS`` (:class:`Regions`) are the kit's alphabets, imported
-    when ``check`` first asks (``None``: the host actions alone)."""
-
     def regions(self) -> Regions:
-        """The kit's alphabets for ``check``, with their configurations and horizons."""
-        if self.regions_module is None:
+        """The kit's alphabets for ``check``, with their configurations and horizons: the
+        kit package's ``alphabets.REGIONS``, or without one the host actions alone."""
+        try:
+            found = self.part("alphabets", "REGIONS")
+        except TypeError:
             from pictx_fsm.testing.actions import HOST_ALPHABET
 
             return Regions(alphabets={"host": HOST_ALPHABET})
-        found = importlib.import_module(self.regions_module).REGIONS
-        assert isinstance(found, Regions), f"{self.regions_module}.REGIONS is not Regions"
+        if not isinstance(found, Regions):
+            raise TypeError(f"{self.package}.alphabets.REGIONS is not a Regions table")
         return found
 
     def alphabets(self) -> Mapping[str, tuple[Any, ...]]:

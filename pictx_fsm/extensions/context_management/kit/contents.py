@@ -81,14 +81,13 @@ def _user_text(record: StepRecord, source_id: object) -> str | None:
 
 @remembering
 class ExactRecallAnswers(JournalInvariant):
+    """context_history_read delivers exactly the source's bytes from its offset (≤ 3 000, at
+    least one whole character, none split) with nextOffset after them or null at the end; a
+    search excerpt is ≤ 1 100 bytes of its source and holds the match; context_status reports
+    the host's usage and the turn's recall bytes left (min(4 000, W×5 %, W − tokens − max(16
+    384, W×20 %)) less what this turn's recall returned)"""
+
     name, rule = "exact_recall_answers", "M21, M22, M23"
-    doc = (
-        "context_history_read delivers exactly the source's bytes from its offset (≤ 3 000, "
-        "at least one whole character, none split) with nextOffset after them or null at "
-        "the end; a search excerpt is ≤ 1 100 bytes of its source and holds the match; "
-        "context_status reports the host's usage and the turn's recall bytes left (min(4 000, "
-        "W×5 %, W − tokens − max(16 384, W×20 %)) less what this turn's recall returned)"
-    )
 
     used: dict[int, int] = field(init=False, factory=dict)
 

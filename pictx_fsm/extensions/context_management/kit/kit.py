@@ -5,16 +5,18 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterator, Mapping, Sequence
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any
+
+import attrs
 
 from pictx_fsm.extensions.context_management.kit import actions as cm
 from pictx_fsm.extensions.context_management.kit.boundary import LINES, hits
-from pictx_fsm.extensions.context_management.kit.faults import FAULTS, Fault
+from pictx_fsm.extensions.context_management.kit.faults import FAULTS
 from pictx_fsm.extensions.context_management.kit.invariants_handoff import (
     INVARIANT_TYPES,
     WorldSuite,
 )
-from pictx_fsm.extensions.context_management.kit.scenarios import SCENARIOS, configured
+from pictx_fsm.extensions.context_management.kit.scenarios import configured
 from pictx_fsm.extensions.context_management.kit.world import World, WorldConfig
 from pictx_fsm.extensions.context_management.machines import (
     MACHINE_NAMES,
@@ -22,48 +24,29 @@ from pictx_fsm.extensions.context_management.machines import (
     load_machines,
 )
 from pictx_fsm.testing.boundaries import TALLY as BOUNDARY_TALLY
-from pictx_fsm.testing.kit import (
-    CoverageVerdict,
-    Draw,
-    ExploreSettings,
-    Kit,
-    KitOption,
-    Machinery,
-    Scenario,
-    TraceFormatError,
-    read_action,
-)
+from pictx_fsm.testing.kit import Kit, KitOption, Machinery, TraceFormatError
+
+if TYPE_CHECKING:
+    from pictx_fsm.testing.kit import CoverageVerdict, Draw, ExploreSettings, Scenario
 
 __all__ = ["KIT", "ContextManagementKit"]
 
 ALONE = "none"
+COMPANION_HELP = (
+    "context-management alone (none) and/or after pi-context on the same host (default: both)"
+)
 
 
 class ContextManagementKit(Kit):
-    name: ClassVar[str] = "context-management"
-    faults: Mapping[str, Fault] = FAULTS
-    scenarios: Sequence[Scenario] = SCENARIOS
+    name = "context-management"
     machinery = Machinery(MACHINE_NAMES, load_machines, build_machines)
-    legacy_formats: ClassVar[tuple[str, ...]] = ("pictx-fsm/cm-trace/1",)
-    options: ClassVar[tuple[KitOption, ...]] = (
-        KitOption(
-            name="companion",
-            choices=(ALONE, "pi-context"),
-            help="context-management alone (none) and/or after pi-context on the same host "
-            "(default: both)",
-        ),
-    )
-    invariant_types: ClassVar[tuple[type[Any], ...]] = tuple(INVARIANT_TYPES)
-    decision_fields: ClassVar[tuple[tuple[str, type], ...]] = (
-        ("runtime", int),
-        ("event", str),
-        ("fired", list),
-    )
+    legacy_formats = ("pictx-fsm/cm-trace/1",)
+    options = (KitOption("companion", (ALONE, "pi-context"), COMPANION_HELP),)
+    invariant_types = tuple(INVARIANT_TYPES)
+    decision_fields = (("runtime", int), ("event", str), ("fired", list))
 
-    name_patterns: ClassVar[tuple[str, ...]] = (r"\bcm_\d+\b",)
+    name_patterns = (r"\bcm_\d+\b",)
     """Beyond the host's names: the call ids of the extension's tool calls."""
-
-    regions_module = "pictx_fsm.extensions.context_management.kit.alphabets"
 
     def config_from_json(self, obj: Any) -> WorldConfig:
         if not isinstance(obj, Mapping):
@@ -75,12 +58,6 @@ class ContextManagementKit(Kit):
         if config.fault is not None and config.fault not in FAULTS:
             raise TraceFormatError(f"field 'config.fault': no planted fault {config.fault!r}")
         return config
-
-    def action_from_json(self, obj: Any, where: str = "action") -> Any:
-        return read_action(cm.action_from_json, obj, where)
-
-    def action_to_json(self, action: Any) -> dict[str, Any]:
-        return cm.action_to_json(action)
 
     world_type = World
     suite_type = WorldSuite
@@ -125,13 +102,12 @@ class ContextManagementKit(Kit):
         verdict = super().coverage(counts, settings)
         if ALONE in settings.variants["companion"]:
             return verdict
-        return CoverageVerdict(
-            coverage=verdict.coverage,
+        return attrs.evolve(
+            verdict,
             judged=False,
             note="coverage is judged with the extension alone: loaded after pi-context, its "
             "resets and compaction cancellation pre-empt these transitions "
             "(docs/context-management.md)",
-            exemptions_file=verdict.exemptions_file,
         )
 
     def differential(self) -> Any:

@@ -34,13 +34,12 @@ _BUSY = (STATUS_BATCH.split("{")[0], STATUS_HANDOFF.split("{")[0])
 
 @remembering
 class OperationsEnd(JournalInvariant):
+    """each started generation, background job and handoff ends — committed, cancelled, failed
+    or fallen back, its operation_end logged — and once the host owes nothing the status bar
+    is at rest (no batch or handoff phase)"""
+
     name, rule = "operations_end", "M28, M32, M34, M35, M40, M41, M48, M64, M4"
     kind = "outcome"
-    doc = (
-        "each started generation, background job and handoff ends — committed, cancelled, "
-        "failed or fallen back, its operation_end logged — and once the host owes nothing "
-        "the status bar is at rest (no batch or handoff phase)"
-    )
 
     open: dict[tuple[int, str], tuple[str, StepRecord]] = field(init=False, factory=dict)
 
@@ -75,14 +74,13 @@ def _recent_attempts(attempts: tuple[int, ...], now: int) -> int:
 
 
 class AutoHandoffWhenDue(JournalInvariant):
+    """an armed scheduler whose reply end observes known usage, nothing queued, past
+    nextEligibleAt and under 3 automatic handoffs in the rolling hour schedules a handoff
+    exactly when usage reaches 80 % of the window (reason threshold) or, from 65 %, a valid
+    baseline projects 90 % (reason forecast) — and at no other reply end"""
+
     name, rule = "auto_handoff_when_due", "M53–M57"
     kind = "outcome"
-    doc = (
-        "an armed scheduler whose reply end observes known usage, nothing queued, past "
-        "nextEligibleAt and under 3 automatic handoffs in the rolling hour schedules a "
-        "handoff exactly when usage reaches 80 % of the window (reason threshold) or, from "
-        "65 %, a valid baseline projects 90 % (reason forecast) — and at no other reply end"
-    )
 
     def check_step(self, world: World, record: StepRecord) -> list[Violation]:
         if not isinstance(record.event, ReplyEnded):

@@ -152,14 +152,13 @@ def _notesoup_boundary(entry: object) -> bool:
 
 @remembering
 class ResetShape(_Entries):
+    """every notesoup reset is an empty retain-none checkpoint → marker → hidden boot (same
+    windowId) → hidden continuation, the checkpoint directly before its marker; only the
+    recovery of a refused window (Q6) writes a marker without one; nothing of it sits between
+    a tool call and its result"""
+
     name = "reset_shape"
     rule = "S38–S42, S47, FM19"
-    doc = (
-        "every notesoup reset is an empty retain-none checkpoint → marker → hidden boot (same "
-        "windowId) → hidden continuation, the checkpoint directly before its marker; only the "
-        "recovery of a refused window (Q6) writes a marker without one; nothing of it sits "
-        "between a tool call and its result"
-    )
 
     _children: ChildWatch = field(init=False, factory=ChildWatch)
     _records: RecordWalk = field(init=False, factory=RecordWalk)
@@ -247,34 +246,31 @@ class _ErasedRequests(ErasedRequests):
 
 
 class NoErasedHistory(_ErasedRequests):
+    """after a notesoup marker, no provider request contains anything from before its checkpoint
+    (or, for a marker-only window, before its marker) but the folded system head — on every
+    path (send, reload, fork, tree, off)"""
+
     name = "no_erased_history"
     rule = "S41, S77–S79, S83, FM17–18"
-    doc = (
-        "after a notesoup marker, no provider request contains anything from before its "
-        "checkpoint (or, for a marker-only window, before its marker) but the folded system "
-        "head — on every path (send, reload, fork, tree, off)"
-    )
 
 
 class LegacyHistoryStaysErased(_ErasedRequests):
+    """a resumed pi-context 0.25 session keeps its windows: no provider request carries a
+    message from behind a 0.25 marker"""
+
     name = "legacy_history_stays_erased"
     rule = "migration (ours; notesoup 0.38 leaks here, S133–S135)"
-    doc = (
-        "a resumed pi-context 0.25 session keeps its windows: no provider request carries a "
-        "message from behind a 0.25 marker"
-    )
     legacy = True
 
 
 @remembering
 class SessionFileAudits(testing_invariants.Invariant[World]):
+    """the session-file audit (pictx-fsm audit --extension notesoup) of the world's file, mixed
+    0.25 → notesoup ones included, finds no error and no erased history in the next request,
+    whenever the session is idle"""
+
     name = "session_file_audits"
     rule = "migration (ours), S38–S40, S77–S80"
-    doc = (
-        "the session-file audit (pictx-fsm audit --extension notesoup) of the world's file, "
-        "mixed 0.25 → notesoup ones included, finds no error and no erased history in the "
-        "next request, whenever the session is idle"
-    )
 
     _seen: tuple[int, str | None] | None = field(init=False, default=None)
 
@@ -300,12 +296,11 @@ class SessionFileAudits(testing_invariants.Invariant[World]):
 
 @remembering
 class LegacyBootsCarryOver(testing_invariants.Invariant[World]):
+    """resuming a 0.25 session whose current window has its complete 0.25 tail (or a 0.25 root
+    boot) appends nothing: its 0.25 boot counts as the window's boot"""
+
     name = "legacy_boots_carry_over"
     rule = "migration (ours; S71–S74 over 0.25's types)"
-    doc = (
-        "resuming a 0.25 session whose current window has its complete 0.25 tail (or a 0.25 "
-        "root boot) appends nothing: its 0.25 boot counts as the window's boot"
-    )
 
     _done: bool = field(init=False, default=False)
 
@@ -335,12 +330,11 @@ class LegacyBootsCarryOver(testing_invariants.Invariant[World]):
 
 
 class LegacyNotesMigrated(_Entries):
+    """0.25 notes are read in their own format: a closed (stale) 0.25 note stays out of every
+    boot, a 0.25 note keeps its update time, and the 0.25 @self home stays @self"""
+
     name = "legacy_notes_migrated"
     rule = "migration (ours; S96, S138, S139)"
-    doc = (
-        "0.25 notes are read in their own format: a closed (stale) 0.25 note stays out of "
-        "every boot, a 0.25 note keeps its update time, and the 0.25 @self home stays @self"
-    )
 
     def check_node(self, world: World, tree: SessionTree, node: TreeNode) -> list[Violation]:
         entry = node.entry
@@ -431,12 +425,11 @@ def _off(record: Mapping[str, Any]) -> bool:
 
 @remembering
 class SettleResetsOnlyWhenPromised(_Records):
+    """a settlement resets only for a manual close-out, an overflow chain (once per chain) or a
+    latched stop's retry — a budget close-out and ordinary errors never reset"""
+
     name = "settle_resets_only_when_promised"
     rule = "S26, S58, S65, S67, Q3"
-    doc = (
-        "a settlement resets only for a manual close-out, an overflow chain (once per chain) "
-        "or a latched stop's retry — a budget close-out and ordinary errors never reset"
-    )
 
     _runs: dict[int, _RunState] = field(init=False, factory=dict)
 
@@ -482,13 +475,12 @@ class SettleResetsOnlyWhenPromised(_Records):
 
 @remembering
 class RequestedResetCommits(_Records):
+    """promised: a clear_memory answered rollover_requested commits at its batch's turn_end
+    unless that turn aborted, failed or overflowed, or a /clear-memory took it over"""
+
     name = "requested_reset_commits"
     kind = "outcome"
     rule = "S25.6, S30, S33"
-    doc = (
-        "promised: a clear_memory answered rollover_requested commits at its batch's turn_end "
-        "unless that turn aborted, failed or overflowed, or a /clear-memory took it over"
-    )
 
     _pending: dict[int, bool] = field(init=False, factory=dict)
 
@@ -525,14 +517,13 @@ class RequestedResetCommits(_Records):
 
 @remembering
 class ManualCloseOutCommits(_Records):
+    """promised: a /clear-memory whose run settles cleanly (completed, nothing queued, no
+    aborted or failed turn since) has committed its reset by then — at that settlement, or on
+    the hard reserve before it"""
+
     name = "manual_close_out_commits"
     kind = "outcome"
     rule = "S17–S19, S22, S26.6, S33"
-    doc = (
-        "promised: a /clear-memory whose run settles cleanly (completed, nothing queued, no "
-        "aborted or failed turn since) has committed its reset by then — at that settlement, "
-        "or on the hard reserve before it"
-    )
 
     _armed: dict[int, bool] = field(init=False, factory=dict)
     _committing: dict[int, bool] = field(init=False, factory=dict)
@@ -591,13 +582,12 @@ class ManualCloseOutCommits(_Records):
 
 @remembering
 class BareStopHolds(_Entries):
+    """a reset committed to stop (a bare /clear-memory, at settlement or on the hard reserve)
+    runs no model turn in the fresh window until new input arrives: Pi's tool-batch follow-up
+    is cancelled"""
+
     name = "bare_stop_holds"
     rule = "S31, S34–S36"
-    doc = (
-        "a reset committed to stop (a bare /clear-memory, at settlement or on the hard "
-        "reserve) runs no model turn in the fresh window until new input arrives: Pi's "
-        "tool-batch follow-up is cancelled"
-    )
 
     _records: RecordWalk = field(init=False, factory=RecordWalk)
     _stops: dict[str, int] = field(init=False, factory=dict)
@@ -652,11 +642,10 @@ class BareStopHolds(_Entries):
 
 
 class HonestNotices(shared_invariants.HonestNotices[World]):
+    """'memory cleared' only once the reset's whole boundary is on the branch, once per window;
+    the warning notice only when a final warning is on the branch"""
+
     rule = "S46–S48, S57"
-    doc = (
-        "'memory cleared' only once the reset's whole boundary is on the branch, once per "
-        "window; the warning notice only when a final warning is on the branch"
-    )
     cleared_prefix = _CLEARED
 
     def committed(self, world: World, tree: SessionTree, leaf: TreeNode, window_id: str) -> bool:
@@ -699,12 +688,11 @@ def _tail(tree: SessionTree, window: Window, leaf: TreeNode) -> list[TreeNode]:
 
 
 class NoNativeCompactionOnMarkedBranch(_Entries):
+    """no native compaction is written on a branch with a marker — only notesoup's own empty
+    retain-none checkpoints, each right before its marker"""
+
     name = "no_native_compaction_on_marked_branch"
     rule = "S20, S45, S64, S83"
-    doc = (
-        "no native compaction is written on a branch with a marker — only notesoup's own "
-        "empty retain-none checkpoints, each right before its marker"
-    )
 
     def check_node(self, world: World, tree: SessionTree, node: TreeNode) -> list[Violation]:
         if not isinstance(node.entry, CompactionEntry):

@@ -4,15 +4,13 @@
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
-from typing import Any, ClassVar, Final
+from typing import Any, Final
 
 import attrs
 
-from pictx_fsm.extensions.notesoup.kit import actions as notesoup_actions
-from pictx_fsm.extensions.notesoup.kit.faults import FAULTS, Fault
+from pictx_fsm.extensions.notesoup.kit.faults import FAULTS
 from pictx_fsm.extensions.notesoup.kit.invariants import INVARIANT_TYPES, InvariantSuite
 from pictx_fsm.extensions.notesoup.kit.legacy import TAILS, LegacyHistory
-from pictx_fsm.extensions.notesoup.kit.scenarios import SCENARIOS
 from pictx_fsm.extensions.notesoup.kit.world import NotesoupConfig, NotesoupWorld, scenario_config
 from pictx_fsm.extensions.notesoup.lifecycle import MACHINE_NAMES, build_machines, load_machines
 from pictx_fsm.extensions.shared.kit.notes_sandbox import HOME_PATTERN
@@ -24,7 +22,6 @@ from pictx_fsm.testing.kit import (
     Machinery,
     Scenario,
     TraceFormatError,
-    read_action,
 )
 
 __all__ = ["KIT", "NotesoupKit"]
@@ -41,36 +38,20 @@ _INTEGERS: Final = (
 
 
 class NotesoupKit(Kit):
-    name: ClassVar[str] = "notesoup"
-    invariant_types: ClassVar[tuple[type[Any], ...]] = tuple(INVARIANT_TYPES)
+    name = "notesoup"
+    invariant_types = tuple(INVARIANT_TYPES)
     machinery = Machinery(MACHINE_NAMES, load_machines, build_machines)
-    contract_modules: ClassVar[tuple[str, ...]] = (
+    contract_modules = (
         "pictx_fsm.extensions.shared.repair",
         "pictx_fsm.extensions.shared.windows",
         "pictx_fsm.extensions.shared.policy",
     )
 
-    name_patterns: ClassVar[tuple[str, ...]] = (HOME_PATTERN,)
+    name_patterns = (HOME_PATTERN,)
     """Beyond the host's names: the world's notes home."""
-
-    @property
-    def faults(self) -> Mapping[str, Fault]:
-        return FAULTS
-
-    @property
-    def scenarios(self) -> Sequence[Scenario]:
-        return SCENARIOS
-
-    regions_module = "pictx_fsm.extensions.notesoup.kit.alphabets"
 
     def config_from_json(self, obj: Any) -> NotesoupConfig:
         return _config(obj)
-
-    def action_from_json(self, obj: Any, where: str = "action") -> Any:
-        return read_action(notesoup_actions.action_from_json, obj, where)
-
-    def action_to_json(self, action: Any) -> dict[str, Any]:
-        return host.action_to_json(action)
 
     def world(self, config: NotesoupConfig) -> NotesoupWorld:
         return NotesoupWorld(config)

@@ -78,15 +78,14 @@ _GUIDANCE: Final = re.compile(re.escape(guidance_content(0)).replace(r"\ 0\ ", r
 
 
 class ExactResetEntries(PerTree):
+    """every marker, boot, continuation and reminder pi-context writes holds exactly what the
+    spec gives: the marker only its fresh windowId (pcw:<session>:<8 hex>, new on the
+    branch); the boot hidden, details the window id, and the identity lines of its window
+    (first = the session's root, current = its window, previous = the window before its
+    marker, none for a root boot); the continuation and reminders their texts"""
+
     name = "exact_reset_entries"
     rule = "R1–R3, R7, R10, R12, R15, R72, D1, §2.3"
-    doc = (
-        "every marker, boot, continuation and reminder pi-context writes holds exactly what "
-        "the spec gives: the marker only its fresh windowId (pcw:<session>:<8 hex>, new on "
-        "the branch); the boot hidden, details the window id, and the identity lines of its "
-        "window (first = the session's root, current = its window, previous = the window "
-        "before its marker, none for a root boot); the continuation and reminders their texts"
-    )
 
     def check_node(self, world: WorldView, tree: SessionTree, node: TreeNode) -> list[Violation]:
         entry = node.entry
@@ -209,14 +208,13 @@ _CATALOGUE: Final = {
 
 
 class ExactNotices(Following):
+    """every notice pi-context gives is one of the spec's texts at its level, and says what
+    happened at its hook: the window a missing boot names is the current one, /pi-context
+    reports the state it left, /wipe-memory refuses only when off or between a tool call and
+    its result, /compact is refused only when manual"""
+
     name = "exact_notices"
     rule = "§16, R54, R59, R60, R62, R68"
-    doc = (
-        "every notice pi-context gives is one of the spec's texts at its level, and says what "
-        "happened at its hook: the window a missing boot names is the current one, "
-        "/pi-context reports the state it left, /wipe-memory refuses only when off or "
-        "between a tool call and its result, /compact is refused only when manual"
-    )
 
     def judge(
         self, world: WorldView, record: Record, runtime: int, account: Account
@@ -285,15 +283,14 @@ def _context_problem(
 
 
 class ExactLifecycleAnswers(Following):
+    """wipe_memory answers exactly {status: rollover_requested} to the first call of a batch,
+    rollover_already_pending to the next, the off error when switched off (JSON with 2-space
+    indent; terminating only when it requested); get_context_remaining exactly
+    {remaining_tokens: max(0, remaining − warning line)} of the active window, null when
+    usage is unknown"""
+
     name = "exact_lifecycle_answers"
     rule = "R16, R17, R30"
-    doc = (
-        "wipe_memory answers exactly {status: rollover_requested} to the first call of a "
-        "batch, rollover_already_pending to the next, the off error when switched off (JSON "
-        "with 2-space indent; terminating only when it requested); get_context_remaining "
-        "exactly {remaining_tokens: max(0, remaining − warning line)} of the active window, "
-        "null when usage is unknown"
-    )
 
     def judge(
         self, world: WorldView, record: Record, runtime: int, account: Account

@@ -81,13 +81,12 @@ def _pending_tool_calls(node: TreeNode) -> tuple[str, int] | None:
 
 @remembering
 class ResetTail(PerTree):
+    """(a) every committed reset is exactly marker → boot (same windowId, hidden) →
+    continuation, and no marker, boot, continuation or reminder sits between a tool call and
+    its result"""
+
     name = "reset_tail"
     rule = "R28, R35, R59, D1, D2, FM19 (rank 5)"
-    doc = (
-        "(a) every committed reset is exactly marker → boot (same windowId, hidden) → "
-        "continuation, and no marker, boot, continuation or reminder sits between a tool "
-        "call and its result"
-    )
 
     _children: ChildWatch = field(init=False, factory=ChildWatch)
 
@@ -166,20 +165,20 @@ FAMILY = family_invariants(
 
 
 class NoErasedHistory(ErasedRequests):
+    """(d) after a marker, no provider request contains an entry from before it other than the
+    folded system prefix — on every path (send, reload, fork, tree, off)"""
+
     name = "no_erased_history"
     rule = "R67, R68, R61, FM17–18 (rank 4)"
-    doc = (
-        "(d) after a marker, no provider request contains an entry from before it other than "
-        "the folded system prefix — on every path (send, reload, fork, tree, off)"
-    )
     windows = WindowIndex
 
 
 @remembering
 class OverflowBounded(PerRecord):
+    """(f) at most one overflow recovery per failure chain; ordinary errors never reset"""
+
     name = "overflow_bounded"
     rule = "R33–R38, FM1–5 (rank 1), FM6"
-    doc = "(f) at most one overflow recovery per failure chain; ordinary errors never reset"
 
     _chain: dict[int, tuple[bool, int]] = field(init=False, factory=dict)
 
@@ -242,11 +241,10 @@ def _clears_chain(command: Mapping[str, Any]) -> bool:
 
 
 class HonestNotices(shared_invariants.HonestNotices[WorldView]):
+    """(g) the reset notice only after the tail is committed, once; guidance and warning at most
+    once per window per branch, never announced for an uncommitted request"""
+
     rule = "R54, R56, R63, D3"
-    doc = (
-        "(g) the reset notice only after the tail is committed, once; guidance and warning at "
-        "most once per window per branch, never announced for an uncommitted request"
-    )
     cleared_prefix = _PREFIX
 
     def committed(
@@ -280,11 +278,10 @@ def _tail_committed(windows: WindowIndex, leaf: TreeNode, window_id: str, profil
 
 
 class OffKeepsBoundary(PerTree):
+    """(i) off never removes a boundary: no native compaction is ever written on a marked branch"""
+
     name = "off_keeps_boundary"
     rule = "R61, R62"
-    doc = (
-        "(i) off never removes a boundary: no native compaction is ever written on a marked branch"
-    )
 
     def check_node(self, world: WorldView, tree: SessionTree, node: TreeNode) -> list[Violation]:
         if not isinstance(node.entry, CompactionEntry):
@@ -296,12 +293,11 @@ class OffKeepsBoundary(PerTree):
 
 
 class LeasesAgree(PerItem[WorldView, str]):
+    """a hook the bridge answered under a lease is what the lifecycle decided: no value, no
+    effect, nothing staged or requested, the same projection (pictx_fsm.hosts.pi.lease)"""
+
     name = "leases_agree"
     rule = "the bridge's lease on quiet hooks (issue 8 item 7)"
-    doc = (
-        "a hook the bridge answered under a lease is what the lifecycle decided: no value, no "
-        "effect, nothing staged or requested, the same projection (pictx_fsm.hosts.pi.lease)"
-    )
 
     def items(self, world: WorldView) -> Sequence[str]:
         # A world without the bridge twin (the context-management world) leases nothing.

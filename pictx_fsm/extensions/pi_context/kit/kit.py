@@ -4,15 +4,13 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterator, Mapping, Sequence
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any
 
 from pictx_fsm.extensions.pi_context.kit import actions as pi_actions
 from pictx_fsm.extensions.pi_context.kit.actions import LINE_NAMES
 from pictx_fsm.extensions.pi_context.kit.boundary import hits
 from pictx_fsm.extensions.pi_context.kit.companion import PiContextCompanion
-from pictx_fsm.extensions.pi_context.kit.faults import FAULTS, Fault
 from pictx_fsm.extensions.pi_context.kit.invariants import INVARIANT_TYPES, InvariantSuite
-from pictx_fsm.extensions.pi_context.kit.scenarios import SCENARIOS
 from pictx_fsm.extensions.pi_context.kit.trace_input import (
     DECISION_FIELDS,
     check_action,
@@ -29,45 +27,30 @@ from pictx_fsm.extensions.shared.kit.notes_sandbox import HOME_PATTERN
 from pictx_fsm.hosts.model.profiles import HOST_PROFILES
 from pictx_fsm.testing.boundaries import TALLY as BOUNDARY_TALLY
 from pictx_fsm.testing.coverage import EXEMPTIONS_FILE, coverage_of
-from pictx_fsm.testing.kit import (
-    CoverageVerdict,
-    Draw,
-    ExploreSettings,
-    Kit,
-    KitOption,
-    Machinery,
-    Scenario,
-)
+from pictx_fsm.testing.kit import CoverageVerdict, Kit, KitOption, Machinery
+
+if TYPE_CHECKING:
+    from pictx_fsm.testing.kit import Draw, ExploreSettings, Scenario
 
 __all__ = ["KIT", "PiContextKit"]
 
 PROFILES = tuple(p.value for p in Profile)
 HOSTS = tuple(HOST_PROFILES)
+PROFILE_HELP = "pi-context profile(s) to explore (default: both)"
+HOST_HELP = "Pi version(s) the model session behaves as (default: all)"
 
 
 class PiContextKit(Kit):
-    name: ClassVar[str] = "pi-context"
-    faults: Mapping[str, Fault] = FAULTS
-    scenarios: Sequence[Scenario] = SCENARIOS
+    name = "pi-context"
     machinery = Machinery(MACHINE_NAMES, load_lifecycle, build_lifecycle)
-    legacy_formats: ClassVar[tuple[str, ...]] = ("pictx-fsm/trace/1",)
-    options: ClassVar[tuple[KitOption, ...]] = (
-        KitOption(
-            name="profile",
-            choices=PROFILES,
-            help="pi-context profile(s) to explore (default: both)",
-            preferred=DEFAULT_PROFILE.value,
-        ),
-        KitOption(
-            name="host",
-            flag="--host-profile",
-            choices=HOSTS,
-            help="Pi version(s) the model session behaves as (default: all)",
-        ),
+    legacy_formats = ("pictx-fsm/trace/1",)
+    options = (
+        KitOption("profile", PROFILES, PROFILE_HELP, preferred=DEFAULT_PROFILE.value),
+        KitOption("host", HOSTS, HOST_HELP, flag="--host-profile"),
     )
-    invariant_types: ClassVar[tuple[type[Any], ...]] = tuple(INVARIANT_TYPES)
-    decision_fields: ClassVar[tuple[tuple[str, type], ...]] = DECISION_FIELDS
-    contract_modules: ClassVar[tuple[str, ...]] = (
+    invariant_types = tuple(INVARIANT_TYPES)
+    decision_fields = DECISION_FIELDS
+    contract_modules = (
         "pictx_fsm.extensions.pi_context.repair",
         "pictx_fsm.extensions.shared.repair",
         "pictx_fsm.extensions.shared.windows",
@@ -77,13 +60,11 @@ class PiContextKit(Kit):
         "pictx_fsm.host.effects",
     )
 
-    name_patterns: ClassVar[tuple[str, ...]] = (
+    name_patterns = (
         r"\bsettle-follow-up-\d+\b",
         HOME_PATTERN,
     )
     """Beyond the host's names: the noise's queued follow-ups and the world's notes home."""
-
-    regions_module = "pictx_fsm.extensions.pi_context.kit.alphabets"
 
     def check_configs(self, settings: ExploreSettings) -> list[WorldConfig]:
         """The seed scenarios' world, in each profile and host explored."""
@@ -98,9 +79,6 @@ class PiContextKit(Kit):
 
     def action_from_json(self, obj: Any, where: str = "action") -> Any:
         return check_action(obj, where)
-
-    def action_to_json(self, action: Any) -> dict[str, Any]:
-        return pi_actions.action_to_json(action)
 
     world_type = World
     suite_type = InvariantSuite

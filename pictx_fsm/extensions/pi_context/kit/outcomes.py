@@ -110,14 +110,13 @@ def _describe(record: Record) -> str:
 
 
 class ResetsCommit(Following):
+    """a reset requested by wipe_memory in a batch that is not aborted, or due at the reserve,
+    commits at that batch's turn_end — one marker → boot → continuation, and continue — and
+    no other turn_end resets"""
+
     name = "resets_commit"
     rule = "R20–R30, R50, D1"
     kind = "outcome"
-    doc = (
-        "a reset requested by wipe_memory in a batch that is not aborted, or due at the "
-        "reserve, commits at that batch's turn_end — one marker → boot → continuation, and "
-        "continue — and no other turn_end resets"
-    )
 
     def judge(
         self, world: WorldView, record: Record, runtime: int, account: Account
@@ -170,15 +169,14 @@ class _Staged:
 
 @remembering
 class RemindersWhenDue(Following):
+    """guidance and the final warning appear when their line is crossed: the warning joins the
+    very request (R51.2), each staged reminder is committed at that turn's turn_end with its
+    exact text (the guidance's count frozen at staging) unless the turn was aborted,
+    pi-context switched off or the window changed — and never otherwise"""
+
     name = "reminders_when_due"
     rule = "R51–R53, R22, R31, R55"
     kind = "outcome"
-    doc = (
-        "guidance and the final warning appear when their line is crossed: the warning joins "
-        "the very request (R51.2), each staged reminder is committed at that turn's turn_end "
-        "with its exact text (the guidance's count frozen at staging) unless the turn was "
-        "aborted, pi-context switched off or the window changed — and never otherwise"
-    )
 
     _staged: dict[int, dict[str, _Staged]] = field(init=False, factory=dict)
 
@@ -282,14 +280,13 @@ class RemindersWhenDue(Following):
 
 @remembering
 class OverflowRecovered(Following):
+    """each overflow chain armed with nothing queued and automatic resets on gets its one
+    recovery at agent_before_settle (marker → boot → continuation, continue) unless aborted
+    or switched off — and no before_settle recovers otherwise"""
+
     name = "overflow_recovered"
     rule = "R24, R25, R35–R39"
     kind = "outcome"
-    doc = (
-        "each overflow chain armed with nothing queued and automatic resets on gets its one "
-        "recovery at agent_before_settle (marker → boot → continuation, continue) unless "
-        "aborted or switched off — and no before_settle recovers otherwise"
-    )
 
     _chains: dict[int, tuple[bool, bool]] = field(init=False, factory=dict)
     """Per runtime: (overflowPending, overflowRecoveryUsed)."""
@@ -346,17 +343,16 @@ class _Drafted:
 
 @remembering
 class RepairWhenDue(Following):
+    """a boot repair that is due happens: at session_start, session_tree (when on) and
+    /pi-context on, a root window without its boot gets one and a reset window's bare tail
+    gets exactly what it misses (boot, then continuation) — nothing otherwise; one asked for
+    while a run is under way is owed to that turn's turn_end (Pi would hold what it sends to
+    the turn's end) and happens there unless the turn was aborted (still owed) or committed a
+    reset (the new window has its boot)"""
+
     name = "repair_when_due"
     rule = "R64–R66, D4, FM19"
     kind = "outcome"
-    doc = (
-        "a boot repair that is due happens: at session_start, session_tree (when on) and "
-        "/pi-context on, a root window without its boot gets one and a reset window's bare "
-        "tail gets exactly what it misses (boot, then continuation) — nothing otherwise; one "
-        "asked for while a run is under way is owed to that turn's turn_end (Pi would hold what "
-        "it sends to the turn's end) and happens there unless the turn was aborted (still owed) "
-        "or committed a reset (the new window has its boot)"
-    )
 
     _drafted: dict[int, _Drafted] = field(init=False, factory=dict)
     _owed: set[int] = field(init=False, factory=set)

@@ -401,15 +401,14 @@ def _rows_problem(name: str, value: Mapping[str, JSON]) -> str | None:
 
 @remembering
 class ExactToolAnswers(PerRecord):
+    """every notes and history tool answer the model receives holds what the spec fixes: 2-space
+    JSON, a refusal text of the catalogue with its keys, notes_write's and notes_edit's
+    objects, a read window's header arithmetic (offset, count, next offset, the 32 KiB wire
+    fit), and history answers equal to the windows and items of the branch the call saw (R76,
+    R77)"""
+
     name = "exact_tool_answers"
     rule = "N3, N4, N27, N33, N36, N37, R76–R80"
-    doc = (
-        "every notes and history tool answer the model receives holds what the spec fixes: "
-        "2-space JSON, a refusal text of the catalogue with its keys, notes_write's and "
-        "notes_edit's objects, a read window's header arithmetic (offset, count, next offset, "
-        "the 32 KiB wire fit), and history answers equal to the windows and items of the "
-        "branch the call saw (R76, R77)"
-    )
 
     _waiting: dict[str, tuple[str, int, Place]] = field(init=False, factory=dict)
     """Call id → (tool, runtime, where the call was decided), until its result is seen."""

@@ -98,12 +98,11 @@ def _per_kind() -> dict[str, list[str]]:
 
 @remembering
 class QueuedOnce(SessionInvariant):
+    """(e) every queued steer/follow-up message is delivered exactly once, in order (an
+    extension's own steered custom messages are not the user's queue)"""
+
     name = "queued_once_in_order"
     rule = "FM10–13 (rank 2), R32"
-    doc = (
-        "(e) every queued steer/follow-up message is delivered exactly once, in order (an "
-        "extension's own steered custom messages are not the user's queue)"
-    )
 
     _events: int = field(init=False, default=0)
     _deliveries: int = field(init=False, default=0)
@@ -159,9 +158,10 @@ class QueuedOnce(SessionInvariant):
 
 @remembering
 class AuditChains(PerRecord[SessionWorld]):
+    """(j) every runtime's audit chain verifies: each record once, when it is appended"""
+
     name = "audit_chains"
     rule = "audit log (issue 3 item 4)"
-    doc = "(j) every runtime's audit chain verifies: each record once, when it is appended"
 
     _heads: dict[int, tuple[int, str | None]] = field(init=False, factory=dict)
     """Per runtime: records verified so far and the last hash (``None`` once broken)."""
@@ -206,9 +206,10 @@ def _chain_problem(line: str, record: Mapping[str, Any], previous: str, seq: int
 
 
 class NoLifecycleErrors(PerItem[SessionWorld, ExtensionErrorRecord]):
+    """the lifecycle never raises in a host (an illegal event would surface here)"""
+
     name = "no_lifecycle_errors"
     rule = "strict machines (issue 3 item 1)"
-    doc = "the lifecycle never raises in a host (an illegal event would surface here)"
 
     extension: ClassVar[str] = "pi-context"
     """The extension whose errors count (a subclass names its own)."""
@@ -223,9 +224,10 @@ class NoLifecycleErrors(PerItem[SessionWorld, ExtensionErrorRecord]):
 
 
 class RunsSettle(PerItem[SessionWorld, int]):
+    """(k) every run ends: no action leaves Pi stepping for ever (turns, retries, resets)"""
+
     name = "runs_settle"
     rule = "liveness: FM6–9 (rank 6)"
-    doc = "(k) every run ends: no action leaves Pi stepping for ever (turns, retries, resets)"
 
     def items(self, world: SessionWorld) -> Sequence[int]:
         # A world that does not record endless runs (the context-management world lets

@@ -184,12 +184,11 @@ def _entries(top: str) -> frozenset[tuple[str, int, str | None]]:
 
 
 class NotesConfined(PerItem[SessionWorld, Entry]):
+    """(k) no notes tool reads or writes outside the notes root: the planted outside stays byte
+    for byte, and its secret never reaches a session"""
+
     name = "notes_confined"
     rule = "notes root boundary (issue 10, N11, N12)"
-    doc = (
-        "(k) no notes tool reads or writes outside the notes root: the planted outside stays "
-        "byte for byte, and its secret never reaches a session"
-    )
 
     def check(self, world: SessionWorld) -> list[Violation]:
         """The outside compared whole, then every entry persisted since the last check."""
